@@ -1,0 +1,116 @@
+package io.github.delayqueue.autoconfigure;
+
+import io.github.delayqueue.broker.BrokerSettings;
+import io.github.delayqueue.convert.JsonPayloadConverter;
+import io.github.delayqueue.convert.PayloadConverter;
+import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.listener.DelayListenerAnnotationBeanPostProcessor;
+import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
+import io.github.delayqueue.listener.ListenerSettings;
+import io.github.delayqueue.listener.ListenerSettingsProvider;
+import io.github.delayqueue.listener.RetryBackoff;
+import io.github.delayqueue.store.RedisMessageStore;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+/**
+ * Auto-configuration of the delay queue: the {@link DelayQueueTemplate} for sending and the
+ * {@link io.github.delayqueue.listener.DelayListener @DelayListener} support for consuming, on the
+ * application's {@link RedisConnectionFactory}. Every bean can be replaced by one of your own, and
+ * {@code delay-queue.enabled=false} switches it all off.
+ */
+@AutoConfiguration(after = DataRedisAutoConfiguration.class,
+		afterName = "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration")
+@ConditionalOnClass({ RedisConnectionFactory.class, JsonMapper.class })
+@ConditionalOnBean(RedisConnectionFactory.class)
+@ConditionalOnBooleanProperty(name = "delay-queue.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(DelayQueueProperties.class)
+public final class DelayQueueAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	RedisMessageStore delayQueueMessageStore(RedisConnectionFactory connectionFactory, DelayQueueProperties properties) {
+		return new RedisMessageStore(connectionFactory, properties.getKeyPrefix());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	PayloadConverter delayQueuePayloadConverter(ObjectProvider<JsonMapper> jsonMapper) {
+		return new JsonPayloadConverter(jsonMapper.getIfAvailable(JsonMapper::new));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	DelayQueueTemplate delayQueueTemplate(RedisMessageStore store, PayloadConverter payloadConverter,
+			DelayQueueProperties properties) {
+		return new DelayQueueTemplate(store, payloadConverter, properties.getMaxPayloadSize());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	ListenerSettingsProvider delayQueueListenerSettingsProvider(DelayQueueProperties properties) {
+		return new PropertiesListenerSettingsProvider(properties);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	DelayListenerEndpointRegistry delayListenerEndpointRegistry(RedisMessageStore store,
+			PayloadConverter payloadConverter, RedisConnectionFactory connectionFactory,
+			DelayQueueProperties properties) {
+		DelayQueueProperties.Broker broker = properties.getBroker();
+		return new DelayListenerEndpointRegistry(store, payloadConverter, connectionFactory,
+				new BrokerSettings(broker.getBatchSize(), broker.getMaxSleep()));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	static DelayListenerAnnotationBeanPostProcessor delayListenerAnnotationBeanPostProcessor() {
+		return new DelayListenerAnnotationBeanPostProcessor();
+	}
+
+	/**
+	 * Resolves a topic's listener settings: {@code delay-queue.topics.<topic>.*} over
+	 * {@code delay-queue.listener.*}.
+	 */
+	static final class PropertiesListenerSettingsProvider implements ListenerSettingsProvider {
+
+		private final DelayQueueProperties properties;
+
+		PropertiesListenerSettingsProvider(DelayQueueProperties properties) {
+			this.properties = properties;
+		}
+
+		@Override
+		public ListenerSettings forTopic(String topic) {
+			DelayQueueProperties.Listener defaults = this.properties.getListener();
+			DelayQueueProperties.Backoff backoff = defaults.getBackoff();
+			DelayQueueProperties.Topic own = this.properties.getTopics().getOrDefault(topic,
+					new DelayQueueProperties.Topic());
+			RetryBackoff retryBackoff = new RetryBackoff(
+					or(own.getBackoffInitialInterval(), backoff.getInitialInterval()),
+					or(own.getBackoffMultiplier(), backoff.getMultiplier()),
+					or(own.getBackoffMaxInterval(), backoff.getMaxInterval()));
+			return new ListenerSettings(or(own.getConcurrency(), defaults.getConcurrency()),
+					or(own.getMaxAttempts(), defaults.getMaxAttempts()),
+					or(own.getVisibilityTimeout(), defaults.getVisibilityTimeout()), retryBackoff,
+					defaults.getIdleCheckInterval(), defaults.getShutdownTimeout());
+		}
+
+		private static <T> T or(@Nullable T value, T fallback) {
+			return (value != null) ? value : fallback;
+		}
+
+	}
+
+}

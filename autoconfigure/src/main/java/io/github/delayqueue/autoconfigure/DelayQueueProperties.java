@@ -1,0 +1,322 @@
+package io.github.delayqueue.autoconfigure;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Configuration properties of the delay queue.
+ */
+@ConfigurationProperties("delay-queue")
+public class DelayQueueProperties {
+
+	/**
+	 * Whether to auto-configure the delay queue.
+	 */
+	private boolean enabled = true;
+
+	/**
+	 * Prefix of every Redis key the queue writes; a topic's keys are "<prefix>:{<topic>}:<kind>".
+	 */
+	private String keyPrefix = "dq";
+
+	/**
+	 * Largest payload that send accepts, measured after conversion to bytes.
+	 */
+	private DataSize maxPayloadSize = DataSize.ofMegabytes(1);
+
+	private final Listener listener = new Listener();
+
+	private final Broker broker = new Broker();
+
+	/**
+	 * Per-topic settings, keyed by topic name; each overrides the matching listener setting.
+	 */
+	private final Map<String, Topic> topics = new LinkedHashMap<>();
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public String getKeyPrefix() {
+		return this.keyPrefix;
+	}
+
+	public void setKeyPrefix(String keyPrefix) {
+		this.keyPrefix = keyPrefix;
+	}
+
+	public DataSize getMaxPayloadSize() {
+		return this.maxPayloadSize;
+	}
+
+	public void setMaxPayloadSize(DataSize maxPayloadSize) {
+		this.maxPayloadSize = maxPayloadSize;
+	}
+
+	public Listener getListener() {
+		return this.listener;
+	}
+
+	public Broker getBroker() {
+		return this.broker;
+	}
+
+	public Map<String, Topic> getTopics() {
+		return this.topics;
+	}
+
+	/**
+	 * Defaults for every {@code @DelayListener}.
+	 */
+	public static class Listener {
+
+		/**
+		 * How many messages of one topic an application handles at once.
+		 */
+		private int concurrency = 1;
+
+		/**
+		 * Deliveries a message gets before it goes to the dead-letter set.
+		 */
+		private int maxAttempts = 5;
+
+		/**
+		 * How long a claimed message stays leased to its consumer; a message not acknowledged by
+		 * then is delivered again.
+		 */
+		private Duration visibilityTimeout = Duration.ofSeconds(30);
+
+		/**
+		 * Longest time an idle listener waits for a wake-up signal before it checks Redis anyway.
+		 */
+		private Duration idleCheckInterval = Duration.ofSeconds(5);
+
+		/**
+		 * How long stopping a listener waits for messages being handled to finish.
+		 */
+		private Duration shutdownTimeout = Duration.ofSeconds(30);
+
+		private final Backoff backoff = new Backoff();
+
+		public int getConcurrency() {
+			return this.concurrency;
+		}
+
+		public void setConcurrency(int concurrency) {
+			this.concurrency = concurrency;
+		}
+
+		public int getMaxAttempts() {
+			return this.maxAttempts;
+		}
+
+		public void setMaxAttempts(int maxAttempts) {
+			this.maxAttempts = maxAttempts;
+		}
+
+		public Duration getVisibilityTimeout() {
+			return this.visibilityTimeout;
+		}
+
+		public void setVisibilityTimeout(Duration visibilityTimeout) {
+			this.visibilityTimeout = visibilityTimeout;
+		}
+
+		public Duration getIdleCheckInterval() {
+			return this.idleCheckInterval;
+		}
+
+		public void setIdleCheckInterval(Duration idleCheckInterval) {
+			this.idleCheckInterval = idleCheckInterval;
+		}
+
+		public Duration getShutdownTimeout() {
+			return this.shutdownTimeout;
+		}
+
+		public void setShutdownTimeout(Duration shutdownTimeout) {
+			this.shutdownTimeout = shutdownTimeout;
+		}
+
+		public Backoff getBackoff() {
+			return this.backoff;
+		}
+
+	}
+
+	/**
+	 * Exponential backoff between delivery attempts.
+	 */
+	public static class Backoff {
+
+		/**
+		 * Wait before the second attempt.
+		 */
+		private Duration initialInterval = Duration.ofSeconds(1);
+
+		/**
+		 * Factor applied to the wait after each further failed attempt.
+		 */
+		private double multiplier = 2.0;
+
+		/**
+		 * Longest wait between two attempts.
+		 */
+		private Duration maxInterval = Duration.ofMinutes(10);
+
+		public Duration getInitialInterval() {
+			return this.initialInterval;
+		}
+
+		public void setInitialInterval(Duration initialInterval) {
+			this.initialInterval = initialInterval;
+		}
+
+		public double getMultiplier() {
+			return this.multiplier;
+		}
+
+		public void setMultiplier(double multiplier) {
+			this.multiplier = multiplier;
+		}
+
+		public Duration getMaxInterval() {
+			return this.maxInterval;
+		}
+
+		public void setMaxInterval(Duration maxInterval) {
+			this.maxInterval = maxInterval;
+		}
+
+	}
+
+	/**
+	 * Brokers, which move due messages to the ready list of each topic that has a listener here.
+	 */
+	public static class Broker {
+
+		/**
+		 * Largest number of messages one promote script moves (1 to 1000); bounds how long Redis is
+		 * busy per call.
+		 */
+		private int batchSize = 1000;
+
+		/**
+		 * Longest time a broker sleeps without checking Redis when no wake-up signal arrives.
+		 */
+		private Duration maxSleep = Duration.ofSeconds(5);
+
+		public int getBatchSize() {
+			return this.batchSize;
+		}
+
+		public void setBatchSize(int batchSize) {
+			this.batchSize = batchSize;
+		}
+
+		public Duration getMaxSleep() {
+			return this.maxSleep;
+		}
+
+		public void setMaxSleep(Duration maxSleep) {
+			this.maxSleep = maxSleep;
+		}
+
+	}
+
+	/**
+	 * Settings of one topic; unset values fall back to {@code delay-queue.listener.*}.
+	 */
+	public static class Topic {
+
+		/**
+		 * How many messages of this topic an application handles at once.
+		 */
+		private @Nullable Integer concurrency;
+
+		/**
+		 * Deliveries a message of this topic gets before it goes to the dead-letter set.
+		 */
+		private @Nullable Integer maxAttempts;
+
+		/**
+		 * How long a claimed message of this topic stays leased to its consumer.
+		 */
+		private @Nullable Duration visibilityTimeout;
+
+		/**
+		 * Wait before the second attempt.
+		 */
+		private @Nullable Duration backoffInitialInterval;
+
+		/**
+		 * Factor applied to the wait after each further failed attempt.
+		 */
+		private @Nullable Double backoffMultiplier;
+
+		/**
+		 * Longest wait between two attempts.
+		 */
+		private @Nullable Duration backoffMaxInterval;
+
+		public @Nullable Integer getConcurrency() {
+			return this.concurrency;
+		}
+
+		public void setConcurrency(@Nullable Integer concurrency) {
+			this.concurrency = concurrency;
+		}
+
+		public @Nullable Integer getMaxAttempts() {
+			return this.maxAttempts;
+		}
+
+		public void setMaxAttempts(@Nullable Integer maxAttempts) {
+			this.maxAttempts = maxAttempts;
+		}
+
+		public @Nullable Duration getVisibilityTimeout() {
+			return this.visibilityTimeout;
+		}
+
+		public void setVisibilityTimeout(@Nullable Duration visibilityTimeout) {
+			this.visibilityTimeout = visibilityTimeout;
+		}
+
+		public @Nullable Duration getBackoffInitialInterval() {
+			return this.backoffInitialInterval;
+		}
+
+		public void setBackoffInitialInterval(@Nullable Duration backoffInitialInterval) {
+			this.backoffInitialInterval = backoffInitialInterval;
+		}
+
+		public @Nullable Double getBackoffMultiplier() {
+			return this.backoffMultiplier;
+		}
+
+		public void setBackoffMultiplier(@Nullable Double backoffMultiplier) {
+			this.backoffMultiplier = backoffMultiplier;
+		}
+
+		public @Nullable Duration getBackoffMaxInterval() {
+			return this.backoffMaxInterval;
+		}
+
+		public void setBackoffMaxInterval(@Nullable Duration backoffMaxInterval) {
+			this.backoffMaxInterval = backoffMaxInterval;
+		}
+
+	}
+
+}

@@ -1,0 +1,194 @@
+package io.github.delayqueue.broker;
+
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+import io.github.delayqueue.store.LeaseExpiryResult;
+import io.github.delayqueue.store.OutageLog;
+import io.github.delayqueue.store.PromoteResult;
+import io.github.delayqueue.store.RedisMessageStore;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Moves one topic's due messages to its ready list and takes back messages whose lease expired.
+ * It sleeps until the next due time (as Redis reports it, so local clocks never matter), at most
+ * {@link BrokerSettings#maxSleep()}, and is woken at once by {@link #wake()} when an earlier message
+ * is sent. Any number of brokers may run for the same topic: each move is one atomic script.
+ */
+public final class TopicBroker {
+
+	private static final Log logger = LogFactory.getLog(TopicBroker.class);
+
+	private static final long MAX_OUTAGE_BACKOFF_MILLIS = 5_000;
+
+	private final String topic;
+
+	private final RedisMessageStore store;
+
+	private final ScheduledExecutorService scheduler;
+
+	private final BrokerSettings settings;
+
+	private final int maxAttempts;
+
+	private final Runnable onReady;
+
+	private final OutageLog outageLog;
+
+	private final Object lock = new Object();
+
+	private @Nullable ScheduledFuture<?> next;
+
+	private long nextRunNanos;
+
+	private boolean running;
+
+	private boolean cycleInProgress;
+
+	private boolean wakeDuringCycle;
+
+	private long outageBackoffMillis;
+
+	private long leaseCheckDueNanos;
+
+	/**
+	 * Creates a broker.
+	 * @param topic the topic
+	 * @param store the Redis store
+	 * @param scheduler runs the broker's cycles
+	 * @param settings the broker settings
+	 * @param maxAttempts the topic's maximum attempts, for messages whose lease expires
+	 * @param onReady called after messages were made ready, to wake local consumers
+	 */
+	public TopicBroker(String topic, RedisMessageStore store, ScheduledExecutorService scheduler,
+			BrokerSettings settings, int maxAttempts, Runnable onReady) {
+		this.topic = topic;
+		this.store = store;
+		this.scheduler = scheduler;
+		this.settings = settings;
+		this.maxAttempts = maxAttempts;
+		this.onReady = onReady;
+		this.outageLog = new OutageLog("broker of topic '" + topic + "'");
+		this.leaseCheckDueNanos = System.nanoTime();
+	}
+
+	/** @return the topic */
+	public String topic() {
+		return this.topic;
+	}
+
+	/** Starts the broker: its first cycle runs at once. */
+	public void start() {
+		synchronized (this.lock) {
+			this.running = true;
+			scheduleIn(0);
+		}
+	}
+
+	/** Stops the broker; a cycle in progress finishes. */
+	public void stop() {
+		synchronized (this.lock) {
+			this.running = false;
+			if (this.next != null) {
+				this.next.cancel(false);
+				this.next = null;
+			}
+		}
+	}
+
+	/** Runs a cycle as soon as possible, e.g. because a message earlier than the known next one was sent. */
+	public void wake() {
+		synchronized (this.lock) {
+			if (this.cycleInProgress) {
+				this.wakeDuringCycle = true;
+			}
+			else {
+				scheduleIn(0);
+			}
+		}
+	}
+
+	private void cycle() {
+		synchronized (this.lock) {
+			if (!this.running) {
+				return;
+			}
+			if (this.cycleInProgress) {
+				this.wakeDuringCycle = true;
+				return;
+			}
+			this.next = null;
+			this.cycleInProgress = true;
+			this.wakeDuringCycle = false;
+		}
+		long sleepMillis;
+		try {
+			sleepMillis = moveDueMessages();
+			this.outageBackoffMillis = 0;
+			this.outageLog.succeeded();
+		}
+		catch (RuntimeException ex) {
+			this.outageLog.failed(ex);
+			this.outageBackoffMillis = Math.min(MAX_OUTAGE_BACKOFF_MILLIS, Math.max(100, this.outageBackoffMillis * 2));
+			sleepMillis = this.outageBackoffMillis;
+		}
+		synchronized (this.lock) {
+			this.cycleInProgress = false;
+			if (this.running) {
+				scheduleIn(this.wakeDuringCycle ? 0 : sleepMillis);
+			}
+		}
+	}
+
+	private long moveDueMessages() {
+		long maxSleep = this.settings.maxSleep().toMillis();
+		PromoteResult promoted;
+		do {
+			promoted = this.store.promote(this.topic, this.settings.batchSize());
+			if (promoted.moved() > 0) {
+				if (logger.isDebugEnabled()) {
+					logger.debug("Topic '" + this.topic + "': " + promoted.moved() + " due messages made ready");
+				}
+				this.onReady.run();
+			}
+		}
+		while (promoted.moved() == this.settings.batchSize());
+		long sleep = (promoted.nextDueInMillis() >= 0) ? Math.min(promoted.nextDueInMillis(), maxSleep) : maxSleep;
+		if (System.nanoTime() - this.leaseCheckDueNanos >= 0) {
+			LeaseExpiryResult expired = this.store.expireLeases(this.topic, this.settings.batchSize(), this.maxAttempts);
+			if (expired.requeued() > 0 || expired.deadLettered() > 0) {
+				logger.warn("Topic '" + this.topic + "': lease expired for " + (expired.requeued() + expired.deadLettered())
+						+ " messages (consumer died or too slow): " + expired.requeued() + " delivered again, "
+						+ expired.deadLettered() + " dead-lettered after their last attempt");
+				this.onReady.run();
+			}
+			long leaseCheck = (expired.nextExpiryInMillis() >= 0) ? Math.min(expired.nextExpiryInMillis(), maxSleep)
+					: maxSleep;
+			if (expired.requeued() + expired.deadLettered() == this.settings.batchSize()) {
+				leaseCheck = 0;
+			}
+			this.leaseCheckDueNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseCheck);
+			sleep = Math.min(sleep, leaseCheck);
+		}
+		else {
+			sleep = Math.min(sleep, TimeUnit.NANOSECONDS.toMillis(this.leaseCheckDueNanos - System.nanoTime()) + 1);
+		}
+		return sleep;
+	}
+
+	private void scheduleIn(long delayMillis) {
+		long runAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis);
+		if (this.next != null) {
+			if (runAt - this.nextRunNanos >= 0) {
+				return;
+			}
+			this.next.cancel(false);
+		}
+		this.nextRunNanos = runAt;
+		this.next = this.scheduler.schedule(this::cycle, delayMillis, TimeUnit.MILLISECONDS);
+	}
+
+}

@@ -1,0 +1,206 @@
+package io.github.delayqueue.core;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A message to send: topic, payload, an optional id, a delay or an absolute due time, and headers.
+ * Build one with {@link #builder(String, Object)}; a message without delay or due time is due at
+ * once.
+ */
+public final class DelayMessage {
+
+	/** Longest message id accepted, in characters. */
+	public static final int MAX_ID_LENGTH = 200;
+
+	/** Longest delay, and furthest due time, accepted. */
+	public static final Duration MAX_DELAY = Duration.ofDays(3653);
+
+	private final String topic;
+
+	private final Object payload;
+
+	private final @Nullable String id;
+
+	private final @Nullable Duration delay;
+
+	private final @Nullable Instant dueAt;
+
+	private final Map<String, String> headers;
+
+	private DelayMessage(Builder builder) {
+		this.topic = builder.topic;
+		this.payload = builder.payload;
+		this.id = builder.id;
+		this.delay = builder.delay;
+		this.dueAt = builder.dueAt;
+		this.headers = Collections.unmodifiableMap(new LinkedHashMap<>(builder.headers));
+	}
+
+	/**
+	 * Starts a message.
+	 * @param topic the topic to send to
+	 * @param payload the payload: a {@code String}, a {@code byte[]} or any object the JSON mapper
+	 * can write
+	 * @return a builder
+	 */
+	public static Builder builder(String topic, Object payload) {
+		return new Builder(topic, payload);
+	}
+
+	/** @return the topic */
+	public String topic() {
+		return this.topic;
+	}
+
+	/** @return the payload */
+	public Object payload() {
+		return this.payload;
+	}
+
+	/** @return the caller's id, or {@code null} to have one generated */
+	public @Nullable String id() {
+		return this.id;
+	}
+
+	/** @return the delay relative to the Redis server's clock, or {@code null} */
+	public @Nullable Duration delay() {
+		return this.delay;
+	}
+
+	/** @return the absolute due time, or {@code null} */
+	public @Nullable Instant dueAt() {
+		return this.dueAt;
+	}
+
+	/** @return the headers, in insertion order */
+	public Map<String, String> headers() {
+		return this.headers;
+	}
+
+	static Duration checkDelay(Duration delay) {
+		if (delay == null) {
+			throw new InvalidMessageException("Delay must not be null");
+		}
+		if (delay.isNegative()) {
+			throw new InvalidMessageException("Delay must not be negative, but was " + delay);
+		}
+		if (delay.compareTo(MAX_DELAY) > 0) {
+			throw new InvalidMessageException("Delay must be at most ten years, but was " + delay);
+		}
+		return delay;
+	}
+
+	@Override
+	public String toString() {
+		return "DelayMessage[topic=" + this.topic + ", id=" + this.id + ", delay=" + this.delay + ", dueAt="
+				+ this.dueAt + "]";
+	}
+
+	/**
+	 * Builds a {@link DelayMessage}; {@link #build()} checks every value and names the first one that
+	 * is wrong.
+	 */
+	public static final class Builder {
+
+		private final String topic;
+
+		private final Object payload;
+
+		private @Nullable String id;
+
+		private @Nullable Duration delay;
+
+		private @Nullable Instant dueAt;
+
+		private final Map<String, String> headers = new LinkedHashMap<>();
+
+		private Builder(String topic, Object payload) {
+			this.topic = topic;
+			this.payload = payload;
+		}
+
+		/**
+		 * Sets the message id. Sending an id that is still pending or in flight is a no-op reported
+		 * as a duplicate.
+		 * @param id at most {@value DelayMessage#MAX_ID_LENGTH} characters, not blank
+		 * @return this builder
+		 */
+		public Builder id(String id) {
+			this.id = id;
+			return this;
+		}
+
+		/**
+		 * Sets the delay, measured from the Redis server's clock when the message is stored.
+		 * @param delay zero or positive, at most ten years
+		 * @return this builder
+		 */
+		public Builder delay(Duration delay) {
+			this.delay = delay;
+			return this;
+		}
+
+		/**
+		 * Sets the absolute due time; a time in the past means due at once.
+		 * @param dueAt at most ten years from now
+		 * @return this builder
+		 */
+		public Builder dueAt(Instant dueAt) {
+			this.dueAt = dueAt;
+			return this;
+		}
+
+		/**
+		 * Adds a header, delivered with the message.
+		 * @param name header name
+		 * @param value header value
+		 * @return this builder
+		 */
+		public Builder header(String name, String value) {
+			if (name == null || value == null) {
+				throw new InvalidMessageException("Header name and value must not be null");
+			}
+			this.headers.put(name, value);
+			return this;
+		}
+
+		/**
+		 * Checks the values and builds the message.
+		 * @return the message
+		 * @throws InvalidMessageException naming the first value that is not acceptable
+		 */
+		public DelayMessage build() {
+			Topics.requireValid(this.topic);
+			if (this.payload == null) {
+				throw new InvalidMessageException("Payload for topic '" + this.topic + "' must not be null");
+			}
+			if (this.id != null) {
+				if (this.id.isBlank()) {
+					throw new InvalidMessageException("Message id must not be blank");
+				}
+				if (this.id.length() > MAX_ID_LENGTH) {
+					throw new InvalidMessageException("Message id must be at most " + MAX_ID_LENGTH
+							+ " characters, but has " + this.id.length());
+				}
+			}
+			if (this.delay != null && this.dueAt != null) {
+				throw new InvalidMessageException("Set either a delay or a due time, not both");
+			}
+			if (this.delay != null) {
+				checkDelay(this.delay);
+			}
+			if (this.dueAt != null && this.dueAt.isAfter(Instant.now().plus(MAX_DELAY))) {
+				throw new InvalidMessageException("Due time must be at most ten years away, but was " + this.dueAt);
+			}
+			return new DelayMessage(this);
+		}
+
+	}
+
+}

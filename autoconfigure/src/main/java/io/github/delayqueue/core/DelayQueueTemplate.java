@@ -1,0 +1,196 @@
+package io.github.delayqueue.core;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.github.delayqueue.convert.PayloadConverter;
+import io.github.delayqueue.store.MessageFormat;
+import io.github.delayqueue.store.NewMessage;
+import io.github.delayqueue.store.RedisMessageStore;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Sends delayed messages and cancels or reschedules them while they are pending. Each call is one
+ * round trip to Redis and one atomic script there; a call that throws has stored nothing (or, for
+ * a batch, a subset that a retry with the same ids completes without duplicates). Thread-safe.
+ *
+ * <p>For {@link #send(String, Object, Duration)} the due time is the Redis server's clock plus the
+ * delay, so the clocks of application hosts never matter.
+ */
+public class DelayQueueTemplate {
+
+	private static final Log logger = LogFactory.getLog(DelayQueueTemplate.class);
+
+	private final RedisMessageStore store;
+
+	private final PayloadConverter payloadConverter;
+
+	private final long maxPayloadBytes;
+
+	private final MessageIdGenerator idGenerator = new MessageIdGenerator();
+
+	/**
+	 * Creates a template.
+	 * @param store the Redis store
+	 * @param payloadConverter converts payloads to bytes
+	 * @param maxPayloadSize the largest payload accepted, after conversion
+	 */
+	public DelayQueueTemplate(RedisMessageStore store, PayloadConverter payloadConverter, DataSize maxPayloadSize) {
+		this.store = store;
+		this.payloadConverter = payloadConverter;
+		this.maxPayloadBytes = maxPayloadSize.toBytes();
+	}
+
+	/**
+	 * Sends a message due after a delay, measured from Redis server time.
+	 * @param topic the topic
+	 * @param payload the payload
+	 * @param delay zero or positive, at most ten years
+	 * @return the generated id and the due time
+	 * @throws InvalidMessageException if an argument is not acceptable; nothing is stored
+	 */
+	public SendResult send(String topic, Object payload, Duration delay) {
+		return send(DelayMessage.builder(topic, payload).delay(DelayMessage.checkDelay(delay)).build());
+	}
+
+	/**
+	 * Sends a message due at an absolute instant; an instant in the past means due at once.
+	 * @param topic the topic
+	 * @param payload the payload
+	 * @param dueAt at most ten years from now
+	 * @return the generated id and the due time
+	 * @throws InvalidMessageException if an argument is not acceptable; nothing is stored
+	 */
+	public SendResult sendAt(String topic, Object payload, Instant dueAt) {
+		if (dueAt == null) {
+			throw new InvalidMessageException("Due time must not be null");
+		}
+		return send(DelayMessage.builder(topic, payload).dueAt(dueAt).build());
+	}
+
+	/**
+	 * Sends a message. A message whose id is still pending or in flight is not changed and the
+	 * result says {@link SendResult#duplicate()}.
+	 * @param message the message
+	 * @return the id, the due time and whether it was a duplicate
+	 */
+	public SendResult send(DelayMessage message) {
+		if (message == null) {
+			throw new InvalidMessageException("Message must not be null");
+		}
+		NewMessage stored = toNewMessage(message);
+		SendResult result = this.store.send(message.topic(), List.of(stored)).get(0);
+		logSent(message.topic(), result);
+		return result;
+	}
+
+	/**
+	 * Sends a batch of messages, possibly to several topics, in one round trip to Redis.
+	 * @param messages the messages
+	 * @return one result per message, in the same order
+	 * @throws InvalidMessageException if any message is not acceptable; nothing is stored then
+	 */
+	public List<SendResult> sendAll(List<DelayMessage> messages) {
+		if (messages == null) {
+			throw new InvalidMessageException("Messages must not be null");
+		}
+		Map<String, List<NewMessage>> byTopic = new LinkedHashMap<>();
+		for (DelayMessage message : messages) {
+			if (message == null) {
+				throw new InvalidMessageException("Messages must not contain null");
+			}
+			byTopic.computeIfAbsent(message.topic(), (topic) -> new ArrayList<>()).add(toNewMessage(message));
+		}
+		if (byTopic.isEmpty()) {
+			return List.of();
+		}
+		Map<String, List<SendResult>> resultsByTopic = this.store.send(byTopic);
+		Map<String, Iterator<SendResult>> cursors = new LinkedHashMap<>();
+		resultsByTopic.forEach((topic, results) -> cursors.put(topic, results.iterator()));
+		List<SendResult> results = new ArrayList<>(messages.size());
+		for (DelayMessage message : messages) {
+			SendResult result = cursors.get(message.topic()).next();
+			logSent(message.topic(), result);
+			results.add(result);
+		}
+		return results;
+	}
+
+	/**
+	 * Cancels a pending message.
+	 * @param topic the topic
+	 * @param messageId the message id
+	 * @return {@code true} iff the message was still pending (scheduled or ready) and is now gone;
+	 * {@code false} if it is unknown, already handled, dead or in flight
+	 */
+	public boolean cancel(String topic, String messageId) {
+		Topics.requireValid(topic);
+		requireId(messageId);
+		boolean cancelled = this.store.cancel(topic, messageId);
+		if (logger.isDebugEnabled()) {
+			logger.debug("Topic '" + topic + "' message " + messageId + (cancelled ? " cancelled" : " not pending, not cancelled"));
+		}
+		return cancelled;
+	}
+
+	/**
+	 * Gives a pending message a new due time: the Redis server's clock plus the delay.
+	 * @param topic the topic
+	 * @param messageId the message id
+	 * @param delay zero or positive, at most ten years
+	 * @return {@code true} iff the message was pending (scheduled or ready) and now has the new due
+	 * time
+	 */
+	public boolean reschedule(String topic, String messageId, Duration delay) {
+		Topics.requireValid(topic);
+		requireId(messageId);
+		DelayMessage.checkDelay(delay);
+		long due = this.store.reschedule(topic, messageId, delay);
+		if (logger.isDebugEnabled()) {
+			logger.debug("Topic '" + topic + "' message " + messageId
+					+ ((due >= 0) ? " rescheduled to " + Instant.ofEpochMilli(due) : " not pending, not rescheduled"));
+		}
+		return due >= 0;
+	}
+
+	private NewMessage toNewMessage(DelayMessage message) {
+		byte[] payload = this.payloadConverter.toBytes(message.payload());
+		if (payload.length > this.maxPayloadBytes) {
+			throw new InvalidMessageException("Payload for topic '" + message.topic() + "' is " + payload.length
+					+ " bytes, more than delay-queue.max-payload-size (" + this.maxPayloadBytes + " bytes)");
+		}
+		String id = (message.id() != null) ? message.id() : this.idGenerator.next();
+		byte[] body = MessageFormat.encodeBody(message.headers(), payload);
+		if (message.dueAt() != null) {
+			return new NewMessage(id, false, message.dueAt().toEpochMilli(), body);
+		}
+		Duration delay = (message.delay() != null) ? message.delay() : Duration.ZERO;
+		return new NewMessage(id, true, delay.toMillis(), body);
+	}
+
+	private static void requireId(String messageId) {
+		if (messageId == null || messageId.isBlank()) {
+			throw new InvalidMessageException("Message id must not be null or blank");
+		}
+		if (messageId.length() > DelayMessage.MAX_ID_LENGTH) {
+			throw new InvalidMessageException("Message id must be at most " + DelayMessage.MAX_ID_LENGTH
+					+ " characters, but has " + messageId.length());
+		}
+	}
+
+	private static void logSent(String topic, SendResult result) {
+		if (logger.isDebugEnabled()) {
+			logger.debug("Topic '" + topic + "' message " + result.id()
+					+ (result.duplicate() ? " already pending, send ignored" : " scheduled for " + result.dueAt()));
+		}
+	}
+
+}

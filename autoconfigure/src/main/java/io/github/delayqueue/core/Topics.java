@@ -1,0 +1,41 @@
+package io.github.delayqueue.core;
+
+/**
+ * Rules for topic names. A topic becomes part of Redis keys inside a {@code {hash tag}}, so it must
+ * not contain braces or whitespace and must stay short.
+ */
+public final class Topics {
+
+	/** Longest topic name accepted, in characters. */
+	public static final int MAX_LENGTH = 200;
+
+	private Topics() {
+	}
+
+	/**
+	 * Checks a topic name and returns it.
+	 * @param topic the topic name
+	 * @return the same topic name
+	 * @throws InvalidMessageException naming the problem when the topic is not usable
+	 */
+	public static String requireValid(String topic) {
+		if (topic == null || topic.isBlank()) {
+			throw new InvalidMessageException("Topic must not be null or blank");
+		}
+		if (topic.length() > MAX_LENGTH) {
+			throw new InvalidMessageException(
+					"Topic must be at most " + MAX_LENGTH + " characters, but has " + topic.length());
+		}
+		for (int i = 0; i < topic.length(); i++) {
+			char c = topic.charAt(i);
+			if (c == '{' || c == '}') {
+				throw new InvalidMessageException("Topic '" + topic + "' must not contain '{' or '}'");
+			}
+			if (Character.isWhitespace(c) || Character.isISOControl(c)) {
+				throw new InvalidMessageException("Topic '" + topic + "' must not contain whitespace");
+			}
+		}
+		return topic;
+	}
+
+}

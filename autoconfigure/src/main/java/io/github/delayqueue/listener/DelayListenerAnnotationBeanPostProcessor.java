@@ -1,0 +1,114 @@
+package io.github.delayqueue.listener;
+
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import io.github.delayqueue.core.InvalidMessageException;
+import io.github.delayqueue.core.Topics;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.BeansException;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.BeanInitializationException;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.core.MethodIntrospector;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.util.StringUtils;
+
+/**
+ * Finds {@link DelayListener} methods on beans, checks them (failing startup with the method's
+ * name when one is not usable) and registers them with the {@link DelayListenerEndpointRegistry}
+ * once all singletons exist.
+ */
+public class DelayListenerAnnotationBeanPostProcessor
+		implements BeanPostProcessor, BeanFactoryAware, SmartInitializingSingleton {
+
+	private @Nullable ConfigurableBeanFactory beanFactory;
+
+	private final List<PendingEndpoint> pending = new ArrayList<>();
+
+	@Override
+	public void setBeanFactory(BeanFactory beanFactory) {
+		this.beanFactory = (ConfigurableBeanFactory) beanFactory;
+	}
+
+	@Override
+	public Object postProcessAfterInitialization(Object bean, String beanName) throws BeansException {
+		Class<?> targetClass = AopUtils.getTargetClass(bean);
+		Map<Method, DelayListener> methods = MethodIntrospector.selectMethods(targetClass,
+				(MethodIntrospector.MetadataLookup<DelayListener>) (method) -> AnnotatedElementUtils
+					.findMergedAnnotation(method, DelayListener.class));
+		methods.forEach((method, annotation) -> this.pending.add(check(bean, method, annotation)));
+		return bean;
+	}
+
+	@Override
+	public void afterSingletonsInstantiated() {
+		if (this.beanFactory == null || this.pending.isEmpty()) {
+			return;
+		}
+		ListenerSettingsProvider settingsProvider = this.beanFactory.getBean(ListenerSettingsProvider.class);
+		DelayListenerEndpointRegistry registry = this.beanFactory.getBean(DelayListenerEndpointRegistry.class);
+		for (PendingEndpoint endpoint : this.pending) {
+			ListenerSettings settings = settingsProvider.forTopic(endpoint.topic);
+			if (endpoint.concurrency != null) {
+				settings = settings.withConcurrency(endpoint.concurrency);
+			}
+			if (endpoint.maxAttempts > 0) {
+				settings = settings.withMaxAttempts(endpoint.maxAttempts);
+			}
+			registry.register(new DelayListenerEndpoint(endpoint.topic, endpoint.bean, endpoint.method, settings));
+		}
+		this.pending.clear();
+	}
+
+	private PendingEndpoint check(Object bean, Method method, DelayListener annotation) {
+		String name = method.getDeclaringClass().getName() + "." + method.getName();
+		if (method.getParameterCount() != 1) {
+			throw new BeanInitializationException("@DelayListener method " + name + " must take exactly one parameter"
+					+ " (the payload or a Delivery), but takes " + method.getParameterCount());
+		}
+		String topic = resolve(annotation.topic());
+		try {
+			Topics.requireValid(topic);
+		}
+		catch (InvalidMessageException ex) {
+			throw new BeanInitializationException("@DelayListener method " + name + ": " + ex.getMessage(), ex);
+		}
+		Integer concurrency = null;
+		String concurrencyText = resolve(annotation.concurrency());
+		if (StringUtils.hasText(concurrencyText)) {
+			try {
+				concurrency = Integer.parseInt(concurrencyText.trim());
+			}
+			catch (NumberFormatException ex) {
+				concurrency = 0;
+			}
+			if (concurrency < 1) {
+				throw new BeanInitializationException("@DelayListener method " + name
+						+ ": concurrency must be a whole number of at least 1, but was '" + concurrencyText + "'");
+			}
+		}
+		Method invocable = AopUtils.selectInvocableMethod(method, bean.getClass());
+		return new PendingEndpoint(topic, bean, invocable, concurrency, annotation.maxAttempts());
+	}
+
+	private String resolve(String value) {
+		if (this.beanFactory == null) {
+			return value;
+		}
+		String resolved = this.beanFactory.resolveEmbeddedValue(value);
+		return (resolved != null) ? resolved : value;
+	}
+
+	private record PendingEndpoint(String topic, Object bean, Method method, @Nullable Integer concurrency,
+			int maxAttempts) {
+	}
+
+}

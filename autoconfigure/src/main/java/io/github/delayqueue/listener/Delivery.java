@@ -1,0 +1,20 @@
+package io.github.delayqueue.listener;
+
+import java.time.Instant;
+import java.util.Map;
+
+/**
+ * One delivery of a message to a {@link DelayListener} method. Delivery is at least once: use
+ * {@link #id()} to make handlers idempotent.
+ *
+ * @param <T> the payload type
+ * @param id the message id, the same on every delivery of the message
+ * @param topic the topic
+ * @param payload the payload, converted to the listener's type
+ * @param dueAt when this delivery was due
+ * @param attempt 1 on the first delivery, 2 on the first retry, and so on
+ * @param headers the headers sent with the message
+ */
+public record Delivery<T>(String id, String topic, T payload, Instant dueAt, int attempt,
+		Map<String, String> headers) {
+}

@@ -1,0 +1,60 @@
+package io.github.delayqueue.listener;
+
+import java.time.Duration;
+
+/**
+ * The settings of one topic's listener, resolved from the annotation and the properties.
+ *
+ * @param concurrency messages handled at once by this application
+ * @param maxAttempts deliveries before a message is dead-lettered
+ * @param visibilityTimeout lease length of a claimed message
+ * @param backoff waits between attempts
+ * @param idleCheckInterval longest wait for a wake-up signal before checking Redis anyway
+ * @param shutdownTimeout how long stopping waits for messages being handled
+ */
+public record ListenerSettings(int concurrency, int maxAttempts, Duration visibilityTimeout, RetryBackoff backoff,
+		Duration idleCheckInterval, Duration shutdownTimeout) {
+
+	/**
+	 * Checks the values.
+	 * @param concurrency messages handled at once
+	 * @param maxAttempts deliveries before dead-lettering
+	 * @param visibilityTimeout lease length
+	 * @param backoff waits between attempts
+	 * @param idleCheckInterval longest idle wait
+	 * @param shutdownTimeout how long stopping waits
+	 */
+	public ListenerSettings {
+		if (concurrency < 1) {
+			throw new IllegalArgumentException("Concurrency must be at least 1, but was " + concurrency);
+		}
+		if (maxAttempts < 1) {
+			throw new IllegalArgumentException("Max attempts must be at least 1, but was " + maxAttempts);
+		}
+		if (visibilityTimeout.toMillis() < 1) {
+			throw new IllegalArgumentException("Visibility timeout must be positive, but was " + visibilityTimeout);
+		}
+		if (idleCheckInterval.toMillis() < 1) {
+			throw new IllegalArgumentException("Idle check interval must be positive, but was " + idleCheckInterval);
+		}
+	}
+
+	/**
+	 * @param concurrency the concurrency to use instead
+	 * @return a copy with that concurrency
+	 */
+	public ListenerSettings withConcurrency(int concurrency) {
+		return new ListenerSettings(concurrency, this.maxAttempts, this.visibilityTimeout, this.backoff,
+				this.idleCheckInterval, this.shutdownTimeout);
+	}
+
+	/**
+	 * @param maxAttempts the maximum attempts to use instead
+	 * @return a copy with those maximum attempts
+	 */
+	public ListenerSettings withMaxAttempts(int maxAttempts) {
+		return new ListenerSettings(this.concurrency, maxAttempts, this.visibilityTimeout, this.backoff,
+				this.idleCheckInterval, this.shutdownTimeout);
+	}
+
+}

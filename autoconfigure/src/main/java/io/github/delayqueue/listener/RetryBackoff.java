@@ -1,0 +1,44 @@
+package io.github.delayqueue.listener;
+
+import java.time.Duration;
+
+/**
+ * Exponential backoff between delivery attempts.
+ *
+ * @param initialInterval wait before the second attempt
+ * @param multiplier factor applied after each further failed attempt, at least 1
+ * @param maxInterval longest wait
+ */
+public record RetryBackoff(Duration initialInterval, double multiplier, Duration maxInterval) {
+
+	/**
+	 * Checks the values.
+	 * @param initialInterval wait before the second attempt
+	 * @param multiplier factor applied after each further failed attempt
+	 * @param maxInterval longest wait
+	 */
+	public RetryBackoff {
+		if (initialInterval.isNegative()) {
+			throw new IllegalArgumentException("Backoff initial interval must not be negative, but was " + initialInterval);
+		}
+		if (!(multiplier >= 1.0) || Double.isInfinite(multiplier)) {
+			throw new IllegalArgumentException("Backoff multiplier must be at least 1, but was " + multiplier);
+		}
+		if (maxInterval.compareTo(initialInterval) < 0) {
+			throw new IllegalArgumentException(
+					"Backoff max interval " + maxInterval + " must not be less than the initial interval " + initialInterval);
+		}
+	}
+
+	/**
+	 * The wait after a failed attempt.
+	 * @param failedAttempt the attempt that failed, 1 for the first delivery
+	 * @return the wait before the next attempt
+	 */
+	public Duration after(int failedAttempt) {
+		double millis = this.initialInterval.toMillis() * Math.pow(this.multiplier, Math.max(0, failedAttempt - 1));
+		long max = this.maxInterval.toMillis();
+		return Duration.ofMillis((millis >= max) ? max : (long) millis);
+	}
+
+}

@@ -1,0 +1,49 @@
+package io.github.delayqueue.store;
+
+import java.util.List;
+
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.data.redis.core.script.DefaultRedisScript;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * The Lua scripts of the queue, one per state transition, read from the {@code .lua} files beside
+ * this class.
+ */
+final class DelayQueueScripts {
+
+	final RedisScript<List> send = multi("send");
+
+	final RedisScript<List> promote = multi("promote");
+
+	final RedisScript<List> claim = multi("claim");
+
+	final RedisScript<List> ack = multi("ack");
+
+	final RedisScript<Long> retry = integer("retry");
+
+	final RedisScript<Long> deadLetter = integer("dead_letter");
+
+	final RedisScript<List> expireLeases = multi("expire_leases");
+
+	final RedisScript<Long> cancel = integer("cancel");
+
+	final RedisScript<Long> reschedule = integer("reschedule");
+
+	private static RedisScript<List> multi(String name) {
+		return load(name, List.class);
+	}
+
+	private static RedisScript<Long> integer(String name) {
+		return load(name, Long.class);
+	}
+
+	private static <T> RedisScript<T> load(String name, Class<T> resultType) {
+		DefaultRedisScript<T> script = new DefaultRedisScript<>();
+		script.setLocation(new ClassPathResource(name + ".lua", DelayQueueScripts.class));
+		script.setResultType(resultType);
+		script.getSha1();
+		return script;
+	}
+
+}

@@ -1,0 +1,131 @@
+package io.github.delayqueue.store;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The stored form of a message, the value of its field in the topic's messages hash:
+ * {@code <attempts>:<due ms>:<body>}. Scripts read and rewrite only the two leading numbers; the
+ * body is written once by the producer: {@code 1:<header count>:} (format version 1), then per header
+ * {@code <name length>:<name><value length>:<value>} (UTF-8 byte lengths), then the payload bytes.
+ */
+public final class MessageFormat {
+
+	private static final byte SEPARATOR = ':';
+
+	private static final byte VERSION = '1';
+
+	private MessageFormat() {
+	}
+
+	/**
+	 * Encodes the body of a new message.
+	 * @param headers the headers
+	 * @param payload the payload bytes
+	 * @return the body
+	 */
+	public static byte[] encodeBody(Map<String, String> headers, byte[] payload) {
+		ByteArrayOutputStream out = new ByteArrayOutputStream(payload.length + 8 + 16 * headers.size());
+		out.write(VERSION);
+		out.write(SEPARATOR);
+		writeNumber(out, headers.size());
+		for (Map.Entry<String, String> header : headers.entrySet()) {
+			writeText(out, header.getKey());
+			writeText(out, header.getValue());
+		}
+		out.writeBytes(payload);
+		return out.toByteArray();
+	}
+
+	/**
+	 * Decodes a stored message.
+	 * @param id the message id
+	 * @param stored the stored value
+	 * @return the message
+	 * @throws CorruptMessageException if the value is not in the stored format
+	 */
+	public static StoredMessage decode(String id, byte[] stored) {
+		Reader reader = new Reader(stored);
+		long attempts = reader.number();
+		long dueAt = reader.number();
+		if (reader.next() != VERSION || reader.next() != SEPARATOR) {
+			throw new CorruptMessageException("unknown format version");
+		}
+		long count = reader.number();
+		Map<String, String> headers = new LinkedHashMap<>();
+		for (long i = 0; i < count; i++) {
+			headers.put(reader.text(), reader.text());
+		}
+		if (attempts > Integer.MAX_VALUE) {
+			throw new CorruptMessageException("attempts out of range: " + attempts);
+		}
+		return new StoredMessage(id, (int) attempts, dueAt, Collections.unmodifiableMap(headers), reader.rest());
+	}
+
+	private static void writeNumber(ByteArrayOutputStream out, long number) {
+		out.writeBytes(Long.toString(number).getBytes(StandardCharsets.US_ASCII));
+		out.write(SEPARATOR);
+	}
+
+	private static void writeText(ByteArrayOutputStream out, String text) {
+		byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+		writeNumber(out, bytes.length);
+		out.writeBytes(bytes);
+	}
+
+	private static final class Reader {
+
+		private final byte[] bytes;
+
+		private int position;
+
+		Reader(byte[] bytes) {
+			this.bytes = bytes;
+		}
+
+		byte next() {
+			if (this.position >= this.bytes.length) {
+				throw new CorruptMessageException("truncated at byte " + this.position);
+			}
+			return this.bytes[this.position++];
+		}
+
+		long number() {
+			long value = 0;
+			int digits = 0;
+			byte b;
+			while ((b = next()) != SEPARATOR) {
+				if (b < '0' || b > '9' || digits == 18) {
+					throw new CorruptMessageException("not a number at byte " + (this.position - 1));
+				}
+				value = value * 10 + (b - '0');
+				digits++;
+			}
+			if (digits == 0) {
+				throw new CorruptMessageException("empty number at byte " + (this.position - 1));
+			}
+			return value;
+		}
+
+		String text() {
+			long length = number();
+			if (length > this.bytes.length - this.position) {
+				throw new CorruptMessageException("header longer than the message at byte " + this.position);
+			}
+			String text = new String(this.bytes, this.position, (int) length, StandardCharsets.UTF_8);
+			this.position += (int) length;
+			return text;
+		}
+
+		byte[] rest() {
+			byte[] rest = new byte[this.bytes.length - this.position];
+			System.arraycopy(this.bytes, this.position, rest, 0, rest.length);
+			return rest;
+		}
+
+	}
+
+}

@@ -1,0 +1,309 @@
+package io.github.delayqueue.store;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.github.delayqueue.core.SendResult;
+
+import org.springframework.dao.DataAccessException;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.data.redis.core.RedisCallback;
+import org.springframework.data.redis.core.RedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+import org.springframework.data.redis.serializer.RedisSerializer;
+
+/**
+ * Runs the queue's state transitions against Redis, each as one Lua script, so that no message is
+ * lost or duplicated between two steps. Thread-safe.
+ */
+public class RedisMessageStore {
+
+	private static final String DELAY = "d";
+
+	private static final String ABSOLUTE = "a";
+
+	private final RedisTemplate<String, byte[]> redis;
+
+	private final String prefix;
+
+	private final String channel;
+
+	private final DelayQueueScripts scripts = new DelayQueueScripts();
+
+	/**
+	 * Creates a store.
+	 * @param connectionFactory the Redis connection factory
+	 * @param prefix the prefix of every key
+	 */
+	public RedisMessageStore(RedisConnectionFactory connectionFactory, String prefix) {
+		RedisTemplate<String, byte[]> template = new RedisTemplate<>();
+		template.setConnectionFactory(connectionFactory);
+		template.setKeySerializer(RedisSerializer.string());
+		template.setValueSerializer(RedisSerializer.byteArray());
+		template.setHashKeySerializer(RedisSerializer.string());
+		template.setHashValueSerializer(RedisSerializer.byteArray());
+		template.afterPropertiesSet();
+		this.redis = template;
+		this.prefix = prefix;
+		this.channel = TopicKeys.signalChannel(prefix);
+	}
+
+	/** @return the key prefix */
+	public String prefix() {
+		return this.prefix;
+	}
+
+	/** @return the pub/sub channel on which scripts publish wake-up signals */
+	public String signalChannel() {
+		return this.channel;
+	}
+
+	/**
+	 * The keys of a topic.
+	 * @param topic the topic
+	 * @return its keys
+	 */
+	public TopicKeys keys(String topic) {
+		return new TopicKeys(this.prefix, topic);
+	}
+
+	/**
+	 * Stores and schedules messages of one topic in one script call; ids already stored are
+	 * reported as duplicates and left unchanged.
+	 * @param topic the topic
+	 * @param messages the messages, in send order
+	 * @return one result per message, in the same order
+	 */
+	public List<SendResult> send(String topic, List<NewMessage> messages) {
+		TopicKeys keys = keys(topic);
+		List<?> reply = run(this.scripts.send, List.of(keys.messages(), keys.scheduled()),
+				sendArguments(topic, messages));
+		return sendResults(messages, reply);
+	}
+
+	private List<Object> sendArguments(String topic, List<NewMessage> messages) {
+		List<Object> args = new ArrayList<>(2 + messages.size() * 4);
+		args.add(this.channel);
+		args.add(topic);
+		for (NewMessage message : messages) {
+			args.add(message.id());
+			args.add(message.relative() ? DELAY : ABSOLUTE);
+			args.add(message.when());
+			args.add(message.body());
+		}
+		return args;
+	}
+
+	private static List<SendResult> sendResults(List<NewMessage> messages, List<?> reply) {
+		List<SendResult> results = new ArrayList<>(messages.size());
+		for (int i = 0; i < messages.size(); i++) {
+			boolean duplicate = number(reply.get(2 * i)) == 1;
+			Instant dueAt = Instant.ofEpochMilli(number(reply.get(2 * i + 1)));
+			results.add(new SendResult(messages.get(i).id(), dueAt, duplicate));
+		}
+		return results;
+	}
+
+	/**
+	 * Stores and schedules messages of several topics: one script call per topic, all sent in one
+	 * pipeline, so the whole batch costs one round trip.
+	 * @param messagesByTopic the messages of each topic, in send order
+	 * @return the results of each topic, in the same order as its messages
+	 */
+	public Map<String, List<SendResult>> send(Map<String, List<NewMessage>> messagesByTopic) {
+		if (messagesByTopic.size() == 1) {
+			Map.Entry<String, List<NewMessage>> only = messagesByTopic.entrySet().iterator().next();
+			return Map.of(only.getKey(), send(only.getKey(), only.getValue()));
+		}
+		List<String> topics = new ArrayList<>(messagesByTopic.keySet());
+		List<Object> replies;
+		try {
+			replies = sendPipelined(messagesByTopic, topics);
+		}
+		catch (DataAccessException ex) {
+			if (!isNoScript(ex)) {
+				throw ex;
+			}
+			// Redis lost its script cache (restart or SCRIPT FLUSH): no call of the pipeline ran.
+			this.redis.execute((RedisCallback<String>) (connection) -> connection.scriptingCommands()
+				.scriptLoad(this.scripts.send.getScriptAsString().getBytes(StandardCharsets.UTF_8)));
+			replies = sendPipelined(messagesByTopic, topics);
+		}
+		Map<String, List<SendResult>> results = new LinkedHashMap<>();
+		for (int t = 0; t < topics.size(); t++) {
+			results.put(topics.get(t), sendResults(messagesByTopic.get(topics.get(t)), (List<?>) replies.get(t)));
+		}
+		return results;
+	}
+
+	private List<Object> sendPipelined(Map<String, List<NewMessage>> messagesByTopic, List<String> topics) {
+		byte[] sha = this.scripts.send.getSha1().getBytes(StandardCharsets.US_ASCII);
+		return this.redis.executePipelined((RedisCallback<Object>) (connection) -> {
+			for (String topic : topics) {
+				TopicKeys keys = keys(topic);
+				List<Object> args = sendArguments(topic, messagesByTopic.get(topic));
+				byte[][] keysAndArgs = new byte[2 + args.size()][];
+				keysAndArgs[0] = keys.messages().getBytes(StandardCharsets.UTF_8);
+				keysAndArgs[1] = keys.scheduled().getBytes(StandardCharsets.UTF_8);
+				for (int i = 0; i < args.size(); i++) {
+					keysAndArgs[2 + i] = ScriptArgumentSerializer.INSTANCE.serialize(args.get(i));
+				}
+				connection.scriptingCommands().evalSha(sha, ReturnType.MULTI, 2, keysAndArgs);
+			}
+			return null;
+		}, RedisSerializer.byteArray());
+	}
+
+	private static boolean isNoScript(Throwable ex) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			if (cause.getMessage() != null && cause.getMessage().contains("NOSCRIPT")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Moves due messages of a topic to its ready list.
+	 * @param topic the topic
+	 * @param limit the largest number of messages to move
+	 * @return what moved and when the next message is due
+	 */
+	public PromoteResult promote(String topic, int limit) {
+		TopicKeys keys = keys(topic);
+		List<?> reply = run(this.scripts.promote, List.of(keys.scheduled(), keys.ready()),
+				List.of(limit, this.channel, topic));
+		return new PromoteResult((int) number(reply.get(0)), number(reply.get(1)));
+	}
+
+	/**
+	 * Leases up to {@code limit} ready messages of a topic.
+	 * @param topic the topic
+	 * @param limit the largest number of messages to claim
+	 * @param lease how long the lease lasts
+	 * @return the claimed messages, possibly none
+	 */
+	public List<ClaimedMessage> claim(String topic, int limit, Duration lease) {
+		TopicKeys keys = keys(topic);
+		List<?> reply = run(this.scripts.claim,
+				List.of(keys.ready(), keys.inFlight(), keys.messages(), keys.scheduled()),
+				List.of(limit, lease.toMillis()));
+		long deadline = number(reply.get(0));
+		List<ClaimedMessage> claimed = new ArrayList<>((reply.size() - 1) / 2);
+		for (int i = 1; i + 1 < reply.size(); i += 2) {
+			claimed.add(new ClaimedMessage(text(reply.get(i)), deadline, (byte[]) reply.get(i + 1)));
+		}
+		return claimed;
+	}
+
+	/**
+	 * Acknowledges a message: it is deleted with all its data.
+	 * @param topic the topic
+	 * @param message the claimed message
+	 * @return {@code true} if acknowledged, {@code false} if the lease had been lost
+	 */
+	public boolean ack(String topic, ClaimedMessage message) {
+		TopicKeys keys = keys(topic);
+		List<?> reply = run(this.scripts.ack, List.of(keys.inFlight(), keys.messages()),
+				List.of(message.id(), message.leaseDeadline()));
+		return number(reply.get(0)) == 1;
+	}
+
+	/**
+	 * Schedules the next attempt of a message whose delivery failed.
+	 * @param topic the topic
+	 * @param message the claimed message
+	 * @param backoff how long to wait before the next attempt
+	 * @return the due time of the next attempt (epoch ms), or -1 if the lease had been lost
+	 */
+	public long retry(String topic, ClaimedMessage message, Duration backoff) {
+		TopicKeys keys = keys(topic);
+		return run(this.scripts.retry, List.of(keys.inFlight(), keys.messages(), keys.scheduled()),
+				List.of(message.id(), message.leaseDeadline(), backoff.toMillis(), this.channel, topic));
+	}
+
+	/**
+	 * Moves a message to the topic's dead-letter set.
+	 * @param topic the topic
+	 * @param message the claimed message
+	 * @param error the last error, kept with the message
+	 * @return {@code true} if dead-lettered, {@code false} if the lease had been lost
+	 */
+	public boolean deadLetter(String topic, ClaimedMessage message, String error) {
+		TopicKeys keys = keys(topic);
+		Long reply = run(this.scripts.deadLetter,
+				List.of(keys.inFlight(), keys.messages(), keys.dead(), keys.deadMessages(), keys.deadErrors()),
+				List.of(message.id(), message.leaseDeadline(), error));
+		return reply == 1;
+	}
+
+	/**
+	 * Takes back messages whose lease has expired.
+	 * @param topic the topic
+	 * @param limit the largest number of messages to take back
+	 * @param maxAttempts the topic's maximum attempts: a message that reaches it is dead-lettered
+	 * @return what was taken back and when the next lease ends
+	 */
+	public LeaseExpiryResult expireLeases(String topic, int limit, int maxAttempts) {
+		TopicKeys keys = keys(topic);
+		List<?> reply = run(this.scripts.expireLeases,
+				List.of(keys.inFlight(), keys.messages(), keys.ready(), keys.dead(), keys.deadMessages(),
+						keys.deadErrors()),
+				List.of(limit, maxAttempts, this.channel, topic));
+		return new LeaseExpiryResult((int) number(reply.get(0)), (int) number(reply.get(1)), number(reply.get(2)));
+	}
+
+	/**
+	 * Deletes a pending message.
+	 * @param topic the topic
+	 * @param id the message id
+	 * @return {@code true} if it was scheduled or ready and is now gone
+	 */
+	public boolean cancel(String topic, String id) {
+		TopicKeys keys = keys(topic);
+		Long reply = run(this.scripts.cancel, List.of(keys.messages(), keys.scheduled(), keys.inFlight()),
+				List.of(id));
+		return reply == 1;
+	}
+
+	/**
+	 * Gives a pending message a new due time.
+	 * @param topic the topic
+	 * @param id the message id
+	 * @param delay the new delay, from Redis time
+	 * @return the new due time (epoch ms), or -1 if the message is not pending
+	 */
+	public long reschedule(String topic, String id, Duration delay) {
+		TopicKeys keys = keys(topic);
+		return run(this.scripts.reschedule, List.of(keys.messages(), keys.scheduled(), keys.inFlight()),
+				List.of(id, DELAY, delay.toMillis(), this.channel, topic));
+	}
+
+	private <T> T run(RedisScript<T> script, List<String> keys, List<?> args) {
+		T result = this.redis.execute(script, ScriptArgumentSerializer.INSTANCE, rawReplies(), keys, args.toArray());
+		if (result == null) {
+			throw new IllegalStateException("Redis returned no reply to script " + script.getSha1());
+		}
+		return result;
+	}
+
+	@SuppressWarnings("unchecked")
+	private static <T> RedisSerializer<T> rawReplies() {
+		return (RedisSerializer<T>) RedisSerializer.byteArray();
+	}
+
+	private static long number(Object value) {
+		return ((Number) value).longValue();
+	}
+
+	private static String text(Object value) {
+		return new String((byte[]) value, StandardCharsets.UTF_8);
+	}
+
+}

@@ -1,0 +1,67 @@
+package io.github.delayqueue.store;
+
+import java.util.List;
+
+/**
+ * The Redis keys of one topic. Every key shares the hash tag {@code {topic}}, so all of a topic's
+ * keys live in one Redis Cluster slot and every script touches a single slot.
+ *
+ * @param prefix the configured key prefix
+ * @param topic the topic
+ */
+public record TopicKeys(String prefix, String topic) {
+
+	/** @return HASH id → stored message, for scheduled, ready and in-flight messages */
+	public String messages() {
+		return key("m");
+	}
+
+	/** @return ZSET of scheduled ids scored by due time (epoch ms) */
+	public String scheduled() {
+		return key("z");
+	}
+
+	/** @return LIST of ready ids, oldest first */
+	public String ready() {
+		return key("r");
+	}
+
+	/** @return ZSET of in-flight ids scored by lease deadline (epoch ms) */
+	public String inFlight() {
+		return key("i");
+	}
+
+	/** @return ZSET of dead-lettered ids scored by the time they died (epoch ms) */
+	public String dead() {
+		return key("d");
+	}
+
+	/** @return HASH id → stored message, for dead-lettered messages */
+	public String deadMessages() {
+		return key("dm");
+	}
+
+	/** @return HASH id → last error, for dead-lettered messages */
+	public String deadErrors() {
+		return key("de");
+	}
+
+	/** @return every key of the topic */
+	public List<String> all() {
+		return List.of(messages(), scheduled(), ready(), inFlight(), dead(), deadMessages(), deadErrors());
+	}
+
+	/**
+	 * The pub/sub channel on which scripts publish wake-up signals for all topics under a prefix.
+	 * @param prefix the configured key prefix
+	 * @return the channel name
+	 */
+	public static String signalChannel(String prefix) {
+		return prefix + ":signal";
+	}
+
+	private String key(String suffix) {
+		return this.prefix + ":{" + this.topic + "}:" + suffix;
+	}
+
+}

@@ -1,0 +1,29 @@
+-- dead_letter: a message failed for good; keep it with its attempts and last error in the
+-- dead-letter set (state: in flight -> dead).
+-- KEYS[1] in-flight ZSET       id scored by lease deadline (epoch ms)
+-- KEYS[2] messages HASH        id -> "<attempts>:<due ms>:<body>"
+-- KEYS[3] dead ZSET            id scored by the time it died (epoch ms)
+-- KEYS[4] dead messages HASH   id -> "<attempts>:<due ms>:<body>"
+-- KEYS[5] dead errors HASH     id -> last error
+-- ARGV[1] id
+-- ARGV[2] lease deadline given by claim (proof of the lease)
+-- ARGV[3] last error
+-- Returns 1 if dead-lettered, 0 if the lease was lost.
+local lease = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not lease or tonumber(lease) ~= tonumber(ARGV[2]) then
+  return 0
+end
+local stored = redis.call('HGET', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[1], ARGV[1])
+if not stored then
+  return 0
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local p1 = string.find(stored, ':', 1, true)
+local attempts = tonumber(string.sub(stored, 1, p1 - 1)) + 1
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('HSET', KEYS[4], ARGV[1], attempts .. string.sub(stored, p1))
+redis.call('HSET', KEYS[5], ARGV[1], ARGV[3])
+redis.call('ZADD', KEYS[3], now, ARGV[1])
+return 1

@@ -1,0 +1,51 @@
+-- expire_leases: take back messages whose consumer died or hung past its lease
+-- (state: in flight -> ready, attempts + 1; or in flight -> dead once attempts reach the maximum).
+-- Bounded: at most ARGV[1] messages per call.
+-- KEYS[1] in-flight ZSET       id scored by lease deadline (epoch ms)
+-- KEYS[2] messages HASH        id -> "<attempts>:<due ms>:<body>"
+-- KEYS[3] ready LIST           ids waiting for a consumer
+-- KEYS[4] dead ZSET            id scored by the time it died
+-- KEYS[5] dead messages HASH   id -> stored message
+-- KEYS[6] dead errors HASH     id -> last error
+-- ARGV[1] largest number of messages to take back
+-- ARGV[2] maximum attempts of the topic
+-- ARGV[3] signal channel
+-- ARGV[4] topic
+-- Returns {messages made ready again, messages dead-lettered, ms until the next lease ends or -1}.
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+local maxAttempts = tonumber(ARGV[2])
+local requeued = 0
+local dead = 0
+for _, id in ipairs(ids) do
+  local stored = redis.call('HGET', KEYS[2], id)
+  if stored then
+    local p1 = string.find(stored, ':', 1, true)
+    local attempts = tonumber(string.sub(stored, 1, p1 - 1)) + 1
+    local updated = attempts .. string.sub(stored, p1)
+    if attempts >= maxAttempts then
+      redis.call('HDEL', KEYS[2], id)
+      redis.call('HSET', KEYS[5], id, updated)
+      redis.call('HSET', KEYS[6], id, 'lease expired on attempt ' .. attempts .. ' of ' .. maxAttempts)
+      redis.call('ZADD', KEYS[4], now, id)
+      dead = dead + 1
+    else
+      redis.call('HSET', KEYS[2], id, updated)
+      redis.call('RPUSH', KEYS[3], id)
+      requeued = requeued + 1
+    end
+  end
+end
+if #ids > 0 then
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, #ids - 1)
+end
+if requeued > 0 then
+  redis.call('PUBLISH', ARGV[3], 'r' .. ARGV[4])
+end
+local nextLease = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local wait = -1
+if nextLease[2] then
+  wait = math.max(0, tonumber(nextLease[2]) - now)
+end
+return {requeued, dead, wait}

@@ -1,0 +1,22 @@
+-- promote: move messages that are due from the schedule to the ready list, in due order
+-- (state: scheduled -> ready). Bounded: at most ARGV[1] messages per call.
+-- KEYS[1] scheduled ZSET  id scored by due time (epoch ms)
+-- KEYS[2] ready LIST      ids waiting for a consumer, oldest first
+-- ARGV[1] largest number of messages to move
+-- ARGV[2] signal channel
+-- ARGV[3] topic
+-- Returns {messages moved, ms until the next scheduled message is due (0 if already due), or -1 if none}.
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+if #ids > 0 then
+  redis.call('RPUSH', KEYS[2], unpack(ids))
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, #ids - 1)
+  redis.call('PUBLISH', ARGV[2], 'r' .. ARGV[3])
+end
+local nextDue = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local wait = -1
+if nextDue[2] then
+  wait = math.max(0, tonumber(nextDue[2]) - now)
+end
+return {#ids, wait}
