@@ -1,0 +1,233 @@
+package io.github.delayqueue.testsupport;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A {@code redis-server} process on a loopback port, without persistence, that can be killed and started again
+ * on the same port. It is stopped when closed and at the latest when the JVM exits.
+ */
+public final class RedisServerProcess implements AutoCloseable {
+
+	private static final String HOST = "127.0.0.1";
+
+	private static final Duration START_TIMEOUT = Duration.ofSeconds(10);
+
+	private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
+
+	private static final long PING_INTERVAL_MILLIS = 20;
+
+	private final Path binary;
+
+	private final int port;
+
+	private final Path directory;
+
+	private final Path log;
+
+	private final Thread shutdownHook = new Thread(this::close, "redis-server-shutdown");
+
+	private @Nullable Process process;
+
+	private RedisServerProcess(Path binary, int port) throws IOException {
+		this.binary = binary;
+		this.port = port;
+		this.directory = Files.createTempDirectory("delay-queue-redis-");
+		this.log = this.directory.resolve("redis-server.log");
+		Runtime.getRuntime().addShutdownHook(this.shutdownHook);
+	}
+
+	/**
+	 * Starts a new server from the given binary on a free loopback port and waits until it answers PING.
+	 * @param binary the {@code redis-server} executable
+	 * @return the running server
+	 * @throws IllegalStateException if the server does not answer in time
+	 */
+	static RedisServerProcess launch(Path binary) {
+		RedisServerProcess server;
+		try {
+			server = new RedisServerProcess(binary, freePort());
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot prepare a redis-server process", ex);
+		}
+		try {
+			server.start();
+		}
+		catch (RuntimeException ex) {
+			server.close();
+			throw ex;
+		}
+		return server;
+	}
+
+	private static int freePort() throws IOException {
+		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
+			return socket.getLocalPort();
+		}
+	}
+
+	/**
+	 * Returns the address the server listens on.
+	 * @return {@code 127.0.0.1}
+	 */
+	public String host() {
+		return HOST;
+	}
+
+	/**
+	 * Returns the port the server listens on; it stays the same across {@link #stop()} and {@link #start()}.
+	 * @return the port
+	 */
+	public int port() {
+		return this.port;
+	}
+
+	/**
+	 * Returns the {@code redis-server} executable this server runs.
+	 * @return the binary
+	 */
+	public Path binary() {
+		return this.binary;
+	}
+
+	/**
+	 * Returns Spring Boot properties pointing at this server.
+	 * @return {@code spring.data.redis.host} and {@code spring.data.redis.port} as {@code name=value} strings
+	 */
+	public String[] springProperties() {
+		return new String[] { "spring.data.redis.host=" + HOST, "spring.data.redis.port=" + this.port };
+	}
+
+	/**
+	 * Returns the version of the running server.
+	 * @return the {@code redis_version} reported by {@code INFO server}
+	 */
+	public String version() {
+		return TestRedis.version(HOST, this.port, null, null);
+	}
+
+	/**
+	 * Tells whether the server process is alive.
+	 * @return {@code true} between {@link #start()} and {@link #stop()}
+	 */
+	public synchronized boolean isRunning() {
+		return this.process != null && this.process.isAlive();
+	}
+
+	/**
+	 * Starts the server again on the same port, empty, and waits until it answers PING.
+	 * @throws IllegalStateException if it is already running or does not answer in time
+	 */
+	public synchronized void start() {
+		if (isRunning()) {
+			throw new IllegalStateException("redis-server on port " + this.port + " is already running");
+		}
+		List<String> command = List.of(this.binary.toString(), "--port", String.valueOf(this.port), "--bind", HOST,
+				"--save", "", "--appendonly", "no", "--dir", this.directory.toString(), "--daemonize", "no");
+		try {
+			this.process = new ProcessBuilder(command).redirectErrorStream(true)
+				.redirectOutput(ProcessBuilder.Redirect.appendTo(this.log.toFile()))
+				.start();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot run " + this.binary, ex);
+		}
+		awaitPing(this.process);
+	}
+
+	private void awaitPing(Process started) {
+		long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+		@Nullable IOException lastFailure = null;
+		while (started.isAlive() && System.nanoTime() < deadline) {
+			try {
+				if ("PONG".equals(TestRedis.command(HOST, this.port, null, null, "PING"))) {
+					return;
+				}
+			}
+			catch (IOException ex) {
+				lastFailure = ex;
+			}
+			try {
+				Thread.sleep(PING_INTERVAL_MILLIS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				break;
+			}
+		}
+		String state = started.isAlive() ? "it did not answer PING within " + START_TIMEOUT.toSeconds() + " s"
+				: "it exited with code " + started.exitValue();
+		stop();
+		String output = output();
+		throw new IllegalStateException(this.binary + " did not start on " + HOST + ":" + this.port + ": " + state
+				+ " (last PING failure: " + lastFailure + "). Its output:\n"
+				+ (output.isBlank() ? "(none)" : output.strip()));
+	}
+
+	private String output() {
+		try {
+			return Files.readString(this.log, StandardCharsets.UTF_8);
+		}
+		catch (IOException ex) {
+			return "(unreadable: " + ex + ")";
+		}
+	}
+
+	/**
+	 * Kills the server like {@code kill -9} and waits until it has exited; does nothing if it is not running.
+	 */
+	public synchronized void stop() {
+		if (this.process == null) {
+			return;
+		}
+		this.process.destroyForcibly();
+		try {
+			if (!this.process.waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+				throw new IllegalStateException("redis-server on port " + this.port + " did not exit after kill");
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException("Interrupted while stopping redis-server on port " + this.port, ex);
+		}
+		this.process = null;
+	}
+
+	/**
+	 * Stops the server and deletes its working directory; closing again does nothing.
+	 */
+	@Override
+	public synchronized void close() {
+		stop();
+		if (Files.exists(this.directory)) {
+			try (Stream<Path> files = Files.walk(this.directory)) {
+				for (Path file : files.sorted(Comparator.reverseOrder()).toList()) {
+					Files.deleteIfExists(file);
+				}
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException("Cannot delete " + this.directory, ex);
+			}
+		}
+		try {
+			Runtime.getRuntime().removeShutdownHook(this.shutdownHook);
+		}
+		catch (IllegalStateException ex) {
+			// The JVM is shutting down: this is the shutdown hook running.
+		}
+	}
+
+}
