@@ -79,7 +79,7 @@ public class DelayListenerAnnotationBeanPostProcessor
 			Topics.requireValid(topic);
 		}
 		catch (InvalidMessageException ex) {
-			throw new BeanInitializationException("@DelayListener method " + name + ": " + ex.getMessage(), ex);
+			throw new BeanInitializationException("@DelayListener method " + name + ": " + ex.getMessage());
 		}
 		Integer concurrency = null;
 		String concurrencyText = resolve(annotation.concurrency());

@@ -75,7 +75,7 @@ final class DelayListenerContainer {
 		this.running = true;
 		this.handlers = new ThreadPoolExecutor(this.settings.concurrency(), this.settings.concurrency(), 0,
 				TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
-				new CustomizableThreadFactory("delay-queue-" + this.topic + "-"));
+				daemonThreads("delay-queue-" + this.topic + "-"));
 		Thread thread = new Thread(this::fetchLoop, "delay-queue-" + this.topic + "-fetch");
 		thread.setDaemon(true);
 		this.fetcher = thread;
@@ -271,6 +271,12 @@ final class DelayListenerContainer {
 		logger.warn("Topic '" + this.topic + "' message " + claimed.id() + ": could not " + action
 				+ ", it is delivered again when its lease expires: " + failure);
 		return null;
+	}
+
+	private static CustomizableThreadFactory daemonThreads(String prefix) {
+		CustomizableThreadFactory factory = new CustomizableThreadFactory(prefix);
+		factory.setDaemon(true);
+		return factory;
 	}
 
 	private static String describe(Throwable ex) {

@@ -1,0 +1,73 @@
+package io.github.delayqueue.listener;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.github.delayqueue.core.DelayMessage;
+import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.core.SendResult;
+import io.github.delayqueue.testsupport.QueueContexts;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Delivery of delayed messages to {@link DelayListener} methods, on real Redis.
+ */
+class DelayListenerDeliveryTests {
+
+	@Test
+	void messageIsDeliveredWithItsPayloadHeadersAndAttemptAtOrAfterItsDueTime() {
+		QueueContexts.runner(QueueContexts.uniquePrefix()).withUserConfiguration(OrderListenerConfig.class).run((context) -> {
+			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+			OrderListener listener = context.getBean(OrderListener.class);
+			SendResult sent = template.send(DelayMessage.builder("orders", new Order("o-1", 42))
+				.delay(Duration.ofMillis(300))
+				.header("tenant", "acme")
+				.build());
+			await().atMost(Duration.ofSeconds(10)).until(() -> listener.deliveries.size() == 1);
+			Received received = listener.deliveries.get(0);
+			assertThat(received.delivery.id()).isEqualTo(sent.id());
+			assertThat(received.delivery.topic()).isEqualTo("orders");
+			assertThat(received.delivery.payload()).isEqualTo(new Order("o-1", 42));
+			assertThat(received.delivery.headers()).containsEntry("tenant", "acme");
+			assertThat(received.delivery.attempt()).isEqualTo(1);
+			assertThat(received.delivery.dueAt()).isEqualTo(sent.dueAt());
+			assertThat(received.at).isAfterOrEqualTo(sent.dueAt());
+		});
+	}
+
+	record Order(String id, int amount) {
+	}
+
+	record Received(Delivery<Order> delivery, Instant at) {
+	}
+
+	static class OrderListener {
+
+		final List<Received> deliveries = new CopyOnWriteArrayList<>();
+
+		@DelayListener(topic = "orders")
+		void onOrder(Delivery<Order> delivery) {
+			this.deliveries.add(new Received(delivery, Instant.now()));
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class OrderListenerConfig {
+
+		@Bean
+		OrderListener orderListener() {
+			return new OrderListener();
+		}
+
+	}
+
+}

@@ -1,0 +1,50 @@
+package io.github.delayqueue.testsupport;
+
+import java.util.UUID;
+
+import io.github.delayqueue.autoconfigure.DelayQueueAutoConfiguration;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/**
+ * Application contexts for queue tests: Boot's Redis and Jackson auto-configuration plus ours, on
+ * the test Redis, with a key prefix of their own so that tests never see each other's keys.
+ */
+public final class QueueContexts {
+
+	private QueueContexts() {
+	}
+
+	/** @return a new unique key prefix */
+	public static String uniquePrefix() {
+		return "t" + UUID.randomUUID().toString().substring(0, 8);
+	}
+
+	/**
+	 * A runner on the shared test Redis with the given key prefix.
+	 * @param prefix the key prefix
+	 * @return the runner
+	 */
+	public static ApplicationContextRunner runner(String prefix) {
+		return runner(prefix, TestRedis.shared().springProperties());
+	}
+
+	/**
+	 * A runner on a given Redis with the given key prefix.
+	 * @param prefix the key prefix
+	 * @param redisProperties the {@code spring.data.redis.*} properties
+	 * @return the runner
+	 */
+	public static ApplicationContextRunner runner(String prefix, String... redisProperties) {
+		return new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, JacksonAutoConfiguration.class,
+					DelayQueueAutoConfiguration.class))
+			.withPropertyValues(redisProperties)
+			.withPropertyValues("delay-queue.key-prefix=" + prefix, "delay-queue.listener.backoff.initial-interval=50ms",
+					"delay-queue.listener.backoff.max-interval=200ms");
+	}
+
+}
