@@ -30,8 +30,14 @@ public class DelayQueueProperties {
 	 */
 	private DataSize maxPayloadSize = DataSize.ofMegabytes(1);
 
+	/**
+	 * Defaults for every @DelayListener.
+	 */
 	private final Listener listener = new Listener();
 
+	/**
+	 * Brokers, which move due messages to the ready list of each topic that has a listener here.
+	 */
 	private final Broker broker = new Broker();
 
 	/**
@@ -106,6 +112,9 @@ public class DelayQueueProperties {
 		 */
 		private Duration shutdownTimeout = Duration.ofSeconds(30);
 
+		/**
+		 * Exponential backoff between delivery attempts.
+		 */
 		private final Backoff backoff = new Backoff();
 
 		public int getConcurrency() {

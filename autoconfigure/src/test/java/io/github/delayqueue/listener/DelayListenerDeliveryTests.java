@@ -2,6 +2,8 @@ package io.github.delayqueue.listener;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -41,6 +43,36 @@ class DelayListenerDeliveryTests {
 			assertThat(received.delivery.dueAt()).isEqualTo(sent.dueAt());
 			assertThat(received.at).isAfterOrEqualTo(sent.dueAt());
 		});
+	}
+
+	@Test
+	void messagesDueInTheSameMillisecondAreDeliveredInTheOrderTheyWereSent() {
+		QueueContexts.runner(QueueContexts.uniquePrefix()).withBean(SequenceListener.class).run((context) -> {
+			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+			Instant dueAt = Instant.now().plusMillis(500);
+			List<DelayMessage> messages = new ArrayList<>();
+			for (int i = 0; i < 200; i++) {
+				messages.add(DelayMessage.builder("sequence", Integer.toString(i)).dueAt(dueAt).build());
+			}
+			template.sendAll(messages.subList(0, 100));
+			for (DelayMessage message : messages.subList(100, 200)) {
+				template.send(message);
+			}
+			SequenceListener listener = context.getBean(SequenceListener.class);
+			await().atMost(Duration.ofSeconds(10)).until(() -> listener.received.size() == 200);
+			assertThat(listener.received).isSortedAccordingTo(Comparator.comparingInt(Integer::parseInt));
+		});
+	}
+
+	static class SequenceListener {
+
+		final List<String> received = new CopyOnWriteArrayList<>();
+
+		@DelayListener(topic = "sequence")
+		void on(String payload) {
+			this.received.add(payload);
+		}
+
 	}
 
 	record Order(String id, int amount) {
