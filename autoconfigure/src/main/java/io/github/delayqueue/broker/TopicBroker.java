@@ -1,5 +1,6 @@
 package io.github.delayqueue.broker;
 
+import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -159,15 +160,18 @@ public final class TopicBroker {
 		long sleep = (promoted.nextDueInMillis() >= 0) ? Math.min(promoted.nextDueInMillis(), maxSleep) : maxSleep;
 		if (System.nanoTime() - this.leaseCheckDueNanos >= 0) {
 			LeaseExpiryResult expired = this.store.expireLeases(this.topic, this.settings.batchSize(), this.maxAttempts);
-			if (expired.requeued() > 0 || expired.deadLettered() > 0) {
-				logger.warn("Topic '" + this.topic + "': lease expired for " + (expired.requeued() + expired.deadLettered())
-						+ " messages (consumer died or too slow): " + expired.requeued() + " delivered again, "
-						+ expired.deadLettered() + " dead-lettered after their last attempt");
+			if (!expired.requeued().isEmpty()) {
+				logger.warn("Topic '" + this.topic + "': lease expired (consumer died or too slow), delivering again: "
+						+ sample(expired.requeued()));
 				this.onReady.run();
+			}
+			if (!expired.deadLettered().isEmpty()) {
+				logger.warn("Topic '" + this.topic + "': lease expired on the last attempt, dead-lettered: "
+						+ sample(expired.deadLettered()));
 			}
 			long leaseCheck = (expired.nextExpiryInMillis() >= 0) ? Math.min(expired.nextExpiryInMillis(), maxSleep)
 					: maxSleep;
-			if (expired.requeued() + expired.deadLettered() == this.settings.batchSize()) {
+			if (expired.expired() == this.settings.batchSize()) {
 				leaseCheck = 0;
 			}
 			this.leaseCheckDueNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseCheck);
@@ -177,6 +181,10 @@ public final class TopicBroker {
 			sleep = Math.min(sleep, TimeUnit.NANOSECONDS.toMillis(this.leaseCheckDueNanos - System.nanoTime()) + 1);
 		}
 		return sleep;
+	}
+
+	private static String sample(List<String> ids) {
+		return (ids.size() <= 20) ? ids.toString() : ids.subList(0, 20) + " and " + (ids.size() - 20) + " more";
 	}
 
 	private void scheduleIn(long delayMillis) {

@@ -256,7 +256,9 @@ public class RedisMessageStore {
 				List.of(keys.inFlight(), keys.messages(), keys.ready(), keys.dead(), keys.deadMessages(),
 						keys.deadErrors()),
 				List.of(limit, maxAttempts, this.channel, topic));
-		return new LeaseExpiryResult((int) number(reply.get(0)), (int) number(reply.get(1)), number(reply.get(2)));
+		int requeued = (int) number(reply.get(0));
+		List<String> ids = reply.subList(3, reply.size()).stream().map(RedisMessageStore::text).toList();
+		return new LeaseExpiryResult(ids.subList(0, requeued), ids.subList(requeued, ids.size()), number(reply.get(2)));
 	}
 
 	/**

@@ -11,13 +11,14 @@
 -- ARGV[2] maximum attempts of the topic
 -- ARGV[3] signal channel
 -- ARGV[4] topic
--- Returns {messages made ready again, messages dead-lettered, ms until the next lease ends or -1}.
+-- Returns {messages made ready again, messages dead-lettered, ms until the next lease ends or -1,
+--          then the ids made ready again, then the ids dead-lettered}.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 local maxAttempts = tonumber(ARGV[2])
-local requeued = 0
-local dead = 0
+local requeued = {}
+local dead = {}
 for _, id in ipairs(ids) do
   local stored = redis.call('HGET', KEYS[2], id)
   if stored then
@@ -29,18 +30,18 @@ for _, id in ipairs(ids) do
       redis.call('HSET', KEYS[5], id, updated)
       redis.call('HSET', KEYS[6], id, 'lease expired on attempt ' .. attempts .. ' of ' .. maxAttempts)
       redis.call('ZADD', KEYS[4], now, id)
-      dead = dead + 1
+      dead[#dead + 1] = id
     else
       redis.call('HSET', KEYS[2], id, updated)
       redis.call('RPUSH', KEYS[3], id)
-      requeued = requeued + 1
+      requeued[#requeued + 1] = id
     end
   end
 end
 if #ids > 0 then
   redis.call('ZREMRANGEBYRANK', KEYS[1], 0, #ids - 1)
 end
-if requeued > 0 then
+if #requeued > 0 then
   redis.call('PUBLISH', ARGV[3], 'r' .. ARGV[4])
 end
 local nextLease = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
@@ -48,4 +49,11 @@ local wait = -1
 if nextLease[2] then
   wait = math.max(0, tonumber(nextLease[2]) - now)
 end
-return {requeued, dead, wait}
+local out = {#requeued, #dead, wait}
+for _, id in ipairs(requeued) do
+  out[#out + 1] = id
+end
+for _, id in ipairs(dead) do
+  out[#out + 1] = id
+end
+return out
