@@ -46,6 +46,25 @@ class DelayListenerDeliveryTests {
 	}
 
 	@Test
+	void wakeUpSignalsFromAnotherApplicationDeliverMessagesWithoutAnyPolling() {
+		String prefix = QueueContexts.uniquePrefix();
+		// Brokers and listeners that would otherwise sleep for an hour: only signals can wake them.
+		QueueContexts.runner(prefix)
+			.withBean(SequenceListener.class)
+			.withPropertyValues("delay-queue.broker.max-sleep=1h", "delay-queue.listener.idle-check-interval=1h")
+			.run((consumer) -> QueueContexts.runner(prefix).run((producer) -> {
+				SequenceListener listener = consumer.getBean(SequenceListener.class);
+				DelayQueueTemplate template = producer.getBean(DelayQueueTemplate.class);
+				template.send("sequence", "first", Duration.ofMillis(300));
+				await().atMost(Duration.ofSeconds(10)).until(() -> listener.received.contains("first"));
+				template.send("sequence", "later", Duration.ofMillis(800));
+				template.send("sequence", "earlier", Duration.ofMillis(100));
+				await().atMost(Duration.ofSeconds(10)).until(() -> listener.received.size() == 3);
+				assertThat(listener.received).containsExactly("first", "earlier", "later");
+			}));
+	}
+
+	@Test
 	void messagesDueInTheSameMillisecondAreDeliveredInTheOrderTheyWereSent() {
 		QueueContexts.runner(QueueContexts.uniquePrefix()).withBean(SequenceListener.class).run((context) -> {
 			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
