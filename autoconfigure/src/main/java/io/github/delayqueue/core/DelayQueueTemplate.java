@@ -170,7 +170,9 @@ public class DelayQueueTemplate {
 		String id = (message.id() != null) ? message.id() : this.idGenerator.next();
 		byte[] body = MessageFormat.encodeBody(message.headers(), payload);
 		if (message.dueAt() != null) {
-			return new NewMessage(id, false, message.dueAt().toEpochMilli(), body);
+			// Any instant before the epoch is simply in the past: due at once.
+			long dueAt = message.dueAt().isBefore(Instant.EPOCH) ? 0 : message.dueAt().toEpochMilli();
+			return new NewMessage(id, false, dueAt, body);
 		}
 		Duration delay = (message.delay() != null) ? message.delay() : Duration.ZERO;
 		return new NewMessage(id, true, delay.toMillis(), body);

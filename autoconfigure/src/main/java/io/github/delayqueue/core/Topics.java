@@ -31,7 +31,7 @@ public final class Topics {
 			if (c == '{' || c == '}') {
 				throw new InvalidMessageException("Topic '" + topic + "' must not contain '{' or '}'");
 			}
-			if (Character.isWhitespace(c) || Character.isISOControl(c)) {
+			if (Character.isWhitespace(c) || Character.isSpaceChar(c) || Character.isISOControl(c)) {
 				throw new InvalidMessageException("Topic '" + topic + "' must not contain whitespace");
 			}
 		}

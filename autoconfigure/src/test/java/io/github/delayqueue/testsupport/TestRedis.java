@@ -358,18 +358,6 @@ public final class TestRedis {
 	}
 
 	/**
-	 * Deletes all keys of all databases of the shared Redis ({@code FLUSHALL}).
-	 */
-	public void flushAll() {
-		try {
-			command(this.host, this.port, this.username, this.password, "FLUSHALL");
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException("FLUSHALL failed on " + this.host + ":" + this.port, ex);
-		}
-	}
-
-	/**
 	 * Sends one command to the shared Redis, authenticating first when it has a password.
 	 * @param args the command and its arguments
 	 * @return the reply as text
@@ -394,7 +382,7 @@ public final class TestRedis {
 	}
 
 	/**
-	 * Sends one command over a fresh connection, speaking just enough RESP for PING, INFO, FLUSHALL and the
+	 * Sends one command over a fresh connection, speaking just enough RESP for PING, INFO and the
 	 * like.
 	 * @param host the Redis host
 	 * @param port the Redis port

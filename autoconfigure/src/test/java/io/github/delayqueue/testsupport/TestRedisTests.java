@@ -82,14 +82,6 @@ class TestRedisTests {
 	}
 
 	@Test
-	void flushAllEmptiesTheSharedServer() throws IOException {
-		TestRedis redis = TestRedis.shared();
-		redis.command("SET", "test-redis-tests:flush", "value");
-		redis.flushAll();
-		assertThat(redis.command("EXISTS", "test-redis-tests:flush")).isEqualTo("0");
-	}
-
-	@Test
 	void urlWithPasswordAndDatabaseIsParsed() {
 		TestRedis redis = TestRedis.fromUrl("redis://:s3cret@redis.example:6390/2");
 		assertThat(redis.host()).isEqualTo("redis.example");
