@@ -104,7 +104,7 @@ public final class DelayQueueAutoConfiguration {
 			return new ListenerSettings(or(own.getConcurrency(), defaults.getConcurrency()),
 					or(own.getMaxAttempts(), defaults.getMaxAttempts()),
 					or(own.getVisibilityTimeout(), defaults.getVisibilityTimeout()), retryBackoff,
-					defaults.getIdleCheckInterval(), defaults.getShutdownTimeout());
+					defaults.getIdleCheckInterval(), defaults.getShutdownTimeout(), defaults.getMaxHandlingTime());
 		}
 
 		private static <T> T or(@Nullable T value, T fallback) {

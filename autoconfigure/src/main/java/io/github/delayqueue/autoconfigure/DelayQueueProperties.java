@@ -108,9 +108,16 @@ public class DelayQueueProperties {
 		private Duration idleCheckInterval = Duration.ofSeconds(5);
 
 		/**
-		 * How long stopping a listener waits for messages being handled to finish.
+		 * How long stopping a listener waits for messages being handled to finish; messages still
+		 * unfinished then are handed back to the ready list at once.
 		 */
 		private Duration shutdownTimeout = Duration.ofSeconds(30);
+
+		/**
+		 * How long a handler may run while its lease is extended in the background; past it the
+		 * lease runs out and the message is delivered again.
+		 */
+		private Duration maxHandlingTime = Duration.ofMinutes(10);
 
 		/**
 		 * Exponential backoff between delivery attempts.
@@ -155,6 +162,14 @@ public class DelayQueueProperties {
 
 		public void setShutdownTimeout(Duration shutdownTimeout) {
 			this.shutdownTimeout = shutdownTimeout;
+		}
+
+		public Duration getMaxHandlingTime() {
+			return this.maxHandlingTime;
+		}
+
+		public void setMaxHandlingTime(Duration maxHandlingTime) {
+			this.maxHandlingTime = maxHandlingTime;
 		}
 
 		public Backoff getBackoff() {

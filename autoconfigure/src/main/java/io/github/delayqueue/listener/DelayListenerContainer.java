@@ -2,11 +2,17 @@ package io.github.delayqueue.listener;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
 import io.github.delayqueue.convert.PayloadConversionException;
@@ -27,7 +33,8 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * Consumes one topic for one {@link DelayListenerEndpoint}: a fetch thread claims as many ready
  * messages as there are idle handler threads, waiting for a wake-up signal when the topic has
  * nothing ready; each handler thread invokes the listener method and then acknowledges, retries or
- * dead-letters the message.
+ * dead-letters the message. While a handler runs, its lease is extended in the background (up to
+ * the maximum handling time), so a long handler is never delivered twice at once.
  */
 final class DelayListenerContainer {
 
@@ -57,12 +64,20 @@ final class DelayListenerContainer {
 
 	private volatile boolean running;
 
-	private @Nullable Thread fetcher;
-
 	private @Nullable ExecutorService handlers;
 
-	DelayListenerContainer(DelayListenerEndpoint endpoint, RedisMessageStore store, PayloadConverter converter) {
+	private final ScheduledExecutorService scheduler;
+
+	private final Map<String, InFlightMessage> inFlight = new ConcurrentHashMap<>();
+
+	private final ReentrantLock claiming = new ReentrantLock();
+
+	private @Nullable ScheduledFuture<?> leaseExtension;
+
+	DelayListenerContainer(DelayListenerEndpoint endpoint, RedisMessageStore store, PayloadConverter converter,
+			ScheduledExecutorService scheduler) {
 		this.endpoint = endpoint;
+		this.scheduler = scheduler;
 		this.store = store;
 		this.converter = converter;
 		this.settings = endpoint.settings();
@@ -78,31 +93,101 @@ final class DelayListenerContainer {
 				daemonThreads("delay-queue-" + this.topic + "-"));
 		Thread thread = new Thread(this::fetchLoop, "delay-queue-" + this.topic + "-fetch");
 		thread.setDaemon(true);
-		this.fetcher = thread;
 		thread.start();
+		long period = Math.max(1, this.settings.visibilityTimeout().toMillis() / 3);
+		this.leaseExtension = this.scheduler.scheduleWithFixedDelay(this::extendLeases, period, period,
+				TimeUnit.MILLISECONDS);
 		logger.info("Listening to topic '" + this.topic + "' with " + this.endpoint.describe() + " (concurrency "
 				+ this.settings.concurrency() + ", max attempts " + this.settings.maxAttempts() + ")");
 	}
 
-	void stop() {
+	/** Stops claiming new messages; handlers already running go on. */
+	void stopClaiming() {
 		this.running = false;
 		wake();
-		Duration timeout = this.settings.shutdownTimeout();
+	}
+
+	/**
+	 * Lets running handlers finish until the deadline, then hands every message still unfinished
+	 * back to the ready list at once. Call {@link #stopClaiming()} first.
+	 * @param deadlineNanos the {@link System#nanoTime()} by which to be done
+	 */
+	void finishStopping(long deadlineNanos) {
 		try {
-			if (this.fetcher != null) {
-				this.fetcher.join(timeout.toMillis());
+			// Wait for a claim in progress, so that what it claims is handed back below.
+			if (this.claiming.tryLock(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+				this.claiming.unlock();
 			}
 			if (this.handlers != null) {
 				this.handlers.shutdown();
-				if (!this.handlers.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-					logger.warn("Topic '" + this.topic + "': handlers still busy after " + timeout
-							+ "; their messages are delivered again when their lease expires");
-					this.handlers.shutdownNow();
-				}
+				this.handlers.awaitTermination(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
 			}
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
+		}
+		if (this.leaseExtension != null) {
+			this.leaseExtension.cancel(false);
+		}
+		handBackUnfinished();
+		if (this.handlers != null) {
+			this.handlers.shutdownNow();
+		}
+	}
+
+	/** @return how long stopping waits for running handlers */
+	Duration shutdownTimeout() {
+		return this.settings.shutdownTimeout();
+	}
+
+	private void handBackUnfinished() {
+		for (InFlightMessage message : this.inFlight.values()) {
+			synchronized (message) {
+				if (message.isSettled()) {
+					continue;
+				}
+				message.settle();
+				Boolean released = callStore(message, "hand back",
+						() -> this.store.release(this.topic, message.id(), message.leaseDeadline()));
+				if (Boolean.TRUE.equals(released)) {
+					logger.warn("Topic '" + this.topic + "' message " + message.id()
+							+ " unfinished at shutdown: handed back to be delivered again");
+				}
+			}
+		}
+	}
+
+	private void extendLeases() {
+		long maxHandlingNanos = this.settings.maxHandlingTime().toNanos();
+		for (InFlightMessage message : this.inFlight.values()) {
+			synchronized (message) {
+				if (message.isSettled()) {
+					continue;
+				}
+				if (message.handlingNanos() > maxHandlingNanos) {
+					if (message.reportOverdue()) {
+						logger.warn("Topic '" + this.topic + "' message " + message.id() + " has been handled for more than "
+								+ "delay-queue.listener.max-handling-time (" + this.settings.maxHandlingTime()
+								+ "): its lease is no longer extended and it will be delivered again");
+					}
+					continue;
+				}
+				try {
+					long extended = this.store.extendLease(this.topic, message.id(), message.leaseDeadline(),
+							this.settings.visibilityTimeout());
+					if (extended < 0) {
+						message.settle();
+						logger.warn("Topic '" + this.topic + "' message " + message.id()
+								+ " lost its lease while being handled: it may be delivered again");
+					}
+					else {
+						message.leaseExtendedTo(extended);
+					}
+				}
+				catch (RuntimeException ex) {
+					this.outageLog.failed(ex);
+				}
+			}
 		}
 	}
 
@@ -126,8 +211,14 @@ final class DelayListenerContainer {
 				continue;
 			}
 			List<ClaimedMessage> claimed;
+			this.claiming.lock();
 			try {
+				if (!this.running) {
+					this.idleHandlers.release(wanted);
+					return;
+				}
 				claimed = this.store.claim(this.topic, wanted, this.settings.visibilityTimeout());
+				claimed.forEach((claim) -> this.inFlight.put(claim.id(), new InFlightMessage(claim)));
 				this.outageLog.succeeded();
 				outageBackoff = 0;
 			}
@@ -138,16 +229,27 @@ final class DelayListenerContainer {
 				awaitSignal(outageBackoff);
 				continue;
 			}
+			finally {
+				this.claiming.unlock();
+			}
 			this.idleHandlers.release(wanted - claimed.size());
-			for (ClaimedMessage message : claimed) {
-				this.handlers.execute(() -> {
-					try {
-						handle(message);
-					}
-					finally {
-						this.idleHandlers.release();
-					}
-				});
+			for (ClaimedMessage claim : claimed) {
+				InFlightMessage message = this.inFlight.get(claim.id());
+				try {
+					this.handlers.execute(() -> {
+						try {
+							handle(message);
+						}
+						finally {
+							this.inFlight.remove(message.id());
+							this.idleHandlers.release();
+						}
+					});
+				}
+				catch (RejectedExecutionException ex) {
+					// Stopping: the message stays in flight here and is handed back by finishStopping.
+					this.idleHandlers.release();
+				}
 			}
 			if (claimed.size() < wanted) {
 				awaitSignal(this.settings.idleCheckInterval().toMillis());
@@ -184,13 +286,14 @@ final class DelayListenerContainer {
 		}
 	}
 
-	private void handle(ClaimedMessage claimed) {
+	private void handle(InFlightMessage inFlight) {
+		ClaimedMessage claimed = inFlight.claimed();
 		StoredMessage message;
 		try {
 			message = MessageFormat.decode(claimed.id(), claimed.stored());
 		}
 		catch (CorruptMessageException ex) {
-			deadLetter(claimed, "Stored message is corrupt: " + ex.getMessage());
+			deadLetter(inFlight, "Stored message is corrupt: " + ex.getMessage());
 			return;
 		}
 		int attempt = message.attempts() + 1;
@@ -199,7 +302,7 @@ final class DelayListenerContainer {
 			argument = this.endpoint.argument(message, this.converter);
 		}
 		catch (PayloadConversionException ex) {
-			deadLetter(claimed, ex.getMessage());
+			deadLetter(inFlight, ex.getMessage());
 			return;
 		}
 		if (logger.isDebugEnabled()) {
@@ -209,13 +312,14 @@ final class DelayListenerContainer {
 			this.endpoint.invoke(argument);
 		}
 		catch (Throwable ex) {
-			failed(claimed, attempt, ex);
+			failed(inFlight, attempt, ex);
 			if (ex instanceof VirtualMachineError error) {
 				throw error;
 			}
 			return;
 		}
-		Boolean acked = callStore(claimed, "acknowledge", () -> this.store.ack(this.topic, claimed));
+		Boolean acked = settle(inFlight, "acknowledge",
+				() -> this.store.ack(this.topic, inFlight.id(), inFlight.leaseDeadline()));
 		if (Boolean.FALSE.equals(acked)) {
 			logger.warn("Topic '" + this.topic + "' message " + claimed.id()
 					+ " handled, but its lease had expired: it may be delivered again");
@@ -225,33 +329,50 @@ final class DelayListenerContainer {
 		}
 	}
 
-	private void failed(ClaimedMessage claimed, int attempt, Throwable ex) {
+	private void failed(InFlightMessage message, int attempt, Throwable ex) {
 		if (attempt >= this.settings.maxAttempts()) {
-			logger.warn("Topic '" + this.topic + "' message " + claimed.id() + " failed on its last attempt (" + attempt
+			logger.warn("Topic '" + this.topic + "' message " + message.id() + " failed on its last attempt (" + attempt
 					+ " of " + this.settings.maxAttempts() + "), moving it to the dead-letter set", ex);
-			deadLetter(claimed, describe(ex));
+			deadLetter(message, describe(ex));
 			return;
 		}
 		Duration backoff = this.settings.backoff().after(attempt);
-		logger.warn("Topic '" + this.topic + "' message " + claimed.id() + " failed on attempt " + attempt + " of "
+		logger.warn("Topic '" + this.topic + "' message " + message.id() + " failed on attempt " + attempt + " of "
 				+ this.settings.maxAttempts() + ", retrying in " + backoff + ": " + ex);
-		Long due = callStore(claimed, "schedule a retry", () -> this.store.retry(this.topic, claimed, backoff));
+		Long due = settle(message, "schedule a retry",
+				() -> this.store.retry(this.topic, message.id(), message.leaseDeadline(), backoff));
 		if (due != null && due < 0) {
-			logger.warn("Topic '" + this.topic + "' message " + claimed.id()
+			logger.warn("Topic '" + this.topic + "' message " + message.id()
 					+ " could not be scheduled for a retry: its lease had expired");
 		}
 	}
 
-	private void deadLetter(ClaimedMessage claimed, String error) {
-		logger.warn("Topic '" + this.topic + "' message " + claimed.id() + " dead-lettered: " + error);
-		Boolean moved = callStore(claimed, "dead-letter", () -> this.store.deadLetter(this.topic, claimed, error));
+	private void deadLetter(InFlightMessage message, String error) {
+		logger.warn("Topic '" + this.topic + "' message " + message.id() + " dead-lettered: " + error);
+		Boolean moved = settle(message, "dead-letter",
+				() -> this.store.deadLetter(this.topic, message.id(), message.leaseDeadline(), error));
 		if (Boolean.FALSE.equals(moved)) {
-			logger.warn("Topic '" + this.topic + "' message " + claimed.id()
+			logger.warn("Topic '" + this.topic + "' message " + message.id()
 					+ " could not be dead-lettered: its lease had expired");
 		}
 	}
 
-	private <T> @Nullable T callStore(ClaimedMessage claimed, String action, Supplier<T> call) {
+	/**
+	 * Ends the lease with a store call, unless it already ended (handed back at shutdown, or lost).
+	 */
+	private <T> @Nullable T settle(InFlightMessage message, String action, Supplier<T> call) {
+		synchronized (message) {
+			if (message.isSettled()) {
+				logger.warn("Topic '" + this.topic + "' message " + message.id() + ": handler finished after its lease"
+						+ " ended (handed back or lost), so it is not acknowledged and will be delivered again");
+				return null;
+			}
+			message.settle();
+			return callStore(message, action, call);
+		}
+	}
+
+	private <T> @Nullable T callStore(InFlightMessage message, String action, Supplier<T> call) {
 		RuntimeException failure = null;
 		for (int i = 0; i < STORE_CALL_TRIES; i++) {
 			try {
@@ -268,7 +389,7 @@ final class DelayListenerContainer {
 				}
 			}
 		}
-		logger.warn("Topic '" + this.topic + "' message " + claimed.id() + ": could not " + action
+		logger.warn("Topic '" + this.topic + "' message " + message.id() + ": could not " + action
 				+ ", it is delivered again when its lease expires: " + failure);
 		return null;
 	}

@@ -100,7 +100,8 @@ public class DelayListenerEndpointRegistry implements SmartLifecycle {
 		executor.setRemoveOnCancelPolicy(true);
 		this.scheduler = executor;
 		for (DelayListenerEndpoint endpoint : this.endpoints.values()) {
-			DelayListenerContainer container = new DelayListenerContainer(endpoint, this.store, this.converter);
+			DelayListenerContainer container = new DelayListenerContainer(endpoint, this.store, this.converter,
+					executor);
 			TopicBroker broker = new TopicBroker(endpoint.topic(), this.store, executor, this.brokerSettings,
 					endpoint.settings().maxAttempts(), container::wake);
 			this.signals.onReadyMessages(endpoint.topic(), container::wake);
@@ -125,7 +126,13 @@ public class DelayListenerEndpointRegistry implements SmartLifecycle {
 		}
 		this.running = false;
 		this.brokers.forEach(TopicBroker::stop);
-		this.containers.forEach(DelayListenerContainer::stop);
+		this.containers.forEach(DelayListenerContainer::stopClaiming);
+		long timeout = this.containers.stream()
+			.mapToLong((container) -> container.shutdownTimeout().toNanos())
+			.max()
+			.orElse(0);
+		long deadline = System.nanoTime() + timeout;
+		this.containers.forEach((container) -> container.finishStopping(deadline));
 		if (this.subscription != null) {
 			try {
 				this.subscription.destroy();

@@ -11,9 +11,10 @@ import java.time.Duration;
  * @param backoff waits between attempts
  * @param idleCheckInterval longest wait for a wake-up signal before checking Redis anyway
  * @param shutdownTimeout how long stopping waits for messages being handled
+ * @param maxHandlingTime how long a handler may run before its lease is no longer extended
  */
 public record ListenerSettings(int concurrency, int maxAttempts, Duration visibilityTimeout, RetryBackoff backoff,
-		Duration idleCheckInterval, Duration shutdownTimeout) {
+		Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime) {
 
 	/**
 	 * Checks the values.
@@ -23,6 +24,7 @@ public record ListenerSettings(int concurrency, int maxAttempts, Duration visibi
 	 * @param backoff waits between attempts
 	 * @param idleCheckInterval longest idle wait
 	 * @param shutdownTimeout how long stopping waits
+	 * @param maxHandlingTime how long a handler may run with its lease extended
 	 */
 	public ListenerSettings {
 		if (concurrency < 1) {
@@ -33,6 +35,9 @@ public record ListenerSettings(int concurrency, int maxAttempts, Duration visibi
 		}
 		if (visibilityTimeout.toMillis() < 1) {
 			throw new IllegalArgumentException("Visibility timeout must be positive, but was " + visibilityTimeout);
+		}
+		if (maxHandlingTime.toMillis() < 1) {
+			throw new IllegalArgumentException("Max handling time must be positive, but was " + maxHandlingTime);
 		}
 		if (idleCheckInterval.toMillis() < 1) {
 			throw new IllegalArgumentException("Idle check interval must be positive, but was " + idleCheckInterval);
@@ -45,7 +50,7 @@ public record ListenerSettings(int concurrency, int maxAttempts, Duration visibi
 	 */
 	public ListenerSettings withConcurrency(int concurrency) {
 		return new ListenerSettings(concurrency, this.maxAttempts, this.visibilityTimeout, this.backoff,
-				this.idleCheckInterval, this.shutdownTimeout);
+				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime);
 	}
 
 	/**
@@ -54,7 +59,7 @@ public record ListenerSettings(int concurrency, int maxAttempts, Duration visibi
 	 */
 	public ListenerSettings withMaxAttempts(int maxAttempts) {
 		return new ListenerSettings(this.concurrency, maxAttempts, this.visibilityTimeout, this.backoff,
-				this.idleCheckInterval, this.shutdownTimeout);
+				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime);
 	}
 
 }

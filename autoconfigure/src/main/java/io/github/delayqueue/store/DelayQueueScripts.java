@@ -26,6 +26,10 @@ final class DelayQueueScripts {
 
 	final RedisScript<List> expireLeases = multi("expire_leases");
 
+	final RedisScript<Long> release = integer("release");
+
+	final RedisScript<Long> extendLease = integer("extend_lease");
+
 	final RedisScript<Long> cancel = integer("cancel");
 
 	final RedisScript<Long> reschedule = integer("reschedule");

@@ -205,42 +205,71 @@ public class RedisMessageStore {
 	/**
 	 * Acknowledges a message: it is deleted with all its data.
 	 * @param topic the topic
-	 * @param message the claimed message
+	 * @param id the message id
+	 * @param lease the lease deadline the caller holds
 	 * @return {@code true} if acknowledged, {@code false} if the lease had been lost
 	 */
-	public boolean ack(String topic, ClaimedMessage message) {
+	public boolean ack(String topic, String id, long lease) {
 		TopicKeys keys = keys(topic);
-		List<?> reply = run(this.scripts.ack, List.of(keys.inFlight(), keys.messages()),
-				List.of(message.id(), message.leaseDeadline()));
+		List<?> reply = run(this.scripts.ack, List.of(keys.inFlight(), keys.messages()), List.of(id, lease));
 		return number(reply.get(0)) == 1;
 	}
 
 	/**
 	 * Schedules the next attempt of a message whose delivery failed.
 	 * @param topic the topic
-	 * @param message the claimed message
+	 * @param id the message id
+	 * @param lease the lease deadline the caller holds
 	 * @param backoff how long to wait before the next attempt
 	 * @return the due time of the next attempt (epoch ms), or -1 if the lease had been lost
 	 */
-	public long retry(String topic, ClaimedMessage message, Duration backoff) {
+	public long retry(String topic, String id, long lease, Duration backoff) {
 		TopicKeys keys = keys(topic);
 		return run(this.scripts.retry, List.of(keys.inFlight(), keys.messages(), keys.scheduled()),
-				List.of(message.id(), message.leaseDeadline(), backoff.toMillis(), this.channel, topic));
+				List.of(id, lease, backoff.toMillis(), this.channel, topic));
 	}
 
 	/**
 	 * Moves a message to the topic's dead-letter set.
 	 * @param topic the topic
-	 * @param message the claimed message
+	 * @param id the message id
+	 * @param lease the lease deadline the caller holds
 	 * @param error the last error, kept with the message
 	 * @return {@code true} if dead-lettered, {@code false} if the lease had been lost
 	 */
-	public boolean deadLetter(String topic, ClaimedMessage message, String error) {
+	public boolean deadLetter(String topic, String id, long lease, String error) {
 		TopicKeys keys = keys(topic);
 		Long reply = run(this.scripts.deadLetter,
 				List.of(keys.inFlight(), keys.messages(), keys.dead(), keys.deadMessages(), keys.deadErrors()),
-				List.of(message.id(), message.leaseDeadline(), error));
+				List.of(id, lease, error));
 		return reply == 1;
+	}
+
+	/**
+	 * Hands an unfinished message back: it is ready again at once, its attempts unchanged.
+	 * @param topic the topic
+	 * @param id the message id
+	 * @param lease the lease deadline the caller holds
+	 * @return {@code true} if it is ready again, {@code false} if the lease had been lost
+	 */
+	public boolean release(String topic, String id, long lease) {
+		TopicKeys keys = keys(topic);
+		Long reply = run(this.scripts.release, List.of(keys.inFlight(), keys.ready()),
+				List.of(id, lease, this.channel, topic));
+		return reply == 1;
+	}
+
+	/**
+	 * Extends the lease of a message whose handler is still working.
+	 * @param topic the topic
+	 * @param id the message id
+	 * @param lease the lease deadline the caller holds
+	 * @param length the new lease length, from Redis time
+	 * @return the new lease deadline (epoch ms), or -1 if the lease had been lost
+	 */
+	public long extendLease(String topic, String id, long lease, Duration length) {
+		TopicKeys keys = keys(topic);
+		return run(this.scripts.extendLease, List.of(keys.inFlight()), List.of(id, lease, length.toMillis()));
 	}
 
 	/**

@@ -244,7 +244,7 @@ class DelayQueueTemplateTests {
 			assertThat(again.dueAt()).isEqualTo(original.dueAt());
 			assertThat(queue.store.promote(TOPIC, 100).moved()).isZero();
 			assertThat(queue.claim(TOPIC)).isEmpty();
-			assertThat(queue.store.ack(TOPIC, inFlight)).isTrue();
+			assertThat(ack(queue, inFlight)).isTrue();
 			assertThat(queue.keysUnderPrefix()).isEmpty();
 		});
 	}
@@ -254,7 +254,7 @@ class DelayQueueTemplateTests {
 		run((queue) -> {
 			queue.template.send(DelayMessage.builder(TOPIC, "first").id("order-1").build());
 			ClaimedMessage first = queue.promoteAndClaimOne(TOPIC);
-			assertThat(queue.store.ack(TOPIC, first)).isTrue();
+			assertThat(ack(queue, first)).isTrue();
 			SendResult again = queue.template.send(DelayMessage.builder(TOPIC, "second").id("order-1").build());
 			assertThat(again.duplicate()).isFalse();
 			assertThat(again.id()).isEqualTo("order-1");
@@ -451,7 +451,7 @@ class DelayQueueTemplateTests {
 			ClaimedMessage inFlight = queue.promoteAndClaimOne(TOPIC);
 			assertThat(queue.template.cancel(TOPIC, sent.id())).isFalse();
 			assertThat(queue.redis.opsForHash().hasKey(queue.keys(TOPIC).messages(), sent.id())).isTrue();
-			assertThat(queue.store.ack(TOPIC, inFlight)).isTrue();
+			assertThat(ack(queue, inFlight)).isTrue();
 			assertThat(queue.keysUnderPrefix()).isEmpty();
 		});
 	}
@@ -477,7 +477,7 @@ class DelayQueueTemplateTests {
 	void cancelOfAnAcknowledgedMessageReturnsFalse() {
 		run((queue) -> {
 			SendResult sent = queue.template.send(TOPIC, "done", Duration.ZERO);
-			assertThat(queue.store.ack(TOPIC, queue.promoteAndClaimOne(TOPIC))).isTrue();
+			assertThat(ack(queue, queue.promoteAndClaimOne(TOPIC))).isTrue();
 			assertThat(queue.template.cancel(TOPIC, sent.id())).isFalse();
 		});
 	}
@@ -521,7 +521,7 @@ class DelayQueueTemplateTests {
 				assertThat(text(message.payload())).isEqualTo("second");
 			});
 			assertThat(queue.claim(TOPIC)).as("second claim").isEmpty();
-			assertThat(queue.store.ack(TOPIC, first.get(0))).isTrue();
+			assertThat(ack(queue, first.get(0))).isTrue();
 			assertThat(queue.claim(TOPIC)).as("claim after ack").isEmpty();
 			assertThat(queue.keysUnderPrefix()).isEmpty();
 		});
@@ -601,7 +601,7 @@ class DelayQueueTemplateTests {
 			assertThat(queue.template.reschedule(TOPIC, sent.id(), Duration.ofHours(1))).isFalse();
 			assertThat(queue.scheduledScore(TOPIC, sent.id())).isNull();
 			assertThat(queue.storedMessage(TOPIC, sent.id()).dueAtMillis()).isEqualTo(sent.dueAt().toEpochMilli());
-			assertThat(queue.store.ack(TOPIC, inFlight)).isTrue();
+			assertThat(ack(queue, inFlight)).isTrue();
 		});
 	}
 
@@ -878,6 +878,10 @@ class DelayQueueTemplateTests {
 			return claimed.get(0);
 		}
 
+	}
+
+	private static boolean ack(Queue queue, ClaimedMessage claimed) {
+		return queue.store.ack(TOPIC, claimed.id(), claimed.leaseDeadline());
 	}
 
 }

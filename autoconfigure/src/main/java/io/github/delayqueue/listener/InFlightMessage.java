@@ -1,0 +1,63 @@
+package io.github.delayqueue.listener;
+
+import io.github.delayqueue.store.ClaimedMessage;
+
+/**
+ * A message this application is handling, with the lease it currently holds. The lease deadline
+ * is the proof of the lease in Redis and changes when the lease is extended, so every use of it
+ * (extend, ack, retry, dead-letter, hand back) happens while holding this object's monitor, and
+ * the first of them that ends the lease marks the message {@link #isSettled() settled}.
+ */
+final class InFlightMessage {
+
+	private final ClaimedMessage claimed;
+
+	private final long startedNanos = System.nanoTime();
+
+	private long leaseDeadline;
+
+	private boolean settled;
+
+	private boolean overdueReported;
+
+	InFlightMessage(ClaimedMessage claimed) {
+		this.claimed = claimed;
+		this.leaseDeadline = claimed.leaseDeadline();
+	}
+
+	String id() {
+		return this.claimed.id();
+	}
+
+	ClaimedMessage claimed() {
+		return this.claimed;
+	}
+
+	long leaseDeadline() {
+		return this.leaseDeadline;
+	}
+
+	void leaseExtendedTo(long deadline) {
+		this.leaseDeadline = deadline;
+	}
+
+	long handlingNanos() {
+		return System.nanoTime() - this.startedNanos;
+	}
+
+	boolean isSettled() {
+		return this.settled;
+	}
+
+	void settle() {
+		this.settled = true;
+	}
+
+	/** @return {@code true} the first time only */
+	boolean reportOverdue() {
+		boolean first = !this.overdueReported;
+		this.overdueReported = true;
+		return first;
+	}
+
+}
