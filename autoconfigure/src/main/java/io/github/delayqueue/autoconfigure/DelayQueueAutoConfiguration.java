@@ -104,7 +104,9 @@ public final class DelayQueueAutoConfiguration {
 			return new ListenerSettings(or(own.getConcurrency(), defaults.getConcurrency()),
 					or(own.getMaxAttempts(), defaults.getMaxAttempts()),
 					or(own.getVisibilityTimeout(), defaults.getVisibilityTimeout()), retryBackoff,
-					defaults.getIdleCheckInterval(), defaults.getShutdownTimeout(), defaults.getMaxHandlingTime());
+					defaults.getIdleCheckInterval(), defaults.getShutdownTimeout(), defaults.getMaxHandlingTime(),
+					or(own.getLatePolicy(), defaults.getLatePolicy()),
+					or(own.getLateThreshold(), defaults.getLateThreshold()));
 		}
 
 		private static <T> T or(@Nullable T value, T fallback) {

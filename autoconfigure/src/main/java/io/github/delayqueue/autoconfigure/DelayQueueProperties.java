@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import io.github.delayqueue.listener.LatePolicy;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -120,6 +121,16 @@ public class DelayQueueProperties {
 		private Duration maxHandlingTime = Duration.ofMinutes(10);
 
 		/**
+		 * What to do with a message claimed later than the late threshold after its due time.
+		 */
+		private LatePolicy latePolicy = LatePolicy.DELIVER;
+
+		/**
+		 * How late after its due time a message may be claimed before the late policy applies.
+		 */
+		private Duration lateThreshold = Duration.ofHours(1);
+
+		/**
 		 * Exponential backoff between delivery attempts.
 		 */
 		private final Backoff backoff = new Backoff();
@@ -162,6 +173,22 @@ public class DelayQueueProperties {
 
 		public void setShutdownTimeout(Duration shutdownTimeout) {
 			this.shutdownTimeout = shutdownTimeout;
+		}
+
+		public LatePolicy getLatePolicy() {
+			return this.latePolicy;
+		}
+
+		public void setLatePolicy(LatePolicy latePolicy) {
+			this.latePolicy = latePolicy;
+		}
+
+		public Duration getLateThreshold() {
+			return this.lateThreshold;
+		}
+
+		public void setLateThreshold(Duration lateThreshold) {
+			this.lateThreshold = lateThreshold;
 		}
 
 		public Duration getMaxHandlingTime() {
@@ -292,6 +319,32 @@ public class DelayQueueProperties {
 		 * Longest wait between two attempts.
 		 */
 		private @Nullable Duration backoffMaxInterval;
+
+		/**
+		 * What to do with a message of this topic claimed later than its late threshold.
+		 */
+		private @Nullable LatePolicy latePolicy;
+
+		/**
+		 * How late a message of this topic may be claimed before the late policy applies.
+		 */
+		private @Nullable Duration lateThreshold;
+
+		public @Nullable LatePolicy getLatePolicy() {
+			return this.latePolicy;
+		}
+
+		public void setLatePolicy(@Nullable LatePolicy latePolicy) {
+			this.latePolicy = latePolicy;
+		}
+
+		public @Nullable Duration getLateThreshold() {
+			return this.lateThreshold;
+		}
+
+		public void setLateThreshold(@Nullable Duration lateThreshold) {
+			this.lateThreshold = lateThreshold;
+		}
 
 		public @Nullable Integer getConcurrency() {
 			return this.concurrency;

@@ -297,9 +297,15 @@ final class DelayListenerContainer {
 			return;
 		}
 		int attempt = message.attempts() + 1;
+		Duration lateness = Duration.ofMillis(Math.max(0, claimed.claimedAt() - message.dueAtMillis()));
+		if (this.settings.latePolicy() == LatePolicy.DEAD_LETTER && lateness.compareTo(this.settings.lateThreshold()) > 0) {
+			deadLetter(inFlight, "Claimed " + lateness + " after its due time, later than the late threshold "
+					+ this.settings.lateThreshold() + " of late policy " + LatePolicy.DEAD_LETTER);
+			return;
+		}
 		Object argument;
 		try {
-			argument = this.endpoint.argument(message, this.converter);
+			argument = this.endpoint.argument(message, lateness, this.converter);
 		}
 		catch (PayloadConversionException ex) {
 			deadLetter(inFlight, ex.getMessage());

@@ -3,6 +3,7 @@ package io.github.delayqueue.listener;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Type;
+import java.time.Duration;
 import java.time.Instant;
 
 import io.github.delayqueue.convert.PayloadConverter;
@@ -72,17 +73,18 @@ public final class DelayListenerEndpoint {
 	 * Converts a stored message to the method's argument.
 	 * @param topic the topic
 	 * @param message the stored message
+	 * @param lateness how long after its due time the message was claimed
 	 * @param converter the payload converter
 	 * @return the argument
 	 * @throws io.github.delayqueue.convert.PayloadConversionException if the payload cannot be read
 	 */
-	Object argument(StoredMessage message, PayloadConverter converter) {
+	Object argument(StoredMessage message, Duration lateness, PayloadConverter converter) {
 		Object payload = converter.fromBytes(message.payload(), this.payloadType);
 		if (!this.wantsDelivery) {
 			return payload;
 		}
 		return new Delivery<>(message.id(), this.topic, payload, Instant.ofEpochMilli(message.dueAtMillis()),
-				message.attempts() + 1, message.headers());
+				message.attempts() + 1, message.headers(), lateness);
 	}
 
 	/**

@@ -1,5 +1,6 @@
 package io.github.delayqueue.listener;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 
@@ -14,7 +15,9 @@ import java.util.Map;
  * @param dueAt when this delivery was due
  * @param attempt 1 on the first delivery, 2 on the first retry, and so on
  * @param headers the headers sent with the message
+ * @param lateness how long after {@code dueAt} the message was claimed, by the Redis clock: a few
+ * milliseconds normally, more after an outage, a stop or a backlog
  */
 public record Delivery<T>(String id, String topic, T payload, Instant dueAt, int attempt,
-		Map<String, String> headers) {
+		Map<String, String> headers, Duration lateness) {
 }

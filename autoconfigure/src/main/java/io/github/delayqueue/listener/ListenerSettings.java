@@ -12,9 +12,12 @@ import java.time.Duration;
  * @param idleCheckInterval longest wait for a wake-up signal before checking Redis anyway
  * @param shutdownTimeout how long stopping waits for messages being handled
  * @param maxHandlingTime how long a handler may run before its lease is no longer extended
+ * @param latePolicy what to do with a message claimed later than {@code lateThreshold}
+ * @param lateThreshold how late a message may be before the late policy applies
  */
 public record ListenerSettings(int concurrency, int maxAttempts, Duration visibilityTimeout, RetryBackoff backoff,
-		Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime) {
+		Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime, LatePolicy latePolicy,
+		Duration lateThreshold) {
 
 	/**
 	 * Checks the values.
@@ -25,6 +28,8 @@ public record ListenerSettings(int concurrency, int maxAttempts, Duration visibi
 	 * @param idleCheckInterval longest idle wait
 	 * @param shutdownTimeout how long stopping waits
 	 * @param maxHandlingTime how long a handler may run with its lease extended
+	 * @param latePolicy what to do with late messages
+	 * @param lateThreshold how late a message may be before the late policy applies
 	 */
 	public ListenerSettings {
 		if (concurrency < 1) {
@@ -39,6 +44,9 @@ public record ListenerSettings(int concurrency, int maxAttempts, Duration visibi
 		if (maxHandlingTime.toMillis() < 1) {
 			throw new IllegalArgumentException("Max handling time must be positive, but was " + maxHandlingTime);
 		}
+		if (lateThreshold.isNegative()) {
+			throw new IllegalArgumentException("Late threshold must not be negative, but was " + lateThreshold);
+		}
 		if (idleCheckInterval.toMillis() < 1) {
 			throw new IllegalArgumentException("Idle check interval must be positive, but was " + idleCheckInterval);
 		}
@@ -50,7 +58,7 @@ public record ListenerSettings(int concurrency, int maxAttempts, Duration visibi
 	 */
 	public ListenerSettings withConcurrency(int concurrency) {
 		return new ListenerSettings(concurrency, this.maxAttempts, this.visibilityTimeout, this.backoff,
-				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime);
+				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy, this.lateThreshold);
 	}
 
 	/**
@@ -59,7 +67,7 @@ public record ListenerSettings(int concurrency, int maxAttempts, Duration visibi
 	 */
 	public ListenerSettings withMaxAttempts(int maxAttempts) {
 		return new ListenerSettings(this.concurrency, maxAttempts, this.visibilityTimeout, this.backoff,
-				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime);
+				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy, this.lateThreshold);
 	}
 
 }

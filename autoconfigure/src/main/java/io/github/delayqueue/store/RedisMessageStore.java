@@ -195,9 +195,10 @@ public class RedisMessageStore {
 				List.of(keys.ready(), keys.inFlight(), keys.messages(), keys.scheduled()),
 				List.of(limit, lease.toMillis()));
 		long deadline = number(reply.get(0));
-		List<ClaimedMessage> claimed = new ArrayList<>((reply.size() - 1) / 2);
-		for (int i = 1; i + 1 < reply.size(); i += 2) {
-			claimed.add(new ClaimedMessage(text(reply.get(i)), deadline, (byte[]) reply.get(i + 1)));
+		long claimedAt = number(reply.get(1));
+		List<ClaimedMessage> claimed = new ArrayList<>((reply.size() - 2) / 2);
+		for (int i = 2; i + 1 < reply.size(); i += 2) {
+			claimed.add(new ClaimedMessage(text(reply.get(i)), deadline, claimedAt, (byte[]) reply.get(i + 1)));
 		}
 		return claimed;
 	}

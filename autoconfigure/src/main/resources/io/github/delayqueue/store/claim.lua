@@ -7,12 +7,12 @@
 -- KEYS[4] scheduled ZSET   id scored by due time
 -- ARGV[1] largest number of messages to claim
 -- ARGV[2] lease length in ms
--- Returns {lease deadline (epoch ms), id, stored message, id, stored message, ...}.
+-- Returns {lease deadline (epoch ms), claim time (epoch ms), id, stored message, id, stored message, ...}.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local deadline = now + tonumber(ARGV[2])
 local wanted = tonumber(ARGV[1])
-local out = {deadline}
+local out = {deadline, now}
 local claimed = 0
 local popped = 0
 while claimed < wanted and popped < 1000 do

@@ -19,6 +19,7 @@ import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.core.SendResult;
 import io.github.delayqueue.listener.DelayListenerAnnotationBeanPostProcessor;
 import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
+import io.github.delayqueue.listener.LatePolicy;
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.listener.ListenerSettingsProvider;
 import io.github.delayqueue.listener.RetryBackoff;
@@ -163,7 +164,7 @@ class DelayQueueAutoConfigurationTests {
 	void userListenerSettingsProviderReplacesTheDefault() {
 		ListenerSettingsProvider own = (topic) -> new ListenerSettings(9, 9, Duration.ofSeconds(9),
 				new RetryBackoff(Duration.ofSeconds(1), 1.0, Duration.ofSeconds(1)), Duration.ofSeconds(9),
-				Duration.ofSeconds(9), Duration.ofMinutes(9));
+				Duration.ofSeconds(9), Duration.ofMinutes(9), LatePolicy.DELIVER, Duration.ofHours(9));
 		this.runner.withBean(ListenerSettingsProvider.class, () -> own).run((context) -> {
 			assertThat(context).hasSingleBean(ListenerSettingsProvider.class);
 			assertThat(context).getBean(ListenerSettingsProvider.class).isSameAs(own);
@@ -296,7 +297,7 @@ class DelayQueueAutoConfigurationTests {
 				ListenerSettings settings = context.getBean(ListenerSettingsProvider.class).forTopic("orders");
 				assertThat(settings).isEqualTo(new ListenerSettings(1, 5, Duration.ofSeconds(30),
 						new RetryBackoff(Duration.ofSeconds(1), 2.0, Duration.ofMinutes(10)), Duration.ofSeconds(5),
-						Duration.ofSeconds(30), Duration.ofMinutes(10)));
+						Duration.ofSeconds(30), Duration.ofMinutes(10), LatePolicy.DELIVER, Duration.ofHours(1)));
 			});
 	}
 

@@ -2,6 +2,7 @@ package io.github.delayqueue.listener;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -97,6 +98,44 @@ class RetryAndDeadLetterTests {
 					.contains("Cannot read payload as").contains(Amount.class.getName());
 				StoredMessage dead = deadMessage(context.getBean(RedisConnectionFactory.class), keys, garbage.id());
 				assertThat(dead.attempts()).isEqualTo(1);
+			});
+	}
+
+	@Test
+	void messageClaimedLaterThanTheLateThresholdIsDeadLetteredUnderTheDeadLetterLatePolicy() {
+		String prefix = QueueContexts.uniquePrefix();
+		String[] ids = new String[2];
+		// Sent while no application listens: both are late by the time a listener starts.
+		QueueContexts.runner(prefix).run((context) -> {
+			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+			ids[0] = template.sendAt("typed", new Amount("EUR", 1), Instant.now().minusSeconds(60)).id();
+			ids[1] = template.sendAt("typed", new Amount("EUR", 2), Instant.now()).id();
+		});
+		QueueContexts.runner(prefix)
+			.withUserConfiguration(TypedListenerConfig.class)
+			.withPropertyValues("delay-queue.topics.typed.late-policy=dead-letter",
+					"delay-queue.topics.typed.late-threshold=30s")
+			.run((context) -> {
+				TypedListener listener = context.getBean(TypedListener.class);
+				StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
+				TopicKeys keys = context.getBean(RedisMessageStore.class).keys("typed");
+				await().atMost(Duration.ofSeconds(10)).until(() -> listener.received.size() == 1);
+				assertThat(listener.received).containsExactly(new Amount("EUR", 2));
+				await().atMost(Duration.ofSeconds(10))
+					.until(() -> Boolean.TRUE.equals(redis.opsForHash().hasKey(keys.deadErrors(), ids[0])));
+				assertThat((String) redis.opsForHash().get(keys.deadErrors(), ids[0])).contains("late threshold");
+			});
+	}
+
+	@Test
+	void deliveryTellsHowLateTheMessageWasClaimed() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withUserConfiguration(FlakyListenerConfig.class)
+			.run((context) -> {
+				FlakyListener listener = context.getBean(FlakyListener.class);
+				context.getBean(DelayQueueTemplate.class).sendAt("flaky", "late", Instant.now().minusSeconds(10));
+				await().atMost(Duration.ofSeconds(15)).until(() -> listener.deliveries.size() >= 1);
+				assertThat(listener.deliveries.get(0).lateness()).isGreaterThanOrEqualTo(Duration.ofSeconds(9));
 			});
 	}
 

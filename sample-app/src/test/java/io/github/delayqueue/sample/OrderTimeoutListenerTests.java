@@ -1,6 +1,7 @@
 package io.github.delayqueue.sample;
 
 import java.math.BigDecimal;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 
@@ -50,7 +51,7 @@ class OrderTimeoutListenerTests {
 
 	private static Delivery<OrderTimeout> delivery(String orderId, int attempt) {
 		return new Delivery<>(orderId, OrderService.TIMEOUT_TOPIC, new OrderTimeout(orderId), Instant.now(), attempt,
-				Map.of());
+				Map.of(), Duration.ZERO);
 	}
 
 }
