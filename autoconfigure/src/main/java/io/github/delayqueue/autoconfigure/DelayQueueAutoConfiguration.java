@@ -54,7 +54,8 @@ public final class DelayQueueAutoConfiguration {
 	@ConditionalOnMissingBean
 	DelayQueueTemplate delayQueueTemplate(RedisMessageStore store, PayloadConverter payloadConverter,
 			DelayQueueProperties properties) {
-		return new DelayQueueTemplate(store, payloadConverter, properties.getMaxPayloadSize());
+		return new DelayQueueTemplate(store, payloadConverter, properties.getMaxPayloadSize(),
+				properties.getProducer().isTransactionAware());
 	}
 
 	@Bean

@@ -42,6 +42,11 @@ public class DelayQueueProperties {
 	private final Broker broker = new Broker();
 
 	/**
+	 * Sending.
+	 */
+	private final Producer producer = new Producer();
+
+	/**
 	 * Per-topic settings, keyed by topic name; each overrides the matching listener setting.
 	 */
 	private final Map<String, Topic> topics = new LinkedHashMap<>();
@@ -76,6 +81,10 @@ public class DelayQueueProperties {
 
 	public Broker getBroker() {
 		return this.broker;
+	}
+
+	public Producer getProducer() {
+		return this.producer;
 	}
 
 	public Map<String, Topic> getTopics() {
@@ -281,6 +290,27 @@ public class DelayQueueProperties {
 
 		public void setMaxSleep(Duration maxSleep) {
 			this.maxSleep = maxSleep;
+		}
+
+	}
+
+	/**
+	 * Sending.
+	 */
+	public static class Producer {
+
+		/**
+		 * Whether a send inside an active Spring transaction is held back until the transaction
+		 * commits, and dropped if it rolls back.
+		 */
+		private boolean transactionAware = true;
+
+		public boolean isTransactionAware() {
+			return this.transactionAware;
+		}
+
+		public void setTransactionAware(boolean transactionAware) {
+			this.transactionAware = transactionAware;
 		}
 
 	}

@@ -24,6 +24,11 @@ import org.springframework.util.unit.DataSize;
  *
  * <p>For {@link #send(String, Object, Duration)} the due time is the Redis server's clock plus the
  * delay, so the clocks of application hosts never matter.
+ *
+ * <p>When transaction-aware (the default), a send inside an active Spring transaction is checked at
+ * once but held back until the transaction commits, and dropped if it rolls back. Its result then
+ * has the id, a due time estimated from this host's clock, and {@code duplicate() == false}, since
+ * Redis has not been asked yet.
  */
 public class DelayQueueTemplate {
 
@@ -35,18 +40,34 @@ public class DelayQueueTemplate {
 
 	private final long maxPayloadBytes;
 
+	private final boolean transactionAware;
+
 	private final MessageIdGenerator idGenerator = new MessageIdGenerator();
+
+	/**
+	 * Creates a transaction-aware template.
+	 * @param store the Redis store
+	 * @param payloadConverter converts payloads to bytes
+	 * @param maxPayloadSize the largest payload accepted, after conversion
+	 */
+	public DelayQueueTemplate(RedisMessageStore store, PayloadConverter payloadConverter, DataSize maxPayloadSize) {
+		this(store, payloadConverter, maxPayloadSize, true);
+	}
 
 	/**
 	 * Creates a template.
 	 * @param store the Redis store
 	 * @param payloadConverter converts payloads to bytes
 	 * @param maxPayloadSize the largest payload accepted, after conversion
+	 * @param transactionAware whether sends inside a Spring transaction wait for its commit (and
+	 * are dropped on rollback)
 	 */
-	public DelayQueueTemplate(RedisMessageStore store, PayloadConverter payloadConverter, DataSize maxPayloadSize) {
+	public DelayQueueTemplate(RedisMessageStore store, PayloadConverter payloadConverter, DataSize maxPayloadSize,
+			boolean transactionAware) {
 		this.store = store;
 		this.payloadConverter = payloadConverter;
 		this.maxPayloadBytes = maxPayloadSize.toBytes();
+		this.transactionAware = transactionAware;
 	}
 
 	/**
@@ -87,6 +108,10 @@ public class DelayQueueTemplate {
 			throw new InvalidMessageException("Message must not be null");
 		}
 		NewMessage stored = toNewMessage(message);
+		if (this.transactionAware && TransactionalSends.inTransaction()) {
+			TransactionalSends.defer(this.store, this, message.topic(), stored);
+			return new SendResult(stored.id(), estimatedDueAt(stored), false);
+		}
 		SendResult result = this.store.send(message.topic(), List.of(stored)).get(0);
 		logSent(message.topic(), result);
 		return result;
@@ -111,6 +136,17 @@ public class DelayQueueTemplate {
 		}
 		if (byTopic.isEmpty()) {
 			return List.of();
+		}
+		if (this.transactionAware && TransactionalSends.inTransaction()) {
+			List<SendResult> deferred = new ArrayList<>(messages.size());
+			Map<String, Iterator<NewMessage>> pending = new LinkedHashMap<>();
+			byTopic.forEach((topic, stored) -> pending.put(topic, stored.iterator()));
+			for (DelayMessage message : messages) {
+				NewMessage stored = pending.get(message.topic()).next();
+				TransactionalSends.defer(this.store, this, message.topic(), stored);
+				deferred.add(new SendResult(stored.id(), estimatedDueAt(stored), false));
+			}
+			return deferred;
 		}
 		Map<String, List<SendResult>> resultsByTopic = this.store.send(byTopic);
 		Map<String, Iterator<SendResult>> cursors = new LinkedHashMap<>();
@@ -176,6 +212,10 @@ public class DelayQueueTemplate {
 		}
 		Duration delay = (message.delay() != null) ? message.delay() : Duration.ZERO;
 		return new NewMessage(id, true, delay.toMillis(), body);
+	}
+
+	private static Instant estimatedDueAt(NewMessage message) {
+		return message.relative() ? Instant.now().plusMillis(message.when()) : Instant.ofEpochMilli(message.when());
 	}
 
 	private static void requireId(String messageId) {
