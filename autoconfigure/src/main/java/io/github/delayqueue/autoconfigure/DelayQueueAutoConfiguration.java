@@ -10,6 +10,7 @@ import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.listener.ListenerSettingsProvider;
 import io.github.delayqueue.listener.RetryBackoff;
 import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.RedisSettingsCheck;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -42,6 +43,12 @@ public final class DelayQueueAutoConfiguration {
 	@ConditionalOnMissingBean
 	RedisMessageStore delayQueueMessageStore(RedisConnectionFactory connectionFactory, DelayQueueProperties properties) {
 		return new RedisMessageStore(connectionFactory, properties.getKeyPrefix());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RedisSettingsCheck delayQueueRedisSettingsCheck(RedisConnectionFactory connectionFactory) {
+		return new RedisSettingsCheck(connectionFactory);
 	}
 
 	@Bean
