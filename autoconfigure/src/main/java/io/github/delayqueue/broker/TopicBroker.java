@@ -9,6 +9,7 @@ import io.github.delayqueue.store.LeaseExpiryResult;
 import io.github.delayqueue.store.OutageLog;
 import io.github.delayqueue.store.PromoteResult;
 import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.TopicRepair;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -132,7 +133,7 @@ public final class TopicBroker {
 			this.outageLog.succeeded();
 		}
 		catch (RuntimeException ex) {
-			this.outageLog.failed(ex);
+			TopicRepair.failed(this.store, this.topic, ex, this.outageLog);
 			this.outageBackoffMillis = Math.min(MAX_OUTAGE_BACKOFF_MILLIS, Math.max(100, this.outageBackoffMillis * 2));
 			sleepMillis = this.outageBackoffMillis;
 		}

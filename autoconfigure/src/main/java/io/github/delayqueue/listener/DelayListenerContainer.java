@@ -23,6 +23,7 @@ import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.OutageLog;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.StoredMessage;
+import io.github.delayqueue.store.TopicRepair;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -224,7 +225,7 @@ final class DelayListenerContainer {
 			}
 			catch (RuntimeException ex) {
 				this.idleHandlers.release(wanted);
-				this.outageLog.failed(ex);
+				TopicRepair.failed(this.store, this.topic, ex, this.outageLog);
 				outageBackoff = Math.min(MAX_OUTAGE_BACKOFF_MILLIS, Math.max(100, outageBackoff * 2));
 				awaitSignal(outageBackoff);
 				continue;

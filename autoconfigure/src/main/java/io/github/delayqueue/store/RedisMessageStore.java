@@ -11,6 +11,7 @@ import java.util.Map;
 import io.github.delayqueue.core.SendResult;
 
 import org.springframework.dao.DataAccessException;
+import org.springframework.data.redis.connection.DataType;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.core.RedisCallback;
@@ -315,6 +316,39 @@ public class RedisMessageStore {
 		TopicKeys keys = keys(topic);
 		return run(this.scripts.reschedule, List.of(keys.messages(), keys.scheduled(), keys.inFlight()),
 				List.of(id, DELAY, delay.toMillis(), this.channel, topic));
+	}
+
+	/**
+	 * Moves aside the keys of a topic that hold the wrong Redis type (written by something else),
+	 * so that they no longer stall the topic: each is renamed to
+	 * {@code <key>:quarantined:<epoch ms>} and kept for inspection.
+	 * @param topic the topic
+	 * @return the keys that were moved aside
+	 */
+	public List<String> quarantineWrongTypes(String topic) {
+		List<String> moved = new ArrayList<>();
+		keys(topic).types().forEach((key, expected) -> {
+			DataType actual = this.redis.type(key);
+			if (actual != null && actual != DataType.NONE && actual != expected) {
+				this.redis.rename(key, key + ":quarantined:" + System.currentTimeMillis());
+				moved.add(key + " (" + actual.code() + ", expected " + expected.code() + ")");
+			}
+		});
+		return moved;
+	}
+
+	/**
+	 * Whether a failure is Redis refusing a command for a key of the wrong type.
+	 * @param ex the failure
+	 * @return {@code true} for a WRONGTYPE error
+	 */
+	public static boolean isWrongType(Throwable ex) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			if (cause.getMessage() != null && cause.getMessage().contains("WRONGTYPE")) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private <T> T run(RedisScript<T> script, List<String> keys, List<?> args) {

@@ -1,6 +1,9 @@
 package io.github.delayqueue.store;
 
 import java.util.List;
+import java.util.Map;
+
+import org.springframework.data.redis.connection.DataType;
 
 /**
  * The Redis keys of one topic. Every key shares the hash tag {@code {topic}}, so all of a topic's
@@ -49,6 +52,12 @@ public record TopicKeys(String prefix, String topic) {
 	/** @return every key of the topic */
 	public List<String> all() {
 		return List.of(messages(), scheduled(), ready(), inFlight(), dead(), deadMessages(), deadErrors());
+	}
+
+	/** @return every key of the topic with its Redis type */
+	public Map<String, DataType> types() {
+		return Map.of(messages(), DataType.HASH, scheduled(), DataType.ZSET, ready(), DataType.LIST, inFlight(),
+				DataType.ZSET, dead(), DataType.ZSET, deadMessages(), DataType.HASH, deadErrors(), DataType.HASH);
 	}
 
 	/**

@@ -11,8 +11,18 @@
 -- ARGV[2] maximum attempts of the topic
 -- ARGV[3] signal channel
 -- ARGV[4] topic
+-- A message whose stored header is unreadable is dead-lettered as corrupt.
 -- Returns {messages made ready again, messages dead-lettered, ms until the next lease ends or -1,
 --          then the ids made ready again, then the ids dead-lettered}.
+local function header(stored)
+  local p1 = string.find(stored, ':', 1, true)
+  local p2 = p1 and string.find(stored, ':', p1 + 1, true)
+  local attempts = p1 and tonumber(string.sub(stored, 1, p1 - 1))
+  local due = p2 and tonumber(string.sub(stored, p1 + 1, p2 - 1))
+  if attempts and due then
+    return attempts, due, p2
+  end
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
@@ -22,16 +32,22 @@ local dead = {}
 for _, id in ipairs(ids) do
   local stored = redis.call('HGET', KEYS[2], id)
   if stored then
-    local p1 = string.find(stored, ':', 1, true)
-    local attempts = tonumber(string.sub(stored, 1, p1 - 1)) + 1
-    local updated = attempts .. string.sub(stored, p1)
-    if attempts >= maxAttempts then
+    local attempts, due, bodyAt = header(stored)
+    if not attempts then
+      redis.call('HDEL', KEYS[2], id)
+      redis.call('HSET', KEYS[5], id, stored)
+      redis.call('HSET', KEYS[6], id, 'stored message is corrupt: unreadable header')
+      redis.call('ZADD', KEYS[4], now, id)
+      dead[#dead + 1] = id
+    elseif attempts + 1 >= maxAttempts then
+      local updated = (attempts + 1) .. ':' .. string.format('%.0f', due) .. string.sub(stored, bodyAt)
       redis.call('HDEL', KEYS[2], id)
       redis.call('HSET', KEYS[5], id, updated)
-      redis.call('HSET', KEYS[6], id, 'lease expired on attempt ' .. attempts .. ' of ' .. maxAttempts)
+      redis.call('HSET', KEYS[6], id, 'lease expired on attempt ' .. (attempts + 1) .. ' of ' .. maxAttempts)
       redis.call('ZADD', KEYS[4], now, id)
       dead[#dead + 1] = id
     else
+      local updated = (attempts + 1) .. ':' .. string.format('%.0f', due) .. string.sub(stored, bodyAt)
       redis.call('HSET', KEYS[2], id, updated)
       redis.call('RPUSH', KEYS[3], id)
       requeued[#requeued + 1] = id

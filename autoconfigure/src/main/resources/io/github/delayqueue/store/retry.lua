@@ -8,7 +8,17 @@
 -- ARGV[3] backoff in ms from Redis time
 -- ARGV[4] signal channel
 -- ARGV[5] topic
+-- A stored message whose "<attempts>:<due ms>:" header is unreadable is handled as attempts 0.
 -- Returns the due time of the next attempt (epoch ms), or -1 if the lease was lost.
+local function header(stored)
+  local p1 = string.find(stored, ':', 1, true)
+  local p2 = p1 and string.find(stored, ':', p1 + 1, true)
+  local attempts = p1 and tonumber(string.sub(stored, 1, p1 - 1))
+  local due = p2 and tonumber(string.sub(stored, p1 + 1, p2 - 1))
+  if attempts and due then
+    return attempts, due, p2
+  end
+end
 local lease = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not lease or tonumber(lease) ~= tonumber(ARGV[2]) then
   return -1
@@ -21,10 +31,9 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local due = now + tonumber(ARGV[3])
-local p1 = string.find(stored, ':', 1, true)
-local p2 = string.find(stored, ':', p1 + 1, true)
-local attempts = tonumber(string.sub(stored, 1, p1 - 1)) + 1
-redis.call('HSET', KEYS[2], ARGV[1], attempts .. ':' .. string.format('%.0f', due) .. string.sub(stored, p2))
+local attempts, _, bodyAt = header(stored)
+local body = bodyAt and string.sub(stored, bodyAt) or (':' .. stored)
+redis.call('HSET', KEYS[2], ARGV[1], ((attempts or 0) + 1) .. ':' .. string.format('%.0f', due) .. body)
 redis.call('ZADD', KEYS[3], due, ARGV[1])
 local head = redis.call('ZRANGE', KEYS[3], 0, 0)
 if head[1] == ARGV[1] then

@@ -8,6 +8,15 @@
 -- ARGV[3..] four values per message: id, due kind ("d" = delay in ms from Redis time,
 --           "a" = absolute epoch ms), the delay or due time, body
 -- Returns two integers per message: duplicate (1 or 0), due time (epoch ms).
+local function header(stored)
+  local p1 = string.find(stored, ':', 1, true)
+  local p2 = p1 and string.find(stored, ':', p1 + 1, true)
+  local attempts = p1 and tonumber(string.sub(stored, 1, p1 - 1))
+  local due = p2 and tonumber(string.sub(stored, p1 + 1, p2 - 1))
+  if attempts and due then
+    return attempts, due, p2
+  end
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
@@ -18,10 +27,9 @@ for i = 3, #ARGV, 4 do
   local id = ARGV[i]
   local stored = redis.call('HGET', KEYS[1], id)
   if stored then
-    local p1 = string.find(stored, ':', 1, true)
-    local p2 = string.find(stored, ':', p1 + 1, true)
+    local _, due = header(stored)
     out[#out + 1] = 1
-    out[#out + 1] = tonumber(string.sub(stored, p1 + 1, p2 - 1))
+    out[#out + 1] = due or 0
   else
     local due = tonumber(ARGV[i + 2])
     if ARGV[i + 1] == 'd' then
