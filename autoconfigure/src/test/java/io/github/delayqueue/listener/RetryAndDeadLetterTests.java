@@ -128,6 +128,18 @@ class RetryAndDeadLetterTests {
 	}
 
 	@Test
+	void handlerThrowingAnErrorOrInterruptedExceptionIsRetriedLikeAnyFailure() {
+		QueueContexts.runner(QueueContexts.uniquePrefix()).withBean(ThrowingListener.class).run((context) -> {
+			ThrowingListener listener = context.getBean(ThrowingListener.class);
+			context.getBean(DelayQueueTemplate.class).send("throwing", "error", Duration.ZERO);
+			context.getBean(DelayQueueTemplate.class).send("throwing", "interrupted", Duration.ZERO);
+			await().atMost(Duration.ofSeconds(15)).until(() -> listener.handled.size() == 2);
+			assertThat(listener.handled).containsExactlyInAnyOrder("error", "interrupted");
+			assertThat(listener.failures.get()).isEqualTo(2);
+		});
+	}
+
+	@Test
 	void deliveryTellsHowLateTheMessageWasClaimed() {
 		QueueContexts.runner(QueueContexts.uniquePrefix())
 			.withUserConfiguration(FlakyListenerConfig.class)
@@ -180,6 +192,26 @@ class RetryAndDeadLetterTests {
 		void on(String payload) {
 			this.attempts.incrementAndGet();
 			throw new IllegalStateException("always fails");
+		}
+
+	}
+
+	static class ThrowingListener {
+
+		final List<String> handled = new CopyOnWriteArrayList<>();
+
+		final AtomicInteger failures = new AtomicInteger();
+
+		@DelayListener(topic = "throwing")
+		void on(Delivery<String> delivery) throws InterruptedException {
+			if (delivery.attempt() == 1) {
+				this.failures.incrementAndGet();
+				if (delivery.payload().equals("error")) {
+					throw new AssertionError("an Error from the handler");
+				}
+				throw new InterruptedException("interrupted handler");
+			}
+			this.handled.add(delivery.payload());
 		}
 
 	}
