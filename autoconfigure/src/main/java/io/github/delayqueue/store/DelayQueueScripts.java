@@ -1,5 +1,8 @@
 package io.github.delayqueue.store;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 import org.springframework.core.io.ClassPathResource;
@@ -8,9 +11,11 @@ import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * The Lua scripts of the queue, one per state transition, read from the {@code .lua} files beside
- * this class.
+ * this class, each with the helpers of {@code functions.lua} in front.
  */
 final class DelayQueueScripts {
+
+	private static final String FUNCTIONS = read("functions");
 
 	final RedisScript<List> send = multi("send");
 
@@ -44,10 +49,18 @@ final class DelayQueueScripts {
 
 	private static <T> RedisScript<T> load(String name, Class<T> resultType) {
 		DefaultRedisScript<T> script = new DefaultRedisScript<>();
-		script.setLocation(new ClassPathResource(name + ".lua", DelayQueueScripts.class));
+		script.setScriptText(FUNCTIONS + read(name));
 		script.setResultType(resultType);
-		script.getSha1();
 		return script;
+	}
+
+	private static String read(String name) {
+		try {
+			return new ClassPathResource(name + ".lua", DelayQueueScripts.class).getContentAsString(StandardCharsets.UTF_8);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot read script " + name + ".lua", ex);
+		}
 	}
 
 }

@@ -8,8 +8,7 @@
 -- ARGV[1] largest number of messages to claim
 -- ARGV[2] lease length in ms
 -- Returns {lease deadline (epoch ms), claim time (epoch ms), id, stored message, id, stored message, ...}.
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local deadline = now + tonumber(ARGV[2])
 local wanted = tonumber(ARGV[1])
 local out = {deadline, now}

@@ -10,15 +10,6 @@
 -- ARGV[3] last error
 -- A stored message whose header is unreadable is kept exactly as it was.
 -- Returns 1 if dead-lettered, 0 if the lease was lost.
-local function header(stored)
-  local p1 = string.find(stored, ':', 1, true)
-  local p2 = p1 and string.find(stored, ':', p1 + 1, true)
-  local attempts = p1 and tonumber(string.sub(stored, 1, p1 - 1))
-  local due = p2 and tonumber(string.sub(stored, p1 + 1, p2 - 1))
-  if attempts and due then
-    return attempts, due, p2
-  end
-end
 local lease = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not lease or tonumber(lease) ~= tonumber(ARGV[2]) then
   return 0
@@ -28,8 +19,7 @@ redis.call('ZREM', KEYS[1], ARGV[1])
 if not stored then
   return 0
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local attempts, due, bodyAt = header(stored)
 local updated = stored
 if attempts then

@@ -14,17 +14,7 @@
 -- A message whose stored header is unreadable is dead-lettered as corrupt.
 -- Returns {messages made ready again, messages dead-lettered, ms until the next lease ends or -1,
 --          then the ids made ready again, then the ids dead-lettered}.
-local function header(stored)
-  local p1 = string.find(stored, ':', 1, true)
-  local p2 = p1 and string.find(stored, ':', p1 + 1, true)
-  local attempts = p1 and tonumber(string.sub(stored, 1, p1 - 1))
-  local due = p2 and tonumber(string.sub(stored, p1 + 1, p2 - 1))
-  if attempts and due then
-    return attempts, due, p2
-  end
-end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 local maxAttempts = tonumber(ARGV[2])
 local requeued = {}

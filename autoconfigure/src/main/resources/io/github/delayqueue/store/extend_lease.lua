@@ -9,8 +9,7 @@ local lease = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not lease or tonumber(lease) ~= tonumber(ARGV[2]) then
   return -1
 end
-local t = redis.call('TIME')
-local deadline = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[3])
+local deadline = now_ms() + tonumber(ARGV[3])
 if deadline <= tonumber(lease) then
   deadline = tonumber(lease) + 1
 end

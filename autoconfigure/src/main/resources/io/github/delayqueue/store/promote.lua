@@ -6,8 +6,7 @@
 -- ARGV[2] signal channel
 -- ARGV[3] topic
 -- Returns {messages moved, ms until the next scheduled message is due (0 if already due), or -1 if none}.
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 if #ids > 0 then
   redis.call('RPUSH', KEYS[2], unpack(ids))

@@ -10,23 +10,13 @@
 -- ARGV[5] topic
 -- A stored message whose header is unreadable is rescheduled but left as it is.
 -- Returns the new due time (epoch ms), or -1 if the message is not pending.
-local function header(stored)
-  local p1 = string.find(stored, ':', 1, true)
-  local p2 = p1 and string.find(stored, ':', p1 + 1, true)
-  local attempts = p1 and tonumber(string.sub(stored, 1, p1 - 1))
-  local due = p2 and tonumber(string.sub(stored, p1 + 1, p2 - 1))
-  if attempts and due then
-    return attempts, due, p2
-  end
-end
 local stored = redis.call('HGET', KEYS[1], ARGV[1])
 if not stored or redis.call('ZSCORE', KEYS[3], ARGV[1]) then
   return -1
 end
 local due = tonumber(ARGV[3])
 if ARGV[2] == 'd' then
-  local t = redis.call('TIME')
-  due = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + due
+  due = now_ms() + due
 end
 local attempts, _, bodyAt = header(stored)
 if attempts then

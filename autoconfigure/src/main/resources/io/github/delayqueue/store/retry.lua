@@ -10,15 +10,6 @@
 -- ARGV[5] topic
 -- A stored message whose "<attempts>:<due ms>:" header is unreadable is handled as attempts 0.
 -- Returns the due time of the next attempt (epoch ms), or -1 if the lease was lost.
-local function header(stored)
-  local p1 = string.find(stored, ':', 1, true)
-  local p2 = p1 and string.find(stored, ':', p1 + 1, true)
-  local attempts = p1 and tonumber(string.sub(stored, 1, p1 - 1))
-  local due = p2 and tonumber(string.sub(stored, p1 + 1, p2 - 1))
-  if attempts and due then
-    return attempts, due, p2
-  end
-end
 local lease = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not lease or tonumber(lease) ~= tonumber(ARGV[2]) then
   return -1
@@ -28,8 +19,7 @@ redis.call('ZREM', KEYS[1], ARGV[1])
 if not stored then
   return -1
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local due = now + tonumber(ARGV[3])
 local attempts, _, bodyAt = header(stored)
 local body = bodyAt and string.sub(stored, bodyAt) or (':' .. stored)

@@ -8,17 +8,7 @@
 -- ARGV[3..] four values per message: id, due kind ("d" = delay in ms from Redis time,
 --           "a" = absolute epoch ms), the delay or due time, body
 -- Returns two integers per message: duplicate (1 or 0), due time (epoch ms).
-local function header(stored)
-  local p1 = string.find(stored, ':', 1, true)
-  local p2 = p1 and string.find(stored, ':', p1 + 1, true)
-  local attempts = p1 and tonumber(string.sub(stored, 1, p1 - 1))
-  local due = p2 and tonumber(string.sub(stored, p1 + 1, p2 - 1))
-  if attempts and due then
-    return attempts, due, p2
-  end
-end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 local headDue = head[2] and tonumber(head[2])
 local earliest
