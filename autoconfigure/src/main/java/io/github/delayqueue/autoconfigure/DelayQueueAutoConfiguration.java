@@ -9,8 +9,11 @@ import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.listener.ListenerSettingsProvider;
 import io.github.delayqueue.listener.RetryBackoff;
+import io.github.delayqueue.metrics.DelayQueueMetrics;
+import io.github.delayqueue.metrics.MicrometerDelayQueueMetrics;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.RedisSettingsCheck;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -23,6 +26,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
@@ -32,7 +36,8 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  * {@code delay-queue.enabled=false} switches it all off.
  */
 @AutoConfiguration(after = DataRedisAutoConfiguration.class,
-		afterName = "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration")
+		afterName = { "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration",
+				"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration" })
 @ConditionalOnClass({ RedisConnectionFactory.class, JsonMapper.class })
 @ConditionalOnBean(RedisConnectionFactory.class)
 @ConditionalOnBooleanProperty(name = "delay-queue.enabled", matchIfMissing = true)
@@ -60,9 +65,11 @@ public final class DelayQueueAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	DelayQueueTemplate delayQueueTemplate(RedisMessageStore store, PayloadConverter payloadConverter,
-			DelayQueueProperties properties) {
-		return new DelayQueueTemplate(store, payloadConverter, properties.getMaxPayloadSize(),
+			DelayQueueProperties properties, ObjectProvider<DelayQueueMetrics> metrics) {
+		DelayQueueTemplate template = new DelayQueueTemplate(store, payloadConverter, properties.getMaxPayloadSize(),
 				properties.getProducer().isTransactionAware());
+		template.setMetrics(metrics.getIfAvailable(() -> DelayQueueMetrics.NONE));
+		return template;
 	}
 
 	@Bean
@@ -75,10 +82,30 @@ public final class DelayQueueAutoConfiguration {
 	@ConditionalOnMissingBean
 	DelayListenerEndpointRegistry delayListenerEndpointRegistry(RedisMessageStore store,
 			PayloadConverter payloadConverter, RedisConnectionFactory connectionFactory,
-			DelayQueueProperties properties) {
+			DelayQueueProperties properties, ObjectProvider<DelayQueueMetrics> metrics) {
 		DelayQueueProperties.Broker broker = properties.getBroker();
-		return new DelayListenerEndpointRegistry(store, payloadConverter, connectionFactory,
-				new BrokerSettings(broker.getBatchSize(), broker.getMaxSleep()));
+		DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(store, payloadConverter,
+				connectionFactory, new BrokerSettings(broker.getBatchSize(), broker.getMaxSleep()));
+		registry.setMetrics(metrics.getIfAvailable(() -> DelayQueueMetrics.NONE));
+		return registry;
+	}
+
+	/**
+	 * Reports the queue's events to Micrometer when a {@link MeterRegistry} exists.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(MeterRegistry.class)
+	static class MicrometerMetricsConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		@ConditionalOnBean(MeterRegistry.class)
+		DelayQueueMetrics delayQueueMetrics(MeterRegistry meterRegistry, DelayQueueProperties properties) {
+			DelayQueueProperties.Metrics metrics = properties.getMetrics();
+			return new MicrometerDelayQueueMetrics(meterRegistry, metrics.getLatenessPercentiles(),
+					metrics.isLatenessHistogram());
+		}
+
 	}
 
 	@Bean

@@ -47,6 +47,11 @@ public class DelayQueueProperties {
 	private final Producer producer = new Producer();
 
 	/**
+	 * Micrometer metrics.
+	 */
+	private final Metrics metrics = new Metrics();
+
+	/**
 	 * Per-topic settings, keyed by topic name; each overrides the matching listener setting.
 	 */
 	private final Map<String, Topic> topics = new LinkedHashMap<>();
@@ -85,6 +90,10 @@ public class DelayQueueProperties {
 
 	public Producer getProducer() {
 		return this.producer;
+	}
+
+	public Metrics getMetrics() {
+		return this.metrics;
 	}
 
 	public Map<String, Topic> getTopics() {
@@ -311,6 +320,39 @@ public class DelayQueueProperties {
 
 		public void setTransactionAware(boolean transactionAware) {
 			this.transactionAware = transactionAware;
+		}
+
+	}
+
+	/**
+	 * Micrometer metrics.
+	 */
+	public static class Metrics {
+
+		/**
+		 * Percentiles of the lateness timer computed in the application, e.g. 0.5, 0.99.
+		 */
+		private double[] latenessPercentiles = new double[0];
+
+		/**
+		 * Whether the lateness timer publishes a histogram for percentiles computed by the backend.
+		 */
+		private boolean latenessHistogram;
+
+		public double[] getLatenessPercentiles() {
+			return this.latenessPercentiles;
+		}
+
+		public void setLatenessPercentiles(double[] latenessPercentiles) {
+			this.latenessPercentiles = latenessPercentiles;
+		}
+
+		public boolean isLatenessHistogram() {
+			return this.latenessHistogram;
+		}
+
+		public void setLatenessHistogram(boolean latenessHistogram) {
+			this.latenessHistogram = latenessHistogram;
 		}
 
 	}

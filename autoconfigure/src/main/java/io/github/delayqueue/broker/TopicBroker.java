@@ -5,6 +5,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
+import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.store.LeaseExpiryResult;
 import io.github.delayqueue.store.OutageLog;
 import io.github.delayqueue.store.PromoteResult;
@@ -40,6 +41,8 @@ public final class TopicBroker {
 
 	private final OutageLog outageLog;
 
+	private final DelayQueueMetrics metrics;
+
 	private final Object lock = new Object();
 
 	private @Nullable ScheduledFuture<?> next;
@@ -64,15 +67,17 @@ public final class TopicBroker {
 	 * @param settings the broker settings
 	 * @param maxAttempts the topic's maximum attempts, for messages whose lease expires
 	 * @param onReady called after messages were made ready, to wake local consumers
+	 * @param metrics where expired leases are reported
 	 */
 	public TopicBroker(String topic, RedisMessageStore store, ScheduledExecutorService scheduler,
-			BrokerSettings settings, int maxAttempts, Runnable onReady) {
+			BrokerSettings settings, int maxAttempts, Runnable onReady, DelayQueueMetrics metrics) {
 		this.topic = topic;
 		this.store = store;
 		this.scheduler = scheduler;
 		this.settings = settings;
 		this.maxAttempts = maxAttempts;
 		this.onReady = onReady;
+		this.metrics = metrics;
 		this.outageLog = new OutageLog("broker of topic '" + topic + "'");
 		this.leaseCheckDueNanos = System.nanoTime();
 	}
@@ -161,6 +166,9 @@ public final class TopicBroker {
 		long sleep = (promoted.nextDueInMillis() >= 0) ? Math.min(promoted.nextDueInMillis(), maxSleep) : maxSleep;
 		if (System.nanoTime() - this.leaseCheckDueNanos >= 0) {
 			LeaseExpiryResult expired = this.store.expireLeases(this.topic, this.settings.batchSize(), this.maxAttempts);
+			if (expired.expired() > 0) {
+				this.metrics.leasesExpired(this.topic, expired.requeued().size(), expired.deadLettered().size());
+			}
 			if (!expired.requeued().isEmpty()) {
 				logger.warn("Topic '" + this.topic + "': lease expired (consumer died or too slow), delivering again: "
 						+ sample(expired.requeued()));

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.github.delayqueue.convert.PayloadConverter;
+import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.RedisMessageStore;
@@ -44,6 +45,8 @@ public class DelayQueueTemplate {
 
 	private final MessageIdGenerator idGenerator = new MessageIdGenerator();
 
+	private DelayQueueMetrics metrics = DelayQueueMetrics.NONE;
+
 	/**
 	 * Creates a transaction-aware template.
 	 * @param store the Redis store
@@ -68,6 +71,14 @@ public class DelayQueueTemplate {
 		this.payloadConverter = payloadConverter;
 		this.maxPayloadBytes = maxPayloadSize.toBytes();
 		this.transactionAware = transactionAware;
+	}
+
+	/**
+	 * Sets where the template reports sends, cancellations and reschedules.
+	 * @param metrics the metrics
+	 */
+	public void setMetrics(DelayQueueMetrics metrics) {
+		this.metrics = metrics;
 	}
 
 	/**
@@ -109,10 +120,12 @@ public class DelayQueueTemplate {
 		}
 		NewMessage stored = toNewMessage(message);
 		if (this.transactionAware && TransactionalSends.inTransaction()) {
-			TransactionalSends.defer(this.store, this, message.topic(), stored);
+			TransactionalSends.defer(this.store, this.metrics, this, message.topic(), stored);
 			return new SendResult(stored.id(), estimatedDueAt(stored), false);
 		}
+		long start = System.nanoTime();
 		SendResult result = this.store.send(message.topic(), List.of(stored)).get(0);
+		report(this.metrics, message.topic(), List.of(result), start);
 		logSent(message.topic(), result);
 		return result;
 	}
@@ -143,12 +156,14 @@ public class DelayQueueTemplate {
 			byTopic.forEach((topic, stored) -> pending.put(topic, stored.iterator()));
 			for (DelayMessage message : messages) {
 				NewMessage stored = pending.get(message.topic()).next();
-				TransactionalSends.defer(this.store, this, message.topic(), stored);
+				TransactionalSends.defer(this.store, this.metrics, this, message.topic(), stored);
 				deferred.add(new SendResult(stored.id(), estimatedDueAt(stored), false));
 			}
 			return deferred;
 		}
+		long start = System.nanoTime();
 		Map<String, List<SendResult>> resultsByTopic = this.store.send(byTopic);
+		resultsByTopic.forEach((topic, topicResults) -> report(this.metrics, topic, topicResults, start));
 		Map<String, Iterator<SendResult>> cursors = new LinkedHashMap<>();
 		resultsByTopic.forEach((topic, results) -> cursors.put(topic, results.iterator()));
 		List<SendResult> results = new ArrayList<>(messages.size());
@@ -171,6 +186,9 @@ public class DelayQueueTemplate {
 		Topics.requireValid(topic);
 		requireId(messageId);
 		boolean cancelled = this.store.cancel(topic, messageId);
+		if (cancelled) {
+			this.metrics.cancelled(topic);
+		}
 		if (logger.isDebugEnabled()) {
 			logger.debug("Topic '" + topic + "' message " + messageId + (cancelled ? " cancelled" : " not pending, not cancelled"));
 		}
@@ -190,6 +208,9 @@ public class DelayQueueTemplate {
 		requireId(messageId);
 		DelayMessage.checkDelay(delay);
 		long due = this.store.reschedule(topic, messageId, delay);
+		if (due >= 0) {
+			this.metrics.rescheduled(topic);
+		}
 		if (logger.isDebugEnabled()) {
 			logger.debug("Topic '" + topic + "' message " + messageId
 					+ ((due >= 0) ? " rescheduled to " + Instant.ofEpochMilli(due) : " not pending, not rescheduled"));
@@ -212,6 +233,11 @@ public class DelayQueueTemplate {
 		}
 		Duration delay = (message.delay() != null) ? message.delay() : Duration.ZERO;
 		return new NewMessage(id, true, delay.toMillis(), body);
+	}
+
+	static void report(DelayQueueMetrics metrics, String topic, List<SendResult> results, long startNanos) {
+		int duplicates = (int) results.stream().filter(SendResult::duplicate).count();
+		metrics.sent(topic, results.size() - duplicates, duplicates, Duration.ofNanos(System.nanoTime() - startNanos));
 	}
 
 	private static Instant estimatedDueAt(NewMessage message) {

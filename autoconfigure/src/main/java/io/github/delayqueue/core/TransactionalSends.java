@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.RedisMessageStore;
 import org.apache.commons.logging.Log;
@@ -25,12 +26,15 @@ final class TransactionalSends implements TransactionSynchronization {
 
 	private final RedisMessageStore store;
 
+	private final DelayQueueMetrics metrics;
+
 	private final Object key;
 
 	private final Map<String, List<NewMessage>> byTopic = new LinkedHashMap<>();
 
-	private TransactionalSends(RedisMessageStore store, Object key) {
+	private TransactionalSends(RedisMessageStore store, DelayQueueMetrics metrics, Object key) {
 		this.store = store;
+		this.metrics = metrics;
 		this.key = key;
 	}
 
@@ -45,14 +49,16 @@ final class TransactionalSends implements TransactionSynchronization {
 	/**
 	 * Holds a message back until the current transaction commits.
 	 * @param store the store that sends it then
+	 * @param metrics where the send is reported
 	 * @param key identifies the sender (one buffer per sender and transaction)
 	 * @param topic the topic
 	 * @param message the message
 	 */
-	static void defer(RedisMessageStore store, Object key, String topic, NewMessage message) {
+	static void defer(RedisMessageStore store, DelayQueueMetrics metrics, Object key, String topic,
+			NewMessage message) {
 		TransactionalSends sends = (TransactionalSends) TransactionSynchronizationManager.getResource(key);
 		if (sends == null) {
-			sends = new TransactionalSends(store, key);
+			sends = new TransactionalSends(store, metrics, key);
 			TransactionSynchronizationManager.bindResource(key, sends);
 			TransactionSynchronizationManager.registerSynchronization(sends);
 		}
@@ -67,12 +73,14 @@ final class TransactionalSends implements TransactionSynchronization {
 		RuntimeException failure = null;
 		for (int i = 0; i < TRIES; i++) {
 			try {
-				this.store.send(this.byTopic).forEach((topic, results) -> results.forEach((result) -> {
+				long start = System.nanoTime();
+				this.store.send(this.byTopic).forEach((topic, results) -> {
+					DelayQueueTemplate.report(this.metrics, topic, results, start);
 					if (logger.isDebugEnabled()) {
-						logger.debug("Topic '" + topic + "' message " + result.id() + " sent after commit, due at "
-								+ result.dueAt());
+						results.forEach((result) -> logger.debug("Topic '" + topic + "' message " + result.id()
+								+ " sent after commit, due at " + result.dueAt()));
 					}
-				}));
+				});
 				return;
 			}
 			catch (RuntimeException ex) {

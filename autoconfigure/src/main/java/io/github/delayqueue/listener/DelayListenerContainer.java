@@ -17,6 +17,8 @@ import java.util.function.Supplier;
 
 import io.github.delayqueue.convert.PayloadConversionException;
 import io.github.delayqueue.convert.PayloadConverter;
+import io.github.delayqueue.metrics.DelayQueueMetrics;
+import io.github.delayqueue.metrics.HandlingOutcome;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.CorruptMessageException;
 import io.github.delayqueue.store.MessageFormat;
@@ -73,11 +75,14 @@ final class DelayListenerContainer {
 
 	private final ReentrantLock claiming = new ReentrantLock();
 
+	private final DelayQueueMetrics metrics;
+
 	private @Nullable ScheduledFuture<?> leaseExtension;
 
 	DelayListenerContainer(DelayListenerEndpoint endpoint, RedisMessageStore store, PayloadConverter converter,
-			ScheduledExecutorService scheduler) {
+			ScheduledExecutorService scheduler, DelayQueueMetrics metrics) {
 		this.endpoint = endpoint;
+		this.metrics = metrics;
 		this.scheduler = scheduler;
 		this.store = store;
 		this.converter = converter;
@@ -294,12 +299,14 @@ final class DelayListenerContainer {
 			message = MessageFormat.decode(claimed.id(), claimed.stored());
 		}
 		catch (CorruptMessageException ex) {
+			this.metrics.deadLetteredUnhandled(this.topic, "corrupt");
 			deadLetter(inFlight, "Stored message is corrupt: " + ex.getMessage());
 			return;
 		}
 		int attempt = message.attempts() + 1;
 		Duration lateness = Duration.ofMillis(Math.max(0, claimed.claimedAt() - message.dueAtMillis()));
 		if (this.settings.latePolicy() == LatePolicy.DEAD_LETTER && lateness.compareTo(this.settings.lateThreshold()) > 0) {
+			this.metrics.deadLetteredUnhandled(this.topic, "late");
 			deadLetter(inFlight, "Claimed " + lateness + " after its due time, later than the late threshold "
 					+ this.settings.lateThreshold() + " of late policy " + LatePolicy.DEAD_LETTER);
 			return;
@@ -309,22 +316,30 @@ final class DelayListenerContainer {
 			argument = this.endpoint.argument(message, lateness, this.converter);
 		}
 		catch (PayloadConversionException ex) {
+			this.metrics.deadLetteredUnhandled(this.topic, "unreadable");
 			deadLetter(inFlight, ex.getMessage());
 			return;
 		}
+		this.metrics.delivered(this.topic, lateness);
 		if (logger.isDebugEnabled()) {
 			logger.debug("Topic '" + this.topic + "' message " + claimed.id() + " delivered, attempt " + attempt);
 		}
+		long start = System.nanoTime();
 		try {
 			this.endpoint.invoke(argument);
 		}
 		catch (Throwable ex) {
+			HandlingOutcome outcome = (attempt >= this.settings.maxAttempts()) ? HandlingOutcome.DEAD
+					: HandlingOutcome.RETRY;
+			this.metrics.handled(this.topic, outcome, Duration.ofNanos(System.nanoTime() - start),
+					ex.getClass().getSimpleName());
 			failed(inFlight, attempt, ex);
 			if (ex instanceof VirtualMachineError error) {
 				throw error;
 			}
 			return;
 		}
+		this.metrics.handled(this.topic, HandlingOutcome.SUCCESS, Duration.ofNanos(System.nanoTime() - start), "none");
 		Boolean acked = settle(inFlight, "acknowledge",
 				() -> this.store.ack(this.topic, inFlight.id(), inFlight.leaseDeadline()));
 		if (Boolean.FALSE.equals(acked)) {

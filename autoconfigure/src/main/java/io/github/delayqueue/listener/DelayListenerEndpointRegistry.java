@@ -12,6 +12,7 @@ import io.github.delayqueue.broker.TopicBroker;
 import io.github.delayqueue.broker.WakeUpSignals;
 import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.core.InvalidMessageException;
+import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.store.RedisMessageStore;
 import org.jspecify.annotations.Nullable;
 
@@ -53,6 +54,8 @@ public class DelayListenerEndpointRegistry implements SmartLifecycle {
 
 	private volatile boolean running;
 
+	private DelayQueueMetrics metrics = DelayQueueMetrics.NONE;
+
 	/**
 	 * Creates a registry.
 	 * @param store the Redis store
@@ -66,6 +69,14 @@ public class DelayListenerEndpointRegistry implements SmartLifecycle {
 		this.converter = converter;
 		this.connectionFactory = connectionFactory;
 		this.brokerSettings = brokerSettings;
+	}
+
+	/**
+	 * Sets where listeners and brokers report what they do; must be called before {@link #start()}.
+	 * @param metrics the metrics
+	 */
+	public void setMetrics(DelayQueueMetrics metrics) {
+		this.metrics = metrics;
 	}
 
 	/**
@@ -101,9 +112,9 @@ public class DelayListenerEndpointRegistry implements SmartLifecycle {
 		this.scheduler = executor;
 		for (DelayListenerEndpoint endpoint : this.endpoints.values()) {
 			DelayListenerContainer container = new DelayListenerContainer(endpoint, this.store, this.converter,
-					executor);
+					executor, this.metrics);
 			TopicBroker broker = new TopicBroker(endpoint.topic(), this.store, executor, this.brokerSettings,
-					endpoint.settings().maxAttempts(), container::wake);
+					endpoint.settings().maxAttempts(), container::wake, this.metrics);
 			this.signals.onReadyMessages(endpoint.topic(), container::wake);
 			this.signals.onEarlierMessage(endpoint.topic(), broker::wake);
 			this.containers.add(container);

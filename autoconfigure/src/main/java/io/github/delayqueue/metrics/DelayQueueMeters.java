@@ -1,0 +1,60 @@
+package io.github.delayqueue.metrics;
+
+/**
+ * Names and tags of the queue's meters. Every meter has the tag {@value #TOPIC}; tag values are
+ * bounded (topics, outcomes, exception class names).
+ */
+public final class DelayQueueMeters {
+
+	/** Counter of messages sent; tag {@value #OUTCOME}: {@code sent} or {@code duplicate}. */
+	public static final String SENT = "delay.queue.sent";
+
+	/** Timer of send calls to Redis (one per topic and call). */
+	public static final String SEND_LATENCY = "delay.queue.send.latency";
+
+	/** Counter of messages claimed and handed to their listener. */
+	public static final String DELIVERED = "delay.queue.delivered";
+
+	/** Timer of claim time minus due time, by the Redis clock. */
+	public static final String LATENESS = "delay.queue.lateness";
+
+	/** Timer of handlers; tags {@value #OUTCOME} ({@code success}, {@code retry}, {@code dead}) and {@value #EXCEPTION}. */
+	public static final String HANDLER = "delay.queue.handler";
+
+	/** Counter of messages acknowledged. */
+	public static final String ACKED = "delay.queue.acked";
+
+	/** Counter of retries scheduled after a failed attempt; tag {@value #EXCEPTION}. */
+	public static final String RETRIED = "delay.queue.retried";
+
+	/**
+	 * Counter of messages dead-lettered; tag {@value #REASON}: {@code failed}, {@code unreadable},
+	 * {@code corrupt}, {@code late} or {@code lease-expired}.
+	 */
+	public static final String DEAD_LETTERED = "delay.queue.dead.lettered";
+
+	/** Counter of messages delivered again because their lease expired. */
+	public static final String LEASE_EXPIRED = "delay.queue.lease.expired";
+
+	/** Counter of pending messages cancelled. */
+	public static final String CANCELLED = "delay.queue.cancelled";
+
+	/** Counter of pending messages rescheduled. */
+	public static final String RESCHEDULED = "delay.queue.rescheduled";
+
+	/** Tag: the topic. */
+	public static final String TOPIC = "topic";
+
+	/** Tag: the outcome. */
+	public static final String OUTCOME = "outcome";
+
+	/** Tag: the simple class name of an exception, or {@code none}. */
+	public static final String EXCEPTION = "exception";
+
+	/** Tag: why a message was dead-lettered. */
+	public static final String REASON = "reason";
+
+	private DelayQueueMeters() {
+	}
+
+}

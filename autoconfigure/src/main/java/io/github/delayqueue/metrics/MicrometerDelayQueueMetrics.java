@@ -1,0 +1,106 @@
+package io.github.delayqueue.metrics;
+
+import java.time.Duration;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+
+/**
+ * Reports the queue's events to a Micrometer {@link MeterRegistry}, with the names of
+ * {@link DelayQueueMeters}.
+ */
+public class MicrometerDelayQueueMetrics implements DelayQueueMetrics {
+
+	private final MeterRegistry registry;
+
+	private final double[] latenessPercentiles;
+
+	private final boolean latenessHistogram;
+
+	/**
+	 * Creates the adapter.
+	 * @param registry the registry
+	 * @param latenessPercentiles client-side percentiles of the lateness timer, e.g. 0.99; none if empty
+	 * @param latenessHistogram whether the lateness timer publishes a histogram
+	 */
+	public MicrometerDelayQueueMetrics(MeterRegistry registry, double[] latenessPercentiles,
+			boolean latenessHistogram) {
+		this.registry = registry;
+		this.latenessPercentiles = latenessPercentiles.clone();
+		this.latenessHistogram = latenessHistogram;
+	}
+
+	@Override
+	public void sent(String topic, int sent, int duplicates, Duration latency) {
+		if (sent > 0) {
+			counter(DelayQueueMeters.SENT, topic, DelayQueueMeters.OUTCOME, "sent").increment(sent);
+		}
+		if (duplicates > 0) {
+			counter(DelayQueueMeters.SENT, topic, DelayQueueMeters.OUTCOME, "duplicate").increment(duplicates);
+		}
+		Timer.builder(DelayQueueMeters.SEND_LATENCY)
+			.description("Send calls to Redis, one per topic and call")
+			.tag(DelayQueueMeters.TOPIC, topic)
+			.register(this.registry)
+			.record(latency);
+	}
+
+	@Override
+	public void delivered(String topic, Duration lateness) {
+		counter(DelayQueueMeters.DELIVERED, topic).increment();
+		Timer.builder(DelayQueueMeters.LATENESS)
+			.description("Claim time minus due time, by the Redis clock")
+			.tag(DelayQueueMeters.TOPIC, topic)
+			.publishPercentiles(this.latenessPercentiles)
+			.publishPercentileHistogram(this.latenessHistogram)
+			.register(this.registry)
+			.record(lateness);
+	}
+
+	@Override
+	public void handled(String topic, HandlingOutcome outcome, Duration duration, String exception) {
+		Timer.builder(DelayQueueMeters.HANDLER)
+			.description("Listener method invocations")
+			.tags(DelayQueueMeters.TOPIC, topic, DelayQueueMeters.OUTCOME, outcome.tag(), DelayQueueMeters.EXCEPTION,
+					exception)
+			.register(this.registry)
+			.record(duration);
+		switch (outcome) {
+			case SUCCESS -> counter(DelayQueueMeters.ACKED, topic).increment();
+			case RETRY -> counter(DelayQueueMeters.RETRIED, topic, DelayQueueMeters.EXCEPTION, exception).increment();
+			case DEAD -> counter(DelayQueueMeters.DEAD_LETTERED, topic, DelayQueueMeters.REASON, "failed").increment();
+		}
+	}
+
+	@Override
+	public void deadLetteredUnhandled(String topic, String reason) {
+		counter(DelayQueueMeters.DEAD_LETTERED, topic, DelayQueueMeters.REASON, reason).increment();
+	}
+
+	@Override
+	public void leasesExpired(String topic, int redelivered, int deadLettered) {
+		if (redelivered > 0) {
+			counter(DelayQueueMeters.LEASE_EXPIRED, topic).increment(redelivered);
+		}
+		if (deadLettered > 0) {
+			counter(DelayQueueMeters.DEAD_LETTERED, topic, DelayQueueMeters.REASON, "lease-expired")
+				.increment(deadLettered);
+		}
+	}
+
+	@Override
+	public void cancelled(String topic) {
+		counter(DelayQueueMeters.CANCELLED, topic).increment();
+	}
+
+	@Override
+	public void rescheduled(String topic) {
+		counter(DelayQueueMeters.RESCHEDULED, topic).increment();
+	}
+
+	private Counter counter(String name, String topic, String... tags) {
+		return Counter.builder(name).tag(DelayQueueMeters.TOPIC, topic).tags(tags).register(this.registry);
+	}
+
+}

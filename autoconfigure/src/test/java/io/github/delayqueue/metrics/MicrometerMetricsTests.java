@@ -1,0 +1,89 @@
+package io.github.delayqueue.metrics;
+
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.github.delayqueue.core.DelayMessage;
+import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.listener.DelayListener;
+import io.github.delayqueue.listener.Delivery;
+import io.github.delayqueue.testsupport.QueueContexts;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * After a known scenario the meters say exactly what happened.
+ */
+class MicrometerMetricsTests {
+
+	@Test
+	void countersAndTimersDescribeAScenarioOfSendsRetriesDeadLettersAndCancellations() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+			.withBean(ScenarioListener.class)
+			.withPropertyValues("delay-queue.topics.scenario.max-attempts=2")
+			.run((context) -> {
+				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+				MeterRegistry meters = context.getBean(MeterRegistry.class);
+				for (int i = 0; i < 10; i++) {
+					template.send(DelayMessage.builder("scenario", "m" + i).id("m" + i).build());
+				}
+				assertThat(template.send(DelayMessage.builder("scenario", "again").id("later").delay(Duration.ofHours(1)).build())
+					.duplicate()).isFalse();
+				assertThat(template.send(DelayMessage.builder("scenario", "again").id("later").delay(Duration.ofHours(1)).build())
+					.duplicate()).isTrue();
+				assertThat(template.cancel("scenario", "later")).isTrue();
+				await().atMost(Duration.ofSeconds(15))
+					.until(() -> count(meters, DelayQueueMeters.ACKED) == 9
+							&& count(meters, DelayQueueMeters.DEAD_LETTERED) == 1);
+
+				assertThat(meters.get(DelayQueueMeters.SENT).tag("outcome", "sent").counter().count()).isEqualTo(11);
+				assertThat(meters.get(DelayQueueMeters.SENT).tag("outcome", "duplicate").counter().count()).isEqualTo(1);
+				assertThat(meters.get(DelayQueueMeters.SEND_LATENCY).timer().count()).isEqualTo(12);
+				assertThat(count(meters, DelayQueueMeters.DELIVERED)).isEqualTo(13);
+				assertThat(count(meters, DelayQueueMeters.RETRIED)).isEqualTo(3);
+				assertThat(meters.get(DelayQueueMeters.DEAD_LETTERED).tag("reason", "failed").counter().count())
+					.isEqualTo(1);
+				assertThat(count(meters, DelayQueueMeters.CANCELLED)).isEqualTo(1);
+				assertThat(meters.get(DelayQueueMeters.HANDLER).tag("outcome", "success").timer().count()).isEqualTo(9);
+				assertThat(meters.get(DelayQueueMeters.HANDLER)
+					.tags("outcome", "retry", "exception", "IllegalStateException")
+					.timer()
+					.count()).isEqualTo(3);
+				assertThat(meters.get(DelayQueueMeters.HANDLER).tag("outcome", "dead").timer().count()).isEqualTo(1);
+				assertThat(meters.get(DelayQueueMeters.LATENESS).tag("topic", "scenario").timer().count()).isEqualTo(13);
+			});
+	}
+
+	@Test
+	void withoutAMeterRegistryNothingIsReported() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.run((context) -> assertThat(context).doesNotHaveBean(DelayQueueMetrics.class));
+	}
+
+	private static double count(MeterRegistry meters, String name) {
+		return meters.find(name).counters().stream().mapToDouble((counter) -> counter.count()).sum();
+	}
+
+	static class ScenarioListener {
+
+		private static final Set<String> FAIL_ONCE = Set.of("m0", "m1");
+
+		final AtomicInteger calls = new AtomicInteger();
+
+		@DelayListener(topic = "scenario")
+		void on(Delivery<String> delivery) {
+			this.calls.incrementAndGet();
+			if (delivery.id().equals("m2") || (FAIL_ONCE.contains(delivery.id()) && delivery.attempt() == 1)) {
+				throw new IllegalStateException("planned failure of " + delivery.id());
+			}
+		}
+
+	}
+
+}
