@@ -11,9 +11,11 @@ import io.github.delayqueue.listener.ListenerSettingsProvider;
 import io.github.delayqueue.listener.RetryBackoff;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.metrics.MicrometerDelayQueueMetrics;
+import io.github.delayqueue.observation.DelayQueueSenderObservationConvention;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.RedisSettingsCheck;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -65,10 +67,14 @@ public final class DelayQueueAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	DelayQueueTemplate delayQueueTemplate(RedisMessageStore store, PayloadConverter payloadConverter,
-			DelayQueueProperties properties, ObjectProvider<DelayQueueMetrics> metrics) {
+			DelayQueueProperties properties, ObjectProvider<DelayQueueMetrics> metrics,
+			ObjectProvider<ObservationRegistry> observationRegistry,
+			ObjectProvider<DelayQueueSenderObservationConvention> observationConvention) {
 		DelayQueueTemplate template = new DelayQueueTemplate(store, payloadConverter, properties.getMaxPayloadSize(),
 				properties.getProducer().isTransactionAware());
 		template.setMetrics(metrics.getIfAvailable(() -> DelayQueueMetrics.NONE));
+		template.setObservationRegistry(observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP));
+		observationConvention.ifAvailable(template::setObservationConvention);
 		return template;
 	}
 
@@ -82,11 +88,13 @@ public final class DelayQueueAutoConfiguration {
 	@ConditionalOnMissingBean
 	DelayListenerEndpointRegistry delayListenerEndpointRegistry(RedisMessageStore store,
 			PayloadConverter payloadConverter, RedisConnectionFactory connectionFactory,
-			DelayQueueProperties properties, ObjectProvider<DelayQueueMetrics> metrics) {
+			DelayQueueProperties properties, ObjectProvider<DelayQueueMetrics> metrics,
+			ObjectProvider<ObservationRegistry> observationRegistry) {
 		DelayQueueProperties.Broker broker = properties.getBroker();
 		DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(store, payloadConverter,
 				connectionFactory, new BrokerSettings(broker.getBatchSize(), broker.getMaxSleep()));
 		registry.setMetrics(metrics.getIfAvailable(() -> DelayQueueMetrics.NONE));
+		registry.setObservationRegistry(observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP));
 		return registry;
 	}
 

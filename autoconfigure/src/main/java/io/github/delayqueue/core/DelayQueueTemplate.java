@@ -10,11 +10,18 @@ import java.util.Map;
 
 import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
+import io.github.delayqueue.observation.DefaultDelayQueueSenderObservationConvention;
+import io.github.delayqueue.observation.DelayQueueObservation;
+import io.github.delayqueue.observation.DelayQueueSenderContext;
+import io.github.delayqueue.observation.DelayQueueSenderObservationConvention;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.RedisMessageStore;
 import org.apache.commons.logging.Log;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.unit.DataSize;
 
@@ -46,6 +53,10 @@ public class DelayQueueTemplate {
 	private final MessageIdGenerator idGenerator = new MessageIdGenerator();
 
 	private DelayQueueMetrics metrics = DelayQueueMetrics.NONE;
+
+	private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
+
+	private @Nullable DelayQueueSenderObservationConvention observationConvention;
 
 	/**
 	 * Creates a transaction-aware template.
@@ -79,6 +90,23 @@ public class DelayQueueTemplate {
 	 */
 	public void setMetrics(DelayQueueMetrics metrics) {
 		this.metrics = metrics;
+	}
+
+	/**
+	 * Sets the registry of the producer observations; with a propagating tracer the trace context
+	 * travels in the message headers to the listener.
+	 * @param observationRegistry the registry
+	 */
+	public void setObservationRegistry(ObservationRegistry observationRegistry) {
+		this.observationRegistry = observationRegistry;
+	}
+
+	/**
+	 * Sets a convention for the producer observations, instead of the default one.
+	 * @param observationConvention the convention
+	 */
+	public void setObservationConvention(DelayQueueSenderObservationConvention observationConvention) {
+		this.observationConvention = observationConvention;
 	}
 
 	/**
@@ -118,16 +146,20 @@ public class DelayQueueTemplate {
 		if (message == null) {
 			throw new InvalidMessageException("Message must not be null");
 		}
-		NewMessage stored = toNewMessage(message);
-		if (this.transactionAware && TransactionalSends.inTransaction()) {
-			TransactionalSends.defer(this.store, this.metrics, this, message.topic(), stored);
-			return new SendResult(stored.id(), estimatedDueAt(stored), false);
-		}
-		long start = System.nanoTime();
-		SendResult result = this.store.send(message.topic(), List.of(stored)).get(0);
-		report(this.metrics, message.topic(), List.of(result), start);
-		logSent(message.topic(), result);
-		return result;
+		Map<String, String> headers = new LinkedHashMap<>(message.headers());
+		Observation observation = senderObservation(message.topic(), headers);
+		return observation.observe(() -> {
+			NewMessage stored = toNewMessage(message, headers);
+			if (this.transactionAware && TransactionalSends.inTransaction()) {
+				TransactionalSends.defer(this.store, this.metrics, this, message.topic(), stored);
+				return new SendResult(stored.id(), estimatedDueAt(stored), false);
+			}
+			long start = System.nanoTime();
+			SendResult result = this.store.send(message.topic(), List.of(stored)).get(0);
+			report(this.metrics, message.topic(), List.of(result), start);
+			logSent(message.topic(), result);
+			return result;
+		});
 	}
 
 	/**
@@ -141,12 +173,29 @@ public class DelayQueueTemplate {
 			throw new InvalidMessageException("Messages must not be null");
 		}
 		Map<String, List<NewMessage>> byTopic = new LinkedHashMap<>();
-		for (DelayMessage message : messages) {
-			if (message == null) {
-				throw new InvalidMessageException("Messages must not contain null");
+		List<Observation> observations = new ArrayList<>(messages.size());
+		try {
+			for (DelayMessage message : messages) {
+				if (message == null) {
+					throw new InvalidMessageException("Messages must not contain null");
+				}
+				Map<String, String> headers = new LinkedHashMap<>(message.headers());
+				observations.add(senderObservation(message.topic(), headers).start());
+				byTopic.computeIfAbsent(message.topic(), (topic) -> new ArrayList<>())
+					.add(toNewMessage(message, headers));
 			}
-			byTopic.computeIfAbsent(message.topic(), (topic) -> new ArrayList<>()).add(toNewMessage(message));
+			return sendAll(messages, byTopic);
 		}
+		catch (RuntimeException ex) {
+			observations.forEach((observation) -> observation.error(ex));
+			throw ex;
+		}
+		finally {
+			observations.forEach(Observation::stop);
+		}
+	}
+
+	private List<SendResult> sendAll(List<DelayMessage> messages, Map<String, List<NewMessage>> byTopic) {
 		if (byTopic.isEmpty()) {
 			return List.of();
 		}
@@ -218,14 +267,20 @@ public class DelayQueueTemplate {
 		return due >= 0;
 	}
 
-	private NewMessage toNewMessage(DelayMessage message) {
+	private Observation senderObservation(String topic, Map<String, String> headers) {
+		return DelayQueueObservation.SEND.observation(this.observationConvention,
+				DefaultDelayQueueSenderObservationConvention.INSTANCE,
+				() -> new DelayQueueSenderContext(topic, headers), this.observationRegistry);
+	}
+
+	private NewMessage toNewMessage(DelayMessage message, Map<String, String> headers) {
 		byte[] payload = this.payloadConverter.toBytes(message.payload());
 		if (payload.length > this.maxPayloadBytes) {
 			throw new InvalidMessageException("Payload for topic '" + message.topic() + "' is " + payload.length
 					+ " bytes, more than delay-queue.max-payload-size (" + this.maxPayloadBytes + " bytes)");
 		}
 		String id = (message.id() != null) ? message.id() : this.idGenerator.next();
-		byte[] body = MessageFormat.encodeBody(message.headers(), payload);
+		byte[] body = MessageFormat.encodeBody(headers, payload);
 		if (message.dueAt() != null) {
 			// Any instant before the epoch is simply in the past: due at once.
 			long dueAt = message.dueAt().isBefore(Instant.EPOCH) ? 0 : message.dueAt().toEpochMilli();

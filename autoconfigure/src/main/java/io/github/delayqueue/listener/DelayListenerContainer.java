@@ -19,6 +19,9 @@ import io.github.delayqueue.convert.PayloadConversionException;
 import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.metrics.HandlingOutcome;
+import io.github.delayqueue.observation.DefaultDelayQueueReceiverObservationConvention;
+import io.github.delayqueue.observation.DelayQueueObservation;
+import io.github.delayqueue.observation.DelayQueueReceiverContext;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.CorruptMessageException;
 import io.github.delayqueue.store.MessageFormat;
@@ -26,6 +29,8 @@ import io.github.delayqueue.store.OutageLog;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.StoredMessage;
 import io.github.delayqueue.store.TopicRepair;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -77,12 +82,15 @@ final class DelayListenerContainer {
 
 	private final DelayQueueMetrics metrics;
 
+	private final ObservationRegistry observationRegistry;
+
 	private @Nullable ScheduledFuture<?> leaseExtension;
 
 	DelayListenerContainer(DelayListenerEndpoint endpoint, RedisMessageStore store, PayloadConverter converter,
-			ScheduledExecutorService scheduler, DelayQueueMetrics metrics) {
+			ScheduledExecutorService scheduler, DelayQueueMetrics metrics, ObservationRegistry observationRegistry) {
 		this.endpoint = endpoint;
 		this.metrics = metrics;
+		this.observationRegistry = observationRegistry;
 		this.scheduler = scheduler;
 		this.store = store;
 		this.converter = converter;
@@ -325,8 +333,12 @@ final class DelayListenerContainer {
 			logger.debug("Topic '" + this.topic + "' message " + claimed.id() + " delivered, attempt " + attempt);
 		}
 		long start = System.nanoTime();
+		Observation observation = DelayQueueObservation.RECEIVE.observation(null,
+				DefaultDelayQueueReceiverObservationConvention.INSTANCE,
+				() -> new DelayQueueReceiverContext(this.topic, claimed.id(), attempt, message.headers()),
+				this.observationRegistry);
 		try {
-			this.endpoint.invoke(argument);
+			observation.observeChecked(() -> this.endpoint.invoke(argument));
 		}
 		catch (Throwable ex) {
 			HandlingOutcome outcome = (attempt >= this.settings.maxAttempts()) ? HandlingOutcome.DEAD

@@ -14,6 +14,7 @@ import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.core.InvalidMessageException;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.store.RedisMessageStore;
+import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
@@ -56,6 +57,8 @@ public class DelayListenerEndpointRegistry implements SmartLifecycle {
 
 	private DelayQueueMetrics metrics = DelayQueueMetrics.NONE;
 
+	private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
+
 	/**
 	 * Creates a registry.
 	 * @param store the Redis store
@@ -77,6 +80,15 @@ public class DelayListenerEndpointRegistry implements SmartLifecycle {
 	 */
 	public void setMetrics(DelayQueueMetrics metrics) {
 		this.metrics = metrics;
+	}
+
+	/**
+	 * Sets the registry of the consumer observations, which continue the producer's trace; must be
+	 * called before {@link #start()}.
+	 * @param observationRegistry the registry
+	 */
+	public void setObservationRegistry(ObservationRegistry observationRegistry) {
+		this.observationRegistry = observationRegistry;
 	}
 
 	/**
@@ -112,7 +124,7 @@ public class DelayListenerEndpointRegistry implements SmartLifecycle {
 		this.scheduler = executor;
 		for (DelayListenerEndpoint endpoint : this.endpoints.values()) {
 			DelayListenerContainer container = new DelayListenerContainer(endpoint, this.store, this.converter,
-					executor, this.metrics);
+					executor, this.metrics, this.observationRegistry);
 			TopicBroker broker = new TopicBroker(endpoint.topic(), this.store, executor, this.brokerSettings,
 					endpoint.settings().maxAttempts(), container::wake, this.metrics);
 			this.signals.onReadyMessages(endpoint.topic(), container::wake);
