@@ -108,10 +108,11 @@ public final class DelayQueueAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		@ConditionalOnBean(MeterRegistry.class)
-		DelayQueueMetrics delayQueueMetrics(MeterRegistry meterRegistry, DelayQueueProperties properties) {
+		DelayQueueMetrics delayQueueMetrics(MeterRegistry meterRegistry, DelayQueueProperties properties,
+				RedisMessageStore store) {
 			DelayQueueProperties.Metrics metrics = properties.getMetrics();
 			return new MicrometerDelayQueueMetrics(meterRegistry, metrics.getLatenessPercentiles(),
-					metrics.isLatenessHistogram());
+					metrics.isLatenessHistogram(), store, metrics.getGaugeRefreshInterval());
 		}
 
 	}

@@ -339,6 +339,19 @@ public class DelayQueueProperties {
 		 */
 		private boolean latenessHistogram;
 
+		/**
+		 * How often at most the gauges of a topic read Redis, all of them in one call.
+		 */
+		private Duration gaugeRefreshInterval = Duration.ofSeconds(10);
+
+		public Duration getGaugeRefreshInterval() {
+			return this.gaugeRefreshInterval;
+		}
+
+		public void setGaugeRefreshInterval(Duration gaugeRefreshInterval) {
+			this.gaugeRefreshInterval = gaugeRefreshInterval;
+		}
+
 		public double[] getLatenessPercentiles() {
 			return this.latenessPercentiles;
 		}
@@ -464,6 +477,62 @@ public class DelayQueueProperties {
 
 		public void setBackoffMaxInterval(@Nullable Duration backoffMaxInterval) {
 			this.backoffMaxInterval = backoffMaxInterval;
+		}
+
+	}
+
+	/**
+	 * The delayQueue health contributor (with Spring Boot Actuator).
+	 */
+	private final Health health = new Health();
+
+	public Health getHealth() {
+		return this.health;
+	}
+
+	/**
+	 * The delayQueue health contributor (with Spring Boot Actuator).
+	 */
+	public static class Health {
+
+		/**
+		 * How late the oldest waiting message of a topic with a listener here may be before the
+		 * health contributor reports the lateness status; unset, lateness never changes the health.
+		 */
+		private @Nullable Duration maxLateness;
+
+		/**
+		 * Health status reported when a topic's oldest waiting message is later than max-lateness.
+		 */
+		private LatenessStatus latenessStatus = LatenessStatus.OUT_OF_SERVICE;
+
+		public @Nullable Duration getMaxLateness() {
+			return this.maxLateness;
+		}
+
+		public void setMaxLateness(@Nullable Duration maxLateness) {
+			this.maxLateness = maxLateness;
+		}
+
+		public LatenessStatus getLatenessStatus() {
+			return this.latenessStatus;
+		}
+
+		public void setLatenessStatus(LatenessStatus latenessStatus) {
+			this.latenessStatus = latenessStatus;
+		}
+
+		/**
+		 * Health status of a topic whose messages are too late.
+		 */
+		public enum LatenessStatus {
+
+			/** {@code OUT_OF_SERVICE}: the application works, but the queue is behind. */
+			OUT_OF_SERVICE,
+
+			/** {@code DOWN}. */
+			DOWN
+
 		}
 
 	}

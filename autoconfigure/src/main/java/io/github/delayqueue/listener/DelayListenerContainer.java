@@ -72,6 +72,8 @@ final class DelayListenerContainer {
 
 	private volatile boolean running;
 
+	private volatile @Nullable Thread fetchThread;
+
 	private @Nullable ExecutorService handlers;
 
 	private final ScheduledExecutorService scheduler;
@@ -107,6 +109,7 @@ final class DelayListenerContainer {
 				daemonThreads("delay-queue-" + this.topic + "-"));
 		Thread thread = new Thread(this::fetchLoop, "delay-queue-" + this.topic + "-fetch");
 		thread.setDaemon(true);
+		this.fetchThread = thread;
 		thread.start();
 		long period = Math.max(1, this.settings.visibilityTimeout().toMillis() / 3);
 		this.leaseExtension = this.scheduler.scheduleWithFixedDelay(this::extendLeases, period, period,
@@ -207,6 +210,12 @@ final class DelayListenerContainer {
 
 	boolean isRunning() {
 		return this.running;
+	}
+
+	/** @return whether it is claiming: started, not stopped, and its fetch thread alive */
+	boolean isAlive() {
+		Thread thread = this.fetchThread;
+		return this.running && thread != null && thread.isAlive();
 	}
 
 	/** Ends the current wait for ready messages, e.g. because a broker made some ready. */

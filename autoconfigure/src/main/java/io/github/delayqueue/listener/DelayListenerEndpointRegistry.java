@@ -2,9 +2,12 @@ package io.github.delayqueue.listener;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 
 import io.github.delayqueue.broker.BrokerSettings;
@@ -43,7 +46,7 @@ public class DelayListenerEndpointRegistry implements SmartLifecycle {
 
 	private final Map<String, DelayListenerEndpoint> endpoints = new LinkedHashMap<>();
 
-	private final List<DelayListenerContainer> containers = new ArrayList<>();
+	private final Map<String, DelayListenerContainer> containers = new LinkedHashMap<>();
 
 	private final List<TopicBroker> brokers = new ArrayList<>();
 
@@ -58,6 +61,10 @@ public class DelayListenerEndpointRegistry implements SmartLifecycle {
 	private DelayQueueMetrics metrics = DelayQueueMetrics.NONE;
 
 	private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
+
+	private final Set<String> pausedTopics = new HashSet<>();
+
+	private final Object pausing = new Object();
 
 	/**
 	 * Creates a registry.
@@ -123,14 +130,14 @@ public class DelayListenerEndpointRegistry implements SmartLifecycle {
 		executor.setRemoveOnCancelPolicy(true);
 		this.scheduler = executor;
 		for (DelayListenerEndpoint endpoint : this.endpoints.values()) {
-			DelayListenerContainer container = new DelayListenerContainer(endpoint, this.store, this.converter,
-					executor, this.metrics, this.observationRegistry);
-			TopicBroker broker = new TopicBroker(endpoint.topic(), this.store, executor, this.brokerSettings,
-					endpoint.settings().maxAttempts(), container::wake, this.metrics);
-			this.signals.onReadyMessages(endpoint.topic(), container::wake);
-			this.signals.onEarlierMessage(endpoint.topic(), broker::wake);
-			this.containers.add(container);
+			String topic = endpoint.topic();
+			TopicBroker broker = new TopicBroker(topic, this.store, executor, this.brokerSettings,
+					endpoint.settings().maxAttempts(), () -> wakeListener(topic), this.metrics);
+			this.signals.onReadyMessages(topic, () -> wakeListener(topic));
+			this.signals.onEarlierMessage(topic, broker::wake);
+			this.containers.put(topic, newContainer(endpoint, executor));
 			this.brokers.add(broker);
+			this.metrics.listening(topic);
 		}
 		RedisMessageListenerContainer listenerContainer = new RedisMessageListenerContainer();
 		listenerContainer.setConnectionFactory(this.connectionFactory);
@@ -138,7 +145,7 @@ public class DelayListenerEndpointRegistry implements SmartLifecycle {
 		listenerContainer.afterPropertiesSet();
 		listenerContainer.start();
 		this.subscription = listenerContainer;
-		this.containers.forEach(DelayListenerContainer::start);
+		this.containers.values().forEach(DelayListenerContainer::start);
 		this.brokers.forEach(TopicBroker::start);
 	}
 
@@ -149,13 +156,13 @@ public class DelayListenerEndpointRegistry implements SmartLifecycle {
 		}
 		this.running = false;
 		this.brokers.forEach(TopicBroker::stop);
-		this.containers.forEach(DelayListenerContainer::stopClaiming);
-		long timeout = this.containers.stream()
+		this.containers.values().forEach(DelayListenerContainer::stopClaiming);
+		long timeout = this.containers.values().stream()
 			.mapToLong((container) -> container.shutdownTimeout().toNanos())
 			.max()
 			.orElse(0);
 		long deadline = System.nanoTime() + timeout;
-		this.containers.forEach((container) -> container.finishStopping(deadline));
+		this.containers.values().forEach((container) -> container.finishStopping(deadline));
 		if (this.subscription != null) {
 			try {
 				this.subscription.destroy();
@@ -172,6 +179,105 @@ public class DelayListenerEndpointRegistry implements SmartLifecycle {
 		this.signals.clear();
 		this.brokers.clear();
 		this.containers.clear();
+		this.pausedTopics.clear();
+	}
+
+	private DelayListenerContainer newContainer(DelayListenerEndpoint endpoint, ScheduledExecutorService executor) {
+		return new DelayListenerContainer(endpoint, this.store, this.converter, executor, this.metrics,
+				this.observationRegistry);
+	}
+
+	private synchronized void wakeListener(String topic) {
+		DelayListenerContainer container = this.containers.get(topic);
+		if (container != null) {
+			container.wake();
+		}
+	}
+
+	/**
+	 * What each topic's listener is doing in this application.
+	 * @return the state of each registered topic's listener, by topic
+	 */
+	public synchronized Map<String, ListenerState> getListenerStates() {
+		Map<String, ListenerState> states = new LinkedHashMap<>();
+		for (String topic : this.endpoints.keySet()) {
+			DelayListenerContainer container = containerOf(topic);
+			ListenerState state;
+			if (container == null) {
+				state = ListenerState.STOPPED;
+			}
+			else if (this.pausedTopics.contains(topic)) {
+				state = ListenerState.PAUSED;
+			}
+			else {
+				state = container.isAlive() ? ListenerState.RUNNING : ListenerState.STOPPED;
+			}
+			states.put(topic, state);
+		}
+		return states;
+	}
+
+	/**
+	 * Pauses a topic's listener in this application, like stopping it: it claims no more messages,
+	 * lets running handlers finish within its shutdown timeout and hands back what is still
+	 * unfinished. The topic's broker keeps running, and other applications keep consuming. Lasts
+	 * until {@link #resume(String)} or until this registry is stopped and started again. Returns
+	 * when the listener has stopped.
+	 * @param topic the topic
+	 * @return {@code true} if paused now, {@code false} if it was paused already
+	 * @throws IllegalArgumentException if the topic has no listener in this application
+	 * @throws IllegalStateException if the listeners are not running
+	 */
+	public boolean pause(String topic) {
+		synchronized (this.pausing) {
+			DelayListenerContainer container;
+			synchronized (this) {
+				container = runningContainerOf(topic);
+				if (!this.pausedTopics.add(topic)) {
+					return false;
+				}
+				container.stopClaiming();
+			}
+			container.finishStopping(System.nanoTime() + container.shutdownTimeout().toNanos());
+			return true;
+		}
+	}
+
+	/**
+	 * Resumes a topic's listener paused by {@link #pause(String)}: a new listener starts claiming at once.
+	 * @param topic the topic
+	 * @return {@code true} if resumed now, {@code false} if it was not paused
+	 * @throws IllegalArgumentException if the topic has no listener in this application
+	 * @throws IllegalStateException if the listeners are not running
+	 */
+	public boolean resume(String topic) {
+		synchronized (this.pausing) {
+			synchronized (this) {
+				runningContainerOf(topic);
+				if (this.scheduler == null || !this.pausedTopics.remove(topic)) {
+					return false;
+				}
+				DelayListenerContainer container = newContainer(this.endpoints.get(topic), this.scheduler);
+				this.containers.put(topic, container);
+				container.start();
+				return true;
+			}
+		}
+	}
+
+	private DelayListenerContainer runningContainerOf(String topic) {
+		if (!this.endpoints.containsKey(topic)) {
+			throw new IllegalArgumentException("Topic '" + topic + "' has no @DelayListener in this application");
+		}
+		DelayListenerContainer container = containerOf(topic);
+		if (container == null) {
+			throw new IllegalStateException("The listeners of this application are not running");
+		}
+		return container;
+	}
+
+	private @Nullable DelayListenerContainer containerOf(String topic) {
+		return this.running ? this.containers.get(topic) : null;
 	}
 
 	@Override
@@ -182,6 +288,22 @@ public class DelayListenerEndpointRegistry implements SmartLifecycle {
 	@Override
 	public int getPhase() {
 		return PHASE;
+	}
+
+	/**
+	 * What a topic's listener is doing in this application.
+	 */
+	public enum ListenerState {
+
+		/** Claiming and handling messages. */
+		RUNNING,
+
+		/** Paused by {@link DelayListenerEndpointRegistry#pause(String)}: claims nothing until resumed. */
+		PAUSED,
+
+		/** Not claiming although not paused: the listeners are not started, or its listener died. */
+		STOPPED
+
 	}
 
 }

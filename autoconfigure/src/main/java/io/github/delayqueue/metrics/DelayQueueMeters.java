@@ -42,6 +42,18 @@ public final class DelayQueueMeters {
 	/** Counter of pending messages rescheduled. */
 	public static final String RESCHEDULED = "delay.queue.rescheduled";
 
+	/**
+	 * Gauge of a topic's messages; tag {@value #STATE}: {@code scheduled}, {@code ready},
+	 * {@code in-flight} or {@code dead}.
+	 */
+	public static final String MESSAGES = "delay.queue.messages";
+
+	/** Gauge of how long the oldest due but unclaimed message of a topic has waited. */
+	public static final String OLDEST_LATENESS = "delay.queue.oldest.lateness";
+
+	/** Tag: the state of the messages counted. */
+	public static final String STATE = "state";
+
 	/** Tag: the topic. */
 	public static final String TOPIC = "topic";
 

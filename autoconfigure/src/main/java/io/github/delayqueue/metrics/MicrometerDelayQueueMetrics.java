@@ -2,8 +2,15 @@ package io.github.delayqueue.metrics;
 
 import java.time.Duration;
 
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
+
+import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.TopicStats;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.Timer;
 
 /**
@@ -18,17 +25,46 @@ public class MicrometerDelayQueueMetrics implements DelayQueueMetrics {
 
 	private final boolean latenessHistogram;
 
+	private final RedisMessageStore store;
+
+	private final Duration gaugeRefreshInterval;
+
 	/**
 	 * Creates the adapter.
 	 * @param registry the registry
 	 * @param latenessPercentiles client-side percentiles of the lateness timer, e.g. 0.99; none if empty
 	 * @param latenessHistogram whether the lateness timer publishes a histogram
+	 * @param store where the per-topic gauges read their values
+	 * @param gaugeRefreshInterval how often at most the gauges of a topic read Redis, all together
 	 */
-	public MicrometerDelayQueueMetrics(MeterRegistry registry, double[] latenessPercentiles,
-			boolean latenessHistogram) {
+	public MicrometerDelayQueueMetrics(MeterRegistry registry, double[] latenessPercentiles, boolean latenessHistogram,
+			RedisMessageStore store, Duration gaugeRefreshInterval) {
 		this.registry = registry;
 		this.latenessPercentiles = latenessPercentiles.clone();
 		this.latenessHistogram = latenessHistogram;
+		this.store = store;
+		this.gaugeRefreshInterval = gaugeRefreshInterval;
+	}
+
+	@Override
+	public void listening(String topic) {
+		CachedTopicStats stats = new CachedTopicStats(this.store, topic, this.gaugeRefreshInterval);
+		gauge(topic, "scheduled", stats, TopicStats::scheduled);
+		gauge(topic, "ready", stats, TopicStats::ready);
+		gauge(topic, "in-flight", stats, TopicStats::inFlight);
+		gauge(topic, "dead", stats, TopicStats::dead);
+		TimeGauge.builder(DelayQueueMeters.OLDEST_LATENESS, stats, TimeUnit.MILLISECONDS,
+				(cached) -> cached.read((read) -> read.oldestLateness().toMillis()))
+			.description("How long the oldest due but unclaimed message has waited")
+			.tag(DelayQueueMeters.TOPIC, topic)
+			.register(this.registry);
+	}
+
+	private void gauge(String topic, String state, CachedTopicStats stats, ToDoubleFunction<TopicStats> value) {
+		Gauge.builder(DelayQueueMeters.MESSAGES, stats, (cached) -> cached.read(value))
+			.description("Messages of a topic in one state")
+			.tags(DelayQueueMeters.TOPIC, topic, DelayQueueMeters.STATE, state)
+			.register(this.registry);
 	}
 
 	@Override

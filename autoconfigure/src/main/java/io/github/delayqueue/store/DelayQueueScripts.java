@@ -39,6 +39,16 @@ final class DelayQueueScripts {
 
 	final RedisScript<Long> reschedule = integer("reschedule");
 
+	final RedisScript<List> replay = multi("replay");
+
+	final RedisScript<List> purgeDead = multi("purge_dead");
+
+	final RedisScript<List> stats = multi("stats");
+
+	final RedisScript<List> page = multi("page");
+
+	final RedisScript<List> inspect = multi("inspect");
+
 	private static RedisScript<List> multi(String name) {
 		return load(name, List.class);
 	}

@@ -7,15 +7,20 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 
 import io.github.delayqueue.core.SendResult;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.connection.DataType;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.RedisTemplate;
+import org.springframework.data.redis.core.ScanOptions;
 import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.data.redis.serializer.RedisSerializer;
 
@@ -28,6 +33,8 @@ public class RedisMessageStore {
 	private static final String DELAY = "d";
 
 	private static final String ABSOLUTE = "a";
+
+	private static final int READY_HEAD_LOOKUP = 100;
 
 	private final RedisTemplate<String, byte[]> redis;
 
@@ -349,6 +356,182 @@ public class RedisMessageStore {
 			}
 		}
 		return false;
+	}
+
+	/**
+	 * Moves dead-lettered messages back to the schedule, due at once, with their attempts reset to 0
+	 * and their last error dropped: looks at up to {@code limit} dead messages from a rank of the
+	 * dead-letter set on, oldest first. Messages whose id was sent anew since they died, or whose
+	 * stored header is unreadable, stay dead at their rank.
+	 * @param topic the topic
+	 * @param limit the largest number of dead messages to look at
+	 * @param fromRank the rank in the dead-letter set to start at, 0 for the oldest
+	 * @return the replayed ids and how many were left dead
+	 */
+	public ReplayResult replayDead(String topic, int limit, long fromRank) {
+		TopicKeys keys = keys(topic);
+		return replayResult(run(this.scripts.replay, replayKeys(keys), List.of(this.channel, topic, limit, fromRank)));
+	}
+
+	/**
+	 * Moves the given dead-lettered messages back to the schedule, due at once, with their attempts
+	 * reset to 0 and their last error dropped.
+	 * @param topic the topic
+	 * @param ids the ids, at most 1000
+	 * @return the replayed ids and how many were left dead or not found
+	 */
+	public ReplayResult replayDead(String topic, List<String> ids) {
+		TopicKeys keys = keys(topic);
+		List<Object> args = new ArrayList<>(4 + ids.size());
+		args.addAll(List.of(this.channel, topic, ids.size(), 0));
+		args.addAll(ids);
+		return replayResult(run(this.scripts.replay, replayKeys(keys), args));
+	}
+
+	private static List<String> replayKeys(TopicKeys keys) {
+		return List.of(keys.dead(), keys.deadMessages(), keys.deadErrors(), keys.messages(), keys.scheduled());
+	}
+
+	private static ReplayResult replayResult(List<?> reply) {
+		List<String> replayed = reply.subList(2, reply.size()).stream().map(RedisMessageStore::text).toList();
+		return new ReplayResult(replayed, (int) number(reply.get(1)));
+	}
+
+	/**
+	 * Deletes the oldest dead-lettered messages of a topic for good.
+	 * @param topic the topic
+	 * @param limit the largest number of messages to delete
+	 * @return how many were deleted
+	 */
+	public long purgeDead(String topic, int limit) {
+		TopicKeys keys = keys(topic);
+		List<?> reply = run(this.scripts.purgeDead, List.of(keys.dead(), keys.deadMessages(), keys.deadErrors()),
+				List.of(limit));
+		return number(reply.get(0));
+	}
+
+	/**
+	 * Deletes the given dead-lettered messages for good; ids that are not dead are left alone.
+	 * @param topic the topic
+	 * @param ids the ids, at most 1000
+	 * @return how many were deleted
+	 */
+	public long purgeDead(String topic, List<String> ids) {
+		TopicKeys keys = keys(topic);
+		List<Object> args = new ArrayList<>(1 + ids.size());
+		args.add(ids.size());
+		args.addAll(ids);
+		List<?> reply = run(this.scripts.purgeDead, List.of(keys.dead(), keys.deadMessages(), keys.deadErrors()), args);
+		return number(reply.get(0));
+	}
+
+	/**
+	 * Counts a topic's messages in each state and reads its next and oldest waiting due times, at one
+	 * instant; changes nothing.
+	 * @param topic the topic
+	 * @return the counts and times
+	 */
+	public TopicStats stats(String topic) {
+		TopicKeys keys = keys(topic);
+		List<?> reply = run(this.scripts.stats,
+				List.of(keys.messages(), keys.scheduled(), keys.ready(), keys.inFlight(), keys.dead()),
+				List.of(READY_HEAD_LOOKUP));
+		long stored = number(reply.get(1));
+		long scheduled = number(reply.get(2));
+		long inFlight = number(reply.get(3));
+		return new TopicStats(number(reply.get(0)), scheduled, Math.max(0, stored - scheduled - inFlight), inFlight,
+				number(reply.get(4)), number(reply.get(5)), number(reply.get(6)));
+	}
+
+	/**
+	 * Reads one page of a topic's messages in one state, oldest first, without their payloads;
+	 * changes nothing. Ready ids that claim would drop are left out of a ready page.
+	 * @param topic the topic
+	 * @param state the state
+	 * @param offset the rank of the first message, 0-based
+	 * @param limit the largest number of messages
+	 * @return the page
+	 */
+	public MessagePage page(String topic, MessageState state, long offset, int limit) {
+		TopicKeys keys = keys(topic);
+		String index = switch (state) {
+			case SCHEDULED -> keys.scheduled();
+			case READY -> keys.ready();
+			case IN_FLIGHT -> keys.inFlight();
+			case DEAD -> keys.dead();
+		};
+		String messages = (state == MessageState.DEAD) ? keys.deadMessages() : keys.messages();
+		List<?> reply = run(this.scripts.page,
+				List.of(index, messages, keys.deadErrors(), keys.scheduled(), keys.inFlight()),
+				List.of(state.code(), offset, limit));
+		List<MessageSummary> summaries = new ArrayList<>((reply.size() - 1) / 5);
+		for (int i = 1; i + 4 < reply.size(); i += 5) {
+			String error = text(reply.get(i + 4));
+			summaries.add(new MessageSummary(text(reply.get(i)), state, number(reply.get(i + 1)),
+					(int) Math.min(Integer.MAX_VALUE, number(reply.get(i + 2))), number(reply.get(i + 3)),
+					(state == MessageState.DEAD) ? error : null));
+		}
+		return new MessagePage(number(reply.get(0)), summaries);
+	}
+
+	/**
+	 * Finds one message in whatever state it is; changes nothing.
+	 * @param topic the topic
+	 * @param id the message id
+	 * @param maxBytes the most bytes of the stored message to read
+	 * @return the message, or {@code null} if the topic has no message with that id
+	 */
+	public @Nullable MessageSnapshot inspect(String topic, String id, int maxBytes) {
+		TopicKeys keys = keys(topic);
+		List<?> reply = run(this.scripts.inspect, List.of(keys.messages(), keys.scheduled(), keys.inFlight(),
+				keys.dead(), keys.deadMessages(), keys.deadErrors()), List.of(id, maxBytes));
+		if (reply.isEmpty()) {
+			return null;
+		}
+		MessageState state = MessageState.ofCode(text(reply.get(0)));
+		String error = text(reply.get(4));
+		return new MessageSnapshot(id, state, number(reply.get(1)), number(reply.get(2)), (byte[]) reply.get(3),
+				(state == MessageState.DEAD) ? error : null);
+	}
+
+	/**
+	 * Finds the topics that have messages under this store's prefix, with {@code SCAN}: for
+	 * operations, never for a hot path.
+	 * @param max the most topics to return
+	 * @return topic names in alphabetical order, at most {@code max}
+	 */
+	public List<String> findTopics(int max) {
+		String pattern = globEscape(this.prefix) + ":{*}:[mzd]";
+		Set<String> topics = new TreeSet<>();
+		int start = this.prefix.length() + 2;
+		try (Cursor<String> keys = this.redis.scan(ScanOptions.scanOptions().match(pattern).count(1000).build())) {
+			while (keys.hasNext() && topics.size() < max) {
+				String key = keys.next();
+				if (key.length() > start + 3 && key.startsWith(this.prefix + ":{") && key.startsWith("}:", key.length() - 3)) {
+					topics.add(key.substring(start, key.length() - 3));
+				}
+			}
+		}
+		return new ArrayList<>(topics);
+	}
+
+	private static String globEscape(String text) {
+		StringBuilder escaped = new StringBuilder(text.length());
+		for (char c : text.toCharArray()) {
+			if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') {
+				escaped.append('\\');
+			}
+			escaped.append(c);
+		}
+		return escaped.toString();
+	}
+
+	/**
+	 * Checks that Redis answers.
+	 * @throws DataAccessException if it does not
+	 */
+	public void ping() {
+		this.redis.execute((RedisCallback<String>) (connection) -> connection.ping());
 	}
 
 	private <T> T run(RedisScript<T> script, List<String> keys, List<?> args) {

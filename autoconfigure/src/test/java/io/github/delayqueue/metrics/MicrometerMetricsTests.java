@@ -61,9 +61,35 @@ class MicrometerMetricsTests {
 	}
 
 	@Test
+	void gaugesCountEachStateOfAListenedTopicWithOneRedisReadPerRefresh() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+			.withBean(ScenarioListener.class)
+			.withPropertyValues("delay-queue.topics.scenario.max-attempts=1",
+					"delay-queue.metrics.gauge-refresh-interval=100ms")
+			.run((context) -> {
+				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+				MeterRegistry meters = context.getBean(MeterRegistry.class);
+				template.send("scenario", "later", Duration.ofHours(1));
+				template.send("scenario", "much later", Duration.ofHours(2));
+				template.send(DelayMessage.builder("scenario", "fails").id("m2").build());
+				await().atMost(Duration.ofSeconds(10))
+					.untilAsserted(() -> assertThat(gauge(meters, "dead")).isEqualTo(1));
+				assertThat(gauge(meters, "scheduled")).isEqualTo(2);
+				assertThat(gauge(meters, "ready")).isZero();
+				assertThat(gauge(meters, "in-flight")).isZero();
+				assertThat(meters.get(DelayQueueMeters.OLDEST_LATENESS).timeGauge().value()).isZero();
+			});
+	}
+
+	@Test
 	void withoutAMeterRegistryNothingIsReported() {
 		QueueContexts.runner(QueueContexts.uniquePrefix())
 			.run((context) -> assertThat(context).doesNotHaveBean(DelayQueueMetrics.class));
+	}
+
+	private static double gauge(MeterRegistry meters, String state) {
+		return meters.get(DelayQueueMeters.MESSAGES).tags("topic", "scenario", "state", state).gauge().value();
 	}
 
 	private static double count(MeterRegistry meters, String name) {

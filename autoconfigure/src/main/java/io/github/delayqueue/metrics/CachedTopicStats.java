@@ -1,0 +1,56 @@
+package io.github.delayqueue.metrics;
+
+import java.time.Duration;
+import java.util.function.ToDoubleFunction;
+
+import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.TopicStats;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A topic's stats for its gauges, read from Redis at most once per refresh interval however many
+ * gauges are read and however often.
+ */
+final class CachedTopicStats {
+
+	private static final Log logger = LogFactory.getLog(CachedTopicStats.class);
+
+	private final RedisMessageStore store;
+
+	private final String topic;
+
+	private final long refreshNanos;
+
+	private @Nullable TopicStats stats;
+
+	private long readAtNanos;
+
+	CachedTopicStats(RedisMessageStore store, String topic, Duration refreshInterval) {
+		this.store = store;
+		this.topic = topic;
+		this.refreshNanos = refreshInterval.toNanos();
+	}
+
+	/**
+	 * Reads one value of the current stats.
+	 * @param value what to read
+	 * @return the value, or NaN while Redis cannot be read
+	 */
+	synchronized double read(ToDoubleFunction<TopicStats> value) {
+		long now = System.nanoTime();
+		if (this.stats == null || now - this.readAtNanos >= this.refreshNanos) {
+			this.readAtNanos = now;
+			try {
+				this.stats = this.store.stats(this.topic);
+			}
+			catch (RuntimeException ex) {
+				this.stats = null;
+				logger.debug("Cannot read the stats of topic '" + this.topic + "' for its gauges", ex);
+			}
+		}
+		return (this.stats != null) ? value.applyAsDouble(this.stats) : Double.NaN;
+	}
+
+}

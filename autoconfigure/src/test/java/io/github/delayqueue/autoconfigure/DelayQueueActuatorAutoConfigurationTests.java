@@ -1,0 +1,133 @@
+package io.github.delayqueue.autoconfigure;
+
+import java.time.Duration;
+
+import io.github.delayqueue.actuate.DelayQueueEndpoint;
+import io.github.delayqueue.actuate.DelayQueueHealthIndicator;
+import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
+import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.testsupport.QueueContexts;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@link DelayQueueActuatorAutoConfiguration}: the {@code delayqueue} endpoint when it is available,
+ * the {@code delayQueue} health contributor when enabled, neither without Actuator or with the
+ * queue switched off.
+ */
+class DelayQueueActuatorAutoConfigurationTests {
+
+	private final ApplicationContextRunner runner = QueueContexts.runner(QueueContexts.uniquePrefix())
+		.withConfiguration(AutoConfigurations.of(DelayQueueActuatorAutoConfiguration.class));
+
+	@Test
+	void withActuatorTheHealthContributorIsContributed() {
+		this.runner.run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context).hasSingleBean(DelayQueueHealthIndicator.class);
+			assertThat(context).hasBean("delayQueueHealthIndicator");
+			assertThat(context.getBean(DelayQueueHealthIndicator.class).health().getStatus()).isEqualTo(Status.UP);
+		});
+	}
+
+	@Test
+	void endpointIsContributedWhenExposed() {
+		this.runner.withPropertyValues("management.endpoints.web.exposure.include=health,delayqueue")
+			.run((context) -> assertThat(context).hasSingleBean(DelayQueueEndpoint.class));
+	}
+
+	@Test
+	void endpointIsNotContributedWhenNotExposed() {
+		this.runner.run((context) -> assertThat(context).doesNotHaveBean(DelayQueueEndpoint.class));
+	}
+
+	@Test
+	void endpointIsNotContributedWhenItsAccessIsNone() {
+		this.runner
+			.withPropertyValues("management.endpoints.web.exposure.include=delayqueue",
+					"management.endpoint.delayqueue.access=NONE")
+			.run((context) -> assertThat(context).doesNotHaveBean(DelayQueueEndpoint.class));
+	}
+
+	@Test
+	void healthContributorCanBeSwitchedOff() {
+		this.runner.withPropertyValues("management.health.delayqueue.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(DelayQueueHealthIndicator.class));
+	}
+
+	@Test
+	void disabledQueueContributesNeitherEndpointNorHealthContributor() {
+		this.runner
+			.withPropertyValues("delay-queue.enabled=false", "management.endpoints.web.exposure.include=delayqueue")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context).doesNotHaveBean(DelayQueueTemplate.class);
+				assertThat(context).doesNotHaveBean(DelayQueueEndpoint.class);
+				assertThat(context).doesNotHaveBean(DelayQueueHealthIndicator.class);
+			});
+	}
+
+	@Test
+	void withoutActuatorNeitherEndpointNorHealthContributorIsContributedAndTheQueueStillWorks() {
+		this.runner.withClassLoader(new FilteredClassLoader("org.springframework.boot.actuate", "org.springframework.boot.health"))
+			.withPropertyValues("management.endpoints.web.exposure.include=delayqueue")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context).hasSingleBean(DelayQueueTemplate.class);
+				assertThat(context).doesNotHaveBean(DelayQueueEndpoint.class);
+				assertThat(context).doesNotHaveBean(DelayQueueHealthIndicator.class);
+			});
+	}
+
+	@Test
+	void userEndpointReplacesOurs() {
+		this.runner.withUserConfiguration(OwnEndpointConfig.class)
+			.withPropertyValues("management.endpoints.web.exposure.include=delayqueue")
+			.run((context) -> {
+				assertThat(context).hasSingleBean(DelayQueueEndpoint.class);
+				assertThat(context).hasBean("ownEndpoint");
+			});
+	}
+
+	@Test
+	void healthPropertiesAreBound() {
+		this.runner
+			.withPropertyValues("delay-queue.health.max-lateness=5m", "delay-queue.health.lateness-status=down")
+			.run((context) -> {
+				DelayQueueProperties.Health health = context.getBean(DelayQueueProperties.class).getHealth();
+				assertThat(health.getMaxLateness()).isEqualTo(Duration.ofMinutes(5));
+				assertThat(health.getLatenessStatus()).isEqualTo(DelayQueueProperties.Health.LatenessStatus.DOWN);
+			});
+	}
+
+	@Test
+	void healthPropertiesDefaultToNoMaximumLateness() {
+		this.runner.run((context) -> {
+			DelayQueueProperties.Health health = context.getBean(DelayQueueProperties.class).getHealth();
+			assertThat(health.getMaxLateness()).isNull();
+			assertThat(health.getLatenessStatus())
+				.isEqualTo(DelayQueueProperties.Health.LatenessStatus.OUT_OF_SERVICE);
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class OwnEndpointConfig {
+
+		@Bean
+		DelayQueueEndpoint ownEndpoint(RedisMessageStore store, DelayQueueTemplate template,
+				DelayListenerEndpointRegistry registry) {
+			return new DelayQueueEndpoint(store, template, registry);
+		}
+
+	}
+
+}
