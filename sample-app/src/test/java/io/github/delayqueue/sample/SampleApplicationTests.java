@@ -74,6 +74,21 @@ class SampleApplicationTests {
 		this.client.post().uri("/orders").body(Map.of("amount", 12.5)).exchange().expectStatus().isBadRequest();
 	}
 
+	@Test
+	void actuatorShowsTheQueuesHealthMetricsAndTopics() {
+		Order order = create();
+		await().atMost(Duration.ofSeconds(10)).until(() -> get(order.id()).status() == OrderStatus.CANCELLED);
+		String health = this.client.get().uri("/actuator/health").exchange().expectStatus().isOk()
+			.returnResult(String.class).getResponseBody();
+		assertThat(health).contains("\"delayQueue\"").contains("order-timeout");
+		String topics = this.client.get().uri("/actuator/delayqueue").exchange().expectStatus().isOk()
+			.returnResult(String.class).getResponseBody();
+		assertThat(topics).contains("\"order-timeout\"").contains("\"listener\"");
+		String acked = this.client.get().uri("/actuator/metrics/delay.queue.acked").exchange().expectStatus().isOk()
+			.returnResult(String.class).getResponseBody();
+		assertThat(acked).contains("\"COUNT\"");
+	}
+
 	private Order create() {
 		return this.client.post()
 			.uri("/orders")
