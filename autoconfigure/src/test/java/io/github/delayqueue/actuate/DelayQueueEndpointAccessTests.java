@@ -6,7 +6,6 @@ import java.util.Map;
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.testsupport.QueueContexts;
-import io.github.delayqueue.testsupport.TestRedis;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -38,11 +37,7 @@ class DelayQueueEndpointAccessTests {
 
 	@DynamicPropertySource
 	static void redis(DynamicPropertyRegistry registry) {
-		for (String property : TestRedis.shared().springProperties()) {
-			int equals = property.indexOf('=');
-			registry.add(property.substring(0, equals), () -> property.substring(equals + 1));
-		}
-		registry.add("delay-queue.key-prefix", () -> PREFIX);
+		QueueContexts.register(registry, PREFIX);
 	}
 
 	@BeforeEach

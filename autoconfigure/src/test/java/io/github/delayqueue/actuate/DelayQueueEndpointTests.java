@@ -17,7 +17,6 @@ import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
-import io.github.delayqueue.testsupport.TestRedis;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
@@ -68,11 +67,7 @@ class DelayQueueEndpointTests {
 
 	@DynamicPropertySource
 	static void redis(DynamicPropertyRegistry registry) {
-		for (String property : TestRedis.shared().springProperties()) {
-			int equals = property.indexOf('=');
-			registry.add(property.substring(0, equals), () -> property.substring(equals + 1));
-		}
-		registry.add("delay-queue.key-prefix", () -> PREFIX);
+		QueueContexts.register(registry, PREFIX);
 	}
 
 	@BeforeEach

@@ -10,6 +10,7 @@ import io.github.delayqueue.autoconfigure.DelayQueueActuatorAutoConfiguration;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
+import io.github.delayqueue.testsupport.ListenerThreads;
 import io.github.delayqueue.testsupport.QueueContexts;
 import io.github.delayqueue.testsupport.RedisServerProcess;
 import io.github.delayqueue.testsupport.TestRedis;
@@ -85,7 +86,7 @@ class DelayQueueHealthIndicatorTests {
 	@Test
 	void downWhenAListenerHasDied() {
 		this.runner.run((context) -> {
-			fetchThread("notes").interrupt();
+			ListenerThreads.fetchThread("notes").interrupt();
 			await().atMost(Duration.ofSeconds(10)).until(() -> health(context).getStatus().equals(Status.DOWN));
 			Health health = health(context);
 			assertThat(health.getDetails()).containsEntry("stoppedListeners", List.of("notes"));
@@ -154,14 +155,6 @@ class DelayQueueHealthIndicatorTests {
 		return (Map<String, Map<String, Object>>) health.getDetails().get("topics");
 	}
 
-	private static Thread fetchThread(String topic) {
-		return Thread.getAllStackTraces()
-			.keySet()
-			.stream()
-			.filter((thread) -> thread.getName().equals("delay-queue-" + topic + "-fetch") && thread.isAlive())
-			.findFirst()
-			.orElseThrow();
-	}
 
 	static class NoteListener {
 

@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.listener.DelayListenerEndpointRegistry.ListenerState;
 import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.testsupport.ListenerThreads;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 
@@ -117,20 +118,12 @@ class ListenerPauseTests {
 	void listenerWhoseFetchThreadDiedIsReportedStopped() {
 		this.runner.run((context) -> {
 			DelayListenerEndpointRegistry registry = context.getBean(DelayListenerEndpointRegistry.class);
-			fetchThread("notes").interrupt();
+			ListenerThreads.fetchThread("notes").interrupt();
 			await().atMost(Duration.ofSeconds(10))
 				.until(() -> registry.getListenerStates().get("notes") == ListenerState.STOPPED);
 		});
 	}
 
-	static Thread fetchThread(String topic) {
-		return Thread.getAllStackTraces()
-			.keySet()
-			.stream()
-			.filter((thread) -> thread.getName().equals("delay-queue-" + topic + "-fetch") && thread.isAlive())
-			.findFirst()
-			.orElseThrow();
-	}
 
 	static class NoteListener {
 

@@ -8,6 +8,7 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.test.context.DynamicPropertyRegistry;
 
 /**
  * Application contexts for queue tests: Boot's Redis and Jackson auto-configuration plus ours, on
@@ -21,6 +22,19 @@ public final class QueueContexts {
 	/** @return a new unique key prefix */
 	public static String uniquePrefix() {
 		return "t" + UUID.randomUUID().toString().substring(0, 8);
+	}
+
+	/**
+	 * Points a {@code @SpringBootTest} at the shared test Redis with the given key prefix.
+	 * @param registry the test's dynamic properties
+	 * @param prefix the key prefix
+	 */
+	public static void register(DynamicPropertyRegistry registry, String prefix) {
+		for (String property : TestRedis.shared().springProperties()) {
+			int equals = property.indexOf('=');
+			registry.add(property.substring(0, equals), () -> property.substring(equals + 1));
+		}
+		registry.add("delay-queue.key-prefix", () -> prefix);
 	}
 
 	/**
