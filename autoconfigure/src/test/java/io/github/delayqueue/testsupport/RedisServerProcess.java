@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -41,9 +42,12 @@ public final class RedisServerProcess implements AutoCloseable {
 
 	private @Nullable Process process;
 
-	private RedisServerProcess(Path binary, int port) throws IOException {
+	private final List<String> extraArguments;
+
+	private RedisServerProcess(Path binary, int port, List<String> extraArguments) throws IOException {
 		this.binary = binary;
 		this.port = port;
+		this.extraArguments = List.copyOf(extraArguments);
 		this.directory = Files.createTempDirectory("delay-queue-redis-");
 		this.log = this.directory.resolve("redis-server.log");
 		Runtime.getRuntime().addShutdownHook(this.shutdownHook);
@@ -52,13 +56,14 @@ public final class RedisServerProcess implements AutoCloseable {
 	/**
 	 * Starts a new server from the given binary on a free loopback port and waits until it answers PING.
 	 * @param binary the {@code redis-server} executable
+	 * @param extraArguments server options that override the defaults, e.g. {@code --appendonly yes}
 	 * @return the running server
 	 * @throws IllegalStateException if the server does not answer in time
 	 */
-	static RedisServerProcess launch(Path binary) {
+	static RedisServerProcess launch(Path binary, List<String> extraArguments) {
 		RedisServerProcess server;
 		try {
-			server = new RedisServerProcess(binary, freePort());
+			server = new RedisServerProcess(binary, freePort(), extraArguments);
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException("Cannot prepare a redis-server process", ex);
@@ -135,8 +140,10 @@ public final class RedisServerProcess implements AutoCloseable {
 		if (isRunning()) {
 			throw new IllegalStateException("redis-server on port " + this.port + " is already running");
 		}
-		List<String> command = List.of(this.binary.toString(), "--port", String.valueOf(this.port), "--bind", HOST,
-				"--save", "", "--appendonly", "no", "--dir", this.directory.toString(), "--daemonize", "no");
+		List<String> command = new ArrayList<>(List.of(this.binary.toString(), "--port", String.valueOf(this.port),
+				"--bind", HOST, "--save", "", "--appendonly", "no", "--dir", this.directory.toString(), "--daemonize",
+				"no"));
+		command.addAll(this.extraArguments);
 		try {
 			this.process = new ProcessBuilder(command).redirectErrorStream(true)
 				.redirectOutput(ProcessBuilder.Redirect.appendTo(this.log.toFile()))

@@ -113,7 +113,7 @@ public final class TestRedis {
 		}
 		Path binary = localBinary().orElseThrow(() -> new IllegalStateException("No Redis for tests: set "
 				+ URL_ENVIRONMENT_VARIABLE + ", start Docker, or put redis-server on the PATH"));
-		RedisServerProcess server = RedisServerProcess.launch(binary);
+		RedisServerProcess server = RedisServerProcess.launch(binary, List.of());
 		return new TestRedis("redis-server process " + binary, server.host(), server.port(), null, null, 0);
 	}
 
@@ -154,13 +154,14 @@ public final class TestRedis {
 	/**
 	 * Starts a new {@code redis-server} process on a free loopback port, separate from the shared Redis, using
 	 * the binary chosen by {@value #BINARY_PROPERTY}. The caller closes it.
+	 * @param extraArguments server options that override the defaults, e.g. {@code --appendonly yes}
 	 * @return the running server
 	 * @throws IllegalStateException if no binary is available or the server does not start
 	 */
-	public static RedisServerProcess startPrivateServer() {
+	public static RedisServerProcess startPrivateServer(String... extraArguments) {
 		Path binary = localBinary().orElseThrow(
 				() -> new IllegalStateException("No redis-server binary for " + platform() + " to start"));
-		RedisServerProcess server = RedisServerProcess.launch(binary);
+		RedisServerProcess server = RedisServerProcess.launch(binary, List.of(extraArguments));
 		System.out.println("Private test Redis: redis-server process " + binary + ", version " + server.version()
 				+ ", at " + server.host() + ":" + server.port());
 		return server;

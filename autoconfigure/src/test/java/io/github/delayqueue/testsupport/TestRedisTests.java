@@ -177,7 +177,7 @@ class TestRedisTests {
 	void shippedBinaryRunsRedis62() {
 		Optional<Path> shipped = TestRedis.shippedBinary();
 		assumeTrue(shipped.isPresent(), "the embedded-redis jar has no binary for this platform");
-		try (RedisServerProcess server = RedisServerProcess.launch(shipped.get())) {
+		try (RedisServerProcess server = RedisServerProcess.launch(shipped.get(), List.of())) {
 			assertThat(server.version()).startsWith("6.2.");
 		}
 	}
