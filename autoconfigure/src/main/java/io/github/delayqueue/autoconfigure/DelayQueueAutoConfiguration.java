@@ -145,7 +145,7 @@ public final class DelayQueueAutoConfiguration {
 					or(own.getBackoffInitialInterval(), backoff.getInitialInterval()),
 					or(own.getBackoffMultiplier(), backoff.getMultiplier()),
 					or(own.getBackoffMaxInterval(), backoff.getMaxInterval()));
-			return new ListenerSettings(or(own.getConcurrency(), defaults.getConcurrency()),
+			return new ListenerSettings(or(own.getConcurrency(), defaults.getConcurrency()), defaults.getPrefetch(),
 					or(own.getMaxAttempts(), defaults.getMaxAttempts()),
 					or(own.getVisibilityTimeout(), defaults.getVisibilityTimeout()), retryBackoff,
 					defaults.getIdleCheckInterval(), defaults.getShutdownTimeout(), defaults.getMaxHandlingTime(),

@@ -111,6 +111,12 @@ public class DelayQueueProperties {
 		private int concurrency = 1;
 
 		/**
+		 * How many claimed messages may wait in this application for a free handler thread; more
+		 * raises throughput and, when handlers are slow, the lateness of the messages waiting.
+		 */
+		private int prefetch;
+
+		/**
 		 * Deliveries a message gets before it goes to the dead-letter set.
 		 */
 		private int maxAttempts = 5;
@@ -159,6 +165,14 @@ public class DelayQueueProperties {
 
 		public void setConcurrency(int concurrency) {
 			this.concurrency = concurrency;
+		}
+
+		public int getPrefetch() {
+			return this.prefetch;
+		}
+
+		public void setPrefetch(int prefetch) {
+			this.prefetch = prefetch;
 		}
 
 		public int getMaxAttempts() {

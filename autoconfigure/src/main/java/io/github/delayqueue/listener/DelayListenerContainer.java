@@ -2,7 +2,7 @@ package io.github.delayqueue.listener;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -39,8 +39,8 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
  * Consumes one topic for one {@link DelayListenerEndpoint}: a fetch thread claims as many ready
- * messages as there are idle handler threads, waiting for a wake-up signal when the topic has
- * nothing ready; each handler thread invokes the listener method and then acknowledges, retries or
+ * messages as there are idle handler threads plus the prefetch, waiting for a wake-up signal when
+ * the topic has nothing ready; each handler thread invokes the listener method and then acknowledges, retries or
  * dead-letters the message. While a handler runs, its lease is extended in the background (up to
  * the maximum handling time), so a long handler is never delivered twice at once.
  */
@@ -78,7 +78,8 @@ final class DelayListenerContainer {
 
 	private final ScheduledExecutorService scheduler;
 
-	private final Map<String, InFlightMessage> inFlight = new ConcurrentHashMap<>();
+	/** Messages claimed here and not settled; one id may be here twice after its lease expired. */
+	private final Set<InFlightMessage> inFlight = ConcurrentHashMap.newKeySet();
 
 	private final ReentrantLock claiming = new ReentrantLock();
 
@@ -98,7 +99,7 @@ final class DelayListenerContainer {
 		this.converter = converter;
 		this.settings = endpoint.settings();
 		this.topic = endpoint.topic();
-		this.idleHandlers = new Semaphore(this.settings.concurrency());
+		this.idleHandlers = new Semaphore(this.settings.concurrency() + this.settings.prefetch());
 		this.outageLog = new OutageLog("listener of topic '" + this.topic + "'");
 	}
 
@@ -158,7 +159,7 @@ final class DelayListenerContainer {
 	}
 
 	private void handBackUnfinished() {
-		for (InFlightMessage message : this.inFlight.values()) {
+		for (InFlightMessage message : this.inFlight) {
 			synchronized (message) {
 				if (message.isSettled()) {
 					continue;
@@ -176,7 +177,7 @@ final class DelayListenerContainer {
 
 	private void extendLeases() {
 		long maxHandlingNanos = this.settings.maxHandlingTime().toNanos();
-		for (InFlightMessage message : this.inFlight.values()) {
+		for (InFlightMessage message : this.inFlight) {
 			synchronized (message) {
 				if (message.isSettled()) {
 					continue;
@@ -233,15 +234,18 @@ final class DelayListenerContainer {
 			if (wanted == 0) {
 				continue;
 			}
-			List<ClaimedMessage> claimed;
+			List<InFlightMessage> claimed;
 			this.claiming.lock();
 			try {
 				if (!this.running) {
 					this.idleHandlers.release(wanted);
 					return;
 				}
-				claimed = this.store.claim(this.topic, wanted, this.settings.visibilityTimeout());
-				claimed.forEach((claim) -> this.inFlight.put(claim.id(), new InFlightMessage(claim)));
+				claimed = this.store.claim(this.topic, wanted, this.settings.visibilityTimeout())
+					.stream()
+					.map(InFlightMessage::new)
+					.toList();
+				this.inFlight.addAll(claimed);
 				this.outageLog.succeeded();
 				outageBackoff = 0;
 			}
@@ -256,15 +260,14 @@ final class DelayListenerContainer {
 				this.claiming.unlock();
 			}
 			this.idleHandlers.release(wanted - claimed.size());
-			for (ClaimedMessage claim : claimed) {
-				InFlightMessage message = this.inFlight.get(claim.id());
+			for (InFlightMessage message : claimed) {
 				try {
 					this.handlers.execute(() -> {
 						try {
 							handle(message);
 						}
 						finally {
-							this.inFlight.remove(message.id());
+							this.inFlight.remove(message);
 							this.idleHandlers.release();
 						}
 					});
@@ -310,6 +313,12 @@ final class DelayListenerContainer {
 	}
 
 	private void handle(InFlightMessage inFlight) {
+		synchronized (inFlight) {
+			if (inFlight.isSettled()) {
+				// Handed back while it waited for a handler (the listener is stopping).
+				return;
+			}
+		}
 		ClaimedMessage claimed = inFlight.claimed();
 		StoredMessage message;
 		try {

@@ -6,6 +6,7 @@ import java.time.Duration;
  * The settings of one topic's listener, resolved from the annotation and the properties.
  *
  * @param concurrency messages handled at once by this application
+ * @param prefetch claimed messages that may wait in this application for a free handler
  * @param maxAttempts deliveries before a message is dead-lettered
  * @param visibilityTimeout lease length of a claimed message
  * @param backoff waits between attempts
@@ -15,13 +16,14 @@ import java.time.Duration;
  * @param latePolicy what to do with a message claimed later than {@code lateThreshold}
  * @param lateThreshold how late a message may be before the late policy applies
  */
-public record ListenerSettings(int concurrency, int maxAttempts, Duration visibilityTimeout, RetryBackoff backoff,
-		Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime, LatePolicy latePolicy,
-		Duration lateThreshold) {
+public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, Duration visibilityTimeout,
+		RetryBackoff backoff, Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime,
+		LatePolicy latePolicy, Duration lateThreshold) {
 
 	/**
 	 * Checks the values.
 	 * @param concurrency messages handled at once
+	 * @param prefetch claimed messages that may wait for a free handler
 	 * @param maxAttempts deliveries before dead-lettering
 	 * @param visibilityTimeout lease length
 	 * @param backoff waits between attempts
@@ -34,6 +36,9 @@ public record ListenerSettings(int concurrency, int maxAttempts, Duration visibi
 	public ListenerSettings {
 		if (concurrency < 1) {
 			throw new IllegalArgumentException("Concurrency must be at least 1, but was " + concurrency);
+		}
+		if (prefetch < 0) {
+			throw new IllegalArgumentException("Prefetch must not be negative, but was " + prefetch);
 		}
 		if (maxAttempts < 1) {
 			throw new IllegalArgumentException("Max attempts must be at least 1, but was " + maxAttempts);
@@ -57,7 +62,7 @@ public record ListenerSettings(int concurrency, int maxAttempts, Duration visibi
 	 * @return a copy with that concurrency
 	 */
 	public ListenerSettings withConcurrency(int concurrency) {
-		return new ListenerSettings(concurrency, this.maxAttempts, this.visibilityTimeout, this.backoff,
+		return new ListenerSettings(concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout, this.backoff,
 				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy, this.lateThreshold);
 	}
 
@@ -66,7 +71,7 @@ public record ListenerSettings(int concurrency, int maxAttempts, Duration visibi
 	 * @return a copy with those maximum attempts
 	 */
 	public ListenerSettings withMaxAttempts(int maxAttempts) {
-		return new ListenerSettings(this.concurrency, maxAttempts, this.visibilityTimeout, this.backoff,
+		return new ListenerSettings(this.concurrency, this.prefetch, maxAttempts, this.visibilityTimeout, this.backoff,
 				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy, this.lateThreshold);
 	}
 

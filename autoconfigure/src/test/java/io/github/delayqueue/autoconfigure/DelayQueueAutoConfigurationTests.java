@@ -162,7 +162,7 @@ class DelayQueueAutoConfigurationTests {
 
 	@Test
 	void userListenerSettingsProviderReplacesTheDefault() {
-		ListenerSettingsProvider own = (topic) -> new ListenerSettings(9, 9, Duration.ofSeconds(9),
+		ListenerSettingsProvider own = (topic) -> new ListenerSettings(9, 9, 9, Duration.ofSeconds(9),
 				new RetryBackoff(Duration.ofSeconds(1), 1.0, Duration.ofSeconds(1)), Duration.ofSeconds(9),
 				Duration.ofSeconds(9), Duration.ofMinutes(9), LatePolicy.DELIVER, Duration.ofHours(9));
 		this.runner.withBean(ListenerSettingsProvider.class, () -> own).run((context) -> {
@@ -295,7 +295,7 @@ class DelayQueueAutoConfigurationTests {
 			.withPropertyValues("delay-queue.key-prefix=" + this.prefix)
 			.run((context) -> {
 				ListenerSettings settings = context.getBean(ListenerSettingsProvider.class).forTopic("orders");
-				assertThat(settings).isEqualTo(new ListenerSettings(1, 5, Duration.ofSeconds(30),
+				assertThat(settings).isEqualTo(new ListenerSettings(1, 0, 5, Duration.ofSeconds(30),
 						new RetryBackoff(Duration.ofSeconds(1), 2.0, Duration.ofMinutes(10)), Duration.ofSeconds(5),
 						Duration.ofSeconds(30), Duration.ofMinutes(10), LatePolicy.DELIVER, Duration.ofHours(1)));
 			});

@@ -24,8 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Two independent application contexts, each with four consumer threads and its own broker, on one
- * Redis: every message is delivered exactly once, never before its due time.
+ * Two independent application contexts, each with four consumer threads, a prefetch of eight and its
+ * own broker, on one Redis: every message is delivered exactly once, never before its due time.
  */
 class MultipleInstancesTests {
 
@@ -38,7 +38,7 @@ class MultipleInstancesTests {
 		ApplicationContextRunner runner = QueueContexts.runner(prefix)
 			.withBean(Ledger.class, () -> ledger)
 			.withBean(LedgerListener.class)
-			.withPropertyValues("delay-queue.listener.concurrency=4");
+			.withPropertyValues("delay-queue.listener.concurrency=4", "delay-queue.listener.prefetch=8");
 		runner.run((first) -> runner.run((second) -> {
 			DelayQueueTemplate template = first.getBean(DelayQueueTemplate.class);
 			Random random = new Random(42);
