@@ -52,6 +52,9 @@ final class DelayListenerContainer {
 
 	private static final int STORE_CALL_TRIES = 3;
 
+	/** Time left to send queued acknowledgements when stopping, even past the shutdown timeout. */
+	private static final long ACK_GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
+
 	private final DelayListenerEndpoint endpoint;
 
 	private final RedisMessageStore store;
@@ -89,6 +92,8 @@ final class DelayListenerContainer {
 
 	private @Nullable ScheduledFuture<?> leaseExtension;
 
+	private @Nullable AckBatcher acks;
+
 	DelayListenerContainer(DelayListenerEndpoint endpoint, RedisMessageStore store, PayloadConverter converter,
 			ScheduledExecutorService scheduler, DelayQueueMetrics metrics, ObservationRegistry observationRegistry) {
 		this.endpoint = endpoint;
@@ -105,6 +110,7 @@ final class DelayListenerContainer {
 
 	void start() {
 		this.running = true;
+		this.acks = new AckBatcher(this.topic, this.store);
 		this.handlers = new ThreadPoolExecutor(this.settings.concurrency(), this.settings.concurrency(), 0,
 				TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
 				daemonThreads("delay-queue-" + this.topic + "-"));
@@ -150,6 +156,9 @@ final class DelayListenerContainer {
 		handBackUnfinished();
 		if (this.handlers != null) {
 			this.handlers.shutdownNow();
+		}
+		if (this.acks != null) {
+			this.acks.stop(Math.max(deadlineNanos, System.nanoTime() + ACK_GRACE_NANOS));
 		}
 	}
 
@@ -370,15 +379,15 @@ final class DelayListenerContainer {
 			return;
 		}
 		this.metrics.handled(this.topic, HandlingOutcome.SUCCESS, Duration.ofNanos(System.nanoTime() - start), "none");
-		Boolean acked = settle(inFlight, "acknowledge",
-				() -> this.store.ack(this.topic, inFlight.id(), inFlight.leaseDeadline()));
-		if (Boolean.FALSE.equals(acked)) {
-			logger.warn("Topic '" + this.topic + "' message " + claimed.id()
-					+ " handled, but its lease had expired: it may be delivered again");
+		synchronized (inFlight) {
+			if (inFlight.isSettled()) {
+				logger.warn("Topic '" + this.topic + "' message " + inFlight.id() + ": handler finished after its lease"
+						+ " ended (handed back or lost), so it is not acknowledged and will be delivered again");
+				return;
+			}
+			inFlight.settle();
 		}
-		else if (acked != null && logger.isDebugEnabled()) {
-			logger.debug("Topic '" + this.topic + "' message " + claimed.id() + " acknowledged");
-		}
+		this.acks.acknowledge(inFlight);
 	}
 
 	private void failed(InFlightMessage message, int attempt, Throwable ex) {

@@ -2,6 +2,8 @@ package io.github.delayqueue.metrics;
 
 import java.time.Duration;
 
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
@@ -29,6 +31,9 @@ public class MicrometerDelayQueueMetrics implements DelayQueueMetrics {
 
 	private final Duration gaugeRefreshInterval;
 
+	/** Strong references: Micrometer holds gauge sources weakly. */
+	private final Map<String, CachedTopicStats> topicStats = new ConcurrentHashMap<>();
+
 	/**
 	 * Creates the adapter.
 	 * @param registry the registry
@@ -48,7 +53,8 @@ public class MicrometerDelayQueueMetrics implements DelayQueueMetrics {
 
 	@Override
 	public void listening(String topic) {
-		CachedTopicStats stats = new CachedTopicStats(this.store, topic, this.gaugeRefreshInterval);
+		CachedTopicStats stats = this.topicStats.computeIfAbsent(topic,
+				(name) -> new CachedTopicStats(this.store, name, this.gaugeRefreshInterval));
 		gauge(topic, "scheduled", stats, TopicStats::scheduled);
 		gauge(topic, "ready", stats, TopicStats::ready);
 		gauge(topic, "in-flight", stats, TopicStats::inFlight);

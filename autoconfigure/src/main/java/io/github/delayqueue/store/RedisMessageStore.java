@@ -219,9 +219,25 @@ public class RedisMessageStore {
 	 * @return {@code true} if acknowledged, {@code false} if the lease had been lost
 	 */
 	public boolean ack(String topic, String id, long lease) {
+		return ack(topic, List.of(id), List.of(lease)).get(0);
+	}
+
+	/**
+	 * Acknowledges messages in one script call: each is deleted with all its data.
+	 * @param topic the topic
+	 * @param ids the message ids
+	 * @param leases the lease deadline the caller holds for each id, in the same order
+	 * @return for each id, {@code true} if acknowledged, {@code false} if its lease had been lost
+	 */
+	public List<Boolean> ack(String topic, List<String> ids, List<Long> leases) {
 		TopicKeys keys = keys(topic);
-		List<?> reply = run(this.scripts.ack, List.of(keys.inFlight(), keys.messages()), List.of(id, lease));
-		return number(reply.get(0)) == 1;
+		List<Object> args = new ArrayList<>(ids.size() * 2);
+		for (int i = 0; i < ids.size(); i++) {
+			args.add(ids.get(i));
+			args.add(leases.get(i));
+		}
+		List<?> reply = run(this.scripts.ack, List.of(keys.inFlight(), keys.messages()), args);
+		return reply.stream().map((acked) -> number(acked) == 1).toList();
 	}
 
 	/**
