@@ -21,10 +21,9 @@ while claimed < wanted and popped < 1000 do
   end
   for _, id in ipairs(ids) do
     popped = popped + 1
-    if not redis.call('ZSCORE', KEYS[2], id) and not redis.call('ZSCORE', KEYS[4], id) then
+    if not redis.call('ZSCORE', KEYS[4], id) then
       local stored = redis.call('HGET', KEYS[3], id)
-      if stored then
-        redis.call('ZADD', KEYS[2], deadline, id)
+      if stored and redis.call('ZADD', KEYS[2], 'NX', deadline, id) == 1 then
         out[#out + 1] = id
         out[#out + 1] = stored
         claimed = claimed + 1

@@ -8,24 +8,23 @@
 -- ARGV[3..] four values per message: id, due kind ("d" = delay in ms from Redis time,
 --           "a" = absolute epoch ms), the delay or due time, body
 -- Returns two integers per message: duplicate (1 or 0), due time (epoch ms).
-local now = now_ms()
+local now
 local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 local headDue = head[2] and tonumber(head[2])
 local earliest
 local out = {}
 for i = 3, #ARGV, 4 do
   local id = ARGV[i]
-  local stored = redis.call('HGET', KEYS[1], id)
-  if stored then
-    local _, due = header(stored)
+  local due = tonumber(ARGV[i + 2])
+  if ARGV[i + 1] == 'd' then
+    now = now or now_ms()
+    due = now + due
+  end
+  if redis.call('HSETNX', KEYS[1], id, '0:' .. string.format('%.0f', due) .. ':' .. ARGV[i + 3]) == 0 then
+    local _, storedDue = header(redis.call('HGET', KEYS[1], id))
     out[#out + 1] = 1
-    out[#out + 1] = due or 0
+    out[#out + 1] = storedDue or 0
   else
-    local due = tonumber(ARGV[i + 2])
-    if ARGV[i + 1] == 'd' then
-      due = now + due
-    end
-    redis.call('HSET', KEYS[1], id, '0:' .. string.format('%.0f', due) .. ':' .. ARGV[i + 3])
     redis.call('ZADD', KEYS[2], due, id)
     if not earliest or due < earliest then
       earliest = due
