@@ -131,27 +131,28 @@ public final class TopicBroker {
 			this.cycleInProgress = true;
 			this.wakeDuringCycle = false;
 		}
-		long sleepMillis;
+		long sleepMicros;
 		try {
-			sleepMillis = moveDueMessages();
+			sleepMicros = moveDueMessages();
 			this.outageBackoffMillis = 0;
 			this.outageLog.succeeded();
 		}
 		catch (RuntimeException ex) {
 			TopicRepair.failed(this.store, this.topic, ex, this.outageLog);
 			this.outageBackoffMillis = Math.min(MAX_OUTAGE_BACKOFF_MILLIS, Math.max(100, this.outageBackoffMillis * 2));
-			sleepMillis = this.outageBackoffMillis;
+			sleepMicros = TimeUnit.MILLISECONDS.toMicros(this.outageBackoffMillis);
 		}
 		synchronized (this.lock) {
 			this.cycleInProgress = false;
 			if (this.running) {
-				scheduleIn(this.wakeDuringCycle ? 0 : sleepMillis);
+				scheduleIn(this.wakeDuringCycle ? 0 : sleepMicros);
 			}
 		}
 	}
 
+	/** @return microseconds until the next cycle is needed */
 	private long moveDueMessages() {
-		long maxSleep = this.settings.maxSleep().toMillis();
+		long maxSleep = this.settings.maxSleep().toNanos() / 1000;
 		PromoteResult promoted;
 		do {
 			promoted = this.store.promote(this.topic, this.settings.batchSize());
@@ -163,7 +164,7 @@ public final class TopicBroker {
 			}
 		}
 		while (promoted.moved() == this.settings.batchSize());
-		long sleep = (promoted.nextDueInMillis() >= 0) ? Math.min(promoted.nextDueInMillis(), maxSleep) : maxSleep;
+		long sleep = (promoted.nextDueInMicros() >= 0) ? Math.min(promoted.nextDueInMicros(), maxSleep) : maxSleep;
 		if (System.nanoTime() - this.leaseCheckDueNanos >= 0) {
 			LeaseExpiryResult expired = this.store.expireLeases(this.topic, this.settings.batchSize(), this.maxAttempts);
 			if (expired.expired() > 0) {
@@ -178,16 +179,16 @@ public final class TopicBroker {
 				logger.warn("Topic '" + this.topic + "': lease expired on the last attempt, dead-lettered: "
 						+ sample(expired.deadLettered()));
 			}
-			long leaseCheck = (expired.nextExpiryInMillis() >= 0) ? Math.min(expired.nextExpiryInMillis(), maxSleep)
-					: maxSleep;
+			long leaseCheck = (expired.nextExpiryInMillis() >= 0)
+					? Math.min(TimeUnit.MILLISECONDS.toMicros(expired.nextExpiryInMillis()), maxSleep) : maxSleep;
 			if (expired.expired() == this.settings.batchSize()) {
 				leaseCheck = 0;
 			}
-			this.leaseCheckDueNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseCheck);
+			this.leaseCheckDueNanos = System.nanoTime() + TimeUnit.MICROSECONDS.toNanos(leaseCheck);
 			sleep = Math.min(sleep, leaseCheck);
 		}
 		else {
-			sleep = Math.min(sleep, TimeUnit.NANOSECONDS.toMillis(this.leaseCheckDueNanos - System.nanoTime()) + 1);
+			sleep = Math.min(sleep, TimeUnit.NANOSECONDS.toMicros(this.leaseCheckDueNanos - System.nanoTime()) + 1);
 		}
 		return sleep;
 	}
@@ -196,8 +197,8 @@ public final class TopicBroker {
 		return (ids.size() <= 20) ? ids.toString() : ids.subList(0, 20) + " and " + (ids.size() - 20) + " more";
 	}
 
-	private void scheduleIn(long delayMillis) {
-		long runAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis);
+	private void scheduleIn(long delayMicros) {
+		long runAt = System.nanoTime() + TimeUnit.MICROSECONDS.toNanos(delayMicros);
 		if (this.next != null) {
 			if (runAt - this.nextRunNanos >= 0) {
 				return;
@@ -205,7 +206,7 @@ public final class TopicBroker {
 			this.next.cancel(false);
 		}
 		this.nextRunNanos = runAt;
-		this.next = this.scheduler.schedule(this::cycle, delayMillis, TimeUnit.MILLISECONDS);
+		this.next = this.scheduler.schedule(this::cycle, delayMicros, TimeUnit.MICROSECONDS);
 	}
 
 }

@@ -4,8 +4,8 @@ package io.github.delayqueue.store;
  * The outcome of one promote call.
  *
  * @param moved messages moved from scheduled to ready
- * @param nextDueInMillis ms until the next scheduled message is due, 0 if one already is, -1 if
+ * @param nextDueInMicros microseconds until the next scheduled message is due, 0 if one already is, -1 if
  * none is scheduled
  */
-public record PromoteResult(int moved, long nextDueInMillis) {
+public record PromoteResult(int moved, long nextDueInMicros) {
 }

@@ -1,10 +1,15 @@
 -- functions: helpers put in front of every other script of this folder when it is loaded
 -- (Redis 6.2 has no shared script libraries). Defines no state change of its own.
 
+-- The Redis server's clock in epoch microseconds.
+local function now_us()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
 -- The Redis server's clock in epoch milliseconds.
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  return math.floor(now_us() / 1000)
 end
 
 -- Reads the "<attempts>:<due ms>:" header of a stored message.

@@ -5,8 +5,10 @@
 -- ARGV[1] largest number of messages to move
 -- ARGV[2] signal channel
 -- ARGV[3] topic
--- Returns {messages moved, ms until the next scheduled message is due (0 if already due), or -1 if none}.
-local now = now_ms()
+-- Returns {messages moved, microseconds until the next scheduled message is due (0 if already due),
+--          or -1 if none}.
+local nowUs = now_us()
+local now = math.floor(nowUs / 1000)
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 if #ids > 0 then
   redis.call('RPUSH', KEYS[2], unpack(ids))
@@ -16,6 +18,6 @@ end
 local nextDue = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 local wait = -1
 if nextDue[2] then
-  wait = math.max(0, tonumber(nextDue[2]) - now)
+  wait = math.max(0, tonumber(nextDue[2]) * 1000 - nowUs)
 end
 return {#ids, wait}

@@ -98,7 +98,7 @@ class DelayQueueTemplateTests {
 			assertThat(result.dueAt()).isEqualTo(dueAt);
 			PromoteResult promoted = queue.store.promote(TOPIC, 100);
 			assertThat(promoted.moved()).isEqualTo(1);
-			assertThat(promoted.nextDueInMillis()).isEqualTo(-1);
+			assertThat(promoted.nextDueInMicros()).isEqualTo(-1);
 			List<StoredMessage> claimed = queue.claim(TOPIC);
 			assertThat(claimed).singleElement().satisfies((message) -> {
 				assertThat(message.id()).isEqualTo(result.id());
@@ -161,7 +161,7 @@ class DelayQueueTemplateTests {
 			SendResult later = queue.template.send(TOPIC, "later", Duration.ofSeconds(5));
 			PromoteResult promoted = queue.store.promote(TOPIC, 100);
 			assertThat(promoted.moved()).isZero();
-			assertThat(promoted.nextDueInMillis()).isPositive().isLessThanOrEqualTo(5000);
+			assertThat(promoted.nextDueInMicros()).isPositive().isLessThanOrEqualTo(5_000_000);
 			assertThat(queue.claim(TOPIC)).isEmpty();
 			assertThat(queue.scheduledScore(TOPIC, later.id())).isEqualTo(later.dueAt().toEpochMilli());
 		});
@@ -174,7 +174,7 @@ class DelayQueueTemplateTests {
 			SendResult later = queue.template.send(TOPIC, "later", Duration.ofHours(1));
 			PromoteResult promoted = queue.store.promote(TOPIC, 100);
 			assertThat(promoted.moved()).isEqualTo(1);
-			assertThat(promoted.nextDueInMillis()).isPositive();
+			assertThat(promoted.nextDueInMicros()).isPositive();
 			assertThat(queue.claim(TOPIC)).extracting(StoredMessage::id).containsExactly(due.id());
 			assertThat(queue.scheduledScore(TOPIC, later.id())).isEqualTo(later.dueAt().toEpochMilli());
 		});
@@ -578,7 +578,7 @@ class DelayQueueTemplateTests {
 			assertThat(queue.claim(TOPIC)).as("claim before the new due time").isEmpty();
 			PromoteResult early = queue.store.promote(TOPIC, 100);
 			assertThat(early.moved()).isZero();
-			assertThat(early.nextDueInMillis()).as("scheduled again").isPositive();
+			assertThat(early.nextDueInMicros()).as("scheduled again").isPositive();
 			assertThat(queue.scheduledScore(TOPIC, sent.id())).isNotNull();
 			await().atMost(Duration.ofSeconds(10))
 				.pollInterval(Duration.ofMillis(50))
