@@ -12,13 +12,17 @@ import org.apache.commons.logging.LogFactory;
 /**
  * Acknowledges the messages whose handlers returned, many per script call: handlers hand their
  * settled message over and go on, and one thread per topic sends whatever has gathered since its
- * last call. Under load this turns one round trip per message into one per batch.
+ * last call, after waiting a few milliseconds for more. This turns one round trip per message
+ * into one per batch, under load and in a trickle alike.
  */
 final class AckBatcher {
 
 	private static final Log logger = LogFactory.getLog(AckBatcher.class);
 
 	private static final int MAX_BATCH = 500;
+
+	/** How long a call waits for more messages after the first; small next to any lease. */
+	private static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
 	private static final int TRIES = 3;
 
@@ -77,9 +81,33 @@ final class AckBatcher {
 			}
 			List<InFlightMessage> batch = new ArrayList<>();
 			batch.add(first);
-			this.pending.drainTo(batch, MAX_BATCH - 1);
+			gather(batch);
 			send(batch);
 		}
+	}
+
+	/** Waits a moment for more settled messages, so that a trickle of them shares one call too. */
+	private void gather(List<InFlightMessage> batch) {
+		long lingerEnd = System.nanoTime() + LINGER_NANOS;
+		while (batch.size() < MAX_BATCH && this.running) {
+			this.pending.drainTo(batch, MAX_BATCH - batch.size());
+			long left = lingerEnd - System.nanoTime();
+			if (batch.size() >= MAX_BATCH || left <= 0) {
+				return;
+			}
+			try {
+				InFlightMessage next = this.pending.poll(left, TimeUnit.NANOSECONDS);
+				if (next == null) {
+					return;
+				}
+				batch.add(next);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return;
+			}
+		}
+		this.pending.drainTo(batch, MAX_BATCH - batch.size());
 	}
 
 	private void send(List<InFlightMessage> batch) {
