@@ -92,7 +92,7 @@ public final class DelayQueueAutoConfiguration {
 			ObjectProvider<ObservationRegistry> observationRegistry) {
 		DelayQueueProperties.Broker broker = properties.getBroker();
 		DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(store, payloadConverter,
-				connectionFactory, new BrokerSettings(broker.getBatchSize(), broker.getMaxSleep()));
+				connectionFactory, new BrokerSettings(broker.getBatchSize(), broker.getMaxSleep(), broker.getLookahead()));
 		registry.setMetrics(metrics.getIfAvailable(() -> DelayQueueMetrics.NONE));
 		registry.setObservationRegistry(observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP));
 		return registry;

@@ -299,6 +299,15 @@ public class DelayQueueProperties {
 		 */
 		private Duration maxSleep = Duration.ofSeconds(5);
 
+		/**
+		 * How long before their due time messages are handed to listeners, which hold them and
+		 * invoke the method at the due time by the Redis clock: delivery to a fraction of a
+		 * millisecond, and Redis works in batches. A message this close to its due time may
+		 * already be in flight, so cancelling or rescheduling it can fail. Zero hands messages
+		 * over only once they are due.
+		 */
+		private Duration lookahead = Duration.ofMillis(20);
+
 		public int getBatchSize() {
 			return this.batchSize;
 		}
@@ -313,6 +322,14 @@ public class DelayQueueProperties {
 
 		public void setMaxSleep(Duration maxSleep) {
 			this.maxSleep = maxSleep;
+		}
+
+		public Duration getLookahead() {
+			return this.lookahead;
+		}
+
+		public void setLookahead(Duration lookahead) {
+			this.lookahead = lookahead;
 		}
 
 	}

@@ -17,7 +17,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Moves one topic's due messages to its ready list and takes back messages whose lease expired.
- * It sleeps until the next due time (as Redis reports it, so local clocks never matter), at most
+ * With a {@link BrokerSettings#lookahead() lookahead}, messages move that much before they are due,
+ * in batches, and listeners deliver each at its due time. It sleeps until the next move is needed
+ * (by the time Redis reports, so local clocks never matter), at most
  * {@link BrokerSettings#maxSleep()}, and is woken at once by {@link #wake()} when an earlier message
  * is sent. Any number of brokers may run for the same topic: each move is one atomic script.
  */
@@ -34,6 +36,8 @@ public final class TopicBroker {
 	private final ScheduledExecutorService scheduler;
 
 	private final BrokerSettings settings;
+
+	private final long halfLookaheadMicros;
 
 	private final int maxAttempts;
 
@@ -75,6 +79,7 @@ public final class TopicBroker {
 		this.store = store;
 		this.scheduler = scheduler;
 		this.settings = settings;
+		this.halfLookaheadMicros = settings.lookahead().toNanos() / 2000;
 		this.maxAttempts = maxAttempts;
 		this.onReady = onReady;
 		this.metrics = metrics;
@@ -155,7 +160,7 @@ public final class TopicBroker {
 		long maxSleep = this.settings.maxSleep().toNanos() / 1000;
 		PromoteResult promoted;
 		do {
-			promoted = this.store.promote(this.topic, this.settings.batchSize());
+			promoted = this.store.promote(this.topic, this.settings.batchSize(), this.settings.lookahead());
 			if (promoted.moved() > 0) {
 				if (logger.isDebugEnabled()) {
 					logger.debug("Topic '" + this.topic + "': " + promoted.moved() + " due messages made ready");
@@ -164,7 +169,10 @@ public final class TopicBroker {
 			}
 		}
 		while (promoted.moved() == this.settings.batchSize());
-		long sleep = (promoted.nextDueInMicros() >= 0) ? Math.min(promoted.nextDueInMicros(), maxSleep) : maxSleep;
+		// With a lookahead, wake when the next message is half the lookahead inside the window, so
+		// each call moves about half a lookahead's worth of messages, each ahead of its due time.
+		long sleep = (promoted.nextDueInMicros() >= 0)
+				? Math.min(Math.max(0, promoted.nextDueInMicros() - this.halfLookaheadMicros), maxSleep) : maxSleep;
 		if (System.nanoTime() - this.leaseCheckDueNanos >= 0) {
 			LeaseExpiryResult expired = this.store.expireLeases(this.topic, this.settings.batchSize(), this.maxAttempts);
 			if (expired.expired() > 0) {

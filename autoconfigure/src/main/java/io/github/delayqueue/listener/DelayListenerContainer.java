@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -12,6 +13,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
@@ -40,7 +42,9 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 /**
  * Consumes one topic for one {@link DelayListenerEndpoint}: a fetch thread claims as many ready
  * messages as there are idle handler threads plus the prefetch, waiting for a wake-up signal when
- * the topic has nothing ready; each handler thread invokes the listener method and then acknowledges, retries or
+ * the topic has nothing ready. Messages the broker made ready ahead of their due time are held and
+ * handed to a handler at their due time, by the Redis clock. Each handler thread invokes the
+ * listener method and then acknowledges, retries or
  * dead-letters the message. While a handler runs, its lease is extended in the background (up to
  * the maximum handling time), so a long handler is never delivered twice at once.
  */
@@ -51,6 +55,9 @@ final class DelayListenerContainer {
 	private static final long MAX_OUTAGE_BACKOFF_MILLIS = 5_000;
 
 	private static final int STORE_CALL_TRIES = 3;
+
+	/** Most messages held here until their due time. */
+	private static final int MAX_HELD = 1000;
 
 	/** Time left to send queued acknowledgements when stopping, even past the shutdown timeout. */
 	private static final long ACK_GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
@@ -94,6 +101,12 @@ final class DelayListenerContainer {
 
 	private @Nullable AckBatcher acks;
 
+	/** Runs the delivery of messages held until their due time. */
+	private @Nullable ScheduledExecutorService holdTimer;
+
+	/** Messages held until their due time. */
+	private final AtomicInteger held = new AtomicInteger();
+
 	DelayListenerContainer(DelayListenerEndpoint endpoint, RedisMessageStore store, PayloadConverter converter,
 			ScheduledExecutorService scheduler, DelayQueueMetrics metrics, ObservationRegistry observationRegistry) {
 		this.endpoint = endpoint;
@@ -111,6 +124,7 @@ final class DelayListenerContainer {
 	void start() {
 		this.running = true;
 		this.acks = new AckBatcher(this.topic, this.store);
+		this.holdTimer = Executors.newSingleThreadScheduledExecutor(daemonThreads("delay-queue-" + this.topic + "-timer-"));
 		this.handlers = new ThreadPoolExecutor(this.settings.concurrency(), this.settings.concurrency(), 0,
 				TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
 				daemonThreads("delay-queue-" + this.topic + "-"));
@@ -141,6 +155,9 @@ final class DelayListenerContainer {
 			// Wait for a claim in progress, so that what it claims is handed back below.
 			if (this.claiming.tryLock(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)) {
 				this.claiming.unlock();
+			}
+			if (this.holdTimer != null) {
+				this.holdTimer.shutdownNow();
 			}
 			if (this.handlers != null) {
 				this.handlers.shutdown();
@@ -250,7 +267,8 @@ final class DelayListenerContainer {
 					this.idleHandlers.release(wanted);
 					return;
 				}
-				claimed = this.store.claim(this.topic, wanted, this.settings.visibilityTimeout())
+				int holdRoom = Math.max(0, MAX_HELD - this.held.get());
+				claimed = this.store.claim(this.topic, wanted, holdRoom, this.settings.visibilityTimeout())
 					.stream()
 					.map(InFlightMessage::new)
 					.toList();
@@ -268,26 +286,62 @@ final class DelayListenerContainer {
 			finally {
 				this.claiming.unlock();
 			}
-			this.idleHandlers.release(wanted - claimed.size());
+			int due = 0;
 			for (InFlightMessage message : claimed) {
-				try {
-					this.handlers.execute(() -> {
-						try {
-							handle(message);
-						}
-						finally {
-							this.inFlight.remove(message);
-							this.idleHandlers.release();
-						}
-					});
+				long dueInMicros = message.claimed().dueInMicros();
+				if (dueInMicros > 0) {
+					hold(message, dueInMicros);
 				}
-				catch (RejectedExecutionException ex) {
-					// Stopping: the message stays in flight here and is handed back by finishStopping.
-					this.idleHandlers.release();
+				else {
+					due++;
+					dispatch(message, true);
 				}
 			}
-			if (claimed.size() < wanted) {
+			this.idleHandlers.release(wanted - due);
+			if (due < wanted) {
 				awaitSignal(this.settings.idleCheckInterval().toMillis());
+			}
+		}
+	}
+
+	/**
+	 * Keeps a message the broker made ready before its due time until then; it is in flight here
+	 * meanwhile (leased, extended, handed back at shutdown) but takes no handler permit.
+	 */
+	private void hold(InFlightMessage message, long dueInMicros) {
+		this.held.incrementAndGet();
+		try {
+			this.holdTimer.schedule(() -> {
+				if (this.held.getAndDecrement() >= MAX_HELD) {
+					wake();
+				}
+				dispatch(message, false);
+			}, dueInMicros, TimeUnit.MICROSECONDS);
+		}
+		catch (RejectedExecutionException ex) {
+			// Stopping: the message stays in flight here and is handed back by finishStopping.
+			this.held.decrementAndGet();
+		}
+	}
+
+	private void dispatch(InFlightMessage message, boolean holdsPermit) {
+		try {
+			this.handlers.execute(() -> {
+				try {
+					handle(message);
+				}
+				finally {
+					this.inFlight.remove(message);
+					if (holdsPermit) {
+						this.idleHandlers.release();
+					}
+				}
+			});
+		}
+		catch (RejectedExecutionException ex) {
+			// Stopping: the message stays in flight here and is handed back by finishStopping.
+			if (holdsPermit) {
+				this.idleHandlers.release();
 			}
 		}
 	}
@@ -339,7 +393,7 @@ final class DelayListenerContainer {
 			return;
 		}
 		int attempt = message.attempts() + 1;
-		Duration lateness = Duration.ofMillis(Math.max(0, claimed.claimedAt() - message.dueAtMillis()));
+		Duration lateness = Duration.ofNanos(Math.max(0, inFlight.redisClockMicros() - message.dueAtMillis() * 1000) * 1000);
 		if (this.settings.latePolicy() == LatePolicy.DEAD_LETTER && lateness.compareTo(this.settings.lateThreshold()) > 0) {
 			this.metrics.deadLetteredUnhandled(this.topic, "late");
 			deadLetter(inFlight, "Claimed " + lateness + " after its due time, later than the late threshold "

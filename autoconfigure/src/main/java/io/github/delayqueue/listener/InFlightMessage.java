@@ -41,6 +41,11 @@ final class InFlightMessage {
 		this.leaseDeadline = deadline;
 	}
 
+	/** @return the Redis clock now (epoch µs), estimated from the claim time and the local time since */
+	long redisClockMicros() {
+		return this.claimed.claimedAtMicros() + (System.nanoTime() - this.startedNanos) / 1000;
+	}
+
 	long handlingNanos() {
 		return System.nanoTime() - this.startedNanos;
 	}

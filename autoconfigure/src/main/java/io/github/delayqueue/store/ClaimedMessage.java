@@ -6,8 +6,23 @@ package io.github.delayqueue.store;
  * @param id the message id
  * @param leaseDeadline the lease deadline (epoch ms); also the proof of the lease for ack, retry
  * and dead-letter
- * @param claimedAt when it was claimed, by the Redis clock (epoch ms)
+ * @param claimedAtMicros when it was claimed, by the Redis clock (epoch µs)
  * @param stored the stored value, decoded with {@link MessageFormat#decode(String, byte[])}
  */
-public record ClaimedMessage(String id, long leaseDeadline, long claimedAt, byte[] stored) {
+public record ClaimedMessage(String id, long leaseDeadline, long claimedAtMicros, byte[] stored) {
+
+	/** @return when it was claimed, by the Redis clock (epoch ms) */
+	public long claimedAt() {
+		return this.claimedAtMicros / 1000;
+	}
+
+	/**
+	 * How long after the claim the message is due, by the Redis clock.
+	 * @return microseconds, zero or less if it was already due; zero if its header is unreadable
+	 */
+	public long dueInMicros() {
+		long dueAt = MessageFormat.dueAtMillis(this.stored);
+		return (dueAt < 0) ? 0 : dueAt * 1000 - this.claimedAtMicros;
+	}
+
 }

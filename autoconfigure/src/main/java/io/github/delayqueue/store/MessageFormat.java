@@ -65,6 +65,22 @@ public final class MessageFormat {
 		return new StoredMessage(id, (int) attempts, dueAt, Collections.unmodifiableMap(headers), reader.rest());
 	}
 
+	/**
+	 * Reads only the due time of a stored message.
+	 * @param stored the stored value
+	 * @return the due time (epoch ms), or -1 if the header is unreadable
+	 */
+	public static long dueAtMillis(byte[] stored) {
+		try {
+			Reader reader = new Reader(stored);
+			reader.number();
+			return reader.number();
+		}
+		catch (CorruptMessageException ex) {
+			return -1;
+		}
+	}
+
 	private static void writeNumber(ByteArrayOutputStream out, long number) {
 		out.writeBytes(Long.toString(number).getBytes(StandardCharsets.US_ASCII));
 		out.write(SEPARATOR);

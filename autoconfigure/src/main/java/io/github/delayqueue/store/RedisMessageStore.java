@@ -184,29 +184,53 @@ public class RedisMessageStore {
 	 * @return what moved and when the next message is due
 	 */
 	public PromoteResult promote(String topic, int limit) {
+		return promote(topic, limit, Duration.ZERO);
+	}
+
+	/**
+	 * Moves messages of a topic that are due, or due within the lookahead, to its ready list.
+	 * @param topic the topic
+	 * @param limit the largest number of messages to move
+	 * @param lookahead how long before their due time messages may move
+	 * @return what moved and when the next message is due
+	 */
+	public PromoteResult promote(String topic, int limit, Duration lookahead) {
 		TopicKeys keys = keys(topic);
 		List<?> reply = run(this.scripts.promote, List.of(keys.scheduled(), keys.ready()),
-				List.of(limit, this.channel, topic));
+				List.of(limit, this.channel, topic, lookahead.toMillis()));
 		return new PromoteResult((int) number(reply.get(0)), number(reply.get(1)));
 	}
 
 	/**
-	 * Leases up to {@code limit} ready messages of a topic.
+	 * Leases up to {@code limit} ready messages of a topic that are due.
 	 * @param topic the topic
 	 * @param limit the largest number of messages to claim
 	 * @param lease how long the lease lasts
 	 * @return the claimed messages, possibly none
 	 */
 	public List<ClaimedMessage> claim(String topic, int limit, Duration lease) {
+		return claim(topic, limit, 0, lease);
+	}
+
+	/**
+	 * Leases ready messages of a topic: up to {@code limit} that are due, and up to
+	 * {@code earlyLimit} that the broker made ready before their due time.
+	 * @param topic the topic
+	 * @param limit the largest number of due messages to claim
+	 * @param earlyLimit the largest number of messages not yet due to claim
+	 * @param lease how long the lease lasts
+	 * @return the claimed messages, possibly none
+	 */
+	public List<ClaimedMessage> claim(String topic, int limit, int earlyLimit, Duration lease) {
 		TopicKeys keys = keys(topic);
 		List<?> reply = run(this.scripts.claim,
 				List.of(keys.ready(), keys.inFlight(), keys.messages(), keys.scheduled()),
-				List.of(limit, lease.toMillis()));
+				List.of(limit, lease.toMillis(), earlyLimit));
 		long deadline = number(reply.get(0));
-		long claimedAt = number(reply.get(1));
+		long claimedAtMicros = number(reply.get(1));
 		List<ClaimedMessage> claimed = new ArrayList<>((reply.size() - 2) / 2);
 		for (int i = 2; i + 1 < reply.size(); i += 2) {
-			claimed.add(new ClaimedMessage(text(reply.get(i)), deadline, claimedAt, (byte[]) reply.get(i + 1)));
+			claimed.add(new ClaimedMessage(text(reply.get(i)), deadline, claimedAtMicros, (byte[]) reply.get(i + 1)));
 		}
 		return claimed;
 	}

@@ -1,34 +1,61 @@
 -- claim: lease ready messages to a consumer (state: ready -> in flight).
 -- Ids left in the ready list by cancel or reschedule (no stored message, or scheduled again) and
--- ids already in flight are dropped, so they are never delivered twice.
+-- ids already in flight are dropped, so they are never delivered twice. The broker may make a
+-- message ready shortly before it is due (its lookahead); such a message counts against ARGV[3],
+-- the consumer holds it and invokes the listener at its due time. The call ends when ARGV[1] due
+-- messages are claimed, or at a message over its limit: the ids not taken go back to the head of
+-- the list, in order.
 -- KEYS[1] ready LIST       ids waiting for a consumer
 -- KEYS[2] in-flight ZSET   id scored by lease deadline (epoch ms)
 -- KEYS[3] messages HASH    id -> "<attempts>:<due ms>:<body>"
 -- KEYS[4] scheduled ZSET   id scored by due time
--- ARGV[1] largest number of messages to claim
+-- ARGV[1] largest number of due messages to claim
 -- ARGV[2] lease length in ms
--- Returns {lease deadline (epoch ms), claim time (epoch ms), id, stored message, id, stored message, ...}.
-local now = now_ms()
+-- ARGV[3] largest number of messages not yet due to claim
+-- Returns {lease deadline (epoch ms), claim time (epoch µs), id, stored message, id, stored message, ...}.
+local nowUs = now_us()
+local now = math.floor(nowUs / 1000)
 local deadline = now + tonumber(ARGV[2])
 local wanted = tonumber(ARGV[1])
-local out = {deadline, now}
+local wantedEarly = tonumber(ARGV[3])
+local out = {deadline, nowUs}
 local claimed = 0
+local claimedEarly = 0
 local popped = 0
-while claimed < wanted and popped < 1000 do
-  local ids = redis.call('LPOP', KEYS[1], wanted - claimed)
+local full = false
+while not full and claimed < wanted and popped < 1000 do
+  -- A few more than the due ones still wanted, for early ones among them; the rest goes back.
+  local ids = redis.call('LPOP', KEYS[1], (wanted - claimed) + math.min(wantedEarly - claimedEarly, 16))
   if not ids then
     break
   end
-  for _, id in ipairs(ids) do
-    popped = popped + 1
+  for i, id in ipairs(ids) do
     if not redis.call('ZSCORE', KEYS[4], id) then
       local stored = redis.call('HGET', KEYS[3], id)
-      if stored and redis.call('ZADD', KEYS[2], 'NX', deadline, id) == 1 then
-        out[#out + 1] = id
-        out[#out + 1] = stored
-        claimed = claimed + 1
+      if stored then
+        local _, due = header(stored)
+        local early = due and due > now
+        if (early and claimedEarly >= wantedEarly) or (not early and claimed >= wanted) then
+          local rest = {}
+          for back = #ids, i, -1 do
+            rest[#rest + 1] = ids[back]
+          end
+          redis.call('LPUSH', KEYS[1], unpack(rest))
+          full = true
+          break
+        end
+        if redis.call('ZADD', KEYS[2], 'NX', deadline, id) == 1 then
+          out[#out + 1] = id
+          out[#out + 1] = stored
+          if early then
+            claimedEarly = claimedEarly + 1
+          else
+            claimed = claimed + 1
+          end
+        end
       end
     end
+    popped = popped + 1
   end
 end
 return out

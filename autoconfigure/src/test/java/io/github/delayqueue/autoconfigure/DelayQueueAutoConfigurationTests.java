@@ -429,7 +429,7 @@ class DelayQueueAutoConfigurationTests {
 		DelayListenerEndpointRegistry ownRegistry(RedisMessageStore store, PayloadConverter converter,
 				RedisConnectionFactory connectionFactory) {
 			return new DelayListenerEndpointRegistry(store, converter, connectionFactory,
-					new BrokerSettings(10, Duration.ofSeconds(1)));
+					new BrokerSettings(10, Duration.ofSeconds(1), Duration.ZERO));
 		}
 
 	}

@@ -1,0 +1,90 @@
+package io.github.delayqueue.store;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.github.delayqueue.core.DelayMessage;
+import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.testsupport.QueueContexts;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code promote.lua} with a lookahead makes messages ready shortly before they are due, and
+ * {@code claim.lua} takes such early messages only up to their own limit, leaving the rest at the
+ * head of the ready list in order. No listener runs here.
+ */
+class LookaheadScriptsTests {
+
+	@Test
+	void promoteWithALookaheadMovesMessagesDueWithinItAndNoOthers() {
+		run((template, store, redis) -> {
+			send(template, "soon", Duration.ofSeconds(30));
+			send(template, "later", Duration.ofMinutes(5));
+			PromoteResult promoted = store.promote("jobs", 10, Duration.ofMinutes(1));
+			assertThat(promoted.moved()).isEqualTo(1);
+			assertThat(promoted.nextDueInMicros()).isGreaterThan(Duration.ofMinutes(4).toNanos() / 1000);
+			assertThat(redis.opsForList().range(store.keys("jobs").ready(), 0, -1)).containsExactly("soon");
+		});
+	}
+
+	@Test
+	void claimTakesMessagesNotYetDueOnlyUpToTheirLimitAndPutsTheRestBackInOrder() {
+		run((template, store, redis) -> {
+			send(template, "e1", Duration.ofSeconds(30));
+			send(template, "e2", Duration.ofSeconds(31));
+			send(template, "e3", Duration.ofSeconds(32));
+			store.promote("jobs", 10, Duration.ofMinutes(1));
+			List<ClaimedMessage> claimed = store.claim("jobs", 5, 2, Duration.ofMinutes(1));
+			assertThat(claimed).extracting(ClaimedMessage::id).containsExactly("e1", "e2");
+			assertThat(claimed.get(0).dueInMicros()).isGreaterThan(Duration.ofSeconds(20).toNanos() / 1000);
+			assertThat(redis.opsForList().range(store.keys("jobs").ready(), 0, -1)).containsExactly("e3");
+		});
+	}
+
+	@Test
+	void claimWithoutRoomForEarlyMessagesLeavesThemAndTheMessagesBehindThemWhereTheyAre() {
+		run((template, store, redis) -> {
+			send(template, "early", Duration.ofSeconds(30));
+			send(template, "later", Duration.ofSeconds(40));
+			store.promote("jobs", 10, Duration.ofMinutes(1));
+			assertThat(store.claim("jobs", 5, Duration.ofMinutes(1))).isEmpty();
+			assertThat(redis.opsForList().range(store.keys("jobs").ready(), 0, -1)).containsExactly("early", "later");
+			assertThat(store.stats("jobs").inFlight()).isZero();
+		});
+	}
+
+	@Test
+	void claimCountsDueAndEarlyMessagesAgainstTheirOwnLimits() {
+		run((template, store, redis) -> {
+			send(template, "due", Duration.ZERO);
+			send(template, "early", Duration.ofSeconds(30));
+			store.promote("jobs", 10, Duration.ofMinutes(1));
+			List<ClaimedMessage> claimed = store.claim("jobs", 1, 1, Duration.ofMinutes(1));
+			assertThat(claimed).extracting(ClaimedMessage::id).containsExactly("due", "early");
+			assertThat(claimed.get(0).dueInMicros()).isNotPositive();
+			assertThat(claimed.get(1).dueInMicros()).isPositive();
+		});
+	}
+
+	private static void send(DelayQueueTemplate template, String id, Duration delay) {
+		template.send(DelayMessage.builder("jobs", "payload of " + id).id(id).delay(delay).build());
+	}
+
+	private static void run(ScriptTest test) {
+		QueueContexts.runner(QueueContexts.uniquePrefix()).run((context) -> test.run(
+				context.getBean(DelayQueueTemplate.class), context.getBean(RedisMessageStore.class),
+				context.getBean(StringRedisTemplate.class)));
+	}
+
+	@FunctionalInterface
+	private interface ScriptTest {
+
+		void run(DelayQueueTemplate template, RedisMessageStore store, StringRedisTemplate redis);
+
+	}
+
+}
