@@ -19,7 +19,7 @@ final class AckBatcher {
 
 	private static final Log logger = LogFactory.getLog(AckBatcher.class);
 
-	private static final int MAX_BATCH = 500;
+	private static final int MAX_BATCH = 200;
 
 	/** How long a call waits for more messages after the first; small next to any lease. */
 	private static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
