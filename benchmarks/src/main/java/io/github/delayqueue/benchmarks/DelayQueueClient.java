@@ -1,0 +1,61 @@
+package io.github.delayqueue.benchmarks;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.github.delayqueue.core.DelayMessage;
+import io.github.delayqueue.core.DelayQueueTemplate;
+
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * This project's queue, started the way users start it: a Spring Boot application with the
+ * starter, {@code application.yml}-style properties and {@code @DelayListener} methods.
+ */
+final class DelayQueueClient implements QueueClient {
+
+	private final ConfigurableApplicationContext context;
+
+	private final DelayQueueTemplate template;
+
+	DelayQueueClient(String redisUrl, ConsumerSpec consumers, Map<String, String> properties) {
+		Map<String, Object> all = new LinkedHashMap<>();
+		all.put("spring.data.redis.url", redisUrl);
+		all.put("spring.main.banner-mode", "off");
+		all.put("logging.level.root", "WARN");
+		all.put("delay-queue.listener.concurrency", Math.max(1, consumers.threads()));
+		all.putAll(properties);
+		List<Class<?>> sources = new ArrayList<>(List.of(BenchmarkApplication.class));
+		BenchmarkListeners.add(consumers.topics(), sources, all);
+		this.context = new SpringApplicationBuilder(sources.toArray(Class[]::new)).web(WebApplicationType.NONE)
+			.properties(all)
+			.initializers((context) -> context.getBeanFactory().registerSingleton("benchmarkHandler", consumers.handler()))
+			.run();
+		this.template = this.context.getBean(DelayQueueTemplate.class);
+	}
+
+	@Override
+	public void send(String topic, String payload, long dueAtMillis) {
+		this.template.sendAt(topic, payload, Instant.ofEpochMilli(dueAtMillis));
+	}
+
+	@Override
+	public void sendAll(String topic, List<String> payloads, long[] dueAtMillis) {
+		List<DelayMessage> messages = new ArrayList<>(payloads.size());
+		for (int i = 0; i < payloads.size(); i++) {
+			messages.add(DelayMessage.builder(topic, payloads.get(i)).dueAt(Instant.ofEpochMilli(dueAtMillis[i])).build());
+		}
+		this.template.sendAll(messages);
+	}
+
+	@Override
+	public void close() {
+		this.context.close();
+	}
+
+}

@@ -1,0 +1,90 @@
+package io.github.delayqueue.benchmarks;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Sends messages from several producer threads as fast as the queue takes them, one by one or in
+ * batches, and reports messages per second.
+ */
+final class EnqueuePhase {
+
+	private EnqueuePhase() {
+	}
+
+	/**
+	 * Sends messages due between {@code minDelayMillis} and {@code maxDelayMillis} from now.
+	 * @param run the run
+	 * @param client the queue
+	 * @param topic the topic
+	 * @param messages how many messages in all
+	 * @param threads how many producer threads
+	 * @param batchSize 1 to send one by one, else the size of each {@code sendAll}
+	 * @param minDelayMillis the shortest delay
+	 * @param maxDelayMillis the longest delay
+	 * @return seconds, messages per second, and Redis CPU time and commands per message
+	 */
+	static Map<String, Object> run(Run run, QueueClient client, String topic, int messages, int threads,
+			int batchSize, long minDelayMillis, long maxDelayMillis) throws Exception {
+		ExecutorService producers = Executors.newFixedThreadPool(threads);
+		try {
+			long cpuBefore = run.server().cpuMicros();
+			long callsBefore = run.server().commandCalls();
+			long clientCpuBefore = ClientCpu.micros();
+			long start = System.nanoTime();
+			List<Future<?>> done = new ArrayList<>();
+			for (int t = 0; t < threads; t++) {
+				int from = (int) ((long) messages * t / threads);
+				int to = (int) ((long) messages * (t + 1) / threads);
+				done.add(producers.submit(() -> {
+					send(client, topic, from, to, batchSize, minDelayMillis, maxDelayMillis);
+					return null;
+				}));
+			}
+			for (Future<?> future : done) {
+				future.get();
+			}
+			double seconds = (System.nanoTime() - start) / 1e9;
+			Map<String, Object> result = new LinkedHashMap<>();
+			result.put("messages", messages);
+			result.put("seconds", seconds);
+			result.put("msg_per_s", Math.round(messages / seconds));
+			result.put("client_cpu_us_per_msg", (double) (ClientCpu.micros() - clientCpuBefore) / messages);
+			result.put("redis_cpu_us_per_msg", (double) (run.server().cpuMicros() - cpuBefore) / messages);
+			result.put("redis_commands_per_msg", (double) (run.server().commandCalls() - callsBefore) / messages);
+			return result;
+		}
+		finally {
+			producers.shutdownNow();
+		}
+	}
+
+	private static void send(QueueClient client, String topic, int from, int to, int batchSize, long minDelayMillis,
+			long maxDelayMillis) {
+		ThreadLocalRandom random = ThreadLocalRandom.current();
+		List<String> payloads = new ArrayList<>(batchSize);
+		long[] dueAt = new long[batchSize];
+		for (int i = from; i < to; i++) {
+			long due = System.currentTimeMillis() + random.nextLong(minDelayMillis, maxDelayMillis + 1);
+			String payload = Payloads.of(i, due);
+			if (batchSize == 1) {
+				client.send(topic, payload, due);
+				continue;
+			}
+			dueAt[payloads.size()] = due;
+			payloads.add(payload);
+			if (payloads.size() == batchSize || i == to - 1) {
+				client.sendAll(topic, payloads, (payloads.size() == batchSize) ? dueAt : Arrays.copyOf(dueAt, payloads.size()));
+				payloads.clear();
+			}
+		}
+	}
+
+}

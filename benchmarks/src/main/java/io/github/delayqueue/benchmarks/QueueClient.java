@@ -1,0 +1,61 @@
+package io.github.delayqueue.benchmarks;
+
+import java.util.List;
+
+/**
+ * One delay queue under test, as its users see it: send messages due at a given time, and
+ * consume them with a number of threads. Consumers start with the client.
+ */
+interface QueueClient extends AutoCloseable {
+
+	/**
+	 * Sends one message.
+	 * @param topic the topic
+	 * @param payload the payload
+	 * @param dueAtMillis when it is due, epoch milliseconds
+	 */
+	void send(String topic, String payload, long dueAtMillis);
+
+	/**
+	 * Sends several messages in one call.
+	 * @param topic the topic
+	 * @param payloads the payloads
+	 * @param dueAtMillis when each is due, epoch milliseconds
+	 * @throws UnsupportedOperationException if the queue has no batch send
+	 */
+	void sendAll(String topic, List<String> payloads, long[] dueAtMillis);
+
+	@Override
+	void close();
+
+	/** Which queue to measure. */
+	enum Kind {
+
+		/** This project, through its Spring Boot starter. */
+		DELAY_QUEUE("delay-queue"),
+
+		/** Redisson's {@code RDelayedQueue} in front of an {@code RBlockingQueue}. */
+		REDISSON("redisson");
+
+		private final String label;
+
+		Kind(String label) {
+			this.label = label;
+		}
+
+		String label() {
+			return this.label;
+		}
+
+		static Kind of(String label) {
+			for (Kind kind : values()) {
+				if (kind.label.equals(label)) {
+					return kind;
+				}
+			}
+			throw new IllegalArgumentException("--queue must be delay-queue or redisson, got '" + label + "'");
+		}
+
+	}
+
+}

@@ -1,0 +1,81 @@
+package io.github.delayqueue.benchmarks;
+
+import java.util.Map;
+
+import io.github.delayqueue.testsupport.TestRedis;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Each scenario runs end to end on a tiny scale, so the benchmarks never rot. Speed is not
+ * checked here: {@code benchmarks/run.sh} measures it.
+ */
+class ScenariosSmokeTests {
+
+	private final String redisUrl = TestRedis.shared().url();
+
+	@Test
+	void enqueueSendsEveryMessageOneByOne() throws Exception {
+		Map<String, Object> result = run("enqueue", "delay-queue", "--messages=2000", "--warm-up-messages=200");
+		assertThat(result).containsEntry("messages", 2000).containsKey("msg_per_s");
+	}
+
+	@Test
+	void enqueueBatchSendsEveryMessageInBatches() throws Exception {
+		Map<String, Object> result = run("enqueue-batch", "delay-queue", "--messages=2000", "--warm-up-messages=200");
+		assertThat(result).containsEntry("batch", 100).containsKey("msg_per_s");
+	}
+
+	@Test
+	void drainDeliversEveryMessageOnce() throws Exception {
+		Map<String, Object> result = run("drain", "delay-queue", "--messages=3000", "--warm-up-messages=300",
+				"--due-in=2s");
+		assertThat(result).containsEntry("delivered", 3000L).containsEntry("duplicates", 0L);
+	}
+
+	@Test
+	void latenessDeliversEveryMessageNeverEarly() throws Exception {
+		Map<String, Object> result = run("lateness", "delay-queue", "--rate=200", "--duration=2s", "--warm-up=1s");
+		assertThat(result).containsEntry("delivered", 400L)
+			.containsEntry("lost", 0L)
+			.containsEntry("duplicates", 0L)
+			.containsEntry("early", 0L);
+	}
+
+	@Test
+	void memoryReportsTheBytesOfEachKey() throws Exception {
+		Map<String, Object> result = run("memory", "delay-queue", "--messages=1000");
+		assertThat(result).containsKeys("bytes_per_msg", "bytes_per_msg_by_key");
+	}
+
+	@Test
+	void redissonDeliversThroughItsDelayedQueueToo() throws Exception {
+		Map<String, Object> result = run("lateness", "redisson", "--rate=200", "--duration=2s", "--warm-up=1s");
+		assertThat(result).containsEntry("delivered", 400L).containsEntry("lost", 0L);
+	}
+
+	@Test
+	void redissonHasNoBatchSend() throws Exception {
+		assertThat(run("enqueue-batch", "redisson")).containsEntry("supported", false);
+	}
+
+	private Map<String, Object> run(String scenario, String queue, String... options) throws Exception {
+		String[] args = new String[options.length + 3];
+		args[0] = "--scenario=" + scenario;
+		args[1] = "--queue=" + queue;
+		args[2] = "--redis-url=" + this.redisUrl;
+		System.arraycopy(options, 0, args, 3, options.length);
+		Options parsed = new Options(args);
+		parsed.required("scenario");
+		parsed.string("queue", "delay-queue");
+		parsed.required("redis-url");
+		try (RedisServer server = new RedisServer(this.redisUrl)) {
+			server.flushAll();
+			Map<String, Object> result = Scenarios.run(scenario, new Run(parsed, QueueClient.Kind.of(queue), this.redisUrl, server));
+			parsed.rejectUnused();
+			return result;
+		}
+	}
+
+}
