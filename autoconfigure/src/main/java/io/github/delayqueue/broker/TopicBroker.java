@@ -61,8 +61,6 @@ public final class TopicBroker {
 
 	private long outageBackoffMillis;
 
-	private long leaseCheckDueNanos;
-
 	/**
 	 * Creates a broker.
 	 * @param topic the topic
@@ -84,7 +82,6 @@ public final class TopicBroker {
 		this.onReady = onReady;
 		this.metrics = metrics;
 		this.outageLog = new OutageLog("broker of topic '" + topic + "'");
-		this.leaseCheckDueNanos = System.nanoTime();
 	}
 
 	/** @return the topic */
@@ -173,32 +170,35 @@ public final class TopicBroker {
 		// each call moves about half a lookahead's worth of messages, each ahead of its due time.
 		long sleep = (promoted.nextDueInMicros() >= 0)
 				? Math.min(Math.max(0, promoted.nextDueInMicros() - this.halfLookaheadMicros), maxSleep) : maxSleep;
-		if (System.nanoTime() - this.leaseCheckDueNanos >= 0) {
-			LeaseExpiryResult expired = this.store.expireLeases(this.topic, this.settings.batchSize(), this.maxAttempts);
-			if (expired.expired() > 0) {
-				this.metrics.leasesExpired(this.topic, expired.requeued().size(), expired.deadLettered().size());
-			}
-			if (!expired.requeued().isEmpty()) {
-				logger.warn("Topic '" + this.topic + "': lease expired (consumer died or too slow), delivering again: "
-						+ sample(expired.requeued()));
-				this.onReady.run();
-			}
-			if (!expired.deadLettered().isEmpty()) {
-				logger.warn("Topic '" + this.topic + "': lease expired on the last attempt, dead-lettered: "
-						+ sample(expired.deadLettered()));
-			}
-			long leaseCheck = (expired.nextExpiryInMillis() >= 0)
-					? Math.min(TimeUnit.MILLISECONDS.toMicros(expired.nextExpiryInMillis()), maxSleep) : maxSleep;
-			if (expired.expired() == this.settings.batchSize()) {
-				leaseCheck = 0;
-			}
-			this.leaseCheckDueNanos = System.nanoTime() + TimeUnit.MICROSECONDS.toNanos(leaseCheck);
-			sleep = Math.min(sleep, leaseCheck);
+		if (promoted.nextLeaseEndInMicros() == 0) {
+			sleep = Math.min(sleep, expireLeases(maxSleep));
 		}
-		else {
-			sleep = Math.min(sleep, TimeUnit.NANOSECONDS.toMicros(this.leaseCheckDueNanos - System.nanoTime()) + 1);
+		else if (promoted.nextLeaseEndInMicros() > 0) {
+			sleep = Math.min(sleep, promoted.nextLeaseEndInMicros());
 		}
 		return sleep;
+	}
+
+	/** @return microseconds until the next lease ends, at most {@code maxSleep} */
+	private long expireLeases(long maxSleep) {
+		LeaseExpiryResult expired = this.store.expireLeases(this.topic, this.settings.batchSize(), this.maxAttempts);
+		if (expired.expired() > 0) {
+			this.metrics.leasesExpired(this.topic, expired.requeued().size(), expired.deadLettered().size());
+		}
+		if (!expired.requeued().isEmpty()) {
+			logger.warn("Topic '" + this.topic + "': lease expired (consumer died or too slow), delivering again: "
+					+ sample(expired.requeued()));
+			this.onReady.run();
+		}
+		if (!expired.deadLettered().isEmpty()) {
+			logger.warn("Topic '" + this.topic + "': lease expired on the last attempt, dead-lettered: "
+					+ sample(expired.deadLettered()));
+		}
+		if (expired.expired() == this.settings.batchSize()) {
+			return 0;
+		}
+		return (expired.nextExpiryInMillis() >= 0)
+				? Math.min(TimeUnit.MILLISECONDS.toMicros(expired.nextExpiryInMillis()), maxSleep) : maxSleep;
 	}
 
 	private static String sample(List<String> ids) {

@@ -6,6 +6,8 @@ package io.github.delayqueue.store;
  * @param moved messages moved from scheduled to ready
  * @param nextDueInMicros microseconds until the next scheduled message is due, 0 if one already is, -1 if
  * none is scheduled
+ * @param nextLeaseEndInMicros microseconds until the earliest lease of the topic ends, 0 if one has
+ * ended, -1 if nothing is in flight
  */
-public record PromoteResult(int moved, long nextDueInMicros) {
+public record PromoteResult(int moved, long nextDueInMicros, long nextLeaseEndInMicros) {
 }

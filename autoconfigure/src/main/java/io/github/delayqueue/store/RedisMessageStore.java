@@ -192,13 +192,13 @@ public class RedisMessageStore {
 	 * @param topic the topic
 	 * @param limit the largest number of messages to move
 	 * @param lookahead how long before their due time messages may move
-	 * @return what moved and when the next message is due
+	 * @return what moved, when the next message is due and when the next lease ends
 	 */
 	public PromoteResult promote(String topic, int limit, Duration lookahead) {
 		TopicKeys keys = keys(topic);
-		List<?> reply = run(this.scripts.promote, List.of(keys.scheduled(), keys.ready()),
+		List<?> reply = run(this.scripts.promote, List.of(keys.scheduled(), keys.ready(), keys.inFlight()),
 				List.of(limit, this.channel, topic, lookahead.toMillis()));
-		return new PromoteResult((int) number(reply.get(0)), number(reply.get(1)));
+		return new PromoteResult((int) number(reply.get(0)), number(reply.get(1)), number(reply.get(2)));
 	}
 
 	/**

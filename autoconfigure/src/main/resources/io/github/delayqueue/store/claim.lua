@@ -12,23 +12,25 @@
 -- ARGV[1] largest number of due messages to claim
 -- ARGV[2] lease length in ms
 -- ARGV[3] largest number of messages not yet due to claim
--- Returns {lease deadline (epoch ms), claim time (epoch µs), id, stored message, id, stored message, ...}.
+-- Returns {lease deadline (epoch ms), claim time (epoch µs), id, stored message, id, stored message, ...},
+-- or {0, 0} when the ready list is empty.
+-- An empty ready list costs one read.
+local wanted = tonumber(ARGV[1])
+local wantedEarly = tonumber(ARGV[3])
+-- A few more than the due ones still wanted, for early ones among them; the rest goes back.
+local ids = redis.call('LPOP', KEYS[1], wanted + math.min(wantedEarly, 16))
+if not ids then
+  return {0, 0}
+end
 local nowUs = now_us()
 local now = math.floor(nowUs / 1000)
 local deadline = now + tonumber(ARGV[2])
-local wanted = tonumber(ARGV[1])
-local wantedEarly = tonumber(ARGV[3])
 local out = {deadline, nowUs}
 local claimed = 0
 local claimedEarly = 0
 local popped = 0
 local full = false
-while not full and claimed < wanted and popped < 1000 do
-  -- A few more than the due ones still wanted, for early ones among them; the rest goes back.
-  local ids = redis.call('LPOP', KEYS[1], (wanted - claimed) + math.min(wantedEarly - claimedEarly, 16))
-  if not ids then
-    break
-  end
+while ids do
   for i, id in ipairs(ids) do
     if not redis.call('ZSCORE', KEYS[4], id) then
       local stored = redis.call('HGET', KEYS[3], id)
@@ -57,5 +59,9 @@ while not full and claimed < wanted and popped < 1000 do
     end
     popped = popped + 1
   end
+  if full or claimed >= wanted or popped >= 1000 then
+    break
+  end
+  ids = redis.call('LPOP', KEYS[1], (wanted - claimed) + math.min(wantedEarly - claimedEarly, 16))
 end
 return out

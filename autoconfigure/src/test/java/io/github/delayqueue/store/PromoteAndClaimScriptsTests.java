@@ -13,11 +13,11 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code promote.lua} with a lookahead makes messages ready shortly before they are due, and
- * {@code claim.lua} takes such early messages only up to their own limit, leaving the rest at the
- * head of the ready list in order. No listener runs here.
+ * {@code promote.lua} with a lookahead makes messages ready shortly before they are due and tells
+ * when the next lease ends; {@code claim.lua} takes such early messages only up to their own
+ * limit, leaving the rest at the head of the ready list in order. No listener runs here.
  */
-class LookaheadScriptsTests {
+class PromoteAndClaimScriptsTests {
 
 	@Test
 	void promoteWithALookaheadMovesMessagesDueWithinItAndNoOthers() {
@@ -28,6 +28,24 @@ class LookaheadScriptsTests {
 			assertThat(promoted.moved()).isEqualTo(1);
 			assertThat(promoted.nextDueInMicros()).isGreaterThan(Duration.ofMinutes(4).toNanos() / 1000);
 			assertThat(redis.opsForList().range(store.keys("jobs").ready(), 0, -1)).containsExactly("soon");
+		});
+	}
+
+	@Test
+	void promoteTellsWhenTheEarliestLeaseEndsSoThatExpiryIsCheckedOnlyThen() {
+		run((template, store, redis) -> {
+			assertThat(store.promote("jobs", 10, Duration.ZERO)).isEqualTo(new PromoteResult(0, -1, -1));
+			send(template, "a", Duration.ZERO);
+			send(template, "c", Duration.ZERO);
+			send(template, "b", Duration.ofHours(1));
+			assertThat(store.promote("jobs", 10, Duration.ZERO).nextLeaseEndInMicros()).isEqualTo(-1);
+			store.claim("jobs", 1, Duration.ofMinutes(2));
+			PromoteResult promoted = store.promote("jobs", 10, Duration.ZERO);
+			assertThat(promoted.moved()).isZero();
+			assertThat(promoted.nextLeaseEndInMicros()).isBetween(Duration.ofMinutes(1).toNanos() / 1000,
+					Duration.ofMinutes(2).toNanos() / 1000);
+			store.claim("jobs", 1, Duration.ZERO);
+			assertThat(store.promote("jobs", 10, Duration.ZERO).nextLeaseEndInMicros()).isZero();
 		});
 	}
 
