@@ -63,8 +63,9 @@ final class RedissonQueueClient implements QueueClient {
 				return;
 			}
 			catch (RuntimeException ex) {
+				// Like a resilient consumer: report and go on (Redis may be busy or unreachable for a while).
 				if (this.running) {
-					throw ex;
+					System.err.println("Redisson consumer: " + ex);
 				}
 			}
 		}
