@@ -30,34 +30,42 @@ local claimed = 0
 local claimedEarly = 0
 local popped = 0
 local full = false
+local taken = {}
 while ids do
+  -- Three reads for the whole chunk: rescheduled ids (in the schedule), ids already in flight,
+  -- and the stored messages (none for cancelled ids).
+  local scheduled = redis.call('ZMSCORE', KEYS[4], unpack(ids))
+  local inFlight = redis.call('ZMSCORE', KEYS[2], unpack(ids))
+  local stored = redis.call('HMGET', KEYS[3], unpack(ids))
+  local leases = {}
   for i, id in ipairs(ids) do
-    if not redis.call('ZSCORE', KEYS[4], id) then
-      local stored = redis.call('HGET', KEYS[3], id)
-      if stored then
-        local _, due = header(stored)
-        local early = due and due > now
-        if (early and claimedEarly >= wantedEarly) or (not early and claimed >= wanted) then
-          local rest = {}
-          for back = #ids, i, -1 do
-            rest[#rest + 1] = ids[back]
-          end
-          redis.call('LPUSH', KEYS[1], unpack(rest))
-          full = true
-          break
+    if not scheduled[i] and not inFlight[i] and stored[i] and not taken[id] then
+      local _, due = header(stored[i])
+      local early = due and due > now
+      if (early and claimedEarly >= wantedEarly) or (not early and claimed >= wanted) then
+        local rest = {}
+        for back = #ids, i, -1 do
+          rest[#rest + 1] = ids[back]
         end
-        if redis.call('ZADD', KEYS[2], 'NX', deadline, id) == 1 then
-          out[#out + 1] = id
-          out[#out + 1] = stored
-          if early then
-            claimedEarly = claimedEarly + 1
-          else
-            claimed = claimed + 1
-          end
-        end
+        redis.call('LPUSH', KEYS[1], unpack(rest))
+        full = true
+        break
+      end
+      taken[id] = true
+      leases[#leases + 1] = deadline
+      leases[#leases + 1] = id
+      out[#out + 1] = id
+      out[#out + 1] = stored[i]
+      if early then
+        claimedEarly = claimedEarly + 1
+      else
+        claimed = claimed + 1
       end
     end
     popped = popped + 1
+  end
+  if #leases > 0 then
+    redis.call('ZADD', KEYS[2], unpack(leases))
   end
   if full or claimed >= wanted or popped >= 1000 then
     break
