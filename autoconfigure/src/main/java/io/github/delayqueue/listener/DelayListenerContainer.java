@@ -44,9 +44,9 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * messages as there are idle handler threads plus the prefetch, waiting for a wake-up signal when
  * the topic has nothing ready. Messages the broker made ready ahead of their due time are held and
  * handed to a handler at their due time, by the Redis clock. Each handler thread invokes the
- * listener method and then acknowledges, retries or
- * dead-letters the message. While a handler runs, its lease is extended in the background (up to
- * the maximum handling time), so a long handler is never delivered twice at once.
+ * listener method and then acknowledges, retries or dead-letters the message. While a message is
+ * held or handled, its lease is extended in the background (up to the maximum handling time), so a
+ * long handler is never delivered twice at once.
  */
 final class DelayListenerContainer {
 
