@@ -345,6 +345,21 @@ public class DelayQueueProperties {
 		 */
 		private boolean transactionAware = true;
 
+		/**
+		 * Longest time a send, cancel or reschedule waits for Redis, whatever the Redis client's
+		 * own command timeout is. A send that times out throws an exception that carries the
+		 * message ids, since Redis may have stored them.
+		 */
+		private Duration sendTimeout = Duration.ofSeconds(5);
+
+		public Duration getSendTimeout() {
+			return this.sendTimeout;
+		}
+
+		public void setSendTimeout(Duration sendTimeout) {
+			this.sendTimeout = sendTimeout;
+		}
+
 		public boolean isTransactionAware() {
 			return this.transactionAware;
 		}
