@@ -150,7 +150,7 @@ public class DelayQueueTemplate {
 		Observation observation = senderObservation(message.topic(), headers);
 		return observation.observe(() -> {
 			NewMessage stored = toNewMessage(message, headers);
-			if (this.transactionAware && TransactionalSends.inTransaction()) {
+			if (this.transactionAware && TransactionalSends.canDefer(this)) {
 				TransactionalSends.defer(this.store, this.metrics, this, message.topic(), stored);
 				return new SendResult(stored.id(), estimatedDueAt(stored), false);
 			}
@@ -199,7 +199,7 @@ public class DelayQueueTemplate {
 		if (byTopic.isEmpty()) {
 			return List.of();
 		}
-		if (this.transactionAware && TransactionalSends.inTransaction()) {
+		if (this.transactionAware && TransactionalSends.canDefer(this)) {
 			List<SendResult> deferred = new ArrayList<>(messages.size());
 			Map<String, Iterator<NewMessage>> pending = new LinkedHashMap<>();
 			byTopic.forEach((topic, stored) -> pending.put(topic, stored.iterator()));

@@ -17,6 +17,14 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 /**
  * The sends made inside one Spring transaction, held back until it commits and then sent in one
  * round trip; dropped if it rolls back.
+ *
+ * <p>Sends are flushed in {@link #afterCommit()}, so that a failure reaches the committing caller,
+ * and again in {@link #afterCompletion(int)} for sends made after that: from another
+ * synchronization's {@code afterCommit} (Spring invokes the synchronizations registered until then
+ * for {@code afterCommit}, but all of them for {@code afterCompletion}). A send made once this
+ * buffer is flushed, or while synchronizations complete, is not deferred at all. Bound as a
+ * transaction resource that follows suspension, so that a {@code REQUIRES_NEW} transaction has
+ * sends of its own.
  */
 final class TransactionalSends implements TransactionSynchronization {
 
@@ -32,6 +40,8 @@ final class TransactionalSends implements TransactionSynchronization {
 
 	private final Map<String, List<NewMessage>> byTopic = new LinkedHashMap<>();
 
+	private boolean flushed;
+
 	private TransactionalSends(RedisMessageStore store, DelayQueueMetrics metrics, Object key) {
 		this.store = store;
 		this.metrics = metrics;
@@ -39,11 +49,18 @@ final class TransactionalSends implements TransactionSynchronization {
 	}
 
 	/**
-	 * @return whether a transaction with synchronization is active on this thread
+	 * Whether a send on this thread is to wait for the current transaction: a transaction with
+	 * synchronization is active, and the sender's sends for it are not flushed yet.
+	 * @param key identifies the sender
+	 * @return whether to {@link #defer} the send
 	 */
-	static boolean inTransaction() {
-		return TransactionSynchronizationManager.isSynchronizationActive()
-				&& TransactionSynchronizationManager.isActualTransactionActive();
+	static boolean canDefer(Object key) {
+		if (!TransactionSynchronizationManager.isSynchronizationActive()
+				|| !TransactionSynchronizationManager.isActualTransactionActive()) {
+			return false;
+		}
+		TransactionalSends sends = (TransactionalSends) TransactionSynchronizationManager.getResource(key);
+		return sends == null || !sends.flushed;
 	}
 
 	/**
@@ -69,7 +86,25 @@ final class TransactionalSends implements TransactionSynchronization {
 	}
 
 	@Override
+	public void suspend() {
+		TransactionSynchronizationManager.unbindResource(this.key);
+	}
+
+	@Override
+	public void resume() {
+		TransactionSynchronizationManager.bindResource(this.key, this);
+	}
+
+	@Override
 	public void afterCommit() {
+		sendHeldBack();
+	}
+
+	private void sendHeldBack() {
+		this.flushed = true;
+		if (this.byTopic.isEmpty()) {
+			return;
+		}
 		RuntimeException failure = null;
 		for (int i = 0; i < TRIES; i++) {
 			try {
@@ -81,23 +116,31 @@ final class TransactionalSends implements TransactionSynchronization {
 								+ " sent after commit, due at " + result.dueAt()));
 					}
 				});
+				this.byTopic.clear();
 				return;
 			}
 			catch (RuntimeException ex) {
 				failure = ex;
-				pause(i);
+				if (i + 1 < TRIES) {
+					pause(i);
+				}
 			}
 		}
 		this.byTopic.forEach((topic, messages) -> messages.forEach((message) -> logger.error("Topic '" + topic
 				+ "' message " + message.id() + " was NOT sent: the transaction committed but Redis failed "
 				+ TRIES + " times", null)));
+		this.byTopic.clear();
 		throw failure;
 	}
 
 	@Override
 	public void afterCompletion(int status) {
 		TransactionSynchronizationManager.unbindResourceIfPossible(this.key);
-		if (status != STATUS_COMMITTED && logger.isDebugEnabled()) {
+		if (status == STATUS_COMMITTED) {
+			// Sends made after afterCommit ran, or when it was not called for this buffer.
+			sendHeldBack();
+		}
+		else if (logger.isDebugEnabled()) {
 			this.byTopic.forEach((topic, messages) -> messages.forEach((message) -> logger
 				.debug("Topic '" + topic + "' message " + message.id() + " dropped: the transaction did not commit")));
 		}

@@ -9,10 +9,19 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.annotation.EnableTransactionManagement;
+import org.springframework.transaction.event.TransactionPhase;
+import org.springframework.transaction.event.TransactionalEventListener;
 import org.springframework.transaction.support.AbstractPlatformTransactionManager;
 import org.springframework.transaction.support.DefaultTransactionStatus;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -82,6 +91,131 @@ class TransactionalSendTests {
 		});
 	}
 
+	@Test
+	void sendFromAnotherSynchronizationsAfterCommitIsStored() {
+		this.runner.run((context) -> {
+			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+			SendResult[] sent = new SendResult[1];
+			transactions().executeWithoutResult((status) -> TransactionSynchronizationManager
+				.registerSynchronization(afterCommit(() -> sent[0] = template.send("orders", "timeout", Duration.ofMinutes(30)))));
+			assertThat(sent[0]).isNotNull();
+			assertThat(isStored(context, sent[0].id())).isTrue();
+		});
+	}
+
+	@Test
+	void sendFromAfterCommitThatRunsAfterOurOwnFlushIsStored() {
+		this.runner.run((context) -> {
+			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+			SendResult[] sent = new SendResult[2];
+			transactions().executeWithoutResult((status) -> {
+				sent[0] = template.send("orders", "in the transaction", Duration.ofMinutes(30));
+				TransactionSynchronizationManager.registerSynchronization(
+						afterCommit(() -> sent[1] = template.send("orders", "after commit", Duration.ofMinutes(30))));
+			});
+			assertThat(isStored(context, sent[0].id())).isTrue();
+			assertThat(isStored(context, sent[1].id())).isTrue();
+		});
+	}
+
+	@Test
+	void sendFromATransactionalEventListenerAfterCommitIsStored() {
+		this.runner.withUserConfiguration(EventListenerConfig.class).run((context) -> {
+			TransactionTemplate transactions = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
+			transactions.executeWithoutResult((status) -> ((ApplicationEventPublisher) context)
+				.publishEvent(new OrderCommitted("order-7")));
+			assertThat(isStored(context, "timeout-order-7")).isTrue();
+		});
+	}
+
+	@Test
+	void sendsOfARequiresNewTransactionThatCommitsAreStoredWhenTheOuterOneRollsBack() {
+		this.runner.run((context) -> {
+			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+			InMemoryTransactionManager manager = new InMemoryTransactionManager();
+			SendResult[] sent = new SendResult[2];
+			new TransactionTemplate(manager).executeWithoutResult((outer) -> {
+				sent[0] = template.send("orders", "outer", Duration.ofMinutes(1));
+				requiresNew(manager).executeWithoutResult(
+						(inner) -> sent[1] = template.send("orders", "inner", Duration.ofMinutes(1)));
+				assertThat(isStored(context, sent[1].id())).as("inner, after its commit").isTrue();
+				outer.setRollbackOnly();
+			});
+			assertThat(isStored(context, sent[0].id())).isFalse();
+			assertThat(isStored(context, sent[1].id())).isTrue();
+		});
+	}
+
+	@Test
+	void sendsOfARequiresNewTransactionThatRollsBackAreDroppedWhenTheOuterOneCommits() {
+		this.runner.run((context) -> {
+			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+			InMemoryTransactionManager manager = new InMemoryTransactionManager();
+			SendResult[] sent = new SendResult[3];
+			new TransactionTemplate(manager).executeWithoutResult((outer) -> {
+				sent[0] = template.send("orders", "outer", Duration.ofMinutes(1));
+				requiresNew(manager).executeWithoutResult((inner) -> {
+					sent[1] = template.send("orders", "inner", Duration.ofMinutes(1));
+					inner.setRollbackOnly();
+				});
+				sent[2] = template.send("orders", "outer again", Duration.ofMinutes(1));
+			});
+			assertThat(isStored(context, sent[0].id())).isTrue();
+			assertThat(isStored(context, sent[1].id())).isFalse();
+			assertThat(isStored(context, sent[2].id())).isTrue();
+		});
+	}
+
+	@Test
+	void sendsOfAJoiningTransactionWaitForTheOuterCommitAndAreDroppedWithItsRollback() {
+		this.runner.run((context) -> {
+			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+			InMemoryTransactionManager manager = new InMemoryTransactionManager();
+			SendResult[] sent = new SendResult[1];
+			new TransactionTemplate(manager).executeWithoutResult((outer) -> {
+				new TransactionTemplate(manager).executeWithoutResult(
+						(inner) -> sent[0] = template.send("orders", "joined", Duration.ofMinutes(1)));
+				assertThat(isStored(context, sent[0].id())).isFalse();
+				outer.setRollbackOnly();
+			});
+			assertThat(isStored(context, sent[0].id())).isFalse();
+		});
+	}
+
+	@Test
+	void sendWithoutTransactionInsideATransactionIsStoredAtOnce() {
+		this.runner.run((context) -> {
+			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+			InMemoryTransactionManager manager = new InMemoryTransactionManager();
+			TransactionTemplate notSupported = new TransactionTemplate(manager);
+			notSupported.setPropagationBehavior(TransactionDefinition.PROPAGATION_NOT_SUPPORTED);
+			SendResult[] sent = new SendResult[1];
+			new TransactionTemplate(manager).executeWithoutResult((outer) -> {
+				notSupported.executeWithoutResult((none) -> sent[0] = template.send("orders", "now", Duration.ofMinutes(1)));
+				assertThat(isStored(context, sent[0].id())).isTrue();
+				outer.setRollbackOnly();
+			});
+			assertThat(isStored(context, sent[0].id())).isTrue();
+		});
+	}
+
+	private static TransactionTemplate requiresNew(PlatformTransactionManager manager) {
+		TransactionTemplate requiresNew = new TransactionTemplate(manager);
+		requiresNew.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+		return requiresNew;
+	}
+
+	private static TransactionSynchronization afterCommit(Runnable action) {
+		return new TransactionSynchronization() {
+
+			@Override
+			public void afterCommit() {
+				action.run();
+			}
+
+		};
+	}
+
 	private static boolean isStored(ApplicationContext context, String id) {
 		String key = context.getBean(RedisMessageStore.class).keys("orders").messages();
 		return Boolean.TRUE.equals(context.getBean(StringRedisTemplate.class).opsForHash().hasKey(key, id));
@@ -91,16 +225,78 @@ class TransactionalSendTests {
 		return new TransactionTemplate(new InMemoryTransactionManager());
 	}
 
-	/** A transaction manager with no resource: enough to drive transaction synchronization. */
+	record OrderCommitted(String orderId) {
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableTransactionManagement
+	static class EventListenerConfig {
+
+		@Bean
+		PlatformTransactionManager transactionManager() {
+			return new InMemoryTransactionManager();
+		}
+
+		@Bean
+		OrderTimeouts orderTimeouts(DelayQueueTemplate template) {
+			return new OrderTimeouts(template);
+		}
+
+	}
+
+	static class OrderTimeouts {
+
+		private final DelayQueueTemplate template;
+
+		OrderTimeouts(DelayQueueTemplate template) {
+			this.template = template;
+		}
+
+		@TransactionalEventListener(phase = TransactionPhase.AFTER_COMMIT)
+		void scheduleTimeout(OrderCommitted event) {
+			this.template.send(DelayMessage.builder("orders", event.orderId())
+				.id("timeout-" + event.orderId())
+				.delay(Duration.ofMinutes(30))
+				.build());
+		}
+
+	}
+
+	/**
+	 * A transaction manager with no resource, enough to drive transaction synchronization: it
+	 * knows the transaction of the current thread, so that transactions join, suspend and resume.
+	 */
 	static class InMemoryTransactionManager extends AbstractPlatformTransactionManager {
+
+		private final ThreadLocal<Object> current = new ThreadLocal<>();
 
 		@Override
 		protected Object doGetTransaction() {
-			return new Object();
+			return new Transaction(this.current.get());
+		}
+
+		@Override
+		protected boolean isExistingTransaction(Object transaction) {
+			return ((Transaction) transaction).active != null;
 		}
 
 		@Override
 		protected void doBegin(Object transaction, TransactionDefinition definition) {
+			((Transaction) transaction).active = new Object();
+			this.current.set(((Transaction) transaction).active);
+		}
+
+		@Override
+		protected Object doSuspend(Object transaction) {
+			Object suspended = this.current.get();
+			((Transaction) transaction).active = null;
+			this.current.remove();
+			return suspended;
+		}
+
+		@Override
+		protected void doResume(Object transaction, Object suspendedResources) {
+			this.current.set(suspendedResources);
 		}
 
 		@Override
@@ -109,6 +305,25 @@ class TransactionalSendTests {
 
 		@Override
 		protected void doRollback(DefaultTransactionStatus status) {
+		}
+
+		@Override
+		protected void doSetRollbackOnly(DefaultTransactionStatus status) {
+		}
+
+		@Override
+		protected void doCleanupAfterCompletion(Object transaction) {
+			this.current.remove();
+		}
+
+		private static final class Transaction {
+
+			private Object active;
+
+			private Transaction(Object active) {
+				this.active = active;
+			}
+
 		}
 
 	}
