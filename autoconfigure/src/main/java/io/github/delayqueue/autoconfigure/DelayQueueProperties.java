@@ -347,8 +347,9 @@ public class DelayQueueProperties {
 
 		/**
 		 * Longest time a send, cancel or reschedule waits for Redis, whatever the Redis client's
-		 * own command timeout is. A send that times out throws an exception that carries the
-		 * message ids, since Redis may have stored them.
+		 * own command timeout is; also the bound of every other call of the queue to Redis. A
+		 * send that times out throws SendFailedException, which carries the message ids, since
+		 * Redis may have stored them.
 		 */
 		private Duration sendTimeout = Duration.ofSeconds(5);
 

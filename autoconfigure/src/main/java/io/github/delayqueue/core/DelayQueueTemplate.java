@@ -1,5 +1,6 @@
 package io.github.delayqueue.core;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -23,12 +24,17 @@ import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.DataAccessException;
 import org.springframework.util.unit.DataSize;
 
 /**
  * Sends delayed messages and cancels or reschedules them while they are pending. Each call is one
- * round trip to Redis and one atomic script there; a call that throws has stored nothing (or, for
- * a batch, a subset that a retry with the same ids completes without duplicates). Thread-safe.
+ * round trip to Redis (a large batch is cut into several script calls sent together), and waits for
+ * Redis at most {@code delay-queue.producer.send-timeout}. A send refused as invalid has stored
+ * nothing; a send that fails in Redis throws {@link SendFailedException} with the ids, as Redis may
+ * have stored the messages (or, for a batch, a subset): sending them again with the same ids stores
+ * each at most once. Due times are whole milliseconds, rounded up, so that nothing is due early.
+ * Thread-safe.
  *
  * <p>For {@link #send(String, Object, Duration)} the due time is the Redis server's clock plus the
  * delay, so the clocks of application hosts never matter.
@@ -141,6 +147,10 @@ public class DelayQueueTemplate {
 	 * result says {@link SendResult#duplicate()}.
 	 * @param message the message
 	 * @return the id, the due time and whether it was a duplicate
+	 * @throws InvalidMessageException if the message is not acceptable; nothing is stored
+	 * @throws SendFailedException if Redis failed or did not answer within
+	 * {@code delay-queue.producer.send-timeout}: the message may have been stored, and the exception
+	 * carries its id
 	 */
 	public SendResult send(DelayMessage message) {
 		if (message == null) {
@@ -155,7 +165,7 @@ public class DelayQueueTemplate {
 				return new SendResult(stored.id(), estimatedDueAt(stored), false);
 			}
 			long start = System.nanoTime();
-			SendResult result = this.store.send(message.topic(), List.of(stored)).get(0);
+			SendResult result = store(Map.of(message.topic(), List.of(stored))).get(message.topic()).get(0);
 			report(this.metrics, message.topic(), List.of(result), start);
 			logSent(message.topic(), result);
 			return result;
@@ -167,6 +177,8 @@ public class DelayQueueTemplate {
 	 * @param messages the messages
 	 * @return one result per message, in the same order
 	 * @throws InvalidMessageException if any message is not acceptable; nothing is stored then
+	 * @throws SendFailedException if Redis failed or did not answer in time: any subset of the
+	 * messages may have been stored, and the exception carries all their ids
 	 */
 	public List<SendResult> sendAll(List<DelayMessage> messages) {
 		if (messages == null) {
@@ -211,7 +223,7 @@ public class DelayQueueTemplate {
 			return deferred;
 		}
 		long start = System.nanoTime();
-		Map<String, List<SendResult>> resultsByTopic = this.store.send(byTopic);
+		Map<String, List<SendResult>> resultsByTopic = store(byTopic);
 		resultsByTopic.forEach((topic, topicResults) -> report(this.metrics, topic, topicResults, start));
 		Map<String, Iterator<SendResult>> cursors = new LinkedHashMap<>();
 		resultsByTopic.forEach((topic, results) -> cursors.put(topic, results.iterator()));
@@ -275,19 +287,41 @@ public class DelayQueueTemplate {
 
 	private NewMessage toNewMessage(DelayMessage message, Map<String, String> headers) {
 		byte[] payload = this.payloadConverter.toBytes(message.payload());
-		if (payload.length > this.maxPayloadBytes) {
-			throw new InvalidMessageException("Payload for topic '" + message.topic() + "' is " + payload.length
-					+ " bytes, more than delay-queue.max-payload-size (" + this.maxPayloadBytes + " bytes)");
+		long size = payload.length + headerBytes(headers);
+		if (size > this.maxPayloadBytes) {
+			throw new InvalidMessageException("Message for topic '" + message.topic() + "' is " + size
+					+ " bytes (payload " + payload.length + " bytes, headers " + (size - payload.length) + " bytes), "
+					+ "more than delay-queue.max-payload-size (" + this.maxPayloadBytes + " bytes)");
 		}
-		String id = (message.id() != null) ? message.id() : this.idGenerator.next();
 		byte[] body = MessageFormat.encodeBody(headers, payload);
+		String id = (message.id() != null) ? message.id() : this.idGenerator.next();
 		if (message.dueAt() != null) {
-			// Any instant before the epoch is simply in the past: due at once.
-			long dueAt = message.dueAt().isBefore(Instant.EPOCH) ? 0 : message.dueAt().toEpochMilli();
-			return new NewMessage(id, false, dueAt, body);
+			return NewMessage.dueAt(id, message.dueAt(), body);
 		}
-		Duration delay = (message.delay() != null) ? message.delay() : Duration.ZERO;
-		return new NewMessage(id, true, delay.toMillis(), body);
+		return NewMessage.afterDelay(id, (message.delay() != null) ? message.delay() : Duration.ZERO, body);
+	}
+
+	private static long headerBytes(Map<String, String> headers) {
+		long bytes = 0;
+		for (Map.Entry<String, String> header : headers.entrySet()) {
+			bytes += header.getKey().getBytes(StandardCharsets.UTF_8).length
+					+ header.getValue().getBytes(StandardCharsets.UTF_8).length;
+		}
+		return bytes;
+	}
+
+	/**
+	 * Sends messages through the store, turning a Redis failure into an exception that carries
+	 * their ids: Redis may have stored them.
+	 */
+	private Map<String, List<SendResult>> store(Map<String, List<NewMessage>> byTopic) {
+		try {
+			return this.store.send(byTopic);
+		}
+		catch (DataAccessException ex) {
+			List<String> ids = byTopic.values().stream().flatMap(List::stream).map(NewMessage::id).toList();
+			throw new SendFailedException(List.copyOf(byTopic.keySet()), ids, ex);
+		}
 	}
 
 	static void report(DelayQueueMetrics metrics, String topic, List<SendResult> results, long startNanos) {

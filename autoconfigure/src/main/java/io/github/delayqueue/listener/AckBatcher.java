@@ -112,7 +112,7 @@ final class AckBatcher {
 
 	private void send(List<InFlightMessage> batch) {
 		List<String> ids = batch.stream().map(InFlightMessage::id).toList();
-		List<Long> leases = batch.stream().map(InFlightMessage::leaseDeadline).toList();
+		List<String> leases = batch.stream().map(InFlightMessage::leaseToken).toList();
 		RuntimeException failure = null;
 		for (int i = 0; i < TRIES; i++) {
 			try {

@@ -24,6 +24,7 @@ import io.github.delayqueue.metrics.HandlingOutcome;
 import io.github.delayqueue.observation.DefaultDelayQueueReceiverObservationConvention;
 import io.github.delayqueue.observation.DelayQueueObservation;
 import io.github.delayqueue.observation.DelayQueueReceiverContext;
+import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.CorruptMessageException;
 import io.github.delayqueue.store.MessageFormat;
@@ -106,6 +107,12 @@ final class DelayListenerContainer {
 
 	/** Messages held until their due time. */
 	private final AtomicInteger held = new AtomicInteger();
+
+	/** Identifies this consumer in its claim requests. */
+	private final String consumerId = RedisMessageStore.newToken();
+
+	/** Claim requests sent so far; numbers the lease tokens. */
+	private long claims;
 
 	DelayListenerContainer(DelayListenerEndpoint endpoint, RedisMessageStore store, PayloadConverter converter,
 			ScheduledExecutorService scheduler, DelayQueueMetrics metrics, ObservationRegistry observationRegistry) {
@@ -192,7 +199,7 @@ final class DelayListenerContainer {
 				}
 				message.settle();
 				Boolean released = callStore(message, "hand back",
-						() -> this.store.release(this.topic, message.id(), message.leaseDeadline()));
+						() -> this.store.release(this.topic, message.id(), message.leaseToken()));
 				if (Boolean.TRUE.equals(released)) {
 					logger.warn("Topic '" + this.topic + "' message " + message.id()
 							+ " unfinished at shutdown: handed back to be delivered again");
@@ -217,7 +224,7 @@ final class DelayListenerContainer {
 					continue;
 				}
 				try {
-					long extended = this.store.extendLease(this.topic, message.id(), message.leaseDeadline(),
+					long extended = this.store.extendLease(this.topic, message.id(), message.leaseToken(),
 							this.settings.visibilityTimeout());
 					if (extended < 0) {
 						message.settle();
@@ -255,29 +262,34 @@ final class DelayListenerContainer {
 
 	private void fetchLoop() {
 		long outageBackoff = 0;
+		ClaimRequest request = null;
 		while (this.running) {
-			int wanted = acquireIdleHandlers();
-			if (wanted == 0) {
-				continue;
+			if (request == null) {
+				int wanted = acquireIdleHandlers();
+				if (wanted == 0) {
+					continue;
+				}
+				request = new ClaimRequest(this.consumerId + "." + (++this.claims), wanted,
+						Math.max(0, MAX_HELD - this.held.get()));
 			}
+			ClaimResult result;
 			List<InFlightMessage> claimed;
 			this.claiming.lock();
 			try {
 				if (!this.running) {
-					this.idleHandlers.release(wanted);
+					this.idleHandlers.release(request.wanted());
 					return;
 				}
-				int holdRoom = Math.max(0, MAX_HELD - this.held.get());
-				claimed = this.store.claim(this.topic, wanted, holdRoom, this.settings.visibilityTimeout())
-					.stream()
-					.map(InFlightMessage::new)
-					.toList();
+				result = this.store.claim(this.topic, this.consumerId, request.token(), request.wanted(),
+						request.earlyLimit(), this.settings.visibilityTimeout());
+				claimed = result.messages().stream().map(InFlightMessage::new).toList();
 				this.inFlight.addAll(claimed);
 				this.outageLog.succeeded();
 				outageBackoff = 0;
 			}
 			catch (RuntimeException ex) {
-				this.idleHandlers.release(wanted);
+				// The claim may have run and lost its reply: the same request (same token) is sent
+				// again, and returns what it leased then. Its handler permits stay taken meanwhile.
 				TopicRepair.failed(this.store, this.topic, ex, this.outageLog);
 				outageBackoff = Math.min(MAX_OUTAGE_BACKOFF_MILLIS, Math.max(100, outageBackoff * 2));
 				awaitSignal(outageBackoff);
@@ -286,6 +298,8 @@ final class DelayListenerContainer {
 			finally {
 				this.claiming.unlock();
 			}
+			int wanted = request.wanted();
+			request = null;
 			int due = 0;
 			for (InFlightMessage message : claimed) {
 				long dueInMicros = message.claimed().dueInMicros();
@@ -298,10 +312,19 @@ final class DelayListenerContainer {
 				}
 			}
 			this.idleHandlers.release(wanted - due);
-			if (due < wanted) {
+			if (due < wanted && !result.more()) {
 				awaitSignal(this.settings.idleCheckInterval().toMillis());
 			}
 		}
+		if (request != null) {
+			this.idleHandlers.release(request.wanted());
+		}
+	}
+
+	/**
+	 * One claim request: sent again with the same token until it gets an answer.
+	 */
+	private record ClaimRequest(String token, int wanted, int earlyLimit) {
 	}
 
 	/**
@@ -455,7 +478,7 @@ final class DelayListenerContainer {
 		logger.warn("Topic '" + this.topic + "' message " + message.id() + " failed on attempt " + attempt + " of "
 				+ this.settings.maxAttempts() + ", retrying in " + backoff + ": " + ex);
 		Long due = settle(message, "schedule a retry",
-				() -> this.store.retry(this.topic, message.id(), message.leaseDeadline(), backoff));
+				() -> this.store.retry(this.topic, message.id(), message.leaseToken(), backoff));
 		if (due != null && due < 0) {
 			logger.warn("Topic '" + this.topic + "' message " + message.id()
 					+ " could not be scheduled for a retry: its lease had expired");
@@ -465,7 +488,7 @@ final class DelayListenerContainer {
 	private void deadLetter(InFlightMessage message, String error) {
 		logger.warn("Topic '" + this.topic + "' message " + message.id() + " dead-lettered: " + error);
 		Boolean moved = settle(message, "dead-letter",
-				() -> this.store.deadLetter(this.topic, message.id(), message.leaseDeadline(), error));
+				() -> this.store.deadLetter(this.topic, message.id(), message.leaseToken(), error));
 		if (Boolean.FALSE.equals(moved)) {
 			logger.warn("Topic '" + this.topic + "' message " + message.id()
 					+ " could not be dead-lettered: its lease had expired");

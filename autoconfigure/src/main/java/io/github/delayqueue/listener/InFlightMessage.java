@@ -3,10 +3,10 @@ package io.github.delayqueue.listener;
 import io.github.delayqueue.store.ClaimedMessage;
 
 /**
- * A message this application is handling, with the lease it currently holds. The lease deadline
- * is the proof of the lease in Redis and changes when the lease is extended, so every use of it
- * (extend, ack, retry, dead-letter, hand back) happens while holding this object's monitor, and
- * the first of them that ends the lease marks the message {@link #isSettled() settled}.
+ * A message this application is handling, with the lease it holds. Its lease token, given by the
+ * claim, is the proof of the lease in Redis and never changes. Every use of the lease (extend,
+ * ack, retry, dead-letter, hand back) happens while holding this object's monitor, and the first
+ * of them that ends the lease marks the message {@link #isSettled() settled}.
  */
 final class InFlightMessage {
 
@@ -31,6 +31,10 @@ final class InFlightMessage {
 
 	ClaimedMessage claimed() {
 		return this.claimed;
+	}
+
+	String leaseToken() {
+		return this.claimed.leaseToken();
 	}
 
 	long leaseDeadline() {

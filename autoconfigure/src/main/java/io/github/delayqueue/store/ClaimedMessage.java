@@ -4,17 +4,13 @@ package io.github.delayqueue.store;
  * A message leased to this consumer by a claim, still in its stored form.
  *
  * @param id the message id
- * @param leaseDeadline the lease deadline (epoch ms); also the proof of the lease for ack, retry
- * and dead-letter
+ * @param leaseToken the proof of the lease for ack, retry, dead-letter, release and extension; it
+ * stays the same when the lease is extended
+ * @param leaseDeadline the lease deadline (epoch ms)
  * @param claimedAtMicros when it was claimed, by the Redis clock (epoch µs)
  * @param stored the stored value, decoded with {@link MessageFormat#decode(String, byte[])}
  */
-public record ClaimedMessage(String id, long leaseDeadline, long claimedAtMicros, byte[] stored) {
-
-	/** @return when it was claimed, by the Redis clock (epoch ms) */
-	public long claimedAt() {
-		return this.claimedAtMicros / 1000;
-	}
+public record ClaimedMessage(String id, String leaseToken, long leaseDeadline, long claimedAtMicros, byte[] stored) {
 
 	/**
 	 * How long after the claim the message is due, by the Redis clock.

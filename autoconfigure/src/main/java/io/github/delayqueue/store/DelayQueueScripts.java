@@ -41,7 +41,7 @@ final class DelayQueueScripts {
 
 	final RedisScript<List> replay = multi("replay");
 
-	final RedisScript<List> purgeDead = multi("purge_dead");
+	final RedisScript<Long> purgeDead = integer("purge_dead");
 
 	final RedisScript<List> stats = multi("stats");
 

@@ -1,7 +1,11 @@
 package io.github.delayqueue.store;
 
+import java.time.Duration;
+import java.time.Instant;
+
 /**
- * A message ready to be stored by a send.
+ * A message ready to be stored by a send. Due times are whole milliseconds, rounded up, so that a
+ * message is never due before the time it was sent for.
  *
  * @param id the message id
  * @param relative whether {@code when} is a delay in ms from Redis time ({@code true}) or an
@@ -10,4 +14,34 @@ package io.github.delayqueue.store;
  * @param body the body from {@link MessageFormat#encodeBody(java.util.Map, byte[])}
  */
 public record NewMessage(String id, boolean relative, long when, byte[] body) {
+
+	/**
+	 * A message due after a delay from the Redis server's clock.
+	 * @param id the message id
+	 * @param delay the delay, zero or positive
+	 * @param body the body
+	 * @return the message
+	 */
+	public static NewMessage afterDelay(String id, Duration delay, byte[] body) {
+		return new NewMessage(id, true, ceilMillis(delay), body);
+	}
+
+	/**
+	 * A message due at an instant; any instant before the epoch is simply in the past.
+	 * @param id the message id
+	 * @param dueAt the due time
+	 * @param body the body
+	 * @return the message
+	 */
+	public static NewMessage dueAt(String id, Instant dueAt, byte[] body) {
+		long millis = dueAt.isBefore(Instant.EPOCH) ? 0
+				: dueAt.toEpochMilli() + ((dueAt.getNano() % 1_000_000 != 0) ? 1 : 0);
+		return new NewMessage(id, false, millis, body);
+	}
+
+	static long ceilMillis(Duration duration) {
+		long millis = duration.toMillis();
+		return duration.minusMillis(millis).isZero() ? millis : millis + 1;
+	}
+
 }

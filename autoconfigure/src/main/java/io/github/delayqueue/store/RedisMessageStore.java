@@ -9,14 +9,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.UUID;
 
 import io.github.delayqueue.core.SendResult;
+import io.github.delayqueue.store.ScriptRunner.ScriptCall;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.connection.DataType;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.RedisTemplate;
@@ -36,6 +37,18 @@ public class RedisMessageStore {
 
 	private static final int READY_HEAD_LOOKUP = 100;
 
+	/** Default of the longest wait for Redis. */
+	public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
+
+	/** Most messages in one send script call: about a millisecond of Redis time. */
+	static final int MAX_SEND_CHUNK = 250;
+
+	/** Most body bytes in one send script call. */
+	static final int MAX_SEND_CHUNK_BYTES = 512 * 1024;
+
+	/** Most ids one call may name (replay, purge, ack). */
+	public static final int MAX_IDS_PER_CALL = 1000;
+
 	private final RedisTemplate<String, byte[]> redis;
 
 	private final String prefix;
@@ -44,12 +57,27 @@ public class RedisMessageStore {
 
 	private final DelayQueueScripts scripts = new DelayQueueScripts();
 
+	private final ScriptRunner runner;
+
+	private final Duration timeout;
+
 	/**
-	 * Creates a store.
+	 * Creates a store that waits at most {@link #DEFAULT_TIMEOUT} for Redis.
 	 * @param connectionFactory the Redis connection factory
 	 * @param prefix the prefix of every key
 	 */
 	public RedisMessageStore(RedisConnectionFactory connectionFactory, String prefix) {
+		this(connectionFactory, prefix, DEFAULT_TIMEOUT);
+	}
+
+	/**
+	 * Creates a store.
+	 * @param connectionFactory the Redis connection factory
+	 * @param prefix the prefix of every key
+	 * @param timeout the longest wait for Redis of any script call, whatever the client's own
+	 * command timeout
+	 */
+	public RedisMessageStore(RedisConnectionFactory connectionFactory, String prefix, Duration timeout) {
 		RedisTemplate<String, byte[]> template = new RedisTemplate<>();
 		template.setConnectionFactory(connectionFactory);
 		template.setKeySerializer(RedisSerializer.string());
@@ -60,6 +88,13 @@ public class RedisMessageStore {
 		this.redis = template;
 		this.prefix = prefix;
 		this.channel = TopicKeys.signalChannel(prefix);
+		this.runner = new ScriptRunner(connectionFactory);
+		this.timeout = timeout;
+	}
+
+	/** @return the longest wait for Redis of a script call */
+	public Duration timeout() {
+		return this.timeout;
 	}
 
 	/** @return the key prefix */
@@ -82,20 +117,66 @@ public class RedisMessageStore {
 	}
 
 	/**
-	 * Stores and schedules messages of one topic in one script call; ids already stored are
-	 * reported as duplicates and left unchanged.
+	 * Stores and schedules messages of one topic; ids already stored are reported as duplicates
+	 * and left unchanged. A large batch goes out in several script calls, all sent before the first
+	 * reply is awaited, so that no call keeps Redis busy for long.
 	 * @param topic the topic
 	 * @param messages the messages, in send order
 	 * @return one result per message, in the same order
 	 */
 	public List<SendResult> send(String topic, List<NewMessage> messages) {
-		TopicKeys keys = keys(topic);
-		List<?> reply = run(this.scripts.send, List.of(keys.messages(), keys.scheduled()),
-				sendArguments(topic, messages));
-		return sendResults(messages, reply);
+		return send(Map.of(topic, messages)).get(topic);
 	}
 
-	private List<Object> sendArguments(String topic, List<NewMessage> messages) {
+	/**
+	 * Stores and schedules messages of several topics: at most {@value #MAX_SEND_CHUNK} messages
+	 * (and about {@value #MAX_SEND_CHUNK_BYTES} bytes) per script call, all calls sent before the
+	 * first reply is awaited, so the whole batch costs one round trip. A call that fails because
+	 * Redis lost the script is sent again alone; the others are not repeated.
+	 * @param messagesByTopic the messages of each topic, in send order
+	 * @return the results of each topic, in the same order as its messages
+	 * @throws DataAccessException if Redis failed or did not answer in time; any subset of the
+	 * messages may have been stored, and a retry with the same ids stores the rest
+	 */
+	public Map<String, List<SendResult>> send(Map<String, List<NewMessage>> messagesByTopic) {
+		List<String> topics = new ArrayList<>();
+		List<List<NewMessage>> chunks = new ArrayList<>();
+		List<ScriptCall> calls = new ArrayList<>();
+		messagesByTopic.forEach((topic, messages) -> {
+			for (List<NewMessage> chunk : chunks(messages)) {
+				topics.add(topic);
+				chunks.add(chunk);
+				calls.add(sendCall(topic, chunk));
+			}
+		});
+		List<Object> replies = this.runner.runAll(calls, this.timeout);
+		Map<String, List<SendResult>> results = new LinkedHashMap<>();
+		messagesByTopic.keySet().forEach((topic) -> results.put(topic, new ArrayList<>()));
+		for (int i = 0; i < calls.size(); i++) {
+			results.get(topics.get(i)).addAll(sendResults(chunks.get(i), (List<?>) replies.get(i)));
+		}
+		return results;
+	}
+
+	private static List<List<NewMessage>> chunks(List<NewMessage> messages) {
+		List<List<NewMessage>> chunks = new ArrayList<>();
+		int from = 0;
+		while (from < messages.size()) {
+			int to = from;
+			long bytes = 0;
+			while (to < messages.size() && to - from < MAX_SEND_CHUNK
+					&& (to == from || bytes + messages.get(to).body().length <= MAX_SEND_CHUNK_BYTES)) {
+				bytes += messages.get(to).body().length;
+				to++;
+			}
+			chunks.add(messages.subList(from, to));
+			from = to;
+		}
+		return chunks;
+	}
+
+	private ScriptCall sendCall(String topic, List<NewMessage> messages) {
+		TopicKeys keys = keys(topic);
 		List<Object> args = new ArrayList<>(2 + messages.size() * 4);
 		args.add(this.channel);
 		args.add(topic);
@@ -105,7 +186,7 @@ public class RedisMessageStore {
 			args.add(message.when());
 			args.add(message.body());
 		}
-		return args;
+		return new ScriptCall(this.scripts.send, List.of(keys.messages(), keys.scheduled()), args);
 	}
 
 	private static List<SendResult> sendResults(List<NewMessage> messages, List<?> reply) {
@@ -116,65 +197,6 @@ public class RedisMessageStore {
 			results.add(new SendResult(messages.get(i).id(), dueAt, duplicate));
 		}
 		return results;
-	}
-
-	/**
-	 * Stores and schedules messages of several topics: one script call per topic, all sent in one
-	 * pipeline, so the whole batch costs one round trip.
-	 * @param messagesByTopic the messages of each topic, in send order
-	 * @return the results of each topic, in the same order as its messages
-	 */
-	public Map<String, List<SendResult>> send(Map<String, List<NewMessage>> messagesByTopic) {
-		if (messagesByTopic.size() == 1) {
-			Map.Entry<String, List<NewMessage>> only = messagesByTopic.entrySet().iterator().next();
-			return Map.of(only.getKey(), send(only.getKey(), only.getValue()));
-		}
-		List<String> topics = new ArrayList<>(messagesByTopic.keySet());
-		List<Object> replies;
-		try {
-			replies = sendPipelined(messagesByTopic, topics);
-		}
-		catch (DataAccessException ex) {
-			if (!isNoScript(ex)) {
-				throw ex;
-			}
-			// Redis lost its script cache (restart or SCRIPT FLUSH): no call of the pipeline ran.
-			this.redis.execute((RedisCallback<String>) (connection) -> connection.scriptingCommands()
-				.scriptLoad(this.scripts.send.getScriptAsString().getBytes(StandardCharsets.UTF_8)));
-			replies = sendPipelined(messagesByTopic, topics);
-		}
-		Map<String, List<SendResult>> results = new LinkedHashMap<>();
-		for (int t = 0; t < topics.size(); t++) {
-			results.put(topics.get(t), sendResults(messagesByTopic.get(topics.get(t)), (List<?>) replies.get(t)));
-		}
-		return results;
-	}
-
-	private List<Object> sendPipelined(Map<String, List<NewMessage>> messagesByTopic, List<String> topics) {
-		byte[] sha = this.scripts.send.getSha1().getBytes(StandardCharsets.US_ASCII);
-		return this.redis.executePipelined((RedisCallback<Object>) (connection) -> {
-			for (String topic : topics) {
-				TopicKeys keys = keys(topic);
-				List<Object> args = sendArguments(topic, messagesByTopic.get(topic));
-				byte[][] keysAndArgs = new byte[2 + args.size()][];
-				keysAndArgs[0] = keys.messages().getBytes(StandardCharsets.UTF_8);
-				keysAndArgs[1] = keys.scheduled().getBytes(StandardCharsets.UTF_8);
-				for (int i = 0; i < args.size(); i++) {
-					keysAndArgs[2 + i] = ScriptArgumentSerializer.INSTANCE.serialize(args.get(i));
-				}
-				connection.scriptingCommands().evalSha(sha, ReturnType.MULTI, 2, keysAndArgs);
-			}
-			return null;
-		}, RedisSerializer.byteArray());
-	}
-
-	private static boolean isNoScript(Throwable ex) {
-		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
-			if (cause.getMessage() != null && cause.getMessage().contains("NOSCRIPT")) {
-				return true;
-			}
-		}
-		return false;
 	}
 
 	/**
@@ -202,65 +224,79 @@ public class RedisMessageStore {
 	}
 
 	/**
-	 * Leases up to {@code limit} ready messages of a topic that are due.
+	 * Leases up to {@code limit} ready messages of a topic that are due, under a new lease token.
 	 * @param topic the topic
 	 * @param limit the largest number of messages to claim
 	 * @param lease how long the lease lasts
 	 * @return the claimed messages, possibly none
 	 */
 	public List<ClaimedMessage> claim(String topic, int limit, Duration lease) {
-		return claim(topic, limit, 0, lease);
+		String consumer = newToken();
+		return claim(topic, consumer, consumer + ".0", limit, 0, lease).messages();
 	}
 
 	/**
 	 * Leases ready messages of a topic: up to {@code limit} that are due, and up to
-	 * {@code earlyLimit} that the broker made ready before their due time.
+	 * {@code earlyLimit} that the broker made ready before their due time. A request whose reply
+	 * was lost may be sent again with the same consumer and token: it then returns the messages the
+	 * first one leased (those still leased to the token) and claims nothing new.
 	 * @param topic the topic
-	 * @param limit the largest number of due messages to claim
+	 * @param consumer the consumer's id, the same for all its claims
+	 * @param token the lease token, new for each claim request of the consumer
+	 * @param limit the largest number of due messages to claim, 1 to 1000
 	 * @param earlyLimit the largest number of messages not yet due to claim
 	 * @param lease how long the lease lasts
-	 * @return the claimed messages, possibly none
+	 * @return the claimed messages, possibly none, and whether more may be ready
 	 */
-	public List<ClaimedMessage> claim(String topic, int limit, int earlyLimit, Duration lease) {
+	public ClaimResult claim(String topic, String consumer, String token, int limit, int earlyLimit,
+			Duration lease) {
+		if (limit < 1 || limit > MAX_IDS_PER_CALL) {
+			throw new IllegalArgumentException("Claim limit must be 1 to " + MAX_IDS_PER_CALL + ", but was " + limit);
+		}
 		TopicKeys keys = keys(topic);
-		List<?> reply = run(this.scripts.claim,
-				List.of(keys.ready(), keys.inFlight(), keys.messages(), keys.scheduled()),
-				List.of(limit, lease.toMillis(), earlyLimit));
+		List<?> reply = run(this.scripts.claim, List.of(keys.ready(), keys.inFlight(), keys.messages(), keys.scheduled(),
+				keys.leases(), keys.claimRecord(consumer)), List.of(limit, lease.toMillis(), Math.max(0, earlyLimit), token));
 		long deadline = number(reply.get(0));
 		long claimedAtMicros = number(reply.get(1));
-		List<ClaimedMessage> claimed = new ArrayList<>((reply.size() - 2) / 2);
-		for (int i = 2; i + 1 < reply.size(); i += 2) {
-			claimed.add(new ClaimedMessage(text(reply.get(i)), deadline, claimedAtMicros, (byte[]) reply.get(i + 1)));
+		List<ClaimedMessage> claimed = new ArrayList<>((reply.size() - 3) / 2);
+		for (int i = 3; i + 1 < reply.size(); i += 2) {
+			claimed.add(new ClaimedMessage(text(reply.get(i)), token, deadline, claimedAtMicros, (byte[]) reply.get(i + 1)));
 		}
-		return claimed;
+		return new ClaimResult(claimed, number(reply.get(2)) == 1);
+	}
+
+	/** @return a new random token, for a consumer id or a lease */
+	public static String newToken() {
+		return UUID.randomUUID().toString().replace("-", "").substring(0, 16);
 	}
 
 	/**
 	 * Acknowledges a message: it is deleted with all its data.
 	 * @param topic the topic
 	 * @param id the message id
-	 * @param lease the lease deadline the caller holds
+	 * @param leaseToken the lease token the caller holds
 	 * @return {@code true} if acknowledged, {@code false} if the lease had been lost
 	 */
-	public boolean ack(String topic, String id, long lease) {
-		return ack(topic, List.of(id), List.of(lease)).get(0);
+	public boolean ack(String topic, String id, String leaseToken) {
+		return ack(topic, List.of(id), List.of(leaseToken)).get(0);
 	}
 
 	/**
 	 * Acknowledges messages in one script call: each is deleted with all its data.
 	 * @param topic the topic
-	 * @param ids the message ids
-	 * @param leases the lease deadline the caller holds for each id, in the same order
+	 * @param ids the message ids, 1 to 1000
+	 * @param leaseTokens the lease token the caller holds for each id, in the same order
 	 * @return for each id, {@code true} if acknowledged, {@code false} if its lease had been lost
 	 */
-	public List<Boolean> ack(String topic, List<String> ids, List<Long> leases) {
+	public List<Boolean> ack(String topic, List<String> ids, List<String> leaseTokens) {
+		requireIds(ids);
 		TopicKeys keys = keys(topic);
 		List<Object> args = new ArrayList<>(ids.size() * 2);
 		for (int i = 0; i < ids.size(); i++) {
 			args.add(ids.get(i));
-			args.add(leases.get(i));
+			args.add(leaseTokens.get(i));
 		}
-		List<?> reply = run(this.scripts.ack, List.of(keys.inFlight(), keys.messages()), args);
+		List<?> reply = run(this.scripts.ack, List.of(keys.inFlight(), keys.messages(), keys.leases()), args);
 		return reply.stream().map((acked) -> number(acked) == 1).toList();
 	}
 
@@ -268,29 +304,28 @@ public class RedisMessageStore {
 	 * Schedules the next attempt of a message whose delivery failed.
 	 * @param topic the topic
 	 * @param id the message id
-	 * @param lease the lease deadline the caller holds
+	 * @param leaseToken the lease token the caller holds
 	 * @param backoff how long to wait before the next attempt
 	 * @return the due time of the next attempt (epoch ms), or -1 if the lease had been lost
 	 */
-	public long retry(String topic, String id, long lease, Duration backoff) {
+	public long retry(String topic, String id, String leaseToken, Duration backoff) {
 		TopicKeys keys = keys(topic);
-		return run(this.scripts.retry, List.of(keys.inFlight(), keys.messages(), keys.scheduled()),
-				List.of(id, lease, backoff.toMillis(), this.channel, topic));
+		return run(this.scripts.retry, List.of(keys.inFlight(), keys.messages(), keys.scheduled(), keys.leases()),
+				List.of(id, leaseToken, backoff.toMillis(), this.channel, topic));
 	}
 
 	/**
 	 * Moves a message to the topic's dead-letter set.
 	 * @param topic the topic
 	 * @param id the message id
-	 * @param lease the lease deadline the caller holds
+	 * @param leaseToken the lease token the caller holds
 	 * @param error the last error, kept with the message
 	 * @return {@code true} if dead-lettered, {@code false} if the lease had been lost
 	 */
-	public boolean deadLetter(String topic, String id, long lease, String error) {
+	public boolean deadLetter(String topic, String id, String leaseToken, String error) {
 		TopicKeys keys = keys(topic);
-		Long reply = run(this.scripts.deadLetter,
-				List.of(keys.inFlight(), keys.messages(), keys.dead(), keys.deadMessages(), keys.deadErrors()),
-				List.of(id, lease, error));
+		Long reply = run(this.scripts.deadLetter, List.of(keys.inFlight(), keys.messages(), keys.dead(),
+				keys.deadMessages(), keys.deadErrors(), keys.leases()), List.of(id, leaseToken, error));
 		return reply == 1;
 	}
 
@@ -298,13 +333,13 @@ public class RedisMessageStore {
 	 * Hands an unfinished message back: it is ready again at once, its attempts unchanged.
 	 * @param topic the topic
 	 * @param id the message id
-	 * @param lease the lease deadline the caller holds
+	 * @param leaseToken the lease token the caller holds
 	 * @return {@code true} if it is ready again, {@code false} if the lease had been lost
 	 */
-	public boolean release(String topic, String id, long lease) {
+	public boolean release(String topic, String id, String leaseToken) {
 		TopicKeys keys = keys(topic);
-		Long reply = run(this.scripts.release, List.of(keys.inFlight(), keys.ready()),
-				List.of(id, lease, this.channel, topic));
+		Long reply = run(this.scripts.release, List.of(keys.inFlight(), keys.ready(), keys.leases()),
+				List.of(id, leaseToken, this.channel, topic));
 		return reply == 1;
 	}
 
@@ -312,13 +347,14 @@ public class RedisMessageStore {
 	 * Extends the lease of a message whose handler is still working.
 	 * @param topic the topic
 	 * @param id the message id
-	 * @param lease the lease deadline the caller holds
+	 * @param leaseToken the lease token the caller holds
 	 * @param length the new lease length, from Redis time
 	 * @return the new lease deadline (epoch ms), or -1 if the lease had been lost
 	 */
-	public long extendLease(String topic, String id, long lease, Duration length) {
+	public long extendLease(String topic, String id, String leaseToken, Duration length) {
 		TopicKeys keys = keys(topic);
-		return run(this.scripts.extendLease, List.of(keys.inFlight()), List.of(id, lease, length.toMillis()));
+		return run(this.scripts.extendLease, List.of(keys.inFlight(), keys.leases()),
+				List.of(id, leaseToken, length.toMillis()));
 	}
 
 	/**
@@ -332,7 +368,7 @@ public class RedisMessageStore {
 		TopicKeys keys = keys(topic);
 		List<?> reply = run(this.scripts.expireLeases,
 				List.of(keys.inFlight(), keys.messages(), keys.ready(), keys.dead(), keys.deadMessages(),
-						keys.deadErrors()),
+						keys.deadErrors(), keys.leases()),
 				List.of(limit, maxAttempts, this.channel, topic));
 		int requeued = (int) number(reply.get(0));
 		List<String> ids = reply.subList(3, reply.size()).stream().map(RedisMessageStore::text).toList();
@@ -362,7 +398,7 @@ public class RedisMessageStore {
 	public long reschedule(String topic, String id, Duration delay) {
 		TopicKeys keys = keys(topic);
 		return run(this.scripts.reschedule, List.of(keys.messages(), keys.scheduled(), keys.inFlight()),
-				List.of(id, DELAY, delay.toMillis(), this.channel, topic));
+				List.of(id, DELAY, NewMessage.ceilMillis(delay), this.channel, topic));
 	}
 
 	/**
@@ -390,79 +426,81 @@ public class RedisMessageStore {
 	 * @return {@code true} for a WRONGTYPE error
 	 */
 	public static boolean isWrongType(Throwable ex) {
-		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
-			if (cause.getMessage() != null && cause.getMessage().contains("WRONGTYPE")) {
-				return true;
-			}
-		}
-		return false;
+		return ScriptRunner.causeMessageContains(ex, "WRONGTYPE");
 	}
 
 	/**
 	 * Moves dead-lettered messages back to the schedule, due at once, with their attempts reset to 0
 	 * and their last error dropped: looks at up to {@code limit} dead messages from a rank of the
-	 * dead-letter set on, oldest first. Messages whose id was sent anew since they died, or whose
-	 * stored header is unreadable, stay dead at their rank.
+	 * dead-letter set on, oldest first. Reads their ids first and then replays those ids, so that a
+	 * call sent twice never replays more than the ones it read. Messages whose id was sent anew
+	 * since they died, or whose stored header is unreadable, stay dead at their rank.
 	 * @param topic the topic
-	 * @param limit the largest number of dead messages to look at
+	 * @param limit the largest number of dead messages to look at, 1 to 1000
 	 * @param fromRank the rank in the dead-letter set to start at, 0 for the oldest
 	 * @return the replayed ids and how many were left dead
 	 */
 	public ReplayResult replayDead(String topic, int limit, long fromRank) {
-		TopicKeys keys = keys(topic);
-		return replayResult(run(this.scripts.replay, replayKeys(keys), List.of(this.channel, topic, limit, fromRank)));
+		List<String> ids = deadIds(topic, limit, fromRank);
+		return ids.isEmpty() ? new ReplayResult(List.of(), 0) : replayDead(topic, ids);
 	}
 
 	/**
 	 * Moves the given dead-lettered messages back to the schedule, due at once, with their attempts
 	 * reset to 0 and their last error dropped.
 	 * @param topic the topic
-	 * @param ids the ids, at most 1000
+	 * @param ids the ids, 1 to 1000
 	 * @return the replayed ids and how many were left dead or not found
 	 */
 	public ReplayResult replayDead(String topic, List<String> ids) {
+		requireIds(ids);
 		TopicKeys keys = keys(topic);
-		List<Object> args = new ArrayList<>(4 + ids.size());
-		args.addAll(List.of(this.channel, topic, ids.size(), 0));
+		List<Object> args = new ArrayList<>(2 + ids.size());
+		args.addAll(List.of(this.channel, topic));
 		args.addAll(ids);
-		return replayResult(run(this.scripts.replay, replayKeys(keys), args));
-	}
-
-	private static List<String> replayKeys(TopicKeys keys) {
-		return List.of(keys.dead(), keys.deadMessages(), keys.deadErrors(), keys.messages(), keys.scheduled());
-	}
-
-	private static ReplayResult replayResult(List<?> reply) {
+		List<?> reply = run(this.scripts.replay,
+				List.of(keys.dead(), keys.deadMessages(), keys.deadErrors(), keys.messages(), keys.scheduled()), args);
 		List<String> replayed = reply.subList(2, reply.size()).stream().map(RedisMessageStore::text).toList();
 		return new ReplayResult(replayed, (int) number(reply.get(1)));
 	}
 
 	/**
-	 * Deletes the oldest dead-lettered messages of a topic for good.
+	 * Deletes the oldest dead-lettered messages of a topic for good. Reads their ids first and then
+	 * deletes those ids, so that a call sent twice never deletes more than the ones it read.
 	 * @param topic the topic
-	 * @param limit the largest number of messages to delete
+	 * @param limit the largest number of messages to delete, 1 to 1000
 	 * @return how many were deleted
 	 */
 	public long purgeDead(String topic, int limit) {
-		TopicKeys keys = keys(topic);
-		List<?> reply = run(this.scripts.purgeDead, List.of(keys.dead(), keys.deadMessages(), keys.deadErrors()),
-				List.of(limit));
-		return number(reply.get(0));
+		List<String> ids = deadIds(topic, limit, 0);
+		return ids.isEmpty() ? 0 : purgeDead(topic, ids);
 	}
 
 	/**
 	 * Deletes the given dead-lettered messages for good; ids that are not dead are left alone.
 	 * @param topic the topic
-	 * @param ids the ids, at most 1000
+	 * @param ids the ids, 1 to 1000
 	 * @return how many were deleted
 	 */
 	public long purgeDead(String topic, List<String> ids) {
+		requireIds(ids);
 		TopicKeys keys = keys(topic);
-		List<Object> args = new ArrayList<>(1 + ids.size());
-		args.add(ids.size());
-		args.addAll(ids);
-		List<?> reply = run(this.scripts.purgeDead, List.of(keys.dead(), keys.deadMessages(), keys.deadErrors()), args);
-		return number(reply.get(0));
+		Long deleted = run(this.scripts.purgeDead, List.of(keys.dead(), keys.deadMessages(), keys.deadErrors()), ids);
+		return deleted;
+	}
+
+	private List<String> deadIds(String topic, int limit, long fromRank) {
+		if (limit < 1 || limit > MAX_IDS_PER_CALL) {
+			throw new IllegalArgumentException("Limit must be 1 to " + MAX_IDS_PER_CALL + ", but was " + limit);
+		}
+		return page(topic, MessageState.DEAD, fromRank, limit).messages().stream().map(MessageSummary::id).toList();
+	}
+
+	private static void requireIds(List<String> ids) {
+		if (ids.isEmpty() || ids.size() > MAX_IDS_PER_CALL) {
+			throw new IllegalArgumentException(
+					"A call takes 1 to " + MAX_IDS_PER_CALL + " message ids, but was given " + ids.size());
+		}
 	}
 
 	/**
@@ -493,6 +531,10 @@ public class RedisMessageStore {
 	 * @return the page
 	 */
 	public MessagePage page(String topic, MessageState state, long offset, int limit) {
+		if (limit < 1 || offset < 0) {
+			throw new IllegalArgumentException("A page needs a limit of 1 or more and an offset of 0 or more, but was "
+					+ "limit " + limit + ", offset " + offset);
+		}
 		TopicKeys keys = keys(topic);
 		String index = switch (state) {
 			case SCHEDULED -> keys.scheduled();
@@ -574,17 +616,9 @@ public class RedisMessageStore {
 		this.redis.execute((RedisCallback<String>) (connection) -> connection.ping());
 	}
 
-	private <T> T run(RedisScript<T> script, List<String> keys, List<?> args) {
-		T result = this.redis.execute(script, ScriptArgumentSerializer.INSTANCE, rawReplies(), keys, args.toArray());
-		if (result == null) {
-			throw new IllegalStateException("Redis returned no reply to script " + script.getSha1());
-		}
-		return result;
-	}
-
 	@SuppressWarnings("unchecked")
-	private static <T> RedisSerializer<T> rawReplies() {
-		return (RedisSerializer<T>) RedisSerializer.byteArray();
+	private <T> T run(RedisScript<T> script, List<String> keys, List<?> args) {
+		return (T) this.runner.run(new ScriptCall(script, keys, args), this.timeout);
 	}
 
 	private static long number(Object value) {

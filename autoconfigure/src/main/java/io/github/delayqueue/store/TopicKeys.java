@@ -34,6 +34,21 @@ public record TopicKeys(String prefix, String topic) {
 		return key("i");
 	}
 
+	/** @return HASH id → lease token of the claim that holds it, for in-flight messages */
+	public String leases() {
+		return key("l");
+	}
+
+	/**
+	 * The record of one consumer's last claim, kept as long as its lease, so that a claim request
+	 * sent again (the client lost the reply) returns what the first one leased.
+	 * @param consumer the consumer's id
+	 * @return STRING key
+	 */
+	public String claimRecord(String consumer) {
+		return key("c:" + consumer);
+	}
+
 	/** @return ZSET of dead-lettered ids scored by the time they died (epoch ms) */
 	public String dead() {
 		return key("d");
@@ -51,13 +66,14 @@ public record TopicKeys(String prefix, String topic) {
 
 	/** @return every key of the topic */
 	public List<String> all() {
-		return List.of(messages(), scheduled(), ready(), inFlight(), dead(), deadMessages(), deadErrors());
+		return List.of(messages(), scheduled(), ready(), inFlight(), leases(), dead(), deadMessages(), deadErrors());
 	}
 
 	/** @return every key of the topic with its Redis type */
 	public Map<String, DataType> types() {
 		return Map.of(messages(), DataType.HASH, scheduled(), DataType.ZSET, ready(), DataType.LIST, inFlight(),
-				DataType.ZSET, dead(), DataType.ZSET, deadMessages(), DataType.HASH, deadErrors(), DataType.HASH);
+				DataType.ZSET, leases(), DataType.HASH, dead(), DataType.ZSET, deadMessages(), DataType.HASH, deadErrors(),
+				DataType.HASH);
 	}
 
 	/**

@@ -5,9 +5,14 @@
 -- KEYS[3] in-flight ZSET  id scored by lease deadline
 -- ARGV[1] id
 -- Returns 1 if the message was pending and is now gone, else 0.
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 or redis.call('ZSCORE', KEYS[3], ARGV[1]) then
+-- Replayed: the second run finds nothing and returns 0 (the message is cancelled all the same).
+local id = ARGV[1]
+local stored = redis.call('HEXISTS', KEYS[1], id) == 1
+local inFlight = redis.call('ZSCORE', KEYS[3], id)
+expect(KEYS[2], 'zset')
+if not stored or inFlight then
   return 0
 end
-redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], id)
+redis.call('HDEL', KEYS[1], id)
 return 1

@@ -1,75 +1,135 @@
 -- claim: lease ready messages to a consumer (state: ready -> in flight).
--- Ids left in the ready list by cancel or reschedule (no stored message, or scheduled again) and
--- ids already in flight are dropped, so they are never delivered twice. The broker may make a
--- message ready shortly before it is due (its lookahead); such a message counts against ARGV[3],
--- the consumer holds it and invokes the listener at its due time. The call ends when ARGV[1] due
--- messages are claimed, or at a message over its limit: the ids not taken go back to the head of
--- the list, in order.
--- KEYS[1] ready LIST       ids waiting for a consumer
--- KEYS[2] in-flight ZSET   id scored by lease deadline (epoch ms)
--- KEYS[3] messages HASH    id -> "<attempts>:<due ms>:<body>"
--- KEYS[4] scheduled ZSET   id scored by due time
--- ARGV[1] largest number of due messages to claim
+-- Reads the head of the ready list in chunks and decides for each id:
+-- * dropped: left there by cancel or reschedule (no stored message, or scheduled again), already
+--   in flight, or twice in this call; never delivered twice;
+-- * taken: due, while fewer than ARGV[1] due ones are taken; or made ready by the broker's
+--   lookahead before its due time, while fewer than ARGV[3] such ones are taken (the consumer holds
+--   it and invokes the listener at its due time);
+-- * kept: not yet due when ARGV[3] such ones are taken already; it stays at the head, in order,
+--   and due ids behind it are still taken.
+-- The call ends when ARGV[1] due messages are taken (the next due id stays), the list ends, or
+-- 1000 ids were looked at; then it reports whether more may be waiting.
+-- Every write comes after every read, so a key of the wrong type fails the call before it changes
+-- anything.
+-- KEYS[1] ready LIST          ids waiting for a consumer
+-- KEYS[2] in-flight ZSET      id scored by lease deadline (epoch ms)
+-- KEYS[3] messages HASH       id -> "<attempts>:<due ms>:<body>"
+-- KEYS[4] scheduled ZSET      id scored by due time
+-- KEYS[5] leases HASH         id -> lease token of the claim that holds it
+-- KEYS[6] claim record STRING this consumer's last claim that leased messages, to answer a replay
+--                             of it; replaced by its next claim, deleted by its next claim that
+--                             leases nothing, and expires with the lease
+-- ARGV[1] largest number of due messages to claim (at most 1000)
 -- ARGV[2] lease length in ms
 -- ARGV[3] largest number of messages not yet due to claim
--- Returns {lease deadline (epoch ms), claim time (epoch µs), id, stored message, id, stored message, ...},
--- or {0, 0} when the ready list is empty.
--- An empty ready list costs one read.
+-- ARGV[4] lease token: new for each claim request of the consumer, kept when it re-sends one
+-- Returns {lease deadline (epoch ms), claim time (epoch µs), 1 if more ids may be waiting else 0,
+--          id, stored message, id, stored message, ...}; {0, 0, 0} when the ready list is empty.
+-- Replayed: idempotent. A request that already ran (the client lost the reply and sent it again)
+-- returns the messages it leased then that are still leased to its token, and claims nothing new.
 local wanted = tonumber(ARGV[1])
 local wantedEarly = tonumber(ARGV[3])
--- A few more than the due ones still wanted, for early ones among them; the rest goes back.
-local ids = redis.call('LPOP', KEYS[1], wanted + math.min(wantedEarly, 16))
-if not ids then
-  return {0, 0}
+local token = ARGV[4]
+local record = redis.call('GET', KEYS[6])
+if record then
+  local last = cmsgpack.unpack(record)
+  if last[1] == token then
+    local out = {last[2], last[3], 0}
+    local ids = {}
+    for i = 4, #last do
+      ids[#ids + 1] = last[i]
+    end
+    if #ids > 0 then
+      local tokens = redis.call('HMGET', KEYS[5], unpack(ids))
+      local stored = redis.call('HMGET', KEYS[3], unpack(ids))
+      for i, id in ipairs(ids) do
+        if tokens[i] == token and stored[i] then
+          out[#out + 1] = id
+          out[#out + 1] = stored[i]
+        end
+      end
+    end
+    return out
+  end
 end
 local nowUs = now_us()
 local now = math.floor(nowUs / 1000)
 local deadline = now + tonumber(ARGV[2])
-local out = {deadline, nowUs}
-local claimed = 0
-local claimedEarly = 0
-local popped = 0
+local out = {deadline, nowUs, 0}
+local claimed, claimedEarly, looked = 0, 0, 0
+local taken, kept, leases, tokens, claimRecord = {}, {}, {}, {}, {token, deadline, nowUs}
 local full = false
-local taken = {}
-while ids do
+while not full and looked < 1000 do
+  -- Enough for what is still wanted, and more while kept ids fill the head.
+  local chunk = (wanted - claimed) + math.min(wantedEarly - claimedEarly, 16)
+  chunk = math.min(1000 - looked, math.max(chunk, #kept, 1))
+  local ids = redis.call('LRANGE', KEYS[1], looked, looked + chunk - 1)
+  if #ids == 0 then
+    break
+  end
   -- Three reads for the whole chunk: rescheduled ids (in the schedule), ids already in flight,
   -- and the stored messages (none for cancelled ids).
   local scheduled = redis.call('ZMSCORE', KEYS[4], unpack(ids))
   local inFlight = redis.call('ZMSCORE', KEYS[2], unpack(ids))
   local stored = redis.call('HMGET', KEYS[3], unpack(ids))
-  local leases = {}
   for i, id in ipairs(ids) do
     if not scheduled[i] and not inFlight[i] and stored[i] and not taken[id] then
       local _, due = header(stored[i])
       local early = due and due > now
-      if (early and claimedEarly >= wantedEarly) or (not early and claimed >= wanted) then
-        local rest = {}
-        for back = #ids, i, -1 do
-          rest[#rest + 1] = ids[back]
-        end
-        redis.call('LPUSH', KEYS[1], unpack(rest))
+      if early and claimedEarly >= wantedEarly then
+        kept[#kept + 1] = id
+      elseif not early and claimed >= wanted then
         full = true
         break
-      end
-      taken[id] = true
-      leases[#leases + 1] = deadline
-      leases[#leases + 1] = id
-      out[#out + 1] = id
-      out[#out + 1] = stored[i]
-      if early then
-        claimedEarly = claimedEarly + 1
       else
-        claimed = claimed + 1
+        taken[id] = true
+        leases[#leases + 1] = deadline
+        leases[#leases + 1] = id
+        tokens[#tokens + 1] = id
+        tokens[#tokens + 1] = token
+        claimRecord[#claimRecord + 1] = id
+        out[#out + 1] = id
+        out[#out + 1] = stored[i]
+        if early then
+          claimedEarly = claimedEarly + 1
+        else
+          claimed = claimed + 1
+        end
       end
     end
-    popped = popped + 1
+    looked = looked + 1
   end
-  if #leases > 0 then
-    redis.call('ZADD', KEYS[2], unpack(leases))
-  end
-  if full or claimed >= wanted or popped >= 1000 then
+  if #ids < chunk or claimed >= wanted then
     break
   end
-  ids = redis.call('LPOP', KEYS[1], (wanted - claimed) + math.min(wantedEarly - claimedEarly, 16))
+end
+if looked == 0 then
+  if record then
+    -- A new request: the consumer has the reply of the one recorded.
+    redis.call('DEL', KEYS[6])
+  end
+  return {0, 0, 0}
+end
+if not full and looked >= 1000 then
+  out[3] = 1
+end
+if #leases > 0 then
+  -- Checks the leases key before the first write, as it is not read above.
+  expect(KEYS[5], 'hash')
+end
+redis.call('LTRIM', KEYS[1], looked, -1)
+if #kept > 0 then
+  local reversed = {}
+  for k = #kept, 1, -1 do
+    reversed[#reversed + 1] = kept[k]
+  end
+  redis.call('LPUSH', KEYS[1], unpack(reversed))
+end
+if #leases > 0 then
+  redis.call('ZADD', KEYS[2], unpack(leases))
+  redis.call('HSET', KEYS[5], unpack(tokens))
+  redis.call('SET', KEYS[6], cmsgpack.pack(claimRecord), 'PX', math.max(1, tonumber(ARGV[2])))
+elseif record then
+  redis.call('DEL', KEYS[6])
 end
 return out

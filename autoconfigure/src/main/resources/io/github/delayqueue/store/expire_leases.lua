@@ -7,45 +7,46 @@
 -- KEYS[4] dead ZSET            id scored by the time it died
 -- KEYS[5] dead messages HASH   id -> stored message
 -- KEYS[6] dead errors HASH     id -> last error
--- ARGV[1] largest number of messages to take back
+-- KEYS[7] leases HASH          id -> lease token
+-- ARGV[1] largest number of messages to take back (at most 5000)
 -- ARGV[2] maximum attempts of the topic
 -- ARGV[3] signal channel
 -- ARGV[4] topic
 -- A message whose stored header is unreadable is dead-lettered as corrupt.
 -- Returns {messages made ready again, messages dead-lettered, ms until the next lease ends or -1,
 --          then the ids made ready again, then the ids dead-lettered}.
+-- Replayed: harmless (takes back what has expired by then).
 local now = now_ms()
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 local maxAttempts = tonumber(ARGV[2])
 local requeued = {}
 local dead = {}
-for _, id in ipairs(ids) do
-  local stored = redis.call('HGET', KEYS[2], id)
-  if stored then
-    local attempts, due, bodyAt = header(stored)
-    if not attempts then
-      redis.call('HDEL', KEYS[2], id)
-      redis.call('HSET', KEYS[5], id, stored)
-      redis.call('HSET', KEYS[6], id, 'stored message is corrupt: unreadable header')
-      redis.call('ZADD', KEYS[4], now, id)
-      dead[#dead + 1] = id
-    elseif attempts + 1 >= maxAttempts then
-      local updated = (attempts + 1) .. ':' .. string.format('%.0f', due) .. string.sub(stored, bodyAt)
-      redis.call('HDEL', KEYS[2], id)
-      redis.call('HSET', KEYS[5], id, updated)
-      redis.call('HSET', KEYS[6], id, 'lease expired on attempt ' .. (attempts + 1) .. ' of ' .. maxAttempts)
-      redis.call('ZADD', KEYS[4], now, id)
-      dead[#dead + 1] = id
-    else
-      local updated = (attempts + 1) .. ':' .. string.format('%.0f', due) .. string.sub(stored, bodyAt)
-      redis.call('HSET', KEYS[2], id, updated)
-      redis.call('RPUSH', KEYS[3], id)
-      requeued[#requeued + 1] = id
+if #ids > 0 then
+  local stored = redis.call('HMGET', KEYS[2], unpack(ids))
+  expect(KEYS[3], 'list')
+  expect(KEYS[7], 'hash')
+  check_bury(KEYS[4], KEYS[5], KEYS[6])
+  for i, id in ipairs(ids) do
+    if stored[i] then
+      local attempts, due, bodyAt = header(stored[i])
+      if not attempts then
+        bury(KEYS[4], KEYS[5], KEYS[6], id, stored[i], 'stored message is corrupt: unreadable header', now)
+        redis.call('HDEL', KEYS[2], id)
+        dead[#dead + 1] = id
+      elseif attempts + 1 >= maxAttempts then
+        bury(KEYS[4], KEYS[5], KEYS[6], id, with_header(stored[i], attempts + 1, due, bodyAt),
+          'lease expired on attempt ' .. (attempts + 1) .. ' of ' .. maxAttempts, now)
+        redis.call('HDEL', KEYS[2], id)
+        dead[#dead + 1] = id
+      else
+        redis.call('HSET', KEYS[2], id, with_header(stored[i], attempts + 1, due, bodyAt))
+        redis.call('RPUSH', KEYS[3], id)
+        requeued[#requeued + 1] = id
+      end
     end
   end
-end
-if #ids > 0 then
-  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, #ids - 1)
+  redis.call('ZREM', KEYS[1], unpack(ids))
+  redis.call('HDEL', KEYS[7], unpack(ids))
 end
 if #requeued > 0 then
   redis.call('PUBLISH', ARGV[3], 'r' .. ARGV[4])

@@ -1,5 +1,14 @@
 -- functions: helpers put in front of every other script of this folder when it is loaded
 -- (Redis 6.2 has no shared script libraries). Defines no state change of its own.
+--
+-- Rules every script follows, so that a failure never leaves a message half moved:
+-- * every command that can fail (a key of the wrong type) runs before the first write: a script
+--   reads, or checks with expect(), each key it writes before it writes any;
+-- * a move adds a message to its destination before it removes it from its source.
+
+-- Scripts read TIME and then write: replicate their effects, not the script (needed on Redis 6.2
+-- with lua-replicate-commands off; always the case from Redis 7 on).
+redis.replicate_commands()
 
 -- The Redis server's clock in epoch microseconds.
 local function now_us()
@@ -12,6 +21,13 @@ local function now_ms()
   return math.floor(now_us() / 1000)
 end
 
+-- Fails with Redis' own WRONGTYPE error, before any write, when a key holds another type than
+-- kind ("hash", "zset", "list"); a missing key is fine. One O(1) read.
+local probes = {hash = 'HLEN', zset = 'ZCARD', list = 'LLEN'}
+local function expect(key, kind)
+  redis.call(probes[kind], key)
+end
+
 -- Reads the "<attempts>:<due ms>:" header of a stored message.
 -- Returns attempts, due time and the index of the ':' before the body; nothing if unreadable.
 local function header(stored)
@@ -22,5 +38,66 @@ local function header(stored)
   if attempts and due then
     return attempts, due, p2
   end
+end
+
+-- The stored message with a new "<attempts>:<due ms>:" header and its body unchanged
+-- (bodyAt: the index of the ':' before the body, as header() returns it).
+local function with_header(stored, attempts, due, bodyAt)
+  return attempts .. ':' .. string.format('%.0f', due) .. string.sub(stored, bodyAt)
+end
+
+-- Whether the lease on id is held by token (the token its claim was given).
+local function holds_lease(leasesKey, id, token)
+  return redis.call('HGET', leasesKey, id) == token
+end
+
+-- Schedules id at due and wakes the brokers when it becomes the earliest due message.
+-- headDue: the due time of the schedule's head read before any write, or nil if it was empty.
+local function schedule_and_signal(scheduledKey, id, due, headDue, channel, topic)
+  redis.call('ZADD', scheduledKey, due, id)
+  if not headDue or due < headDue then
+    redis.call('PUBLISH', channel, 'b' .. topic)
+  end
+end
+
+-- The due time of the schedule's head, or nil if it is empty; a read that also checks the type.
+local function head_due(scheduledKey)
+  local head = redis.call('ZRANGE', scheduledKey, 0, 0, 'WITHSCORES')
+  return head[2] and tonumber(head[2])
+end
+
+-- The name under which an earlier dead letter of the same id is kept when the id dies again:
+-- "<id>~<time it died>", with more '~' until the name is free. Reads only.
+local function buried_name(deadMessagesKey, deadKey, id)
+  local died = redis.call('ZSCORE', deadKey, id) or '0'
+  local name = id .. '~' .. string.format('%.0f', tonumber(died))
+  while redis.call('HEXISTS', deadMessagesKey, name) == 1 do
+    name = name .. '~'
+  end
+  return name
+end
+
+-- Moves a message to the dead set with its last error (writes only the dead keys; the caller
+-- removes it from where it was afterwards). An earlier dead letter of the same id is kept under
+-- buried_name(). Call check_bury() before the first write of the script.
+local function bury(deadKey, deadMessagesKey, deadErrorsKey, id, stored, err, now)
+  local earlier = redis.call('HGET', deadMessagesKey, id)
+  if earlier then
+    local name = buried_name(deadMessagesKey, deadKey, id)
+    local died = redis.call('ZSCORE', deadKey, id) or now
+    redis.call('HSET', deadMessagesKey, name, earlier)
+    redis.call('HSET', deadErrorsKey, name, redis.call('HGET', deadErrorsKey, id) or '')
+    redis.call('ZADD', deadKey, died, name)
+  end
+  redis.call('HSET', deadMessagesKey, id, stored)
+  redis.call('HSET', deadErrorsKey, id, err)
+  redis.call('ZADD', deadKey, now, id)
+end
+
+-- Checks the types of the dead keys, so that bury() cannot fail after the script's first write.
+local function check_bury(deadKey, deadMessagesKey, deadErrorsKey)
+  expect(deadKey, 'zset')
+  expect(deadMessagesKey, 'hash')
+  expect(deadErrorsKey, 'hash')
 end
 

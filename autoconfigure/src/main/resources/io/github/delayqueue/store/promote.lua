@@ -6,12 +6,13 @@
 -- KEYS[1] scheduled ZSET  id scored by due time (epoch ms)
 -- KEYS[2] ready LIST      ids waiting for a consumer, oldest first
 -- KEYS[3] in-flight ZSET  id scored by lease deadline (epoch ms); only read
--- ARGV[1] largest number of messages to move
+-- ARGV[1] largest number of messages to move (at most 5000)
 -- ARGV[2] signal channel
 -- ARGV[3] topic
 -- ARGV[4] lookahead in ms: also move messages due up to this long from now (0: only due ones)
 -- Returns {messages moved, microseconds until the next scheduled message is due (0 if already due)
 --          or -1 if none, microseconds until the earliest lease ends (0 if one has) or -1 if none}.
+-- Replayed: harmless (moves what is due by then).
 local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 local lease = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
 if not head[2] and not lease[2] then
@@ -22,6 +23,7 @@ local now = math.floor(nowUs / 1000)
 local moved = 0
 if head[2] and tonumber(head[2]) <= now + tonumber(ARGV[4]) then
   local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now + tonumber(ARGV[4]), 'LIMIT', 0, tonumber(ARGV[1]))
+  -- Destination first: a ready list of the wrong type fails here, before anything is written.
   redis.call('RPUSH', KEYS[2], unpack(ids))
   redis.call('ZREMRANGEBYRANK', KEYS[1], 0, #ids - 1)
   redis.call('PUBLISH', ARGV[2], 'r' .. ARGV[3])

@@ -9,30 +9,32 @@
 -- KEYS[5] scheduled ZSET       id scored by due time (epoch ms)
 -- ARGV[1] signal channel
 -- ARGV[2] topic
--- ARGV[3] largest number of messages to look at
--- ARGV[4] rank in the dead set to start at (0 = the oldest), used when no ids follow
--- ARGV[5..] ids to replay; without them, up to ARGV[3] dead ids from rank ARGV[4] on, oldest first
--- Returns {messages replayed, messages looked at but left dead or not found, then the replayed ids}.
+-- ARGV[3..] ids to replay (at least one, at most 1000)
+-- Returns {messages replayed, ids left dead or not found, then the replayed ids}.
+-- Replayed: idempotent (an id already replayed is no longer dead and is skipped).
 local now = now_ms()
 local ids = {}
-if #ARGV >= 5 then
-  for i = 5, math.min(#ARGV, 4 + tonumber(ARGV[3])) do
-    ids[#ids + 1] = ARGV[i]
-  end
-else
-  local first = tonumber(ARGV[4])
-  ids = redis.call('ZRANGE', KEYS[1], first, first + tonumber(ARGV[3]) - 1)
+for i = 3, #ARGV do
+  ids[#ids + 1] = ARGV[i]
 end
+local dead = redis.call('HMGET', KEYS[2], unpack(ids))
+local live = {}
+for i, id in ipairs(ids) do
+  live[i] = redis.call('HEXISTS', KEYS[4], id) == 1
+end
+expect(KEYS[1], 'zset')
+expect(KEYS[3], 'hash')
+expect(KEYS[5], 'zset')
 local replayed = {}
 local skipped = 0
-for _, id in ipairs(ids) do
-  local stored = redis.call('HGET', KEYS[2], id)
-  local attempts, _, bodyAt
-  if stored then
-    attempts, _, bodyAt = header(stored)
+for i, id in ipairs(ids) do
+  local attempts, due, bodyAt
+  if dead[i] then
+    attempts, due, bodyAt = header(dead[i])
   end
-  if attempts and redis.call('HEXISTS', KEYS[4], id) == 0 then
-    redis.call('HSET', KEYS[4], id, '0:' .. string.format('%.0f', now) .. string.sub(stored, bodyAt))
+  if attempts and not live[i] then
+    -- Destination first, then the dead keys.
+    redis.call('HSET', KEYS[4], id, with_header(dead[i], 0, now, bodyAt))
     redis.call('ZADD', KEYS[5], now, id)
     redis.call('HDEL', KEYS[2], id)
     redis.call('HDEL', KEYS[3], id)

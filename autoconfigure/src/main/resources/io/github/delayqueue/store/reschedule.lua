@@ -10,8 +10,12 @@
 -- ARGV[5] topic
 -- A stored message whose header is unreadable is rescheduled but left as it is.
 -- Returns the new due time (epoch ms), or -1 if the message is not pending.
-local stored = redis.call('HGET', KEYS[1], ARGV[1])
-if not stored or redis.call('ZSCORE', KEYS[3], ARGV[1]) then
+-- Replayed: idempotent for an absolute due time; a delay counts again from the second run.
+local id = ARGV[1]
+local stored = redis.call('HGET', KEYS[1], id)
+local inFlight = redis.call('ZSCORE', KEYS[3], id)
+local headDue = head_due(KEYS[2])
+if not stored or inFlight then
   return -1
 end
 local due = tonumber(ARGV[3])
@@ -20,11 +24,7 @@ if ARGV[2] == 'd' then
 end
 local attempts, _, bodyAt = header(stored)
 if attempts then
-  redis.call('HSET', KEYS[1], ARGV[1], attempts .. ':' .. string.format('%.0f', due) .. string.sub(stored, bodyAt))
+  redis.call('HSET', KEYS[1], id, with_header(stored, attempts, due, bodyAt))
 end
-redis.call('ZADD', KEYS[2], due, ARGV[1])
-local head = redis.call('ZRANGE', KEYS[2], 0, 0)
-if head[1] == ARGV[1] then
-  redis.call('PUBLISH', ARGV[4], 'b' .. ARGV[5])
-end
+schedule_and_signal(KEYS[2], id, due, headDue, ARGV[4], ARGV[5])
 return due

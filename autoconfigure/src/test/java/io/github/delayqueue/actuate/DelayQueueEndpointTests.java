@@ -390,7 +390,7 @@ class DelayQueueEndpointTests {
 		List<ClaimedMessage> claimed = this.store.claim(topic, count, Duration.ofMinutes(5));
 		assertThat(claimed).hasSize(count);
 		for (ClaimedMessage message : claimed) {
-			this.store.deadLetter(topic, message.id(), message.leaseDeadline(), "failed " + message.id());
+			this.store.deadLetter(topic, message.id(), message.leaseToken(), "failed " + message.id());
 		}
 	}
 

@@ -35,7 +35,7 @@ class MicrometerMetricsTests {
 				}
 				assertThat(template.send(DelayMessage.builder("scenario", "again").id("later").delay(Duration.ofHours(1)).build())
 					.duplicate()).isFalse();
-				assertThat(template.send(DelayMessage.builder("scenario", "again").id("later").delay(Duration.ofHours(1)).build())
+				assertThat(template.send(DelayMessage.builder("scenario", "other").id("later").delay(Duration.ofHours(1)).build())
 					.duplicate()).isTrue();
 				assertThat(template.cancel("scenario", "later")).isTrue();
 				await().atMost(Duration.ofSeconds(15))

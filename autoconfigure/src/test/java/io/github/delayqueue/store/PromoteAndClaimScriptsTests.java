@@ -56,7 +56,7 @@ class PromoteAndClaimScriptsTests {
 			send(template, "e2", Duration.ofSeconds(31));
 			send(template, "e3", Duration.ofSeconds(32));
 			store.promote("jobs", 10, Duration.ofMinutes(1));
-			List<ClaimedMessage> claimed = store.claim("jobs", 5, 2, Duration.ofMinutes(1));
+			List<ClaimedMessage> claimed = claim(store, 5, 2);
 			assertThat(claimed).extracting(ClaimedMessage::id).containsExactly("e1", "e2");
 			assertThat(claimed.get(0).dueInMicros()).isGreaterThan(Duration.ofSeconds(20).toNanos() / 1000);
 			assertThat(redis.opsForList().range(store.keys("jobs").ready(), 0, -1)).containsExactly("e3");
@@ -81,11 +81,16 @@ class PromoteAndClaimScriptsTests {
 			send(template, "due", Duration.ZERO);
 			send(template, "early", Duration.ofSeconds(30));
 			store.promote("jobs", 10, Duration.ofMinutes(1));
-			List<ClaimedMessage> claimed = store.claim("jobs", 1, 1, Duration.ofMinutes(1));
+			List<ClaimedMessage> claimed = claim(store, 1, 1);
 			assertThat(claimed).extracting(ClaimedMessage::id).containsExactly("due", "early");
 			assertThat(claimed.get(0).dueInMicros()).isNotPositive();
 			assertThat(claimed.get(1).dueInMicros()).isPositive();
 		});
+	}
+
+	private static List<ClaimedMessage> claim(RedisMessageStore store, int limit, int earlyLimit) {
+		return store.claim("jobs", "consumer", RedisMessageStore.newToken(), limit, earlyLimit, Duration.ofMinutes(1))
+			.messages();
 	}
 
 	private static void send(DelayQueueTemplate template, String id, Duration delay) {

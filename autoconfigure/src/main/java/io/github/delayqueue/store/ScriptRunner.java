@@ -1,0 +1,218 @@
+package io.github.delayqueue.store;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.dao.DataAccessException;
+import org.springframework.dao.QueryTimeoutException;
+import org.springframework.data.redis.RedisSystemException;
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.data.redis.connection.lettuce.LettuceExceptionConverter;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * Runs script calls and waits for their replies at most a given time, whatever the Redis client's
+ * own command timeout is. On Lettuce the calls go out on the asynchronous API, all written before
+ * the first reply is awaited (so a batch of calls costs one round trip), and a call that times out
+ * is cancelled, so that the client does not send it again after a reconnect. A script missing from
+ * the server's cache (a restart, a failover, another cluster node) is sent again in full, only for
+ * the calls that missed it.
+ */
+final class ScriptRunner {
+
+	private static final LettuceExceptionConverter LETTUCE_EXCEPTIONS = new LettuceExceptionConverter();
+
+	private final RedisConnectionFactory connectionFactory;
+
+	ScriptRunner(RedisConnectionFactory connectionFactory) {
+		this.connectionFactory = connectionFactory;
+	}
+
+	/**
+	 * Runs one script call.
+	 * @param call the call
+	 * @param timeout the longest wait for its reply
+	 * @return the reply: a {@code Long}, or a {@code List} of {@code Long}, {@code byte[]} and nulls
+	 */
+	Object run(ScriptCall call, Duration timeout) {
+		return runAll(List.of(call), timeout).get(0);
+	}
+
+	/**
+	 * Runs script calls, sending them all before waiting for the first reply.
+	 * @param calls the calls
+	 * @param timeout the longest wait for all replies
+	 * @return the replies, in the order of the calls
+	 * @throws QueryTimeoutException if Redis did not answer them all in time (some may have run)
+	 * @throws DataAccessException if a call failed (the others may have run)
+	 */
+	List<Object> runAll(List<ScriptCall> calls, Duration timeout) {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			if (connection.getNativeConnection() instanceof RedisClusterAsyncCommands<?, ?> commands) {
+				@SuppressWarnings("unchecked")
+				RedisClusterAsyncCommands<byte[], byte[]> async = (RedisClusterAsyncCommands<byte[], byte[]>) commands;
+				return runAsync(async, calls, deadline, timeout);
+			}
+			List<Object> replies = new ArrayList<>(calls.size());
+			for (ScriptCall call : calls) {
+				replies.add(runBlocking(connection, call));
+			}
+			return replies;
+		}
+	}
+
+	private List<Object> runAsync(RedisClusterAsyncCommands<byte[], byte[]> commands, List<ScriptCall> calls,
+			long deadline, Duration timeout) {
+		List<RedisFuture<Object>> futures = new ArrayList<>(calls.size());
+		for (ScriptCall call : calls) {
+			futures.add(commands.evalsha(call.script().getSha1(), outputType(call), call.keyBytes(), call.argBytes()));
+		}
+		List<Object> replies = new ArrayList<>(calls.size());
+		for (int i = 0; i < calls.size(); i++) {
+			ScriptCall call = calls.get(i);
+			try {
+				replies.add(await(futures.get(i), deadline, timeout));
+			}
+			catch (DataAccessException ex) {
+				if (!isNoScript(ex)) {
+					cancel(futures, i + 1);
+					throw ex;
+				}
+				RedisFuture<Object> again = commands.eval(call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8),
+						outputType(call), call.keyBytes(), call.argBytes());
+				replies.add(await(again, deadline, timeout));
+			}
+		}
+		return replies;
+	}
+
+	private static Object await(RedisFuture<Object> future, long deadline, Duration timeout) {
+		try {
+			Object reply = future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+			if (reply == null) {
+				throw new RedisSystemException("Redis returned no reply to a script call", null);
+			}
+			return reply;
+		}
+		catch (TimeoutException ex) {
+			future.cancel(true);
+			throw new QueryTimeoutException("Redis did not answer within " + timeout
+					+ " (the call may still have run on the server)", ex);
+		}
+		catch (InterruptedException ex) {
+			future.cancel(true);
+			Thread.currentThread().interrupt();
+			throw new QueryTimeoutException("Interrupted while waiting for Redis (the call may have run)", ex);
+		}
+		catch (ExecutionException ex) {
+			throw translate(ex.getCause());
+		}
+	}
+
+	private static void cancel(List<RedisFuture<Object>> futures, int from) {
+		for (int i = from; i < futures.size(); i++) {
+			futures.get(i).cancel(true);
+		}
+	}
+
+	private static DataAccessException translate(@Nullable Throwable cause) {
+		if (cause instanceof DataAccessException dataAccess) {
+			return dataAccess;
+		}
+		if (cause instanceof Exception exception) {
+			DataAccessException translated = LETTUCE_EXCEPTIONS.convert(exception);
+			if (translated != null) {
+				return translated;
+			}
+		}
+		return new RedisSystemException("Script call failed: " + cause, cause);
+	}
+
+	private static Object runBlocking(RedisConnection connection, ScriptCall call) {
+		ReturnType returnType = (call.script().getResultType() == Long.class) ? ReturnType.INTEGER : ReturnType.MULTI;
+		byte[][] keysAndArgs = call.keysAndArgs();
+		Object reply;
+		try {
+			reply = connection.scriptingCommands().evalSha(call.script().getSha1(), returnType, call.keys().size(),
+					keysAndArgs);
+		}
+		catch (DataAccessException ex) {
+			if (!isNoScript(ex)) {
+				throw ex;
+			}
+			reply = connection.scriptingCommands().eval(call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8),
+					returnType, call.keys().size(), keysAndArgs);
+		}
+		if (reply == null) {
+			throw new RedisSystemException("Redis returned no reply to a script call", null);
+		}
+		return reply;
+	}
+
+	private static ScriptOutputType outputType(ScriptCall call) {
+		return (call.script().getResultType() == Long.class) ? ScriptOutputType.INTEGER : ScriptOutputType.MULTI;
+	}
+
+	static boolean isNoScript(Throwable ex) {
+		return causeMessageContains(ex, "NOSCRIPT");
+	}
+
+	static boolean causeMessageContains(Throwable ex, String text) {
+		for (Throwable cause = ex; cause != null; cause = cause.getCause()) {
+			if (cause.getMessage() != null && cause.getMessage().contains(text)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * One call of a script.
+	 *
+	 * @param script the script
+	 * @param keys its keys, in the order of its header
+	 * @param args its arguments, in the order of its header
+	 */
+	record ScriptCall(RedisScript<?> script, List<String> keys, List<?> args) {
+
+		byte[][] keyBytes() {
+			byte[][] bytes = new byte[this.keys.size()][];
+			for (int i = 0; i < bytes.length; i++) {
+				bytes[i] = this.keys.get(i).getBytes(StandardCharsets.UTF_8);
+			}
+			return bytes;
+		}
+
+		byte[][] argBytes() {
+			byte[][] bytes = new byte[this.args.size()][];
+			for (int i = 0; i < bytes.length; i++) {
+				bytes[i] = ScriptArgumentSerializer.INSTANCE.serialize(this.args.get(i));
+			}
+			return bytes;
+		}
+
+		byte[][] keysAndArgs() {
+			byte[][] keyBytes = keyBytes();
+			byte[][] argBytes = argBytes();
+			byte[][] all = new byte[keyBytes.length + argBytes.length][];
+			System.arraycopy(keyBytes, 0, all, 0, keyBytes.length);
+			System.arraycopy(argBytes, 0, all, keyBytes.length, argBytes.length);
+			return all;
+		}
+
+	}
+
+}
