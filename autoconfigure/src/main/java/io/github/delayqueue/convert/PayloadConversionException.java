@@ -10,6 +10,14 @@ public class PayloadConversionException extends RuntimeException {
 
 	/**
 	 * Creates the exception.
+	 * @param message what cannot be converted and why
+	 */
+	public PayloadConversionException(String message) {
+		super(message);
+	}
+
+	/**
+	 * Creates the exception.
 	 * @param message what could not be converted
 	 * @param cause the converter's failure
 	 */

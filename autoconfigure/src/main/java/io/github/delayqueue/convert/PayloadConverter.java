@@ -25,4 +25,14 @@ public interface PayloadConverter {
 	 */
 	Object fromBytes(byte[] bytes, Type targetType);
 
+	/**
+	 * Checks, once at startup, that payloads can be read as a listener's type at all, so that a
+	 * type the converter cannot build fails startup rather than the first delivery. The default
+	 * checks nothing.
+	 * @param targetType the listener's payload type
+	 * @throws PayloadConversionException if no payload can ever be read as that type, saying why
+	 */
+	default void checkReadable(Type targetType) {
+	}
+
 }

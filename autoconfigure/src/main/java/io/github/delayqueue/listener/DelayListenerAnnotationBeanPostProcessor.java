@@ -23,7 +23,8 @@ import org.springframework.util.StringUtils;
 
 /**
  * Finds {@link DelayListener} methods on beans, checks them (failing startup with the method's
- * name when one is not usable) and registers them with the {@link DelayListenerEndpointRegistry}
+ * name when one is not usable, including when the payload converter cannot read its payload type)
+ * and registers them with the {@link DelayListenerEndpointRegistry}
  * once all singletons exist.
  */
 public class DelayListenerAnnotationBeanPostProcessor
@@ -44,7 +45,7 @@ public class DelayListenerAnnotationBeanPostProcessor
 		Map<Method, DelayListener> methods = MethodIntrospector.selectMethods(targetClass,
 				(MethodIntrospector.MetadataLookup<DelayListener>) (method) -> AnnotatedElementUtils
 					.findMergedAnnotation(method, DelayListener.class));
-		methods.forEach((method, annotation) -> this.pending.add(check(bean, method, annotation)));
+		methods.forEach((method, annotation) -> this.pending.add(check(bean, beanName, method, annotation)));
 		return bean;
 	}
 
@@ -63,12 +64,17 @@ public class DelayListenerAnnotationBeanPostProcessor
 			if (endpoint.maxAttempts > 0) {
 				settings = settings.withMaxAttempts(endpoint.maxAttempts);
 			}
-			registry.register(new DelayListenerEndpoint(endpoint.topic, endpoint.bean, endpoint.method, settings));
+			try {
+				registry.register(new DelayListenerEndpoint(endpoint.topic, endpoint.bean, endpoint.method, settings));
+			}
+			catch (IllegalArgumentException ex) {
+				throw new BeanInitializationException("Bean '" + endpoint.beanName + "': " + ex.getMessage(), ex);
+			}
 		}
 		this.pending.clear();
 	}
 
-	private PendingEndpoint check(Object bean, Method method, DelayListener annotation) {
+	private PendingEndpoint check(Object bean, String beanName, Method method, DelayListener annotation) {
 		String name = method.getDeclaringClass().getName() + "." + method.getName();
 		if (method.getParameterCount() != 1) {
 			throw new BeanInitializationException("@DelayListener method " + name + " must take exactly one parameter"
@@ -96,7 +102,7 @@ public class DelayListenerAnnotationBeanPostProcessor
 			}
 		}
 		Method invocable = AopUtils.selectInvocableMethod(method, bean.getClass());
-		return new PendingEndpoint(topic, bean, invocable, concurrency, annotation.maxAttempts());
+		return new PendingEndpoint(topic, bean, beanName, invocable, concurrency, annotation.maxAttempts());
 	}
 
 	private String resolve(String value) {
@@ -107,8 +113,8 @@ public class DelayListenerAnnotationBeanPostProcessor
 		return (resolved != null) ? resolved : value;
 	}
 
-	private record PendingEndpoint(String topic, Object bean, Method method, @Nullable Integer concurrency,
-			int maxAttempts) {
+	private record PendingEndpoint(String topic, Object bean, String beanName, Method method,
+			@Nullable Integer concurrency, int maxAttempts) {
 	}
 
 }

@@ -64,6 +64,11 @@ public final class DelayListenerEndpoint {
 		return this.settings;
 	}
 
+	/** @return the type payloads are read as: the parameter's type, or the payload type of a {@link Delivery} */
+	Type payloadType() {
+		return this.payloadType;
+	}
+
 	/** @return a description naming the bean class and method, for logs and errors */
 	public String describe() {
 		return this.method.getDeclaringClass().getName() + "." + this.method.getName();

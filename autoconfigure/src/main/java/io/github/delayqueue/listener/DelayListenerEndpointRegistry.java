@@ -13,6 +13,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import io.github.delayqueue.broker.BrokerSettings;
 import io.github.delayqueue.broker.TopicBroker;
 import io.github.delayqueue.broker.WakeUpSignals;
+import io.github.delayqueue.convert.PayloadConversionException;
 import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.core.InvalidMessageException;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
@@ -102,8 +103,16 @@ public class DelayListenerEndpointRegistry implements SmartLifecycle {
 	 * Adds an endpoint; must be called before {@link #start()}.
 	 * @param endpoint the endpoint
 	 * @throws InvalidMessageException if the topic already has a listener in this application
+	 * @throws IllegalArgumentException if the payload converter can never read the method's payload type
 	 */
 	public synchronized void register(DelayListenerEndpoint endpoint) {
+		try {
+			this.converter.checkReadable(endpoint.payloadType());
+		}
+		catch (PayloadConversionException ex) {
+			throw new IllegalArgumentException("@DelayListener method " + endpoint.describe() + " cannot receive its"
+					+ " payloads: " + ex.getMessage(), ex);
+		}
 		DelayListenerEndpoint existing = this.endpoints.putIfAbsent(endpoint.topic(), endpoint);
 		if (existing != null) {
 			throw new InvalidMessageException("Topic '" + endpoint.topic() + "' has two @DelayListener methods: "

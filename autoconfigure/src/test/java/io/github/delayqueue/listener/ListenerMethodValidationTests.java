@@ -2,8 +2,12 @@ package io.github.delayqueue.listener;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import com.fasterxml.jackson.annotation.JsonSubTypes;
+import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
@@ -90,6 +94,56 @@ class ListenerMethodValidationTests {
 		});
 	}
 
+	@Test
+	void listenerOfATypeWithoutCreatorFailsStartupNamingTheBeanTheMethodAndTheType() {
+		this.runner.withBean("noCreatorListener", NoCreatorListener.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).hasMessageContainingAll("'noCreatorListener'",
+					NoCreatorListener.class.getName() + ".on", NoCreator.class.getName(), "no default constructor",
+					"@JsonCreator");
+		});
+	}
+
+	@Test
+	void listenerOfAnInterfaceWithoutTypeInformationFailsStartupNamingTheMethodAndTheType() {
+		this.runner.withBean(ShapeListener.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).hasMessageContainingAll(ShapeListener.class.getName() + ".on",
+					Shape.class.getName(), "abstract", "@JsonTypeInfo");
+		});
+	}
+
+	@Test
+	void listenerOfAListOfATypeWithoutCreatorFailsStartup() {
+		this.runner.withBean(NoCreatorListListener.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).hasMessageContainingAll(
+					NoCreatorListListener.class.getName() + ".on", NoCreator.class.getName());
+		});
+	}
+
+	@Test
+	void listenersOfTypesJacksonCanCreateStart() {
+		this.runner.withBean(NoteListener.class)
+			.withBean(BytesListener.class)
+			.withBean(ReadableTypesListener.class)
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(DelayListenerEndpointRegistry.class).getEndpoints()).hasSize(11);
+			});
+	}
+
+	@Test
+	void aListOfRecordsArrivesAsSent() {
+		this.runner.withBean(ReadableTypesListener.class).run((context) -> {
+			context.getBean(DelayQueueTemplate.class)
+				.send("order-list", List.of(new Order("a", 1), new Order("b", 2)), Duration.ZERO);
+			await().atMost(Duration.ofSeconds(10))
+				.untilAsserted(() -> assertThat(context.getBean(ReadableTypesListener.class).orders)
+					.containsExactly(new Order("a", 1), new Order("b", 2)));
+		});
+	}
+
 	private static Throwable mostSpecificFailure(AssertableApplicationContext context) {
 		assertThat(context).hasFailed();
 		return NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure());
@@ -164,6 +218,118 @@ class ListenerMethodValidationTests {
 		@DelayListener(topic = "${app.topic}", concurrency = "${app.concurrency}", maxAttempts = 2)
 		void on(String payload) {
 			this.received.add(payload);
+		}
+
+	}
+
+	static final class NoCreator {
+
+		private final String name;
+
+		private NoCreator(String name, int unused) {
+			this.name = name;
+		}
+
+		@Override
+		public String toString() {
+			return this.name;
+		}
+
+	}
+
+	static class NoCreatorListener {
+
+		@DelayListener(topic = "no-creator")
+		void on(NoCreator payload) {
+		}
+
+	}
+
+	static class NoCreatorListListener {
+
+		@DelayListener(topic = "no-creator-list")
+		void on(Delivery<List<NoCreator>> delivery) {
+		}
+
+	}
+
+	interface Shape {
+
+	}
+
+	static class ShapeListener {
+
+		@DelayListener(topic = "shapes")
+		void on(Shape payload) {
+		}
+
+	}
+
+	record Order(String id, int quantity) {
+	}
+
+	static class Pojo {
+
+		private String name = "";
+
+		public String getName() {
+			return this.name;
+		}
+
+		public void setName(String name) {
+			this.name = name;
+		}
+
+	}
+
+	@JsonTypeInfo(use = JsonTypeInfo.Id.NAME)
+	@JsonSubTypes(@JsonSubTypes.Type(value = Circle.class, name = "circle"))
+	interface TypedShape {
+
+	}
+
+	record Circle(double radius) implements TypedShape {
+	}
+
+	static class ReadableTypesListener {
+
+		final List<Order> orders = new CopyOnWriteArrayList<>();
+
+		@DelayListener(topic = "order")
+		void onOrder(Order payload) {
+		}
+
+		@DelayListener(topic = "pojo")
+		void onPojo(Pojo payload) {
+		}
+
+		@DelayListener(topic = "delivery-of-order")
+		void onDeliveryOfOrder(Delivery<Order> delivery) {
+		}
+
+		@DelayListener(topic = "raw-delivery")
+		void onRawDelivery(@SuppressWarnings("rawtypes") Delivery delivery) {
+		}
+
+		@DelayListener(topic = "order-list")
+		void onOrders(List<Order> payload) {
+			this.orders.addAll(payload);
+		}
+
+		@DelayListener(topic = "order-map")
+		void onOrderMap(Map<String, Optional<Order>> payload) {
+		}
+
+		@DelayListener(topic = "typed-shape")
+		void onTypedShape(TypedShape payload) {
+		}
+
+		@DelayListener(topic = "any")
+		void onAny(Object payload) {
+		}
+
+		@DelayListener(topic = "integer")
+		void onInteger(Integer payload) {
 		}
 
 	}

@@ -26,7 +26,8 @@ import org.springframework.core.env.MapPropertySource;
  * Lets the sample run without a Redis to hand: when no {@code spring.data.redis} host, port, url,
  * sentinel or cluster property is set, starts an {@link EmbeddedRedisServer} before any bean is
  * created and points {@code spring.data.redis.host} and {@code port} at it. The server is stopped
- * after every bean has been destroyed when the application context closes, or when startup fails.
+ * after every bean has been destroyed when the application context closes, or when startup fails,
+ * and on Linux and macOS also when the JVM is killed (see {@link EmbeddedRedisServer}).
  * With Redis configured, nothing is started.
  */
 public class EmbeddedRedisEnvironmentPostProcessor implements EnvironmentPostProcessor, Ordered {

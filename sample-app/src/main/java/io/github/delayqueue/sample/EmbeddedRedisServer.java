@@ -26,6 +26,11 @@ import redis.embedded.core.ExecutableProvider;
  * A throwaway {@code redis-server} process on a free loopback port, without persistence. Uses the
  * {@code redis-server} on the {@code PATH} if there is one, else the binary shipped in the
  * embedded-redis jar.
+ * <p>
+ * Where {@code /bin/sh} exists (Linux, macOS) the server runs under a small shell watchdog that
+ * stops it when the watchdog's standard input closes: when {@link #stop()} closes it, and when this
+ * JVM dies in any way, even by {@code kill -9}, as the kernel then closes the JVM's end of the pipe.
+ * Elsewhere the server is started directly and outlives a JVM killed without shutdown hooks.
  */
 final class EmbeddedRedisServer {
 
@@ -41,6 +46,16 @@ final class EmbeddedRedisServer {
 	private static final long STARTUP_TIMEOUT_SECONDS = 10;
 
 	private static final long SHUTDOWN_TIMEOUT_SECONDS = 5;
+
+	private static final Path SHELL = Path.of("/bin/sh");
+
+	/**
+	 * Runs the server in the background ({@code "$@"}), lets go of the output pipe so that the JVM
+	 * sees it close when the server exits, ignores SIGTERM (only the end of its input stops it),
+	 * then waits for that end of input and stops the server.
+	 */
+	private static final String WATCHDOG = "\"$@\" & redis=$!; exec >/dev/null 2>&1; trap '' TERM; "
+			+ "read line; kill $redis; wait $redis";
 
 	private final Process process;
 
@@ -65,9 +80,12 @@ final class EmbeddedRedisServer {
 	static EmbeddedRedisServer start() throws IOException {
 		Path executable = findExecutable();
 		int port = freePort();
-		Process process = new ProcessBuilder(executable.toString(), "--bind", HOST, "--port", String.valueOf(port),
-				"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", "")
-			.directory(new File(System.getProperty("java.io.tmpdir")))
+		List<String> command = new ArrayList<>(List.of(executable.toString(), "--bind", HOST, "--port",
+				String.valueOf(port), "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", ""));
+		if (Files.isExecutable(SHELL)) {
+			command.addAll(0, List.of(SHELL.toString(), "-c", WATCHDOG, "embedded-redis-watchdog"));
+		}
+		Process process = new ProcessBuilder(command).directory(new File(System.getProperty("java.io.tmpdir")))
 			.redirectErrorStream(true)
 			.start();
 		CompletableFuture<String> ready = new CompletableFuture<>();
@@ -79,7 +97,7 @@ final class EmbeddedRedisServer {
 					ready.get(STARTUP_TIMEOUT_SECONDS, TimeUnit.SECONDS));
 		}
 		catch (ExecutionException | TimeoutException | InterruptedException ex) {
-			process.destroyForcibly();
+			kill(process);
 			if (ex instanceof InterruptedException) {
 				Thread.currentThread().interrupt();
 			}
@@ -99,23 +117,35 @@ final class EmbeddedRedisServer {
 	}
 
 	/**
-	 * Stops the server, politely first; does nothing if it is no longer running.
+	 * Stops the server, politely first (closing the watchdog's input, or SIGTERM when there is no
+	 * watchdog); does nothing if it is no longer running.
 	 */
 	void stop() {
 		if (!this.process.isAlive()) {
 			return;
 		}
+		try {
+			this.process.getOutputStream().close();
+		}
+		catch (IOException ex) {
+			logger.debug("Could not close the input of the embedded Redis process", ex);
+		}
 		this.process.destroy();
 		try {
 			if (!this.process.waitFor(SHUTDOWN_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-				this.process.destroyForcibly();
+				kill(this.process);
 			}
 		}
 		catch (InterruptedException ex) {
-			this.process.destroyForcibly();
+			kill(this.process);
 			Thread.currentThread().interrupt();
 		}
 		logger.info("Stopped embedded Redis on " + HOST + ":" + this.port);
+	}
+
+	private static void kill(Process process) {
+		process.descendants().forEach(ProcessHandle::destroyForcibly);
+		process.destroyForcibly();
 	}
 
 	private static Path findExecutable() throws IOException {
