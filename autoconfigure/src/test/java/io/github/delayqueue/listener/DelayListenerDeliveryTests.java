@@ -10,6 +10,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.core.SendResult;
+import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 
@@ -62,6 +63,31 @@ class DelayListenerDeliveryTests {
 				await().atMost(Duration.ofSeconds(10)).until(() -> listener.received.size() == 3);
 				assertThat(listener.received).containsExactly("first", "earlier", "later");
 			}));
+	}
+
+	@Test
+	void liveMessageBehindThousandsOfCancelledOnesIsDeliveredWithoutWaitingForTheIdleCheck() {
+		String prefix = QueueContexts.uniquePrefix();
+		QueueContexts.runner(prefix).run((producer) -> {
+			DelayQueueTemplate template = producer.getBean(DelayQueueTemplate.class);
+			RedisMessageStore store = producer.getBean(RedisMessageStore.class);
+			List<DelayMessage> messages = new ArrayList<>();
+			for (int i = 0; i < 2500; i++) {
+				messages.add(DelayMessage.builder("sequence", "cancelled").id("c" + i).build());
+			}
+			template.sendAll(messages);
+			store.promote("sequence", 5000, Duration.ZERO);
+			messages.forEach((message) -> template.cancel("sequence", message.id()));
+			template.send("sequence", "live", Duration.ZERO);
+		});
+		QueueContexts.runner(prefix)
+			.withBean(SequenceListener.class)
+			.withPropertyValues("delay-queue.broker.max-sleep=1h", "delay-queue.listener.idle-check-interval=1h")
+			.run((consumer) -> {
+				SequenceListener listener = consumer.getBean(SequenceListener.class);
+				await().atMost(Duration.ofSeconds(10)).until(() -> listener.received.contains("live"));
+				assertThat(listener.received).containsExactly("live");
+			});
 	}
 
 	@Test

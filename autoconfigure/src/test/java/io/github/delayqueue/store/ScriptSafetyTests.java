@@ -290,6 +290,20 @@ class ScriptSafetyTests {
 		});
 	}
 
+	@Test
+	void sendsAfterRedisLostItsScriptsAreStoredOnceAndNotReportedAsDuplicates() {
+		run((template, store, redis) -> {
+			redis.execute((RedisCallback<String>) (connection) -> {
+				connection.scriptingCommands().scriptFlush();
+				return null;
+			});
+			List<SendResult> results = template.sendAll(List.of(DelayMessage.builder(TOPIC, "a").build(),
+					DelayMessage.builder("other", "b").build(), DelayMessage.builder("third", "c").build()));
+			assertThat(results).hasSize(3).noneMatch(SendResult::duplicate);
+			assertThat(store.stats(TOPIC).ready() + store.stats(TOPIC).scheduled()).isEqualTo(1);
+		});
+	}
+
 	private void isWrongType(Throwable ex) {
 		assertThat(RedisMessageStore.isWrongType(ex)).as("a WRONGTYPE failure: %s", ex).isTrue();
 	}
