@@ -130,7 +130,9 @@ final class AckBatcher {
 			}
 			catch (RuntimeException ex) {
 				failure = ex;
-				pause(i);
+				if (i + 1 < TRIES) {
+					pause(i);
+				}
 			}
 		}
 		logger.warn("Topic '" + this.topic + "': could not acknowledge messages " + ids

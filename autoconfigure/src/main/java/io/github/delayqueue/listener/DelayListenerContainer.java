@@ -231,9 +231,6 @@ final class DelayListenerContainer {
 						logger.warn("Topic '" + this.topic + "' message " + message.id()
 								+ " lost its lease while being handled: it may be delivered again");
 					}
-					else {
-						message.leaseExtendedTo(extended);
-					}
 				}
 				catch (RuntimeException ex) {
 					this.outageLog.failed(ex);
@@ -518,6 +515,9 @@ final class DelayListenerContainer {
 			}
 			catch (RuntimeException ex) {
 				failure = ex;
+				if (i + 1 == STORE_CALL_TRIES) {
+					break;
+				}
 				try {
 					Thread.sleep(100L << i);
 				}

@@ -14,15 +14,12 @@ final class InFlightMessage {
 
 	private final long startedNanos = System.nanoTime();
 
-	private long leaseDeadline;
-
 	private boolean settled;
 
 	private boolean overdueReported;
 
 	InFlightMessage(ClaimedMessage claimed) {
 		this.claimed = claimed;
-		this.leaseDeadline = claimed.leaseDeadline();
 	}
 
 	String id() {
@@ -35,14 +32,6 @@ final class InFlightMessage {
 
 	String leaseToken() {
 		return this.claimed.leaseToken();
-	}
-
-	long leaseDeadline() {
-		return this.leaseDeadline;
-	}
-
-	void leaseExtendedTo(long deadline) {
-		this.leaseDeadline = deadline;
 	}
 
 	/** @return the Redis clock now (epoch µs), estimated from the claim time and the local time since */
