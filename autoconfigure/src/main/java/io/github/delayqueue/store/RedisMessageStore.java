@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.function.Function;
 
 import io.github.delayqueue.core.SendResult;
 import io.github.delayqueue.store.ScriptRunner.ScriptCall;
@@ -22,7 +23,6 @@ import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.RedisTemplate;
 import org.springframework.data.redis.core.ScanOptions;
-import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.data.redis.serializer.RedisSerializer;
 
 /**
@@ -54,8 +54,6 @@ public class RedisMessageStore {
 	private final String prefix;
 
 	private final String channel;
-
-	private final DelayQueueScripts scripts = new DelayQueueScripts();
 
 	private final ScriptRunner runner;
 
@@ -186,7 +184,7 @@ public class RedisMessageStore {
 			args.add(message.when());
 			args.add(message.body());
 		}
-		return new ScriptCall(this.scripts.send, List.of(keys.messages(), keys.scheduled()), args);
+		return new ScriptCall(Script.SEND.script(), Script.SEND.keyNames(keys::key), args);
 	}
 
 	private static List<SendResult> sendResults(List<NewMessage> messages, List<?> reply) {
@@ -218,8 +216,7 @@ public class RedisMessageStore {
 	 */
 	public PromoteResult promote(String topic, int limit, Duration lookahead) {
 		TopicKeys keys = keys(topic);
-		List<?> reply = run(this.scripts.promote, List.of(keys.scheduled(), keys.ready(), keys.inFlight()),
-				List.of(limit, this.channel, topic, lookahead.toMillis()));
+		List<?> reply = run(Script.PROMOTE, keys::key, List.of(limit, this.channel, topic, lookahead.toMillis()));
 		return new PromoteResult((int) number(reply.get(0)), number(reply.get(1)), number(reply.get(2)));
 	}
 
@@ -254,8 +251,9 @@ public class RedisMessageStore {
 			throw new IllegalArgumentException("Claim limit must be 1 to " + MAX_IDS_PER_CALL + ", but was " + limit);
 		}
 		TopicKeys keys = keys(topic);
-		List<?> reply = run(this.scripts.claim, List.of(keys.ready(), keys.inFlight(), keys.messages(), keys.scheduled(),
-				keys.leases(), keys.claimRecord(consumer)), List.of(limit, lease.toMillis(), Math.max(0, earlyLimit), token));
+		List<?> reply = run(Script.CLAIM,
+				(role) -> (role == Script.Key.CLAIM_RECORD) ? keys.claimRecord(consumer) : keys.key(role),
+				List.of(limit, lease.toMillis(), Math.max(0, earlyLimit), token));
 		long deadline = number(reply.get(0));
 		long claimedAtMicros = number(reply.get(1));
 		List<ClaimedMessage> claimed = new ArrayList<>((reply.size() - 3) / 2);
@@ -296,7 +294,7 @@ public class RedisMessageStore {
 			args.add(ids.get(i));
 			args.add(leaseTokens.get(i));
 		}
-		List<?> reply = run(this.scripts.ack, List.of(keys.inFlight(), keys.messages(), keys.leases()), args);
+		List<?> reply = run(Script.ACK, keys::key, args);
 		return reply.stream().map((acked) -> number(acked) == 1).toList();
 	}
 
@@ -310,8 +308,8 @@ public class RedisMessageStore {
 	 */
 	public long retry(String topic, String id, String leaseToken, Duration backoff) {
 		TopicKeys keys = keys(topic);
-		return run(this.scripts.retry, List.of(keys.inFlight(), keys.messages(), keys.scheduled(), keys.leases()),
-				List.of(id, leaseToken, backoff.toMillis(), this.channel, topic));
+		Long due = run(Script.RETRY, keys::key, List.of(id, leaseToken, backoff.toMillis(), this.channel, topic));
+		return due;
 	}
 
 	/**
@@ -324,8 +322,7 @@ public class RedisMessageStore {
 	 */
 	public boolean deadLetter(String topic, String id, String leaseToken, String error) {
 		TopicKeys keys = keys(topic);
-		Long reply = run(this.scripts.deadLetter, List.of(keys.inFlight(), keys.messages(), keys.dead(),
-				keys.deadMessages(), keys.deadErrors(), keys.leases()), List.of(id, leaseToken, error));
+		Long reply = run(Script.DEAD_LETTER, keys::key, List.of(id, leaseToken, error));
 		return reply == 1;
 	}
 
@@ -338,8 +335,7 @@ public class RedisMessageStore {
 	 */
 	public boolean release(String topic, String id, String leaseToken) {
 		TopicKeys keys = keys(topic);
-		Long reply = run(this.scripts.release, List.of(keys.inFlight(), keys.ready(), keys.leases()),
-				List.of(id, leaseToken, this.channel, topic));
+		Long reply = run(Script.RELEASE, keys::key, List.of(id, leaseToken, this.channel, topic));
 		return reply == 1;
 	}
 
@@ -353,8 +349,8 @@ public class RedisMessageStore {
 	 */
 	public long extendLease(String topic, String id, String leaseToken, Duration length) {
 		TopicKeys keys = keys(topic);
-		return run(this.scripts.extendLease, List.of(keys.inFlight(), keys.leases()),
-				List.of(id, leaseToken, length.toMillis()));
+		Long deadline = run(Script.EXTEND_LEASE, keys::key, List.of(id, leaseToken, length.toMillis()));
+		return deadline;
 	}
 
 	/**
@@ -366,10 +362,7 @@ public class RedisMessageStore {
 	 */
 	public LeaseExpiryResult expireLeases(String topic, int limit, int maxAttempts) {
 		TopicKeys keys = keys(topic);
-		List<?> reply = run(this.scripts.expireLeases,
-				List.of(keys.inFlight(), keys.messages(), keys.ready(), keys.dead(), keys.deadMessages(),
-						keys.deadErrors(), keys.leases()),
-				List.of(limit, maxAttempts, this.channel, topic));
+		List<?> reply = run(Script.EXPIRE_LEASES, keys::key, List.of(limit, maxAttempts, this.channel, topic));
 		int requeued = (int) number(reply.get(0));
 		List<String> ids = reply.subList(3, reply.size()).stream().map(RedisMessageStore::text).toList();
 		return new LeaseExpiryResult(ids.subList(0, requeued), ids.subList(requeued, ids.size()), number(reply.get(2)));
@@ -383,8 +376,7 @@ public class RedisMessageStore {
 	 */
 	public boolean cancel(String topic, String id) {
 		TopicKeys keys = keys(topic);
-		Long reply = run(this.scripts.cancel, List.of(keys.messages(), keys.scheduled(), keys.inFlight()),
-				List.of(id));
+		Long reply = run(Script.CANCEL, keys::key, List.of(id));
 		return reply == 1;
 	}
 
@@ -397,8 +389,9 @@ public class RedisMessageStore {
 	 */
 	public long reschedule(String topic, String id, Duration delay) {
 		TopicKeys keys = keys(topic);
-		return run(this.scripts.reschedule, List.of(keys.messages(), keys.scheduled(), keys.inFlight()),
+		Long due = run(Script.RESCHEDULE, keys::key,
 				List.of(id, DELAY, NewMessage.ceilMillis(delay), this.channel, topic));
+		return due;
 	}
 
 	/**
@@ -458,8 +451,7 @@ public class RedisMessageStore {
 		List<Object> args = new ArrayList<>(2 + ids.size());
 		args.addAll(List.of(this.channel, topic));
 		args.addAll(ids);
-		List<?> reply = run(this.scripts.replay,
-				List.of(keys.dead(), keys.deadMessages(), keys.deadErrors(), keys.messages(), keys.scheduled()), args);
+		List<?> reply = run(Script.REPLAY, keys::key, args);
 		List<String> replayed = reply.subList(2, reply.size()).stream().map(RedisMessageStore::text).toList();
 		return new ReplayResult(replayed, (int) number(reply.get(1)));
 	}
@@ -485,7 +477,7 @@ public class RedisMessageStore {
 	public long purgeDead(String topic, List<String> ids) {
 		requireIds(ids);
 		TopicKeys keys = keys(topic);
-		Long deleted = run(this.scripts.purgeDead, List.of(keys.dead(), keys.deadMessages(), keys.deadErrors()), ids);
+		Long deleted = run(Script.PURGE_DEAD, keys::key, ids);
 		return deleted;
 	}
 
@@ -511,9 +503,7 @@ public class RedisMessageStore {
 	 */
 	public TopicStats stats(String topic) {
 		TopicKeys keys = keys(topic);
-		List<?> reply = run(this.scripts.stats,
-				List.of(keys.messages(), keys.scheduled(), keys.ready(), keys.inFlight(), keys.dead()),
-				List.of(READY_HEAD_LOOKUP));
+		List<?> reply = run(Script.STATS, keys::key, List.of(READY_HEAD_LOOKUP));
 		long stored = number(reply.get(1));
 		long scheduled = number(reply.get(2));
 		long inFlight = number(reply.get(3));
@@ -543,9 +533,11 @@ public class RedisMessageStore {
 			case DEAD -> keys.dead();
 		};
 		String messages = (state == MessageState.DEAD) ? keys.deadMessages() : keys.messages();
-		List<?> reply = run(this.scripts.page,
-				List.of(index, messages, keys.deadErrors(), keys.scheduled(), keys.inFlight()),
-				List.of(state.code(), offset, limit));
+		List<?> reply = run(Script.PAGE, (role) -> switch (role) {
+			case STATE_INDEX -> index;
+			case STATE_MESSAGES -> messages;
+			default -> keys.key(role);
+		}, List.of(state.code(), offset, limit));
 		List<MessageSummary> summaries = new ArrayList<>((reply.size() - 1) / 5);
 		for (int i = 1; i + 4 < reply.size(); i += 5) {
 			String error = text(reply.get(i + 4));
@@ -565,8 +557,7 @@ public class RedisMessageStore {
 	 */
 	public @Nullable MessageSnapshot inspect(String topic, String id, int maxBytes) {
 		TopicKeys keys = keys(topic);
-		List<?> reply = run(this.scripts.inspect, List.of(keys.messages(), keys.scheduled(), keys.inFlight(),
-				keys.dead(), keys.deadMessages(), keys.deadErrors()), List.of(id, maxBytes));
+		List<?> reply = run(Script.INSPECT, keys::key, List.of(id, maxBytes));
 		if (reply.isEmpty()) {
 			return null;
 		}
@@ -617,8 +608,8 @@ public class RedisMessageStore {
 	}
 
 	@SuppressWarnings("unchecked")
-	private <T> T run(RedisScript<T> script, List<String> keys, List<?> args) {
-		return (T) this.runner.run(new ScriptCall(script, keys, args), this.timeout);
+	private <T> T run(Script script, Function<Script.Key, String> keys, List<?> args) {
+		return (T) this.runner.run(new ScriptCall(script.script(), script.keyNames(keys), args), this.timeout);
 	}
 
 	private static long number(Object value) {

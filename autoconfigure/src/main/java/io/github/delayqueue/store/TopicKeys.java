@@ -64,6 +64,27 @@ public record TopicKeys(String prefix, String topic) {
 		return key("de");
 	}
 
+	/**
+	 * The key that plays a role in the scripts.
+	 * @param role the role
+	 * @return the key
+	 * @throws IllegalArgumentException for a role whose key depends on more than the topic
+	 */
+	String key(Script.Key role) {
+		return switch (role) {
+			case MESSAGES -> messages();
+			case SCHEDULED -> scheduled();
+			case READY -> ready();
+			case IN_FLIGHT -> inFlight();
+			case LEASES -> leases();
+			case DEAD -> dead();
+			case DEAD_MESSAGES -> deadMessages();
+			case DEAD_ERRORS -> deadErrors();
+			case CLAIM_RECORD, STATE_INDEX, STATE_MESSAGES ->
+				throw new IllegalArgumentException("The " + role + " key depends on more than the topic");
+		};
+	}
+
 	/** @return every key of the topic */
 	public List<String> all() {
 		return List.of(messages(), scheduled(), ready(), inFlight(), leases(), dead(), deadMessages(), deadErrors());

@@ -1,7 +1,7 @@
 -- page: read one page of a topic's messages in one state, oldest first, without their payloads,
 -- for the operations endpoint. Reads only: changes no state.
--- KEYS[1] the state's index: scheduled ZSET, ready LIST, in-flight ZSET or dead ZSET
--- KEYS[2] the HASH holding the state's stored messages: messages, or dead messages for "d"
+-- KEYS[1] state index ZSET or LIST  scheduled ZSET, ready LIST, in-flight ZSET or dead ZSET
+-- KEYS[2] state messages HASH       messages HASH, or dead messages HASH for "d"
 -- KEYS[3] dead errors HASH  id -> last error
 -- KEYS[4] scheduled ZSET    id scored by due time
 -- KEYS[5] in-flight ZSET    id scored by lease deadline
