@@ -64,6 +64,12 @@ import org.jspecify.annotations.Nullable;
  * rewrite {@code HELLO 3} into {@code HELLO 4}, which Redis rejects with a {@code NOPROTO} error, upon which
  * Lettuce falls back to RESP2 ({@code AUTH} or {@code PING}), as it does against a Redis older than 6.
  * <p>
+ * What Lettuce does when the reply to a command is dropped (see {@code FaultyRedisProxyTests}): with the default
+ * {@code ClientOptions} ({@code autoReconnect} on, {@code DisconnectedBehavior.DEFAULT}) it reconnects and sends
+ * the command again, so the command runs twice and the caller gets the second reply. With {@code autoReconnect}
+ * off, or with {@code DisconnectedBehavior.REJECT_COMMANDS}, it fails the command with a {@code RedisException}
+ * ("Connection disconnected") and does not send it again, though the command ran.
+ * <p>
  * Usage: <pre class="code">
  * try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
  *     RedisClient client = RedisClient.create(RedisURI.create(proxy.host(), proxy.port()));
