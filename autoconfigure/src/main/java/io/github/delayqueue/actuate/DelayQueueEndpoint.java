@@ -20,8 +20,8 @@ import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.core.InvalidMessageException;
 import io.github.delayqueue.core.Topics;
 import io.github.delayqueue.listener.DelayListenerEndpoint;
-import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
-import io.github.delayqueue.listener.DelayListenerEndpointRegistry.ListenerState;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.runtime.ListenerState;
 import io.github.delayqueue.store.CorruptMessageException;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.MessagePage;
@@ -80,19 +80,19 @@ public class DelayQueueEndpoint {
 
 	private final DelayQueueTemplate template;
 
-	private final DelayListenerEndpointRegistry registry;
+	private final DelayQueueRuntime runtime;
 
 	/**
 	 * Creates the endpoint.
 	 * @param store the Redis store
 	 * @param template the template, for cancel and reschedule
-	 * @param registry the listeners of this application
+	 * @param runtime the listeners of this application
 	 */
 	public DelayQueueEndpoint(RedisMessageStore store, DelayQueueTemplate template,
-			DelayListenerEndpointRegistry registry) {
+			DelayQueueRuntime runtime) {
 		this.store = store;
 		this.template = template;
-		this.registry = registry;
+		this.runtime = runtime;
 	}
 
 	/**
@@ -104,8 +104,8 @@ public class DelayQueueEndpoint {
 		List<String> found = this.store.findTopics(MAX_TOPICS + 1);
 		boolean truncated = found.size() > MAX_TOPICS;
 		TreeSet<String> topics = new TreeSet<>(found.subList(0, Math.min(found.size(), MAX_TOPICS)));
-		topics.addAll(this.registry.getEndpoints().keySet());
-		Map<String, ListenerState> states = this.registry.getListenerStates();
+		topics.addAll(this.runtime.getEndpoints().keySet());
+		Map<String, ListenerState> states = this.runtime.getListenerStates();
 		Map<String, TopicDescriptor> descriptors = new LinkedHashMap<>();
 		@Nullable String time = null;
 		for (String topic : topics) {
@@ -141,7 +141,7 @@ public class DelayQueueEndpoint {
 		MessagePage page = this.store.page(topic, messageState, from, size);
 		List<MessageEntry> entries = page.messages().stream().map(MessageEntry::of).toList();
 		PageDescriptor pageDescriptor = new PageDescriptor(stateName(messageState), from, size, page.total(), entries);
-		return TopicDescriptor.of(topic, stats, listener(topic, this.registry.getListenerStates()), pageDescriptor);
+		return TopicDescriptor.of(topic, stats, listener(topic, this.runtime.getListenerStates()), pageDescriptor);
 	}
 
 	/**
@@ -249,13 +249,13 @@ public class DelayQueueEndpoint {
 	}
 
 	private ActionResult pause(String topic) {
-		boolean paused = listenerCall(() -> this.registry.pause(topic));
+		boolean paused = listenerCall(() -> this.runtime.pause(topic));
 		return new ActionResult(topic, null, "pause", paused ? 1 : 0,
 				paused ? "listener paused in this application" : "listener was paused already");
 	}
 
 	private ActionResult resume(String topic) {
-		boolean resumed = listenerCall(() -> this.registry.resume(topic));
+		boolean resumed = listenerCall(() -> this.runtime.resume(topic));
 		return new ActionResult(topic, null, "resume", resumed ? 1 : 0,
 				resumed ? "listener resumed in this application" : "listener was not paused");
 	}
@@ -371,7 +371,7 @@ public class DelayQueueEndpoint {
 	}
 
 	private @Nullable ListenerDescriptor listener(String topic, Map<String, ListenerState> states) {
-		DelayListenerEndpoint endpoint = this.registry.getEndpoints().get(topic);
+		DelayListenerEndpoint endpoint = this.runtime.getEndpoints().get(topic);
 		if (endpoint == null) {
 			return null;
 		}

@@ -7,8 +7,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
-import io.github.delayqueue.listener.DelayListenerEndpointRegistry.ListenerState;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.runtime.ListenerState;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.TopicStats;
 import org.jspecify.annotations.Nullable;
@@ -28,7 +28,7 @@ public class DelayQueueHealthIndicator extends AbstractHealthIndicator {
 
 	private final RedisMessageStore store;
 
-	private final DelayListenerEndpointRegistry registry;
+	private final DelayQueueRuntime runtime;
 
 	private final @Nullable Duration maxLateness;
 
@@ -37,28 +37,28 @@ public class DelayQueueHealthIndicator extends AbstractHealthIndicator {
 	/**
 	 * Creates the health contributor.
 	 * @param store the Redis store
-	 * @param registry the listeners of this application
+	 * @param runtime the listeners of this application
 	 * @param maxLateness how late a topic's oldest waiting message may be, or {@code null} for no limit
 	 * @param latenessStatus the status when a topic is later than that
 	 */
-	public DelayQueueHealthIndicator(RedisMessageStore store, DelayListenerEndpointRegistry registry,
+	public DelayQueueHealthIndicator(RedisMessageStore store, DelayQueueRuntime runtime,
 			@Nullable Duration maxLateness, Status latenessStatus) {
 		super("Delay queue health check failed");
 		this.store = store;
-		this.registry = registry;
+		this.runtime = runtime;
 		this.maxLateness = maxLateness;
 		this.latenessStatus = latenessStatus;
 	}
 
 	@Override
 	protected void doHealthCheck(Health.Builder builder) {
-		Map<String, ListenerState> listeners = this.registry.getListenerStates();
+		Map<String, ListenerState> listeners = this.runtime.getListenerStates();
 		if (listeners.isEmpty()) {
 			this.store.ping();
 			builder.up();
 			return;
 		}
-		boolean listenersStarted = this.registry.isRunning();
+		boolean listenersStarted = this.runtime.isRunning();
 		Map<String, Map<String, Object>> topics = new LinkedHashMap<>();
 		List<String> died = new ArrayList<>();
 		List<String> late = new ArrayList<>();

@@ -3,7 +3,7 @@ package io.github.delayqueue.autoconfigure;
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
 import io.github.delayqueue.actuate.DelayQueueHealthIndicator;
 import io.github.delayqueue.core.DelayQueueTemplate;
-import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.RedisMessageStore;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
@@ -26,7 +26,7 @@ import org.springframework.context.annotation.Configuration;
  */
 @AutoConfiguration(after = DelayQueueAutoConfiguration.class)
 @ConditionalOnBooleanProperty(name = "delay-queue.enabled", matchIfMissing = true)
-@ConditionalOnBean({ RedisMessageStore.class, DelayListenerEndpointRegistry.class, DelayQueueProperties.class })
+@ConditionalOnBean({ RedisMessageStore.class, DelayQueueRuntime.class, DelayQueueProperties.class })
 public final class DelayQueueActuatorAutoConfiguration {
 
 	/**
@@ -41,8 +41,8 @@ public final class DelayQueueActuatorAutoConfiguration {
 		@ConditionalOnBean(DelayQueueTemplate.class)
 		@ConditionalOnAvailableEndpoint
 		DelayQueueEndpoint delayQueueEndpoint(RedisMessageStore store, DelayQueueTemplate template,
-				DelayListenerEndpointRegistry registry) {
-			return new DelayQueueEndpoint(store, template, registry);
+				DelayQueueRuntime runtime) {
+			return new DelayQueueEndpoint(store, template, runtime);
 		}
 
 	}
@@ -58,13 +58,13 @@ public final class DelayQueueActuatorAutoConfiguration {
 		@ConditionalOnMissingBean(name = "delayQueueHealthIndicator")
 		@ConditionalOnEnabledHealthIndicator("delayqueue")
 		DelayQueueHealthIndicator delayQueueHealthIndicator(RedisMessageStore store,
-				DelayListenerEndpointRegistry registry, DelayQueueProperties properties) {
+				DelayQueueRuntime runtime, DelayQueueProperties properties) {
 			DelayQueueProperties.Health health = properties.getHealth();
 			Status latenessStatus = switch (health.getLatenessStatus()) {
 				case OUT_OF_SERVICE -> Status.OUT_OF_SERVICE;
 				case DOWN -> Status.DOWN;
 			};
-			return new DelayQueueHealthIndicator(store, registry, health.getMaxLateness(), latenessStatus);
+			return new DelayQueueHealthIndicator(store, runtime, health.getMaxLateness(), latenessStatus);
 		}
 
 	}

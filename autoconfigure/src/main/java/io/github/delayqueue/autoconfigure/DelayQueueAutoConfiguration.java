@@ -1,6 +1,6 @@
 package io.github.delayqueue.autoconfigure;
 
-import io.github.delayqueue.broker.BrokerSettings;
+import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.convert.JsonPayloadConverter;
 import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.core.DelayQueueTemplate;
@@ -11,7 +11,9 @@ import io.github.delayqueue.listener.ListenerSettingsProvider;
 import io.github.delayqueue.listener.RetryBackoff;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.metrics.MicrometerDelayQueueMetrics;
+import io.github.delayqueue.observation.DelayQueueReceiverObservationConvention;
 import io.github.delayqueue.observation.DelayQueueSenderObservationConvention;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.RedisSettingsCheck;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -87,16 +89,24 @@ public final class DelayQueueAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	DelayListenerEndpointRegistry delayListenerEndpointRegistry(RedisMessageStore store,
-			PayloadConverter payloadConverter, RedisConnectionFactory connectionFactory,
+	DelayListenerEndpointRegistry delayListenerEndpointRegistry(PayloadConverter payloadConverter) {
+		return new DelayListenerEndpointRegistry(payloadConverter);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	DelayQueueRuntime delayQueueRuntime(RedisMessageStore store, PayloadConverter payloadConverter,
+			RedisConnectionFactory connectionFactory, DelayListenerEndpointRegistry registry,
 			DelayQueueProperties properties, ObjectProvider<DelayQueueMetrics> metrics,
-			ObjectProvider<ObservationRegistry> observationRegistry) {
+			ObjectProvider<ObservationRegistry> observationRegistry,
+			ObjectProvider<DelayQueueReceiverObservationConvention> observationConvention) {
 		DelayQueueProperties.Broker broker = properties.getBroker();
-		DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(store, payloadConverter,
-				connectionFactory, new BrokerSettings(broker.getBatchSize(), broker.getMaxSleep(), broker.getLookahead()));
-		registry.setMetrics(metrics.getIfAvailable(() -> DelayQueueMetrics.NONE));
-		registry.setObservationRegistry(observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP));
-		return registry;
+		DelayQueueRuntime runtime = new DelayQueueRuntime(store, payloadConverter, connectionFactory,
+				new BrokerSettings(broker.getBatchSize(), broker.getMaxSleep(), broker.getLookahead()), registry);
+		runtime.setMetrics(metrics.getIfAvailable(() -> DelayQueueMetrics.NONE));
+		runtime.setObservationRegistry(observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP));
+		observationConvention.ifAvailable(runtime::setObservationConvention);
+		return runtime;
 	}
 
 	/**

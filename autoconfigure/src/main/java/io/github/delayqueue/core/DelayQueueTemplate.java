@@ -18,6 +18,7 @@ import io.github.delayqueue.observation.DelayQueueSenderObservationConvention;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.Sent;
 import org.apache.commons.logging.Log;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
@@ -316,12 +317,20 @@ public class DelayQueueTemplate {
 	 */
 	private Map<String, List<SendResult>> store(Map<String, List<NewMessage>> byTopic) {
 		try {
-			return this.store.send(byTopic);
+			return results(this.store.send(byTopic));
 		}
 		catch (DataAccessException ex) {
 			List<String> ids = byTopic.values().stream().flatMap(List::stream).map(NewMessage::id).toList();
 			throw new SendFailedException(List.copyOf(byTopic.keySet()), ids, ex);
 		}
+	}
+
+	static Map<String, List<SendResult>> results(Map<String, List<Sent>> sentByTopic) {
+		Map<String, List<SendResult>> results = new LinkedHashMap<>();
+		sentByTopic.forEach((topic, sent) -> results.put(topic, sent.stream()
+			.map((one) -> new SendResult(one.id(), Instant.ofEpochMilli(one.dueAtMillis()), one.duplicate()))
+			.toList()));
+		return results;
 	}
 
 	static void report(DelayQueueMetrics metrics, String topic, List<SendResult> results, long startNanos) {

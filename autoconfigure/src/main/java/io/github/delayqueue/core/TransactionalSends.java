@@ -109,7 +109,7 @@ final class TransactionalSends implements TransactionSynchronization {
 		for (int i = 0; i < TRIES; i++) {
 			try {
 				long start = System.nanoTime();
-				this.store.send(this.byTopic).forEach((topic, results) -> {
+				DelayQueueTemplate.results(this.store.send(this.byTopic)).forEach((topic, results) -> {
 					DelayQueueTemplate.report(this.metrics, topic, results, start);
 					if (logger.isDebugEnabled()) {
 						results.forEach((result) -> logger.debug("Topic '" + topic + "' message " + result.id()

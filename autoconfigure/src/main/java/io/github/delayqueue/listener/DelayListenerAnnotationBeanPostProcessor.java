@@ -67,7 +67,7 @@ public class DelayListenerAnnotationBeanPostProcessor
 			try {
 				registry.register(new DelayListenerEndpoint(endpoint.topic, endpoint.bean, endpoint.method, settings));
 			}
-			catch (IllegalArgumentException ex) {
+			catch (IllegalArgumentException | IllegalStateException ex) {
 				throw new BeanInitializationException("Bean '" + endpoint.beanName + "': " + ex.getMessage(), ex);
 			}
 		}

@@ -83,7 +83,7 @@ public final class DelayListenerEndpoint {
 	 * @return the argument
 	 * @throws io.github.delayqueue.convert.PayloadConversionException if the payload cannot be read
 	 */
-	Object argument(StoredMessage message, Duration lateness, PayloadConverter converter) {
+	public Object argument(StoredMessage message, Duration lateness, PayloadConverter converter) {
 		Object payload = converter.fromBytes(message.payload(), this.payloadType);
 		if (!this.wantsDelivery) {
 			return payload;
@@ -97,7 +97,7 @@ public final class DelayListenerEndpoint {
 	 * @param argument the argument
 	 * @throws Throwable what the method threw
 	 */
-	void invoke(Object argument) throws Throwable {
+	public void invoke(Object argument) throws Throwable {
 		try {
 			this.method.invoke(this.bean, argument);
 		}

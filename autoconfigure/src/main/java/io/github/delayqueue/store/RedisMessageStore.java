@@ -2,7 +2,6 @@ package io.github.delayqueue.store;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -12,7 +11,6 @@ import java.util.TreeSet;
 import java.util.UUID;
 import java.util.function.Function;
 
-import io.github.delayqueue.core.SendResult;
 import io.github.delayqueue.store.ScriptRunner.ScriptCall;
 import org.jspecify.annotations.Nullable;
 
@@ -122,7 +120,7 @@ public class RedisMessageStore {
 	 * @param messages the messages, in send order
 	 * @return one result per message, in the same order
 	 */
-	public List<SendResult> send(String topic, List<NewMessage> messages) {
+	public List<Sent> send(String topic, List<NewMessage> messages) {
 		return send(Map.of(topic, messages)).get(topic);
 	}
 
@@ -136,7 +134,7 @@ public class RedisMessageStore {
 	 * @throws DataAccessException if Redis failed or did not answer in time; any subset of the
 	 * messages may have been stored, and a retry with the same ids stores the rest
 	 */
-	public Map<String, List<SendResult>> send(Map<String, List<NewMessage>> messagesByTopic) {
+	public Map<String, List<Sent>> send(Map<String, List<NewMessage>> messagesByTopic) {
 		List<String> topics = new ArrayList<>();
 		List<List<NewMessage>> chunks = new ArrayList<>();
 		List<ScriptCall> calls = new ArrayList<>();
@@ -148,7 +146,7 @@ public class RedisMessageStore {
 			}
 		});
 		List<Object> replies = this.runner.runAll(calls, this.timeout);
-		Map<String, List<SendResult>> results = new LinkedHashMap<>();
+		Map<String, List<Sent>> results = new LinkedHashMap<>();
 		messagesByTopic.keySet().forEach((topic) -> results.put(topic, new ArrayList<>()));
 		for (int i = 0; i < calls.size(); i++) {
 			results.get(topics.get(i)).addAll(sendResults(chunks.get(i), (List<?>) replies.get(i)));
@@ -187,12 +185,11 @@ public class RedisMessageStore {
 		return new ScriptCall(Script.SEND.script(), Script.SEND.keyNames(keys::key), args);
 	}
 
-	private static List<SendResult> sendResults(List<NewMessage> messages, List<?> reply) {
-		List<SendResult> results = new ArrayList<>(messages.size());
+	private static List<Sent> sendResults(List<NewMessage> messages, List<?> reply) {
+		List<Sent> results = new ArrayList<>(messages.size());
 		for (int i = 0; i < messages.size(); i++) {
 			boolean duplicate = number(reply.get(2 * i)) == 1;
-			Instant dueAt = Instant.ofEpochMilli(number(reply.get(2 * i + 1)));
-			results.add(new SendResult(messages.get(i).id(), dueAt, duplicate));
+			results.add(new Sent(messages.get(i).id(), number(reply.get(2 * i + 1)), duplicate));
 		}
 		return results;
 	}

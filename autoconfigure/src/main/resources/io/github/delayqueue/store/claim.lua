@@ -52,12 +52,9 @@ if record then
     return out
   end
 end
-local nowUs = now_us()
-local now = math.floor(nowUs / 1000)
-local deadline = now + tonumber(ARGV[2])
-local out = {deadline, nowUs, 0}
+local nowUs, now, deadline, out, claimRecord
 local claimed, claimedEarly, looked = 0, 0, 0
-local taken, kept, leases, tokens, claimRecord = {}, {}, {}, {}, {token, deadline, nowUs}
+local taken, kept, leases, tokens = {}, {}, {}, {}
 local full = false
 while not full and looked < 1000 do
   -- Enough for what is still wanted, and more while kept ids fill the head.
@@ -66,6 +63,14 @@ while not full and looked < 1000 do
   local ids = redis.call('LRANGE', KEYS[1], looked, looked + chunk - 1)
   if #ids == 0 then
     break
+  end
+  if not nowUs then
+    -- The clock is read only when there is something to claim: an idle topic costs two reads.
+    nowUs = now_us()
+    now = math.floor(nowUs / 1000)
+    deadline = now + tonumber(ARGV[2])
+    out = {deadline, nowUs, 0}
+    claimRecord = {token, deadline, nowUs}
   end
   -- Three reads for the whole chunk: rescheduled ids (in the schedule), ids already in flight,
   -- and the stored messages (none for cancelled ids).

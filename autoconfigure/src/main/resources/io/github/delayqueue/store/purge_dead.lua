@@ -2,14 +2,17 @@
 -- KEYS[1] dead ZSET            id scored by the time it died (epoch ms)
 -- KEYS[2] dead messages HASH   id -> stored message
 -- KEYS[3] dead errors HASH     id -> last error
--- ARGV[1..] ids to delete (at least one, at most 1000); ids that are not dead are left alone
+-- ARGV[1..] ids to delete (at least one, at most 1000); ids that are not dead are left alone, an id
+--           named twice counts once
 -- Returns the number of messages deleted.
 -- Replayed: idempotent (the second run finds nothing and returns 0).
 local ids = {}
+local seen = {}
 for _, id in ipairs(ARGV) do
-  if redis.call('ZSCORE', KEYS[1], id) or redis.call('HEXISTS', KEYS[2], id) == 1 then
+  if not seen[id] and (redis.call('ZSCORE', KEYS[1], id) or redis.call('HEXISTS', KEYS[2], id) == 1) then
     ids[#ids + 1] = id
   end
+  seen[id] = true
 end
 expect(KEYS[2], 'hash')
 expect(KEYS[3], 'hash')

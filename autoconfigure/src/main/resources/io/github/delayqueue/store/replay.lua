@@ -9,13 +9,17 @@
 -- KEYS[5] scheduled ZSET       id scored by due time (epoch ms)
 -- ARGV[1] signal channel
 -- ARGV[2] topic
--- ARGV[3..] ids to replay (at least one, at most 1000)
+-- ARGV[3..] ids to replay (at least one, at most 1000; an id named twice counts once)
 -- Returns {messages replayed, ids left dead or not found, then the replayed ids}.
 -- Replayed: idempotent (an id already replayed is no longer dead and is skipped).
 local now = now_ms()
 local ids = {}
+local seen = {}
 for i = 3, #ARGV do
-  ids[#ids + 1] = ARGV[i]
+  if not seen[ARGV[i]] then
+    ids[#ids + 1] = ARGV[i]
+    seen[ARGV[i]] = true
+  end
 end
 local dead = redis.call('HMGET', KEYS[2], unpack(ids))
 local live = {}

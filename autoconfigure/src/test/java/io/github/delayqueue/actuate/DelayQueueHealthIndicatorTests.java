@@ -9,8 +9,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import io.github.delayqueue.autoconfigure.DelayQueueActuatorAutoConfiguration;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.listener.DelayListener;
-import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
-import io.github.delayqueue.testsupport.ListenerThreads;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.testsupport.FailingClaims;
 import io.github.delayqueue.testsupport.QueueContexts;
 import io.github.delayqueue.testsupport.RedisServerProcess;
 import io.github.delayqueue.testsupport.TestRedis;
@@ -84,9 +84,10 @@ class DelayQueueHealthIndicatorTests {
 	}
 
 	@Test
-	void downWhenAListenerHasDied() {
-		this.runner.run((context) -> {
-			ListenerThreads.fetchThread("notes").interrupt();
+	void downWhenAListenerHasStoppedOnAnError() {
+		this.runner.withBean(FailingClaims.class).run((context) -> {
+			context.getBean(FailingClaims.class).failFromNowOn();
+			context.getBean(DelayQueueTemplate.class).send("notes", "wakes the listener", Duration.ZERO);
 			await().atMost(Duration.ofSeconds(10)).until(() -> health(context).getStatus().equals(Status.DOWN));
 			Health health = health(context);
 			assertThat(health.getDetails()).containsEntry("stoppedListeners", List.of("notes"));
@@ -97,7 +98,7 @@ class DelayQueueHealthIndicatorTests {
 	@Test
 	void pausedListenerLeavesTheHealthUp() {
 		this.runner.run((context) -> {
-			context.getBean(DelayListenerEndpointRegistry.class).pause("notes");
+			context.getBean(DelayQueueRuntime.class).pause("notes");
 			Health health = health(context);
 			assertThat(health.getStatus()).isEqualTo(Status.UP);
 			assertThat(topics(health).get("notes")).containsEntry("listener", "paused");
@@ -108,7 +109,7 @@ class DelayQueueHealthIndicatorTests {
 	void latenessOverTheMaximumIsOutOfServiceByDefault() {
 		this.runner.withPropertyValues("delay-queue.health.max-lateness=1h").run((context) -> {
 			assertThat(health(context).getStatus()).isEqualTo(Status.UP);
-			context.getBean(DelayListenerEndpointRegistry.class).pause("notes");
+			context.getBean(DelayQueueRuntime.class).pause("notes");
 			context.getBean(DelayQueueTemplate.class).sendAt("notes", "overdue", LONG_AGO);
 			Health health = health(context);
 			assertThat(health.getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
@@ -120,7 +121,7 @@ class DelayQueueHealthIndicatorTests {
 	void latenessOverTheMaximumIsDownWhenConfiguredSo() {
 		this.runner.withPropertyValues("delay-queue.health.max-lateness=1h", "delay-queue.health.lateness-status=down")
 			.run((context) -> {
-				context.getBean(DelayListenerEndpointRegistry.class).pause("notes");
+				context.getBean(DelayQueueRuntime.class).pause("notes");
 				context.getBean(DelayQueueTemplate.class).sendAt("notes", "overdue", LONG_AGO);
 				assertThat(health(context).getStatus()).isEqualTo(Status.DOWN);
 			});
@@ -129,7 +130,7 @@ class DelayQueueHealthIndicatorTests {
 	@Test
 	void latenessChangesNothingWithoutAMaximum() {
 		this.runner.run((context) -> {
-			context.getBean(DelayListenerEndpointRegistry.class).pause("notes");
+			context.getBean(DelayQueueRuntime.class).pause("notes");
 			context.getBean(DelayQueueTemplate.class).sendAt("notes", "overdue", LONG_AGO);
 			Health health = health(context);
 			assertThat(health.getStatus()).isEqualTo(Status.UP);

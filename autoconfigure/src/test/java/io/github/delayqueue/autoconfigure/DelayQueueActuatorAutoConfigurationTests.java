@@ -5,7 +5,7 @@ import java.time.Duration;
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
 import io.github.delayqueue.actuate.DelayQueueHealthIndicator;
 import io.github.delayqueue.core.DelayQueueTemplate;
-import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
@@ -124,8 +124,8 @@ class DelayQueueActuatorAutoConfigurationTests {
 
 		@Bean
 		DelayQueueEndpoint ownEndpoint(RedisMessageStore store, DelayQueueTemplate template,
-				DelayListenerEndpointRegistry registry) {
-			return new DelayQueueEndpoint(store, template, registry);
+				DelayQueueRuntime runtime) {
+			return new DelayQueueEndpoint(store, template, runtime);
 		}
 
 	}

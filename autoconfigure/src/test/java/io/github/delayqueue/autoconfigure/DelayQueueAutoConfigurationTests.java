@@ -12,13 +12,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import io.github.delayqueue.broker.BrokerSettings;
 import io.github.delayqueue.convert.JsonPayloadConverter;
 import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.core.SendResult;
 import io.github.delayqueue.listener.DelayListenerAnnotationBeanPostProcessor;
 import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.listener.LatePolicy;
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.listener.ListenerSettingsProvider;
@@ -54,7 +54,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class DelayQueueAutoConfigurationTests {
 
 	private static final Class<?>[] QUEUE_BEAN_TYPES = { DelayQueueTemplate.class, RedisMessageStore.class,
-			PayloadConverter.class, DelayListenerEndpointRegistry.class, ListenerSettingsProvider.class,
+			PayloadConverter.class, DelayListenerEndpointRegistry.class, DelayQueueRuntime.class, ListenerSettingsProvider.class,
 			DelayListenerAnnotationBeanPostProcessor.class, DelayQueueProperties.class };
 
 	private final String prefix = QueueContexts.uniquePrefix();
@@ -426,10 +426,8 @@ class DelayQueueAutoConfigurationTests {
 	static class OwnRegistryConfig {
 
 		@Bean
-		DelayListenerEndpointRegistry ownRegistry(RedisMessageStore store, PayloadConverter converter,
-				RedisConnectionFactory connectionFactory) {
-			return new DelayListenerEndpointRegistry(store, converter, connectionFactory,
-					new BrokerSettings(10, Duration.ofSeconds(1), Duration.ZERO));
+		DelayListenerEndpointRegistry ownRegistry(PayloadConverter converter) {
+			return new DelayListenerEndpointRegistry(converter);
 		}
 
 	}

@@ -9,9 +9,10 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import io.github.delayqueue.core.DelayQueueTemplate;
-import io.github.delayqueue.listener.DelayListenerEndpointRegistry.ListenerState;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.runtime.ListenerState;
 import io.github.delayqueue.store.RedisMessageStore;
-import io.github.delayqueue.testsupport.ListenerThreads;
+import io.github.delayqueue.testsupport.FailingClaims;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 
@@ -23,7 +24,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Pausing and resuming a topic's listener in one application
- * ({@link DelayListenerEndpointRegistry#pause(String)}), and the listener states the operations
+ * ({@link DelayQueueRuntime#pause(String)}), and the listener states the operations
  * endpoint and the health check report.
  */
 class ListenerPauseTests {
@@ -35,21 +36,21 @@ class ListenerPauseTests {
 	@Test
 	void pausedListenerClaimsNothingUntilItIsResumed() {
 		this.runner.run((context) -> {
-			DelayListenerEndpointRegistry registry = context.getBean(DelayListenerEndpointRegistry.class);
+			DelayQueueRuntime runtime = context.getBean(DelayQueueRuntime.class);
 			NoteListener listener = context.getBean(NoteListener.class);
 			RedisMessageStore store = context.getBean(RedisMessageStore.class);
-			assertThat(registry.getListenerStates()).containsExactly(Map.entry("notes", ListenerState.RUNNING));
+			assertThat(runtime.getListenerStates()).containsExactly(Map.entry("notes", ListenerState.RUNNING));
 
-			assertThat(registry.pause("notes")).isTrue();
-			assertThat(registry.getListenerStates()).containsEntry("notes", ListenerState.PAUSED);
+			assertThat(runtime.pause("notes")).isTrue();
+			assertThat(runtime.getListenerStates()).containsEntry("notes", ListenerState.PAUSED);
 			context.getBean(DelayQueueTemplate.class).send("notes", "while paused", Duration.ZERO);
 			await().atMost(Duration.ofSeconds(10)).until(() -> store.stats("notes").ready() == 1);
 			await().during(Duration.ofSeconds(1))
 				.atMost(Duration.ofSeconds(3))
 				.until(() -> listener.received.isEmpty() && store.stats("notes").ready() == 1);
 
-			assertThat(registry.resume("notes")).isTrue();
-			assertThat(registry.getListenerStates()).containsEntry("notes", ListenerState.RUNNING);
+			assertThat(runtime.resume("notes")).isTrue();
+			assertThat(runtime.getListenerStates()).containsEntry("notes", ListenerState.RUNNING);
 			await().atMost(Duration.ofSeconds(10)).until(() -> listener.received.contains("while paused"));
 		});
 	}
@@ -57,13 +58,13 @@ class ListenerPauseTests {
 	@Test
 	void pauseReturnsOnceTheRunningHandlerHasFinished() {
 		this.runner.run((context) -> {
-			DelayListenerEndpointRegistry registry = context.getBean(DelayListenerEndpointRegistry.class);
+			DelayQueueRuntime runtime = context.getBean(DelayQueueRuntime.class);
 			NoteListener listener = context.getBean(NoteListener.class);
 			listener.block = new CountDownLatch(1);
 			context.getBean(DelayQueueTemplate.class).send("notes", "slow", Duration.ZERO);
 			await().atMost(Duration.ofSeconds(10)).until(() -> listener.started.contains("slow"));
 
-			CompletableFuture<Boolean> pause = CompletableFuture.supplyAsync(() -> registry.pause("notes"));
+			CompletableFuture<Boolean> pause = CompletableFuture.supplyAsync(() -> runtime.pause("notes"));
 			await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2)).until(() -> !pause.isDone());
 			listener.block.countDown();
 			assertThat(pause.get(10, TimeUnit.SECONDS)).isTrue();
@@ -79,35 +80,35 @@ class ListenerPauseTests {
 	@Test
 	void pausingAPausedListenerOrResumingARunningOneChangesNothing() {
 		this.runner.run((context) -> {
-			DelayListenerEndpointRegistry registry = context.getBean(DelayListenerEndpointRegistry.class);
-			assertThat(registry.resume("notes")).isFalse();
-			assertThat(registry.pause("notes")).isTrue();
-			assertThat(registry.pause("notes")).isFalse();
-			assertThat(registry.resume("notes")).isTrue();
-			assertThat(registry.resume("notes")).isFalse();
-			assertThat(registry.getListenerStates()).containsEntry("notes", ListenerState.RUNNING);
+			DelayQueueRuntime runtime = context.getBean(DelayQueueRuntime.class);
+			assertThat(runtime.resume("notes")).isFalse();
+			assertThat(runtime.pause("notes")).isTrue();
+			assertThat(runtime.pause("notes")).isFalse();
+			assertThat(runtime.resume("notes")).isTrue();
+			assertThat(runtime.resume("notes")).isFalse();
+			assertThat(runtime.getListenerStates()).containsEntry("notes", ListenerState.RUNNING);
 		});
 	}
 
 	@Test
 	void pausingATopicWithoutAListenerInThisApplicationIsRefused() {
 		this.runner.run((context) -> {
-			DelayListenerEndpointRegistry registry = context.getBean(DelayListenerEndpointRegistry.class);
-			assertThatIllegalArgumentException().isThrownBy(() -> registry.pause("other"))
+			DelayQueueRuntime runtime = context.getBean(DelayQueueRuntime.class);
+			assertThatIllegalArgumentException().isThrownBy(() -> runtime.pause("other"))
 				.withMessageContaining("'other'");
-			assertThatIllegalArgumentException().isThrownBy(() -> registry.resume("other"));
+			assertThatIllegalArgumentException().isThrownBy(() -> runtime.resume("other"));
 		});
 	}
 
 	@Test
 	void listenersStartedAgainWithTheRegistryAreNoLongerPaused() {
 		this.runner.run((context) -> {
-			DelayListenerEndpointRegistry registry = context.getBean(DelayListenerEndpointRegistry.class);
-			registry.pause("notes");
-			registry.stop();
-			assertThat(registry.getListenerStates()).containsEntry("notes", ListenerState.STOPPED);
-			registry.start();
-			assertThat(registry.getListenerStates()).containsEntry("notes", ListenerState.RUNNING);
+			DelayQueueRuntime runtime = context.getBean(DelayQueueRuntime.class);
+			runtime.pause("notes");
+			runtime.stop();
+			assertThat(runtime.getListenerStates()).containsEntry("notes", ListenerState.STOPPED);
+			runtime.start();
+			assertThat(runtime.getListenerStates()).containsEntry("notes", ListenerState.RUNNING);
 			context.getBean(DelayQueueTemplate.class).send("notes", "after restart", Duration.ZERO);
 			await().atMost(Duration.ofSeconds(10))
 				.until(() -> context.getBean(NoteListener.class).received.contains("after restart"));
@@ -115,15 +116,15 @@ class ListenerPauseTests {
 	}
 
 	@Test
-	void listenerWhoseFetchThreadDiedIsReportedStopped() {
-		this.runner.run((context) -> {
-			DelayListenerEndpointRegistry registry = context.getBean(DelayListenerEndpointRegistry.class);
-			ListenerThreads.fetchThread("notes").interrupt();
+	void listenerThatStoppedOnAnErrorIsReportedStopped() {
+		this.runner.withBean(FailingClaims.class).run((context) -> {
+			DelayQueueRuntime runtime = context.getBean(DelayQueueRuntime.class);
+			context.getBean(FailingClaims.class).failFromNowOn();
+			context.getBean(DelayQueueTemplate.class).send("notes", "wakes the listener", Duration.ZERO);
 			await().atMost(Duration.ofSeconds(10))
-				.until(() -> registry.getListenerStates().get("notes") == ListenerState.STOPPED);
+				.until(() -> runtime.getListenerStates().get("notes") == ListenerState.STOPPED);
 		});
 	}
-
 
 	static class NoteListener {
 

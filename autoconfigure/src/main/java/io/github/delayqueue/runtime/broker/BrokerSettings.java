@@ -1,4 +1,4 @@
-package io.github.delayqueue.broker;
+package io.github.delayqueue.runtime.broker;
 
 import java.time.Duration;
 

@@ -1,4 +1,4 @@
-package io.github.delayqueue.store;
+package io.github.delayqueue.runtime.support;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -40,11 +40,6 @@ public final class OutageLog {
 			this.down = false;
 			logger.info("Redis available again for " + this.component + ", resuming");
 		}
-	}
-
-	/** @return whether the last call failed */
-	public synchronized boolean isDown() {
-		return this.down;
 	}
 
 }

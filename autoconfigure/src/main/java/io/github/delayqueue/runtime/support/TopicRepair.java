@@ -1,6 +1,8 @@
-package io.github.delayqueue.store;
+package io.github.delayqueue.runtime.support;
 
 import java.util.List;
+
+import io.github.delayqueue.store.RedisMessageStore;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;

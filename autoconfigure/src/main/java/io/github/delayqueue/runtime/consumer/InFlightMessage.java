@@ -1,4 +1,4 @@
-package io.github.delayqueue.listener;
+package io.github.delayqueue.runtime.consumer;
 
 import io.github.delayqueue.store.ClaimedMessage;
 

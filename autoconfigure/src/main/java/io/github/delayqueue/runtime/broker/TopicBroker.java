@@ -1,4 +1,4 @@
-package io.github.delayqueue.broker;
+package io.github.delayqueue.runtime.broker;
 
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
@@ -7,10 +7,10 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.store.LeaseExpiryResult;
-import io.github.delayqueue.store.OutageLog;
+import io.github.delayqueue.runtime.support.OutageLog;
 import io.github.delayqueue.store.PromoteResult;
 import io.github.delayqueue.store.RedisMessageStore;
-import io.github.delayqueue.store.TopicRepair;
+import io.github.delayqueue.runtime.support.TopicRepair;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;

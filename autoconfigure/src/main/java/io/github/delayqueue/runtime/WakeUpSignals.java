@@ -1,4 +1,4 @@
-package io.github.delayqueue.broker;
+package io.github.delayqueue.runtime;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Map;

@@ -1,0 +1,259 @@
+package io.github.delayqueue.runtime;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+
+import io.github.delayqueue.convert.PayloadConverter;
+import io.github.delayqueue.listener.DelayListenerEndpoint;
+import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
+import io.github.delayqueue.metrics.DelayQueueMetrics;
+import io.github.delayqueue.observation.DelayQueueReceiverObservationConvention;
+import io.github.delayqueue.runtime.broker.BrokerSettings;
+import io.github.delayqueue.runtime.broker.TopicBroker;
+import io.github.delayqueue.runtime.consumer.TopicConsumer;
+import io.github.delayqueue.store.RedisMessageStore;
+import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.context.SmartLifecycle;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.listener.ChannelTopic;
+import org.springframework.data.redis.listener.RedisMessageListenerContainer;
+import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
+
+/**
+ * Runs the application's listeners: for each endpoint of the {@link DelayListenerEndpointRegistry},
+ * a {@link TopicRuntime} (the topic's broker and consumer), all on one shared scheduler, plus one
+ * subscription to the wake-up signals that routes them. Pause, resume and the state of each
+ * topic's listener are answered here. Starts after and stops before the Redis connection factory.
+ */
+public class DelayQueueRuntime implements SmartLifecycle {
+
+	/** The lifecycle phase: late start, early stop. */
+	public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 1024;
+
+	private final RedisMessageStore store;
+
+	private final PayloadConverter converter;
+
+	private final RedisConnectionFactory connectionFactory;
+
+	private final BrokerSettings brokerSettings;
+
+	private final DelayListenerEndpointRegistry registry;
+
+	private final Map<String, TopicRuntime> topics = new ConcurrentHashMap<>();
+
+	private final WakeUpSignals signals = new WakeUpSignals();
+
+	private DelayQueueMetrics metrics = DelayQueueMetrics.NONE;
+
+	private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
+
+	private @Nullable DelayQueueReceiverObservationConvention observationConvention;
+
+	private @Nullable RedisMessageListenerContainer subscription;
+
+	private @Nullable ScheduledThreadPoolExecutor scheduler;
+
+	private volatile boolean running;
+
+	/**
+	 * Creates the runtime.
+	 * @param store the Redis store
+	 * @param converter the payload converter
+	 * @param connectionFactory for the wake-up signal subscription
+	 * @param brokerSettings the broker settings
+	 * @param registry the listener endpoints to run
+	 */
+	public DelayQueueRuntime(RedisMessageStore store, PayloadConverter converter,
+			RedisConnectionFactory connectionFactory, BrokerSettings brokerSettings,
+			DelayListenerEndpointRegistry registry) {
+		this.store = store;
+		this.converter = converter;
+		this.connectionFactory = connectionFactory;
+		this.brokerSettings = brokerSettings;
+		this.registry = registry;
+	}
+
+	/**
+	 * Sets where listeners and brokers report what they do; must be called before {@link #start()}.
+	 * @param metrics the metrics
+	 */
+	public void setMetrics(DelayQueueMetrics metrics) {
+		this.metrics = metrics;
+	}
+
+	/**
+	 * Sets the registry of the consumer observations, which continue the producer's trace; must be
+	 * called before {@link #start()}.
+	 * @param observationRegistry the registry
+	 */
+	public void setObservationRegistry(ObservationRegistry observationRegistry) {
+		this.observationRegistry = observationRegistry;
+	}
+
+	/**
+	 * Sets a convention for the consumer observations, instead of the default one; must be called
+	 * before {@link #start()}.
+	 * @param observationConvention the convention
+	 */
+	public void setObservationConvention(DelayQueueReceiverObservationConvention observationConvention) {
+		this.observationConvention = observationConvention;
+	}
+
+	@Override
+	public synchronized void start() {
+		if (this.running) {
+			return;
+		}
+		this.running = true;
+		Map<String, DelayListenerEndpoint> endpoints = this.registry.getEndpoints();
+		if (endpoints.isEmpty()) {
+			return;
+		}
+		// Not daemon threads: an application whose only work is its listeners keeps running, as with
+		// the listener containers of Spring Kafka or Spring AMQP, until its context is closed.
+		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(schedulerThreads(),
+				new CustomizableThreadFactory("delay-queue-scheduler-"));
+		executor.setRemoveOnCancelPolicy(true);
+		this.scheduler = executor;
+		for (DelayListenerEndpoint endpoint : endpoints.values()) {
+			String topic = endpoint.topic();
+			TopicBroker broker = new TopicBroker(topic, this.store, executor, this.brokerSettings,
+					endpoint.settings().maxAttempts(), () -> wakeConsumer(topic), this.metrics);
+			TopicRuntime runtime = new TopicRuntime(topic, broker, () -> new TopicConsumer(endpoint, this.store,
+					this.converter, executor, this.metrics, this.observationRegistry, this.observationConvention));
+			this.signals.onReadyMessages(topic, runtime::wakeConsumer);
+			this.signals.onEarlierMessage(topic, runtime::wakeBroker);
+			this.topics.put(topic, runtime);
+			this.metrics.listening(topic);
+		}
+		RedisMessageListenerContainer listenerContainer = new RedisMessageListenerContainer();
+		listenerContainer.setConnectionFactory(this.connectionFactory);
+		listenerContainer.addMessageListener(this.signals, new ChannelTopic(this.store.signalChannel()));
+		listenerContainer.afterPropertiesSet();
+		listenerContainer.start();
+		this.subscription = listenerContainer;
+		this.topics.values().forEach(TopicRuntime::start);
+	}
+
+	/**
+	 * Threads of the shared scheduler: they run the brokers, the claims, the held messages, the lease
+	 * extensions and the acknowledgements of every topic, each a short call to Redis, several on
+	 * their way at once over the shared connection.
+	 */
+	private static int schedulerThreads() {
+		return Math.max(4, 4 * Runtime.getRuntime().availableProcessors());
+	}
+
+	@Override
+	public void stop() {
+		Map<String, TopicRuntime> stopping;
+		synchronized (this) {
+			if (!this.running) {
+				return;
+			}
+			this.running = false;
+			stopping = new LinkedHashMap<>(this.topics);
+		}
+		stopping.values().forEach(TopicRuntime::stopClaiming);
+		long timeout = stopping.values().stream().mapToLong(TopicRuntime::shutdownTimeoutNanos).max().orElse(0);
+		long deadline = System.nanoTime() + timeout;
+		stopping.values().forEach((topic) -> topic.finishStopping(deadline));
+		synchronized (this) {
+			if (this.subscription != null) {
+				try {
+					this.subscription.destroy();
+				}
+				catch (Exception ex) {
+					// Closing the subscription failed: nothing is left to release.
+				}
+				this.subscription = null;
+			}
+			if (this.scheduler != null) {
+				this.scheduler.shutdownNow();
+				this.scheduler = null;
+			}
+			this.signals.clear();
+			this.topics.clear();
+		}
+	}
+
+	private void wakeConsumer(String topic) {
+		TopicRuntime runtime = this.topics.get(topic);
+		if (runtime != null) {
+			runtime.wakeConsumer();
+		}
+	}
+
+	/** @return the listener endpoints of this application by topic, in registration order */
+	public Map<String, DelayListenerEndpoint> getEndpoints() {
+		return this.registry.getEndpoints();
+	}
+
+	/**
+	 * What each topic's listener is doing in this application.
+	 * @return the state of each registered topic's listener, by topic
+	 */
+	public synchronized Map<String, ListenerState> getListenerStates() {
+		Map<String, ListenerState> states = new LinkedHashMap<>();
+		for (String topic : this.registry.getEndpoints().keySet()) {
+			TopicRuntime runtime = this.topics.get(topic);
+			states.put(topic, (runtime != null) ? runtime.state() : ListenerState.STOPPED);
+		}
+		return Collections.unmodifiableMap(states);
+	}
+
+	/**
+	 * Pauses a topic's listener in this application, like stopping it: it claims no more messages,
+	 * lets running handlers finish within its shutdown timeout and hands back what is still
+	 * unfinished. The topic's broker keeps running, and other applications keep consuming. Lasts
+	 * until {@link #resume(String)} or until this runtime is stopped and started again. Returns when
+	 * the listener has stopped.
+	 * @param topic the topic
+	 * @return {@code true} if paused now, {@code false} if it was paused already
+	 * @throws IllegalArgumentException if the topic has no listener in this application
+	 * @throws IllegalStateException if the listeners are not running
+	 */
+	public boolean pause(String topic) {
+		return runtimeOf(topic).pause();
+	}
+
+	/**
+	 * Resumes a topic's listener paused by {@link #pause(String)}: a new listener starts claiming at
+	 * once.
+	 * @param topic the topic
+	 * @return {@code true} if resumed now, {@code false} if it was not paused
+	 * @throws IllegalArgumentException if the topic has no listener in this application
+	 * @throws IllegalStateException if the listeners are not running
+	 */
+	public boolean resume(String topic) {
+		return runtimeOf(topic).resume();
+	}
+
+	private synchronized TopicRuntime runtimeOf(String topic) {
+		if (!this.registry.getEndpoints().containsKey(topic)) {
+			throw new IllegalArgumentException("Topic '" + topic + "' has no @DelayListener in this application");
+		}
+		TopicRuntime runtime = this.running ? this.topics.get(topic) : null;
+		if (runtime == null) {
+			throw new IllegalStateException("The listeners of this application are not running");
+		}
+		return runtime;
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.running;
+	}
+
+	@Override
+	public int getPhase() {
+		return PHASE;
+	}
+
+}

@@ -1,0 +1,353 @@
+package io.github.delayqueue.runtime.consumer;
+
+import java.util.Comparator;
+import java.util.List;
+import java.util.PriorityQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
+
+import io.github.delayqueue.listener.ListenerSettings;
+import io.github.delayqueue.runtime.support.OutageLog;
+import io.github.delayqueue.runtime.support.TopicRepair;
+import io.github.delayqueue.store.ClaimResult;
+import io.github.delayqueue.store.RedisMessageStore;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Claims a topic's ready messages for its consumer, as many as it has free handler slots
+ * ({@code concurrency + prefetch}), and hands them over: a due message at once, one the broker made
+ * ready ahead of its due time (the lookahead) when it falls due by the Redis clock, holding it
+ * meanwhile without a slot. It has no thread of its own: a claim runs on the shared scheduler when
+ * something may have become claimable (a wake-up signal, a slot freed, the idle check) and again at
+ * once while messages keep coming. A claim that fails is sent again, with the same lease token,
+ * after a backoff: it returns what it leased if it had run. An {@link Error} stops it for good, and
+ * the topic's listener is then reported as stopped.
+ */
+final class Fetcher {
+
+	private static final Log logger = LogFactory.getLog(Fetcher.class);
+
+	/** Most messages held here until their due time. */
+	static final int MAX_HELD = 1000;
+
+	private static final long MAX_OUTAGE_BACKOFF_MILLIS = 5_000;
+
+	private final String topic;
+
+	private final String consumerId = RedisMessageStore.newToken();
+
+	private final RedisMessageStore store;
+
+	private final ListenerSettings settings;
+
+	private final ScheduledExecutorService scheduler;
+
+	private final Dispatcher dispatcher;
+
+	private final LeaseKeeper leases;
+
+	private final OutageLog outageLog;
+
+	private final AtomicInteger freeSlots;
+
+	private final AtomicInteger held = new AtomicInteger();
+
+	/** Messages held until their due time, earliest first; guards the fields below it. */
+	private final PriorityQueue<HeldMessage> heldMessages = new PriorityQueue<>(
+			Comparator.comparingLong(HeldMessage::dueNanos).thenComparingLong(HeldMessage::order));
+
+	private @Nullable ScheduledFuture<?> heldRelease;
+
+	private long heldReleaseNanos;
+
+	private long holds;
+
+	private final AtomicBoolean requested = new AtomicBoolean();
+
+	private final AtomicBoolean active = new AtomicBoolean();
+
+	/** Held while a claim is on its way, so that stopping can wait for what it claims. */
+	private final ReentrantLock claiming = new ReentrantLock();
+
+	private volatile boolean running;
+
+	private volatile boolean dead;
+
+	private @Nullable ScheduledFuture<?> nextCheck;
+
+	/** A claim that failed, to be sent again as it was; only touched by the active fetch. */
+	private @Nullable ClaimRequest failed;
+
+	private long claims;
+
+	private long outageBackoffMillis;
+
+	Fetcher(String topic, RedisMessageStore store, ListenerSettings settings, ScheduledExecutorService scheduler,
+			Dispatcher dispatcher, LeaseKeeper leases, OutageLog outageLog) {
+		this.topic = topic;
+		this.store = store;
+		this.settings = settings;
+		this.scheduler = scheduler;
+		this.dispatcher = dispatcher;
+		this.leases = leases;
+		this.outageLog = outageLog;
+		this.freeSlots = new AtomicInteger(settings.concurrency() + settings.prefetch());
+	}
+
+	void start() {
+		this.running = true;
+		request();
+	}
+
+	/** Stops claiming; a claim on its way finishes (see {@link #awaitClaimInProgress(long)}). */
+	void stop() {
+		this.running = false;
+		synchronized (this) {
+			if (this.nextCheck != null) {
+				this.nextCheck.cancel(false);
+			}
+		}
+		synchronized (this.heldMessages) {
+			if (this.heldRelease != null) {
+				this.heldRelease.cancel(false);
+			}
+		}
+	}
+
+	/**
+	 * Waits for a claim on its way, so that what it claims is handed back with the rest.
+	 * @param deadlineNanos the {@link System#nanoTime()} to wait until at most
+	 */
+	void awaitClaimInProgress(long deadlineNanos) {
+		try {
+			if (this.claiming.tryLock(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+				this.claiming.unlock();
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	/** @return whether it is claiming: started, not stopped, and not stopped by an error */
+	boolean isAlive() {
+		return this.running && !this.dead;
+	}
+
+	/** Something may have become claimable: a wake-up signal, or messages made ready here. */
+	void wake() {
+		request();
+	}
+
+	/** A handler finished a message that held a slot. */
+	void slotFreed() {
+		this.freeSlots.incrementAndGet();
+		request();
+	}
+
+	private void request() {
+		if (!this.running) {
+			return;
+		}
+		this.requested.set(true);
+		if (this.active.compareAndSet(false, true)) {
+			submit();
+		}
+	}
+
+	private void submit() {
+		try {
+			this.scheduler.execute(this::fetch);
+		}
+		catch (RejectedExecutionException ex) {
+			// The runtime is stopping.
+			this.active.set(false);
+		}
+	}
+
+	private void fetch() {
+		try {
+			while (this.running && !this.dead && this.requested.getAndSet(false)) {
+				claimAndHandOver();
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.error("Topic '" + this.topic + "': claiming failed unexpectedly, trying again", ex);
+			checkAgainIn(MAX_OUTAGE_BACKOFF_MILLIS);
+		}
+		catch (Error ex) {
+			this.dead = true;
+			logger.error("Topic '" + this.topic + "': the listener stopped claiming after an error; restart or resume"
+					+ " it to consume again", ex);
+			throw ex;
+		}
+		finally {
+			this.active.set(false);
+		}
+		if (this.running && !this.dead && this.requested.get() && this.active.compareAndSet(false, true)) {
+			submit();
+		}
+	}
+
+	private void claimAndHandOver() {
+		ClaimRequest request = this.failed;
+		if (request == null) {
+			int wanted = this.freeSlots.getAndSet(0);
+			if (wanted == 0) {
+				return;
+			}
+			request = new ClaimRequest(this.consumerId + "." + (++this.claims), wanted,
+					Math.max(0, MAX_HELD - this.held.get()));
+		}
+		ClaimResult result;
+		List<InFlightMessage> claimed;
+		this.claiming.lock();
+		try {
+			if (!this.running) {
+				this.freeSlots.addAndGet(request.wanted());
+				return;
+			}
+			result = this.store.claim(this.topic, this.consumerId, request.token(), request.wanted(),
+					request.earlyLimit(), this.settings.visibilityTimeout());
+			claimed = result.messages().stream().map(InFlightMessage::new).toList();
+			claimed.forEach(this.leases::keep);
+			this.failed = null;
+			this.outageLog.succeeded();
+			this.outageBackoffMillis = 0;
+		}
+		catch (RuntimeException ex) {
+			// The claim may have run and lost its reply: the same request (same token) goes again and
+			// returns what it leased then. Its slots stay taken meanwhile.
+			this.failed = request;
+			TopicRepair.failed(this.store, this.topic, ex, this.outageLog);
+			this.outageBackoffMillis = Math.min(MAX_OUTAGE_BACKOFF_MILLIS, Math.max(100, this.outageBackoffMillis * 2));
+			checkAgainIn(this.outageBackoffMillis);
+			return;
+		}
+		finally {
+			this.claiming.unlock();
+		}
+		int due = handOver(claimed);
+		this.freeSlots.addAndGet(request.wanted() - due);
+		if (result.more() || due == request.wanted()) {
+			this.requested.set(true);
+		}
+		else {
+			checkAgainIn(this.settings.idleCheckInterval().toMillis());
+		}
+	}
+
+	/** @return how many of the messages were due, and so took a slot */
+	private int handOver(List<InFlightMessage> claimed) {
+		int due = 0;
+		for (InFlightMessage message : claimed) {
+			long dueInMicros = message.claimed().dueInMicros();
+			if (dueInMicros > 0) {
+				hold(message, dueInMicros);
+			}
+			else {
+				due++;
+				this.dispatcher.dispatch(message, true);
+			}
+		}
+		return due;
+	}
+
+	/**
+	 * Keeps a message the broker made ready before its due time until then; it is in flight here
+	 * meanwhile (leased, extended, handed back at shutdown) but takes no handler slot. Held messages
+	 * are handed over in due order, and in claim order within the same due time, by one task at a
+	 * time.
+	 */
+	private void hold(InFlightMessage message, long dueInMicros) {
+		synchronized (this.heldMessages) {
+			this.heldMessages.add(new HeldMessage(System.nanoTime() + dueInMicros * 1000, this.holds++, message));
+			this.held.incrementAndGet();
+			HeldMessage head = this.heldMessages.peek();
+			if (head != null && (this.heldRelease == null || head.dueNanos() - this.heldReleaseNanos < 0)) {
+				scheduleRelease(head.dueNanos());
+			}
+		}
+	}
+
+	private void releaseDueHeldMessages() {
+		boolean wasFull;
+		synchronized (this.heldMessages) {
+			this.heldRelease = null;
+			wasFull = this.held.get() >= MAX_HELD;
+			long now = System.nanoTime();
+			HeldMessage head;
+			while (this.running && (head = this.heldMessages.peek()) != null && head.dueNanos() - now <= 0) {
+				this.heldMessages.poll();
+				this.held.decrementAndGet();
+				this.dispatcher.dispatch(head.message(), false);
+			}
+			// Else stopping: the lease keeper hands the held messages back.
+			head = this.heldMessages.peek();
+			if (this.running && head != null) {
+				scheduleRelease(head.dueNanos());
+			}
+		}
+		if (wasFull) {
+			request();
+		}
+	}
+
+	private void scheduleRelease(long dueNanos) {
+		if (this.heldRelease != null) {
+			this.heldRelease.cancel(false);
+		}
+		try {
+			this.heldRelease = this.scheduler.schedule(this::releaseDueHeldMessages,
+					Math.max(0, dueNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+			this.heldReleaseNanos = dueNanos;
+		}
+		catch (RejectedExecutionException ex) {
+			// Stopping: the lease keeper hands the held messages back.
+			this.heldRelease = null;
+		}
+	}
+
+	private synchronized void checkAgainIn(long millis) {
+		if (!this.running) {
+			return;
+		}
+		if (this.nextCheck != null) {
+			this.nextCheck.cancel(false);
+		}
+		try {
+			this.nextCheck = this.scheduler.schedule(this::request, millis, TimeUnit.MILLISECONDS);
+		}
+		catch (RejectedExecutionException ex) {
+			// The runtime is stopping.
+		}
+	}
+
+	/** Hands claimed messages to handlers. */
+	interface Dispatcher {
+
+		/**
+		 * Runs the message's handler.
+		 * @param message the message
+		 * @param holdsSlot whether it took a handler slot, to be freed when its handler is done
+		 */
+		void dispatch(InFlightMessage message, boolean holdsSlot);
+
+	}
+
+	/** A message held until its due time, by this JVM's clock. */
+	private record HeldMessage(long dueNanos, long order, InFlightMessage message) {
+	}
+
+	/** One claim request: sent again with the same token until it gets an answer. */
+	private record ClaimRequest(String token, int wanted, int earlyLimit) {
+	}
+
+}

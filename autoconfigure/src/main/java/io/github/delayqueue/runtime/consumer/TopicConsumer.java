@@ -1,0 +1,162 @@
+package io.github.delayqueue.runtime.consumer;
+
+import java.time.Duration;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+import io.github.delayqueue.convert.PayloadConverter;
+import io.github.delayqueue.listener.DelayListenerEndpoint;
+import io.github.delayqueue.listener.ListenerSettings;
+import io.github.delayqueue.metrics.DelayQueueMetrics;
+import io.github.delayqueue.observation.DelayQueueReceiverObservationConvention;
+import io.github.delayqueue.runtime.support.OutageLog;
+import io.github.delayqueue.store.RedisMessageStore;
+import io.micrometer.observation.ObservationRegistry;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
+
+/**
+ * Consumes one topic for one {@link DelayListenerEndpoint}, and wires the parts that do it: the
+ * {@link Fetcher} claims on the shared scheduler, handler threads run the {@link DeliveryHandler},
+ * {@link Settlement} ends each lease once, the {@link LeaseKeeper} extends leases and hands
+ * unfinished messages back, and the {@link AckBatcher} acknowledges in batches. Its only threads
+ * are its handlers', started when messages come and gone again after a minute idle.
+ */
+public final class TopicConsumer {
+
+	private static final Log logger = LogFactory.getLog(TopicConsumer.class);
+
+	/** Time left to send queued acknowledgements when stopping, even past the shutdown timeout. */
+	private static final long ACK_GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+	private static final long IDLE_HANDLER_SECONDS = 60;
+
+	private final DelayListenerEndpoint endpoint;
+
+	private final ListenerSettings settings;
+
+	private final ThreadPoolExecutor handlers;
+
+	private final AckBatcher acks;
+
+	private final LeaseKeeper leases;
+
+	private final DeliveryHandler deliveries;
+
+	private final Fetcher fetcher;
+
+	private final ScheduledExecutorService scheduler;
+
+	/**
+	 * Creates a consumer.
+	 * @param endpoint the listener method and its settings
+	 * @param store the Redis store
+	 * @param converter the payload converter
+	 * @param scheduler the shared scheduler, for claims, held messages, lease extension and
+	 * acknowledgements
+	 * @param metrics where deliveries and outcomes are reported
+	 * @param observationRegistry the registry of the receiver observations
+	 * @param observationConvention a convention for the receiver observations, or {@code null} for
+	 * the default one
+	 */
+	public TopicConsumer(DelayListenerEndpoint endpoint, RedisMessageStore store, PayloadConverter converter,
+			ScheduledExecutorService scheduler, DelayQueueMetrics metrics, ObservationRegistry observationRegistry,
+			@Nullable DelayQueueReceiverObservationConvention observationConvention) {
+		String topic = endpoint.topic();
+		this.endpoint = endpoint;
+		this.settings = endpoint.settings();
+		this.scheduler = scheduler;
+		CustomizableThreadFactory threads = new CustomizableThreadFactory("delay-queue-" + topic + "-");
+		threads.setDaemon(true);
+		this.handlers = new ThreadPoolExecutor(this.settings.concurrency(), this.settings.concurrency(),
+				IDLE_HANDLER_SECONDS, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), threads);
+		this.handlers.allowCoreThreadTimeOut(true);
+		OutageLog outageLog = new OutageLog("listener of topic '" + topic + "'");
+		this.acks = new AckBatcher(topic, store, scheduler);
+		Settlement settlement = new Settlement(topic, store, this.acks);
+		this.leases = new LeaseKeeper(topic, store, this.settings.visibilityTimeout(), this.settings.maxHandlingTime(),
+				settlement, outageLog);
+		this.deliveries = new DeliveryHandler(endpoint, converter, settlement, metrics, observationRegistry,
+				observationConvention);
+		this.fetcher = new Fetcher(topic, store, this.settings, scheduler, this::dispatch, this.leases, outageLog);
+	}
+
+	/** @return the topic */
+	public String topic() {
+		return this.endpoint.topic();
+	}
+
+	/** Starts claiming. */
+	public void start() {
+		this.leases.start(this.scheduler);
+		this.fetcher.start();
+		logger.info("Listening to topic '" + topic() + "' with " + this.endpoint.describe() + " (concurrency "
+				+ this.settings.concurrency() + ", max attempts " + this.settings.maxAttempts() + ")");
+	}
+
+	/** Stops claiming new messages; handlers already running go on. */
+	public void stopClaiming() {
+		this.fetcher.stop();
+	}
+
+	/**
+	 * Lets running handlers finish until the deadline, then hands every message still unfinished
+	 * back to the ready list at once and sends the acknowledgements still queued. Call
+	 * {@link #stopClaiming()} first.
+	 * @param deadlineNanos the {@link System#nanoTime()} by which to be done
+	 */
+	public void finishStopping(long deadlineNanos) {
+		this.fetcher.awaitClaimInProgress(deadlineNanos);
+		this.handlers.shutdown();
+		try {
+			this.handlers.awaitTermination(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		this.leases.handBackUnfinished();
+		this.handlers.shutdownNow();
+		this.acks.flushNow(Math.max(deadlineNanos, System.nanoTime() + ACK_GRACE_NANOS));
+	}
+
+	/** @return how long stopping waits for running handlers */
+	public Duration shutdownTimeout() {
+		return this.settings.shutdownTimeout();
+	}
+
+	/** @return whether it is claiming: started, not stopped, and not stopped by an error */
+	public boolean isAlive() {
+		return this.fetcher.isAlive();
+	}
+
+	/** Claims at once, e.g. because a broker made messages ready. */
+	public void wake() {
+		this.fetcher.wake();
+	}
+
+	private void dispatch(InFlightMessage message, boolean holdsSlot) {
+		try {
+			this.handlers.execute(() -> {
+				try {
+					this.deliveries.handle(message);
+				}
+				finally {
+					this.leases.release(message);
+					if (holdsSlot) {
+						this.fetcher.slotFreed();
+					}
+				}
+			});
+		}
+		catch (RejectedExecutionException ex) {
+			// Stopping: the message stays with the lease keeper, which hands it back.
+		}
+	}
+
+}

@@ -1,0 +1,66 @@
+package io.github.delayqueue.runtime;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.listener.DelayListener;
+import io.github.delayqueue.testsupport.QueueContexts;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The runtime's threads: a few shared ones however many topics listen, which keep an application
+ * whose only work is its listeners running, and handler threads only while there is work.
+ */
+class DelayQueueRuntimeTests {
+
+	@Test
+	void runningListenersKeepTheJvmAliveWithNonDaemonSchedulerThreads() {
+		QueueContexts.runner(QueueContexts.uniquePrefix()).withBean(Notes.class).run((context) -> {
+			context.getBean(DelayQueueTemplate.class).send("notes", "hello", Duration.ZERO);
+			await().atMost(Duration.ofSeconds(10)).until(() -> context.getBean(Notes.class).received.contains("hello"));
+			assertThat(threads("delay-queue-scheduler-")).isNotEmpty().noneMatch(Thread::isDaemon);
+		});
+		await().atMost(Duration.ofSeconds(10)).until(() -> threads("delay-queue-scheduler-").isEmpty());
+	}
+
+	@Test
+	void manyTopicsShareTheSchedulerThreads() {
+		QueueContexts.runner(QueueContexts.uniquePrefix()).withBean(Notes.class).withBean(Orders.class)
+			.run((context) -> {
+				int schedulerThreads = Math.max(4, 4 * Runtime.getRuntime().availableProcessors());
+				assertThat(threads("delay-queue-scheduler-")).hasSizeLessThanOrEqualTo(schedulerThreads);
+				assertThat(threads("delay-queue-orders-")).as("no handler thread before there is work").isEmpty();
+			});
+	}
+
+	private static List<Thread> threads(String prefix) {
+		return Thread.getAllStackTraces().keySet().stream()
+			.filter((thread) -> thread.getName().startsWith(prefix) && thread.isAlive())
+			.toList();
+	}
+
+	static class Notes {
+
+		final List<String> received = new CopyOnWriteArrayList<>();
+
+		@DelayListener(topic = "notes")
+		void on(String payload) {
+			this.received.add(payload);
+		}
+
+	}
+
+	static class Orders {
+
+		@DelayListener(topic = "orders")
+		void on(String payload) {
+		}
+
+	}
+
+}
