@@ -9,12 +9,15 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
 
 /**
- * Configuration properties of the delay queue.
+ * Configuration properties of the delay queue. They validate themselves when bound, so that a
+ * value that cannot work fails the startup with a message naming the property.
  */
 @ConfigurationProperties("delay-queue")
-public class DelayQueueProperties {
+public class DelayQueueProperties implements Validator {
 
 	/**
 	 * Whether to auto-configure the delay queue.
@@ -23,6 +26,7 @@ public class DelayQueueProperties {
 
 	/**
 	 * Prefix of every Redis key the queue writes; a topic's keys are "<prefix>:{<topic>}:<kind>".
+	 * At most 100 characters, without braces, whitespace or control characters.
 	 */
 	private String keyPrefix = "dq";
 
@@ -100,19 +104,31 @@ public class DelayQueueProperties {
 		return this.topics;
 	}
 
+	@Override
+	public boolean supports(Class<?> type) {
+		return DelayQueueProperties.class.isAssignableFrom(type);
+	}
+
+	@Override
+	public void validate(Object target, Errors errors) {
+		DelayQueuePropertiesValidation.validate((DelayQueueProperties) target, errors);
+	}
+
 	/**
 	 * Defaults for every {@code @DelayListener}.
 	 */
 	public static class Listener {
 
 		/**
-		 * How many messages of one topic an application handles at once.
+		 * How many messages of one topic an application handles at once; with the prefetch at
+		 * most 1000.
 		 */
 		private int concurrency = 1;
 
 		/**
 		 * How many claimed messages may wait in this application for a free handler thread; more
 		 * raises throughput and, when handlers are slow, the lateness of the messages waiting.
+		 * With the concurrency at most 1000.
 		 */
 		private int prefetch;
 
@@ -422,7 +438,8 @@ public class DelayQueueProperties {
 	public static class Topic {
 
 		/**
-		 * How many messages of this topic an application handles at once.
+		 * How many messages of this topic an application handles at once; with the prefetch at
+		 * most 1000.
 		 */
 		private @Nullable Integer concurrency;
 
