@@ -64,7 +64,8 @@ public final class DelayQueueActuatorAutoConfiguration {
 				case OUT_OF_SERVICE -> Status.OUT_OF_SERVICE;
 				case DOWN -> Status.DOWN;
 			};
-			return new DelayQueueHealthIndicator(store, registry, health.getMaxLateness(), latenessStatus);
+			return new DelayQueueHealthIndicator(store, registry, health.getMaxLateness(), latenessStatus,
+					health.getTimeout());
 		}
 
 	}

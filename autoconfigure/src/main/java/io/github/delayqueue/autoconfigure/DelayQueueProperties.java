@@ -569,6 +569,20 @@ public class DelayQueueProperties implements Validator {
 		 */
 		private LatenessStatus latenessStatus = LatenessStatus.OUT_OF_SERVICE;
 
+		/**
+		 * Longest time the health contributor waits for Redis, whatever the Redis client's own
+		 * command timeout is; past it the health is DOWN.
+		 */
+		private Duration timeout = Duration.ofSeconds(2);
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
 		public @Nullable Duration getMaxLateness() {
 			return this.maxLateness;
 		}

@@ -27,6 +27,10 @@ final class DelayQueuePropertiesValidation {
 
 	static void validate(DelayQueueProperties properties, Errors errors) {
 		validateKeyPrefix(properties.getKeyPrefix(), errors);
+		if (properties.getHealth().getTimeout().toMillis() < 1) {
+			errors.rejectValue("health.timeout", "invalid",
+					"delay-queue.health.timeout must be positive, but was " + properties.getHealth().getTimeout());
+		}
 		DelayQueueProperties.Listener listener = properties.getListener();
 		boolean prefetchValid = validatePrefetch(listener.getPrefetch(), errors);
 		validateConcurrency("listener.concurrency", "delay-queue.listener.concurrency", listener.getConcurrency(),
