@@ -36,6 +36,13 @@ public class DelayQueueProperties implements Validator {
 	private DataSize maxPayloadSize = DataSize.ofMegabytes(1);
 
 	/**
+	 * Longest wait of the Redis client between two attempts to reconnect after Redis was lost, so
+	 * that the queue recovers soon after Redis is back. Applies when Spring Boot builds the Lettuce
+	 * client resources; zero or negative leaves the client's own backoff (up to 30 seconds).
+	 */
+	private Duration redisReconnectMaxDelay = Duration.ofSeconds(1);
+
+	/**
 	 * Defaults for every @DelayListener.
 	 */
 	private final Listener listener = new Listener();
@@ -82,6 +89,14 @@ public class DelayQueueProperties implements Validator {
 
 	public void setMaxPayloadSize(DataSize maxPayloadSize) {
 		this.maxPayloadSize = maxPayloadSize;
+	}
+
+	public Duration getRedisReconnectMaxDelay() {
+		return this.redisReconnectMaxDelay;
+	}
+
+	public void setRedisReconnectMaxDelay(Duration redisReconnectMaxDelay) {
+		this.redisReconnectMaxDelay = redisReconnectMaxDelay;
 	}
 
 	public Listener getListener() {
