@@ -6,6 +6,15 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.ListenerState;
@@ -23,8 +32,16 @@ import org.springframework.boot.health.contributor.Status;
  * default {@code OUT_OF_SERVICE}) when a topic's oldest waiting message is later than that. Its
  * details give, for each topic with a listener here, the listener's state and the topic's counts.
  * It reads one small script per such topic and never scans Redis.
+ * <p>
+ * It answers within a timeout of its own, whatever the Redis client's command timeout is: the
+ * check runs on one of two daemon threads, and is {@code DOWN} when Redis has not answered in time
+ * or when both threads are still busy with earlier checks. Close it to stop those threads.
  */
-public class DelayQueueHealthIndicator extends AbstractHealthIndicator {
+public class DelayQueueHealthIndicator extends AbstractHealthIndicator implements AutoCloseable {
+
+	private static final int CHECK_THREADS = 2;
+
+	private static final long IDLE_THREAD_SECONDS = 60;
 
 	private final RedisMessageStore store;
 
@@ -34,29 +51,75 @@ public class DelayQueueHealthIndicator extends AbstractHealthIndicator {
 
 	private final Status latenessStatus;
 
+	private final Duration timeout;
+
+	private final ThreadPoolExecutor checks;
+
 	/**
 	 * Creates the health contributor.
 	 * @param store the Redis store
 	 * @param runtime the listeners of this application
 	 * @param maxLateness how late a topic's oldest waiting message may be, or {@code null} for no limit
 	 * @param latenessStatus the status when a topic is later than that
+	 * @param timeout how long to wait for Redis before reporting {@code DOWN}
 	 */
 	public DelayQueueHealthIndicator(RedisMessageStore store, DelayQueueRuntime runtime,
-			@Nullable Duration maxLateness, Status latenessStatus) {
+			@Nullable Duration maxLateness, Status latenessStatus, Duration timeout) {
 		super("Delay queue health check failed");
 		this.store = store;
 		this.runtime = runtime;
 		this.maxLateness = maxLateness;
 		this.latenessStatus = latenessStatus;
+		this.timeout = timeout;
+		this.checks = new ThreadPoolExecutor(0, CHECK_THREADS, IDLE_THREAD_SECONDS, TimeUnit.SECONDS,
+				new SynchronousQueue<>(), daemonThreads());
+	}
+
+	private static ThreadFactory daemonThreads() {
+		AtomicInteger count = new AtomicInteger();
+		return (task) -> {
+			Thread thread = new Thread(task, "delay-queue-health-" + count.incrementAndGet());
+			thread.setDaemon(true);
+			return thread;
+		};
 	}
 
 	@Override
-	protected void doHealthCheck(Health.Builder builder) {
+	protected void doHealthCheck(Health.Builder builder) throws Exception {
+		Future<Health> check;
+		try {
+			check = this.checks.submit(this::check);
+		}
+		catch (RejectedExecutionException ex) {
+			builder.down().withDetail("error", "Earlier health checks are still waiting for Redis");
+			return;
+		}
+		try {
+			Health health = check.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
+			builder.status(health.getStatus()).withDetails(health.getDetails());
+		}
+		catch (TimeoutException ex) {
+			check.cancel(true);
+			builder.down()
+				.withDetail("error", "Redis did not answer within " + this.timeout.toMillis()
+						+ " ms (delay-queue.health.timeout)");
+		}
+		catch (ExecutionException ex) {
+			throw (ex.getCause() instanceof Exception cause) ? cause : ex;
+		}
+		catch (InterruptedException ex) {
+			check.cancel(true);
+			Thread.currentThread().interrupt();
+			throw ex;
+		}
+	}
+
+	private Health check() {
+		Health.Builder builder = new Health.Builder();
 		Map<String, ListenerState> listeners = this.runtime.getListenerStates();
 		if (listeners.isEmpty()) {
 			this.store.ping();
-			builder.up();
-			return;
+			return builder.up().build();
 		}
 		boolean listenersStarted = this.runtime.isRunning();
 		Map<String, Map<String, Object>> topics = new LinkedHashMap<>();
@@ -92,7 +155,15 @@ public class DelayQueueHealthIndicator extends AbstractHealthIndicator {
 		if (!late.isEmpty()) {
 			builder.withDetail("late", late).withDetail("maxLateness", String.valueOf(this.maxLateness));
 		}
-		builder.withDetail("topics", topics);
+		return builder.withDetail("topics", topics).build();
+	}
+
+	/**
+	 * Stops the threads that run the checks; a check still waiting for Redis is interrupted.
+	 */
+	@Override
+	public void close() {
+		this.checks.shutdownNow();
 	}
 
 }

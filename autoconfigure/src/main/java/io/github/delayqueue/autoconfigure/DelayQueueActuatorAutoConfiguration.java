@@ -64,7 +64,8 @@ public final class DelayQueueActuatorAutoConfiguration {
 				case OUT_OF_SERVICE -> Status.OUT_OF_SERVICE;
 				case DOWN -> Status.DOWN;
 			};
-			return new DelayQueueHealthIndicator(store, runtime, health.getMaxLateness(), latenessStatus);
+			return new DelayQueueHealthIndicator(store, runtime, health.getMaxLateness(), latenessStatus,
+					health.getTimeout());
 		}
 
 	}

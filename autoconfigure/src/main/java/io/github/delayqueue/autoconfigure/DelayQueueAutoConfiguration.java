@@ -1,5 +1,8 @@
 package io.github.delayqueue.autoconfigure;
 
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
 import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.convert.JsonPayloadConverter;
 import io.github.delayqueue.convert.PayloadConverter;
@@ -16,6 +19,8 @@ import io.github.delayqueue.observation.DelayQueueSenderObservationConvention;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.RedisSettingsCheck;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.Delay;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
@@ -28,6 +33,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.data.redis.autoconfigure.ClientResourcesBuilderCustomizer;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -51,8 +57,7 @@ public final class DelayQueueAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	RedisMessageStore delayQueueMessageStore(RedisConnectionFactory connectionFactory, DelayQueueProperties properties) {
-		return new RedisMessageStore(connectionFactory, properties.getKeyPrefix(),
-				properties.getProducer().getSendTimeout());
+		return new RedisMessageStore(connectionFactory, properties.getKeyPrefix());
 	}
 
 	@Bean
@@ -124,6 +129,28 @@ public final class DelayQueueAutoConfiguration {
 			DelayQueueProperties.Metrics metrics = properties.getMetrics();
 			return new MicrometerDelayQueueMetrics(meterRegistry, metrics.getLatenessPercentiles(),
 					metrics.isLatenessHistogram(), store, metrics.getGaugeRefreshInterval());
+		}
+
+	}
+
+	/**
+	 * Caps the reconnect backoff of the Lettuce client when Spring Boot builds its
+	 * {@link ClientResources}, so that the queue recovers soon after Redis is back.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass({ ClientResources.class, ClientResourcesBuilderCustomizer.class })
+	static class LettuceReconnectConfiguration {
+
+		private static final Duration MIN_RECONNECT_DELAY = Duration.ofMillis(1);
+
+		@Bean
+		ClientResourcesBuilderCustomizer delayQueueRedisReconnectDelay(DelayQueueProperties properties) {
+			Duration maxDelay = properties.getRedisReconnectMaxDelay();
+			return (builder) -> {
+				if (maxDelay.compareTo(MIN_RECONNECT_DELAY) >= 0) {
+					builder.reconnectDelay(Delay.exponential(MIN_RECONNECT_DELAY, maxDelay, 2, TimeUnit.MILLISECONDS));
+				}
+			};
 		}
 
 	}

@@ -9,12 +9,15 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
 
 /**
- * Configuration properties of the delay queue.
+ * Configuration properties of the delay queue. They validate themselves when bound, so that a
+ * value that cannot work fails the startup with a message naming the property.
  */
 @ConfigurationProperties("delay-queue")
-public class DelayQueueProperties {
+public class DelayQueueProperties implements Validator {
 
 	/**
 	 * Whether to auto-configure the delay queue.
@@ -23,6 +26,7 @@ public class DelayQueueProperties {
 
 	/**
 	 * Prefix of every Redis key the queue writes; a topic's keys are "<prefix>:{<topic>}:<kind>".
+	 * At most 100 characters, without braces, whitespace or control characters.
 	 */
 	private String keyPrefix = "dq";
 
@@ -30,6 +34,13 @@ public class DelayQueueProperties {
 	 * Largest payload that send accepts, measured after conversion to bytes.
 	 */
 	private DataSize maxPayloadSize = DataSize.ofMegabytes(1);
+
+	/**
+	 * Longest wait of the Redis client between two attempts to reconnect after Redis was lost, so
+	 * that the queue recovers soon after Redis is back. Applies when Spring Boot builds the Lettuce
+	 * client resources; zero or negative leaves the client's own backoff (up to 30 seconds).
+	 */
+	private Duration redisReconnectMaxDelay = Duration.ofSeconds(1);
 
 	/**
 	 * Defaults for every @DelayListener.
@@ -80,6 +91,14 @@ public class DelayQueueProperties {
 		this.maxPayloadSize = maxPayloadSize;
 	}
 
+	public Duration getRedisReconnectMaxDelay() {
+		return this.redisReconnectMaxDelay;
+	}
+
+	public void setRedisReconnectMaxDelay(Duration redisReconnectMaxDelay) {
+		this.redisReconnectMaxDelay = redisReconnectMaxDelay;
+	}
+
 	public Listener getListener() {
 		return this.listener;
 	}
@@ -100,19 +119,31 @@ public class DelayQueueProperties {
 		return this.topics;
 	}
 
+	@Override
+	public boolean supports(Class<?> type) {
+		return DelayQueueProperties.class.isAssignableFrom(type);
+	}
+
+	@Override
+	public void validate(Object target, Errors errors) {
+		DelayQueuePropertiesValidation.validate((DelayQueueProperties) target, errors);
+	}
+
 	/**
 	 * Defaults for every {@code @DelayListener}.
 	 */
 	public static class Listener {
 
 		/**
-		 * How many messages of one topic an application handles at once.
+		 * How many messages of one topic an application handles at once; with the prefetch at
+		 * most 1000.
 		 */
 		private int concurrency = 1;
 
 		/**
 		 * How many claimed messages may wait in this application for a free handler thread; more
 		 * raises throughput and, when handlers are slow, the lateness of the messages waiting.
+		 * With the concurrency at most 1000.
 		 */
 		private int prefetch;
 
@@ -423,7 +454,8 @@ public class DelayQueueProperties {
 	public static class Topic {
 
 		/**
-		 * How many messages of this topic an application handles at once.
+		 * How many messages of this topic an application handles at once; with the prefetch at
+		 * most 1000.
 		 */
 		private @Nullable Integer concurrency;
 
@@ -552,6 +584,20 @@ public class DelayQueueProperties {
 		 * Health status reported when a topic's oldest waiting message is later than max-lateness.
 		 */
 		private LatenessStatus latenessStatus = LatenessStatus.OUT_OF_SERVICE;
+
+		/**
+		 * Longest time the health contributor waits for Redis, whatever the Redis client's own
+		 * command timeout is; past it the health is DOWN.
+		 */
+		private Duration timeout = Duration.ofSeconds(2);
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
 
 		public @Nullable Duration getMaxLateness() {
 			return this.maxLateness;

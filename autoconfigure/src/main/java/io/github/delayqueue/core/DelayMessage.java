@@ -128,7 +128,8 @@ public final class DelayMessage {
 		/**
 		 * Sets the message id. Sending an id that is still pending or in flight is a no-op reported
 		 * as a duplicate.
-		 * @param id at most {@value DelayMessage#MAX_ID_LENGTH} characters, not blank
+		 * @param id at most {@value DelayMessage#MAX_ID_LENGTH} characters, not blank, without control
+		 * characters or unpaired surrogates
 		 * @return this builder
 		 */
 		public Builder id(String id) {
@@ -181,13 +182,7 @@ public final class DelayMessage {
 				throw new InvalidMessageException("Payload for topic '" + this.topic + "' must not be null");
 			}
 			if (this.id != null) {
-				if (this.id.isBlank()) {
-					throw new InvalidMessageException("Message id must not be blank");
-				}
-				if (this.id.length() > MAX_ID_LENGTH) {
-					throw new InvalidMessageException("Message id must be at most " + MAX_ID_LENGTH
-							+ " characters, but has " + this.id.length());
-				}
+				MessageIds.requireValid(this.id);
 			}
 			if (this.delay != null && this.dueAt != null) {
 				throw new InvalidMessageException("Set either a delay or a due time, not both");

@@ -246,7 +246,7 @@ public class DelayQueueTemplate {
 	 */
 	public boolean cancel(String topic, String messageId) {
 		Topics.requireValid(topic);
-		requireId(messageId);
+		MessageIds.requireValid(messageId);
 		boolean cancelled = this.store.cancel(topic, messageId);
 		if (cancelled) {
 			this.metrics.cancelled(topic);
@@ -267,7 +267,7 @@ public class DelayQueueTemplate {
 	 */
 	public boolean reschedule(String topic, String messageId, Duration delay) {
 		Topics.requireValid(topic);
-		requireId(messageId);
+		MessageIds.requireValid(messageId);
 		DelayMessage.checkDelay(delay);
 		long due = this.store.reschedule(topic, messageId, delay);
 		if (due >= 0) {
@@ -340,16 +340,6 @@ public class DelayQueueTemplate {
 
 	private static Instant estimatedDueAt(NewMessage message) {
 		return message.relative() ? Instant.now().plusMillis(message.when()) : Instant.ofEpochMilli(message.when());
-	}
-
-	private static void requireId(String messageId) {
-		if (messageId == null || messageId.isBlank()) {
-			throw new InvalidMessageException("Message id must not be null or blank");
-		}
-		if (messageId.length() > DelayMessage.MAX_ID_LENGTH) {
-			throw new InvalidMessageException("Message id must be at most " + DelayMessage.MAX_ID_LENGTH
-					+ " characters, but has " + messageId.length());
-		}
 	}
 
 	private static void logSent(String topic, SendResult result) {

@@ -2,9 +2,12 @@ package io.github.delayqueue.actuate;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 import io.github.delayqueue.autoconfigure.DelayQueueActuatorAutoConfiguration;
 import io.github.delayqueue.core.DelayQueueTemplate;
@@ -24,6 +27,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -81,6 +85,59 @@ class DelayQueueHealthIndicatorTests {
 				await().atMost(Duration.ofSeconds(30)).until(() -> health(context).getStatus().equals(Status.UP));
 			});
 		}
+	}
+
+	@Test
+	void downWithinItsOwnTimeoutWhenRedisStopsAnsweringAndTheClientHasNoCommandTimeout() {
+		Assumptions.assumeTrue(TestRedis.canStartPrivateServer(), "needs a redis-server binary");
+		try (RedisServerProcess redis = TestRedis.startPrivateServer()) {
+			runner(redis.springProperties()).withPropertyValues("delay-queue.health.timeout=1s").run((context) -> {
+				assertThat(health(context).getStatus()).isEqualTo(Status.UP);
+
+				redis.stop();
+				Health health = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> health(context));
+				assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+				assertThat(health.getDetails()).containsEntry("error",
+						"Redis did not answer within 1000 ms (delay-queue.health.timeout)");
+
+				redis.start();
+			});
+		}
+	}
+
+	@Test
+	void downAtOnceWhileEarlierChecksStillWaitForRedis() {
+		Assumptions.assumeTrue(TestRedis.canStartPrivateServer(), "needs a redis-server binary");
+		try (RedisServerProcess redis = TestRedis.startPrivateServer()) {
+			runner(redis.springProperties()).withPropertyValues("delay-queue.health.timeout=20s").run((context) -> {
+				redis.stop();
+				ExecutorService callers = Executors.newFixedThreadPool(2);
+				try {
+					callers.submit(() -> health(context));
+					callers.submit(() -> health(context));
+					await().atMost(Duration.ofSeconds(10)).until(() -> threadsWaitingInACheck() == 2);
+					Health health = health(context);
+					assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+					assertThat(health.getDetails()).containsEntry("error",
+							"Earlier health checks are still waiting for Redis");
+				}
+				finally {
+					callers.shutdownNow();
+					redis.start();
+				}
+			});
+		}
+	}
+
+	@Test
+	void closingStopsTheCheckThreads() {
+		this.runner.run((context) -> {
+			DelayQueueHealthIndicator indicator = context.getBean(DelayQueueHealthIndicator.class);
+			assertThat(indicator.health().getStatus()).isEqualTo(Status.UP);
+			assertThat(healthThreads()).isPositive();
+			context.close();
+			await().atMost(Duration.ofSeconds(10)).until(() -> healthThreads() == 0);
+		});
 	}
 
 	@Test
@@ -145,6 +202,24 @@ class DelayQueueHealthIndicatorTests {
 			.withBean(NoteListener.class)
 			.withPropertyValues("delay-queue.listener.idle-check-interval=500ms",
 					"delay-queue.listener.shutdown-timeout=2s");
+	}
+
+	private static long threadsWaitingInACheck() {
+		return Thread.getAllStackTraces()
+			.values()
+			.stream()
+			.filter((stack) -> Arrays.stream(stack)
+				.anyMatch((frame) -> frame.getClassName().equals(DelayQueueHealthIndicator.class.getName())
+						&& frame.getMethodName().equals("check")))
+			.count();
+	}
+
+	private static long healthThreads() {
+		return Thread.getAllStackTraces()
+			.keySet()
+			.stream()
+			.filter((thread) -> thread.getName().startsWith("delay-queue-health-") && thread.isAlive())
+			.count();
 	}
 
 	private static Health health(ApplicationContext context) {

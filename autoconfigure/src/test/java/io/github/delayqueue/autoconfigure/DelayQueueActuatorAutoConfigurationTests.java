@@ -101,21 +101,34 @@ class DelayQueueActuatorAutoConfigurationTests {
 	@Test
 	void healthPropertiesAreBound() {
 		this.runner
-			.withPropertyValues("delay-queue.health.max-lateness=5m", "delay-queue.health.lateness-status=down")
+			.withPropertyValues("delay-queue.health.max-lateness=5m", "delay-queue.health.lateness-status=down",
+					"delay-queue.health.timeout=750ms")
 			.run((context) -> {
 				DelayQueueProperties.Health health = context.getBean(DelayQueueProperties.class).getHealth();
 				assertThat(health.getMaxLateness()).isEqualTo(Duration.ofMinutes(5));
+				assertThat(health.getTimeout()).isEqualTo(Duration.ofMillis(750));
 				assertThat(health.getLatenessStatus()).isEqualTo(DelayQueueProperties.Health.LatenessStatus.DOWN);
 			});
 	}
 
 	@Test
-	void healthPropertiesDefaultToNoMaximumLateness() {
+	void healthPropertiesDefaultToNoMaximumLatenessAndATimeoutOfTwoSeconds() {
 		this.runner.run((context) -> {
 			DelayQueueProperties.Health health = context.getBean(DelayQueueProperties.class).getHealth();
 			assertThat(health.getMaxLateness()).isNull();
+			assertThat(health.getTimeout()).isEqualTo(Duration.ofSeconds(2));
 			assertThat(health.getLatenessStatus())
 				.isEqualTo(DelayQueueProperties.Health.LatenessStatus.OUT_OF_SERVICE);
+		});
+	}
+
+	@Test
+	void healthTimeoutOfZeroFailsStartupNamingTheProperty() {
+		this.runner.withPropertyValues("delay-queue.health.timeout=0s").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("delay-queue.health.timeout must be positive, but was PT0S");
 		});
 	}
 

@@ -345,6 +345,113 @@ class DelayQueueAutoConfigurationTests {
 		});
 	}
 
+	@ParameterizedTest
+	@ValueSource(strings = { "dq{x}", "{dq", "dq}" })
+	void keyPrefixWithABraceFailsStartupNamingThePropertyAndTheHashTag(String prefix) {
+		this.runner.withPropertyValues("delay-queue.key-prefix=" + prefix).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("delay-queue.key-prefix must not contain '{' or '}'")
+				.hasMessageContaining("CROSSSLOT");
+		});
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "", "  " })
+	void blankKeyPrefixFailsStartupNamingTheProperty(String prefix) {
+		this.runner.withPropertyValues("delay-queue.key-prefix=" + prefix).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("delay-queue.key-prefix must not be blank");
+		});
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "d q", "d\tq", "d\u0007q", "d\u2003q" })
+	void keyPrefixWithWhitespaceOrAControlCharacterFailsStartupNamingThePropertyAndTheIndex(String prefix) {
+		this.runner.withPropertyValues("delay-queue.key-prefix=" + prefix).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("delay-queue.key-prefix must not contain whitespace or control characters")
+				.hasMessageContaining("at index");
+		});
+	}
+
+	@Test
+	void keyPrefixOverAHundredCharactersFailsStartupNamingThePropertyAndTheLength() {
+		this.runner.withPropertyValues("delay-queue.key-prefix=" + "p".repeat(101)).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("delay-queue.key-prefix must be at most 100 characters, but has 101");
+		});
+	}
+
+	@Test
+	void keyPrefixOfAHundredCharactersWithPunctuationIsAccepted() {
+		String prefix = "app:dq-v2_" + "p".repeat(90);
+		this.runner.withPropertyValues("delay-queue.key-prefix=" + prefix).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(RedisMessageStore.class).prefix()).isEqualTo(prefix);
+		});
+	}
+
+	@Test
+	void listenerConcurrencyPlusPrefetchOverAThousandFailsStartupNamingBothPropertiesAndValues() {
+		this.runner.withPropertyValues("delay-queue.listener.concurrency=600", "delay-queue.listener.prefetch=401")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context).getFailure()
+					.rootCause()
+					.hasMessageContaining(
+							"delay-queue.listener.concurrency (600) + delay-queue.listener.prefetch (401) must be at most 1000, but is 1001");
+			});
+	}
+
+	@Test
+	void topicConcurrencyPlusPrefetchOverAThousandFailsStartupNamingTheTopicProperty() {
+		this.runner
+			.withPropertyValues("delay-queue.listener.prefetch=10", "delay-queue.topics.orders.concurrency=995",
+					"delay-queue.topics[order.created].concurrency=5000")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context).getFailure()
+					.rootCause()
+					.hasMessageContaining(
+							"delay-queue.topics.orders.concurrency (995) + delay-queue.listener.prefetch (10) must be at most 1000")
+					.hasMessageContaining("delay-queue.topics[order.created].concurrency (5000)");
+			});
+	}
+
+	@Test
+	void concurrencyPlusPrefetchOfExactlyAThousandIsAccepted() {
+		this.runner
+			.withPropertyValues("delay-queue.listener.concurrency=500", "delay-queue.listener.prefetch=500",
+					"delay-queue.topics.orders.concurrency=500")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void concurrencyBelowOneAndNegativePrefetchFailStartupNamingTheProperties() {
+		this.runner.withPropertyValues("delay-queue.listener.concurrency=0", "delay-queue.topics.orders.concurrency=-2")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context).getFailure()
+					.rootCause()
+					.hasMessageContaining("delay-queue.listener.concurrency must be at least 1, but was 0")
+					.hasMessageContaining("delay-queue.topics.orders.concurrency must be at least 1, but was -2");
+			});
+		this.runner.withPropertyValues("delay-queue.listener.prefetch=-1").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("delay-queue.listener.prefetch must not be negative, but was -1");
+		});
+	}
+
 	@Test
 	void configurationMetadataDescribesEveryDelayQueueProperty() throws IOException {
 		JsonMapper mapper = JsonMapper.builder().build();

@@ -1,0 +1,101 @@
+package io.github.delayqueue.autoconfigure;
+
+import java.util.Locale;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.validation.Errors;
+
+/**
+ * Checks bound {@link DelayQueueProperties} that would otherwise fail late or only on some Redis
+ * setups, naming each property and its value.
+ */
+final class DelayQueuePropertiesValidation {
+
+	/** Longest key prefix accepted, in characters. */
+	static final int MAX_KEY_PREFIX_LENGTH = 100;
+
+	/**
+	 * Most messages one claim of a listener may take: its concurrency plus the prefetch. The claim
+	 * script passes them to Lua's {@code unpack}, which fails for a few thousand.
+	 */
+	static final int MAX_CLAIM = 1000;
+
+	private DelayQueuePropertiesValidation() {
+	}
+
+	static void validate(DelayQueueProperties properties, Errors errors) {
+		validateKeyPrefix(properties.getKeyPrefix(), errors);
+		if (properties.getHealth().getTimeout().toMillis() < 1) {
+			errors.rejectValue("health.timeout", "invalid",
+					"delay-queue.health.timeout must be positive, but was " + properties.getHealth().getTimeout());
+		}
+		DelayQueueProperties.Listener listener = properties.getListener();
+		boolean prefetchValid = validatePrefetch(listener.getPrefetch(), errors);
+		validateConcurrency("listener.concurrency", "delay-queue.listener.concurrency", listener.getConcurrency(),
+				listener.getPrefetch(), prefetchValid, errors);
+		for (Map.Entry<String, DelayQueueProperties.Topic> topic : properties.getTopics().entrySet()) {
+			Integer concurrency = topic.getValue().getConcurrency();
+			if (concurrency != null) {
+				validateConcurrency("topics[" + topic.getKey() + "].concurrency", topicConcurrency(topic.getKey()),
+						concurrency, listener.getPrefetch(), prefetchValid, errors);
+			}
+		}
+	}
+
+	private static void validateKeyPrefix(String prefix, Errors errors) {
+		String problem = keyPrefixProblem(prefix);
+		if (problem != null) {
+			errors.rejectValue("keyPrefix", "invalid", "delay-queue.key-prefix " + problem);
+		}
+	}
+
+	private static @Nullable String keyPrefixProblem(String prefix) {
+		if (prefix == null || prefix.isBlank()) {
+			return "must not be blank";
+		}
+		if (prefix.length() > MAX_KEY_PREFIX_LENGTH) {
+			return "must be at most " + MAX_KEY_PREFIX_LENGTH + " characters, but has " + prefix.length();
+		}
+		for (int i = 0; i < prefix.length(); i++) {
+			char c = prefix.charAt(i);
+			if (c == '{' || c == '}') {
+				return "must not contain '{' or '}', but was '" + prefix + "': every key of a topic must share the "
+						+ "one hash tag {<topic>}, or its scripts fail with CROSSSLOT on a Redis Cluster";
+			}
+			if (Character.isWhitespace(c) || Character.isSpaceChar(c) || Character.isISOControl(c)) {
+				return String.format(Locale.ROOT,
+						"must not contain whitespace or control characters, but has U+%04X at index %d", (int) c, i);
+			}
+		}
+		return null;
+	}
+
+	private static boolean validatePrefetch(int prefetch, Errors errors) {
+		if (prefetch < 0) {
+			errors.rejectValue("listener.prefetch", "invalid",
+					"delay-queue.listener.prefetch must not be negative, but was " + prefetch);
+			return false;
+		}
+		return true;
+	}
+
+	private static void validateConcurrency(String field, String property, int concurrency, int prefetch,
+			boolean prefetchValid, Errors errors) {
+		if (concurrency < 1) {
+			errors.rejectValue(field, "invalid", property + " must be at least 1, but was " + concurrency);
+		}
+		else if (prefetchValid && concurrency + prefetch > MAX_CLAIM) {
+			errors.rejectValue(field, "invalid",
+					property + " (" + concurrency + ") + delay-queue.listener.prefetch (" + prefetch
+							+ ") must be at most " + MAX_CLAIM + ", but is " + (concurrency + prefetch)
+							+ ": a listener claims that many messages in one Redis script call");
+		}
+	}
+
+	private static String topicConcurrency(String topic) {
+		return "delay-queue.topics" + (topic.contains(".") ? "[" + topic + "]" : "." + topic) + ".concurrency";
+	}
+
+}
