@@ -75,10 +75,11 @@ import static org.assertj.core.api.Assertions.fail;
  * Redis time is read around each call to check the times the scripts set.
  * <p>
  * <b>Running.</b> By default three seeds of 300 steps each, a few seconds. A failure names its
- * seed and step; run it again with {@code -Ddelay-queue.model.seed=<seed>}. A long run:
+ * seed and step; run it again with {@code -Ddelay-queue.model.seed=<seed>}. A long run (about 8
+ * minutes per Redis version: each step reads the whole topic, which grows; keep a run under an hour):
  * <pre>
  * ./mvnw -B -o -pl autoconfigure test -Dtest=StateMachineModelTests \
- *     -Ddelay-queue.model.steps=100000 -Ddelay-queue.model.seeds=1
+ *     -Ddelay-queue.model.steps=20000 -Ddelay-queue.model.seeds=1
  * </pre>
  */
 class StateMachineModelTests {
