@@ -29,8 +29,9 @@ final class Scenarios {
 			case "backlog" -> backlog(run);
 			case "idle" -> idle(run);
 			case "crash" -> CrashScenario.run(run);
+			case "topics" -> TopicsScenario.run(run);
 			default -> throw new IllegalArgumentException("Unknown scenario '" + scenario
-					+ "': use enqueue, enqueue-batch, drain, lateness, memory, backlog, idle or crash");
+					+ "': use enqueue, enqueue-batch, drain, lateness, memory, backlog, idle, crash or topics");
 		};
 	}
 
