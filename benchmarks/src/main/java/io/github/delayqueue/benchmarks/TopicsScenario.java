@@ -16,18 +16,16 @@ import java.util.Map;
  */
 final class TopicsScenario {
 
-	/** How long an application runs before its threads are counted or Redis is watched. */
-	private static final Duration SETTLE = Duration.ofSeconds(5);
-
-	/** How far ahead the messages due at the same instant are sent. */
-	private static final Duration DUE_IN = Duration.ofSeconds(3);
-
 	private TopicsScenario() {
 	}
 
 	static Map<String, Object> run(Run run) throws Exception {
 		int topicCount = run.options().integer("topics", 200);
 		Duration idle = run.options().duration("idle", Duration.ofSeconds(20));
+		// How long each application runs before its threads are counted, Redis is watched or messages are sent.
+		Duration settle = run.options().duration("settle", Duration.ofSeconds(5));
+		// How far ahead the messages due at the same instant are sent.
+		Duration dueIn = run.options().duration("due-in", Duration.ofSeconds(3));
 		if (run.kind() == QueueClient.Kind.REDISSON) {
 			return Map.of("supported", false, "why", "RDelayedQueue has no listener containers or brokers per topic");
 		}
@@ -37,25 +35,25 @@ final class TopicsScenario {
 		result.put("topics", topicCount);
 		int noTopicThreads;
 		try (QueueClient client = open(run, List.of(), new SwitchableHandler())) {
-			noTopicThreads = threadsAfterSettling();
+			noTopicThreads = threadsAfterSettling(settle);
 			threads.put("no_topics", noTopicThreads);
 			stopMillis.put("no_topics", stopMillis(client));
 		}
 		SwitchableHandler handler = new SwitchableHandler();
 		List<String> oneTopic = topics(1);
 		try (QueueClient client = open(run, oneTopic, handler)) {
-			Thread.sleep(SETTLE.toMillis());
-			result.put("lateness_one_topic", SameInstantPhase.run(client, handler, oneTopic, DUE_IN));
+			Thread.sleep(settle.toMillis());
+			result.put("lateness_one_topic", SameInstantPhase.run(client, handler, oneTopic, dueIn));
 			stopMillis.put("one_topic", stopMillis(client));
 		}
 		List<String> topics = topics(topicCount);
 		try (QueueClient client = open(run, topics, handler)) {
-			int withTopics = threadsAfterSettling();
+			int withTopics = threadsAfterSettling(settle);
 			threads.put("with_topics", withTopics);
 			threads.put("difference", withTopics - noTopicThreads);
 			threads.put("per_topic", (double) (withTopics - noTopicThreads) / topicCount);
 			result.put("idle", IdlePhase.run(run, topicCount, idle));
-			result.put("lateness", SameInstantPhase.run(client, handler, topics, DUE_IN));
+			result.put("lateness", SameInstantPhase.run(client, handler, topics, dueIn));
 			threads.put("with_topics_after_delivery", threadCount());
 			stopMillis.put("with_topics", stopMillis(client));
 		}
@@ -77,8 +75,8 @@ final class TopicsScenario {
 		return topics;
 	}
 
-	private static int threadsAfterSettling() throws InterruptedException {
-		Thread.sleep(SETTLE.toMillis());
+	private static int threadsAfterSettling(Duration settle) throws InterruptedException {
+		Thread.sleep(settle.toMillis());
 		return threadCount();
 	}
 
