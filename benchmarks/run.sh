@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 
 scenarios=("$@")
 if [ ${#scenarios[@]} -eq 0 ]; then
-  scenarios=(enqueue enqueue-batch drain lateness memory idle crash backlog)
+  scenarios=(enqueue enqueue-batch drain lateness memory idle crash topics backlog)
 fi
 queues=(${QUEUES:-delay-queue redisson})
 redis_server=${REDIS_SERVER:-$(command -v redis-server || true)}

@@ -6,8 +6,9 @@ import java.util.Map;
 import io.github.delayqueue.listener.DelayListener;
 
 /**
- * The {@code @DelayListener} methods of a delay-queue measurement: one topic, or ten, each named
- * by a {@code benchmark.topic-<n>} property and handing its payloads to the run's handler.
+ * The listeners of a delay-queue measurement, each handing its payloads to the run's handler:
+ * {@code @DelayListener} methods for one topic or ten, each named by a {@code benchmark.topic-<n>}
+ * property, and {@link RegisteredListeners} for any other number.
  */
 final class BenchmarkListeners {
 
@@ -17,7 +18,7 @@ final class BenchmarkListeners {
 	/**
 	 * Adds the listener class for the topics to the application's sources, with the properties that
 	 * name the topics.
-	 * @param topics the topics to consume: none, one or ten
+	 * @param topics the topics to consume, possibly none
 	 * @param sources the application's sources
 	 * @param properties the application's properties
 	 */
@@ -28,7 +29,11 @@ final class BenchmarkListeners {
 			}
 			case 1 -> sources.add(OneTopic.class);
 			case 10 -> sources.add(TenTopics.class);
-			default -> throw new IllegalArgumentException("Listeners for 0, 1 or 10 topics, not " + topics.size());
+			default -> {
+				sources.add(RegisteredListeners.class);
+				properties.put(RegisteredListeners.TOPICS_PROPERTY, String.join(",", topics));
+				return;
+			}
 		}
 		for (int i = 0; i < topics.size(); i++) {
 			properties.put("benchmark.topic-" + i, topics.get(i));

@@ -29,8 +29,9 @@ final class Scenarios {
 			case "backlog" -> backlog(run);
 			case "idle" -> idle(run);
 			case "crash" -> CrashScenario.run(run);
+			case "topics" -> TopicsScenario.run(run);
 			default -> throw new IllegalArgumentException("Unknown scenario '" + scenario
-					+ "': use enqueue, enqueue-batch, drain, lateness, memory, backlog, idle or crash");
+					+ "': use enqueue, enqueue-batch, drain, lateness, memory, backlog, idle, crash or topics");
 		};
 	}
 
@@ -132,24 +133,7 @@ final class Scenarios {
 		try (QueueClient client = run.open(new ConsumerSpec(topics, 1, (payload) -> {
 		}))) {
 			Thread.sleep(5000);
-			Map<String, Long> before = run.server().callsByCommand();
-			Thread.sleep(duration.toMillis());
-			Map<String, Long> after = run.server().callsByCommand();
-			Map<String, Object> byCommand = new LinkedHashMap<>();
-			long total = 0;
-			for (Map.Entry<String, Long> entry : after.entrySet()) {
-				long delta = entry.getValue() - before.getOrDefault(entry.getKey(), 0L);
-				if (delta > 0 && !entry.getKey().equals("info")) {
-					byCommand.put(entry.getKey(), (double) delta / duration.toSeconds() / topics.size());
-					total += delta;
-				}
-			}
-			Map<String, Object> result = new LinkedHashMap<>();
-			result.put("topics", topics.size());
-			result.put("seconds", duration.toSeconds());
-			result.put("commands_per_s_per_topic", (double) total / duration.toSeconds() / topics.size());
-			result.put("by_command", byCommand);
-			return result;
+			return IdlePhase.run(run, topics.size(), duration);
 		}
 	}
 

@@ -50,6 +50,25 @@ class ScenariosSmokeTests {
 	}
 
 	@Test
+	@SuppressWarnings("unchecked")
+	void topicsReportsThreadsIdleCostLatenessAndStopTime() throws Exception {
+		Map<String, Object> result = run("topics", "delay-queue", "--topics=5", "--idle=2s", "--settle=0s",
+				"--due-in=1s");
+		assertThat((Map<String, Object>) result.get("threads")).containsKeys("no_topics", "with_topics", "difference");
+		assertThat((Map<String, Object>) result.get("idle")).containsEntry("topics", 5)
+			.containsKey("commands_per_s_per_topic");
+		assertThat((Map<String, Object>) result.get("lateness")).containsEntry("delivered", 5L)
+			.containsEntry("early", 0L);
+		assertThat((Map<String, Object>) result.get("lateness_one_topic")).containsEntry("delivered", 1L);
+		assertThat((Map<String, Object>) result.get("stop_ms")).containsKeys("no_topics", "one_topic", "with_topics");
+	}
+
+	@Test
+	void redissonHasNoListenerTopics() throws Exception {
+		assertThat(run("topics", "redisson")).containsEntry("supported", false);
+	}
+
+	@Test
 	void redissonDeliversThroughItsDelayedQueueToo() throws Exception {
 		Map<String, Object> result = run("lateness", "redisson", "--rate=200", "--duration=2s", "--warm-up=1s");
 		assertThat(result).containsEntry("delivered", 400L).containsEntry("lost", 0L);
