@@ -16,7 +16,6 @@ import java.util.TreeSet;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
-import io.github.delayqueue.core.SendResult;
 import io.github.delayqueue.store.QueueModel.ClaimReply;
 import io.github.delayqueue.store.QueueModel.Dead;
 import io.github.delayqueue.store.QueueModel.ExpiryReply;
@@ -389,11 +388,11 @@ class StateMachineModelTests {
 				@Override
 				void expect(Object reply, long before, long after) {
 					@SuppressWarnings("unchecked")
-					List<SendResult> results = (List<SendResult>) reply;
+					List<Sent> results = (List<Sent>) reply;
 					List<Long> dues = new ArrayList<>();
 					for (int i = 0; i < messages.size(); i++) {
 						NewMessage message = messages.get(i);
-						dues.add(message.relative() ? results.get(i).dueAt().toEpochMilli() : message.when());
+						dues.add(message.relative() ? results.get(i).dueAtMillis() : message.when());
 					}
 					for (int i = 0; i < messages.size(); i++) {
 						NewMessage message = messages.get(i);
@@ -405,7 +404,7 @@ class StateMachineModelTests {
 					}
 					List<SendReply> expected = Run.this.model.send(messages, dues);
 					assertThat(results).extracting((result) -> new SendReply(result.duplicate(),
-							result.dueAt().toEpochMilli()))
+							result.dueAtMillis()))
 						.as(describe("send results")).containsExactlyElementsOf(expected);
 				}
 
