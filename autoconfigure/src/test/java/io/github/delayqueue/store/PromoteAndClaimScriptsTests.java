@@ -5,7 +5,6 @@ import java.util.List;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
-import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -21,7 +20,7 @@ class PromoteAndClaimScriptsTests {
 
 	@Test
 	void promoteWithALookaheadMovesMessagesDueWithinItAndNoOthers() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			send(template, "soon", Duration.ofSeconds(30));
 			send(template, "later", Duration.ofMinutes(5));
 			PromoteResult promoted = store.promote("jobs", 10, Duration.ofMinutes(1));
@@ -33,7 +32,7 @@ class PromoteAndClaimScriptsTests {
 
 	@Test
 	void promoteTellsWhenTheEarliestLeaseEndsSoThatExpiryIsCheckedOnlyThen() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			assertThat(store.promote("jobs", 10, Duration.ZERO)).isEqualTo(new PromoteResult(0, -1, -1));
 			send(template, "a", Duration.ZERO);
 			send(template, "c", Duration.ZERO);
@@ -51,7 +50,7 @@ class PromoteAndClaimScriptsTests {
 
 	@Test
 	void claimTakesMessagesNotYetDueOnlyUpToTheirLimitAndPutsTheRestBackInOrder() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			send(template, "e1", Duration.ofSeconds(30));
 			send(template, "e2", Duration.ofSeconds(31));
 			send(template, "e3", Duration.ofSeconds(32));
@@ -65,7 +64,7 @@ class PromoteAndClaimScriptsTests {
 
 	@Test
 	void claimWithoutRoomForEarlyMessagesLeavesThemAndTheMessagesBehindThemWhereTheyAre() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			send(template, "early", Duration.ofSeconds(30));
 			send(template, "later", Duration.ofSeconds(40));
 			store.promote("jobs", 10, Duration.ofMinutes(1));
@@ -77,7 +76,7 @@ class PromoteAndClaimScriptsTests {
 
 	@Test
 	void claimCountsDueAndEarlyMessagesAgainstTheirOwnLimits() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			send(template, "due", Duration.ZERO);
 			send(template, "early", Duration.ofSeconds(30));
 			store.promote("jobs", 10, Duration.ofMinutes(1));
@@ -95,19 +94,6 @@ class PromoteAndClaimScriptsTests {
 
 	private static void send(DelayQueueTemplate template, String id, Duration delay) {
 		template.send(DelayMessage.builder("jobs", "payload of " + id).id(id).delay(delay).build());
-	}
-
-	private static void run(ScriptTest test) {
-		QueueContexts.runner(QueueContexts.uniquePrefix()).run((context) -> test.run(
-				context.getBean(DelayQueueTemplate.class), context.getBean(RedisMessageStore.class),
-				context.getBean(StringRedisTemplate.class)));
-	}
-
-	@FunctionalInterface
-	private interface ScriptTest {
-
-		void run(DelayQueueTemplate template, RedisMessageStore store, StringRedisTemplate redis);
-
 	}
 
 }

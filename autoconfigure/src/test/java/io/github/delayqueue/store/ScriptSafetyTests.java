@@ -8,7 +8,6 @@ import java.util.Properties;
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.core.SendResult;
-import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.core.RedisCallback;
@@ -33,7 +32,7 @@ class ScriptSafetyTests {
 
 	@Test
 	void claimThatFailsOnAKeyOfTheWrongTypeLeavesTheReadyListAsItWas() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			send(template, "m1", Duration.ZERO);
 			store.promote(TOPIC, 10);
 			redis.opsForValue().set(store.keys(TOPIC).scheduled(), "not a sorted set");
@@ -45,7 +44,7 @@ class ScriptSafetyTests {
 
 	@Test
 	void deadLetterThatFailsOnAKeyOfTheWrongTypeLeavesTheMessageInFlight() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			ClaimedMessage claimed = sendAndClaim(template, store, "m1");
 			redis.opsForValue().set(store.keys(TOPIC).deadMessages(), "not a hash");
 			assertThatThrownBy(() -> store.deadLetter(TOPIC, "m1", claimed.leaseToken(), "boom"))
@@ -56,7 +55,7 @@ class ScriptSafetyTests {
 
 	@Test
 	void leaseExpiryThatFailsOnAKeyOfTheWrongTypeLeavesTheMessageInFlight() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			send(template, "m1", Duration.ZERO);
 			store.promote(TOPIC, 10);
 			assertThat(store.claim(TOPIC, 1, Duration.ZERO)).hasSize(1);
@@ -68,7 +67,7 @@ class ScriptSafetyTests {
 
 	@Test
 	void retryThatFailsOnAKeyOfTheWrongTypeLeavesTheMessageInFlight() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			ClaimedMessage claimed = sendAndClaim(template, store, "m1");
 			redis.opsForValue().set(store.keys(TOPIC).scheduled(), "not a sorted set");
 			assertThatThrownBy(() -> store.retry(TOPIC, "m1", claimed.leaseToken(), Duration.ofSeconds(1)))
@@ -79,7 +78,7 @@ class ScriptSafetyTests {
 
 	@Test
 	void releaseThatFailsOnAKeyOfTheWrongTypeLeavesTheMessageInFlight() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			ClaimedMessage claimed = sendAndClaim(template, store, "m1");
 			redis.delete(store.keys(TOPIC).ready());
 			redis.opsForValue().set(store.keys(TOPIC).ready(), "not a list");
@@ -90,7 +89,7 @@ class ScriptSafetyTests {
 
 	@Test
 	void extendingALeaseTwiceWithTheSameTokenKeepsTheLease() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			ClaimedMessage claimed = sendAndClaim(template, store, "m1");
 			long first = store.extendLease(TOPIC, "m1", claimed.leaseToken(), LEASE);
 			// The same request again, as a client sends it after losing the first reply.
@@ -103,7 +102,7 @@ class ScriptSafetyTests {
 
 	@Test
 	void aLeaseIsProvenByItsTokenAndNotByItsDeadline() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			ClaimedMessage claimed = sendAndClaim(template, store, "m1");
 			assertThat(store.ack(TOPIC, "m1", "someone else's token")).isFalse();
 			assertThat(store.retry(TOPIC, "m1", "someone else's token", Duration.ZERO)).isEqualTo(-1);
@@ -116,7 +115,7 @@ class ScriptSafetyTests {
 
 	@Test
 	void claimRequestSentTwiceReturnsWhatTheFirstLeasedAndClaimsNothingNew() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			for (String id : List.of("m1", "m2", "m3")) {
 				send(template, id, Duration.ZERO);
 			}
@@ -136,7 +135,7 @@ class ScriptSafetyTests {
 
 	@Test
 	void claimOfMoreThanOneScriptCallCanTakeIsRefusedBeforeAnythingMoves() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			send(template, "m1", Duration.ZERO);
 			store.promote(TOPIC, 10);
 			assertThatIllegalArgumentException()
@@ -148,7 +147,7 @@ class ScriptSafetyTests {
 
 	@Test
 	void claimFromALargeBacklogLeasesAtMostTheLimitAndLosesNothing() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			List<DelayMessage> messages = new ArrayList<>();
 			for (int i = 0; i < 3000; i++) {
 				messages.add(DelayMessage.builder(TOPIC, "x").id("m" + i).build());
@@ -166,7 +165,7 @@ class ScriptSafetyTests {
 
 	@Test
 	void cancelledIdsAtTheHeadOfTheReadyListAreClearedByClaimsThatSayMoreMayBeWaiting() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			List<DelayMessage> messages = new ArrayList<>();
 			for (int i = 0; i < 2500; i++) {
 				messages.add(DelayMessage.builder(TOPIC, "x").id("cancelled-" + i).build());
@@ -191,7 +190,7 @@ class ScriptSafetyTests {
 
 	@Test
 	void dueIdsBehindEarlyOnesAreClaimedWhenThereIsNoRoomToHoldEarlyOnes() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			send(template, "early-1", Duration.ofSeconds(30));
 			send(template, "early-2", Duration.ofSeconds(31));
 			store.promote(TOPIC, 10, Duration.ofMinutes(1));
@@ -209,7 +208,7 @@ class ScriptSafetyTests {
 
 	@Test
 	void anIdThatDiesAgainKeepsItsEarlierDeadLetter() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			ClaimedMessage first = sendAndClaim(template, store, "order-1");
 			assertThat(store.deadLetter(TOPIC, "order-1", first.leaseToken(), "first failure")).isTrue();
 			template.send(DelayMessage.builder(TOPIC, "second payload").id("order-1").build());
@@ -230,7 +229,7 @@ class ScriptSafetyTests {
 
 	@Test
 	void purgeAndReplayOfTheOldestDeadLettersActOnIdsSoThatRunningTwiceChangesNothingMore() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			for (String id : List.of("d1", "d2", "d3", "d4")) {
 				ClaimedMessage claimed = sendAndClaim(template, store, id);
 				store.deadLetter(TOPIC, id, claimed.leaseToken(), "boom");
@@ -246,7 +245,7 @@ class ScriptSafetyTests {
 
 	@Test
 	void callsWithoutIdsOrWithALimitOfZeroAreRefusedRatherThanTakenAsEverything() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			assertThatIllegalArgumentException().isThrownBy(() -> store.purgeDead(TOPIC, List.of()));
 			assertThatIllegalArgumentException().isThrownBy(() -> store.replayDead(TOPIC, List.of()));
 			assertThatIllegalArgumentException().isThrownBy(() -> store.purgeDead(TOPIC, 0));
@@ -258,7 +257,7 @@ class ScriptSafetyTests {
 
 	@Test
 	void sendOfTheSameMessageAgainIsNotADuplicateButAnotherMessageUnderItsIdIs() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			DelayMessage message = DelayMessage.builder(TOPIC, "pay order 1").id("order-1").delay(LEASE).build();
 			SendResult first = template.send(message);
 			// The same send again, as a client sends it after losing the first reply.
@@ -274,7 +273,7 @@ class ScriptSafetyTests {
 
 	@Test
 	void largeSendsGoOutInBoundedScriptCallsAndEveryMessageIsStored() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			List<DelayMessage> messages = new ArrayList<>();
 			for (int i = 0; i < 2000; i++) {
 				messages.add(DelayMessage.builder((i % 2 == 0) ? TOPIC : "other", "x").id("m" + i).delay(LEASE).build());
@@ -292,7 +291,7 @@ class ScriptSafetyTests {
 
 	@Test
 	void sendsAfterRedisLostItsScriptsAreStoredOnceAndNotReportedAsDuplicates() {
-		run((template, store, redis) -> {
+		ScriptTest.run((template, store, redis) -> {
 			redis.execute((RedisCallback<String>) (connection) -> {
 				connection.scriptingCommands().scriptFlush();
 				return null;
@@ -336,19 +335,6 @@ class ScriptSafetyTests {
 
 	private static void send(DelayQueueTemplate template, String id, Duration delay) {
 		template.send(DelayMessage.builder(TOPIC, "payload of " + id).id(id).delay(delay).build());
-	}
-
-	private static void run(ScriptTest test) {
-		QueueContexts.runner(QueueContexts.uniquePrefix()).run((context) -> test.run(
-				context.getBean(DelayQueueTemplate.class), context.getBean(RedisMessageStore.class),
-				context.getBean(StringRedisTemplate.class)));
-	}
-
-	@FunctionalInterface
-	private interface ScriptTest {
-
-		void run(DelayQueueTemplate template, RedisMessageStore store, StringRedisTemplate redis);
-
 	}
 
 }
