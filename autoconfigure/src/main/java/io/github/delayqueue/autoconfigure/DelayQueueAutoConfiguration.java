@@ -57,7 +57,8 @@ public final class DelayQueueAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	RedisMessageStore delayQueueMessageStore(RedisConnectionFactory connectionFactory, DelayQueueProperties properties) {
-		return new RedisMessageStore(connectionFactory, properties.getKeyPrefix());
+		return new RedisMessageStore(connectionFactory, properties.getKeyPrefix(),
+				properties.getProducer().getSendTimeout());
 	}
 
 	@Bean
