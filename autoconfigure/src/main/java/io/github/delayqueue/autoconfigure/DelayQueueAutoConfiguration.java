@@ -180,10 +180,10 @@ public final class DelayQueueAutoConfiguration {
 			DelayQueueProperties.Backoff backoff = defaults.getBackoff();
 			DelayQueueProperties.Topic own = this.properties.getTopics().getOrDefault(topic,
 					new DelayQueueProperties.Topic());
-			RetryBackoff retryBackoff = new RetryBackoff(
-					or(own.getBackoffInitialInterval(), backoff.getInitialInterval()),
-					or(own.getBackoffMultiplier(), backoff.getMultiplier()),
-					or(own.getBackoffMaxInterval(), backoff.getMaxInterval()));
+			DelayQueueProperties.TopicBackoff ownBackoff = own.getBackoff();
+			RetryBackoff retryBackoff = new RetryBackoff(or(ownBackoff.getInitialInterval(), backoff.getInitialInterval()),
+					or(ownBackoff.getMultiplier(), backoff.getMultiplier()),
+					or(ownBackoff.getMaxInterval(), backoff.getMaxInterval()));
 			return new ListenerSettings(or(own.getConcurrency(), defaults.getConcurrency()), defaults.getPrefetch(),
 					or(own.getMaxAttempts(), defaults.getMaxAttempts()),
 					or(own.getVisibilityTimeout(), defaults.getVisibilityTimeout()), retryBackoff,

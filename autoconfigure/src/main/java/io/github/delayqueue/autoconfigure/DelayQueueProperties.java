@@ -470,19 +470,9 @@ public class DelayQueueProperties implements Validator {
 		private @Nullable Duration visibilityTimeout;
 
 		/**
-		 * Wait before the second attempt.
+		 * Backoff between the attempts of a message of this topic, over the listener's.
 		 */
-		private @Nullable Duration backoffInitialInterval;
-
-		/**
-		 * Factor applied to the wait after each further failed attempt.
-		 */
-		private @Nullable Double backoffMultiplier;
-
-		/**
-		 * Longest wait between two attempts.
-		 */
-		private @Nullable Duration backoffMaxInterval;
+		private final TopicBackoff backoff = new TopicBackoff();
 
 		/**
 		 * What to do with a message of this topic claimed later than its late threshold.
@@ -534,28 +524,114 @@ public class DelayQueueProperties implements Validator {
 			this.visibilityTimeout = visibilityTimeout;
 		}
 
+		public TopicBackoff getBackoff() {
+			return this.backoff;
+		}
+
+		/**
+		 * Old flat name of {@code backoff.initial-interval}.
+		 * @return the wait before the second attempt
+		 * @deprecated use {@code delay-queue.topics.<topic>.backoff.initial-interval}
+		 */
+		@Deprecated(since = "0.1.0")
 		public @Nullable Duration getBackoffInitialInterval() {
-			return this.backoffInitialInterval;
+			return this.backoff.getInitialInterval();
 		}
 
+		/**
+		 * Sets the old flat name of {@code backoff.initial-interval}.
+		 * @param backoffInitialInterval the wait before the second attempt
+		 * @deprecated use {@code delay-queue.topics.<topic>.backoff.initial-interval}
+		 */
+		@Deprecated(since = "0.1.0")
 		public void setBackoffInitialInterval(@Nullable Duration backoffInitialInterval) {
-			this.backoffInitialInterval = backoffInitialInterval;
+			this.backoff.setInitialInterval(backoffInitialInterval);
 		}
 
+		/**
+		 * Old flat name of {@code backoff.multiplier}.
+		 * @return the factor per further attempt
+		 * @deprecated use {@code delay-queue.topics.<topic>.backoff.multiplier}
+		 */
+		@Deprecated(since = "0.1.0")
 		public @Nullable Double getBackoffMultiplier() {
-			return this.backoffMultiplier;
+			return this.backoff.getMultiplier();
 		}
 
+		/**
+		 * Sets the old flat name of {@code backoff.multiplier}.
+		 * @param backoffMultiplier the factor per further attempt
+		 * @deprecated use {@code delay-queue.topics.<topic>.backoff.multiplier}
+		 */
+		@Deprecated(since = "0.1.0")
 		public void setBackoffMultiplier(@Nullable Double backoffMultiplier) {
-			this.backoffMultiplier = backoffMultiplier;
+			this.backoff.setMultiplier(backoffMultiplier);
 		}
 
+		/**
+		 * Old flat name of {@code backoff.max-interval}.
+		 * @return the longest wait between two attempts
+		 * @deprecated use {@code delay-queue.topics.<topic>.backoff.max-interval}
+		 */
+		@Deprecated(since = "0.1.0")
 		public @Nullable Duration getBackoffMaxInterval() {
-			return this.backoffMaxInterval;
+			return this.backoff.getMaxInterval();
 		}
 
+		/**
+		 * Sets the old flat name of {@code backoff.max-interval}.
+		 * @param backoffMaxInterval the longest wait between two attempts
+		 * @deprecated use {@code delay-queue.topics.<topic>.backoff.max-interval}
+		 */
+		@Deprecated(since = "0.1.0")
 		public void setBackoffMaxInterval(@Nullable Duration backoffMaxInterval) {
-			this.backoffMaxInterval = backoffMaxInterval;
+			this.backoff.setMaxInterval(backoffMaxInterval);
+		}
+
+	}
+
+	/**
+	 * Backoff of one topic; each value unset falls back to the listener's.
+	 */
+	public static class TopicBackoff {
+
+		/**
+		 * Wait before the second attempt.
+		 */
+		private @Nullable Duration initialInterval;
+
+		/**
+		 * Factor applied to the wait after each further failed attempt.
+		 */
+		private @Nullable Double multiplier;
+
+		/**
+		 * Longest wait between two attempts.
+		 */
+		private @Nullable Duration maxInterval;
+
+		public @Nullable Duration getInitialInterval() {
+			return this.initialInterval;
+		}
+
+		public void setInitialInterval(@Nullable Duration initialInterval) {
+			this.initialInterval = initialInterval;
+		}
+
+		public @Nullable Double getMultiplier() {
+			return this.multiplier;
+		}
+
+		public void setMultiplier(@Nullable Double multiplier) {
+			this.multiplier = multiplier;
+		}
+
+		public @Nullable Duration getMaxInterval() {
+			return this.maxInterval;
+		}
+
+		public void setMaxInterval(@Nullable Duration maxInterval) {
+			this.maxInterval = maxInterval;
 		}
 
 	}

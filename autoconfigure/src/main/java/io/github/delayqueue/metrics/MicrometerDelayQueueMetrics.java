@@ -17,7 +17,7 @@ import io.micrometer.core.instrument.Timer;
 
 /**
  * Reports the queue's events to a Micrometer {@link MeterRegistry}, with the names of
- * {@link DelayQueueMeters}.
+ * {@link DelayQueueMeterNames}.
  */
 public class MicrometerDelayQueueMetrics implements DelayQueueMetrics {
 
@@ -59,41 +59,41 @@ public class MicrometerDelayQueueMetrics implements DelayQueueMetrics {
 		gauge(topic, "ready", stats, TopicStats::ready);
 		gauge(topic, "in-flight", stats, TopicStats::inFlight);
 		gauge(topic, "dead", stats, TopicStats::dead);
-		TimeGauge.builder(DelayQueueMeters.OLDEST_LATENESS, stats, TimeUnit.MILLISECONDS,
+		TimeGauge.builder(DelayQueueMeterNames.OLDEST_LATENESS, stats, TimeUnit.MILLISECONDS,
 				(cached) -> cached.read((read) -> read.oldestLateness().toMillis()))
 			.description("How long the oldest due but unclaimed message has waited")
-			.tag(DelayQueueMeters.TOPIC, topic)
+			.tag(DelayQueueMeterNames.TOPIC, topic)
 			.register(this.registry);
 	}
 
 	private void gauge(String topic, String state, CachedTopicStats stats, ToDoubleFunction<TopicStats> value) {
-		Gauge.builder(DelayQueueMeters.MESSAGES, stats, (cached) -> cached.read(value))
+		Gauge.builder(DelayQueueMeterNames.MESSAGES, stats, (cached) -> cached.read(value))
 			.description("Messages of a topic in one state")
-			.tags(DelayQueueMeters.TOPIC, topic, DelayQueueMeters.STATE, state)
+			.tags(DelayQueueMeterNames.TOPIC, topic, DelayQueueMeterNames.STATE, state)
 			.register(this.registry);
 	}
 
 	@Override
 	public void sent(String topic, int sent, int duplicates, Duration latency) {
 		if (sent > 0) {
-			counter(DelayQueueMeters.SENT, topic, DelayQueueMeters.OUTCOME, "sent").increment(sent);
+			counter(DelayQueueMeterNames.SENT, topic, DelayQueueMeterNames.OUTCOME, "sent").increment(sent);
 		}
 		if (duplicates > 0) {
-			counter(DelayQueueMeters.SENT, topic, DelayQueueMeters.OUTCOME, "duplicate").increment(duplicates);
+			counter(DelayQueueMeterNames.SENT, topic, DelayQueueMeterNames.OUTCOME, "duplicate").increment(duplicates);
 		}
-		Timer.builder(DelayQueueMeters.SEND_LATENCY)
+		Timer.builder(DelayQueueMeterNames.SEND_LATENCY)
 			.description("Send calls to Redis, one per topic and call")
-			.tag(DelayQueueMeters.TOPIC, topic)
+			.tag(DelayQueueMeterNames.TOPIC, topic)
 			.register(this.registry)
 			.record(latency);
 	}
 
 	@Override
 	public void delivered(String topic, Duration lateness) {
-		counter(DelayQueueMeters.DELIVERED, topic).increment();
-		Timer.builder(DelayQueueMeters.LATENESS)
+		counter(DelayQueueMeterNames.DELIVERED, topic).increment();
+		Timer.builder(DelayQueueMeterNames.LATENESS)
 			.description("Claim time minus due time, by the Redis clock")
-			.tag(DelayQueueMeters.TOPIC, topic)
+			.tag(DelayQueueMeterNames.TOPIC, topic)
 			.publishPercentiles(this.latenessPercentiles)
 			.publishPercentileHistogram(this.latenessHistogram)
 			.register(this.registry)
@@ -102,47 +102,47 @@ public class MicrometerDelayQueueMetrics implements DelayQueueMetrics {
 
 	@Override
 	public void handled(String topic, HandlingOutcome outcome, Duration duration, String exception) {
-		Timer.builder(DelayQueueMeters.HANDLER)
+		Timer.builder(DelayQueueMeterNames.HANDLER)
 			.description("Listener method invocations")
-			.tags(DelayQueueMeters.TOPIC, topic, DelayQueueMeters.OUTCOME, outcome.tag(), DelayQueueMeters.EXCEPTION,
+			.tags(DelayQueueMeterNames.TOPIC, topic, DelayQueueMeterNames.OUTCOME, outcome.tag(), DelayQueueMeterNames.EXCEPTION,
 					exception)
 			.register(this.registry)
 			.record(duration);
 		switch (outcome) {
-			case SUCCESS -> counter(DelayQueueMeters.ACKED, topic).increment();
-			case RETRY -> counter(DelayQueueMeters.RETRIED, topic, DelayQueueMeters.EXCEPTION, exception).increment();
-			case DEAD -> counter(DelayQueueMeters.DEAD_LETTERED, topic, DelayQueueMeters.REASON, "failed").increment();
+			case SUCCESS -> counter(DelayQueueMeterNames.ACKED, topic).increment();
+			case RETRY -> counter(DelayQueueMeterNames.RETRIED, topic, DelayQueueMeterNames.EXCEPTION, exception).increment();
+			case DEAD -> counter(DelayQueueMeterNames.DEAD_LETTERED, topic, DelayQueueMeterNames.REASON, "failed").increment();
 		}
 	}
 
 	@Override
 	public void deadLetteredUnhandled(String topic, String reason) {
-		counter(DelayQueueMeters.DEAD_LETTERED, topic, DelayQueueMeters.REASON, reason).increment();
+		counter(DelayQueueMeterNames.DEAD_LETTERED, topic, DelayQueueMeterNames.REASON, reason).increment();
 	}
 
 	@Override
 	public void leasesExpired(String topic, int redelivered, int deadLettered) {
 		if (redelivered > 0) {
-			counter(DelayQueueMeters.LEASE_EXPIRED, topic).increment(redelivered);
+			counter(DelayQueueMeterNames.LEASE_EXPIRED, topic).increment(redelivered);
 		}
 		if (deadLettered > 0) {
-			counter(DelayQueueMeters.DEAD_LETTERED, topic, DelayQueueMeters.REASON, "lease-expired")
+			counter(DelayQueueMeterNames.DEAD_LETTERED, topic, DelayQueueMeterNames.REASON, "lease-expired")
 				.increment(deadLettered);
 		}
 	}
 
 	@Override
 	public void cancelled(String topic) {
-		counter(DelayQueueMeters.CANCELLED, topic).increment();
+		counter(DelayQueueMeterNames.CANCELLED, topic).increment();
 	}
 
 	@Override
 	public void rescheduled(String topic) {
-		counter(DelayQueueMeters.RESCHEDULED, topic).increment();
+		counter(DelayQueueMeterNames.RESCHEDULED, topic).increment();
 	}
 
 	private Counter counter(String name, String topic, String... tags) {
-		return Counter.builder(name).tag(DelayQueueMeters.TOPIC, topic).tags(tags).register(this.registry);
+		return Counter.builder(name).tag(DelayQueueMeterNames.TOPIC, topic).tags(tags).register(this.registry);
 	}
 
 }

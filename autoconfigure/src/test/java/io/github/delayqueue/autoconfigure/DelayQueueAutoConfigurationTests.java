@@ -254,6 +254,22 @@ class DelayQueueAutoConfigurationTests {
 	}
 
 	@Test
+	void topicBackoffIsNestedLikeTheListenersAndTheOldFlatNamesStillWork() {
+		this.runner
+			.withPropertyValues("delay-queue.listener.backoff.multiplier=1.5",
+					"delay-queue.topics.orders.backoff.initial-interval=2s",
+					"delay-queue.topics.orders.backoff.max-interval=1m",
+					"delay-queue.topics.payments.backoff-initial-interval=3s",
+					"delay-queue.topics.payments.backoff-max-interval=5s")
+			.run((context) -> {
+				ListenerSettingsProvider settings = context.getBean(ListenerSettingsProvider.class);
+				assertThat(settings.forTopic("orders").backoff())
+					.isEqualTo(new RetryBackoff(Duration.ofSeconds(2), 1.5, Duration.ofMinutes(1)));
+				assertThat(settings.forTopic("payments").backoff().initialInterval()).isEqualTo(Duration.ofSeconds(3));
+			});
+	}
+
+	@Test
 	void topicWithoutPropertiesGetsTheListenerDefaults() {
 		this.runner
 			.withPropertyValues("delay-queue.listener.concurrency=2", "delay-queue.listener.max-attempts=4",

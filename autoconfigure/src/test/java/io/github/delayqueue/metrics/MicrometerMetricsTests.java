@@ -39,24 +39,24 @@ class MicrometerMetricsTests {
 					.duplicate()).isTrue();
 				assertThat(template.cancel("scenario", "later")).isTrue();
 				await().atMost(Duration.ofSeconds(15))
-					.until(() -> count(meters, DelayQueueMeters.ACKED) == 9
-							&& count(meters, DelayQueueMeters.DEAD_LETTERED) == 1);
+					.until(() -> count(meters, DelayQueueMeterNames.ACKED) == 9
+							&& count(meters, DelayQueueMeterNames.DEAD_LETTERED) == 1);
 
-				assertThat(meters.get(DelayQueueMeters.SENT).tag("outcome", "sent").counter().count()).isEqualTo(11);
-				assertThat(meters.get(DelayQueueMeters.SENT).tag("outcome", "duplicate").counter().count()).isEqualTo(1);
-				assertThat(meters.get(DelayQueueMeters.SEND_LATENCY).timer().count()).isEqualTo(12);
-				assertThat(count(meters, DelayQueueMeters.DELIVERED)).isEqualTo(13);
-				assertThat(count(meters, DelayQueueMeters.RETRIED)).isEqualTo(3);
-				assertThat(meters.get(DelayQueueMeters.DEAD_LETTERED).tag("reason", "failed").counter().count())
+				assertThat(meters.get(DelayQueueMeterNames.SENT).tag("outcome", "sent").counter().count()).isEqualTo(11);
+				assertThat(meters.get(DelayQueueMeterNames.SENT).tag("outcome", "duplicate").counter().count()).isEqualTo(1);
+				assertThat(meters.get(DelayQueueMeterNames.SEND_LATENCY).timer().count()).isEqualTo(12);
+				assertThat(count(meters, DelayQueueMeterNames.DELIVERED)).isEqualTo(13);
+				assertThat(count(meters, DelayQueueMeterNames.RETRIED)).isEqualTo(3);
+				assertThat(meters.get(DelayQueueMeterNames.DEAD_LETTERED).tag("reason", "failed").counter().count())
 					.isEqualTo(1);
-				assertThat(count(meters, DelayQueueMeters.CANCELLED)).isEqualTo(1);
-				assertThat(meters.get(DelayQueueMeters.HANDLER).tag("outcome", "success").timer().count()).isEqualTo(9);
-				assertThat(meters.get(DelayQueueMeters.HANDLER)
+				assertThat(count(meters, DelayQueueMeterNames.CANCELLED)).isEqualTo(1);
+				assertThat(meters.get(DelayQueueMeterNames.HANDLER).tag("outcome", "success").timer().count()).isEqualTo(9);
+				assertThat(meters.get(DelayQueueMeterNames.HANDLER)
 					.tags("outcome", "retry", "exception", "IllegalStateException")
 					.timer()
 					.count()).isEqualTo(3);
-				assertThat(meters.get(DelayQueueMeters.HANDLER).tag("outcome", "dead").timer().count()).isEqualTo(1);
-				assertThat(meters.get(DelayQueueMeters.LATENESS).tag("topic", "scenario").timer().count()).isEqualTo(13);
+				assertThat(meters.get(DelayQueueMeterNames.HANDLER).tag("outcome", "dead").timer().count()).isEqualTo(1);
+				assertThat(meters.get(DelayQueueMeterNames.LATENESS).tag("topic", "scenario").timer().count()).isEqualTo(13);
 			});
 	}
 
@@ -78,7 +78,7 @@ class MicrometerMetricsTests {
 				assertThat(gauge(meters, "scheduled")).isEqualTo(2);
 				assertThat(gauge(meters, "ready")).isZero();
 				assertThat(gauge(meters, "in-flight")).isZero();
-				assertThat(meters.get(DelayQueueMeters.OLDEST_LATENESS).timeGauge().value()).isZero();
+				assertThat(meters.get(DelayQueueMeterNames.OLDEST_LATENESS).timeGauge().value()).isZero();
 			});
 	}
 
@@ -89,7 +89,7 @@ class MicrometerMetricsTests {
 	}
 
 	private static double gauge(MeterRegistry meters, String state) {
-		return meters.get(DelayQueueMeters.MESSAGES).tags("topic", "scenario", "state", state).gauge().value();
+		return meters.get(DelayQueueMeterNames.MESSAGES).tags("topic", "scenario", "state", state).gauge().value();
 	}
 
 	private static double count(MeterRegistry meters, String name) {

@@ -4,7 +4,7 @@ package io.github.delayqueue.metrics;
  * Names and tags of the queue's meters. Every meter has the tag {@value #TOPIC}; tag values are
  * bounded (topics, outcomes, exception class names).
  */
-public final class DelayQueueMeters {
+public final class DelayQueueMeterNames {
 
 	/** Counter of messages sent; tag {@value #OUTCOME}: {@code sent} or {@code duplicate}. */
 	public static final String SENT = "delay.queue.sent";
@@ -66,7 +66,7 @@ public final class DelayQueueMeters {
 	/** Tag: why a message was dead-lettered. */
 	public static final String REASON = "reason";
 
-	private DelayQueueMeters() {
+	private DelayQueueMeterNames() {
 	}
 
 }
