@@ -1,9 +1,9 @@
 package io.github.delayqueue.autoconfigure;
 
 import java.time.Duration;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
-import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.convert.JsonPayloadConverter;
 import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.core.DelayQueueTemplate;
@@ -17,6 +17,7 @@ import io.github.delayqueue.metrics.MicrometerDelayQueueMetrics;
 import io.github.delayqueue.observation.DelayQueueReceiverObservationConvention;
 import io.github.delayqueue.observation.DelayQueueSenderObservationConvention;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.RedisSettingsCheck;
 import io.lettuce.core.resource.ClientResources;
@@ -27,16 +28,20 @@ import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnThreading;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.data.redis.autoconfigure.ClientResourcesBuilderCustomizer;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.boot.thread.Threading;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.task.VirtualThreadTaskExecutor;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
@@ -53,6 +58,12 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 @ConditionalOnBooleanProperty(name = "delay-queue.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(DelayQueueProperties.class)
 public final class DelayQueueAutoConfiguration {
+
+	/**
+	 * Name of the {@link Executor} bean that, when present, runs every topic's listener handlers
+	 * (at most each topic's concurrency at once) instead of a pool of handler threads per topic.
+	 */
+	public static final String HANDLER_EXECUTOR = "delayQueueHandlerExecutor";
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -105,14 +116,32 @@ public final class DelayQueueAutoConfiguration {
 			RedisConnectionFactory connectionFactory, DelayListenerEndpointRegistry registry,
 			DelayQueueProperties properties, ObjectProvider<DelayQueueMetrics> metrics,
 			ObjectProvider<ObservationRegistry> observationRegistry,
-			ObjectProvider<DelayQueueReceiverObservationConvention> observationConvention) {
+			ObjectProvider<DelayQueueReceiverObservationConvention> observationConvention,
+			@Qualifier(HANDLER_EXECUTOR) ObjectProvider<Executor> handlerExecutor) {
 		DelayQueueProperties.Broker broker = properties.getBroker();
 		DelayQueueRuntime runtime = new DelayQueueRuntime(store, payloadConverter, connectionFactory,
 				new BrokerSettings(broker.getBatchSize(), broker.getMaxSleep(), broker.getLookahead()), registry);
 		runtime.setMetrics(metrics.getIfAvailable(() -> DelayQueueMetrics.NONE));
 		runtime.setObservationRegistry(observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP));
 		observationConvention.ifAvailable(runtime::setObservationConvention);
+		handlerExecutor.ifAvailable(runtime::setHandlerExecutor);
 		return runtime;
+	}
+
+	/**
+	 * With {@code spring.threads.virtual.enabled=true} (Java 21 or newer), listener handlers run on
+	 * virtual threads, at most each topic's concurrency at once.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnThreading(Threading.VIRTUAL)
+	static class VirtualThreadsConfiguration {
+
+		@Bean(HANDLER_EXECUTOR)
+		@ConditionalOnMissingBean(name = HANDLER_EXECUTOR)
+		Executor delayQueueHandlerExecutor() {
+			return new VirtualThreadTaskExecutor("delay-queue-handler-");
+		}
+
 	}
 
 	/**

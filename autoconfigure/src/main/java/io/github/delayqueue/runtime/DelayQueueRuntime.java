@@ -4,6 +4,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 
 import io.github.delayqueue.convert.PayloadConverter;
@@ -55,6 +56,8 @@ public class DelayQueueRuntime implements SmartLifecycle {
 
 	private @Nullable DelayQueueReceiverObservationConvention observationConvention;
 
+	private @Nullable Executor handlerExecutor;
+
 	private @Nullable RedisMessageListenerContainer subscription;
 
 	private @Nullable ScheduledThreadPoolExecutor scheduler;
@@ -105,6 +108,16 @@ public class DelayQueueRuntime implements SmartLifecycle {
 		this.observationConvention = observationConvention;
 	}
 
+	/**
+	 * Sets the executor that runs every topic's handlers, at most each topic's concurrency at once,
+	 * instead of a pool of handler threads per topic; e.g. virtual threads. Must be called before
+	 * {@link #start()}.
+	 * @param handlerExecutor the executor
+	 */
+	public void setHandlerExecutor(Executor handlerExecutor) {
+		this.handlerExecutor = handlerExecutor;
+	}
+
 	@Override
 	public synchronized void start() {
 		if (this.running) {
@@ -126,7 +139,8 @@ public class DelayQueueRuntime implements SmartLifecycle {
 			TopicBroker broker = new TopicBroker(topic, this.store, executor, this.brokerSettings,
 					endpoint.settings().maxAttempts(), () -> wakeConsumer(topic), this.metrics);
 			TopicRuntime runtime = new TopicRuntime(topic, broker, () -> new TopicConsumer(endpoint, this.store,
-					this.converter, executor, this.metrics, this.observationRegistry, this.observationConvention));
+					this.converter, executor, this.metrics, this.observationRegistry, this.observationConvention,
+					this.handlerExecutor));
 			this.signals.onReadyMessages(topic, runtime::wakeConsumer);
 			this.signals.onEarlierMessage(topic, runtime::wakeBroker);
 			this.topics.put(topic, runtime);

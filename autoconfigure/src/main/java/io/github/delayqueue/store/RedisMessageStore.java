@@ -33,7 +33,7 @@ public class RedisMessageStore {
 
 	private static final String ABSOLUTE = "a";
 
-	private static final int READY_HEAD_LOOKUP = 100;
+	private static final int READY_HEAD_LOOKUP = 1000;
 
 	/** Default of the longest wait for Redis. */
 	public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);

@@ -3,11 +3,17 @@ package io.github.delayqueue.runtime;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 
+import io.github.delayqueue.autoconfigure.DelayQueueAutoConfiguration;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
+
+import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -38,6 +44,26 @@ class DelayQueueRuntimeTests {
 			});
 	}
 
+	@Test
+	void handlersRunOnTheApplicationsHandlerExecutorWithinEachTopicsConcurrency() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withBean(SlowNotes.class)
+			.withBean(DelayQueueAutoConfiguration.HANDLER_EXECUTOR, Executor.class,
+					() -> Executors.newCachedThreadPool(new CustomizableThreadFactory("own-handler-")))
+			.withPropertyValues("delay-queue.topics.slow-notes.concurrency=2", "delay-queue.listener.prefetch=10")
+			.run((context) -> {
+				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+				for (int i = 0; i < 8; i++) {
+					template.send("slow-notes", "n" + i, Duration.ZERO);
+				}
+				SlowNotes notes = context.getBean(SlowNotes.class);
+				await().atMost(Duration.ofSeconds(10)).until(() -> notes.received.size() == 8);
+				assertThat(notes.threads).allMatch((name) -> name.startsWith("own-handler-"));
+				assertThat(notes.mostAtOnce.get()).isBetween(1, 2);
+				assertThat(threads("delay-queue-slow-notes-")).isEmpty();
+			});
+	}
+
 	private static List<Thread> threads(String prefix) {
 		return Thread.getAllStackTraces().keySet().stream()
 			.filter((thread) -> thread.getName().startsWith(prefix) && thread.isAlive())
@@ -50,6 +76,27 @@ class DelayQueueRuntimeTests {
 
 		@DelayListener(topic = "notes")
 		void on(String payload) {
+			this.received.add(payload);
+		}
+
+	}
+
+	static class SlowNotes {
+
+		final List<String> received = new CopyOnWriteArrayList<>();
+
+		final List<String> threads = new CopyOnWriteArrayList<>();
+
+		final AtomicInteger running = new AtomicInteger();
+
+		final AtomicInteger mostAtOnce = new AtomicInteger();
+
+		@DelayListener(topic = "slow-notes")
+		void on(String payload) throws InterruptedException {
+			this.mostAtOnce.accumulateAndGet(this.running.incrementAndGet(), Math::max);
+			this.threads.add(Thread.currentThread().getName());
+			Thread.sleep(50);
+			this.running.decrementAndGet();
 			this.received.add(payload);
 		}
 

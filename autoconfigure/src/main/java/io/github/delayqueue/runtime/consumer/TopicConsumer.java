@@ -1,6 +1,8 @@
 package io.github.delayqueue.runtime.consumer;
 
 import java.time.Duration;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -41,7 +43,7 @@ public final class TopicConsumer {
 
 	private final ListenerSettings settings;
 
-	private final ThreadPoolExecutor handlers;
+	private final ExecutorService handlers;
 
 	private final AckBatcher acks;
 
@@ -64,19 +66,21 @@ public final class TopicConsumer {
 	 * @param observationRegistry the registry of the receiver observations
 	 * @param observationConvention a convention for the receiver observations, or {@code null} for
 	 * the default one
+	 * @param handlerExecutor the executor shared by every topic's handlers (e.g. virtual threads),
+	 * on which at most the topic's concurrency run at once; or {@code null} for a pool of the
+	 * topic's own
 	 */
 	public TopicConsumer(DelayListenerEndpoint endpoint, RedisMessageStore store, PayloadConverter converter,
 			ScheduledExecutorService scheduler, DelayQueueMetrics metrics, ObservationRegistry observationRegistry,
-			@Nullable DelayQueueReceiverObservationConvention observationConvention) {
+			@Nullable DelayQueueReceiverObservationConvention observationConvention,
+			@Nullable Executor handlerExecutor) {
 		String topic = endpoint.topic();
 		this.endpoint = endpoint;
 		this.settings = endpoint.settings();
 		this.scheduler = scheduler;
-		CustomizableThreadFactory threads = new CustomizableThreadFactory("delay-queue-" + topic + "-");
-		threads.setDaemon(true);
-		this.handlers = new ThreadPoolExecutor(this.settings.concurrency(), this.settings.concurrency(),
-				IDLE_HANDLER_SECONDS, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), threads);
-		this.handlers.allowCoreThreadTimeOut(true);
+		this.handlers = (handlerExecutor != null)
+				? new ConcurrencyLimitedExecutor(handlerExecutor, this.settings.concurrency())
+				: ownHandlerThreads(topic, this.settings.concurrency());
 		OutageLog outageLog = new OutageLog("listener of topic '" + topic + "'");
 		this.acks = new AckBatcher(topic, store, scheduler);
 		Settlement settlement = new Settlement(topic, store, this.acks);
@@ -85,6 +89,16 @@ public final class TopicConsumer {
 		this.deliveries = new DeliveryHandler(endpoint, converter, settlement, metrics, observationRegistry,
 				observationConvention);
 		this.fetcher = new Fetcher(topic, store, this.settings, scheduler, this::dispatch, this.leases, outageLog);
+	}
+
+	/** Handler threads of the topic's own: started when messages come, gone after a minute idle. */
+	private static ExecutorService ownHandlerThreads(String topic, int concurrency) {
+		CustomizableThreadFactory threads = new CustomizableThreadFactory("delay-queue-" + topic + "-");
+		threads.setDaemon(true);
+		ThreadPoolExecutor pool = new ThreadPoolExecutor(concurrency, concurrency, IDLE_HANDLER_SECONDS,
+				TimeUnit.SECONDS, new LinkedBlockingQueue<>(), threads);
+		pool.allowCoreThreadTimeOut(true);
+		return pool;
 	}
 
 	/** @return the topic */
