@@ -136,9 +136,9 @@ public class DelayQueueRuntime implements SmartLifecycle {
 		this.scheduler = executor;
 		for (DelayListenerEndpoint endpoint : endpoints.values()) {
 			String topic = endpoint.topic();
-			TopicBroker broker = new TopicBroker(topic, this.store, executor, this.brokerSettings,
+			TopicBroker broker = new TopicBroker(topic, this.store.topic(topic), executor, this.brokerSettings,
 					endpoint.settings().maxAttempts(), () -> wakeConsumer(topic), this.metrics);
-			TopicRuntime runtime = new TopicRuntime(topic, broker, () -> new TopicConsumer(endpoint, this.store,
+			TopicRuntime runtime = new TopicRuntime(topic, broker, () -> new TopicConsumer(endpoint, this.store.topic(topic),
 					this.converter, executor, this.metrics, this.observationRegistry, this.observationConvention,
 					this.handlerExecutor));
 			this.signals.onReadyMessages(topic, runtime::wakeConsumer);

@@ -104,6 +104,15 @@ public class RedisMessageStore {
 	}
 
 	/**
+	 * One topic's transitions, for the runtime.
+	 * @param topic the topic
+	 * @return the topic's store
+	 */
+	public TopicStore topic(String topic) {
+		return new RedisTopicStore(this, topic);
+	}
+
+	/**
 	 * The keys of a topic.
 	 * @param topic the topic
 	 * @return its keys

@@ -9,7 +9,7 @@ import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.store.LeaseExpiryResult;
 import io.github.delayqueue.runtime.support.OutageLog;
 import io.github.delayqueue.store.PromoteResult;
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.TopicStore;
 import io.github.delayqueue.runtime.support.TopicRepair;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -31,7 +31,7 @@ public final class TopicBroker {
 
 	private final String topic;
 
-	private final RedisMessageStore store;
+	private final TopicStore store;
 
 	private final ScheduledExecutorService scheduler;
 
@@ -64,14 +64,14 @@ public final class TopicBroker {
 	/**
 	 * Creates a broker.
 	 * @param topic the topic
-	 * @param store the Redis store
+	 * @param store the topic's store
 	 * @param scheduler runs the broker's cycles
 	 * @param settings the broker settings
 	 * @param maxAttempts the topic's maximum attempts, for messages whose lease expires
 	 * @param onReady called after messages were made ready, to wake local consumers
 	 * @param metrics where expired leases are reported
 	 */
-	public TopicBroker(String topic, RedisMessageStore store, ScheduledExecutorService scheduler,
+	public TopicBroker(String topic, TopicStore store, ScheduledExecutorService scheduler,
 			BrokerSettings settings, int maxAttempts, Runnable onReady, DelayQueueMetrics metrics) {
 		this.topic = topic;
 		this.store = store;
@@ -140,7 +140,7 @@ public final class TopicBroker {
 			this.outageLog.succeeded();
 		}
 		catch (RuntimeException ex) {
-			TopicRepair.failed(this.store, this.topic, ex, this.outageLog);
+			TopicRepair.failed(this.store, ex, this.outageLog);
 			this.outageBackoffMillis = Math.min(MAX_OUTAGE_BACKOFF_MILLIS, Math.max(100, this.outageBackoffMillis * 2));
 			sleepMicros = TimeUnit.MILLISECONDS.toMicros(this.outageBackoffMillis);
 		}
@@ -157,7 +157,7 @@ public final class TopicBroker {
 		long maxSleep = this.settings.maxSleep().toNanos() / 1000;
 		PromoteResult promoted;
 		do {
-			promoted = this.store.promote(this.topic, this.settings.batchSize(), this.settings.lookahead());
+			promoted = this.store.promote(this.settings.batchSize(), this.settings.lookahead());
 			if (promoted.moved() > 0) {
 				if (logger.isDebugEnabled()) {
 					logger.debug("Topic '" + this.topic + "': " + promoted.moved() + " due messages made ready");
@@ -181,7 +181,7 @@ public final class TopicBroker {
 
 	/** @return microseconds until the next lease ends, at most {@code maxSleep} */
 	private long expireLeases(long maxSleep) {
-		LeaseExpiryResult expired = this.store.expireLeases(this.topic, this.settings.batchSize(), this.maxAttempts);
+		LeaseExpiryResult expired = this.store.expireLeases(this.settings.batchSize(), this.maxAttempts);
 		if (expired.expired() > 0) {
 			this.metrics.leasesExpired(this.topic, expired.requeued().size(), expired.deadLettered().size());
 		}

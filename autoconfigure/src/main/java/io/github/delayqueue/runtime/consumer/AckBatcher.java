@@ -8,7 +8,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.TopicStore;
 import io.github.delayqueue.store.StoreCalls;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -30,7 +30,7 @@ final class AckBatcher {
 
 	private final String topic;
 
-	private final RedisMessageStore store;
+	private final TopicStore store;
 
 	private final ScheduledExecutorService scheduler;
 
@@ -40,7 +40,7 @@ final class AckBatcher {
 
 	private final Object sending = new Object();
 
-	AckBatcher(String topic, RedisMessageStore store, ScheduledExecutorService scheduler) {
+	AckBatcher(String topic, TopicStore store, ScheduledExecutorService scheduler) {
 		this.topic = topic;
 		this.store = store;
 		this.scheduler = scheduler;
@@ -107,7 +107,7 @@ final class AckBatcher {
 		List<String> ids = batch.stream().map(InFlightMessage::id).toList();
 		List<String> tokens = batch.stream().map(InFlightMessage::leaseToken).toList();
 		try {
-			report(ids, StoreCalls.withRetries(() -> this.store.ack(this.topic, ids, tokens)));
+			report(ids, StoreCalls.withRetries(() -> this.store.ack(ids, tokens)));
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Topic '" + this.topic + "': could not acknowledge messages " + ids

@@ -16,6 +16,7 @@ import io.github.delayqueue.runtime.support.OutageLog;
 import io.github.delayqueue.runtime.support.TopicRepair;
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.TopicStore;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -43,7 +44,7 @@ final class Fetcher {
 
 	private final String consumerId = RedisMessageStore.newToken();
 
-	private final RedisMessageStore store;
+	private final TopicStore store;
 
 	private final ListenerSettings settings;
 
@@ -89,7 +90,7 @@ final class Fetcher {
 
 	private long outageBackoffMillis;
 
-	Fetcher(String topic, RedisMessageStore store, ListenerSettings settings, ScheduledExecutorService scheduler,
+	Fetcher(String topic, TopicStore store, ListenerSettings settings, ScheduledExecutorService scheduler,
 			Dispatcher dispatcher, LeaseKeeper leases, OutageLog outageLog) {
 		this.topic = topic;
 		this.store = store;
@@ -214,7 +215,7 @@ final class Fetcher {
 				this.freeSlots.addAndGet(request.wanted());
 				return;
 			}
-			result = this.store.claim(this.topic, this.consumerId, request.token(), request.wanted(),
+			result = this.store.claim(this.consumerId, request.token(), request.wanted(),
 					request.earlyLimit(), this.settings.visibilityTimeout());
 			claimed = result.messages().stream().map(InFlightMessage::new).toList();
 			claimed.forEach(this.leases::keep);
@@ -226,7 +227,7 @@ final class Fetcher {
 			// The claim may have run and lost its reply: the same request (same token) goes again and
 			// returns what it leased then. Its slots stay taken meanwhile.
 			this.failed = request;
-			TopicRepair.failed(this.store, this.topic, ex, this.outageLog);
+			TopicRepair.failed(this.store, ex, this.outageLog);
 			this.outageBackoffMillis = Math.min(MAX_OUTAGE_BACKOFF_MILLIS, Math.max(100, this.outageBackoffMillis * 2));
 			checkAgainIn(this.outageBackoffMillis);
 			return;

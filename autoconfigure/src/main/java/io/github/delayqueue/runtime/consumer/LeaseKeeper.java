@@ -8,7 +8,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 import io.github.delayqueue.runtime.support.OutageLog;
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.TopicStore;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -25,7 +25,7 @@ final class LeaseKeeper {
 
 	private final String topic;
 
-	private final RedisMessageStore store;
+	private final TopicStore store;
 
 	private final Duration visibilityTimeout;
 
@@ -39,7 +39,7 @@ final class LeaseKeeper {
 
 	private @Nullable ScheduledFuture<?> extension;
 
-	LeaseKeeper(String topic, RedisMessageStore store, Duration visibilityTimeout, Duration maxHandlingTime,
+	LeaseKeeper(String topic, TopicStore store, Duration visibilityTimeout, Duration maxHandlingTime,
 			Settlement settlement, OutageLog outageLog) {
 		this.topic = topic;
 		this.store = store;
@@ -90,7 +90,7 @@ final class LeaseKeeper {
 				}
 			}
 			try {
-				if (this.store.extendLease(this.topic, message.id(), message.leaseToken(), this.visibilityTimeout) < 0) {
+				if (this.store.extendLease(message.id(), message.leaseToken(), this.visibilityTimeout) < 0) {
 					this.settlement.leaseLost(message);
 				}
 				this.outageLog.succeeded();

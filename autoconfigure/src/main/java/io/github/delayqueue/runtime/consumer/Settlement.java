@@ -3,7 +3,7 @@ package io.github.delayqueue.runtime.consumer;
 import java.time.Duration;
 import java.util.function.Supplier;
 
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.TopicStore;
 import io.github.delayqueue.store.StoreCalls;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -21,11 +21,11 @@ final class Settlement {
 
 	private final String topic;
 
-	private final RedisMessageStore store;
+	private final TopicStore store;
 
 	private final AckBatcher acks;
 
-	Settlement(String topic, RedisMessageStore store, AckBatcher acks) {
+	Settlement(String topic, TopicStore store, AckBatcher acks) {
 		this.topic = topic;
 		this.store = store;
 		this.acks = acks;
@@ -44,7 +44,7 @@ final class Settlement {
 			return;
 		}
 		Long due = call(message, "schedule a retry",
-				() -> this.store.retry(this.topic, message.id(), message.leaseToken(), backoff));
+				() -> this.store.retry(message.id(), message.leaseToken(), backoff));
 		if (due != null && due < 0) {
 			logger.warn("Topic '" + this.topic + "' message " + message.id()
 					+ " could not be scheduled for a retry: its lease had expired");
@@ -58,7 +58,7 @@ final class Settlement {
 			return;
 		}
 		Boolean moved = call(message, "dead-letter",
-				() -> this.store.deadLetter(this.topic, message.id(), message.leaseToken(), error));
+				() -> this.store.deadLetter(message.id(), message.leaseToken(), error));
 		if (Boolean.FALSE.equals(moved)) {
 			logger.warn("Topic '" + this.topic + "' message " + message.id()
 					+ " could not be dead-lettered: its lease had expired");
@@ -74,7 +74,7 @@ final class Settlement {
 			message.settle();
 		}
 		Boolean released = call(message, "hand back",
-				() -> this.store.release(this.topic, message.id(), message.leaseToken()));
+				() -> this.store.release(message.id(), message.leaseToken()));
 		if (Boolean.TRUE.equals(released)) {
 			logger.warn("Topic '" + this.topic + "' message " + message.id()
 					+ " unfinished at shutdown: handed back to be delivered again");

@@ -15,7 +15,7 @@ import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.observation.DelayQueueReceiverObservationConvention;
 import io.github.delayqueue.runtime.support.OutageLog;
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.TopicStore;
 import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -58,7 +58,7 @@ public final class TopicConsumer {
 	/**
 	 * Creates a consumer.
 	 * @param endpoint the listener method and its settings
-	 * @param store the Redis store
+	 * @param store the topic's store
 	 * @param converter the payload converter
 	 * @param scheduler the shared scheduler, for claims, held messages, lease extension and
 	 * acknowledgements
@@ -70,7 +70,7 @@ public final class TopicConsumer {
 	 * on which at most the topic's concurrency run at once; or {@code null} for a pool of the
 	 * topic's own
 	 */
-	public TopicConsumer(DelayListenerEndpoint endpoint, RedisMessageStore store, PayloadConverter converter,
+	public TopicConsumer(DelayListenerEndpoint endpoint, TopicStore store, PayloadConverter converter,
 			ScheduledExecutorService scheduler, DelayQueueMetrics metrics, ObservationRegistry observationRegistry,
 			@Nullable DelayQueueReceiverObservationConvention observationConvention,
 			@Nullable Executor handlerExecutor) {

@@ -2,7 +2,7 @@ package io.github.delayqueue.runtime.support;
 
 import java.util.List;
 
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.TopicStore;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -20,18 +20,18 @@ public final class TopicRepair {
 
 	/**
 	 * Reports a failure, repairing the topic's keys when that is the cause.
-	 * @param store the store
-	 * @param topic the topic whose call failed
+	 * @param store the store of the topic whose call failed
 	 * @param ex the failure
 	 * @param outageLog the outage log of the caller
 	 */
-	public static void failed(RedisMessageStore store, String topic, RuntimeException ex, OutageLog outageLog) {
-		if (!RedisMessageStore.isWrongType(ex)) {
-			outageLog.failed(ex);
-			return;
-		}
+	public static void failed(TopicStore store, RuntimeException ex, OutageLog outageLog) {
+		String topic = store.topic();
 		try {
-			List<String> moved = store.quarantineWrongTypes(topic);
+			List<String> moved = store.repairAfter(ex);
+			if (moved.isEmpty()) {
+				outageLog.failed(ex);
+				return;
+			}
 			logger.warn("Topic '" + topic + "': keys of the wrong type moved aside as <key>:quarantined:<ms> " + moved
 					+ " (something else wrote them; messages in them are not delivered)");
 		}

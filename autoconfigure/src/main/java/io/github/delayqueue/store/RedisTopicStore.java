@@ -1,0 +1,70 @@
+package io.github.delayqueue.store;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * One topic of a {@link RedisMessageStore}.
+ */
+final class RedisTopicStore implements TopicStore {
+
+	private final RedisMessageStore store;
+
+	private final String topic;
+
+	RedisTopicStore(RedisMessageStore store, String topic) {
+		this.store = store;
+		this.topic = topic;
+	}
+
+	@Override
+	public String topic() {
+		return this.topic;
+	}
+
+	@Override
+	public PromoteResult promote(int limit, Duration lookahead) {
+		return this.store.promote(this.topic, limit, lookahead);
+	}
+
+	@Override
+	public ClaimResult claim(String consumer, String token, int limit, int earlyLimit, Duration lease) {
+		return this.store.claim(this.topic, consumer, token, limit, earlyLimit, lease);
+	}
+
+	@Override
+	public List<Boolean> ack(List<String> ids, List<String> leaseTokens) {
+		return this.store.ack(this.topic, ids, leaseTokens);
+	}
+
+	@Override
+	public long retry(String id, String leaseToken, Duration backoff) {
+		return this.store.retry(this.topic, id, leaseToken, backoff);
+	}
+
+	@Override
+	public boolean deadLetter(String id, String leaseToken, String error) {
+		return this.store.deadLetter(this.topic, id, leaseToken, error);
+	}
+
+	@Override
+	public boolean release(String id, String leaseToken) {
+		return this.store.release(this.topic, id, leaseToken);
+	}
+
+	@Override
+	public long extendLease(String id, String leaseToken, Duration length) {
+		return this.store.extendLease(this.topic, id, leaseToken, length);
+	}
+
+	@Override
+	public LeaseExpiryResult expireLeases(int limit, int maxAttempts) {
+		return this.store.expireLeases(this.topic, limit, maxAttempts);
+	}
+
+	@Override
+	public List<String> repairAfter(RuntimeException failure) {
+		return RedisMessageStore.isWrongType(failure) ? this.store.quarantineWrongTypes(this.topic) : List.of();
+	}
+
+}

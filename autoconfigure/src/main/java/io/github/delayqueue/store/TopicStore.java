@@ -1,0 +1,94 @@
+package io.github.delayqueue.store;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * The state transitions of one topic's messages, one method per script: the port the runtime
+ * (brokers and consumers) works through. {@link RedisMessageStore#topic(String)} gives the Redis
+ * one; tests of the runtime's policies may use a fake.
+ */
+public interface TopicStore {
+
+	/** @return the topic */
+	String topic();
+
+	/**
+	 * Moves messages that are due, or due within the lookahead, to the ready list.
+	 * @param limit the largest number of messages to move
+	 * @param lookahead how long before their due time messages may move
+	 * @return what moved, when the next message is due and when the next lease ends
+	 */
+	PromoteResult promote(int limit, Duration lookahead);
+
+	/**
+	 * Leases ready messages; the same request (consumer and token) again returns what it leased.
+	 * @param consumer the consumer's id
+	 * @param token the lease token, new for each claim request
+	 * @param limit the largest number of due messages to claim
+	 * @param earlyLimit the largest number of messages not yet due to claim
+	 * @param lease how long the lease lasts
+	 * @return the claimed messages and whether more may be ready
+	 */
+	ClaimResult claim(String consumer, String token, int limit, int earlyLimit, Duration lease);
+
+	/**
+	 * Acknowledges messages: each is deleted with all its data.
+	 * @param ids the message ids
+	 * @param leaseTokens the lease token held for each id
+	 * @return for each id, whether it was acknowledged ({@code false}: its lease had been lost)
+	 */
+	List<Boolean> ack(List<String> ids, List<String> leaseTokens);
+
+	/**
+	 * Schedules the next attempt of a message whose delivery failed.
+	 * @param id the message id
+	 * @param leaseToken the lease token held
+	 * @param backoff how long to wait before the next attempt
+	 * @return the due time of the next attempt (epoch ms), or -1 if the lease had been lost
+	 */
+	long retry(String id, String leaseToken, Duration backoff);
+
+	/**
+	 * Moves a message to the dead-letter set.
+	 * @param id the message id
+	 * @param leaseToken the lease token held
+	 * @param error the last error
+	 * @return {@code true} if dead-lettered, {@code false} if the lease had been lost
+	 */
+	boolean deadLetter(String id, String leaseToken, String error);
+
+	/**
+	 * Hands an unfinished message back, ready again at once.
+	 * @param id the message id
+	 * @param leaseToken the lease token held
+	 * @return {@code true} if ready again, {@code false} if the lease had been lost
+	 */
+	boolean release(String id, String leaseToken);
+
+	/**
+	 * Extends a lease.
+	 * @param id the message id
+	 * @param leaseToken the lease token held
+	 * @param length the new lease length
+	 * @return the new lease deadline (epoch ms), or -1 if the lease had been lost
+	 */
+	long extendLease(String id, String leaseToken, Duration length);
+
+	/**
+	 * Takes back messages whose lease has expired.
+	 * @param limit the largest number of messages to take back
+	 * @param maxAttempts the topic's maximum attempts
+	 * @return what was taken back and when the next lease ends
+	 */
+	LeaseExpiryResult expireLeases(int limit, int maxAttempts);
+
+	/**
+	 * Repairs the topic after a failed call, when keys of the wrong type caused it: moves them
+	 * aside so that the topic keeps moving.
+	 * @param failure the failure of a call
+	 * @return the keys moved aside, described; empty when the failure had another cause
+	 */
+	List<String> repairAfter(RuntimeException failure);
+
+}

@@ -1,0 +1,234 @@
+package io.github.delayqueue.runtime.consumer;
+
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+
+import io.github.delayqueue.convert.JsonPayloadConverter;
+import io.github.delayqueue.listener.DelayListenerEndpoint;
+import io.github.delayqueue.listener.LatePolicy;
+import io.github.delayqueue.listener.ListenerSettings;
+import io.github.delayqueue.listener.RetryBackoff;
+import io.github.delayqueue.metrics.DelayQueueMetrics;
+import io.github.delayqueue.store.ClaimResult;
+import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.store.LeaseExpiryResult;
+import io.github.delayqueue.store.MessageFormat;
+import io.github.delayqueue.store.PromoteResult;
+import io.github.delayqueue.store.TopicStore;
+import io.micrometer.observation.ObservationRegistry;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.util.ReflectionUtils;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The consumer's rules for one delivery, against an in-memory fake of the topic store: what is
+ * acknowledged, retried after which backoff, or dead-lettered and why, and what a handler that
+ * finishes after its lease ended may no longer do. The scripts behind each call have their own
+ * tests on real Redis.
+ */
+class DeliveryPoliciesTests {
+
+	private static final RetryBackoff BACKOFF = new RetryBackoff(Duration.ofSeconds(1), 2.0, Duration.ofMinutes(1));
+
+	private final RecordingTopicStore store = new RecordingTopicStore();
+
+	private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+
+	private final Orders orders = new Orders();
+
+	@AfterEach
+	void stopScheduler() {
+		this.scheduler.shutdownNow();
+	}
+
+	@Test
+	void aHandlerThatReturnsHasItsMessageAcknowledged() {
+		handler(LatePolicy.DELIVER).handle(message("o-1", 0, "{\"id\":\"o-1\"}"));
+		assertThat(this.orders.received).containsExactly(new Order("o-1"));
+		await().atMost(Duration.ofSeconds(5)).until(() -> this.store.calls.contains("ack o-1 token"));
+	}
+
+	@Test
+	void aHandlerThatThrowsBeforeItsLastAttemptHasItsMessageRetriedAfterTheBackoffOfThatAttempt() {
+		this.orders.failing = true;
+		handler(LatePolicy.DELIVER).handle(message("o-1", 1, "{\"id\":\"o-1\"}"));
+		assertThat(this.store.calls).containsExactly("retry o-1 token " + BACKOFF.after(2));
+	}
+
+	@Test
+	void aHandlerThatThrowsOnItsLastAttemptHasItsMessageDeadLetteredWithTheError() {
+		this.orders.failing = true;
+		handler(LatePolicy.DELIVER).handle(message("o-1", 2, "{\"id\":\"o-1\"}"));
+		assertThat(this.store.calls).singleElement()
+			.asString()
+			.startsWith("deadLetter o-1 token java.lang.IllegalStateException: payment service down");
+	}
+
+	@Test
+	void aCorruptMessageIsDeadLetteredWithoutCallingTheHandler() {
+		ClaimedMessage corrupt = new ClaimedMessage("o-1", "token", 0, now(), "garbage".getBytes(StandardCharsets.UTF_8));
+		handler(LatePolicy.DELIVER).handle(new InFlightMessage(corrupt));
+		assertThat(this.orders.received).isEmpty();
+		assertThat(this.store.calls).singleElement().asString().startsWith("deadLetter o-1 token Stored message is corrupt");
+	}
+
+	@Test
+	void aPayloadThatCannotBeReadAsTheListenersTypeIsDeadLetteredWithoutCallingTheHandler() {
+		handler(LatePolicy.DELIVER).handle(message("o-1", 0, "not json"));
+		assertThat(this.orders.received).isEmpty();
+		assertThat(this.store.calls).singleElement().asString().startsWith("deadLetter o-1 token");
+	}
+
+	@Test
+	void aMessageLaterThanTheThresholdIsDeadLetteredUnderTheDeadLetterLatePolicy() {
+		InFlightMessage late = message("o-1", 0, "{\"id\":\"o-1\"}", now() / 1000 - Duration.ofHours(2).toMillis());
+		handler(LatePolicy.DEAD_LETTER).handle(late);
+		assertThat(this.orders.received).isEmpty();
+		assertThat(this.store.calls).singleElement().asString().contains("later than the late threshold");
+	}
+
+	@Test
+	void aMessageHandedBackBeforeItsHandlerRanIsNotDelivered() {
+		InFlightMessage message = message("o-1", 0, "{\"id\":\"o-1\"}");
+		settlement().handBack(message);
+		handler(LatePolicy.DELIVER).handle(message);
+		assertThat(this.orders.received).isEmpty();
+		assertThat(this.store.calls).containsExactly("release o-1 token");
+	}
+
+	@Test
+	void aHandlerThatFinishesAfterItsLeaseWasLostNeitherAcknowledgesNorRetries() {
+		InFlightMessage message = message("o-1", 0, "{\"id\":\"o-1\"}");
+		this.orders.onCall = () -> settlement().leaseLost(message);
+		handler(LatePolicy.DELIVER).handle(message);
+		assertThat(this.orders.received).hasSize(1);
+		assertThat(this.store.calls).isEmpty();
+	}
+
+	private DeliveryHandler handler(LatePolicy latePolicy) {
+		ListenerSettings settings = new ListenerSettings(1, 0, 3, Duration.ofSeconds(30), BACKOFF, Duration.ofSeconds(5),
+				Duration.ofSeconds(5), Duration.ofMinutes(10), latePolicy, Duration.ofHours(1));
+		Method method = ReflectionUtils.findMethod(Orders.class, "on", Order.class);
+		DelayListenerEndpoint endpoint = new DelayListenerEndpoint("orders", this.orders, method, settings);
+		return new DeliveryHandler(endpoint, new JsonPayloadConverter(new JsonMapper()), settlement(),
+				DelayQueueMetrics.NONE, ObservationRegistry.NOOP, null);
+	}
+
+	private Settlement settlement() {
+		return new Settlement("orders", this.store, new AckBatcher("orders", this.store, this.scheduler));
+	}
+
+	private static InFlightMessage message(String id, int attempts, String payload) {
+		return message(id, attempts, payload, now() / 1000);
+	}
+
+	private static InFlightMessage message(String id, int attempts, String payload, long dueAtMillis) {
+		byte[] body = MessageFormat.encodeBody(Map.of(), payload.getBytes(StandardCharsets.UTF_8));
+		byte[] head = (attempts + ":" + dueAtMillis + ":").getBytes(StandardCharsets.US_ASCII);
+		byte[] stored = new byte[head.length + body.length];
+		System.arraycopy(head, 0, stored, 0, head.length);
+		System.arraycopy(body, 0, stored, head.length, body.length);
+		return new InFlightMessage(new ClaimedMessage(id, "token", 0, now(), stored));
+	}
+
+	private static long now() {
+		return System.currentTimeMillis() * 1000;
+	}
+
+	record Order(String id) {
+	}
+
+	static class Orders {
+
+		final List<Order> received = new CopyOnWriteArrayList<>();
+
+		volatile boolean failing;
+
+		volatile Runnable onCall = () -> {
+		};
+
+		void on(Order order) {
+			this.onCall.run();
+			if (this.failing) {
+				throw new IllegalStateException("payment service down");
+			}
+			this.received.add(order);
+		}
+
+	}
+
+	/** Records the transitions asked for; every lease is held. */
+	static class RecordingTopicStore implements TopicStore {
+
+		final List<String> calls = new CopyOnWriteArrayList<>();
+
+		@Override
+		public String topic() {
+			return "orders";
+		}
+
+		@Override
+		public PromoteResult promote(int limit, Duration lookahead) {
+			throw new UnsupportedOperationException();
+		}
+
+		@Override
+		public ClaimResult claim(String consumer, String token, int limit, int earlyLimit, Duration lease) {
+			throw new UnsupportedOperationException();
+		}
+
+		@Override
+		public List<Boolean> ack(List<String> ids, List<String> leaseTokens) {
+			for (int i = 0; i < ids.size(); i++) {
+				this.calls.add("ack " + ids.get(i) + " " + leaseTokens.get(i));
+			}
+			return ids.stream().map((id) -> true).toList();
+		}
+
+		@Override
+		public long retry(String id, String leaseToken, Duration backoff) {
+			this.calls.add("retry " + id + " " + leaseToken + " " + backoff);
+			return 1;
+		}
+
+		@Override
+		public boolean deadLetter(String id, String leaseToken, String error) {
+			this.calls.add("deadLetter " + id + " " + leaseToken + " " + error);
+			return true;
+		}
+
+		@Override
+		public boolean release(String id, String leaseToken) {
+			this.calls.add("release " + id + " " + leaseToken);
+			return true;
+		}
+
+		@Override
+		public long extendLease(String id, String leaseToken, Duration length) {
+			return 1;
+		}
+
+		@Override
+		public LeaseExpiryResult expireLeases(int limit, int maxAttempts) {
+			throw new UnsupportedOperationException();
+		}
+
+		@Override
+		public List<String> repairAfter(RuntimeException failure) {
+			return List.of();
+		}
+
+	}
+
+}
