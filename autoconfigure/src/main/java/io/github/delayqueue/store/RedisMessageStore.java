@@ -2,6 +2,7 @@ package io.github.delayqueue.store;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -223,7 +224,7 @@ public class RedisMessageStore {
 	public PromoteResult promote(String topic, int limit, Duration lookahead) {
 		TopicKeys keys = keys(topic);
 		List<?> reply = run(Script.PROMOTE, keys::key, List.of(limit, this.channel, topic, lookahead.toMillis()));
-		return new PromoteResult((int) number(reply.get(0)), number(reply.get(1)), number(reply.get(2)));
+		return new PromoteResult((int) number(reply.get(0)), microsOrNone(reply.get(1)), microsOrNone(reply.get(2)));
 	}
 
 	/**
@@ -262,9 +263,10 @@ public class RedisMessageStore {
 				List.of(limit, lease.toMillis(), Math.max(0, earlyLimit), token));
 		long deadline = number(reply.get(0));
 		long claimedAtMicros = number(reply.get(1));
+		Instant claimedAt = Instant.ofEpochSecond(claimedAtMicros / 1_000_000, (claimedAtMicros % 1_000_000) * 1000);
 		List<ClaimedMessage> claimed = new ArrayList<>((reply.size() - 3) / 2);
 		for (int i = 3; i + 1 < reply.size(); i += 2) {
-			claimed.add(new ClaimedMessage(text(reply.get(i)), token, deadline, claimedAtMicros, (byte[]) reply.get(i + 1)));
+			claimed.add(new ClaimedMessage(text(reply.get(i)), token, deadline, claimedAt, (byte[]) reply.get(i + 1)));
 		}
 		return new ClaimResult(claimed, number(reply.get(2)) == 1);
 	}
@@ -371,7 +373,9 @@ public class RedisMessageStore {
 		List<?> reply = run(Script.EXPIRE_LEASES, keys::key, List.of(limit, maxAttempts, this.channel, topic));
 		int requeued = (int) number(reply.get(0));
 		List<String> ids = reply.subList(3, reply.size()).stream().map(RedisMessageStore::text).toList();
-		return new LeaseExpiryResult(ids.subList(0, requeued), ids.subList(requeued, ids.size()), number(reply.get(2)));
+		long nextExpiryMillis = number(reply.get(2));
+		return new LeaseExpiryResult(ids.subList(0, requeued), ids.subList(requeued, ids.size()),
+				(nextExpiryMillis >= 0) ? Duration.ofMillis(nextExpiryMillis) : null);
 	}
 
 	/**
@@ -616,6 +620,12 @@ public class RedisMessageStore {
 	@SuppressWarnings("unchecked")
 	private <T> T run(Script script, Function<Script.Key, String> keys, List<?> args) {
 		return (T) this.runner.run(new ScriptCall(script.script(), script.keyNames(keys), args), this.timeout);
+	}
+
+	/** @return a script's "µs until, or -1 for never" as a duration, or {@code null} for never */
+	private static @Nullable Duration microsOrNone(Object value) {
+		long micros = number(value);
+		return (micros >= 0) ? Duration.ofNanos(micros * 1000) : null;
 	}
 
 	private static long number(Object value) {

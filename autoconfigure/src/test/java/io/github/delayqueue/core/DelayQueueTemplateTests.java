@@ -113,7 +113,7 @@ class DelayQueueTemplateTests {
 			assertThat(result.dueAt()).isEqualTo(dueAt);
 			PromoteResult promoted = queue.store.promote(TOPIC, 100);
 			assertThat(promoted.moved()).isEqualTo(1);
-			assertThat(promoted.nextDueInMicros()).isEqualTo(-1);
+			assertThat(promoted.nextDueIn()).isNull();
 			List<StoredMessage> claimed = queue.claim(TOPIC);
 			assertThat(claimed).singleElement().satisfies((message) -> {
 				assertThat(message.id()).isEqualTo(result.id());
@@ -176,7 +176,7 @@ class DelayQueueTemplateTests {
 			SendResult later = queue.template.send(TOPIC, "later", Duration.ofSeconds(5));
 			PromoteResult promoted = queue.store.promote(TOPIC, 100);
 			assertThat(promoted.moved()).isZero();
-			assertThat(promoted.nextDueInMicros()).isPositive().isLessThanOrEqualTo(5_000_000);
+			assertThat(promoted.nextDueIn()).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(5));
 			assertThat(queue.claim(TOPIC)).isEmpty();
 			assertThat(queue.scheduledScore(TOPIC, later.id())).isEqualTo(later.dueAt().toEpochMilli());
 		});
@@ -189,7 +189,7 @@ class DelayQueueTemplateTests {
 			SendResult later = queue.template.send(TOPIC, "later", Duration.ofHours(1));
 			PromoteResult promoted = queue.store.promote(TOPIC, 100);
 			assertThat(promoted.moved()).isEqualTo(1);
-			assertThat(promoted.nextDueInMicros()).isPositive();
+			assertThat(promoted.nextDueIn()).isPositive();
 			assertThat(queue.claim(TOPIC)).extracting(StoredMessage::id).containsExactly(due.id());
 			assertThat(queue.scheduledScore(TOPIC, later.id())).isEqualTo(later.dueAt().toEpochMilli());
 		});
@@ -593,7 +593,7 @@ class DelayQueueTemplateTests {
 			assertThat(queue.claim(TOPIC)).as("claim before the new due time").isEmpty();
 			PromoteResult early = queue.store.promote(TOPIC, 100);
 			assertThat(early.moved()).isZero();
-			assertThat(early.nextDueInMicros()).as("scheduled again").isPositive();
+			assertThat(early.nextDueIn()).as("scheduled again").isPositive();
 			assertThat(queue.scheduledScore(TOPIC, sent.id())).isNotNull();
 			await().atMost(Duration.ofSeconds(10))
 				.pollInterval(Duration.ofMillis(50))

@@ -132,7 +132,7 @@ class OperationsScriptsTests {
 			assertThat(page.total()).isEqualTo(1);
 			assertThat(page.messages()).singleElement().satisfies((summary) -> {
 				assertThat(summary.id()).isEqualTo("m1");
-				assertThat(summary.score()).isEqualTo(claimed.leaseDeadline());
+				assertThat(summary.score()).isEqualTo(claimed.leaseDeadlineMillis());
 				assertThat(summary.dueAtMillis()).isEqualTo(sent.dueAt().toEpochMilli());
 				assertThat(summary.attempts()).isZero();
 			});
@@ -198,7 +198,7 @@ class OperationsScriptsTests {
 			ClaimedMessage claimed = store.claim("orders", 1, Duration.ofMinutes(1)).get(0);
 			assertThat(store.inspect("orders", "r", 1000)).satisfies((inFlight) -> {
 				assertThat(inFlight.state()).isEqualTo(MessageState.IN_FLIGHT);
-				assertThat(inFlight.score()).isEqualTo(claimed.leaseDeadline());
+				assertThat(inFlight.score()).isEqualTo(claimed.leaseDeadlineMillis());
 			});
 			store.deadLetter("orders", "r", claimed.leaseToken(), "it failed");
 			assertThat(store.inspect("orders", "r", 1000)).satisfies((dead) -> {

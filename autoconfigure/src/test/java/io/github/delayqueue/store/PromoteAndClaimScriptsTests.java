@@ -25,7 +25,7 @@ class PromoteAndClaimScriptsTests {
 			send(template, "later", Duration.ofMinutes(5));
 			PromoteResult promoted = store.promote("jobs", 10, Duration.ofMinutes(1));
 			assertThat(promoted.moved()).isEqualTo(1);
-			assertThat(promoted.nextDueInMicros()).isGreaterThan(Duration.ofMinutes(4).toNanos() / 1000);
+			assertThat(promoted.nextDueIn()).isGreaterThan(Duration.ofMinutes(4));
 			assertThat(redis.opsForList().range(store.keys("jobs").ready(), 0, -1)).containsExactly("soon");
 		});
 	}
@@ -33,18 +33,17 @@ class PromoteAndClaimScriptsTests {
 	@Test
 	void promoteTellsWhenTheEarliestLeaseEndsSoThatExpiryIsCheckedOnlyThen() {
 		ScriptTest.run((template, store, redis) -> {
-			assertThat(store.promote("jobs", 10, Duration.ZERO)).isEqualTo(new PromoteResult(0, -1, -1));
+			assertThat(store.promote("jobs", 10, Duration.ZERO)).isEqualTo(new PromoteResult(0, null, null));
 			send(template, "a", Duration.ZERO);
 			send(template, "c", Duration.ZERO);
 			send(template, "b", Duration.ofHours(1));
-			assertThat(store.promote("jobs", 10, Duration.ZERO).nextLeaseEndInMicros()).isEqualTo(-1);
+			assertThat(store.promote("jobs", 10, Duration.ZERO).nextLeaseEndIn()).isNull();
 			store.claim("jobs", 1, Duration.ofMinutes(2));
 			PromoteResult promoted = store.promote("jobs", 10, Duration.ZERO);
 			assertThat(promoted.moved()).isZero();
-			assertThat(promoted.nextLeaseEndInMicros()).isBetween(Duration.ofMinutes(1).toNanos() / 1000,
-					Duration.ofMinutes(2).toNanos() / 1000);
+			assertThat(promoted.nextLeaseEndIn()).isBetween(Duration.ofMinutes(1), Duration.ofMinutes(2));
 			store.claim("jobs", 1, Duration.ZERO);
-			assertThat(store.promote("jobs", 10, Duration.ZERO).nextLeaseEndInMicros()).isZero();
+			assertThat(store.promote("jobs", 10, Duration.ZERO).nextLeaseEndIn()).isZero();
 		});
 	}
 
@@ -57,7 +56,7 @@ class PromoteAndClaimScriptsTests {
 			store.promote("jobs", 10, Duration.ofMinutes(1));
 			List<ClaimedMessage> claimed = claim(store, 5, 2);
 			assertThat(claimed).extracting(ClaimedMessage::id).containsExactly("e1", "e2");
-			assertThat(claimed.get(0).dueInMicros()).isGreaterThan(Duration.ofSeconds(20).toNanos() / 1000);
+			assertThat(claimed.get(0).dueIn()).isGreaterThan(Duration.ofSeconds(20));
 			assertThat(redis.opsForList().range(store.keys("jobs").ready(), 0, -1)).containsExactly("e3");
 		});
 	}
@@ -82,8 +81,8 @@ class PromoteAndClaimScriptsTests {
 			store.promote("jobs", 10, Duration.ofMinutes(1));
 			List<ClaimedMessage> claimed = claim(store, 1, 1);
 			assertThat(claimed).extracting(ClaimedMessage::id).containsExactly("due", "early");
-			assertThat(claimed.get(0).dueInMicros()).isNotPositive();
-			assertThat(claimed.get(1).dueInMicros()).isPositive();
+			assertThat(claimed.get(0).dueIn()).isLessThanOrEqualTo(Duration.ZERO);
+			assertThat(claimed.get(1).dueIn()).isPositive();
 		});
 	}
 

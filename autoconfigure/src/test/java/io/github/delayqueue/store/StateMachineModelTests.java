@@ -24,6 +24,7 @@ import io.github.delayqueue.store.QueueModel.ReplayReply;
 import io.github.delayqueue.store.QueueModel.SendReply;
 import io.github.delayqueue.store.QueueModel.State;
 import io.github.delayqueue.testsupport.QueueContexts;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.dao.DataAccessException;
@@ -434,11 +435,11 @@ class StateMachineModelTests {
 						.isEqualTo(Run.this.model.promote(before, limit, lookahead));
 					List<Live> scheduled = Run.this.model.scheduled();
 					long nextDue = scheduled.isEmpty() ? -1 : (scheduled.get(0).due <= before) ? 0 : 1;
-					assertThat(Long.signum(result.nextDueInMicros())).as(describe("next due")).isEqualTo(nextDue);
+					assertThat(signum(result.nextDueIn())).as(describe("next due")).isEqualTo(nextDue);
 					long nextLease = Run.this.model.live.values().stream()
 						.filter((message) -> message.state == State.IN_FLIGHT)
 						.mapToLong((message) -> (message.deadline <= before) ? 0 : 1).min().orElse(-1);
-					assertThat(Long.signum(result.nextLeaseEndInMicros())).as(describe("next lease end"))
+					assertThat(signum(result.nextLeaseEndIn())).as(describe("next lease end"))
 						.isEqualTo(nextLease);
 				}
 
@@ -468,7 +469,7 @@ class StateMachineModelTests {
 				@Override
 				void expect(Object reply, long before, long after) {
 					ClaimResult result = (ClaimResult) reply;
-					long deadline = result.messages().isEmpty() ? 0 : result.messages().get(0).leaseDeadline();
+					long deadline = result.messages().isEmpty() ? 0 : result.messages().get(0).leaseDeadlineMillis();
 					ClaimReply expected = Run.this.model.claim(before, consumer.id, token, limit, earlyLimit, deadline);
 					assertThat(result.messages()).extracting(ClaimedMessage::id).as(describe("ids claimed"))
 						.containsExactlyElementsOf(expected.ids());
@@ -477,7 +478,7 @@ class StateMachineModelTests {
 						.as(describe("stored messages claimed, with their attempts"))
 						.containsExactlyElementsOf(expected.stored());
 					assertThat(result.more()).as(describe("more may be waiting")).isEqualTo(expected.more());
-					assertThat(result.messages()).extracting(ClaimedMessage::leaseDeadline)
+					assertThat(result.messages()).extracting(ClaimedMessage::leaseDeadlineMillis)
 						.as(describe("one lease deadline for the claim"))
 						.allMatch((each) -> each == deadline);
 					if (!result.messages().isEmpty() && !expected.replayed()) {
@@ -679,7 +680,7 @@ class StateMachineModelTests {
 						.containsExactlyElementsOf(expected.deadLettered());
 					expected.deadLettered().forEach((id) -> observeDeath(id, before, after));
 					boolean inFlight = Run.this.model.count(State.IN_FLIGHT) > 0;
-					assertThat(result.nextExpiryInMillis() >= 0).as(describe("a lease is left")).isEqualTo(inFlight);
+					assertThat(result.nextExpiryIn() != null).as(describe("a lease is left")).isEqualTo(inFlight);
 					count("expired", result.expired());
 				}
 
@@ -977,6 +978,11 @@ class StateMachineModelTests {
 					+ this.seed + " -Ddelay-queue.model.steps=" + this.step + ")\nlast steps:\n  "
 					+ String.join("\n  ", this.history) + "\nmodel: " + abbreviate(this.model.live.values())
 					+ "\nready list: " + abbreviate(this.model.ready) + "\ndead: " + abbreviate(this.model.dead.keySet());
+		}
+
+		/** @return -1 for none, 0 for now, 1 for later */
+		private static long signum(@Nullable Duration until) {
+			return (until != null) ? until.compareTo(Duration.ZERO) : -1;
 		}
 
 		private static String abbreviate(Collection<?> values) {

@@ -1,5 +1,6 @@
 package io.github.delayqueue.runtime.broker;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -168,13 +169,15 @@ public final class TopicBroker {
 		while (promoted.moved() == this.settings.batchSize());
 		// With a lookahead, wake when the next message is half the lookahead inside the window, so
 		// each call moves about half a lookahead's worth of messages, each ahead of its due time.
-		long sleep = (promoted.nextDueInMicros() >= 0)
-				? Math.min(Math.max(0, promoted.nextDueInMicros() - this.halfLookaheadMicros), maxSleep) : maxSleep;
-		if (promoted.nextLeaseEndInMicros() == 0) {
+		Duration nextDueIn = promoted.nextDueIn();
+		long sleep = (nextDueIn != null)
+				? Math.min(Math.max(0, micros(nextDueIn) - this.halfLookaheadMicros), maxSleep) : maxSleep;
+		Duration nextLeaseEndIn = promoted.nextLeaseEndIn();
+		if (nextLeaseEndIn != null && nextLeaseEndIn.isZero()) {
 			sleep = Math.min(sleep, expireLeases(maxSleep));
 		}
-		else if (promoted.nextLeaseEndInMicros() > 0) {
-			sleep = Math.min(sleep, promoted.nextLeaseEndInMicros());
+		else if (nextLeaseEndIn != null) {
+			sleep = Math.min(sleep, micros(nextLeaseEndIn));
 		}
 		return sleep;
 	}
@@ -197,8 +200,12 @@ public final class TopicBroker {
 		if (expired.expired() == this.settings.batchSize()) {
 			return 0;
 		}
-		return (expired.nextExpiryInMillis() >= 0)
-				? Math.min(TimeUnit.MILLISECONDS.toMicros(expired.nextExpiryInMillis()), maxSleep) : maxSleep;
+		Duration nextExpiryIn = expired.nextExpiryIn();
+		return (nextExpiryIn != null) ? Math.min(micros(nextExpiryIn), maxSleep) : maxSleep;
+	}
+
+	private static long micros(Duration duration) {
+		return TimeUnit.NANOSECONDS.toMicros(duration.toNanos());
 	}
 
 	private static String sample(List<String> ids) {

@@ -1,6 +1,7 @@
 package io.github.delayqueue.runtime.consumer;
 
 import java.time.Duration;
+import java.time.Instant;
 
 import io.github.delayqueue.convert.PayloadConversionException;
 import io.github.delayqueue.convert.PayloadConverter;
@@ -85,8 +86,8 @@ final class DeliveryHandler {
 			return;
 		}
 		int attempt = message.attempts() + 1;
-		Duration lateness = Duration
-			.ofNanos(Math.max(0, inFlight.redisClockMicros() - message.dueAtMillis() * 1000) * 1000);
+		Duration sinceDue = Duration.between(Instant.ofEpochMilli(message.dueAtMillis()), inFlight.redisClock());
+		Duration lateness = sinceDue.isNegative() ? Duration.ZERO : sinceDue;
 		if (this.settings.latePolicy() == LatePolicy.DEAD_LETTER && lateness.compareTo(this.settings.lateThreshold()) > 0) {
 			this.metrics.deadLetteredUnhandled(this.topic, "late");
 			this.settlement.deadLetter(inFlight, "Claimed " + lateness + " after its due time, later than the late "

@@ -249,9 +249,9 @@ final class Fetcher {
 	private int handOver(List<InFlightMessage> claimed) {
 		int due = 0;
 		for (InFlightMessage message : claimed) {
-			long dueInMicros = message.claimed().dueInMicros();
-			if (dueInMicros > 0) {
-				hold(message, dueInMicros);
+			long dueInNanos = message.claimed().dueIn().toNanos();
+			if (dueInNanos > 0) {
+				hold(message, dueInNanos);
 			}
 			else {
 				due++;
@@ -267,9 +267,9 @@ final class Fetcher {
 	 * are handed over in due order, and in claim order within the same due time, by one task at a
 	 * time.
 	 */
-	private void hold(InFlightMessage message, long dueInMicros) {
+	private void hold(InFlightMessage message, long dueInNanos) {
 		synchronized (this.heldMessages) {
-			this.heldMessages.add(new HeldMessage(System.nanoTime() + dueInMicros * 1000, this.holds++, message));
+			this.heldMessages.add(new HeldMessage(System.nanoTime() + dueInNanos, this.holds++, message));
 			this.held.incrementAndGet();
 			HeldMessage head = this.heldMessages.peek();
 			if (head != null && (this.heldRelease == null || head.dueNanos() - this.heldReleaseNanos < 0)) {

@@ -1,5 +1,7 @@
 package io.github.delayqueue.runtime.consumer;
 
+import java.time.Instant;
+
 import io.github.delayqueue.store.ClaimedMessage;
 
 /**
@@ -34,9 +36,9 @@ final class InFlightMessage {
 		return this.claimed.leaseToken();
 	}
 
-	/** @return the Redis clock now (epoch µs), estimated from the claim time and the local time since */
-	long redisClockMicros() {
-		return this.claimed.claimedAtMicros() + (System.nanoTime() - this.startedNanos) / 1000;
+	/** @return the Redis clock now, estimated from the claim time and the local time since */
+	Instant redisClock() {
+		return this.claimed.claimedAt().plusNanos(System.nanoTime() - this.startedNanos);
 	}
 
 	long handlingNanos() {

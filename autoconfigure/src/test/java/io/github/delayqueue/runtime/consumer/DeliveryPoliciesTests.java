@@ -3,6 +3,7 @@ package io.github.delayqueue.runtime.consumer;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -92,7 +93,7 @@ class DeliveryPoliciesTests {
 
 	@Test
 	void aMessageLaterThanTheThresholdIsDeadLetteredUnderTheDeadLetterLatePolicy() {
-		InFlightMessage late = message("o-1", 0, "{\"id\":\"o-1\"}", now() / 1000 - Duration.ofHours(2).toMillis());
+		InFlightMessage late = message("o-1", 0, "{\"id\":\"o-1\"}", now().minus(Duration.ofHours(2)).toEpochMilli());
 		handler(LatePolicy.DEAD_LETTER).handle(late);
 		assertThat(this.orders.received).isEmpty();
 		assertThat(this.store.calls).singleElement().asString().contains("later than the late threshold");
@@ -130,7 +131,7 @@ class DeliveryPoliciesTests {
 	}
 
 	private static InFlightMessage message(String id, int attempts, String payload) {
-		return message(id, attempts, payload, now() / 1000);
+		return message(id, attempts, payload, now().toEpochMilli());
 	}
 
 	private static InFlightMessage message(String id, int attempts, String payload, long dueAtMillis) {
@@ -142,8 +143,8 @@ class DeliveryPoliciesTests {
 		return new InFlightMessage(new ClaimedMessage(id, "token", 0, now(), stored));
 	}
 
-	private static long now() {
-		return System.currentTimeMillis() * 1000;
+	private static Instant now() {
+		return Instant.now();
 	}
 
 	record Order(String id) {
