@@ -31,6 +31,7 @@ import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.ReplayResult;
 import io.github.delayqueue.store.StoredMessage;
+import io.github.delayqueue.store.TopicInspector;
 import io.github.delayqueue.store.TopicStats;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -109,7 +110,7 @@ public class DelayQueueEndpoint {
 		Map<String, TopicDescriptor> descriptors = new LinkedHashMap<>();
 		@Nullable String time = null;
 		for (String topic : topics) {
-			TopicStats stats = this.store.stats(topic);
+			TopicStats stats = this.store.inspector(topic).stats();
 			time = instant(stats.nowMillis());
 			descriptors.put(topic, TopicDescriptor.of(null, stats, listener(topic, states), null));
 		}
@@ -137,8 +138,9 @@ public class DelayQueueEndpoint {
 			throw new InvalidEndpointRequestException("offset must be 0 or more and limit 1 or more",
 					"Bad offset or limit");
 		}
-		TopicStats stats = this.store.stats(topic);
-		MessagePage page = this.store.page(topic, messageState, from, size);
+		TopicInspector inspector = this.store.inspector(topic);
+		TopicStats stats = inspector.stats();
+		MessagePage page = inspector.page(messageState, from, size);
 		List<MessageEntry> entries = page.messages().stream().map(MessageEntry::of).toList();
 		PageDescriptor pageDescriptor = new PageDescriptor(stateName(messageState), from, size, page.total(), entries);
 		return TopicDescriptor.of(topic, stats, listener(topic, this.runtime.getListenerStates()), pageDescriptor);
@@ -153,7 +155,7 @@ public class DelayQueueEndpoint {
 	@ReadOperation
 	public @Nullable MessageDescriptor message(@Selector String topic, @Selector String id) {
 		requireTopic(topic);
-		MessageSnapshot snapshot = this.store.inspect(topic, id, MAX_PAYLOAD_BYTES + HEADERS_ALLOWANCE);
+		MessageSnapshot snapshot = this.store.inspector(topic).inspect(id, MAX_PAYLOAD_BYTES + HEADERS_ALLOWANCE);
 		if (snapshot == null) {
 			return null;
 		}
@@ -166,7 +168,7 @@ public class DelayQueueEndpoint {
 				return MessageDescriptor.corrupt(topic, snapshot, ex.getMessage());
 			}
 			// Headers longer than the allowance: read the whole message once.
-			MessageSnapshot whole = this.store.inspect(topic, id, (int) Math.min(snapshot.storedLength(),
+			MessageSnapshot whole = this.store.inspector(topic).inspect(id, (int) Math.min(snapshot.storedLength(),
 					Integer.MAX_VALUE - 8));
 			if (whole == null) {
 				return null;
@@ -305,7 +307,7 @@ public class DelayQueueEndpoint {
 		if (limit != null && limit < 0) {
 			throw new InvalidEndpointRequestException("limit must be 0 or more", "Bad limit");
 		}
-		long dead = this.store.stats(topic).dead();
+		long dead = this.store.inspector(topic).stats().dead();
 		return (limit != null) ? Math.min(limit, dead) : dead;
 	}
 

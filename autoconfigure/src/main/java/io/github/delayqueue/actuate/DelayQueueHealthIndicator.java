@@ -126,7 +126,7 @@ public class DelayQueueHealthIndicator extends AbstractHealthIndicator implement
 		List<String> died = new ArrayList<>();
 		List<String> late = new ArrayList<>();
 		listeners.forEach((topic, state) -> {
-			TopicStats stats = this.store.stats(topic);
+			TopicStats stats = this.store.inspector(topic).stats();
 			Duration lateness = stats.oldestLateness();
 			Map<String, Object> details = new LinkedHashMap<>();
 			details.put("listener", state.name().toLowerCase(Locale.ROOT));

@@ -14,6 +14,7 @@ import io.github.delayqueue.listener.ListenerSettingsProvider;
 import io.github.delayqueue.listener.RetryBackoff;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.metrics.MicrometerDelayQueueMetrics;
+import io.github.delayqueue.metrics.TopicGauges;
 import io.github.delayqueue.observation.DelayQueueReceiverObservationConvention;
 import io.github.delayqueue.observation.DelayQueueSenderObservationConvention;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
@@ -145,7 +146,8 @@ public final class DelayQueueAutoConfiguration {
 	}
 
 	/**
-	 * Reports the queue's events to Micrometer when a {@link MeterRegistry} exists.
+	 * Reports the queue's events to Micrometer when a {@link MeterRegistry} exists, and binds the
+	 * gauges of the listened topics wherever Spring Boot binds meter binders.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(MeterRegistry.class)
@@ -154,11 +156,18 @@ public final class DelayQueueAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		@ConditionalOnBean(MeterRegistry.class)
-		DelayQueueMetrics delayQueueMetrics(MeterRegistry meterRegistry, DelayQueueProperties properties,
-				RedisMessageStore store) {
+		DelayQueueMetrics delayQueueMetrics(MeterRegistry meterRegistry, DelayQueueProperties properties) {
 			DelayQueueProperties.Metrics metrics = properties.getMetrics();
 			return new MicrometerDelayQueueMetrics(meterRegistry, metrics.getLatenessPercentiles(),
-					metrics.isLatenessHistogram(), store, metrics.getGaugeRefreshInterval());
+					metrics.isLatenessHistogram());
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		TopicGauges delayQueueTopicGauges(RedisMessageStore store, DelayListenerAnnotationBeanPostProcessor listeners,
+				DelayQueueProperties properties) {
+			return new TopicGauges(() -> listeners.getTopics().stream().map(store::inspector).toList(),
+					properties.getMetrics().getGaugeRefreshInterval());
 		}
 
 	}

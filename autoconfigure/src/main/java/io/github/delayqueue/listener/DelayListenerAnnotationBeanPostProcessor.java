@@ -2,8 +2,11 @@ package io.github.delayqueue.listener;
 
 import java.lang.reflect.Method;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import io.github.delayqueue.core.InvalidMessageException;
 import io.github.delayqueue.core.Topics;
@@ -34,19 +37,35 @@ public class DelayListenerAnnotationBeanPostProcessor
 
 	private final List<PendingEndpoint> pending = new ArrayList<>();
 
+	private final Set<String> topics = new LinkedHashSet<>();
+
 	@Override
 	public void setBeanFactory(BeanFactory beanFactory) {
 		this.beanFactory = (ConfigurableBeanFactory) beanFactory;
 	}
 
 	@Override
-	public Object postProcessAfterInitialization(Object bean, String beanName) throws BeansException {
+	public synchronized Object postProcessAfterInitialization(Object bean, String beanName) throws BeansException {
 		Class<?> targetClass = AopUtils.getTargetClass(bean);
 		Map<Method, DelayListener> methods = MethodIntrospector.selectMethods(targetClass,
 				(MethodIntrospector.MetadataLookup<DelayListener>) (method) -> AnnotatedElementUtils
 					.findMergedAnnotation(method, DelayListener.class));
-		methods.forEach((method, annotation) -> this.pending.add(check(bean, beanName, method, annotation)));
+		methods.forEach((method, annotation) -> {
+			PendingEndpoint endpoint = check(bean, beanName, method, annotation);
+			this.pending.add(endpoint);
+			this.topics.add(endpoint.topic);
+		});
 		return bean;
+	}
+
+	/**
+	 * The topics of the {@link DelayListener} methods found so far, registered or not yet: once all
+	 * singletons exist, every topic the application listens to. Per-topic meters are bound by then,
+	 * possibly before the endpoints are registered.
+	 * @return the topics, in the order found
+	 */
+	public synchronized Set<String> getTopics() {
+		return Collections.unmodifiableSet(new LinkedHashSet<>(this.topics));
 	}
 
 	@Override

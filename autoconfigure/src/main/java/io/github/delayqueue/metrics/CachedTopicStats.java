@@ -3,7 +3,7 @@ package io.github.delayqueue.metrics;
 import java.time.Duration;
 import java.util.function.ToDoubleFunction;
 
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.TopicInspector;
 import io.github.delayqueue.store.TopicStats;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -17,9 +17,7 @@ final class CachedTopicStats {
 
 	private static final Log logger = LogFactory.getLog(CachedTopicStats.class);
 
-	private final RedisMessageStore store;
-
-	private final String topic;
+	private final TopicInspector inspector;
 
 	private final long refreshNanos;
 
@@ -27,9 +25,8 @@ final class CachedTopicStats {
 
 	private long readAtNanos;
 
-	CachedTopicStats(RedisMessageStore store, String topic, Duration refreshInterval) {
-		this.store = store;
-		this.topic = topic;
+	CachedTopicStats(TopicInspector inspector, Duration refreshInterval) {
+		this.inspector = inspector;
 		this.refreshNanos = refreshInterval.toNanos();
 	}
 
@@ -43,11 +40,11 @@ final class CachedTopicStats {
 		if (this.stats == null || now - this.readAtNanos >= this.refreshNanos) {
 			this.readAtNanos = now;
 			try {
-				this.stats = this.store.stats(this.topic);
+				this.stats = this.inspector.stats();
 			}
 			catch (RuntimeException ex) {
 				this.stats = null;
-				logger.debug("Cannot read the stats of topic '" + this.topic + "' for its gauges", ex);
+				logger.debug("Cannot read the stats of topic '" + this.inspector.topic() + "' for its gauges", ex);
 			}
 		}
 		return (this.stats != null) ? value.applyAsDouble(this.stats) : Double.NaN;

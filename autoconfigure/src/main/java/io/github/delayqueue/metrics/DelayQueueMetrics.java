@@ -13,13 +13,6 @@ public interface DelayQueueMetrics {
 	};
 
 	/**
-	 * This application started listening to a topic; per-topic gauges may start here.
-	 * @param topic the topic
-	 */
-	default void listening(String topic) {
-	}
-
-	/**
 	 * Messages were stored, or found to be duplicates, by one call to Redis.
 	 * @param topic the topic
 	 * @param sent messages stored

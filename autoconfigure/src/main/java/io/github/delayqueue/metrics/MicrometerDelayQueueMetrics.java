@@ -2,22 +2,13 @@ package io.github.delayqueue.metrics;
 
 import java.time.Duration;
 
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.function.ToDoubleFunction;
-
-import io.github.delayqueue.store.RedisMessageStore;
-import io.github.delayqueue.store.TopicStats;
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.Timer;
 
 /**
  * Reports the queue's events to a Micrometer {@link MeterRegistry}, with the names of
- * {@link DelayQueueMeterNames}.
+ * {@link DelayQueueMeterNames}. The per-topic gauges are {@link TopicGauges}.
  */
 public class MicrometerDelayQueueMetrics implements DelayQueueMetrics {
 
@@ -27,50 +18,17 @@ public class MicrometerDelayQueueMetrics implements DelayQueueMetrics {
 
 	private final boolean latenessHistogram;
 
-	private final RedisMessageStore store;
-
-	private final Duration gaugeRefreshInterval;
-
-	/** Strong references: Micrometer holds gauge sources weakly. */
-	private final Map<String, CachedTopicStats> topicStats = new ConcurrentHashMap<>();
-
 	/**
 	 * Creates the adapter.
 	 * @param registry the registry
 	 * @param latenessPercentiles client-side percentiles of the lateness timer, e.g. 0.99; none if empty
 	 * @param latenessHistogram whether the lateness timer publishes a histogram
-	 * @param store where the per-topic gauges read their values
-	 * @param gaugeRefreshInterval how often at most the gauges of a topic read Redis, all together
 	 */
-	public MicrometerDelayQueueMetrics(MeterRegistry registry, double[] latenessPercentiles, boolean latenessHistogram,
-			RedisMessageStore store, Duration gaugeRefreshInterval) {
+	public MicrometerDelayQueueMetrics(MeterRegistry registry, double[] latenessPercentiles,
+			boolean latenessHistogram) {
 		this.registry = registry;
 		this.latenessPercentiles = latenessPercentiles.clone();
 		this.latenessHistogram = latenessHistogram;
-		this.store = store;
-		this.gaugeRefreshInterval = gaugeRefreshInterval;
-	}
-
-	@Override
-	public void listening(String topic) {
-		CachedTopicStats stats = this.topicStats.computeIfAbsent(topic,
-				(name) -> new CachedTopicStats(this.store, name, this.gaugeRefreshInterval));
-		gauge(topic, "scheduled", stats, TopicStats::scheduled);
-		gauge(topic, "ready", stats, TopicStats::ready);
-		gauge(topic, "in-flight", stats, TopicStats::inFlight);
-		gauge(topic, "dead", stats, TopicStats::dead);
-		TimeGauge.builder(DelayQueueMeterNames.OLDEST_LATENESS, stats, TimeUnit.MILLISECONDS,
-				(cached) -> cached.read((read) -> read.oldestLateness().toMillis()))
-			.description("How long the oldest due but unclaimed message has waited")
-			.tag(DelayQueueMeterNames.TOPIC, topic)
-			.register(this.registry);
-	}
-
-	private void gauge(String topic, String state, CachedTopicStats stats, ToDoubleFunction<TopicStats> value) {
-		Gauge.builder(DelayQueueMeterNames.MESSAGES, stats, (cached) -> cached.read(value))
-			.description("Messages of a topic in one state")
-			.tags(DelayQueueMeterNames.TOPIC, topic, DelayQueueMeterNames.STATE, state)
-			.register(this.registry);
 	}
 
 	@Override

@@ -144,7 +144,6 @@ public class DelayQueueRuntime implements SmartLifecycle {
 			this.signals.onReadyMessages(topic, runtime::wakeConsumer);
 			this.signals.onEarlierMessage(topic, runtime::wakeBroker);
 			this.topics.put(topic, runtime);
-			this.metrics.listening(topic);
 		}
 		RedisMessageListenerContainer listenerContainer = new RedisMessageListenerContainer();
 		listenerContainer.setConnectionFactory(this.connectionFactory);

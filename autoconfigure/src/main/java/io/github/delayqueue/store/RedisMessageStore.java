@@ -114,6 +114,15 @@ public class RedisMessageStore {
 	}
 
 	/**
+	 * One topic's read-only view, for operations.
+	 * @param topic the topic
+	 * @return the topic's inspector
+	 */
+	public TopicInspector inspector(String topic) {
+		return new RedisTopicStore(this, topic);
+	}
+
+	/**
 	 * The keys of a topic.
 	 * @param topic the topic
 	 * @return its keys

@@ -3,10 +3,12 @@ package io.github.delayqueue.store;
 import java.time.Duration;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 /**
- * One topic of a {@link RedisMessageStore}.
+ * One topic of a {@link RedisMessageStore}: its transitions and its read-only view.
  */
-final class RedisTopicStore implements TopicStore {
+final class RedisTopicStore implements TopicStore, TopicInspector {
 
 	private final RedisMessageStore store;
 
@@ -65,6 +67,21 @@ final class RedisTopicStore implements TopicStore {
 	@Override
 	public List<String> repairAfter(RuntimeException failure) {
 		return RedisMessageStore.isWrongType(failure) ? this.store.quarantineWrongTypes(this.topic) : List.of();
+	}
+
+	@Override
+	public TopicStats stats() {
+		return this.store.stats(this.topic);
+	}
+
+	@Override
+	public MessagePage page(MessageState state, long offset, int limit) {
+		return this.store.page(this.topic, state, offset, limit);
+	}
+
+	@Override
+	public @Nullable MessageSnapshot inspect(String id, int maxBytes) {
+		return this.store.inspect(this.topic, id, maxBytes);
 	}
 
 }

@@ -12,6 +12,8 @@ import io.github.delayqueue.testsupport.QueueContexts;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -61,8 +63,9 @@ class MicrometerMetricsTests {
 	}
 
 	@Test
-	void gaugesCountEachStateOfAListenedTopicWithOneRedisReadPerRefresh() {
+	void gaugesCountEachStateOfAListenedTopicOnceSpringBootBindsThem() {
 		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class))
 			.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
 			.withBean(ScenarioListener.class)
 			.withPropertyValues("delay-queue.topics.scenario.max-attempts=1",
