@@ -20,6 +20,7 @@ import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
+import org.springframework.core.task.SyncTaskExecutor;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.listener.ChannelTopic;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
@@ -147,6 +148,9 @@ public class DelayQueueRuntime implements SmartLifecycle {
 		}
 		RedisMessageListenerContainer listenerContainer = new RedisMessageListenerContainer();
 		listenerContainer.setConnectionFactory(this.connectionFactory);
+		// A signal only queues a task on the scheduler: pass it on where it arrives, rather than on
+		// a new thread per message (the container's default), which a burst of signals would flood.
+		listenerContainer.setTaskExecutor(new SyncTaskExecutor());
 		listenerContainer.addMessageListener(this.signals, new ChannelTopic(this.store.signalChannel()));
 		listenerContainer.afterPropertiesSet();
 		listenerContainer.start();

@@ -10,6 +10,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.function.Function;
 
 import io.github.delayqueue.store.ScriptRunner.ScriptCall;
@@ -231,9 +233,23 @@ public class RedisMessageStore {
 	 * @return what moved, when the next message is due and when the next lease ends
 	 */
 	public PromoteResult promote(String topic, int limit, Duration lookahead) {
+		return await(promoteAsync(topic, limit, lookahead));
+	}
+
+	/**
+	 * Moves messages of a topic that are due, or due within the lookahead, to its ready list,
+	 * without waiting for Redis: the future completes on the Redis client's I/O thread, where
+	 * nothing may block.
+	 * @param topic the topic
+	 * @param limit the largest number of messages to move
+	 * @param lookahead how long before their due time messages may move
+	 * @return what moved, when the next message is due and when the next lease ends
+	 */
+	public CompletableFuture<PromoteResult> promoteAsync(String topic, int limit, Duration lookahead) {
 		TopicKeys keys = keys(topic);
-		List<?> reply = run(Script.PROMOTE, keys::key, List.of(limit, this.channel, topic, lookahead.toMillis()));
-		return new PromoteResult((int) number(reply.get(0)), microsOrNone(reply.get(1)), microsOrNone(reply.get(2)));
+		return submit(Script.PROMOTE, keys::key, List.of(limit, this.channel, topic, lookahead.toMillis()))
+			.thenApply((reply) -> new PromoteResult((int) number(reply.get(0)), microsOrNone(reply.get(1)),
+					microsOrNone(reply.get(2))));
 	}
 
 	/**
@@ -263,13 +279,34 @@ public class RedisMessageStore {
 	 */
 	public ClaimResult claim(String topic, String consumer, String token, int limit, int earlyLimit,
 			Duration lease) {
+		return await(claimAsync(topic, consumer, token, limit, earlyLimit, lease));
+	}
+
+	/**
+	 * Leases ready messages of a topic as {@link #claim(String, String, String, int, int, Duration)}
+	 * does, without waiting for Redis: the future completes on the Redis client's I/O thread, where
+	 * nothing may block.
+	 * @param topic the topic
+	 * @param consumer the consumer's id, the same for all its claims
+	 * @param token the lease token, new for each claim request of the consumer
+	 * @param limit the largest number of due messages to claim, 1 to 1000
+	 * @param earlyLimit the largest number of messages not yet due to claim
+	 * @param lease how long the lease lasts
+	 * @return the claimed messages, possibly none, and whether more may be ready
+	 */
+	public CompletableFuture<ClaimResult> claimAsync(String topic, String consumer, String token, int limit,
+			int earlyLimit, Duration lease) {
 		if (limit < 1 || limit > MAX_IDS_PER_CALL) {
 			throw new IllegalArgumentException("Claim limit must be 1 to " + MAX_IDS_PER_CALL + ", but was " + limit);
 		}
 		TopicKeys keys = keys(topic);
-		List<?> reply = run(Script.CLAIM,
+		return submit(Script.CLAIM,
 				(role) -> (role == Script.Key.CLAIM_RECORD) ? keys.claimRecord(consumer) : keys.key(role),
-				List.of(limit, lease.toMillis(), Math.max(0, earlyLimit), token));
+				List.of(limit, lease.toMillis(), Math.max(0, earlyLimit), token))
+			.thenApply((reply) -> claimResult(reply, token));
+	}
+
+	private static ClaimResult claimResult(List<?> reply, String token) {
 		long deadline = number(reply.get(0));
 		long claimedAtMicros = number(reply.get(1));
 		Instant claimedAt = Instant.ofEpochSecond(claimedAtMicros / 1_000_000, (claimedAtMicros % 1_000_000) * 1000);
@@ -624,6 +661,27 @@ public class RedisMessageStore {
 	 */
 	public void ping() {
 		this.redis.execute((RedisCallback<String>) (connection) -> connection.ping());
+	}
+
+	private CompletableFuture<List<?>> submit(Script script, Function<Script.Key, String> keys, List<?> args) {
+		return this.runner.submit(new ScriptCall(script.script(), script.keyNames(keys), args), this.timeout)
+			.thenApply((reply) -> (List<?>) reply);
+	}
+
+	/** Waits for a call sent with {@link #submit}; its own timeout bounds the wait. */
+	private static <T> T await(CompletableFuture<T> call) {
+		try {
+			return call.join();
+		}
+		catch (CompletionException ex) {
+			if (ex.getCause() instanceof RuntimeException failure) {
+				throw failure;
+			}
+			if (ex.getCause() instanceof Error error) {
+				throw error;
+			}
+			throw ex;
+		}
 	}
 
 	@SuppressWarnings("unchecked")

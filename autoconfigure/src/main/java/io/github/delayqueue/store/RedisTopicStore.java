@@ -2,6 +2,7 @@ package io.github.delayqueue.store;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 import org.jspecify.annotations.Nullable;
 
@@ -25,13 +26,14 @@ final class RedisTopicStore implements TopicStore, TopicInspector {
 	}
 
 	@Override
-	public PromoteResult promote(int limit, Duration lookahead) {
-		return this.store.promote(this.topic, limit, lookahead);
+	public CompletableFuture<PromoteResult> promote(int limit, Duration lookahead) {
+		return this.store.promoteAsync(this.topic, limit, lookahead);
 	}
 
 	@Override
-	public ClaimResult claim(String consumer, String token, int limit, int earlyLimit, Duration lease) {
-		return this.store.claim(this.topic, consumer, token, limit, earlyLimit, lease);
+	public CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit,
+			Duration lease) {
+		return this.store.claimAsync(this.topic, consumer, token, limit, earlyLimit, lease);
 	}
 
 	@Override

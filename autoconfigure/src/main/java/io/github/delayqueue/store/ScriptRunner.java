@@ -4,6 +4,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -48,6 +50,73 @@ final class ScriptRunner {
 	 */
 	Object run(ScriptCall call, Duration timeout) {
 		return runAll(List.of(call), timeout).get(0);
+	}
+
+	/**
+	 * Sends one script call without waiting for its reply. The future completes on the Redis
+	 * client's I/O thread: whoever continues from it must not block there.
+	 * @param call the call
+	 * @param timeout the longest wait for its reply: the future then fails with a
+	 * {@link QueryTimeoutException} and the call is cancelled
+	 * @return the reply: a {@code Long}, or a {@code List} of {@code Long}, {@code byte[]} and nulls;
+	 * or a failure with a {@link DataAccessException}
+	 */
+	CompletableFuture<Object> submit(ScriptCall call, Duration timeout) {
+		RedisConnection connection;
+		try {
+			connection = this.connectionFactory.getConnection();
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+		if (!(connection.getNativeConnection() instanceof RedisClusterAsyncCommands<?, ?> commands)) {
+			try (connection) {
+				return CompletableFuture.completedFuture(runBlocking(connection, call));
+			}
+			catch (RuntimeException ex) {
+				return CompletableFuture.failedFuture(ex);
+			}
+		}
+		@SuppressWarnings("unchecked")
+		RedisClusterAsyncCommands<byte[], byte[]> async = (RedisClusterAsyncCommands<byte[], byte[]>) commands;
+		CompletableFuture<Object> reply = new CompletableFuture<>();
+		RedisFuture<Object> sent = async.evalsha(call.script().getSha1(), outputType(call), call.keyBytes(),
+				call.argBytes());
+		sent.whenComplete((value, failure) -> {
+			if (failure != null && isNoScript(failure)) {
+				async.eval(call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8), outputType(call),
+						call.keyBytes(), call.argBytes())
+					.whenComplete((again, againFailure) -> complete(reply, again, againFailure));
+			}
+			else {
+				complete(reply, value, failure);
+			}
+		});
+		reply.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).whenComplete((value, failure) -> {
+			connection.close();
+			if (failure instanceof TimeoutException) {
+				sent.cancel(true);
+			}
+		});
+		return reply.exceptionally((failure) -> {
+			Throwable cause = (failure instanceof CompletionException) ? failure.getCause() : failure;
+			throw (cause instanceof TimeoutException)
+					? new QueryTimeoutException("Redis did not answer within " + timeout
+							+ " (the call may still have run on the server)", cause)
+					: translate(cause);
+		});
+	}
+
+	private static void complete(CompletableFuture<Object> reply, @Nullable Object value, @Nullable Throwable failure) {
+		if (failure != null) {
+			reply.completeExceptionally(failure);
+		}
+		else if (value == null) {
+			reply.completeExceptionally(new RedisSystemException("Redis returned no reply to a script call", null));
+		}
+		else {
+			reply.complete(value);
+		}
 	}
 
 	/**
@@ -129,6 +198,9 @@ final class ScriptRunner {
 	}
 
 	private static DataAccessException translate(@Nullable Throwable cause) {
+		if (cause instanceof CompletionException completion) {
+			return translate(completion.getCause());
+		}
 		if (cause instanceof DataAccessException dataAccess) {
 			return dataAccess;
 		}

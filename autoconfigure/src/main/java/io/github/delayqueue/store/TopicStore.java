@@ -2,6 +2,7 @@ package io.github.delayqueue.store;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The state transitions of one topic's messages, one method per script: the port the runtime
@@ -14,15 +15,19 @@ public interface TopicStore {
 	String topic();
 
 	/**
-	 * Moves messages that are due, or due within the lookahead, to the ready list.
+	 * Moves messages that are due, or due within the lookahead, to the ready list, without waiting
+	 * for the reply: many topics' calls then share round trips. The future may complete on the
+	 * Redis client's I/O thread, where nothing may block.
 	 * @param limit the largest number of messages to move
 	 * @param lookahead how long before their due time messages may move
 	 * @return what moved, when the next message is due and when the next lease ends
 	 */
-	PromoteResult promote(int limit, Duration lookahead);
+	CompletableFuture<PromoteResult> promote(int limit, Duration lookahead);
 
 	/**
 	 * Leases ready messages; the same request (consumer and token) again returns what it leased.
+	 * Does not wait for the reply; the future may complete on the Redis client's I/O thread, where
+	 * nothing may block.
 	 * @param consumer the consumer's id
 	 * @param token the lease token, new for each claim request
 	 * @param limit the largest number of due messages to claim
@@ -30,7 +35,7 @@ public interface TopicStore {
 	 * @param lease how long the lease lasts
 	 * @return the claimed messages and whether more may be ready
 	 */
-	ClaimResult claim(String consumer, String token, int limit, int earlyLimit, Duration lease);
+	CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit, Duration lease);
 
 	/**
 	 * Acknowledges messages: each is deleted with all its data.

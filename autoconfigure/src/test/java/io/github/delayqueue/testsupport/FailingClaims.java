@@ -1,6 +1,7 @@
 package io.github.delayqueue.testsupport;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.RedisMessageStore;
@@ -31,12 +32,12 @@ public class FailingClaims extends RedisMessageStore {
 	}
 
 	@Override
-	public ClaimResult claim(String topic, String consumer, String token, int limit, int earlyLimit,
-			Duration lease) {
+	public CompletableFuture<ClaimResult> claimAsync(String topic, String consumer, String token, int limit,
+			int earlyLimit, Duration lease) {
 		if (this.failing) {
 			throw new AssertionError("claim failed with an Error, as the test asked");
 		}
-		return super.claim(topic, consumer, token, limit, earlyLimit, lease);
+		return super.claimAsync(topic, consumer, token, limit, earlyLimit, lease);
 	}
 
 }

@@ -7,14 +7,16 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 import io.github.delayqueue.metrics.DelayQueueMetrics;
-import io.github.delayqueue.store.LeaseExpiryResult;
 import io.github.delayqueue.runtime.support.OutageLog;
+import io.github.delayqueue.runtime.support.Replies;
+import io.github.delayqueue.runtime.support.TopicRepair;
+import io.github.delayqueue.store.LeaseExpiryResult;
 import io.github.delayqueue.store.PromoteResult;
 import io.github.delayqueue.store.TopicStore;
-import io.github.delayqueue.runtime.support.TopicRepair;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import org.springframework.util.Assert;
 
 /**
  * Moves one topic's due messages to its ready list and takes back messages whose lease expired.
@@ -134,9 +136,44 @@ public final class TopicBroker {
 			this.cycleInProgress = true;
 			this.wakeDuringCycle = false;
 		}
+		promote();
+	}
+
+	/**
+	 * Sends one promote call and returns at once; the reply is handled on the scheduler, so that
+	 * the brokers of many topics due at the same instant share round trips instead of each holding
+	 * a scheduler thread while it waits.
+	 */
+	private void promote() {
+		Replies.send(() -> this.store.promote(this.settings.batchSize(), this.settings.lookahead()), this.scheduler,
+				this::promoted, this::abandonCycle);
+	}
+
+	/** The scheduler refused the reply's task: it is shutting down, and so is this broker. */
+	private void abandonCycle() {
+		synchronized (this.lock) {
+			this.cycleInProgress = false;
+		}
+	}
+
+	private void promoted(@Nullable PromoteResult promoted, @Nullable Throwable failure) {
 		long sleepMicros;
 		try {
-			sleepMicros = moveDueMessages();
+			if (failure != null) {
+				throw Replies.rethrow(failure);
+			}
+			Assert.state(promoted != null, "A promote call returned no result");
+			if (promoted.moved() > 0) {
+				if (logger.isDebugEnabled()) {
+					logger.debug("Topic '" + this.topic + "': " + promoted.moved() + " due messages made ready");
+				}
+				this.onReady.run();
+			}
+			if (promoted.moved() == this.settings.batchSize()) {
+				promote();
+				return;
+			}
+			sleepMicros = sleepAfter(promoted);
 			this.outageBackoffMillis = 0;
 			this.outageLog.succeeded();
 		}
@@ -145,6 +182,10 @@ public final class TopicBroker {
 			this.outageBackoffMillis = Math.min(MAX_OUTAGE_BACKOFF_MILLIS, Math.max(100, this.outageBackoffMillis * 2));
 			sleepMicros = TimeUnit.MILLISECONDS.toMicros(this.outageBackoffMillis);
 		}
+		endCycle(sleepMicros);
+	}
+
+	private void endCycle(long sleepMicros) {
 		synchronized (this.lock) {
 			this.cycleInProgress = false;
 			if (this.running) {
@@ -153,20 +194,9 @@ public final class TopicBroker {
 		}
 	}
 
-	/** @return microseconds until the next cycle is needed */
-	private long moveDueMessages() {
+	/** @return microseconds until the next cycle is needed, after the last promote call of a cycle */
+	private long sleepAfter(PromoteResult promoted) {
 		long maxSleep = this.settings.maxSleep().toNanos() / 1000;
-		PromoteResult promoted;
-		do {
-			promoted = this.store.promote(this.settings.batchSize(), this.settings.lookahead());
-			if (promoted.moved() > 0) {
-				if (logger.isDebugEnabled()) {
-					logger.debug("Topic '" + this.topic + "': " + promoted.moved() + " due messages made ready");
-				}
-				this.onReady.run();
-			}
-		}
-		while (promoted.moved() == this.settings.batchSize());
 		// With a lookahead, wake when the next message is half the lookahead inside the window, so
 		// each call moves about half a lookahead's worth of messages, each ahead of its due time.
 		Duration nextDueIn = promoted.nextDueIn();

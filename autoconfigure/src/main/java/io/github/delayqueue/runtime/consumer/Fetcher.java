@@ -3,16 +3,19 @@ package io.github.delayqueue.runtime.consumer;
 import java.util.Comparator;
 import java.util.List;
 import java.util.PriorityQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantLock;
 
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.runtime.support.OutageLog;
+import io.github.delayqueue.runtime.support.Replies;
 import io.github.delayqueue.runtime.support.TopicRepair;
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.RedisMessageStore;
@@ -25,9 +28,10 @@ import org.jspecify.annotations.Nullable;
  * Claims a topic's ready messages for its consumer, as many as it has free handler slots
  * ({@code concurrency + prefetch}), and hands them over: a due message at once, one the broker made
  * ready ahead of its due time (the lookahead) when it falls due by the Redis clock, holding it
- * meanwhile without a slot. It has no thread of its own: a claim runs on the shared scheduler when
- * something may have become claimable (a wake-up signal, a slot freed, the idle check) and again at
- * once while messages keep coming. A claim that fails is sent again, with the same lease token,
+ * meanwhile without a slot. It has no thread of its own, and no thread waits for Redis: a claim is
+ * sent from the shared scheduler when something may have become claimable (a wake-up signal, a slot
+ * freed, the idle check), its reply is handled there, and the next claim follows at once while
+ * messages keep coming. A claim that fails is sent again, with the same lease token,
  * after a backoff: it returns what it leased if it had run. An {@link Error} stops it for good, and
  * the topic's listener is then reported as stopped.
  */
@@ -74,8 +78,11 @@ final class Fetcher {
 
 	private final AtomicBoolean active = new AtomicBoolean();
 
-	/** Held while a claim is on its way, so that stopping can wait for what it claims. */
-	private final ReentrantLock claiming = new ReentrantLock();
+	/** Guards {@link #claimInProgress} and the decision to send a claim while running. */
+	private final Object claimLock = new Object();
+
+	/** Completes once the claim on its way has put what it leased under the lease keeper. */
+	private @Nullable CompletableFuture<Void> claimInProgress;
 
 	private volatile boolean running;
 
@@ -127,13 +134,21 @@ final class Fetcher {
 	 * @param deadlineNanos the {@link System#nanoTime()} to wait until at most
 	 */
 	void awaitClaimInProgress(long deadlineNanos) {
+		CompletableFuture<Void> claim;
+		synchronized (this.claimLock) {
+			claim = this.claimInProgress;
+		}
+		if (claim == null) {
+			return;
+		}
 		try {
-			if (this.claiming.tryLock(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-				this.claiming.unlock();
-			}
+			claim.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			// Waited as long as stopping may: what it leases comes back when its lease expires.
 		}
 	}
 
@@ -176,73 +191,108 @@ final class Fetcher {
 	private void fetch() {
 		try {
 			while (this.running && !this.dead && this.requested.getAndSet(false)) {
-				claimAndHandOver();
+				if (sendClaim()) {
+					// The claim's reply continues this fetch.
+					return;
+				}
 			}
 		}
 		catch (RuntimeException ex) {
 			logger.error("Topic '" + this.topic + "': claiming failed unexpectedly, trying again", ex);
 			checkAgainIn(MAX_OUTAGE_BACKOFF_MILLIS);
 		}
-		catch (Error ex) {
-			this.dead = true;
-			logger.error("Topic '" + this.topic + "': the listener stopped claiming after an error; restart or resume"
-					+ " it to consume again", ex);
-			throw ex;
-		}
-		finally {
-			this.active.set(false);
-		}
+		endFetch();
+	}
+
+	private void endFetch() {
+		this.active.set(false);
 		if (this.running && !this.dead && this.requested.get() && this.active.compareAndSet(false, true)) {
 			submit();
 		}
 	}
 
-	private void claimAndHandOver() {
+	/**
+	 * Sends a claim for the free handler slots, or again the one that failed.
+	 * @return whether a claim went out; its reply is handled by {@link #claimed} on the scheduler
+	 */
+	private boolean sendClaim() {
 		ClaimRequest request = this.failed;
 		if (request == null) {
 			int wanted = this.freeSlots.getAndSet(0);
 			if (wanted == 0) {
-				return;
+				return false;
 			}
 			request = new ClaimRequest(this.consumerId + "." + (++this.claims), wanted,
 					Math.max(0, MAX_HELD - this.held.get()));
 		}
-		ClaimResult result;
-		List<InFlightMessage> claimed;
-		this.claiming.lock();
-		try {
+		CompletableFuture<Void> inProgress = new CompletableFuture<>();
+		synchronized (this.claimLock) {
 			if (!this.running) {
-				this.freeSlots.addAndGet(request.wanted());
+				if (this.failed == null) {
+					this.freeSlots.addAndGet(request.wanted());
+				}
+				return false;
+			}
+			this.claimInProgress = inProgress;
+		}
+		ClaimRequest sent = request;
+		Replies.send(
+				() -> this.store.claim(this.consumerId, sent.token(), sent.wanted(), sent.earlyLimit(),
+						this.settings.visibilityTimeout()),
+				this.scheduler, (result, failure) -> claimed(sent, result, failure, inProgress), () -> {
+					// Stopping: the claim's leases expire and its messages are delivered again.
+					inProgress.complete(null);
+					this.active.set(false);
+				});
+		return true;
+	}
+
+	private void claimed(ClaimRequest request, @Nullable ClaimResult result, @Nullable Throwable failure,
+			CompletableFuture<Void> inProgress) {
+		try {
+			if (failure instanceof Error error) {
+				this.dead = true;
+				logger.error("Topic '" + this.topic + "': the listener stopped claiming after an error; restart or"
+						+ " resume it to consume again", error);
+				inProgress.complete(null);
+				this.active.set(false);
 				return;
 			}
-			result = this.store.claim(this.consumerId, request.token(), request.wanted(),
-					request.earlyLimit(), this.settings.visibilityTimeout());
-			claimed = result.messages().stream().map(InFlightMessage::new).toList();
+			if (failure != null || result == null) {
+				// The claim may have run and lost its reply: the same request (same token) goes again
+				// and returns what it leased then. Its slots stay taken meanwhile.
+				inProgress.complete(null);
+				this.failed = request;
+				TopicRepair.failed(this.store,
+						(failure != null) ? Replies.rethrow(failure) : new IllegalStateException("No claim result"),
+						this.outageLog);
+				this.outageBackoffMillis = Math.min(MAX_OUTAGE_BACKOFF_MILLIS,
+						Math.max(100, this.outageBackoffMillis * 2));
+				checkAgainIn(this.outageBackoffMillis);
+				endFetch();
+				return;
+			}
+			List<InFlightMessage> claimed = result.messages().stream().map(InFlightMessage::new).toList();
 			claimed.forEach(this.leases::keep);
+			inProgress.complete(null);
 			this.failed = null;
 			this.outageLog.succeeded();
 			this.outageBackoffMillis = 0;
+			int due = handOver(claimed);
+			this.freeSlots.addAndGet(request.wanted() - due);
+			if (result.more() || due == request.wanted()) {
+				this.requested.set(true);
+			}
+			else {
+				checkAgainIn(this.settings.idleCheckInterval().toMillis());
+			}
 		}
 		catch (RuntimeException ex) {
-			// The claim may have run and lost its reply: the same request (same token) goes again and
-			// returns what it leased then. Its slots stay taken meanwhile.
-			this.failed = request;
-			TopicRepair.failed(this.store, ex, this.outageLog);
-			this.outageBackoffMillis = Math.min(MAX_OUTAGE_BACKOFF_MILLIS, Math.max(100, this.outageBackoffMillis * 2));
-			checkAgainIn(this.outageBackoffMillis);
-			return;
+			inProgress.complete(null);
+			logger.error("Topic '" + this.topic + "': claiming failed unexpectedly, trying again", ex);
+			checkAgainIn(MAX_OUTAGE_BACKOFF_MILLIS);
 		}
-		finally {
-			this.claiming.unlock();
-		}
-		int due = handOver(claimed);
-		this.freeSlots.addAndGet(request.wanted() - due);
-		if (result.more() || due == request.wanted()) {
-			this.requested.set(true);
-		}
-		else {
-			checkAgainIn(this.settings.idleCheckInterval().toMillis());
-		}
+		fetch();
 	}
 
 	/** @return how many of the messages were due, and so took a slot */

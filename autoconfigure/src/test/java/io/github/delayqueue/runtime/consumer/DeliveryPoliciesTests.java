@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -180,12 +181,13 @@ class DeliveryPoliciesTests {
 		}
 
 		@Override
-		public PromoteResult promote(int limit, Duration lookahead) {
+		public CompletableFuture<PromoteResult> promote(int limit, Duration lookahead) {
 			throw new UnsupportedOperationException();
 		}
 
 		@Override
-		public ClaimResult claim(String consumer, String token, int limit, int earlyLimit, Duration lease) {
+		public CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit,
+				Duration lease) {
 			throw new UnsupportedOperationException();
 		}
 
