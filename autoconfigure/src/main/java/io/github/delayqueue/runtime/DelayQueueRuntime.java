@@ -6,6 +6,9 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 
 import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.listener.DelayListenerEndpoint;
@@ -37,6 +40,8 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	/** The lifecycle phase: late start, early stop. */
 	public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 1024;
 
+	private static final long IDLE_HANDLER_SECONDS = 60;
+
 	private final RedisMessageStore store;
 
 	private final PayloadConverter converter;
@@ -58,6 +63,9 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	private @Nullable DelayQueueReceiverObservationConvention observationConvention;
 
 	private @Nullable Executor handlerExecutor;
+
+	/** The handler threads of this runtime, when no handler executor was set. */
+	private @Nullable ThreadPoolExecutor handlerThreads;
 
 	private @Nullable RedisMessageListenerContainer subscription;
 
@@ -111,8 +119,9 @@ public class DelayQueueRuntime implements SmartLifecycle {
 
 	/**
 	 * Sets the executor that runs every topic's handlers, at most each topic's concurrency at once,
-	 * instead of a pool of handler threads per topic; e.g. virtual threads. Must be called before
-	 * {@link #start()}.
+	 * e.g. virtual threads. Without one, the handlers run on a pool of this runtime's own, shared by
+	 * the topics: threads named {@code delay-queue-handler-<n>}, started as work comes and gone
+	 * after a minute idle. Must be called before {@link #start()}.
 	 * @param handlerExecutor the executor
 	 */
 	public void setHandlerExecutor(Executor handlerExecutor) {
@@ -135,13 +144,14 @@ public class DelayQueueRuntime implements SmartLifecycle {
 				new CustomizableThreadFactory("delay-queue-scheduler-"));
 		executor.setRemoveOnCancelPolicy(true);
 		this.scheduler = executor;
+		Executor handlers = (this.handlerExecutor != null) ? this.handlerExecutor : startHandlerThreads();
 		for (DelayListenerEndpoint endpoint : endpoints.values()) {
 			String topic = endpoint.topic();
 			TopicBroker broker = new TopicBroker(topic, this.store.topic(topic), executor, this.brokerSettings,
 					endpoint.settings().maxAttempts(), () -> wakeConsumer(topic), this.metrics);
 			TopicRuntime runtime = new TopicRuntime(topic, broker, () -> new TopicConsumer(endpoint, this.store.topic(topic),
 					this.converter, executor, this.metrics, this.observationRegistry, this.observationConvention,
-					this.handlerExecutor));
+					handlers));
 			this.signals.onReadyMessages(topic, runtime::wakeConsumer);
 			this.signals.onEarlierMessage(topic, runtime::wakeBroker);
 			this.topics.put(topic, runtime);
@@ -156,6 +166,19 @@ public class DelayQueueRuntime implements SmartLifecycle {
 		listenerContainer.start();
 		this.subscription = listenerContainer;
 		this.topics.values().forEach(TopicRuntime::start);
+	}
+
+	/**
+	 * Handler threads shared by the topics, each topic running at most its concurrency on them: as
+	 * many threads as handlers run at once, so that a burst over many topics reuses threads rather
+	 * than starting one per topic.
+	 */
+	private ThreadPoolExecutor startHandlerThreads() {
+		CustomizableThreadFactory threads = new CustomizableThreadFactory("delay-queue-handler-");
+		threads.setDaemon(true);
+		this.handlerThreads = new ThreadPoolExecutor(0, Integer.MAX_VALUE, IDLE_HANDLER_SECONDS, TimeUnit.SECONDS,
+				new SynchronousQueue<>(), threads);
+		return this.handlerThreads;
 	}
 
 	/**
@@ -194,6 +217,11 @@ public class DelayQueueRuntime implements SmartLifecycle {
 			if (this.scheduler != null) {
 				this.scheduler.shutdownNow();
 				this.scheduler = null;
+			}
+			if (this.handlerThreads != null) {
+				// Every topic has finished or handed back its messages: only idle threads are left.
+				this.handlerThreads.shutdown();
+				this.handlerThreads = null;
 			}
 			this.signals.clear();
 			this.topics.clear();

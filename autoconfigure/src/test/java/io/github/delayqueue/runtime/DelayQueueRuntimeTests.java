@@ -40,8 +40,27 @@ class DelayQueueRuntimeTests {
 			.run((context) -> {
 				int schedulerThreads = Math.max(4, 4 * Runtime.getRuntime().availableProcessors());
 				assertThat(threads("delay-queue-scheduler-")).hasSizeLessThanOrEqualTo(schedulerThreads);
-				assertThat(threads("delay-queue-orders-")).as("no handler thread before there is work").isEmpty();
+				assertThat(threads("delay-queue-handler-")).as("no handler thread before there is work").isEmpty();
 			});
+	}
+
+	@Test
+	void topicsShareTheHandlerThreadsWhichEndWithTheRuntime() {
+		QueueContexts.runner(QueueContexts.uniquePrefix()).withBean(Notes.class).withBean(Orders.class)
+			.run((context) -> {
+				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+				for (int i = 0; i < 5; i++) {
+					template.send("notes", "n" + i, Duration.ZERO);
+					template.send("orders", "o" + i, Duration.ZERO);
+				}
+				Notes notes = context.getBean(Notes.class);
+				Orders orders = context.getBean(Orders.class);
+				await().atMost(Duration.ofSeconds(10))
+					.until(() -> notes.received.size() == 5 && orders.threads.size() == 5);
+				assertThat(notes.threads).allMatch((name) -> name.startsWith("delay-queue-handler-"));
+				assertThat(orders.threads).allMatch((name) -> name.startsWith("delay-queue-handler-"));
+			});
+		await().atMost(Duration.ofSeconds(10)).until(() -> threads("delay-queue-handler-").isEmpty());
 	}
 
 	@Test
@@ -60,7 +79,7 @@ class DelayQueueRuntimeTests {
 				await().atMost(Duration.ofSeconds(10)).until(() -> notes.received.size() == 8);
 				assertThat(notes.threads).allMatch((name) -> name.startsWith("own-handler-"));
 				assertThat(notes.mostAtOnce.get()).isBetween(1, 2);
-				assertThat(threads("delay-queue-slow-notes-")).isEmpty();
+				assertThat(notes.threads).noneMatch((name) -> name.startsWith("delay-queue-handler-"));
 			});
 	}
 
@@ -74,8 +93,11 @@ class DelayQueueRuntimeTests {
 
 		final List<String> received = new CopyOnWriteArrayList<>();
 
+		final List<String> threads = new CopyOnWriteArrayList<>();
+
 		@DelayListener(topic = "notes")
 		void on(String payload) {
+			this.threads.add(Thread.currentThread().getName());
 			this.received.add(payload);
 		}
 
@@ -104,8 +126,11 @@ class DelayQueueRuntimeTests {
 
 	static class Orders {
 
+		final List<String> threads = new CopyOnWriteArrayList<>();
+
 		@DelayListener(topic = "orders")
 		void on(String payload) {
+			this.threads.add(Thread.currentThread().getName());
 		}
 
 	}

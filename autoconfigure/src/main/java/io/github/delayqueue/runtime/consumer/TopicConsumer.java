@@ -3,10 +3,8 @@ package io.github.delayqueue.runtime.consumer;
 import java.time.Duration;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import io.github.delayqueue.convert.PayloadConverter;
@@ -21,7 +19,6 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
  * Consumes one topic for one {@link DelayListenerEndpoint}, and wires the parts that do it: the
@@ -36,8 +33,6 @@ public final class TopicConsumer {
 
 	/** Time left to send queued acknowledgements when stopping, even past the shutdown timeout. */
 	private static final long ACK_GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
-
-	private static final long IDLE_HANDLER_SECONDS = 60;
 
 	private final DelayListenerEndpoint endpoint;
 
@@ -66,21 +61,18 @@ public final class TopicConsumer {
 	 * @param observationRegistry the registry of the receiver observations
 	 * @param observationConvention a convention for the receiver observations, or {@code null} for
 	 * the default one
-	 * @param handlerExecutor the executor shared by every topic's handlers (e.g. virtual threads),
-	 * on which at most the topic's concurrency run at once; or {@code null} for a pool of the
-	 * topic's own
+	 * @param handlerExecutor the executor shared by every topic's handlers, on which at most the
+	 * topic's concurrency run at once
 	 */
 	public TopicConsumer(DelayListenerEndpoint endpoint, TopicStore store, PayloadConverter converter,
 			ScheduledExecutorService scheduler, DelayQueueMetrics metrics, ObservationRegistry observationRegistry,
 			@Nullable DelayQueueReceiverObservationConvention observationConvention,
-			@Nullable Executor handlerExecutor) {
+			Executor handlerExecutor) {
 		String topic = endpoint.topic();
 		this.endpoint = endpoint;
 		this.settings = endpoint.settings();
 		this.scheduler = scheduler;
-		this.handlers = (handlerExecutor != null)
-				? new ConcurrencyLimitedExecutor(handlerExecutor, this.settings.concurrency())
-				: ownHandlerThreads(topic, this.settings.concurrency());
+		this.handlers = new ConcurrencyLimitedExecutor(handlerExecutor, this.settings.concurrency());
 		OutageLog outageLog = new OutageLog("listener of topic '" + topic + "'");
 		this.acks = new AckBatcher(topic, store, scheduler);
 		Settlement settlement = new Settlement(topic, store, this.acks);
@@ -89,16 +81,6 @@ public final class TopicConsumer {
 		this.deliveries = new DeliveryHandler(endpoint, converter, settlement, metrics, observationRegistry,
 				observationConvention);
 		this.fetcher = new Fetcher(topic, store, this.settings, scheduler, this::dispatch, this.leases, outageLog);
-	}
-
-	/** Handler threads of the topic's own: started when messages come, gone after a minute idle. */
-	private static ExecutorService ownHandlerThreads(String topic, int concurrency) {
-		CustomizableThreadFactory threads = new CustomizableThreadFactory("delay-queue-" + topic + "-");
-		threads.setDaemon(true);
-		ThreadPoolExecutor pool = new ThreadPoolExecutor(concurrency, concurrency, IDLE_HANDLER_SECONDS,
-				TimeUnit.SECONDS, new LinkedBlockingQueue<>(), threads);
-		pool.allowCoreThreadTimeOut(true);
-		return pool;
 	}
 
 	/** @return the topic */
