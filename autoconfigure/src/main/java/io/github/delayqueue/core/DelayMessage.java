@@ -33,6 +33,8 @@ public final class DelayMessage {
 
 	private final Map<String, String> headers;
 
+	private final boolean replaceIfPending;
+
 	private DelayMessage(Builder builder) {
 		this.topic = builder.topic;
 		this.payload = builder.payload;
@@ -40,6 +42,7 @@ public final class DelayMessage {
 		this.delay = builder.delay;
 		this.dueAt = builder.dueAt;
 		this.headers = Collections.unmodifiableMap(new LinkedHashMap<>(builder.headers));
+		this.replaceIfPending = builder.replaceIfPending;
 	}
 
 	/**
@@ -96,6 +99,13 @@ public final class DelayMessage {
 		return delay;
 	}
 
+	/**
+	 * @return whether it replaces a scheduled message of the same id
+	 */
+	public boolean replaceIfPending() {
+		return this.replaceIfPending;
+	}
+
 	@Override
 	public String toString() {
 		return "DelayMessage[topic=" + this.topic + ", id=" + this.id + ", delay=" + this.delay + ", dueAt="
@@ -119,6 +129,8 @@ public final class DelayMessage {
 		private @Nullable Instant dueAt;
 
 		private final Map<String, String> headers = new LinkedHashMap<>();
+
+		private boolean replaceIfPending;
 
 		private Builder(String topic, Object payload) {
 			this.topic = topic;
@@ -172,6 +184,19 @@ public final class DelayMessage {
 		}
 
 		/**
+		 * Replaces a message of the same id that is still scheduled: its payload, headers and due
+		 * time become this message's, its attempts are kept ("remind me ten minutes after the last
+		 * change" is then one call per change). A message of that id that is already ready or in
+		 * flight is never replaced: the send is then a duplicate, as without this. Needs an
+		 * {@link #id(String) id}.
+		 * @return this builder
+		 */
+		public Builder replaceIfPending() {
+			this.replaceIfPending = true;
+			return this;
+		}
+
+		/**
 		 * Checks the values and builds the message.
 		 * @return the message
 		 * @throws InvalidMessageException naming the first value that is not acceptable
@@ -183,6 +208,10 @@ public final class DelayMessage {
 			}
 			if (this.id != null) {
 				MessageIds.requireValid(this.id);
+			}
+			else if (this.replaceIfPending) {
+				throw new InvalidMessageException("A message that replaces a pending one needs the id of the message to"
+						+ " replace (DelayMessage.Builder.id)");
 			}
 			if (this.delay != null && this.dueAt != null) {
 				throw new InvalidMessageException("Set either a delay or a due time, not both");

@@ -296,10 +296,9 @@ public class DelayQueueTemplate {
 		}
 		byte[] body = MessageFormat.encodeBody(headers, payload);
 		String id = (message.id() != null) ? message.id() : this.idGenerator.next();
-		if (message.dueAt() != null) {
-			return NewMessage.dueAt(id, message.dueAt(), body);
-		}
-		return NewMessage.afterDelay(id, (message.delay() != null) ? message.delay() : Duration.ZERO, body);
+		NewMessage stored = (message.dueAt() != null) ? NewMessage.dueAt(id, message.dueAt(), body)
+				: NewMessage.afterDelay(id, (message.delay() != null) ? message.delay() : Duration.ZERO, body);
+		return message.replaceIfPending() ? stored.replacingPending() : stored;
 	}
 
 	private static long headerBytes(Map<String, String> headers) {
@@ -328,7 +327,8 @@ public class DelayQueueTemplate {
 	static Map<String, List<SendResult>> results(Map<String, List<Sent>> sentByTopic) {
 		Map<String, List<SendResult>> results = new LinkedHashMap<>();
 		sentByTopic.forEach((topic, sent) -> results.put(topic, sent.stream()
-			.map((one) -> new SendResult(one.id(), Instant.ofEpochMilli(one.dueAtMillis()), one.duplicate()))
+			.map((one) -> new SendResult(one.id(), Instant.ofEpochMilli(one.dueAtMillis()), one.duplicate(),
+					one.replaced()))
 			.toList()));
 		return results;
 	}
@@ -345,7 +345,8 @@ public class DelayQueueTemplate {
 	private static void logSent(String topic, SendResult result) {
 		if (logger.isDebugEnabled()) {
 			logger.debug("Topic '" + topic + "' message " + result.id()
-					+ (result.duplicate() ? " already pending, send ignored" : " scheduled for " + result.dueAt()));
+					+ (result.duplicate() ? " already pending, send ignored"
+							: (result.replaced() ? " replaced, now due " : " scheduled for ") + result.dueAt()));
 		}
 	}
 

@@ -10,6 +10,19 @@ import java.time.Instant;
  * stored
  * @param duplicate whether a message with this id was already pending or in flight, in which
  * case nothing was changed
+ * @param replaced whether the message replaced a scheduled one of the same id (sent with
+ * {@link DelayMessage.Builder#replaceIfPending()})
  */
-public record SendResult(String id, Instant dueAt, boolean duplicate) {
+public record SendResult(String id, Instant dueAt, boolean duplicate, boolean replaced) {
+
+	/**
+	 * The outcome of a send that replaced nothing.
+	 * @param id the message id
+	 * @param dueAt when the message is due
+	 * @param duplicate whether a message with this id was already pending or in flight
+	 */
+	public SendResult(String id, Instant dueAt, boolean duplicate) {
+		this(id, dueAt, duplicate, false);
+	}
+
 }

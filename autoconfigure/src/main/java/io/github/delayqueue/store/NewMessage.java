@@ -12,8 +12,28 @@ import java.time.Instant;
  * absolute due time in epoch ms
  * @param when the delay or due time
  * @param body the body from {@link MessageFormat#encodeBody(java.util.Map, byte[])}
+ * @param replaceIfPending whether it replaces a stored message of the same id that is still
+ * scheduled (its attempts are kept); otherwise such a message is a duplicate
  */
-public record NewMessage(String id, boolean relative, long when, byte[] body) {
+public record NewMessage(String id, boolean relative, long when, byte[] body, boolean replaceIfPending) {
+
+	/**
+	 * A message that does not replace a pending one of the same id.
+	 * @param id the message id
+	 * @param relative whether {@code when} is a delay in ms from Redis time
+	 * @param when the delay or due time
+	 * @param body the body
+	 */
+	public NewMessage(String id, boolean relative, long when, byte[] body) {
+		this(id, relative, when, body, false);
+	}
+
+	/**
+	 * @return the same message, replacing a pending one of the same id
+	 */
+	public NewMessage replacingPending() {
+		return new NewMessage(this.id, this.relative, this.when, this.body, true);
+	}
 
 	/**
 	 * A message due after a delay from the Redis server's clock.

@@ -36,6 +36,9 @@ public class RedisMessageStore {
 
 	private static final String ABSOLUTE = "a";
 
+	/** Appended to the due kind of a message that replaces a scheduled one of the same id. */
+	private static final String REPLACE = "r";
+
 	private static final int READY_HEAD_LOOKUP = 1000;
 
 	/** Default of the longest wait for Redis. */
@@ -199,7 +202,8 @@ public class RedisMessageStore {
 		args.add(topic);
 		for (NewMessage message : messages) {
 			args.add(message.id());
-			args.add(message.relative() ? DELAY : ABSOLUTE);
+			String kind = message.relative() ? DELAY : ABSOLUTE;
+			args.add(message.replaceIfPending() ? kind + REPLACE : kind);
 			args.add(message.when());
 			args.add(message.body());
 		}
@@ -209,8 +213,8 @@ public class RedisMessageStore {
 	private static List<Sent> sendResults(List<NewMessage> messages, List<?> reply) {
 		List<Sent> results = new ArrayList<>(messages.size());
 		for (int i = 0; i < messages.size(); i++) {
-			boolean duplicate = number(reply.get(2 * i)) == 1;
-			results.add(new Sent(messages.get(i).id(), number(reply.get(2 * i + 1)), duplicate));
+			long outcome = number(reply.get(2 * i));
+			results.add(new Sent(messages.get(i).id(), number(reply.get(2 * i + 1)), outcome == 1, outcome == 2));
 		}
 		return results;
 	}

@@ -1,17 +1,23 @@
--- send: store new messages and schedule them (state: none -> scheduled).
+-- send: store new messages and schedule them (state: none -> scheduled), or replace scheduled ones
+-- (state: scheduled -> scheduled).
 -- A message whose id is already stored (scheduled, ready or in flight) is left as it is. It is
 -- reported as a duplicate unless the stored body is the one sent: then this is the same message
 -- sent again (a client that re-sends a command whose reply it lost, or a caller retrying a send
--- that failed), and it is reported as stored, with the due time it has. Wakes the brokers when a
--- message becomes the earliest one due.
+-- that failed), and it is reported as stored, with the due time it has. A message sent to replace
+-- a pending one (due kind with 'r') takes the place of a stored message that is still scheduled:
+-- new body and due time, its attempts kept; a ready or in-flight one is never replaced. Wakes the
+-- brokers when a message becomes the earliest one due.
 -- KEYS[1] messages HASH   id -> "<attempts>:<due ms>:<body>"
 -- KEYS[2] scheduled ZSET  id scored by due time (epoch ms)
 -- ARGV[1] signal channel
 -- ARGV[2] topic
 -- ARGV[3..] four values per message: id, due kind ("d" = delay in ms from Redis time,
---           "a" = absolute epoch ms), the delay or due time, body
--- Returns two integers per message: duplicate (1 or 0), due time (epoch ms).
--- Replayed: idempotent (the same body again is reported as stored, changing nothing).
+--           "a" = absolute epoch ms; "dr" or "ar" to replace a scheduled message), the delay or
+--           due time, body
+-- Returns two integers per message: outcome (0 stored, 1 duplicate, 2 replaced), due time (epoch ms).
+-- Replayed: idempotent (the same body again is reported as stored, changing nothing); a replacing
+-- send again replaces what the first stored or replaced, with the same body and, for an absolute
+-- due time, the same due time (a delay counts from the second run), and reports it replaced.
 local now
 local headDue = head_due(KEYS[2])
 local earliest
@@ -19,16 +25,27 @@ local out = {}
 for i = 3, #ARGV, 4 do
   local id = ARGV[i]
   local due = tonumber(ARGV[i + 2])
-  if ARGV[i + 1] == 'd' then
+  local kind = ARGV[i + 1]
+  if string.byte(kind, 1) == 100 then -- 'd'
     now = now or now_ms()
     due = now + due
   end
   if redis.call('HSETNX', KEYS[1], id, '0:' .. string.format('%.0f', due) .. ':' .. ARGV[i + 3]) == 0 then
     local stored = redis.call('HGET', KEYS[1], id)
-    local _, storedDue, bodyAt = header(stored)
-    local same = bodyAt and string.sub(stored, bodyAt + 1) == ARGV[i + 3]
-    out[#out + 1] = same and 0 or 1
-    out[#out + 1] = storedDue or 0
+    local attempts, storedDue, bodyAt = header(stored)
+    if string.byte(kind, 2) == 114 and bodyAt and redis.call('ZSCORE', KEYS[2], id) then -- 'r', scheduled
+      redis.call('HSET', KEYS[1], id, attempts .. ':' .. string.format('%.0f', due) .. ':' .. ARGV[i + 3])
+      redis.call('ZADD', KEYS[2], due, id)
+      if not earliest or due < earliest then
+        earliest = due
+      end
+      out[#out + 1] = 2
+      out[#out + 1] = due
+    else
+      local same = bodyAt and string.sub(stored, bodyAt + 1) == ARGV[i + 3]
+      out[#out + 1] = same and 0 or 1
+      out[#out + 1] = storedDue or 0
+    end
   else
     redis.call('ZADD', KEYS[2], due, id)
     if not earliest or due < earliest then

@@ -68,6 +68,75 @@ class DelayQueueTemplateTests {
 	}
 
 	@Test
+	void aSendThatReplacesAScheduledMessageTakesItsPlaceWithTheNewPayloadAndDueTime() {
+		run((queue) -> {
+			queue.template.send(DelayMessage.builder(TOPIC, "first").id("o-1").delay(Duration.ofHours(1)).build());
+			SendResult replaced = queue.template.send(DelayMessage.builder(TOPIC, "second")
+				.id("o-1")
+				.delay(Duration.ofMinutes(10))
+				.replaceIfPending()
+				.build());
+			assertThat(replaced.replaced()).isTrue();
+			assertThat(replaced.duplicate()).isFalse();
+			assertThat(queue.scheduledScore(TOPIC, "o-1")).isEqualTo(replaced.dueAt().toEpochMilli());
+			assertThat(queue.storedMessage(TOPIC, "o-1").payload()).asString().isEqualTo("second");
+			assertThat(queue.redis.opsForHash().size(queue.keys(TOPIC).messages())).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void aReplacedMessageKeepsItsAttempts() {
+		run((queue) -> {
+			queue.template.send(DelayMessage.builder(TOPIC, "first").id("o-1").build());
+			ClaimedMessage inFlight = queue.promoteAndClaimOne(TOPIC);
+			assertThat(queue.store.retry(TOPIC, "o-1", inFlight.leaseToken(), Duration.ofHours(1))).isPositive();
+			SendResult replaced = queue.template
+				.send(DelayMessage.builder(TOPIC, "second").id("o-1").replaceIfPending().build());
+			assertThat(replaced.replaced()).isTrue();
+			assertThat(queue.storedMessage(TOPIC, "o-1").attempts()).isEqualTo(1);
+			assertThat(queue.storedMessage(TOPIC, "o-1").payload()).asString().isEqualTo("second");
+		});
+	}
+
+	@Test
+	void aMessageInFlightIsNeverReplacedTheSendIsADuplicate() {
+		run((queue) -> {
+			queue.template.send(DelayMessage.builder(TOPIC, "first").id("o-1").build());
+			ClaimedMessage inFlight = queue.promoteAndClaimOne(TOPIC);
+			SendResult result = queue.template.send(DelayMessage.builder(TOPIC, "second")
+				.id("o-1")
+				.delay(Duration.ofMinutes(10))
+				.replaceIfPending()
+				.build());
+			assertThat(result.duplicate()).isTrue();
+			assertThat(result.replaced()).isFalse();
+			assertThat(queue.storedMessage(TOPIC, "o-1").payload()).asString().isEqualTo("first");
+			assertThat(queue.scheduledScore(TOPIC, "o-1")).isNull();
+			assertThat(ack(queue, inFlight)).isTrue();
+		});
+	}
+
+	@Test
+	void aReplacingSendAfterDeliveryStoresANewMessage() {
+		run((queue) -> {
+			queue.template.send(DelayMessage.builder(TOPIC, "first").id("o-1").build());
+			assertThat(ack(queue, queue.promoteAndClaimOne(TOPIC))).isTrue();
+			SendResult result = queue.template
+				.send(DelayMessage.builder(TOPIC, "second").id("o-1").replaceIfPending().build());
+			assertThat(result.duplicate()).isFalse();
+			assertThat(result.replaced()).isFalse();
+			assertThat(queue.storedMessage(TOPIC, "o-1").payload()).asString().isEqualTo("second");
+		});
+	}
+
+	@Test
+	void replacingNeedsTheIdOfTheMessageToReplace() {
+		assertThatExceptionOfType(InvalidMessageException.class)
+			.isThrownBy(() -> DelayMessage.builder(TOPIC, "x").replaceIfPending().build())
+			.withMessageContaining("needs the id");
+	}
+
+	@Test
 	void sendsWithoutAnIdGetDistinctGeneratedIds() {
 		run((queue) -> {
 			Set<String> ids = new HashSet<>();

@@ -41,7 +41,7 @@ final class QueueModel {
 
 		final String id;
 
-		final String body;
+		String body;
 
 		State state = State.SCHEDULED;
 
@@ -104,9 +104,10 @@ final class QueueModel {
 	 * What a send should report for one message.
 	 *
 	 * @param duplicate whether it is reported as a duplicate
+	 * @param replaced whether it is reported as having replaced a scheduled message
 	 * @param due the due time reported
 	 */
-	record SendReply(boolean duplicate, long due) {
+	record SendReply(boolean duplicate, boolean replaced, long due) {
 	}
 
 	/**
@@ -150,19 +151,25 @@ final class QueueModel {
 	/** consumer → its last claim that leased messages. */
 	final Map<String, ClaimRecord> claimRecords = new HashMap<>();
 
-	// send.lua: an id already stored is left as it is; the same body again is not a duplicate.
+	// send.lua: an id already stored is left as it is, unless the send replaces a scheduled one; the
+	// same body again is not a duplicate.
 	List<SendReply> send(List<NewMessage> messages, List<Long> dues) {
 		List<SendReply> replies = new ArrayList<>();
 		for (int i = 0; i < messages.size(); i++) {
 			NewMessage message = messages.get(i);
 			String body = new String(message.body());
 			Live stored = this.live.get(message.id());
-			if (stored != null) {
-				replies.add(new SendReply(!stored.body.equals(body), stored.due));
+			if (stored != null && message.replaceIfPending() && stored.state == State.SCHEDULED) {
+				stored.body = body;
+				stored.due = dues.get(i);
+				replies.add(new SendReply(false, true, stored.due));
+			}
+			else if (stored != null) {
+				replies.add(new SendReply(!stored.body.equals(body), false, stored.due));
 			}
 			else {
 				this.live.put(message.id(), new Live(message.id(), body, dues.get(i)));
-				replies.add(new SendReply(false, dues.get(i)));
+				replies.add(new SendReply(false, false, dues.get(i)));
 			}
 		}
 		return replies;
