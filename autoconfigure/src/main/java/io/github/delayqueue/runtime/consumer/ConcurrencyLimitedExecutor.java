@@ -62,23 +62,36 @@ final class ConcurrencyLimitedExecutor extends AbstractExecutorService {
 		}
 	}
 
-	private void run(Runnable task) {
+	/**
+	 * Runs a task and then, on the same thread, the tasks queued meanwhile: handing each to the
+	 * executor from a thread that is still busy would make a pool start a thread per task.
+	 */
+	private void run(Runnable first) {
 		Thread current = Thread.currentThread();
-		synchronized (this) {
-			this.running.add(current);
-			if (this.interrupting) {
-				current.interrupt();
-			}
-		}
-		try {
-			task.run();
-		}
-		finally {
+		Runnable task = first;
+		while (task != null) {
 			synchronized (this) {
-				this.running.remove(current);
-				this.started--;
-				startQueued();
-				notifyAll();
+				this.running.add(current);
+				if (this.interrupting) {
+					current.interrupt();
+				}
+			}
+			try {
+				task.run();
+			}
+			finally {
+				synchronized (this) {
+					this.running.remove(current);
+					if (!this.interrupting) {
+						// An interrupt meant for the task just run must not reach the next one.
+						Thread.interrupted();
+					}
+					task = this.queued.poll();
+					if (task == null) {
+						this.started--;
+					}
+					notifyAll();
+				}
 			}
 		}
 	}

@@ -1,6 +1,8 @@
 package io.github.delayqueue.runtime.consumer;
 
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
@@ -26,6 +28,24 @@ class ConcurrencyLimitedExecutorTests {
 	@AfterEach
 	void stopSharedThreads() {
 		this.shared.shutdownNow();
+	}
+
+	@Test
+	void queuedTasksRunOnTheThreadsAlreadyWorkingSoAPoolStartsNoThreadPerTask() throws InterruptedException {
+		Set<String> threads = ConcurrentHashMap.newKeySet();
+		ConcurrencyLimitedExecutor handlers = new ConcurrencyLimitedExecutor(this.shared, 2);
+		CountDownLatch release = new CountDownLatch(1);
+		CountDownLatch done = new CountDownLatch(100);
+		for (int i = 0; i < 100; i++) {
+			handlers.execute(() -> {
+				threads.add(Thread.currentThread().getName());
+				waitFor(release);
+				done.countDown();
+			});
+		}
+		release.countDown();
+		assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+		assertThat(threads).hasSize(2);
 	}
 
 	@Test
