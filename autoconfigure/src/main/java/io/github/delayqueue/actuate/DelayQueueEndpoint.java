@@ -47,12 +47,13 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
 /**
- * The {@code delayqueue} Actuator endpoint. Reads: every topic with its counts, next due time,
- * oldest lateness and listener here; one topic with a page of its messages in one state; one message
- * with its headers and the start of its payload. Writes (off unless the endpoint's access is
- * {@code unrestricted}): cancel, reschedule, replay or purge a message; replay or purge a topic's
- * dead letters; pause or resume a topic's listener in this application. Times are by the Redis
- * clock; reads never load a whole set or list, and only the topic list uses {@code SCAN}.
+ * The {@code delayqueue} Actuator endpoint. Reads: every topic with its counts, next due
+ * time, oldest lateness and listener here; one topic with a page of its messages in one
+ * state; one message with its headers and the start of its payload. Writes (off unless
+ * the endpoint's access is {@code unrestricted}): cancel, reschedule, replay or purge a
+ * message; replay or purge a topic's dead letters; pause or resume a topic's listener in
+ * this application. Times are by the Redis clock; reads never load a whole set or list,
+ * and only the topic list uses {@code SCAN}.
  */
 @Endpoint(id = "delayqueue", defaultAccess = Access.READ_ONLY)
 public class DelayQueueEndpoint {
@@ -72,7 +73,10 @@ public class DelayQueueEndpoint {
 	/** Dead letters replayed or purged per script call. */
 	public static final int BATCH_SIZE = 100;
 
-	/** Stored bytes read beyond the payload bytes shown, for the message's header and headers. */
+	/**
+	 * Stored bytes read beyond the payload bytes shown, for the message's header and
+	 * headers.
+	 */
 	private static final int HEADERS_ALLOWANCE = 16 * 1024;
 
 	private static final Log logger = LogFactory.getLog(DelayQueueEndpoint.class);
@@ -89,15 +93,15 @@ public class DelayQueueEndpoint {
 	 * @param template the template, for cancel and reschedule
 	 * @param runtime the listeners of this application
 	 */
-	public DelayQueueEndpoint(RedisMessageStore store, DelayQueueTemplate template,
-			DelayQueueRuntime runtime) {
+	public DelayQueueEndpoint(RedisMessageStore store, DelayQueueTemplate template, DelayQueueRuntime runtime) {
 		this.store = store;
 		this.template = template;
 		this.runtime = runtime;
 	}
 
 	/**
-	 * Every topic with a listener here or with messages under the key prefix, with its counts.
+	 * Every topic with a listener here or with messages under the key prefix, with its
+	 * counts.
 	 * @return the topics
 	 */
 	@ReadOperation
@@ -120,8 +124,8 @@ public class DelayQueueEndpoint {
 	/**
 	 * One topic with its counts and a page of its messages in one state.
 	 * @param topic the topic
-	 * @param state {@code scheduled} (the default, by due time), {@code ready} (in list order),
-	 * {@code in-flight} (by lease deadline) or {@code dead} (by time of death)
+	 * @param state {@code scheduled} (the default, by due time), {@code ready} (in list
+	 * order), {@code in-flight} (by lease deadline) or {@code dead} (by time of death)
 	 * @param offset rank of the first message, 0 unless given
 	 * @param limit most messages, {@value #DEFAULT_PAGE_SIZE} unless given, at most
 	 * {@value #MAX_PAGE_SIZE}
@@ -168,8 +172,8 @@ public class DelayQueueEndpoint {
 				return MessageDescriptor.corrupt(topic, snapshot, ex.getMessage());
 			}
 			// Headers longer than the allowance: read the whole message once.
-			MessageSnapshot whole = this.store.inspector(topic).inspect(id, (int) Math.min(snapshot.storedLength(),
-					Integer.MAX_VALUE - 8));
+			MessageSnapshot whole = this.store.inspector(topic)
+				.inspect(id, (int) Math.min(snapshot.storedLength(), Integer.MAX_VALUE - 8));
 			if (whole == null) {
 				return null;
 			}
@@ -188,11 +192,12 @@ public class DelayQueueEndpoint {
 	/**
 	 * Acts on a topic: {@code pause} or {@code resume} its listener in this application;
 	 * {@code replay-dead} (dead letters back to the schedule, due now, attempts reset) or
-	 * {@code purge-dead} (dead letters deleted), oldest first, in batches of {@value #BATCH_SIZE}.
+	 * {@code purge-dead} (dead letters deleted), oldest first, in batches of
+	 * {@value #BATCH_SIZE}.
 	 * @param topic the topic
 	 * @param action the action
-	 * @param limit for {@code replay-dead} and {@code purge-dead}: the most dead letters to act on,
-	 * all that are dead when the call starts unless given
+	 * @param limit for {@code replay-dead} and {@code purge-dead}: the most dead letters
+	 * to act on, all that are dead when the call starts unless given
 	 * @return what was done
 	 */
 	@WriteOperation
@@ -203,17 +208,19 @@ public class DelayQueueEndpoint {
 			case "resume" -> resume(topic);
 			case "replay-dead" -> replayDead(topic, limit);
 			case "purge-dead" -> purgeDead(topic, limit);
-			default -> throw new InvalidEndpointRequestException("Unknown topic action '" + action
-					+ "': use pause, resume, replay-dead or purge-dead", "Unknown action");
+			default -> throw new InvalidEndpointRequestException(
+					"Unknown topic action '" + action + "': use pause, resume, replay-dead or purge-dead",
+					"Unknown action");
 		};
 		logger.info("delayqueue endpoint: " + result);
 		return result;
 	}
 
 	/**
-	 * Acts on one message: {@code reschedule} a pending one (with {@code delay}, e.g. {@code 10m} or
-	 * {@code PT10M}), {@code cancel} a pending one, {@code replay} a dead one (back to the schedule, due
-	 * now, attempts reset) or {@code purge} a dead one (deleted).
+	 * Acts on one message: {@code reschedule} a pending one (with {@code delay}, e.g.
+	 * {@code 10m} or {@code PT10M}), {@code cancel} a pending one, {@code replay} a dead
+	 * one (back to the schedule, due now, attempts reset) or {@code purge} a dead one
+	 * (deleted).
 	 * @param topic the topic
 	 * @param id the message id
 	 * @param action the action
@@ -229,8 +236,9 @@ public class DelayQueueEndpoint {
 			case "cancel" -> doCancel(topic, id);
 			case "replay" -> replay(topic, id);
 			case "purge" -> purge(topic, id);
-			default -> throw new InvalidEndpointRequestException("Unknown message action '" + action
-					+ "': use reschedule, cancel, replay or purge", "Unknown action");
+			default -> throw new InvalidEndpointRequestException(
+					"Unknown message action '" + action + "': use reschedule, cancel, replay or purge",
+					"Unknown action");
 		};
 		logger.info("delayqueue endpoint: " + result);
 		return result;
@@ -330,8 +338,8 @@ public class DelayQueueEndpoint {
 	private ActionResult replay(String topic, String id) {
 		ReplayResult result = this.store.replayDead(topic, List.of(id));
 		boolean replayed = !result.replayed().isEmpty();
-		return new ActionResult(topic, id, "replay", replayed ? 1 : 0, replayed ? "replayed, due now"
-				: "not replayed: not dead, sent anew under the same id, or unreadable");
+		return new ActionResult(topic, id, "replay", replayed ? 1 : 0,
+				replayed ? "replayed, due now" : "not replayed: not dead, sent anew under the same id, or unreadable");
 	}
 
 	private ActionResult purge(String topic, String id) {
@@ -400,8 +408,8 @@ public class DelayQueueEndpoint {
 	 * @param prefix the key prefix
 	 * @param time the Redis time of the reading, absent without topics
 	 * @param topics the topics, by name, in alphabetical order
-	 * @param truncated {@code true} when more than {@value DelayQueueEndpoint#MAX_TOPICS} topics were
-	 * found, absent otherwise
+	 * @param truncated {@code true} when more than {@value DelayQueueEndpoint#MAX_TOPICS}
+	 * topics were found, absent otherwise
 	 */
 	public record QueueDescriptor(String prefix, @Nullable String time, Map<String, TopicDescriptor> topics,
 			@Nullable Boolean truncated) implements OperationResponseBody {
@@ -452,8 +460,8 @@ public class DelayQueueEndpoint {
 	 * @param state the state
 	 * @param offset rank of the first message
 	 * @param limit most messages asked for
-	 * @param total messages in that state (for {@code ready}, the list length, which may count ids
-	 * cancelled or rescheduled since; those are left out of the page)
+	 * @param total messages in that state (for {@code ready}, the list length, which may
+	 * count ids cancelled or rescheduled since; those are left out of the page)
 	 * @param messages the messages
 	 */
 	public record PageDescriptor(String state, long offset, int limit, long total, List<MessageEntry> messages) {
@@ -464,7 +472,8 @@ public class DelayQueueEndpoint {
 	 *
 	 * @param id the message id
 	 * @param due its due time, absent if unreadable
-	 * @param attempts deliveries that ended without an acknowledgement, absent if unreadable
+	 * @param attempts deliveries that ended without an acknowledgement, absent if
+	 * unreadable
 	 * @param leaseDeadline for a message in flight: when its lease ends
 	 * @param deadSince for a dead message: when it died
 	 * @param lastError for a dead message: its last error
@@ -493,18 +502,19 @@ public class DelayQueueEndpoint {
 	 * @param deadSince for a dead message: when it died
 	 * @param lastError for a dead message: its last error
 	 * @param headers its headers, absent if corrupt
-	 * @param payload the first {@value DelayQueueEndpoint#MAX_PAYLOAD_BYTES} bytes of the payload as
-	 * UTF-8 text, absent if they are not text (then in {@code payloadBase64})
+	 * @param payload the first {@value DelayQueueEndpoint#MAX_PAYLOAD_BYTES} bytes of the
+	 * payload as UTF-8 text, absent if they are not text (then in {@code payloadBase64})
 	 * @param payloadBase64 the first bytes of the payload in Base64, when not UTF-8 text
-	 * @param payloadSize the size of the whole payload in bytes (of the whole stored message if corrupt)
+	 * @param payloadSize the size of the whole payload in bytes (of the whole stored
+	 * message if corrupt)
 	 * @param payloadTruncated whether the payload is longer than what is shown
 	 * @param corrupt why the stored message cannot be read, absent unless corrupt
 	 */
 	public record MessageDescriptor(String topic, String id, String state, @Nullable String due,
 			@Nullable Integer attempts, @Nullable String leaseDeadline, @Nullable String deadSince,
 			@Nullable String lastError, @Nullable Map<String, String> headers, @Nullable String payload,
-			@Nullable String payloadBase64, long payloadSize, boolean payloadTruncated, @Nullable String corrupt)
-			implements OperationResponseBody {
+			@Nullable String payloadBase64, long payloadSize, boolean payloadTruncated,
+			@Nullable String corrupt) implements OperationResponseBody {
 
 		static MessageDescriptor of(String topic, MessageSnapshot snapshot, StoredMessage message, long payloadSize) {
 			byte[] payload = message.payload();
@@ -563,8 +573,8 @@ public class DelayQueueEndpoint {
 	 * @param affected messages (or listeners) changed
 	 * @param detail what happened, in words
 	 */
-	public record ActionResult(String topic, @Nullable String id, String action, long affected, String detail)
-			implements OperationResponseBody {
+	public record ActionResult(String topic, @Nullable String id, String action, long affected,
+			String detail) implements OperationResponseBody {
 	}
 
 }

@@ -27,15 +27,17 @@ import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
 
 /**
- * The {@code delayQueue} health contributor: {@code DOWN} when Redis does not answer or a topic's
- * listener in this application has died; with a maximum lateness set, the lateness status (by
- * default {@code OUT_OF_SERVICE}) when a topic's oldest waiting message is later than that. Its
- * details give, for each topic with a listener here, the listener's state and the topic's counts.
- * It reads one small script per such topic and never scans Redis.
+ * The {@code delayQueue} health contributor: {@code DOWN} when Redis does not answer or a
+ * topic's listener in this application has died; with a maximum lateness set, the
+ * lateness status (by default {@code OUT_OF_SERVICE}) when a topic's oldest waiting
+ * message is later than that. Its details give, for each topic with a listener here, the
+ * listener's state and the topic's counts. It reads one small script per such topic and
+ * never scans Redis.
  * <p>
- * It answers within a timeout of its own, whatever the Redis client's command timeout is: the
- * check runs on one of two daemon threads, and is {@code DOWN} when Redis has not answered in time
- * or when both threads are still busy with earlier checks. Close it to stop those threads.
+ * It answers within a timeout of its own, whatever the Redis client's command timeout is:
+ * the check runs on one of two daemon threads, and is {@code DOWN} when Redis has not
+ * answered in time or when both threads are still busy with earlier checks. Close it to
+ * stop those threads.
  */
 public class DelayQueueHealthIndicator extends AbstractHealthIndicator implements AutoCloseable {
 
@@ -59,12 +61,13 @@ public class DelayQueueHealthIndicator extends AbstractHealthIndicator implement
 	 * Creates the health contributor.
 	 * @param store the Redis store
 	 * @param runtime the listeners of this application
-	 * @param maxLateness how late a topic's oldest waiting message may be, or {@code null} for no limit
+	 * @param maxLateness how late a topic's oldest waiting message may be, or
+	 * {@code null} for no limit
 	 * @param latenessStatus the status when a topic is later than that
 	 * @param timeout how long to wait for Redis before reporting {@code DOWN}
 	 */
-	public DelayQueueHealthIndicator(RedisMessageStore store, DelayQueueRuntime runtime,
-			@Nullable Duration maxLateness, Status latenessStatus, Duration timeout) {
+	public DelayQueueHealthIndicator(RedisMessageStore store, DelayQueueRuntime runtime, @Nullable Duration maxLateness,
+			Status latenessStatus, Duration timeout) {
 		super("Delay queue health check failed");
 		this.store = store;
 		this.runtime = runtime;
@@ -101,8 +104,8 @@ public class DelayQueueHealthIndicator extends AbstractHealthIndicator implement
 		catch (TimeoutException ex) {
 			check.cancel(true);
 			builder.down()
-				.withDetail("error", "Redis did not answer within " + this.timeout.toMillis()
-						+ " ms (delay-queue.health.timeout)");
+				.withDetail("error",
+						"Redis did not answer within " + this.timeout.toMillis() + " ms (delay-queue.health.timeout)");
 		}
 		catch (ExecutionException ex) {
 			throw (ex.getCause() instanceof Exception cause) ? cause : ex;
@@ -159,7 +162,8 @@ public class DelayQueueHealthIndicator extends AbstractHealthIndicator implement
 	}
 
 	/**
-	 * Stops the threads that run the checks; a check still waiting for Redis is interrupted.
+	 * Stops the threads that run the checks; a check still waiting for Redis is
+	 * interrupted.
 	 */
 	@Override
 	public void close() {

@@ -9,9 +9,9 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
 import org.springframework.core.env.Environment;
 
 /**
- * The Redis that the {@code spring.data.redis.*} properties point at, chosen as Spring Boot
- * chooses: Sentinel, else a cluster, else master/replica nodes, else one server from the URL or
- * from host and port. Never holds credentials.
+ * The Redis that the {@code spring.data.redis.*} properties point at, chosen as Spring
+ * Boot chooses: Sentinel, else a cluster, else master/replica nodes, else one server from
+ * the URL or from host and port. Never holds credentials.
  *
  * @param address the address or nodes tried, for example {@code localhost:6379}
  * @param properties the properties the address comes from
@@ -31,8 +31,9 @@ record ConfiguredRedis(String address, String properties) {
 		DataRedisProperties redis = Binder.get(environment).bindOrCreate(PREFIX, DataRedisProperties.class);
 		DataRedisProperties.Sentinel sentinel = redis.getSentinel();
 		if (sentinel != null) {
-			return new ConfiguredRedis("the Sentinel nodes " + nodes(sentinel.getNodes()) + " (master '"
-					+ sentinel.getMaster() + "')", name("sentinel.nodes") + " and " + name("sentinel.master"));
+			return new ConfiguredRedis(
+					"the Sentinel nodes " + nodes(sentinel.getNodes()) + " (master '" + sentinel.getMaster() + "')",
+					name("sentinel.nodes") + " and " + name("sentinel.master"));
 		}
 		DataRedisProperties.Cluster cluster = redis.getCluster();
 		if (cluster != null) {

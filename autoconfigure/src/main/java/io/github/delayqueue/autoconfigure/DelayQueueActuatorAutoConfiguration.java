@@ -20,9 +20,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Auto-configuration of the delay queue's operations support with Spring Boot Actuator: the
- * {@code delayqueue} endpoint (when available, that is exposed) and the {@code delayQueue} health
- * contributor ({@code management.health.delayqueue.enabled}).
+ * Auto-configuration of the delay queue's operations support with Spring Boot Actuator:
+ * the {@code delayqueue} endpoint (when available, that is exposed) and the
+ * {@code delayQueue} health contributor ({@code management.health.delayqueue.enabled}).
  */
 @AutoConfiguration(after = DelayQueueAutoConfiguration.class)
 @ConditionalOnBooleanProperty(name = "delay-queue.enabled", matchIfMissing = true)
@@ -57,8 +57,8 @@ public final class DelayQueueActuatorAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean(name = "delayQueueHealthIndicator")
 		@ConditionalOnEnabledHealthIndicator("delayqueue")
-		DelayQueueHealthIndicator delayQueueHealthIndicator(RedisMessageStore store,
-				DelayQueueRuntime runtime, DelayQueueProperties properties) {
+		DelayQueueHealthIndicator delayQueueHealthIndicator(RedisMessageStore store, DelayQueueRuntime runtime,
+				DelayQueueProperties properties) {
 			DelayQueueProperties.Health health = properties.getHealth();
 			Status latenessStatus = switch (health.getLatenessStatus()) {
 				case OUT_OF_SERVICE -> Status.OUT_OF_SERVICE;

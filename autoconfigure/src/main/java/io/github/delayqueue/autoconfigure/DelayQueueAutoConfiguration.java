@@ -46,10 +46,10 @@ import org.springframework.core.task.VirtualThreadTaskExecutor;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
- * Auto-configuration of the delay queue: the {@link DelayQueueTemplate} for sending and the
- * {@link io.github.delayqueue.listener.DelayListener @DelayListener} support for consuming, on the
- * application's {@link RedisConnectionFactory}. Every bean can be replaced by one of your own, and
- * {@code delay-queue.enabled=false} switches it all off.
+ * Auto-configuration of the delay queue: the {@link DelayQueueTemplate} for sending and
+ * the {@link io.github.delayqueue.listener.DelayListener @DelayListener} support for
+ * consuming, on the application's {@link RedisConnectionFactory}. Every bean can be
+ * replaced by one of your own, and {@code delay-queue.enabled=false} switches it all off.
  */
 @AutoConfiguration(after = DataRedisAutoConfiguration.class,
 		afterName = { "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration",
@@ -61,14 +61,16 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 public final class DelayQueueAutoConfiguration {
 
 	/**
-	 * Name of the {@link Executor} bean that, when present, runs every topic's listener handlers
-	 * (at most each topic's concurrency at once) instead of a pool of handler threads per topic.
+	 * Name of the {@link Executor} bean that, when present, runs every topic's listener
+	 * handlers (at most each topic's concurrency at once) instead of a pool of handler
+	 * threads per topic.
 	 */
 	public static final String HANDLER_EXECUTOR = "delayQueueHandlerExecutor";
 
 	@Bean
 	@ConditionalOnMissingBean
-	RedisMessageStore delayQueueMessageStore(RedisConnectionFactory connectionFactory, DelayQueueProperties properties) {
+	RedisMessageStore delayQueueMessageStore(RedisConnectionFactory connectionFactory,
+			DelayQueueProperties properties) {
 		return new RedisMessageStore(connectionFactory, properties.getKeyPrefix(),
 				properties.getProducer().getSendTimeout());
 	}
@@ -130,8 +132,8 @@ public final class DelayQueueAutoConfiguration {
 	}
 
 	/**
-	 * With {@code spring.threads.virtual.enabled=true} (Java 21 or newer), listener handlers run on
-	 * virtual threads, at most each topic's concurrency at once.
+	 * With {@code spring.threads.virtual.enabled=true} (Java 21 or newer), listener
+	 * handlers run on virtual threads, at most each topic's concurrency at once.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnThreading(Threading.VIRTUAL)
@@ -146,8 +148,8 @@ public final class DelayQueueAutoConfiguration {
 	}
 
 	/**
-	 * Reports the queue's events to Micrometer when a {@link MeterRegistry} exists, and binds the
-	 * gauges of the listened topics wherever Spring Boot binds meter binders.
+	 * Reports the queue's events to Micrometer when a {@link MeterRegistry} exists, and
+	 * binds the gauges of the listened topics wherever Spring Boot binds meter binders.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(MeterRegistry.class)
@@ -216,10 +218,11 @@ public final class DelayQueueAutoConfiguration {
 		public ListenerSettings forTopic(String topic) {
 			DelayQueueProperties.Listener defaults = this.properties.getListener();
 			DelayQueueProperties.Backoff backoff = defaults.getBackoff();
-			DelayQueueProperties.Topic own = this.properties.getTopics().getOrDefault(topic,
-					new DelayQueueProperties.Topic());
+			DelayQueueProperties.Topic own = this.properties.getTopics()
+				.getOrDefault(topic, new DelayQueueProperties.Topic());
 			DelayQueueProperties.TopicBackoff ownBackoff = own.getBackoff();
-			RetryBackoff retryBackoff = new RetryBackoff(or(ownBackoff.getInitialInterval(), backoff.getInitialInterval()),
+			RetryBackoff retryBackoff = new RetryBackoff(
+					or(ownBackoff.getInitialInterval(), backoff.getInitialInterval()),
 					or(ownBackoff.getMultiplier(), backoff.getMultiplier()),
 					or(ownBackoff.getMaxInterval(), backoff.getMaxInterval()));
 			return new ListenerSettings(or(own.getConcurrency(), defaults.getConcurrency()), defaults.getPrefetch(),

@@ -13,8 +13,8 @@ import org.springframework.validation.Errors;
 import org.springframework.validation.Validator;
 
 /**
- * Configuration properties of the delay queue. They validate themselves when bound, so that a
- * value that cannot work fails the startup with a message naming the property.
+ * Configuration properties of the delay queue. They validate themselves when bound, so
+ * that a value that cannot work fails the startup with a message naming the property.
  */
 @ConfigurationProperties("delay-queue")
 public class DelayQueueProperties implements Validator {
@@ -25,8 +25,9 @@ public class DelayQueueProperties implements Validator {
 	private boolean enabled = true;
 
 	/**
-	 * Prefix of every Redis key the queue writes; a topic's keys are "<prefix>:{<topic>}:<kind>".
-	 * At most 100 characters, without braces, whitespace or control characters.
+	 * Prefix of every Redis key the queue writes; a topic's keys are
+	 * "<prefix>:{<topic>}:<kind>". At most 100 characters, without braces, whitespace or
+	 * control characters.
 	 */
 	private String keyPrefix = "dq";
 
@@ -36,9 +37,10 @@ public class DelayQueueProperties implements Validator {
 	private DataSize maxPayloadSize = DataSize.ofMegabytes(1);
 
 	/**
-	 * Longest wait of the Redis client between two attempts to reconnect after Redis was lost, so
-	 * that the queue recovers soon after Redis is back. Applies when Spring Boot builds the Lettuce
-	 * client resources; zero or negative leaves the client's own backoff (up to 30 seconds).
+	 * Longest wait of the Redis client between two attempts to reconnect after Redis was
+	 * lost, so that the queue recovers soon after Redis is back. Applies when Spring Boot
+	 * builds the Lettuce client resources; zero or negative leaves the client's own
+	 * backoff (up to 30 seconds).
 	 */
 	private Duration redisReconnectMaxDelay = Duration.ofSeconds(1);
 
@@ -48,7 +50,8 @@ public class DelayQueueProperties implements Validator {
 	private final Listener listener = new Listener();
 
 	/**
-	 * Brokers, which move due messages to the ready list of each topic that has a listener here.
+	 * Brokers, which move due messages to the ready list of each topic that has a
+	 * listener here.
 	 */
 	private final Broker broker = new Broker();
 
@@ -63,7 +66,8 @@ public class DelayQueueProperties implements Validator {
 	private final Metrics metrics = new Metrics();
 
 	/**
-	 * Per-topic settings, keyed by topic name; each overrides the matching listener setting.
+	 * Per-topic settings, keyed by topic name; each overrides the matching listener
+	 * setting.
 	 */
 	private final Map<String, Topic> topics = new LinkedHashMap<>();
 
@@ -135,15 +139,15 @@ public class DelayQueueProperties implements Validator {
 	public static class Listener {
 
 		/**
-		 * How many messages of one topic an application handles at once; with the prefetch at
-		 * most 1000.
+		 * How many messages of one topic an application handles at once; with the
+		 * prefetch at most 1000.
 		 */
 		private int concurrency = 1;
 
 		/**
-		 * How many claimed messages may wait in this application for a free handler thread; more
-		 * raises throughput and, when handlers are slow, the lateness of the messages waiting.
-		 * With the concurrency at most 1000.
+		 * How many claimed messages may wait in this application for a free handler
+		 * thread; more raises throughput and, when handlers are slow, the lateness of the
+		 * messages waiting. With the concurrency at most 1000.
 		 */
 		private int prefetch;
 
@@ -153,35 +157,38 @@ public class DelayQueueProperties implements Validator {
 		private int maxAttempts = 5;
 
 		/**
-		 * How long a claimed message stays leased to its consumer; a message not acknowledged by
-		 * then is delivered again.
+		 * How long a claimed message stays leased to its consumer; a message not
+		 * acknowledged by then is delivered again.
 		 */
 		private Duration visibilityTimeout = Duration.ofSeconds(30);
 
 		/**
-		 * Longest time an idle listener waits for a wake-up signal before it checks Redis anyway.
+		 * Longest time an idle listener waits for a wake-up signal before it checks Redis
+		 * anyway.
 		 */
 		private Duration idleCheckInterval = Duration.ofSeconds(5);
 
 		/**
-		 * How long stopping a listener waits for messages being handled to finish; messages still
-		 * unfinished then are handed back to the ready list at once.
+		 * How long stopping a listener waits for messages being handled to finish;
+		 * messages still unfinished then are handed back to the ready list at once.
 		 */
 		private Duration shutdownTimeout = Duration.ofSeconds(30);
 
 		/**
-		 * How long a handler may run while its lease is extended in the background; past it the
-		 * lease runs out and the message is delivered again.
+		 * How long a handler may run while its lease is extended in the background; past
+		 * it the lease runs out and the message is delivered again.
 		 */
 		private Duration maxHandlingTime = Duration.ofMinutes(10);
 
 		/**
-		 * What to do with a message claimed later than the late threshold after its due time.
+		 * What to do with a message claimed later than the late threshold after its due
+		 * time.
 		 */
 		private LatePolicy latePolicy = LatePolicy.DELIVER;
 
 		/**
-		 * How late after its due time a message may be claimed before the late policy applies.
+		 * How late after its due time a message may be claimed before the late policy
+		 * applies.
 		 */
 		private Duration lateThreshold = Duration.ofHours(1);
 
@@ -315,27 +322,29 @@ public class DelayQueueProperties implements Validator {
 	}
 
 	/**
-	 * Brokers, which move due messages to the ready list of each topic that has a listener here.
+	 * Brokers, which move due messages to the ready list of each topic that has a
+	 * listener here.
 	 */
 	public static class Broker {
 
 		/**
-		 * Largest number of messages one promote script moves (1 to 1000); bounds how long Redis is
-		 * busy per call.
+		 * Largest number of messages one promote script moves (1 to 1000); bounds how
+		 * long Redis is busy per call.
 		 */
 		private int batchSize = 1000;
 
 		/**
-		 * Longest time a broker sleeps without checking Redis when no wake-up signal arrives.
+		 * Longest time a broker sleeps without checking Redis when no wake-up signal
+		 * arrives.
 		 */
 		private Duration maxSleep = Duration.ofSeconds(5);
 
 		/**
-		 * How long before their due time messages are handed to listeners, which hold them and
-		 * invoke the method at the due time by the Redis clock: delivery to a fraction of a
-		 * millisecond, and Redis works in batches. A message this close to its due time may
-		 * already be in flight, so cancelling or rescheduling it can fail. Zero hands messages
-		 * over only once they are due.
+		 * How long before their due time messages are handed to listeners, which hold
+		 * them and invoke the method at the due time by the Redis clock: delivery to a
+		 * fraction of a millisecond, and Redis works in batches. A message this close to
+		 * its due time may already be in flight, so cancelling or rescheduling it can
+		 * fail. Zero hands messages over only once they are due.
 		 */
 		private Duration lookahead = Duration.ofMillis(20);
 
@@ -371,16 +380,16 @@ public class DelayQueueProperties implements Validator {
 	public static class Producer {
 
 		/**
-		 * Whether a send inside an active Spring transaction is held back until the transaction
-		 * commits, and dropped if it rolls back.
+		 * Whether a send inside an active Spring transaction is held back until the
+		 * transaction commits, and dropped if it rolls back.
 		 */
 		private boolean transactionAware = true;
 
 		/**
-		 * Longest time a send, cancel or reschedule waits for Redis, whatever the Redis client's
-		 * own command timeout is; also the bound of every other call of the queue to Redis. A
-		 * send that times out throws SendFailedException, which carries the message ids, since
-		 * Redis may have stored them.
+		 * Longest time a send, cancel or reschedule waits for Redis, whatever the Redis
+		 * client's own command timeout is; also the bound of every other call of the
+		 * queue to Redis. A send that times out throws SendFailedException, which carries
+		 * the message ids, since Redis may have stored them.
 		 */
 		private Duration sendTimeout = Duration.ofSeconds(5);
 
@@ -413,7 +422,8 @@ public class DelayQueueProperties implements Validator {
 		private double[] latenessPercentiles = new double[0];
 
 		/**
-		 * Whether the lateness timer publishes a histogram for percentiles computed by the backend.
+		 * Whether the lateness timer publishes a histogram for percentiles computed by
+		 * the backend.
 		 */
 		private boolean latenessHistogram;
 
@@ -454,8 +464,8 @@ public class DelayQueueProperties implements Validator {
 	public static class Topic {
 
 		/**
-		 * How many messages of this topic an application handles at once; with the prefetch at
-		 * most 1000.
+		 * How many messages of this topic an application handles at once; with the
+		 * prefetch at most 1000.
 		 */
 		private @Nullable Integer concurrency;
 
@@ -651,19 +661,21 @@ public class DelayQueueProperties implements Validator {
 	public static class Health {
 
 		/**
-		 * How late the oldest waiting message of a topic with a listener here may be before the
-		 * health contributor reports the lateness status; unset, lateness never changes the health.
+		 * How late the oldest waiting message of a topic with a listener here may be
+		 * before the health contributor reports the lateness status; unset, lateness
+		 * never changes the health.
 		 */
 		private @Nullable Duration maxLateness;
 
 		/**
-		 * Health status reported when a topic's oldest waiting message is later than max-lateness.
+		 * Health status reported when a topic's oldest waiting message is later than
+		 * max-lateness.
 		 */
 		private LatenessStatus latenessStatus = LatenessStatus.OUT_OF_SERVICE;
 
 		/**
-		 * Longest time the health contributor waits for Redis, whatever the Redis client's own
-		 * command timeout is; past it the health is DOWN.
+		 * Longest time the health contributor waits for Redis, whatever the Redis
+		 * client's own command timeout is; past it the health is DOWN.
 		 */
 		private Duration timeout = Duration.ofSeconds(2);
 

@@ -8,8 +8,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.validation.Errors;
 
 /**
- * Checks bound {@link DelayQueueProperties} that would otherwise fail late or only on some Redis
- * setups, naming each property and its value.
+ * Checks bound {@link DelayQueueProperties} that would otherwise fail late or only on
+ * some Redis setups, naming each property and its value.
  */
 final class DelayQueuePropertiesValidation {
 
@@ -17,8 +17,9 @@ final class DelayQueuePropertiesValidation {
 	static final int MAX_KEY_PREFIX_LENGTH = 100;
 
 	/**
-	 * Most messages one claim of a listener may take: its concurrency plus the prefetch. The claim
-	 * script passes them to Lua's {@code unpack}, which fails for a few thousand.
+	 * Most messages one claim of a listener may take: its concurrency plus the prefetch.
+	 * The claim script passes them to Lua's {@code unpack}, which fails for a few
+	 * thousand.
 	 */
 	static final int MAX_CLAIM = 1000;
 

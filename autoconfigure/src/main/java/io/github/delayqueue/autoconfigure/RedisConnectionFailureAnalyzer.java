@@ -9,11 +9,12 @@ import org.springframework.core.env.Environment;
 import org.springframework.data.redis.RedisConnectionFailureException;
 
 /**
- * Explains a startup that failed because Redis could not be reached, typically when the delay
- * queue's listeners subscribe at startup: it names the address that was tried, the
- * {@code spring.data.redis.*} properties it came from and those that point the application at
- * its Redis, instead of a bare stack trace. Applies to any {@link RedisConnectionFailureException}
- * in the cause chain; registered in {@code META-INF/spring.factories}.
+ * Explains a startup that failed because Redis could not be reached, typically when the
+ * delay queue's listeners subscribe at startup: it names the address that was tried, the
+ * {@code spring.data.redis.*} properties it came from and those that point the
+ * application at its Redis, instead of a bare stack trace. Applies to any
+ * {@link RedisConnectionFailureException} in the cause chain; registered in
+ * {@code META-INF/spring.factories}.
  */
 public final class RedisConnectionFailureAnalyzer extends AbstractFailureAnalyzer<RedisConnectionFailureException> {
 

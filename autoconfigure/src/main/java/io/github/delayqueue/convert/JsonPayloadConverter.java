@@ -13,11 +13,12 @@ import tools.jackson.databind.deser.ValueInstantiator;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The default {@link PayloadConverter}: {@code String} payloads are stored as their UTF-8 text,
- * {@code byte[]} as they are, everything else as JSON written and read by the application's
- * Jackson {@link JsonMapper}. {@link #checkReadable(Type)} asks the mapper for a deserializer of the
- * type and fails for types it cannot create: abstract types without type information and classes
- * without a creator (no default constructor, no {@code @JsonCreator}, not a record).
+ * The default {@link PayloadConverter}: {@code String} payloads are stored as their UTF-8
+ * text, {@code byte[]} as they are, everything else as JSON written and read by the
+ * application's Jackson {@link JsonMapper}. {@link #checkReadable(Type)} asks the mapper
+ * for a deserializer of the type and fails for types it cannot create: abstract types
+ * without type information and classes without a creator (no default constructor, no
+ * {@code @JsonCreator}, not a record).
  */
 public class JsonPayloadConverter implements PayloadConverter {
 
@@ -25,7 +26,8 @@ public class JsonPayloadConverter implements PayloadConverter {
 
 	/**
 	 * Creates a converter.
-	 * @param jsonMapper the mapper for payloads other than {@code String} and {@code byte[]}
+	 * @param jsonMapper the mapper for payloads other than {@code String} and
+	 * {@code byte[]}
 	 */
 	public JsonPayloadConverter(JsonMapper jsonMapper) {
 		this.jsonMapper = jsonMapper;
@@ -43,8 +45,8 @@ public class JsonPayloadConverter implements PayloadConverter {
 			return this.jsonMapper.writeValueAsBytes(payload);
 		}
 		catch (JacksonException ex) {
-			throw new PayloadConversionException(
-					"Cannot write payload of type " + payload.getClass().getName() + " as JSON: " + ex.getOriginalMessage(), ex);
+			throw new PayloadConversionException("Cannot write payload of type " + payload.getClass().getName()
+					+ " as JSON: " + ex.getOriginalMessage(), ex);
 		}
 	}
 
@@ -71,7 +73,8 @@ public class JsonPayloadConverter implements PayloadConverter {
 			return;
 		}
 		try {
-			// Jackson 3's public way to a deserialization context, as ObjectMapper.readValue uses.
+			// Jackson 3's public way to a deserialization context, as
+			// ObjectMapper.readValue uses.
 			requireCreatable(this.jsonMapper._deserializationContext(),
 					this.jsonMapper.getTypeFactory().constructType(targetType));
 		}

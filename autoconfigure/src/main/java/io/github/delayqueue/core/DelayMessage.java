@@ -9,9 +9,9 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A message to send: topic, payload, an optional id, a delay or an absolute due time, and headers.
- * Build one with {@link #builder(String, Object)}; a message without delay or due time is due at
- * once.
+ * A message to send: topic, payload, an optional id, a delay or an absolute due time, and
+ * headers. Build one with {@link #builder(String, Object)}; a message without delay or
+ * due time is due at once.
  */
 public final class DelayMessage {
 
@@ -48,40 +48,52 @@ public final class DelayMessage {
 	/**
 	 * Starts a message.
 	 * @param topic the topic to send to
-	 * @param payload the payload: a {@code String}, a {@code byte[]} or any object the JSON mapper
-	 * can write
+	 * @param payload the payload: a {@code String}, a {@code byte[]} or any object the
+	 * JSON mapper can write
 	 * @return a builder
 	 */
 	public static Builder builder(String topic, Object payload) {
 		return new Builder(topic, payload);
 	}
 
-	/** @return the topic */
+	/**
+	 * @return the topic
+	 */
 	public String topic() {
 		return this.topic;
 	}
 
-	/** @return the payload */
+	/**
+	 * @return the payload
+	 */
 	public Object payload() {
 		return this.payload;
 	}
 
-	/** @return the caller's id, or {@code null} to have one generated */
+	/**
+	 * @return the caller's id, or {@code null} to have one generated
+	 */
 	public @Nullable String id() {
 		return this.id;
 	}
 
-	/** @return the delay relative to the Redis server's clock, or {@code null} */
+	/**
+	 * @return the delay relative to the Redis server's clock, or {@code null}
+	 */
 	public @Nullable Duration delay() {
 		return this.delay;
 	}
 
-	/** @return the absolute due time, or {@code null} */
+	/**
+	 * @return the absolute due time, or {@code null}
+	 */
 	public @Nullable Instant dueAt() {
 		return this.dueAt;
 	}
 
-	/** @return the headers, in insertion order */
+	/**
+	 * @return the headers, in insertion order
+	 */
 	public Map<String, String> headers() {
 		return this.headers;
 	}
@@ -113,8 +125,8 @@ public final class DelayMessage {
 	}
 
 	/**
-	 * Builds a {@link DelayMessage}; {@link #build()} checks every value and names the first one that
-	 * is wrong.
+	 * Builds a {@link DelayMessage}; {@link #build()} checks every value and names the
+	 * first one that is wrong.
 	 */
 	public static final class Builder {
 
@@ -138,10 +150,10 @@ public final class DelayMessage {
 		}
 
 		/**
-		 * Sets the message id. Sending an id that is still pending or in flight is a no-op reported
-		 * as a duplicate.
-		 * @param id at most {@value DelayMessage#MAX_ID_LENGTH} characters, not blank, without control
-		 * characters or unpaired surrogates
+		 * Sets the message id. Sending an id that is still pending or in flight is a
+		 * no-op reported as a duplicate.
+		 * @param id at most {@value DelayMessage#MAX_ID_LENGTH} characters, not blank,
+		 * without control characters or unpaired surrogates
 		 * @return this builder
 		 */
 		public Builder id(String id) {
@@ -150,7 +162,8 @@ public final class DelayMessage {
 		}
 
 		/**
-		 * Sets the delay, measured from the Redis server's clock when the message is stored.
+		 * Sets the delay, measured from the Redis server's clock when the message is
+		 * stored.
 		 * @param delay zero or positive, at most ten years
 		 * @return this builder
 		 */
@@ -184,11 +197,11 @@ public final class DelayMessage {
 		}
 
 		/**
-		 * Replaces a message of the same id that is still scheduled: its payload, headers and due
-		 * time become this message's, its attempts are kept ("remind me ten minutes after the last
-		 * change" is then one call per change). A message of that id that is already ready or in
-		 * flight is never replaced: the send is then a duplicate, as without this. Needs an
-		 * {@link #id(String) id}.
+		 * Replaces a message of the same id that is still scheduled: its payload, headers
+		 * and due time become this message's, its attempts are kept ("remind me ten
+		 * minutes after the last change" is then one call per change). A message of that
+		 * id that is already ready or in flight is never replaced: the send is then a
+		 * duplicate, as without this. Needs an {@link #id(String) id}.
 		 * @return this builder
 		 */
 		public Builder replaceIfPending() {

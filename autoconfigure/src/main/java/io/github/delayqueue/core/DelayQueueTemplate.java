@@ -29,21 +29,24 @@ import org.springframework.dao.DataAccessException;
 import org.springframework.util.unit.DataSize;
 
 /**
- * Sends delayed messages and cancels or reschedules them while they are pending. Each call is one
- * round trip to Redis (a large batch is cut into several script calls sent together), and waits for
- * Redis at most {@code delay-queue.producer.send-timeout}. A send refused as invalid has stored
- * nothing; a send that fails in Redis throws {@link SendFailedException} with the ids, as Redis may
- * have stored the messages (or, for a batch, a subset): sending them again with the same ids stores
- * each at most once. Due times are whole milliseconds, rounded up, so that nothing is due early.
+ * Sends delayed messages and cancels or reschedules them while they are pending. Each
+ * call is one round trip to Redis (a large batch is cut into several script calls sent
+ * together), and waits for Redis at most {@code delay-queue.producer.send-timeout}. A
+ * send refused as invalid has stored nothing; a send that fails in Redis throws
+ * {@link SendFailedException} with the ids, as Redis may have stored the messages (or,
+ * for a batch, a subset): sending them again with the same ids stores each at most once.
+ * Due times are whole milliseconds, rounded up, so that nothing is due early.
  * Thread-safe.
  *
- * <p>For {@link #send(String, Object, Duration)} the due time is the Redis server's clock plus the
- * delay, so the clocks of application hosts never matter.
+ * <p>
+ * For {@link #send(String, Object, Duration)} the due time is the Redis server's clock
+ * plus the delay, so the clocks of application hosts never matter.
  *
- * <p>When transaction-aware (the default), a send inside an active Spring transaction is checked at
- * once but held back until the transaction commits, and dropped if it rolls back. Its result then
- * has the id, a due time estimated from this host's clock, and {@code duplicate() == false}, since
- * Redis has not been asked yet.
+ * <p>
+ * When transaction-aware (the default), a send inside an active Spring transaction is
+ * checked at once but held back until the transaction commits, and dropped if it rolls
+ * back. Its result then has the id, a due time estimated from this host's clock, and
+ * {@code duplicate() == false}, since Redis has not been asked yet.
  */
 public class DelayQueueTemplate {
 
@@ -80,8 +83,8 @@ public class DelayQueueTemplate {
 	 * @param store the Redis store
 	 * @param payloadConverter converts payloads to bytes
 	 * @param maxPayloadSize the largest payload accepted, after conversion
-	 * @param transactionAware whether sends inside a Spring transaction wait for its commit (and
-	 * are dropped on rollback)
+	 * @param transactionAware whether sends inside a Spring transaction wait for its
+	 * commit (and are dropped on rollback)
 	 */
 	public DelayQueueTemplate(RedisMessageStore store, PayloadConverter payloadConverter, DataSize maxPayloadSize,
 			boolean transactionAware) {
@@ -100,8 +103,8 @@ public class DelayQueueTemplate {
 	}
 
 	/**
-	 * Sets the registry of the producer observations; with a propagating tracer the trace context
-	 * travels in the message headers to the listener.
+	 * Sets the registry of the producer observations; with a propagating tracer the trace
+	 * context travels in the message headers to the listener.
 	 * @param observationRegistry the registry
 	 */
 	public void setObservationRegistry(ObservationRegistry observationRegistry) {
@@ -129,7 +132,8 @@ public class DelayQueueTemplate {
 	}
 
 	/**
-	 * Sends a message due at an absolute instant; an instant in the past means due at once.
+	 * Sends a message due at an absolute instant; an instant in the past means due at
+	 * once.
 	 * @param topic the topic
 	 * @param payload the payload
 	 * @param dueAt at most ten years from now
@@ -144,14 +148,14 @@ public class DelayQueueTemplate {
 	}
 
 	/**
-	 * Sends a message. A message whose id is still pending or in flight is not changed and the
-	 * result says {@link SendResult#duplicate()}.
+	 * Sends a message. A message whose id is still pending or in flight is not changed
+	 * and the result says {@link SendResult#duplicate()}.
 	 * @param message the message
 	 * @return the id, the due time and whether it was a duplicate
 	 * @throws InvalidMessageException if the message is not acceptable; nothing is stored
 	 * @throws SendFailedException if Redis failed or did not answer within
-	 * {@code delay-queue.producer.send-timeout}: the message may have been stored, and the exception
-	 * carries its id
+	 * {@code delay-queue.producer.send-timeout}: the message may have been stored, and
+	 * the exception carries its id
 	 */
 	public SendResult send(DelayMessage message) {
 		if (message == null) {
@@ -177,9 +181,10 @@ public class DelayQueueTemplate {
 	 * Sends a batch of messages, possibly to several topics, in one round trip to Redis.
 	 * @param messages the messages
 	 * @return one result per message, in the same order
-	 * @throws InvalidMessageException if any message is not acceptable; nothing is stored then
-	 * @throws SendFailedException if Redis failed or did not answer in time: any subset of the
-	 * messages may have been stored, and the exception carries all their ids
+	 * @throws InvalidMessageException if any message is not acceptable; nothing is stored
+	 * then
+	 * @throws SendFailedException if Redis failed or did not answer in time: any subset
+	 * of the messages may have been stored, and the exception carries all their ids
 	 */
 	public List<SendResult> sendAll(List<DelayMessage> messages) {
 		if (messages == null) {
@@ -241,8 +246,8 @@ public class DelayQueueTemplate {
 	 * Cancels a pending message.
 	 * @param topic the topic
 	 * @param messageId the message id
-	 * @return {@code true} iff the message was still pending (scheduled or ready) and is now gone;
-	 * {@code false} if it is unknown, already handled, dead or in flight
+	 * @return {@code true} iff the message was still pending (scheduled or ready) and is
+	 * now gone; {@code false} if it is unknown, already handled, dead or in flight
 	 */
 	public boolean cancel(String topic, String messageId) {
 		Topics.requireValid(topic);
@@ -252,7 +257,8 @@ public class DelayQueueTemplate {
 			this.metrics.cancelled(topic);
 		}
 		if (logger.isDebugEnabled()) {
-			logger.debug("Topic '" + topic + "' message " + messageId + (cancelled ? " cancelled" : " not pending, not cancelled"));
+			logger.debug("Topic '" + topic + "' message " + messageId
+					+ (cancelled ? " cancelled" : " not pending, not cancelled"));
 		}
 		return cancelled;
 	}
@@ -262,8 +268,8 @@ public class DelayQueueTemplate {
 	 * @param topic the topic
 	 * @param messageId the message id
 	 * @param delay zero or positive, at most ten years
-	 * @return {@code true} iff the message was pending (scheduled or ready) and now has the new due
-	 * time
+	 * @return {@code true} iff the message was pending (scheduled or ready) and now has
+	 * the new due time
 	 */
 	public boolean reschedule(String topic, String messageId, Duration delay) {
 		Topics.requireValid(topic);
@@ -311,8 +317,8 @@ public class DelayQueueTemplate {
 	}
 
 	/**
-	 * Sends messages through the store, turning a Redis failure into an exception that carries
-	 * their ids: Redis may have stored them.
+	 * Sends messages through the store, turning a Redis failure into an exception that
+	 * carries their ids: Redis may have stored them.
 	 */
 	private Map<String, List<SendResult>> store(Map<String, List<NewMessage>> byTopic) {
 		try {
@@ -326,10 +332,11 @@ public class DelayQueueTemplate {
 
 	static Map<String, List<SendResult>> results(Map<String, List<Sent>> sentByTopic) {
 		Map<String, List<SendResult>> results = new LinkedHashMap<>();
-		sentByTopic.forEach((topic, sent) -> results.put(topic, sent.stream()
-			.map((one) -> new SendResult(one.id(), Instant.ofEpochMilli(one.dueAtMillis()), one.duplicate(),
-					one.replaced()))
-			.toList()));
+		sentByTopic.forEach((topic, sent) -> results.put(topic,
+				sent.stream()
+					.map((one) -> new SendResult(one.id(), Instant.ofEpochMilli(one.dueAtMillis()), one.duplicate(),
+							one.replaced()))
+					.toList()));
 		return results;
 	}
 

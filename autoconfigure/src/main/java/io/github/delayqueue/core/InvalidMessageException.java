@@ -1,8 +1,8 @@
 package io.github.delayqueue.core;
 
 /**
- * Thrown when a message, topic or listener cannot be accepted. Nothing has been stored when it is
- * thrown.
+ * Thrown when a message, topic or listener cannot be accepted. Nothing has been stored
+ * when it is thrown.
  */
 public class InvalidMessageException extends IllegalArgumentException {
 

@@ -3,10 +3,10 @@ package io.github.delayqueue.core;
 import java.security.SecureRandom;
 
 /**
- * Generates message ids: 20 characters of Crockford base32, the first 10 encoding the current
- * epoch millisecond and the last 10 a random number that is incremented for ids generated in the
- * same millisecond. Ids from one generator sort in generation order; ids from different processes
- * sort by time and are unique with overwhelming probability.
+ * Generates message ids: 20 characters of Crockford base32, the first 10 encoding the
+ * current epoch millisecond and the last 10 a random number that is incremented for ids
+ * generated in the same millisecond. Ids from one generator sort in generation order; ids
+ * from different processes sort by time and are unique with overwhelming probability.
  */
 public final class MessageIdGenerator {
 
@@ -22,7 +22,9 @@ public final class MessageIdGenerator {
 
 	private long lastRandom;
 
-	/** @return a new id */
+	/**
+	 * @return a new id
+	 */
 	public synchronized String next() {
 		long now = System.currentTimeMillis();
 		if (now > this.lastMillis) {

@@ -3,10 +3,10 @@ package io.github.delayqueue.core;
 import java.util.Locale;
 
 /**
- * Rules for message ids. An id is written to Redis as UTF-8 and to logs as it is, so it must not
- * be blank or too long, must not contain control characters (which could forge log lines) and must
- * not contain unpaired surrogates (which all encode to the same replacement bytes, so that two
- * different ids would collide in Redis).
+ * Rules for message ids. An id is written to Redis as UTF-8 and to logs as it is, so it
+ * must not be blank or too long, must not contain control characters (which could forge
+ * log lines) and must not contain unpaired surrogates (which all encode to the same
+ * replacement bytes, so that two different ids would collide in Redis).
  */
 public final class MessageIds {
 
@@ -24,8 +24,8 @@ public final class MessageIds {
 			throw new InvalidMessageException("Message id must not be null or blank");
 		}
 		if (id.length() > DelayMessage.MAX_ID_LENGTH) {
-			throw new InvalidMessageException("Message id must be at most " + DelayMessage.MAX_ID_LENGTH
-					+ " characters, but has " + id.length());
+			throw new InvalidMessageException(
+					"Message id must be at most " + DelayMessage.MAX_ID_LENGTH + " characters, but has " + id.length());
 		}
 		for (int i = 0; i < id.length(); i++) {
 			char c = id.charAt(i);

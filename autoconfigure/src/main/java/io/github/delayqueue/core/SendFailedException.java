@@ -5,10 +5,11 @@ import java.util.List;
 import org.springframework.dao.DataAccessException;
 
 /**
- * A send that failed or timed out after it may have reached Redis: the messages may or may not be
- * stored. It carries their ids, generated ones included, so that the caller can send them again
- * with the same ids (a send is idempotent by id: a message already stored is not stored twice and
- * the result does not report it as a duplicate) or cancel them. Its cause is Redis' failure.
+ * A send that failed or timed out after it may have reached Redis: the messages may or
+ * may not be stored. It carries their ids, generated ones included, so that the caller
+ * can send them again with the same ids (a send is idempotent by id: a message already
+ * stored is not stored twice and the result does not report it as a duplicate) or cancel
+ * them. Its cause is Redis' failure.
  */
 public class SendFailedException extends DataAccessException {
 
@@ -28,12 +29,16 @@ public class SendFailedException extends DataAccessException {
 		this.messageIds = List.copyOf(messageIds);
 	}
 
-	/** @return the topics of the messages */
+	/**
+	 * @return the topics of the messages
+	 */
 	public List<String> topics() {
 		return this.topics;
 	}
 
-	/** @return the ids of the messages, in send order; send them again with these ids */
+	/**
+	 * @return the ids of the messages, in send order; send them again with these ids
+	 */
 	public List<String> messageIds() {
 		return this.messageIds;
 	}

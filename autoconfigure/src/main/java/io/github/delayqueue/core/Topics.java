@@ -1,8 +1,8 @@
 package io.github.delayqueue.core;
 
 /**
- * Rules for topic names. A topic becomes part of Redis keys inside a {@code {hash tag}}, so it must
- * not contain braces or whitespace and must stay short.
+ * Rules for topic names. A topic becomes part of Redis keys inside a {@code {hash tag}},
+ * so it must not contain braces or whitespace and must stay short.
  */
 public final class Topics {
 

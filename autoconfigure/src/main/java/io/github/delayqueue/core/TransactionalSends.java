@@ -15,16 +15,17 @@ import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
- * The sends made inside one Spring transaction, held back until it commits and then sent in one
- * round trip; dropped if it rolls back.
+ * The sends made inside one Spring transaction, held back until it commits and then sent
+ * in one round trip; dropped if it rolls back.
  *
- * <p>Sends are flushed in {@link #afterCommit()}, so that a failure reaches the committing caller,
- * and again in {@link #afterCompletion(int)} for sends made after that: from another
- * synchronization's {@code afterCommit} (Spring invokes the synchronizations registered until then
- * for {@code afterCommit}, but all of them for {@code afterCompletion}). A send made once this
- * buffer is flushed, or while synchronizations complete, is not deferred at all. Bound as a
- * transaction resource that follows suspension, so that a {@code REQUIRES_NEW} transaction has
- * sends of its own.
+ * <p>
+ * Sends are flushed in {@link #afterCommit()}, so that a failure reaches the committing
+ * caller, and again in {@link #afterCompletion(int)} for sends made after that: from
+ * another synchronization's {@code afterCommit} (Spring invokes the synchronizations
+ * registered until then for {@code afterCommit}, but all of them for
+ * {@code afterCompletion}). A send made once this buffer is flushed, or while
+ * synchronizations complete, is not deferred at all. Bound as a transaction resource that
+ * follows suspension, so that a {@code REQUIRES_NEW} transaction has sends of its own.
  */
 final class TransactionalSends implements TransactionSynchronization {
 
@@ -49,8 +50,8 @@ final class TransactionalSends implements TransactionSynchronization {
 	}
 
 	/**
-	 * Whether a send on this thread is to wait for the current transaction: a transaction with
-	 * synchronization is active, and the sender's sends for it are not flushed yet.
+	 * Whether a send on this thread is to wait for the current transaction: a transaction
+	 * with synchronization is active, and the sender's sends for it are not flushed yet.
 	 * @param key identifies the sender
 	 * @return whether to {@link #defer} the send
 	 */
@@ -126,9 +127,11 @@ final class TransactionalSends implements TransactionSynchronization {
 				}
 			}
 		}
-		this.byTopic.forEach((topic, messages) -> messages.forEach((message) -> logger.error("Topic '" + topic
-				+ "' message " + message.id() + " was NOT sent: the transaction committed but Redis failed "
-				+ TRIES + " times", null)));
+		this.byTopic.forEach((topic,
+				messages) -> messages.forEach((message) -> logger.error(
+						"Topic '" + topic + "' message " + message.id()
+								+ " was NOT sent: the transaction committed but Redis failed " + TRIES + " times",
+						null)));
 		this.byTopic.clear();
 		throw failure;
 	}
@@ -137,7 +140,8 @@ final class TransactionalSends implements TransactionSynchronization {
 	public void afterCompletion(int status) {
 		TransactionSynchronizationManager.unbindResourceIfPossible(this.key);
 		if (status == STATUS_COMMITTED) {
-			// Sends made after afterCommit ran, or when it was not called for this buffer.
+			// Sends made after afterCommit ran, or when it was not called for this
+			// buffer.
 			sendHeldBack();
 		}
 		else if (logger.isDebugEnabled()) {

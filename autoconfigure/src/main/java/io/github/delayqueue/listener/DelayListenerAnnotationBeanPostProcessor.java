@@ -25,9 +25,9 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.util.StringUtils;
 
 /**
- * Finds {@link DelayListener} methods on beans, checks them (failing startup with the method's
- * name when one is not usable, including when the payload converter cannot read its payload type)
- * and registers them with the {@link DelayListenerEndpointRegistry}
+ * Finds {@link DelayListener} methods on beans, checks them (failing startup with the
+ * method's name when one is not usable, including when the payload converter cannot read
+ * its payload type) and registers them with the {@link DelayListenerEndpointRegistry}
  * once all singletons exist.
  */
 public class DelayListenerAnnotationBeanPostProcessor
@@ -59,9 +59,9 @@ public class DelayListenerAnnotationBeanPostProcessor
 	}
 
 	/**
-	 * The topics of the {@link DelayListener} methods found so far, registered or not yet: once all
-	 * singletons exist, every topic the application listens to. Per-topic meters are bound by then,
-	 * possibly before the endpoints are registered.
+	 * The topics of the {@link DelayListener} methods found so far, registered or not
+	 * yet: once all singletons exist, every topic the application listens to. Per-topic
+	 * meters are bound by then, possibly before the endpoints are registered.
 	 * @return the topics, in the order found
 	 */
 	public synchronized Set<String> getTopics() {

@@ -13,8 +13,8 @@ import org.springframework.core.ResolvableType;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * One {@link DelayListener} method: the bean, the method, its topic and settings, and how to turn
- * a stored message into the method's argument.
+ * One {@link DelayListener} method: the bean, the method, its topic and settings, and how
+ * to turn a stored message into the method's argument.
  */
 public final class DelayListenerEndpoint {
 
@@ -34,7 +34,8 @@ public final class DelayListenerEndpoint {
 	 * Creates an endpoint.
 	 * @param topic the topic, placeholders resolved
 	 * @param bean the bean
-	 * @param method the method to invoke, callable on the bean, with exactly one parameter
+	 * @param method the method to invoke, callable on the bean, with exactly one
+	 * parameter
 	 * @param settings the resolved settings
 	 */
 	public DelayListenerEndpoint(String topic, Object bean, Method method, ListenerSettings settings) {
@@ -54,22 +55,31 @@ public final class DelayListenerEndpoint {
 		ReflectionUtils.makeAccessible(method);
 	}
 
-	/** @return the topic */
+	/**
+	 * @return the topic
+	 */
 	public String topic() {
 		return this.topic;
 	}
 
-	/** @return the resolved settings */
+	/**
+	 * @return the resolved settings
+	 */
 	public ListenerSettings settings() {
 		return this.settings;
 	}
 
-	/** @return the type payloads are read as: the parameter's type, or the payload type of a {@link Delivery} */
+	/**
+	 * @return the type payloads are read as: the parameter's type, or the payload type of
+	 * a {@link Delivery}
+	 */
 	Type payloadType() {
 		return this.payloadType;
 	}
 
-	/** @return a description naming the bean class and method, for logs and errors */
+	/**
+	 * @return a description naming the bean class and method, for logs and errors
+	 */
 	public String describe() {
 		return this.method.getDeclaringClass().getName() + "." + this.method.getName();
 	}
@@ -81,7 +91,8 @@ public final class DelayListenerEndpoint {
 	 * @param lateness how long after its due time the message was claimed
 	 * @param converter the payload converter
 	 * @return the argument
-	 * @throws io.github.delayqueue.convert.PayloadConversionException if the payload cannot be read
+	 * @throws io.github.delayqueue.convert.PayloadConversionException if the payload
+	 * cannot be read
 	 */
 	public Object argument(StoredMessage message, Duration lateness, PayloadConverter converter) {
 		Object payload = converter.fromBytes(message.payload(), this.payloadType);

@@ -8,9 +8,9 @@ import io.github.delayqueue.convert.PayloadConversionException;
 import io.github.delayqueue.convert.PayloadConverter;
 
 /**
- * Holds the application's {@link DelayListenerEndpoint}s, one per topic, and checks each as it is
- * registered. Registers only: the runtime ({@code io.github.delayqueue.runtime.DelayQueueRuntime})
- * runs them.
+ * Holds the application's {@link DelayListenerEndpoint}s, one per topic, and checks each
+ * as it is registered. Registers only: the runtime
+ * ({@code io.github.delayqueue.runtime.DelayQueueRuntime}) runs them.
  */
 public class DelayListenerEndpointRegistry {
 
@@ -20,7 +20,8 @@ public class DelayListenerEndpointRegistry {
 
 	/**
 	 * Creates a registry.
-	 * @param converter the payload converter, which must be able to read each endpoint's payload type
+	 * @param converter the payload converter, which must be able to read each endpoint's
+	 * payload type
 	 */
 	public DelayListenerEndpointRegistry(PayloadConverter converter) {
 		this.converter = converter;
@@ -29,8 +30,10 @@ public class DelayListenerEndpointRegistry {
 	/**
 	 * Adds an endpoint; must be called before the runtime starts.
 	 * @param endpoint the endpoint
-	 * @throws IllegalStateException if the topic already has a listener in this application
-	 * @throws IllegalArgumentException if the payload converter can never read the method's payload type
+	 * @throws IllegalStateException if the topic already has a listener in this
+	 * application
+	 * @throws IllegalArgumentException if the payload converter can never read the
+	 * method's payload type
 	 */
 	public synchronized void register(DelayListenerEndpoint endpoint) {
 		try {
@@ -47,7 +50,9 @@ public class DelayListenerEndpointRegistry {
 		}
 	}
 
-	/** @return the registered endpoints by topic, in registration order */
+	/**
+	 * @return the registered endpoints by topic, in registration order
+	 */
 	public synchronized Map<String, DelayListenerEndpoint> getEndpoints() {
 		return Collections.unmodifiableMap(new LinkedHashMap<>(this.endpoints));
 	}

@@ -5,8 +5,8 @@ import java.time.Instant;
 import java.util.Map;
 
 /**
- * One delivery of a message to a {@link DelayListener} method. Delivery is at least once: use
- * {@link #id()} to make handlers idempotent.
+ * One delivery of a message to a {@link DelayListener} method. Delivery is at least once:
+ * use {@link #id()} to make handlers idempotent.
  *
  * @param <T> the payload type
  * @param id the message id, the same on every delivery of the message
@@ -15,9 +15,9 @@ import java.util.Map;
  * @param dueAt when this delivery was due
  * @param attempt 1 on the first delivery, 2 on the first retry, and so on
  * @param headers the headers sent with the message
- * @param lateness how long after {@code dueAt} the message was claimed, by the Redis clock: a few
- * milliseconds normally, more after an outage, a stop or a backlog
+ * @param lateness how long after {@code dueAt} the message was claimed, by the Redis
+ * clock: a few milliseconds normally, more after an outage, a stop or a backlog
  */
-public record Delivery<T>(String id, String topic, T payload, Instant dueAt, int attempt,
-		Map<String, String> headers, Duration lateness) {
+public record Delivery<T>(String id, String topic, T payload, Instant dueAt, int attempt, Map<String, String> headers,
+		Duration lateness) {
 }

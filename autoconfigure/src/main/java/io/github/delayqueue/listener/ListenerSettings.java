@@ -12,7 +12,8 @@ import java.time.Duration;
  * @param backoff waits between attempts
  * @param idleCheckInterval longest wait for a wake-up signal before checking Redis anyway
  * @param shutdownTimeout how long stopping waits for messages being handled
- * @param maxHandlingTime how long a handler may run before its lease is no longer extended
+ * @param maxHandlingTime how long a handler may run before its lease is no longer
+ * extended
  * @param latePolicy what to do with a message claimed later than {@code lateThreshold}
  * @param lateThreshold how late a message may be before the late policy applies
  */
@@ -63,7 +64,8 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	 */
 	public ListenerSettings withConcurrency(int concurrency) {
 		return new ListenerSettings(concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout, this.backoff,
-				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy, this.lateThreshold);
+				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
+				this.lateThreshold);
 	}
 
 	/**
@@ -72,7 +74,8 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	 */
 	public ListenerSettings withMaxAttempts(int maxAttempts) {
 		return new ListenerSettings(this.concurrency, this.prefetch, maxAttempts, this.visibilityTimeout, this.backoff,
-				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy, this.lateThreshold);
+				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
+				this.lateThreshold);
 	}
 
 }

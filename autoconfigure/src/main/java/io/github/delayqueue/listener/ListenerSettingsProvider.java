@@ -1,8 +1,8 @@
 package io.github.delayqueue.listener;
 
 /**
- * Supplies the configured settings of a topic's listener, before the annotation's own values are
- * applied.
+ * Supplies the configured settings of a topic's listener, before the annotation's own
+ * values are applied.
  */
 @FunctionalInterface
 public interface ListenerSettingsProvider {

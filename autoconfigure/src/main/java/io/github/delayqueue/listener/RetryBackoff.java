@@ -19,14 +19,15 @@ public record RetryBackoff(Duration initialInterval, double multiplier, Duration
 	 */
 	public RetryBackoff {
 		if (initialInterval.isNegative()) {
-			throw new IllegalArgumentException("Backoff initial interval must not be negative, but was " + initialInterval);
+			throw new IllegalArgumentException(
+					"Backoff initial interval must not be negative, but was " + initialInterval);
 		}
 		if (!(multiplier >= 1.0) || Double.isInfinite(multiplier)) {
 			throw new IllegalArgumentException("Backoff multiplier must be at least 1, but was " + multiplier);
 		}
 		if (maxInterval.compareTo(initialInterval) < 0) {
-			throw new IllegalArgumentException(
-					"Backoff max interval " + maxInterval + " must not be less than the initial interval " + initialInterval);
+			throw new IllegalArgumentException("Backoff max interval " + maxInterval
+					+ " must not be less than the initial interval " + initialInterval);
 		}
 	}
 

@@ -10,8 +10,8 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A topic's stats for its gauges, read from Redis at most once per refresh interval however many
- * gauges are read and however often.
+ * A topic's stats for its gauges, read from Redis at most once per refresh interval
+ * however many gauges are read and however often.
  */
 final class CachedTopicStats {
 

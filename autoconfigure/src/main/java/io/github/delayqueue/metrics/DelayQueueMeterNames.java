@@ -1,12 +1,14 @@
 package io.github.delayqueue.metrics;
 
 /**
- * Names and tags of the queue's meters. Every meter has the tag {@value #TOPIC}; tag values are
- * bounded (topics, outcomes, exception class names).
+ * Names and tags of the queue's meters. Every meter has the tag {@value #TOPIC}; tag
+ * values are bounded (topics, outcomes, exception class names).
  */
 public final class DelayQueueMeterNames {
 
-	/** Counter of messages sent; tag {@value #OUTCOME}: {@code sent} or {@code duplicate}. */
+	/**
+	 * Counter of messages sent; tag {@value #OUTCOME}: {@code sent} or {@code duplicate}.
+	 */
 	public static final String SENT = "delay.queue.sent";
 
 	/** Timer of send calls to Redis (one per topic and call). */
@@ -18,7 +20,10 @@ public final class DelayQueueMeterNames {
 	/** Timer of claim time minus due time, by the Redis clock. */
 	public static final String LATENESS = "delay.queue.lateness";
 
-	/** Timer of handlers; tags {@value #OUTCOME} ({@code success}, {@code retry}, {@code dead}) and {@value #EXCEPTION}. */
+	/**
+	 * Timer of handlers; tags {@value #OUTCOME} ({@code success}, {@code retry},
+	 * {@code dead}) and {@value #EXCEPTION}.
+	 */
 	public static final String HANDLER = "delay.queue.handler";
 
 	/** Counter of messages acknowledged. */
@@ -28,8 +33,8 @@ public final class DelayQueueMeterNames {
 	public static final String RETRIED = "delay.queue.retried";
 
 	/**
-	 * Counter of messages dead-lettered; tag {@value #REASON}: {@code failed}, {@code unreadable},
-	 * {@code corrupt}, {@code late} or {@code lease-expired}.
+	 * Counter of messages dead-lettered; tag {@value #REASON}: {@code failed},
+	 * {@code unreadable}, {@code corrupt}, {@code late} or {@code lease-expired}.
 	 */
 	public static final String DEAD_LETTERED = "delay.queue.dead.lettered";
 

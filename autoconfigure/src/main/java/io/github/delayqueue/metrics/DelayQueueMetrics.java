@@ -3,8 +3,8 @@ package io.github.delayqueue.metrics;
 import java.time.Duration;
 
 /**
- * What the queue reports as it works, one call per event. Implementations must be thread-safe
- * and fast: they are called on the sending and handling threads.
+ * What the queue reports as it works, one call per event. Implementations must be
+ * thread-safe and fast: they are called on the sending and handling threads.
  */
 public interface DelayQueueMetrics {
 

@@ -16,7 +16,9 @@ public enum HandlingOutcome {
 	/** The handler threw on the last attempt; the message was dead-lettered. */
 	DEAD;
 
-	/** @return the tag value, in lower case */
+	/**
+	 * @return the tag value, in lower case
+	 */
 	public String tag() {
 		return name().toLowerCase(Locale.ROOT);
 	}

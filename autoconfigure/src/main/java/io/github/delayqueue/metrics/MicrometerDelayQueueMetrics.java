@@ -21,7 +21,8 @@ public class MicrometerDelayQueueMetrics implements DelayQueueMetrics {
 	/**
 	 * Creates the adapter.
 	 * @param registry the registry
-	 * @param latenessPercentiles client-side percentiles of the lateness timer, e.g. 0.99; none if empty
+	 * @param latenessPercentiles client-side percentiles of the lateness timer, e.g.
+	 * 0.99; none if empty
 	 * @param latenessHistogram whether the lateness timer publishes a histogram
 	 */
 	public MicrometerDelayQueueMetrics(MeterRegistry registry, double[] latenessPercentiles,
@@ -62,14 +63,16 @@ public class MicrometerDelayQueueMetrics implements DelayQueueMetrics {
 	public void handled(String topic, HandlingOutcome outcome, Duration duration, String exception) {
 		Timer.builder(DelayQueueMeterNames.HANDLER)
 			.description("Listener method invocations")
-			.tags(DelayQueueMeterNames.TOPIC, topic, DelayQueueMeterNames.OUTCOME, outcome.tag(), DelayQueueMeterNames.EXCEPTION,
-					exception)
+			.tags(DelayQueueMeterNames.TOPIC, topic, DelayQueueMeterNames.OUTCOME, outcome.tag(),
+					DelayQueueMeterNames.EXCEPTION, exception)
 			.register(this.registry)
 			.record(duration);
 		switch (outcome) {
 			case SUCCESS -> counter(DelayQueueMeterNames.ACKED, topic).increment();
-			case RETRY -> counter(DelayQueueMeterNames.RETRIED, topic, DelayQueueMeterNames.EXCEPTION, exception).increment();
-			case DEAD -> counter(DelayQueueMeterNames.DEAD_LETTERED, topic, DelayQueueMeterNames.REASON, "failed").increment();
+			case RETRY ->
+				counter(DelayQueueMeterNames.RETRIED, topic, DelayQueueMeterNames.EXCEPTION, exception).increment();
+			case DEAD ->
+				counter(DelayQueueMeterNames.DEAD_LETTERED, topic, DelayQueueMeterNames.REASON, "failed").increment();
 		}
 	}
 

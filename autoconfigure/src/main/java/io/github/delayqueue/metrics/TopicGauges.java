@@ -16,9 +16,10 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 /**
  * The gauges of the topics an application listens to: messages in each state
  * ({@link DelayQueueMeterNames#MESSAGES}) and how long the oldest due message has waited
- * ({@link DelayQueueMeterNames#OLDEST_LATENESS}). All gauges of a topic share one read of its
- * {@link TopicInspector#stats() stats} per refresh interval, however often they are read. Spring
- * Boot binds it to its meter registries once every bean is created, so the topics are known by then.
+ * ({@link DelayQueueMeterNames#OLDEST_LATENESS}). All gauges of a topic share one read of
+ * its {@link TopicInspector#stats() stats} per refresh interval, however often they are
+ * read. Spring Boot binds it to its meter registries once every bean is created, so the
+ * topics are known by then.
  */
 public final class TopicGauges implements MeterBinder {
 
@@ -29,7 +30,8 @@ public final class TopicGauges implements MeterBinder {
 	/**
 	 * Creates the binder.
 	 * @param topics the topics to watch, asked for when bound
-	 * @param refreshInterval how often at most the gauges of a topic read Redis, all together
+	 * @param refreshInterval how often at most the gauges of a topic read Redis, all
+	 * together
 	 */
 	public TopicGauges(Supplier<Collection<TopicInspector>> topics, Duration refreshInterval) {
 		this.topics = topics;
@@ -45,8 +47,9 @@ public final class TopicGauges implements MeterBinder {
 			gauge(registry, topic, "ready", stats, TopicStats::ready);
 			gauge(registry, topic, "in-flight", stats, TopicStats::inFlight);
 			gauge(registry, topic, "dead", stats, TopicStats::dead);
-			TimeGauge.builder(DelayQueueMeterNames.OLDEST_LATENESS, stats, TimeUnit.MILLISECONDS,
-					(cached) -> cached.read((read) -> read.oldestLateness().toMillis()))
+			TimeGauge
+				.builder(DelayQueueMeterNames.OLDEST_LATENESS, stats, TimeUnit.MILLISECONDS,
+						(cached) -> cached.read((read) -> read.oldestLateness().toMillis()))
 				.description("How long the oldest due but unclaimed message has waited")
 				.tag(DelayQueueMeterNames.TOPIC, topic)
 				.strongReference(true)

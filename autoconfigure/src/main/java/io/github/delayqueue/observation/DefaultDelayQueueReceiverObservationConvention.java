@@ -3,9 +3,9 @@ package io.github.delayqueue.observation;
 import io.micrometer.common.KeyValues;
 
 /**
- * The default {@link DelayQueueReceiverObservationConvention}: name {@code delay.queue.receive},
- * contextual name {@code <topic> receive}, tags system and topic, high cardinality message id and
- * attempt.
+ * The default {@link DelayQueueReceiverObservationConvention}: name
+ * {@code delay.queue.receive}, contextual name {@code <topic> receive}, tags system and
+ * topic, high cardinality message id and attempt.
  */
 public class DefaultDelayQueueReceiverObservationConvention implements DelayQueueReceiverObservationConvention {
 

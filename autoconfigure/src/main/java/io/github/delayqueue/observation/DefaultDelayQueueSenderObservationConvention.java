@@ -3,8 +3,8 @@ package io.github.delayqueue.observation;
 import io.micrometer.common.KeyValues;
 
 /**
- * The default {@link DelayQueueSenderObservationConvention}: name {@code delay.queue.send},
- * contextual name {@code <topic> send}, tags system and topic.
+ * The default {@link DelayQueueSenderObservationConvention}: name
+ * {@code delay.queue.send}, contextual name {@code <topic> send}, tags system and topic.
  */
 public class DefaultDelayQueueSenderObservationConvention implements DelayQueueSenderObservationConvention {
 

@@ -5,9 +5,9 @@ import java.util.Map;
 import io.micrometer.observation.transport.ReceiverContext;
 
 /**
- * The observation context of a delivery to a listener; a propagating tracer reads the trace
- * context the producer wrote into the message headers, so the listener's span continues the
- * producer's trace.
+ * The observation context of a delivery to a listener; a propagating tracer reads the
+ * trace context the producer wrote into the message headers, so the listener's span
+ * continues the producer's trace.
  */
 public class DelayQueueReceiverContext extends ReceiverContext<Map<String, String>> {
 
@@ -33,17 +33,23 @@ public class DelayQueueReceiverContext extends ReceiverContext<Map<String, Strin
 		this.attempt = attempt;
 	}
 
-	/** @return the topic */
+	/**
+	 * @return the topic
+	 */
 	public String getTopic() {
 		return this.topic;
 	}
 
-	/** @return the message id */
+	/**
+	 * @return the message id
+	 */
 	public String getMessageId() {
 		return this.messageId;
 	}
 
-	/** @return the delivery attempt */
+	/**
+	 * @return the delivery attempt
+	 */
 	public int getAttempt() {
 		return this.attempt;
 	}

@@ -4,8 +4,8 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationConvention;
 
 /**
- * The names and tags of {@link DelayQueueObservation#RECEIVE} observations; implement it to change
- * them.
+ * The names and tags of {@link DelayQueueObservation#RECEIVE} observations; implement it
+ * to change them.
  */
 public interface DelayQueueReceiverObservationConvention extends ObservationConvention<DelayQueueReceiverContext> {
 

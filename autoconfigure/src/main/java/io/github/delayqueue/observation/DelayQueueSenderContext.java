@@ -5,8 +5,8 @@ import java.util.Map;
 import io.micrometer.observation.transport.SenderContext;
 
 /**
- * The observation context of a send; a propagating tracer writes the trace context into the
- * message headers.
+ * The observation context of a send; a propagating tracer writes the trace context into
+ * the message headers.
  */
 public class DelayQueueSenderContext extends SenderContext<Map<String, String>> {
 
@@ -28,7 +28,9 @@ public class DelayQueueSenderContext extends SenderContext<Map<String, String>> 
 		this.topic = topic;
 	}
 
-	/** @return the topic */
+	/**
+	 * @return the topic
+	 */
 	public String getTopic() {
 		return this.topic;
 	}

@@ -1,6 +1,7 @@
 /**
- * Micrometer Observation support: a producer observation on send and a consumer observation around
- * each listener call, with the trace context carried in the message headers across the delay.
+ * Micrometer Observation support: a producer observation on send and a consumer
+ * observation around each listener call, with the trace context carried in the message
+ * headers across the delay.
  */
 @NullMarked
 package io.github.delayqueue.observation;

@@ -30,10 +30,11 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
- * Runs the application's listeners: for each endpoint of the {@link DelayListenerEndpointRegistry},
- * a {@link TopicRuntime} (the topic's broker and consumer), all on one shared scheduler, plus one
- * subscription to the wake-up signals that routes them. Pause, resume and the state of each
- * topic's listener are answered here. Starts after and stops before the Redis connection factory.
+ * Runs the application's listeners: for each endpoint of the
+ * {@link DelayListenerEndpointRegistry}, a {@link TopicRuntime} (the topic's broker and
+ * consumer), all on one shared scheduler, plus one subscription to the wake-up signals
+ * that routes them. Pause, resume and the state of each topic's listener are answered
+ * here. Starts after and stops before the Redis connection factory.
  */
 public class DelayQueueRuntime implements SmartLifecycle {
 
@@ -92,7 +93,8 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	}
 
 	/**
-	 * Sets where listeners and brokers report what they do; must be called before {@link #start()}.
+	 * Sets where listeners and brokers report what they do; must be called before
+	 * {@link #start()}.
 	 * @param metrics the metrics
 	 */
 	public void setMetrics(DelayQueueMetrics metrics) {
@@ -100,8 +102,8 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	}
 
 	/**
-	 * Sets the registry of the consumer observations, which continue the producer's trace; must be
-	 * called before {@link #start()}.
+	 * Sets the registry of the consumer observations, which continue the producer's
+	 * trace; must be called before {@link #start()}.
 	 * @param observationRegistry the registry
 	 */
 	public void setObservationRegistry(ObservationRegistry observationRegistry) {
@@ -109,8 +111,8 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	}
 
 	/**
-	 * Sets a convention for the consumer observations, instead of the default one; must be called
-	 * before {@link #start()}.
+	 * Sets a convention for the consumer observations, instead of the default one; must
+	 * be called before {@link #start()}.
 	 * @param observationConvention the convention
 	 */
 	public void setObservationConvention(DelayQueueReceiverObservationConvention observationConvention) {
@@ -118,10 +120,11 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	}
 
 	/**
-	 * Sets the executor that runs every topic's handlers, at most each topic's concurrency at once,
-	 * e.g. virtual threads. Without one, the handlers run on a pool of this runtime's own, shared by
-	 * the topics: threads named {@code delay-queue-handler-<n>}, started as work comes and gone
-	 * after a minute idle. Must be called before {@link #start()}.
+	 * Sets the executor that runs every topic's handlers, at most each topic's
+	 * concurrency at once, e.g. virtual threads. Without one, the handlers run on a pool
+	 * of this runtime's own, shared by the topics: threads named
+	 * {@code delay-queue-handler-<n>}, started as work comes and gone after a minute
+	 * idle. Must be called before {@link #start()}.
 	 * @param handlerExecutor the executor
 	 */
 	public void setHandlerExecutor(Executor handlerExecutor) {
@@ -138,8 +141,10 @@ public class DelayQueueRuntime implements SmartLifecycle {
 		if (endpoints.isEmpty()) {
 			return;
 		}
-		// Not daemon threads: an application whose only work is its listeners keeps running, as with
-		// the listener containers of Spring Kafka or Spring AMQP, until its context is closed.
+		// Not daemon threads: an application whose only work is its listeners keeps
+		// running, as with
+		// the listener containers of Spring Kafka or Spring AMQP, until its context is
+		// closed.
 		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(schedulerThreads(),
 				new CustomizableThreadFactory("delay-queue-scheduler-"));
 		executor.setRemoveOnCancelPolicy(true);
@@ -149,17 +154,19 @@ public class DelayQueueRuntime implements SmartLifecycle {
 			String topic = endpoint.topic();
 			TopicBroker broker = new TopicBroker(topic, this.store.topic(topic), executor, this.brokerSettings,
 					endpoint.settings().maxAttempts(), () -> wakeConsumer(topic), this.metrics);
-			TopicRuntime runtime = new TopicRuntime(topic, broker, () -> new TopicConsumer(endpoint, this.store.topic(topic),
-					this.converter, executor, this.metrics, this.observationRegistry, this.observationConvention,
-					handlers));
+			TopicRuntime runtime = new TopicRuntime(topic, broker,
+					() -> new TopicConsumer(endpoint, this.store.topic(topic), this.converter, executor, this.metrics,
+							this.observationRegistry, this.observationConvention, handlers));
 			this.signals.onReadyMessages(topic, runtime::wakeConsumer);
 			this.signals.onEarlierMessage(topic, runtime::wakeBroker);
 			this.topics.put(topic, runtime);
 		}
 		RedisMessageListenerContainer listenerContainer = new RedisMessageListenerContainer();
 		listenerContainer.setConnectionFactory(this.connectionFactory);
-		// A signal only queues a task on the scheduler: pass it on where it arrives, rather than on
-		// a new thread per message (the container's default), which a burst of signals would flood.
+		// A signal only queues a task on the scheduler: pass it on where it arrives,
+		// rather than on
+		// a new thread per message (the container's default), which a burst of signals
+		// would flood.
 		listenerContainer.setTaskExecutor(new SyncTaskExecutor());
 		listenerContainer.addMessageListener(this.signals, new ChannelTopic(this.store.signalChannel()));
 		listenerContainer.afterPropertiesSet();
@@ -169,9 +176,9 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	}
 
 	/**
-	 * Handler threads shared by the topics, each topic running at most its concurrency on them: as
-	 * many threads as handlers run at once, so that a burst over many topics reuses threads rather
-	 * than starting one per topic.
+	 * Handler threads shared by the topics, each topic running at most its concurrency on
+	 * them: as many threads as handlers run at once, so that a burst over many topics
+	 * reuses threads rather than starting one per topic.
 	 */
 	private ThreadPoolExecutor startHandlerThreads() {
 		CustomizableThreadFactory threads = new CustomizableThreadFactory("delay-queue-handler-");
@@ -182,9 +189,9 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	}
 
 	/**
-	 * Threads of the shared scheduler: they run the brokers, the claims, the held messages, the lease
-	 * extensions and the acknowledgements of every topic, each a short call to Redis, several on
-	 * their way at once over the shared connection.
+	 * Threads of the shared scheduler: they run the brokers, the claims, the held
+	 * messages, the lease extensions and the acknowledgements of every topic, each a
+	 * short call to Redis, several on their way at once over the shared connection.
 	 */
 	private static int schedulerThreads() {
 		return Math.max(4, 4 * Runtime.getRuntime().availableProcessors());
@@ -219,7 +226,8 @@ public class DelayQueueRuntime implements SmartLifecycle {
 				this.scheduler = null;
 			}
 			if (this.handlerThreads != null) {
-				// Every topic has finished or handed back its messages: only idle threads are left.
+				// Every topic has finished or handed back its messages: only idle threads
+				// are left.
 				this.handlerThreads.shutdown();
 				this.handlerThreads = null;
 			}
@@ -235,7 +243,9 @@ public class DelayQueueRuntime implements SmartLifecycle {
 		}
 	}
 
-	/** @return the listener endpoints of this application by topic, in registration order */
+	/**
+	 * @return the listener endpoints of this application by topic, in registration order
+	 */
 	public Map<String, DelayListenerEndpoint> getEndpoints() {
 		return this.registry.getEndpoints();
 	}
@@ -254,11 +264,11 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	}
 
 	/**
-	 * Pauses a topic's listener in this application, like stopping it: it claims no more messages,
-	 * lets running handlers finish within its shutdown timeout and hands back what is still
-	 * unfinished. The topic's broker keeps running, and other applications keep consuming. Lasts
-	 * until {@link #resume(String)} or until this runtime is stopped and started again. Returns when
-	 * the listener has stopped.
+	 * Pauses a topic's listener in this application, like stopping it: it claims no more
+	 * messages, lets running handlers finish within its shutdown timeout and hands back
+	 * what is still unfinished. The topic's broker keeps running, and other applications
+	 * keep consuming. Lasts until {@link #resume(String)} or until this runtime is
+	 * stopped and started again. Returns when the listener has stopped.
 	 * @param topic the topic
 	 * @return {@code true} if paused now, {@code false} if it was paused already
 	 * @throws IllegalArgumentException if the topic has no listener in this application
@@ -269,8 +279,8 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	}
 
 	/**
-	 * Resumes a topic's listener paused by {@link #pause(String)}: a new listener starts claiming at
-	 * once.
+	 * Resumes a topic's listener paused by {@link #pause(String)}: a new listener starts
+	 * claiming at once.
 	 * @param topic the topic
 	 * @return {@code true} if resumed now, {@code false} if it was not paused
 	 * @throws IllegalArgumentException if the topic has no listener in this application

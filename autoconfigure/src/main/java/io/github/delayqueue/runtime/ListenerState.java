@@ -8,10 +8,15 @@ public enum ListenerState {
 	/** Claiming and handling messages. */
 	RUNNING,
 
-	/** Paused by {@link DelayQueueRuntime#pause(String)}: claims nothing until resumed. */
+	/**
+	 * Paused by {@link DelayQueueRuntime#pause(String)}: claims nothing until resumed.
+	 */
 	PAUSED,
 
-	/** Not claiming although not paused: the runtime is not started, or the listener stopped on an error. */
+	/**
+	 * Not claiming although not paused: the runtime is not started, or the listener
+	 * stopped on an error.
+	 */
 	STOPPED
 
 }

@@ -7,10 +7,10 @@ import io.github.delayqueue.runtime.consumer.TopicConsumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One topic with a listener in this application: its broker and its consumer, started and stopped
- * together, and the consumer paused and resumed on its own (the broker keeps moving due messages
- * for the other applications). Pausing stops the consumer like a shutdown; resuming starts a new
- * one.
+ * One topic with a listener in this application: its broker and its consumer, started and
+ * stopped together, and the consumer paused and resumed on its own (the broker keeps
+ * moving due messages for the other applications). Pausing stops the consumer like a
+ * shutdown; resuming starts a new one.
  */
 public final class TopicRuntime {
 
@@ -39,7 +39,9 @@ public final class TopicRuntime {
 		this.consumers = consumers;
 	}
 
-	/** @return the topic */
+	/**
+	 * @return the topic
+	 */
 	public String topic() {
 		return this.topic;
 	}
@@ -63,8 +65,8 @@ public final class TopicRuntime {
 	}
 
 	/**
-	 * Second half of stopping: running handlers finish until the deadline, what is unfinished is
-	 * handed back.
+	 * Second half of stopping: running handlers finish until the deadline, what is
+	 * unfinished is handed back.
 	 * @param deadlineNanos the {@link System#nanoTime()} by which to be done
 	 */
 	public void finishStopping(long deadlineNanos) {
@@ -78,7 +80,9 @@ public final class TopicRuntime {
 		}
 	}
 
-	/** @return how long stopping waits for running handlers */
+	/**
+	 * @return how long stopping waits for running handlers
+	 */
 	public long shutdownTimeoutNanos() {
 		TopicConsumer current = this.consumer;
 		return (current != null) ? current.shutdownTimeout().toNanos() : 0;
@@ -117,7 +121,9 @@ public final class TopicRuntime {
 		}
 	}
 
-	/** @return what the topic's listener is doing */
+	/**
+	 * @return what the topic's listener is doing
+	 */
 	public ListenerState state() {
 		if (this.paused) {
 			return ListenerState.PAUSED;

@@ -11,11 +11,12 @@ import org.springframework.data.redis.connection.Message;
 import org.springframework.data.redis.connection.MessageListener;
 
 /**
- * Receives the wake-up signals that scripts publish on the prefix's signal channel and passes them
- * to this application's brokers and listeners: {@code b<topic>} when a message became the earliest
- * due (wakes the topic's broker), {@code r<topic>} when messages became ready (wakes the topic's
- * listener). Signals only shorten waits: a lost signal delays a message by at most the broker's
- * maximum sleep or the listener's idle check interval, it never stalls a topic.
+ * Receives the wake-up signals that scripts publish on the prefix's signal channel and
+ * passes them to this application's brokers and listeners: {@code b<topic>} when a
+ * message became the earliest due (wakes the topic's broker), {@code r<topic>} when
+ * messages became ready (wakes the topic's listener). Signals only shorten waits: a lost
+ * signal delays a message by at most the broker's maximum sleep or the listener's idle
+ * check interval, it never stalls a topic.
  */
 public final class WakeUpSignals implements MessageListener {
 

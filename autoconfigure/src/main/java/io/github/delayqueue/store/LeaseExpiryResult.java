@@ -10,11 +10,14 @@ import org.jspecify.annotations.Nullable;
  *
  * @param requeued ids whose lease expired and that are ready again
  * @param deadLettered ids whose lease expired on their last attempt
- * @param nextExpiryIn how long until the next lease ends, or {@code null} if nothing is in flight
+ * @param nextExpiryIn how long until the next lease ends, or {@code null} if nothing is
+ * in flight
  */
 public record LeaseExpiryResult(List<String> requeued, List<String> deadLettered, @Nullable Duration nextExpiryIn) {
 
-	/** @return how many leases expired */
+	/**
+	 * @return how many leases expired
+	 */
 	public int expired() {
 		return this.requeued.size() + this.deadLettered.size();
 	}

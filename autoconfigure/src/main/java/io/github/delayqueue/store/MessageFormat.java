@@ -8,9 +8,10 @@ import java.util.Map;
 
 /**
  * The stored form of a message, the value of its field in the topic's messages hash:
- * {@code <attempts>:<due ms>:<body>}. Scripts read and rewrite only the two leading numbers; the
- * body is written once by the producer: {@code 1:<header count>:} (format version 1), then per header
- * {@code <name length>:<name><value length>:<value>} (UTF-8 byte lengths), then the payload bytes.
+ * {@code <attempts>:<due ms>:<body>}. Scripts read and rewrite only the two leading
+ * numbers; the body is written once by the producer: {@code 1:<header count>:} (format
+ * version 1), then per header {@code <name length>:<name><value length>:<value>} (UTF-8
+ * byte lengths), then the payload bytes.
  */
 public final class MessageFormat {
 

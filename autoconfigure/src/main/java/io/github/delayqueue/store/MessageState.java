@@ -23,7 +23,9 @@ public enum MessageState {
 		this.code = code;
 	}
 
-	/** @return the one-letter code the scripts use */
+	/**
+	 * @return the one-letter code the scripts use
+	 */
 	String code() {
 		return this.code;
 	}

@@ -4,16 +4,16 @@ import java.time.Duration;
 import java.time.Instant;
 
 /**
- * A message ready to be stored by a send. Due times are whole milliseconds, rounded up, so that a
- * message is never due before the time it was sent for.
+ * A message ready to be stored by a send. Due times are whole milliseconds, rounded up,
+ * so that a message is never due before the time it was sent for.
  *
  * @param id the message id
- * @param relative whether {@code when} is a delay in ms from Redis time ({@code true}) or an
- * absolute due time in epoch ms
+ * @param relative whether {@code when} is a delay in ms from Redis time ({@code true}) or
+ * an absolute due time in epoch ms
  * @param when the delay or due time
  * @param body the body from {@link MessageFormat#encodeBody(java.util.Map, byte[])}
- * @param replaceIfPending whether it replaces a stored message of the same id that is still
- * scheduled (its attempts are kept); otherwise such a message is a duplicate
+ * @param replaceIfPending whether it replaces a stored message of the same id that is
+ * still scheduled (its attempts are kept); otherwise such a message is a duplicate
  */
 public record NewMessage(String id, boolean relative, long when, byte[] body, boolean replaceIfPending) {
 

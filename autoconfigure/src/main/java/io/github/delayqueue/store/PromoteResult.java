@@ -8,10 +8,10 @@ import org.jspecify.annotations.Nullable;
  * The outcome of one promote call.
  *
  * @param moved messages moved from scheduled to ready
- * @param nextDueIn how long until the next scheduled message is due, by the Redis clock (zero if
- * one already is), or {@code null} if none is scheduled
- * @param nextLeaseEndIn how long until the earliest lease of the topic ends (zero if one has ended),
- * or {@code null} if nothing is in flight
+ * @param nextDueIn how long until the next scheduled message is due, by the Redis clock
+ * (zero if one already is), or {@code null} if none is scheduled
+ * @param nextLeaseEndIn how long until the earliest lease of the topic ends (zero if one
+ * has ended), or {@code null} if nothing is in flight
  */
 public record PromoteResult(int moved, @Nullable Duration nextDueIn, @Nullable Duration nextLeaseEndIn) {
 }

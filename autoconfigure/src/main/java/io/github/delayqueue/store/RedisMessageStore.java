@@ -27,8 +27,8 @@ import org.springframework.data.redis.core.ScanOptions;
 import org.springframework.data.redis.serializer.RedisSerializer;
 
 /**
- * Runs the queue's state transitions against Redis, each as one Lua script, so that no message is
- * lost or duplicated between two steps. Thread-safe.
+ * Runs the queue's state transitions against Redis, each as one Lua script, so that no
+ * message is lost or duplicated between two steps. Thread-safe.
  */
 public class RedisMessageStore {
 
@@ -36,7 +36,9 @@ public class RedisMessageStore {
 
 	private static final String ABSOLUTE = "a";
 
-	/** Appended to the due kind of a message that replaces a scheduled one of the same id. */
+	/**
+	 * Appended to the due kind of a message that replaces a scheduled one of the same id.
+	 */
 	private static final String REPLACE = "r";
 
 	private static final int READY_HEAD_LOOKUP = 1000;
@@ -76,8 +78,8 @@ public class RedisMessageStore {
 	 * Creates a store.
 	 * @param connectionFactory the Redis connection factory
 	 * @param prefix the prefix of every key
-	 * @param timeout the longest wait for Redis of any script call, whatever the client's own
-	 * command timeout
+	 * @param timeout the longest wait for Redis of any script call, whatever the client's
+	 * own command timeout
 	 */
 	public RedisMessageStore(RedisConnectionFactory connectionFactory, String prefix, Duration timeout) {
 		RedisTemplate<String, byte[]> template = new RedisTemplate<>();
@@ -94,17 +96,23 @@ public class RedisMessageStore {
 		this.timeout = timeout;
 	}
 
-	/** @return the longest wait for Redis of a script call */
+	/**
+	 * @return the longest wait for Redis of a script call
+	 */
 	public Duration timeout() {
 		return this.timeout;
 	}
 
-	/** @return the key prefix */
+	/**
+	 * @return the key prefix
+	 */
 	public String prefix() {
 		return this.prefix;
 	}
 
-	/** @return the pub/sub channel on which scripts publish wake-up signals */
+	/**
+	 * @return the pub/sub channel on which scripts publish wake-up signals
+	 */
 	public String signalChannel() {
 		return this.channel;
 	}
@@ -137,9 +145,9 @@ public class RedisMessageStore {
 	}
 
 	/**
-	 * Stores and schedules messages of one topic; ids already stored are reported as duplicates
-	 * and left unchanged. A large batch goes out in several script calls, all sent before the first
-	 * reply is awaited, so that no call keeps Redis busy for long.
+	 * Stores and schedules messages of one topic; ids already stored are reported as
+	 * duplicates and left unchanged. A large batch goes out in several script calls, all
+	 * sent before the first reply is awaited, so that no call keeps Redis busy for long.
 	 * @param topic the topic
 	 * @param messages the messages, in send order
 	 * @return one result per message, in the same order
@@ -149,14 +157,15 @@ public class RedisMessageStore {
 	}
 
 	/**
-	 * Stores and schedules messages of several topics: at most {@value #MAX_SEND_CHUNK} messages
-	 * (and about {@value #MAX_SEND_CHUNK_BYTES} bytes) per script call, all calls sent before the
-	 * first reply is awaited, so the whole batch costs one round trip. A call that fails because
-	 * Redis lost the script is sent again alone; the others are not repeated.
+	 * Stores and schedules messages of several topics: at most {@value #MAX_SEND_CHUNK}
+	 * messages (and about {@value #MAX_SEND_CHUNK_BYTES} bytes) per script call, all
+	 * calls sent before the first reply is awaited, so the whole batch costs one round
+	 * trip. A call that fails because Redis lost the script is sent again alone; the
+	 * others are not repeated.
 	 * @param messagesByTopic the messages of each topic, in send order
 	 * @return the results of each topic, in the same order as its messages
-	 * @throws DataAccessException if Redis failed or did not answer in time; any subset of the
-	 * messages may have been stored, and a retry with the same ids stores the rest
+	 * @throws DataAccessException if Redis failed or did not answer in time; any subset
+	 * of the messages may have been stored, and a retry with the same ids stores the rest
 	 */
 	public Map<String, List<Sent>> send(Map<String, List<NewMessage>> messagesByTopic) {
 		List<String> topics = new ArrayList<>();
@@ -230,7 +239,8 @@ public class RedisMessageStore {
 	}
 
 	/**
-	 * Moves messages of a topic that are due, or due within the lookahead, to its ready list.
+	 * Moves messages of a topic that are due, or due within the lookahead, to its ready
+	 * list.
 	 * @param topic the topic
 	 * @param limit the largest number of messages to move
 	 * @param lookahead how long before their due time messages may move
@@ -241,9 +251,9 @@ public class RedisMessageStore {
 	}
 
 	/**
-	 * Moves messages of a topic that are due, or due within the lookahead, to its ready list,
-	 * without waiting for Redis: the future completes on the Redis client's I/O thread, where
-	 * nothing may block.
+	 * Moves messages of a topic that are due, or due within the lookahead, to its ready
+	 * list, without waiting for Redis: the future completes on the Redis client's I/O
+	 * thread, where nothing may block.
 	 * @param topic the topic
 	 * @param limit the largest number of messages to move
 	 * @param lookahead how long before their due time messages may move
@@ -257,7 +267,8 @@ public class RedisMessageStore {
 	}
 
 	/**
-	 * Leases up to {@code limit} ready messages of a topic that are due, under a new lease token.
+	 * Leases up to {@code limit} ready messages of a topic that are due, under a new
+	 * lease token.
 	 * @param topic the topic
 	 * @param limit the largest number of messages to claim
 	 * @param lease how long the lease lasts
@@ -270,9 +281,10 @@ public class RedisMessageStore {
 
 	/**
 	 * Leases ready messages of a topic: up to {@code limit} that are due, and up to
-	 * {@code earlyLimit} that the broker made ready before their due time. A request whose reply
-	 * was lost may be sent again with the same consumer and token: it then returns the messages the
-	 * first one leased (those still leased to the token) and claims nothing new.
+	 * {@code earlyLimit} that the broker made ready before their due time. A request
+	 * whose reply was lost may be sent again with the same consumer and token: it then
+	 * returns the messages the first one leased (those still leased to the token) and
+	 * claims nothing new.
 	 * @param topic the topic
 	 * @param consumer the consumer's id, the same for all its claims
 	 * @param token the lease token, new for each claim request of the consumer
@@ -281,15 +293,15 @@ public class RedisMessageStore {
 	 * @param lease how long the lease lasts
 	 * @return the claimed messages, possibly none, and whether more may be ready
 	 */
-	public ClaimResult claim(String topic, String consumer, String token, int limit, int earlyLimit,
-			Duration lease) {
+	public ClaimResult claim(String topic, String consumer, String token, int limit, int earlyLimit, Duration lease) {
 		return await(claimAsync(topic, consumer, token, limit, earlyLimit, lease));
 	}
 
 	/**
-	 * Leases ready messages of a topic as {@link #claim(String, String, String, int, int, Duration)}
-	 * does, without waiting for Redis: the future completes on the Redis client's I/O thread, where
-	 * nothing may block.
+	 * Leases ready messages of a topic as
+	 * {@link #claim(String, String, String, int, int, Duration)} does, without waiting
+	 * for Redis: the future completes on the Redis client's I/O thread, where nothing may
+	 * block.
 	 * @param topic the topic
 	 * @param consumer the consumer's id, the same for all its claims
 	 * @param token the lease token, new for each claim request of the consumer
@@ -321,7 +333,9 @@ public class RedisMessageStore {
 		return new ClaimResult(claimed, number(reply.get(2)) == 1);
 	}
 
-	/** @return a new random token, for a consumer id or a lease */
+	/**
+	 * @return a new random token, for a consumer id or a lease
+	 */
 	public static String newToken() {
 		return UUID.randomUUID().toString().replace("-", "").substring(0, 16);
 	}
@@ -342,7 +356,8 @@ public class RedisMessageStore {
 	 * @param topic the topic
 	 * @param ids the message ids, 1 to 1000
 	 * @param leaseTokens the lease token the caller holds for each id, in the same order
-	 * @return for each id, {@code true} if acknowledged, {@code false} if its lease had been lost
+	 * @return for each id, {@code true} if acknowledged, {@code false} if its lease had
+	 * been lost
 	 */
 	public List<Boolean> ack(String topic, List<String> ids, List<String> leaseTokens) {
 		requireIds(ids);
@@ -362,7 +377,8 @@ public class RedisMessageStore {
 	 * @param id the message id
 	 * @param leaseToken the lease token the caller holds
 	 * @param backoff how long to wait before the next attempt
-	 * @return the due time of the next attempt (epoch ms), or -1 if the lease had been lost
+	 * @return the due time of the next attempt (epoch ms), or -1 if the lease had been
+	 * lost
 	 */
 	public long retry(String topic, String id, String leaseToken, Duration backoff) {
 		TopicKeys keys = keys(topic);
@@ -385,7 +401,8 @@ public class RedisMessageStore {
 	}
 
 	/**
-	 * Hands an unfinished message back: it is ready again at once, its attempts unchanged.
+	 * Hands an unfinished message back: it is ready again at once, its attempts
+	 * unchanged.
 	 * @param topic the topic
 	 * @param id the message id
 	 * @param leaseToken the lease token the caller holds
@@ -415,7 +432,8 @@ public class RedisMessageStore {
 	 * Takes back messages whose lease has expired.
 	 * @param topic the topic
 	 * @param limit the largest number of messages to take back
-	 * @param maxAttempts the topic's maximum attempts: a message that reaches it is dead-lettered
+	 * @param maxAttempts the topic's maximum attempts: a message that reaches it is
+	 * dead-lettered
 	 * @return what was taken back and when the next lease ends
 	 */
 	public LeaseExpiryResult expireLeases(String topic, int limit, int maxAttempts) {
@@ -455,8 +473,8 @@ public class RedisMessageStore {
 	}
 
 	/**
-	 * Moves aside the keys of a topic that hold the wrong Redis type (written by something else),
-	 * so that they no longer stall the topic: each is renamed to
+	 * Moves aside the keys of a topic that hold the wrong Redis type (written by
+	 * something else), so that they no longer stall the topic: each is renamed to
 	 * {@code <key>:quarantined:<epoch ms>} and kept for inspection.
 	 * @param topic the topic
 	 * @return the keys that were moved aside
@@ -483,11 +501,12 @@ public class RedisMessageStore {
 	}
 
 	/**
-	 * Moves dead-lettered messages back to the schedule, due at once, with their attempts reset to 0
-	 * and their last error dropped: looks at up to {@code limit} dead messages from a rank of the
-	 * dead-letter set on, oldest first. Reads their ids first and then replays those ids, so that a
-	 * call sent twice never replays more than the ones it read. Messages whose id was sent anew
-	 * since they died, or whose stored header is unreadable, stay dead at their rank.
+	 * Moves dead-lettered messages back to the schedule, due at once, with their attempts
+	 * reset to 0 and their last error dropped: looks at up to {@code limit} dead messages
+	 * from a rank of the dead-letter set on, oldest first. Reads their ids first and then
+	 * replays those ids, so that a call sent twice never replays more than the ones it
+	 * read. Messages whose id was sent anew since they died, or whose stored header is
+	 * unreadable, stay dead at their rank.
 	 * @param topic the topic
 	 * @param limit the largest number of dead messages to look at, 1 to 1000
 	 * @param fromRank the rank in the dead-letter set to start at, 0 for the oldest
@@ -499,8 +518,8 @@ public class RedisMessageStore {
 	}
 
 	/**
-	 * Moves the given dead-lettered messages back to the schedule, due at once, with their attempts
-	 * reset to 0 and their last error dropped.
+	 * Moves the given dead-lettered messages back to the schedule, due at once, with
+	 * their attempts reset to 0 and their last error dropped.
 	 * @param topic the topic
 	 * @param ids the ids, 1 to 1000
 	 * @return the replayed ids and how many were left dead or not found
@@ -517,8 +536,9 @@ public class RedisMessageStore {
 	}
 
 	/**
-	 * Deletes the oldest dead-lettered messages of a topic for good. Reads their ids first and then
-	 * deletes those ids, so that a call sent twice never deletes more than the ones it read.
+	 * Deletes the oldest dead-lettered messages of a topic for good. Reads their ids
+	 * first and then deletes those ids, so that a call sent twice never deletes more than
+	 * the ones it read.
 	 * @param topic the topic
 	 * @param limit the largest number of messages to delete, 1 to 1000
 	 * @return how many were deleted
@@ -529,7 +549,8 @@ public class RedisMessageStore {
 	}
 
 	/**
-	 * Deletes the given dead-lettered messages for good; ids that are not dead are left alone.
+	 * Deletes the given dead-lettered messages for good; ids that are not dead are left
+	 * alone.
 	 * @param topic the topic
 	 * @param ids the ids, 1 to 1000
 	 * @return how many were deleted
@@ -556,8 +577,8 @@ public class RedisMessageStore {
 	}
 
 	/**
-	 * Counts a topic's messages in each state and reads its next and oldest waiting due times, at one
-	 * instant; changes nothing.
+	 * Counts a topic's messages in each state and reads its next and oldest waiting due
+	 * times, at one instant; changes nothing.
 	 * @param topic the topic
 	 * @return the counts and times
 	 */
@@ -572,8 +593,9 @@ public class RedisMessageStore {
 	}
 
 	/**
-	 * Reads one page of a topic's messages in one state, oldest first, without their payloads;
-	 * changes nothing. Ready ids that claim would drop are left out of a ready page.
+	 * Reads one page of a topic's messages in one state, oldest first, without their
+	 * payloads; changes nothing. Ready ids that claim would drop are left out of a ready
+	 * page.
 	 * @param topic the topic
 	 * @param state the state
 	 * @param offset the rank of the first message, 0-based
@@ -628,8 +650,8 @@ public class RedisMessageStore {
 	}
 
 	/**
-	 * Finds the topics that have messages under this store's prefix, with {@code SCAN}: for
-	 * operations, never for a hot path.
+	 * Finds the topics that have messages under this store's prefix, with {@code SCAN}:
+	 * for operations, never for a hot path.
 	 * @param max the most topics to return
 	 * @return topic names in alphabetical order, at most {@code max}
 	 */
@@ -640,7 +662,8 @@ public class RedisMessageStore {
 		try (Cursor<String> keys = this.redis.scan(ScanOptions.scanOptions().match(pattern).count(1000).build())) {
 			while (keys.hasNext() && topics.size() < max) {
 				String key = keys.next();
-				if (key.length() > start + 3 && key.startsWith(this.prefix + ":{") && key.startsWith("}:", key.length() - 3)) {
+				if (key.length() > start + 3 && key.startsWith(this.prefix + ":{")
+						&& key.startsWith("}:", key.length() - 3)) {
 					topics.add(key.substring(start, key.length() - 3));
 				}
 			}
@@ -693,7 +716,10 @@ public class RedisMessageStore {
 		return (T) this.runner.run(new ScriptCall(script.script(), script.keyNames(keys), args), this.timeout);
 	}
 
-	/** @return a script's "µs until, or -1 for never" as a duration, or {@code null} for never */
+	/**
+	 * @return a script's "µs until, or -1 for never" as a duration, or {@code null} for
+	 * never
+	 */
 	private static @Nullable Duration microsOrNone(Object value) {
 		long micros = number(value);
 		return (micros >= 0) ? Duration.ofNanos(micros * 1000) : null;

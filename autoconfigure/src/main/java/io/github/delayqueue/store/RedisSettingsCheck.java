@@ -11,10 +11,10 @@ import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
- * Warns once at startup about Redis settings that lose messages: a {@code maxmemory-policy} other
- * than {@code noeviction} (Redis may evict queue keys when memory runs out), and neither AOF nor RDB
- * persistence (a Redis restart loses every message). Never fails startup: if Redis cannot be asked,
- * the check is skipped.
+ * Warns once at startup about Redis settings that lose messages: a
+ * {@code maxmemory-policy} other than {@code noeviction} (Redis may evict queue keys when
+ * memory runs out), and neither AOF nor RDB persistence (a Redis restart loses every
+ * message). Never fails startup: if Redis cannot be asked, the check is skipped.
  */
 public class RedisSettingsCheck implements SmartInitializingSingleton {
 
@@ -55,7 +55,8 @@ public class RedisSettingsCheck implements SmartInitializingSingleton {
 		try {
 			Properties save = connection.serverCommands().getConfig("save");
 			String rules = (save != null) ? value(save, "save") : null;
-			// Unknown (CONFIG disabled, as on some managed services): assume the provider persists.
+			// Unknown (CONFIG disabled, as on some managed services): assume the provider
+			// persists.
 			return rules == null || !rules.isBlank();
 		}
 		catch (RuntimeException ex) {

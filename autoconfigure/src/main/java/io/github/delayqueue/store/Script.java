@@ -12,11 +12,11 @@ import org.springframework.data.redis.core.script.DefaultRedisScript;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * The Lua scripts of the queue, one per state transition (and three that only read), each with
- * the keys it takes in the order its {@code .lua} header names them: the one place in Java that
- * knows a script's key order. Each script is read from the {@code .lua} file beside this class with
- * the helpers of {@code functions.lua} in front. {@code ScriptHeadersTests} checks every declaration
- * against its file's header.
+ * The Lua scripts of the queue, one per state transition (and three that only read), each
+ * with the keys it takes in the order its {@code .lua} header names them: the one place
+ * in Java that knows a script's key order. Each script is read from the {@code .lua} file
+ * beside this class with the helpers of {@code functions.lua} in front.
+ * {@code ScriptHeadersTests} checks every declaration against its file's header.
  */
 enum Script {
 
@@ -64,17 +64,23 @@ enum Script {
 				: new DefaultRedisScript<>(text, List.class);
 	}
 
-	/** @return the name of the script's file, without {@code .lua} */
+	/**
+	 * @return the name of the script's file, without {@code .lua}
+	 */
 	String fileName() {
 		return name().toLowerCase(Locale.ROOT);
 	}
 
-	/** @return the keys the script takes, in order */
+	/**
+	 * @return the keys the script takes, in order
+	 */
 	List<Key> keys() {
 		return this.keys;
 	}
 
-	/** @return the script with the helpers in front */
+	/**
+	 * @return the script with the helpers in front
+	 */
 	RedisScript<?> script() {
 		return this.script;
 	}
@@ -105,7 +111,8 @@ enum Script {
 	}
 
 	/**
-	 * A role a key plays in the scripts, named as the {@code .lua} headers name it, with its type.
+	 * A role a key plays in the scripts, named as the {@code .lua} headers name it, with
+	 * its type.
 	 */
 	enum Key {
 
@@ -142,7 +149,10 @@ enum Script {
 			this.type = type;
 		}
 
-		/** @return how a script header names this key and its type, e.g. {@code in-flight ZSET} */
+		/**
+		 * @return how a script header names this key and its type, e.g.
+		 * {@code in-flight ZSET}
+		 */
 		String header() {
 			return this.headerName + " " + this.type;
 		}

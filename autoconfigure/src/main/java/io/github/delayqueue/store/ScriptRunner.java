@@ -25,12 +25,13 @@ import org.springframework.data.redis.connection.lettuce.LettuceExceptionConvert
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * Runs script calls and waits for their replies at most a given time, whatever the Redis client's
- * own command timeout is. On Lettuce the calls go out on the asynchronous API, all written before
- * the first reply is awaited (so a batch of calls costs one round trip), and a call that times out
- * is cancelled, so that the client does not send it again after a reconnect. A script missing from
- * the server's cache (a restart, a failover, another cluster node) is sent again in full, only for
- * the calls that missed it.
+ * Runs script calls and waits for their replies at most a given time, whatever the Redis
+ * client's own command timeout is. On Lettuce the calls go out on the asynchronous API,
+ * all written before the first reply is awaited (so a batch of calls costs one round
+ * trip), and a call that times out is cancelled, so that the client does not send it
+ * again after a reconnect. A script missing from the server's cache (a restart, a
+ * failover, another cluster node) is sent again in full, only for the calls that missed
+ * it.
  */
 final class ScriptRunner {
 
@@ -46,20 +47,21 @@ final class ScriptRunner {
 	 * Runs one script call.
 	 * @param call the call
 	 * @param timeout the longest wait for its reply
-	 * @return the reply: a {@code Long}, or a {@code List} of {@code Long}, {@code byte[]} and nulls
+	 * @return the reply: a {@code Long}, or a {@code List} of {@code Long},
+	 * {@code byte[]} and nulls
 	 */
 	Object run(ScriptCall call, Duration timeout) {
 		return runAll(List.of(call), timeout).get(0);
 	}
 
 	/**
-	 * Sends one script call without waiting for its reply. The future completes on the Redis
-	 * client's I/O thread: whoever continues from it must not block there.
+	 * Sends one script call without waiting for its reply. The future completes on the
+	 * Redis client's I/O thread: whoever continues from it must not block there.
 	 * @param call the call
 	 * @param timeout the longest wait for its reply: the future then fails with a
 	 * {@link QueryTimeoutException} and the call is cancelled
-	 * @return the reply: a {@code Long}, or a {@code List} of {@code Long}, {@code byte[]} and nulls;
-	 * or a failure with a {@link DataAccessException}
+	 * @return the reply: a {@code Long}, or a {@code List} of {@code Long},
+	 * {@code byte[]} and nulls; or a failure with a {@link DataAccessException}
 	 */
 	CompletableFuture<Object> submit(ScriptCall call, Duration timeout) {
 		RedisConnection connection;
@@ -84,8 +86,9 @@ final class ScriptRunner {
 				call.argBytes());
 		sent.whenComplete((value, failure) -> {
 			if (failure != null && isNoScript(failure)) {
-				async.eval(call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8), outputType(call),
-						call.keyBytes(), call.argBytes())
+				async
+					.eval(call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8), outputType(call),
+							call.keyBytes(), call.argBytes())
 					.whenComplete((again, againFailure) -> complete(reply, again, againFailure));
 			}
 			else {
@@ -100,9 +103,8 @@ final class ScriptRunner {
 		});
 		return reply.exceptionally((failure) -> {
 			Throwable cause = (failure instanceof CompletionException) ? failure.getCause() : failure;
-			throw (cause instanceof TimeoutException)
-					? new QueryTimeoutException("Redis did not answer within " + timeout
-							+ " (the call may still have run on the server)", cause)
+			throw (cause instanceof TimeoutException) ? new QueryTimeoutException(
+					"Redis did not answer within " + timeout + " (the call may still have run on the server)", cause)
 					: translate(cause);
 		});
 	}
@@ -124,7 +126,8 @@ final class ScriptRunner {
 	 * @param calls the calls
 	 * @param timeout the longest wait for all replies
 	 * @return the replies, in the order of the calls
-	 * @throws QueryTimeoutException if Redis did not answer them all in time (some may have run)
+	 * @throws QueryTimeoutException if Redis did not answer them all in time (some may
+	 * have run)
 	 * @throws DataAccessException if a call failed (the others may have run)
 	 */
 	List<Object> runAll(List<ScriptCall> calls, Duration timeout) {
@@ -160,8 +163,9 @@ final class ScriptRunner {
 					cancel(futures, i + 1);
 					throw ex;
 				}
-				RedisFuture<Object> again = commands.eval(call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8),
-						outputType(call), call.keyBytes(), call.argBytes());
+				RedisFuture<Object> again = commands.eval(
+						call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8), outputType(call),
+						call.keyBytes(), call.argBytes());
 				replies.add(await(again, deadline, timeout));
 			}
 		}
@@ -178,8 +182,8 @@ final class ScriptRunner {
 		}
 		catch (TimeoutException ex) {
 			future.cancel(true);
-			throw new QueryTimeoutException("Redis did not answer within " + timeout
-					+ " (the call may still have run on the server)", ex);
+			throw new QueryTimeoutException(
+					"Redis did not answer within " + timeout + " (the call may still have run on the server)", ex);
 		}
 		catch (InterruptedException ex) {
 			future.cancel(true);
@@ -218,15 +222,16 @@ final class ScriptRunner {
 		byte[][] keysAndArgs = call.keysAndArgs();
 		Object reply;
 		try {
-			reply = connection.scriptingCommands().evalSha(call.script().getSha1(), returnType, call.keys().size(),
-					keysAndArgs);
+			reply = connection.scriptingCommands()
+				.evalSha(call.script().getSha1(), returnType, call.keys().size(), keysAndArgs);
 		}
 		catch (DataAccessException ex) {
 			if (!isNoScript(ex)) {
 				throw ex;
 			}
-			reply = connection.scriptingCommands().eval(call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8),
-					returnType, call.keys().size(), keysAndArgs);
+			reply = connection.scriptingCommands()
+				.eval(call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8), returnType,
+						call.keys().size(), keysAndArgs);
 		}
 		if (reply == null) {
 			throw new RedisSystemException("Redis returned no reply to a script call", null);

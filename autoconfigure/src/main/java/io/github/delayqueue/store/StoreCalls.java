@@ -8,9 +8,10 @@ import org.springframework.core.retry.RetryPolicy;
 import org.springframework.core.retry.RetryTemplate;
 
 /**
- * The one rule for calling the store again after a failure: three tries, 100 ms and then 200 ms
- * apart, with no wait after the last. For calls that end a lease or send what a transaction held
- * back, where giving up means the message is delivered again or logged as not sent.
+ * The one rule for calling the store again after a failure: three tries, 100 ms and then
+ * 200 ms apart, with no wait after the last. For calls that end a lease or send what a
+ * transaction held back, where giving up means the message is delivered again or logged
+ * as not sent.
  */
 public final class StoreCalls {
 

@@ -3,24 +3,27 @@ package io.github.delayqueue.store;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Reads one topic's messages without changing them: the port that operations (the Actuator
- * endpoint, health, gauges) look through. {@link RedisMessageStore#inspector(String)} gives the
- * Redis one.
+ * Reads one topic's messages without changing them: the port that operations (the
+ * Actuator endpoint, health, gauges) look through.
+ * {@link RedisMessageStore#inspector(String)} gives the Redis one.
  */
 public interface TopicInspector {
 
-	/** @return the topic */
+	/**
+	 * @return the topic
+	 */
 	String topic();
 
 	/**
-	 * Counts the topic's messages in each state and reads its next and oldest waiting due times, at
-	 * one instant.
+	 * Counts the topic's messages in each state and reads its next and oldest waiting due
+	 * times, at one instant.
 	 * @return the counts and times
 	 */
 	TopicStats stats();
 
 	/**
-	 * Reads one page of the topic's messages in one state, oldest first, without their payloads.
+	 * Reads one page of the topic's messages in one state, oldest first, without their
+	 * payloads.
 	 * @param state the state
 	 * @param offset the rank of the first message, 0-based
 	 * @param limit the largest number of messages, 1 or more

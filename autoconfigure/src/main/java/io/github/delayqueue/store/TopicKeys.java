@@ -6,42 +6,52 @@ import java.util.Map;
 import org.springframework.data.redis.connection.DataType;
 
 /**
- * The Redis keys of one topic. Every key shares the hash tag {@code {topic}}, so all of a topic's
- * keys live in one Redis Cluster slot and every script touches a single slot.
+ * The Redis keys of one topic. Every key shares the hash tag {@code {topic}}, so all of a
+ * topic's keys live in one Redis Cluster slot and every script touches a single slot.
  *
  * @param prefix the configured key prefix
  * @param topic the topic
  */
 public record TopicKeys(String prefix, String topic) {
 
-	/** @return HASH id → stored message, for scheduled, ready and in-flight messages */
+	/**
+	 * @return HASH id → stored message, for scheduled, ready and in-flight messages
+	 */
 	public String messages() {
 		return key("m");
 	}
 
-	/** @return ZSET of scheduled ids scored by due time (epoch ms) */
+	/**
+	 * @return ZSET of scheduled ids scored by due time (epoch ms)
+	 */
 	public String scheduled() {
 		return key("z");
 	}
 
-	/** @return LIST of ready ids, oldest first */
+	/**
+	 * @return LIST of ready ids, oldest first
+	 */
 	public String ready() {
 		return key("r");
 	}
 
-	/** @return ZSET of in-flight ids scored by lease deadline (epoch ms) */
+	/**
+	 * @return ZSET of in-flight ids scored by lease deadline (epoch ms)
+	 */
 	public String inFlight() {
 		return key("i");
 	}
 
-	/** @return HASH id → lease token of the claim that holds it, for in-flight messages */
+	/**
+	 * @return HASH id → lease token of the claim that holds it, for in-flight messages
+	 */
 	public String leases() {
 		return key("l");
 	}
 
 	/**
-	 * The record of one consumer's last claim, kept as long as its lease, so that a claim request
-	 * sent again (the client lost the reply) returns what the first one leased.
+	 * The record of one consumer's last claim, kept as long as its lease, so that a claim
+	 * request sent again (the client lost the reply) returns what the first one leased.
 	 * @param consumer the consumer's id
 	 * @return STRING key
 	 */
@@ -49,17 +59,23 @@ public record TopicKeys(String prefix, String topic) {
 		return key("c:" + consumer);
 	}
 
-	/** @return ZSET of dead-lettered ids scored by the time they died (epoch ms) */
+	/**
+	 * @return ZSET of dead-lettered ids scored by the time they died (epoch ms)
+	 */
 	public String dead() {
 		return key("d");
 	}
 
-	/** @return HASH id → stored message, for dead-lettered messages */
+	/**
+	 * @return HASH id → stored message, for dead-lettered messages
+	 */
 	public String deadMessages() {
 		return key("dm");
 	}
 
-	/** @return HASH id → last error, for dead-lettered messages */
+	/**
+	 * @return HASH id → last error, for dead-lettered messages
+	 */
 	public String deadErrors() {
 		return key("de");
 	}
@@ -68,7 +84,8 @@ public record TopicKeys(String prefix, String topic) {
 	 * The key that plays a role in the scripts.
 	 * @param role the role
 	 * @return the key
-	 * @throws IllegalArgumentException for a role whose key depends on more than the topic
+	 * @throws IllegalArgumentException for a role whose key depends on more than the
+	 * topic
 	 */
 	String key(Script.Key role) {
 		return switch (role) {
@@ -85,20 +102,25 @@ public record TopicKeys(String prefix, String topic) {
 		};
 	}
 
-	/** @return every key of the topic */
+	/**
+	 * @return every key of the topic
+	 */
 	public List<String> all() {
 		return List.of(messages(), scheduled(), ready(), inFlight(), leases(), dead(), deadMessages(), deadErrors());
 	}
 
-	/** @return every key of the topic with its Redis type */
+	/**
+	 * @return every key of the topic with its Redis type
+	 */
 	public Map<String, DataType> types() {
 		return Map.of(messages(), DataType.HASH, scheduled(), DataType.ZSET, ready(), DataType.LIST, inFlight(),
-				DataType.ZSET, leases(), DataType.HASH, dead(), DataType.ZSET, deadMessages(), DataType.HASH, deadErrors(),
-				DataType.HASH);
+				DataType.ZSET, leases(), DataType.HASH, dead(), DataType.ZSET, deadMessages(), DataType.HASH,
+				deadErrors(), DataType.HASH);
 	}
 
 	/**
-	 * The pub/sub channel on which scripts publish wake-up signals for all topics under a prefix.
+	 * The pub/sub channel on which scripts publish wake-up signals for all topics under a
+	 * prefix.
 	 * @param prefix the configured key prefix
 	 * @return the channel name
 	 */

@@ -10,20 +10,21 @@ import java.time.Duration;
  * @param ready messages due and waiting for a consumer
  * @param inFlight messages leased to a consumer
  * @param dead messages in the dead-letter set
- * @param nextDueMillis due time of the earliest scheduled message (epoch ms), -1 if none is
- * scheduled
- * @param oldestReadyDueMillis due time of the message at the head of the ready list (epoch ms), -1
- * if none is ready
+ * @param nextDueMillis due time of the earliest scheduled message (epoch ms), -1 if none
+ * is scheduled
+ * @param oldestReadyDueMillis due time of the message at the head of the ready list
+ * (epoch ms), -1 if none is ready
  */
 public record TopicStats(long nowMillis, long scheduled, long ready, long inFlight, long dead, long nextDueMillis,
 		long oldestReadyDueMillis) {
 
 	/**
-	 * How late the longest-waiting message is: Redis time minus the due time of the earliest message
-	 * that is due but not yet claimed. That is the earliest scheduled message when it is already
-	 * due (no broker has moved it yet), or the message at the head of the ready list (moved, and
-	 * waiting for a consumer), whichever is older; a message handed back after a lease expiry keeps
-	 * its first due time, so the time it spent in flight counts too.
+	 * How late the longest-waiting message is: Redis time minus the due time of the
+	 * earliest message that is due but not yet claimed. That is the earliest scheduled
+	 * message when it is already due (no broker has moved it yet), or the message at the
+	 * head of the ready list (moved, and waiting for a consumer), whichever is older; a
+	 * message handed back after a lease expiry keeps its first due time, so the time it
+	 * spent in flight counts too.
 	 * @return the lateness, zero when nothing is due
 	 */
 	public Duration oldestLateness() {
@@ -34,7 +35,8 @@ public record TopicStats(long nowMillis, long scheduled, long ready, long inFlig
 		if (this.oldestReadyDueMillis >= 0) {
 			oldestDue = Math.min(oldestDue, this.oldestReadyDueMillis);
 		}
-		return (oldestDue == Long.MAX_VALUE) ? Duration.ZERO : Duration.ofMillis(Math.max(0, this.nowMillis - oldestDue));
+		return (oldestDue == Long.MAX_VALUE) ? Duration.ZERO
+				: Duration.ofMillis(Math.max(0, this.nowMillis - oldestDue));
 	}
 
 }

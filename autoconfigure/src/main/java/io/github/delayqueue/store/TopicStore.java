@@ -5,19 +5,21 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The state transitions of one topic's messages, one method per script: the port the runtime
- * (brokers and consumers) works through. {@link RedisMessageStore#topic(String)} gives the Redis
- * one; tests of the runtime's policies may use a fake.
+ * The state transitions of one topic's messages, one method per script: the port the
+ * runtime (brokers and consumers) works through. {@link RedisMessageStore#topic(String)}
+ * gives the Redis one; tests of the runtime's policies may use a fake.
  */
 public interface TopicStore {
 
-	/** @return the topic */
+	/**
+	 * @return the topic
+	 */
 	String topic();
 
 	/**
-	 * Moves messages that are due, or due within the lookahead, to the ready list, without waiting
-	 * for the reply: many topics' calls then share round trips. The future may complete on the
-	 * Redis client's I/O thread, where nothing may block.
+	 * Moves messages that are due, or due within the lookahead, to the ready list,
+	 * without waiting for the reply: many topics' calls then share round trips. The
+	 * future may complete on the Redis client's I/O thread, where nothing may block.
 	 * @param limit the largest number of messages to move
 	 * @param lookahead how long before their due time messages may move
 	 * @return what moved, when the next message is due and when the next lease ends
@@ -25,9 +27,9 @@ public interface TopicStore {
 	CompletableFuture<PromoteResult> promote(int limit, Duration lookahead);
 
 	/**
-	 * Leases ready messages; the same request (consumer and token) again returns what it leased.
-	 * Does not wait for the reply; the future may complete on the Redis client's I/O thread, where
-	 * nothing may block.
+	 * Leases ready messages; the same request (consumer and token) again returns what it
+	 * leased. Does not wait for the reply; the future may complete on the Redis client's
+	 * I/O thread, where nothing may block.
 	 * @param consumer the consumer's id
 	 * @param token the lease token, new for each claim request
 	 * @param limit the largest number of due messages to claim
@@ -41,7 +43,8 @@ public interface TopicStore {
 	 * Acknowledges messages: each is deleted with all its data.
 	 * @param ids the message ids
 	 * @param leaseTokens the lease token held for each id
-	 * @return for each id, whether it was acknowledged ({@code false}: its lease had been lost)
+	 * @return for each id, whether it was acknowledged ({@code false}: its lease had been
+	 * lost)
 	 */
 	List<Boolean> ack(List<String> ids, List<String> leaseTokens);
 
@@ -50,7 +53,8 @@ public interface TopicStore {
 	 * @param id the message id
 	 * @param leaseToken the lease token held
 	 * @param backoff how long to wait before the next attempt
-	 * @return the due time of the next attempt (epoch ms), or -1 if the lease had been lost
+	 * @return the due time of the next attempt (epoch ms), or -1 if the lease had been
+	 * lost
 	 */
 	long retry(String id, String leaseToken, Duration backoff);
 
@@ -89,8 +93,8 @@ public interface TopicStore {
 	LeaseExpiryResult expireLeases(int limit, int maxAttempts);
 
 	/**
-	 * Repairs the topic after a failed call, when keys of the wrong type caused it: moves them
-	 * aside so that the topic keeps moving.
+	 * Repairs the topic after a failed call, when keys of the wrong type caused it: moves
+	 * them aside so that the topic keeps moving.
 	 * @param failure the failure of a call
 	 * @return the keys moved aside, described; empty when the failure had another cause
 	 */

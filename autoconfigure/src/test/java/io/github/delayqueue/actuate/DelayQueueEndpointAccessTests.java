@@ -21,8 +21,8 @@ import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.servlet.client.RestTestClient;
 
 /**
- * The {@code delayqueue} endpoint exposed without granting write access: reads work, every write
- * operation is refused and changes nothing.
+ * The {@code delayqueue} endpoint exposed without granting write access: reads work,
+ * every write operation is refused and changes nothing.
  */
 @SpringBootTest(classes = DelayQueueEndpointAccessTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = "management.endpoints.web.exposure.include=health,delayqueue")
@@ -56,7 +56,11 @@ class DelayQueueEndpointAccessTests {
 	@Test
 	void writeOperationsAreRefusedWithTheDefaultAccessAndChangeNothing() {
 		this.template.send(DelayMessage.builder("orders", "x").id("m2").delay(Duration.ofHours(1)).build());
-		this.client.delete().uri("/delayqueue/{topic}/{id}", "orders", "m2").exchange().expectStatus().is4xxClientError();
+		this.client.delete()
+			.uri("/delayqueue/{topic}/{id}", "orders", "m2")
+			.exchange()
+			.expectStatus()
+			.is4xxClientError();
 		this.client.post()
 			.uri("/delayqueue/{topic}/{id}", "orders", "m2")
 			.contentType(MediaType.APPLICATION_JSON)

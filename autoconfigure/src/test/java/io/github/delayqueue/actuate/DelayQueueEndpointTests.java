@@ -39,9 +39,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The {@code delayqueue} endpoint over HTTP, in a web application on the test Redis with write
- * access granted: every read and write operation, and the {@code delayQueue} health contributor
- * in {@code /actuator/health}.
+ * The {@code delayqueue} endpoint over HTTP, in a web application on the test Redis with
+ * write access granted: every read and write operation, and the {@code delayQueue} health
+ * contributor in {@code /actuator/health}.
  */
 @SpringBootTest(classes = DelayQueueEndpointTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "management.endpoints.web.exposure.include=health,delayqueue",
@@ -108,7 +108,8 @@ class DelayQueueEndpointTests {
 		String topic = uniqueTopic();
 		List<SendResult> sent = new ArrayList<>();
 		for (int i = 1; i <= 5; i++) {
-			sent.add(this.template.send(DelayMessage.builder(topic, "p" + i).id("m" + i).delay(Duration.ofMinutes(60 + i)).build()));
+			sent.add(this.template
+				.send(DelayMessage.builder(topic, "p" + i).id("m" + i).delay(Duration.ofMinutes(60 + i)).build()));
 		}
 		JsonNode result = get("/delayqueue/{topic}?state=scheduled&offset=1&limit=2", topic);
 		assertThat(result.path("topic").asString()).isEqualTo(topic);
@@ -197,7 +198,8 @@ class DelayQueueEndpointTests {
 	@Test
 	void largePayloadIsShownUpToItsFirstFourKibibytes() {
 		String topic = uniqueTopic();
-		this.template.send(DelayMessage.builder(topic, "é".repeat(10_000)).id("big").delay(Duration.ofHours(1)).build());
+		this.template
+			.send(DelayMessage.builder(topic, "é".repeat(10_000)).id("big").delay(Duration.ofHours(1)).build());
 		JsonNode message = get("/delayqueue/{topic}/{id}", topic, "big");
 		assertThat(message.path("payloadSize").asLong()).isEqualTo(20_000);
 		assertThat(message.path("payloadTruncated").asBoolean()).isTrue();
@@ -235,7 +237,8 @@ class DelayQueueEndpointTests {
 	@Test
 	void rescheduleGivesAPendingMessageANewDueTime() {
 		String topic = uniqueTopic();
-		SendResult sent = this.template.send(DelayMessage.builder(topic, "x").id("m1").delay(Duration.ofHours(1)).build());
+		SendResult sent = this.template
+			.send(DelayMessage.builder(topic, "x").id("m1").delay(Duration.ofHours(1)).build());
 		JsonNode result = post("/delayqueue/{topic}/{id}", Map.of("action", "reschedule", "delay", "3h"), topic, "m1");
 		assertThat(result.path("affected").asLong()).isEqualTo(1);
 		Instant due = Instant.parse(get("/delayqueue/{topic}/{id}", topic, "m1").path("due").asString());
@@ -308,8 +311,9 @@ class DelayQueueEndpointTests {
 		this.template.send(DelayMessage.builder(topic, "x").id("s1").delay(Duration.ofHours(1)).build());
 		assertThat(post("/delayqueue/{topic}/{id}", Map.of("action", "purge"), topic, "s1").path("affected").asLong())
 			.isZero();
-		assertThat(post("/delayqueue/{topic}/{id}", Map.of("action", "purge"), topic, "d0000").path("affected")
-			.asLong()).isEqualTo(1);
+		assertThat(
+				post("/delayqueue/{topic}/{id}", Map.of("action", "purge"), topic, "d0000").path("affected").asLong())
+			.isEqualTo(1);
 		this.client.get().uri("/delayqueue/{topic}/{id}", topic, "d0000").exchange().expectStatus().isNotFound();
 		assertThat(get("/delayqueue/{topic}/{id}", topic, "s1").path("state").asString()).isEqualTo("scheduled");
 	}
@@ -323,7 +327,8 @@ class DelayQueueEndpointTests {
 				.isEqualTo("paused");
 			String payload = "while paused " + UUID.randomUUID();
 			this.template.send("echo", payload, Duration.ZERO);
-			await().atMost(Duration.ofSeconds(10)).until(() -> get("/delayqueue/{topic}", "echo").path("ready").asLong() == 1);
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> get("/delayqueue/{topic}", "echo").path("ready").asLong() == 1);
 			await().during(Duration.ofSeconds(1))
 				.atMost(Duration.ofSeconds(3))
 				.until(() -> !this.echo.received.contains(payload));
@@ -371,8 +376,8 @@ class DelayQueueEndpointTests {
 		JsonNode health = get("/health");
 		JsonNode delayQueue = health.path("components").path("delayQueue");
 		assertThat(delayQueue.path("status").asString()).isEqualTo("UP");
-		assertThat(delayQueue.path("details").path("topics").path("echo").path("listener").asString())
-			.isIn("running", "paused");
+		assertThat(delayQueue.path("details").path("topics").path("echo").path("listener").asString()).isIn("running",
+				"paused");
 		assertThat(delayQueue.path("details").path("topics").path("failing").isMissingNode()).isFalse();
 	}
 
@@ -380,7 +385,10 @@ class DelayQueueEndpointTests {
 		return "ops." + UUID.randomUUID().toString().substring(0, 8);
 	}
 
-	/** Dead-letters {@code count} messages with ids d0000, d0001, ... (oldest first) in a topic without a listener. */
+	/**
+	 * Dead-letters {@code count} messages with ids d0000, d0001, ... (oldest first) in a
+	 * topic without a listener.
+	 */
 	private void deadLetters(String topic, int count) {
 		List<DelayMessage> messages = IntStream.range(0, count)
 			.mapToObj((i) -> DelayMessage.builder(topic, "dead " + i).id(String.format("d%04d", i)).build())
@@ -418,7 +426,8 @@ class DelayQueueEndpointTests {
 	}
 
 	private JsonNode post(String uri, Map<String, ?> body, Object... variables) {
-		return json(this.client.post().uri(uri, variables).contentType(MediaType.APPLICATION_JSON).body(body).exchange());
+		return json(
+				this.client.post().uri(uri, variables).contentType(MediaType.APPLICATION_JSON).body(body).exchange());
 	}
 
 	private JsonNode json(RestTestClient.ResponseSpec response) {

@@ -31,9 +31,9 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The {@code delayQueue} health contributor: {@code UP} with the counts of each topic that has a
- * listener here, {@code DOWN} when Redis is unreachable or a listener died, the lateness status when
- * a topic is later than {@code delay-queue.health.max-lateness}.
+ * The {@code delayQueue} health contributor: {@code UP} with the counts of each topic
+ * that has a listener here, {@code DOWN} when Redis is unreachable or a listener died,
+ * the lateness status when a topic is later than {@code delay-queue.health.max-lateness}.
  */
 class DelayQueueHealthIndicatorTests {
 
@@ -131,7 +131,8 @@ class DelayQueueHealthIndicatorTests {
 
 	@Test
 	void closingStopsTheCheckThreads() {
-		// Other tests' checks may still wait for a Redis they stopped: look only at this one's threads.
+		// Other tests' checks may still wait for a Redis they stopped: look only at this
+		// one's threads.
 		List<Thread> before = healthThreads();
 		this.runner.run((context) -> {
 			DelayQueueHealthIndicator indicator = context.getBean(DelayQueueHealthIndicator.class);
@@ -173,7 +174,8 @@ class DelayQueueHealthIndicatorTests {
 			context.getBean(DelayQueueTemplate.class).sendAt("notes", "overdue", LONG_AGO);
 			Health health = health(context);
 			assertThat(health.getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
-			assertThat(health.getDetails()).containsEntry("late", List.of("notes")).containsEntry("maxLateness", "PT1H");
+			assertThat(health.getDetails()).containsEntry("late", List.of("notes"))
+				.containsEntry("maxLateness", "PT1H");
 		});
 	}
 
@@ -233,7 +235,6 @@ class DelayQueueHealthIndicatorTests {
 	private static Map<String, Map<String, Object>> topics(Health health) {
 		return (Map<String, Map<String, Object>>) health.getDetails().get("topics");
 	}
-
 
 	static class NoteListener {
 

@@ -16,31 +16,29 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The packages of the library and whom each may import, so that dependencies run one way: the
- * store imports nothing of ours, the runtime is built on the store and the listener API, and only
- * {@code autoconfigure} and {@code actuate} import Spring Boot. Reads the main sources' import
- * lines; a new package must be added here.
+ * The packages of the library and whom each may import, so that dependencies run one way:
+ * the store imports nothing of ours, the runtime is built on the store and the listener
+ * API, and only {@code autoconfigure} and {@code actuate} import Spring Boot. Reads the
+ * main sources' import lines; a new package must be added here.
  */
 class PackageDependenciesTests {
 
 	private static final Path SOURCES = Path.of("src/main/java/io/github/delayqueue");
 
-	private static final Pattern OWN_IMPORT = Pattern.compile("^import (?:static )?io\\.github\\.delayqueue\\.([a-z]+)\\.");
+	private static final Pattern OWN_IMPORT = Pattern
+		.compile("^import (?:static )?io\\.github\\.delayqueue\\.([a-z]+)\\.");
 
 	private static final Pattern BOOT_IMPORT = Pattern.compile("^import (?:static )?org\\.springframework\\.boot\\.");
 
-	/** For each top-level package, the packages of ours it may import (besides itself). */
-	private static final Map<String, Set<String>> ALLOWED = Map.of(
-			"store", Set.of(),
-			"convert", Set.of(),
-			"observation", Set.of(),
-			"metrics", Set.of("store"),
-			"core", Set.of("store", "convert", "metrics", "observation"),
-			"listener", Set.of("core", "convert", "store"),
-			"runtime", Set.of("store", "listener", "convert", "metrics", "observation"),
-			"actuate", Set.of("runtime", "store", "core", "listener"),
-			"autoconfigure", Set.of("store", "core", "listener", "runtime", "convert", "metrics", "observation",
-					"actuate"));
+	/**
+	 * For each top-level package, the packages of ours it may import (besides itself).
+	 */
+	private static final Map<String, Set<String>> ALLOWED = Map.of("store", Set.of(), "convert", Set.of(),
+			"observation", Set.of(), "metrics", Set.of("store"), "core",
+			Set.of("store", "convert", "metrics", "observation"), "listener", Set.of("core", "convert", "store"),
+			"runtime", Set.of("store", "listener", "convert", "metrics", "observation"), "actuate",
+			Set.of("runtime", "store", "core", "listener"), "autoconfigure",
+			Set.of("store", "core", "listener", "runtime", "convert", "metrics", "observation", "actuate"));
 
 	private static final Set<String> BOOT_ALLOWED = Set.of("autoconfigure", "actuate");
 
@@ -52,7 +50,8 @@ class PackageDependenciesTests {
 			assertThat(ALLOWED).as("a rule for package %s", owner).containsKey(owner);
 			for (String line : Files.readAllLines(source)) {
 				Matcher matcher = OWN_IMPORT.matcher(line);
-				if (matcher.find() && !matcher.group(1).equals(owner) && !ALLOWED.get(owner).contains(matcher.group(1))) {
+				if (matcher.find() && !matcher.group(1).equals(owner)
+						&& !ALLOWED.get(owner).contains(matcher.group(1))) {
 					violations.add(SOURCES.relativize(source) + ": " + line);
 				}
 			}

@@ -20,9 +20,9 @@ import org.springframework.context.annotation.Configuration;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link DelayQueueActuatorAutoConfiguration}: the {@code delayqueue} endpoint when it is available,
- * the {@code delayQueue} health contributor when enabled, neither without Actuator or with the
- * queue switched off.
+ * {@link DelayQueueActuatorAutoConfiguration}: the {@code delayqueue} endpoint when it is
+ * available, the {@code delayQueue} health contributor when enabled, neither without
+ * Actuator or with the queue switched off.
  */
 class DelayQueueActuatorAutoConfigurationTests {
 
@@ -78,7 +78,9 @@ class DelayQueueActuatorAutoConfigurationTests {
 
 	@Test
 	void withoutActuatorNeitherEndpointNorHealthContributorIsContributedAndTheQueueStillWorks() {
-		this.runner.withClassLoader(new FilteredClassLoader("org.springframework.boot.actuate", "org.springframework.boot.health"))
+		this.runner
+			.withClassLoader(
+					new FilteredClassLoader("org.springframework.boot.actuate", "org.springframework.boot.health"))
 			.withPropertyValues("management.endpoints.web.exposure.include=delayqueue")
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
@@ -117,8 +119,7 @@ class DelayQueueActuatorAutoConfigurationTests {
 			DelayQueueProperties.Health health = context.getBean(DelayQueueProperties.class).getHealth();
 			assertThat(health.getMaxLateness()).isNull();
 			assertThat(health.getTimeout()).isEqualTo(Duration.ofSeconds(2));
-			assertThat(health.getLatenessStatus())
-				.isEqualTo(DelayQueueProperties.Health.LatenessStatus.OUT_OF_SERVICE);
+			assertThat(health.getLatenessStatus()).isEqualTo(DelayQueueProperties.Health.LatenessStatus.OUT_OF_SERVICE);
 		});
 	}
 

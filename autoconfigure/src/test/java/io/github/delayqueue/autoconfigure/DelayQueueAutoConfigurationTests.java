@@ -48,14 +48,15 @@ import org.springframework.util.unit.DataSize;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link DelayQueueAutoConfiguration}: which beans it contributes and when, how user beans replace
- * them, how properties are bound, and the generated configuration metadata.
+ * {@link DelayQueueAutoConfiguration}: which beans it contributes and when, how user
+ * beans replace them, how properties are bound, and the generated configuration metadata.
  */
 class DelayQueueAutoConfigurationTests {
 
 	private static final Class<?>[] QUEUE_BEAN_TYPES = { DelayQueueTemplate.class, RedisMessageStore.class,
-			PayloadConverter.class, DelayListenerEndpointRegistry.class, DelayQueueRuntime.class, ListenerSettingsProvider.class,
-			DelayListenerAnnotationBeanPostProcessor.class, DelayQueueProperties.class };
+			PayloadConverter.class, DelayListenerEndpointRegistry.class, DelayQueueRuntime.class,
+			ListenerSettingsProvider.class, DelayListenerAnnotationBeanPostProcessor.class,
+			DelayQueueProperties.class };
 
 	private final String prefix = QueueContexts.uniquePrefix();
 
@@ -220,7 +221,8 @@ class DelayQueueAutoConfigurationTests {
 	@Test
 	void withoutJacksonAutoConfigurationTheDefaultConverterStillWritesJson() {
 		new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, DelayQueueAutoConfiguration.class))
+			.withConfiguration(
+					AutoConfigurations.of(DataRedisAutoConfiguration.class, DelayQueueAutoConfiguration.class))
 			.withPropertyValues(TestRedis.shared().springProperties())
 			.withPropertyValues("delay-queue.key-prefix=" + this.prefix)
 			.run((context) -> {
@@ -232,15 +234,14 @@ class DelayQueueAutoConfigurationTests {
 
 	@Test
 	void topicPropertiesOverrideTheListenerDefaults() {
-		this.runner
-			.withPropertyValues("delay-queue.listener.concurrency=2", "delay-queue.listener.max-attempts=4",
-					"delay-queue.listener.visibility-timeout=20s", "delay-queue.listener.idle-check-interval=3s",
-					"delay-queue.listener.shutdown-timeout=15s", "delay-queue.listener.backoff.initial-interval=100ms",
-					"delay-queue.listener.backoff.multiplier=1.5", "delay-queue.listener.backoff.max-interval=5s",
-					"delay-queue.topics.orders.concurrency=3", "delay-queue.topics.orders.max-attempts=7",
-					"delay-queue.topics.orders.visibility-timeout=45s",
-					"delay-queue.topics.orders.backoff-initial-interval=2s",
-					"delay-queue.topics.orders.backoff-multiplier=3", "delay-queue.topics.orders.backoff-max-interval=1m")
+		this.runner.withPropertyValues("delay-queue.listener.concurrency=2", "delay-queue.listener.max-attempts=4",
+				"delay-queue.listener.visibility-timeout=20s", "delay-queue.listener.idle-check-interval=3s",
+				"delay-queue.listener.shutdown-timeout=15s", "delay-queue.listener.backoff.initial-interval=100ms",
+				"delay-queue.listener.backoff.multiplier=1.5", "delay-queue.listener.backoff.max-interval=5s",
+				"delay-queue.topics.orders.concurrency=3", "delay-queue.topics.orders.max-attempts=7",
+				"delay-queue.topics.orders.visibility-timeout=45s",
+				"delay-queue.topics.orders.backoff-initial-interval=2s",
+				"delay-queue.topics.orders.backoff-multiplier=3", "delay-queue.topics.orders.backoff-max-interval=1m")
 			.run((context) -> {
 				ListenerSettings settings = context.getBean(ListenerSettingsProvider.class).forTopic("orders");
 				assertThat(settings.concurrency()).isEqualTo(3);
@@ -271,11 +272,10 @@ class DelayQueueAutoConfigurationTests {
 
 	@Test
 	void topicWithoutPropertiesGetsTheListenerDefaults() {
-		this.runner
-			.withPropertyValues("delay-queue.listener.concurrency=2", "delay-queue.listener.max-attempts=4",
-					"delay-queue.listener.visibility-timeout=20s", "delay-queue.listener.backoff.initial-interval=100ms",
-					"delay-queue.listener.backoff.multiplier=1.5", "delay-queue.listener.backoff.max-interval=5s",
-					"delay-queue.topics.orders.max-attempts=7")
+		this.runner.withPropertyValues("delay-queue.listener.concurrency=2", "delay-queue.listener.max-attempts=4",
+				"delay-queue.listener.visibility-timeout=20s", "delay-queue.listener.backoff.initial-interval=100ms",
+				"delay-queue.listener.backoff.multiplier=1.5", "delay-queue.listener.backoff.max-interval=5s",
+				"delay-queue.topics.orders.max-attempts=7")
 			.run((context) -> {
 				ListenerSettings settings = context.getBean(ListenerSettingsProvider.class).forTopic("payments");
 				assertThat(settings.concurrency()).isEqualTo(2);
@@ -290,8 +290,9 @@ class DelayQueueAutoConfigurationTests {
 	void topicWithSomePropertiesGetsTheListenerDefaultsForTheOthers() {
 		this.runner
 			.withPropertyValues("delay-queue.listener.concurrency=2", "delay-queue.listener.visibility-timeout=20s",
-					"delay-queue.listener.backoff.initial-interval=100ms", "delay-queue.listener.backoff.max-interval=5s",
-					"delay-queue.topics.orders.max-attempts=7", "delay-queue.topics.orders.backoff-multiplier=4")
+					"delay-queue.listener.backoff.initial-interval=100ms",
+					"delay-queue.listener.backoff.max-interval=5s", "delay-queue.topics.orders.max-attempts=7",
+					"delay-queue.topics.orders.backoff-multiplier=4")
 			.run((context) -> {
 				ListenerSettings settings = context.getBean(ListenerSettingsProvider.class).forTopic("orders");
 				assertThat(settings.maxAttempts()).isEqualTo(7);
@@ -328,7 +329,8 @@ class DelayQueueAutoConfigurationTests {
 	@Test
 	void maxPayloadSizeIsBoundFromADataSize() {
 		this.runner.withPropertyValues("delay-queue.max-payload-size=2KB").run((context) -> {
-			assertThat(context.getBean(DelayQueueProperties.class).getMaxPayloadSize()).isEqualTo(DataSize.ofKilobytes(2));
+			assertThat(context.getBean(DelayQueueProperties.class).getMaxPayloadSize())
+				.isEqualTo(DataSize.ofKilobytes(2));
 		});
 	}
 
@@ -499,7 +501,10 @@ class DelayQueueAutoConfigurationTests {
 		assertThat(undocumented).as("delay-queue properties without a description").isEmpty();
 	}
 
-	/** Upper-cases String payloads, to tell it from the default converter by the bytes it writes. */
+	/**
+	 * Upper-cases String payloads, to tell it from the default converter by the bytes it
+	 * writes.
+	 */
 	static class UpperCaseConverter implements PayloadConverter {
 
 		@Override
@@ -538,8 +543,7 @@ class DelayQueueAutoConfigurationTests {
 	static class OwnStoreConfig {
 
 		@Bean
-		RedisMessageStore ownStore(RedisConnectionFactory connectionFactory,
-				Environment environment) {
+		RedisMessageStore ownStore(RedisConnectionFactory connectionFactory, Environment environment) {
 			return new RedisMessageStore(connectionFactory, environment.getRequiredProperty("own-store.prefix"));
 		}
 

@@ -16,8 +16,8 @@ import tools.jackson.databind.json.JsonMapper;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The README's property table lists every {@code delay-queue.*} property with the default from the
- * generated configuration metadata.
+ * The README's property table lists every {@code delay-queue.*} property with the default
+ * from the generated configuration metadata.
  */
 class ReadmePropertiesTests {
 

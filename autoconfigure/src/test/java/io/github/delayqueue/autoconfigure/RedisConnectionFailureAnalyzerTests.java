@@ -27,8 +27,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
 
 /**
- * {@link RedisConnectionFailureAnalyzer}: an application that cannot reach Redis at startup is told
- * which address was tried and which {@code spring.data.redis.*} properties set it.
+ * {@link RedisConnectionFailureAnalyzer}: an application that cannot reach Redis at
+ * startup is told which address was tried and which {@code spring.data.redis.*}
+ * properties set it.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class RedisConnectionFailureAnalyzerTests {
@@ -94,7 +95,8 @@ class RedisConnectionFailureAnalyzerTests {
 		FailureAnalysis analysis = new RedisConnectionFailureAnalyzer(environment)
 			.analyze(new IllegalStateException("Failed to start bean", FAILURE));
 		assertThat(analysis).isNotNull();
-		assertThat(analysis.getDescription()).contains(": Unable to connect to redis.example/<unresolved>:6390 (Connection refused).");
+		assertThat(analysis.getDescription())
+			.contains(": Unable to connect to redis.example/<unresolved>:6390 (Connection refused).");
 		return analysis;
 	}
 

@@ -19,8 +19,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * {@code delay-queue.redis-reconnect-max-delay}: the Lettuce client that Spring Boot builds waits at
- * most that long between attempts to reconnect, so the queue works again soon after Redis is back.
+ * {@code delay-queue.redis-reconnect-max-delay}: the Lettuce client that Spring Boot
+ * builds waits at most that long between attempts to reconnect, so the queue works again
+ * soon after Redis is back.
  */
 class RedisReconnectDelayTests {
 
@@ -69,9 +70,7 @@ class RedisReconnectDelayTests {
 
 					redis.stop();
 					// Long enough for Lettuce's own backoff to grow past eight seconds.
-					await().during(Duration.ofSeconds(9))
-						.atMost(Duration.ofSeconds(15))
-						.until(() -> !answers(store));
+					await().during(Duration.ofSeconds(9)).atMost(Duration.ofSeconds(15)).until(() -> !answers(store));
 
 					redis.start();
 					await().atMost(Duration.ofSeconds(5)).until(() -> answers(store));

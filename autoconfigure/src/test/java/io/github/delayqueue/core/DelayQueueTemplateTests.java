@@ -42,9 +42,9 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * {@link DelayQueueTemplate} on real Redis: send, sendAll, cancel and reschedule in every state of a
- * message. Messages are moved to "ready" and "in flight" with the {@link RedisMessageStore} directly;
- * no listener runs in these contexts.
+ * {@link DelayQueueTemplate} on real Redis: send, sendAll, cancel and reschedule in every
+ * state of a message. Messages are moved to "ready" and "in flight" with the
+ * {@link RedisMessageStore} directly; no listener runs in these contexts.
  */
 class DelayQueueTemplateTests {
 
@@ -151,7 +151,10 @@ class DelayQueueTemplateTests {
 	@Test
 	void sendAtRoundsTheGivenInstantUpToTheMillisecondSoThatNothingIsDueEarly() {
 		run((queue) -> {
-			Instant dueAt = Instant.now().plus(Duration.ofHours(1)).truncatedTo(ChronoUnit.SECONDS).plusNanos(123_456_789);
+			Instant dueAt = Instant.now()
+				.plus(Duration.ofHours(1))
+				.truncatedTo(ChronoUnit.SECONDS)
+				.plusNanos(123_456_789);
 			SendResult result = queue.template.sendAt(TOPIC, "hello", dueAt);
 			assertThat(result.dueAt()).isEqualTo(dueAt.truncatedTo(ChronoUnit.MILLIS).plusMillis(1));
 			assertThat(result.duplicate()).isFalse();
@@ -165,9 +168,8 @@ class DelayQueueTemplateTests {
 	void headersCountTowardsTheMaximumSize() {
 		run(smallPayloads(), (queue) -> {
 			assertThatExceptionOfType(InvalidMessageException.class)
-				.isThrownBy(() -> queue.template.send(DelayMessage.builder(TOPIC, new byte[1000])
-					.header("trace", "x".repeat(100))
-					.build()))
+				.isThrownBy(() -> queue.template
+					.send(DelayMessage.builder(TOPIC, new byte[1000]).header("trace", "x".repeat(100)).build()))
 				.withMessageContaining("headers 105 bytes")
 				.withMessageContaining("delay-queue.max-payload-size");
 			assertThat(queue.template.send(TOPIC, new byte[1024], Duration.ZERO).duplicate()).isFalse();
@@ -193,7 +195,8 @@ class DelayQueueTemplateTests {
 		});
 	}
 
-	// BUG candidate: a due time before 1970 is stored as a negative number ("0:-1000:...") that
+	// BUG candidate: a due time before 1970 is stored as a negative number
+	// ("0:-1000:...") that
 	// MessageFormat.decode cannot read, so the message can never be delivered.
 	@Test
 	void sendAtAnInstantBeforeTheEpochIsDueAtOnceAndItsMessageCanBeRead() {
@@ -272,8 +275,8 @@ class DelayQueueTemplateTests {
 				.send(DelayMessage.builder(TOPIC, "first").id("order-1").dueAt(originalDue).header("v", "1").build());
 			assertThat(original.duplicate()).isFalse();
 			assertThat(original.id()).isEqualTo("order-1");
-			SendResult again = queue.template
-				.send(DelayMessage.builder(TOPIC, "second").id("order-1").delay(Duration.ZERO).header("v", "2").build());
+			SendResult again = queue.template.send(
+					DelayMessage.builder(TOPIC, "second").id("order-1").delay(Duration.ZERO).header("v", "2").build());
 			assertThat(again.duplicate()).isTrue();
 			assertThat(again.id()).isEqualTo("order-1");
 			assertThat(again.dueAt()).isEqualTo(originalDue);
@@ -375,7 +378,8 @@ class DelayQueueTemplateTests {
 			assertThat(results).extracting(SendResult::dueAt)
 				.containsExactly(base.plusSeconds(3), base.plusSeconds(1), base.plusSeconds(2));
 			assertThat(results).extracting(SendResult::duplicate).containsOnly(false);
-			assertThat(queue.redis.opsForZSet().range(queue.keys(TOPIC).scheduled(), 0, -1)).containsExactly("a", "b", "c");
+			assertThat(queue.redis.opsForZSet().range(queue.keys(TOPIC).scheduled(), 0, -1)).containsExactly("a", "b",
+					"c");
 		});
 	}
 
@@ -413,8 +417,8 @@ class DelayQueueTemplateTests {
 				connection.scriptingCommands().scriptFlush();
 				return null;
 			});
-			List<SendResult> results = queue.template.sendAll(List.of(DelayMessage.builder("a", "for a").build(),
-					DelayMessage.builder("b", "for b").build()));
+			List<SendResult> results = queue.template.sendAll(
+					List.of(DelayMessage.builder("a", "for a").build(), DelayMessage.builder("b", "for b").build()));
 			assertThat(results).extracting(SendResult::duplicate).containsExactly(false, false);
 			assertThat(text(queue.storedMessage("a", results.get(0).id()).payload())).isEqualTo("for a");
 			assertThat(text(queue.storedMessage("b", results.get(1).id()).payload())).isEqualTo("for b");
@@ -425,12 +429,12 @@ class DelayQueueTemplateTests {
 	void sendAllFlagsDuplicatesInsideOneBatch() {
 		run((queue) -> {
 			Instant due = Instant.now().plus(Duration.ofHours(1)).truncatedTo(ChronoUnit.MILLIS);
-			List<SendResult> results = queue.template.sendAll(List.of(
-					DelayMessage.builder("a", "first").id("x").dueAt(due).build(),
-					DelayMessage.builder("a", "second").id("x").delay(Duration.ZERO).build(),
-					DelayMessage.builder("b", "other topic").id("x").build(),
-					DelayMessage.builder("a", "other id").id("y").build(),
-					DelayMessage.builder("b", "third").id("x").build()));
+			List<SendResult> results = queue.template
+				.sendAll(List.of(DelayMessage.builder("a", "first").id("x").dueAt(due).build(),
+						DelayMessage.builder("a", "second").id("x").delay(Duration.ZERO).build(),
+						DelayMessage.builder("b", "other topic").id("x").build(),
+						DelayMessage.builder("a", "other id").id("y").build(),
+						DelayMessage.builder("b", "third").id("x").build()));
 			assertThat(results).extracting(SendResult::id).containsExactly("x", "x", "x", "y", "x");
 			assertThat(results).extracting(SendResult::duplicate).containsExactly(false, true, false, false, true);
 			assertThat(results.get(1).dueAt()).isEqualTo(due);
@@ -444,8 +448,9 @@ class DelayQueueTemplateTests {
 	void sendAllFlagsIdsAlreadyStoredAsDuplicates() {
 		run((queue) -> {
 			SendResult earlier = queue.template.send(DelayMessage.builder(TOPIC, "earlier").id("x").build());
-			List<SendResult> results = queue.template.sendAll(
-					List.of(DelayMessage.builder(TOPIC, "new").id("y").build(), DelayMessage.builder(TOPIC, "again").id("x").build()));
+			List<SendResult> results = queue.template
+				.sendAll(List.of(DelayMessage.builder(TOPIC, "new").id("y").build(),
+						DelayMessage.builder(TOPIC, "again").id("x").build()));
 			assertThat(results).extracting(SendResult::duplicate).containsExactly(false, true);
 			assertThat(results.get(1).dueAt()).isEqualTo(earlier.dueAt());
 			assertThat(text(queue.storedMessage(TOPIC, "x").payload())).isEqualTo("earlier");
@@ -492,7 +497,8 @@ class DelayQueueTemplateTests {
 		run((queue) -> {
 			List<DelayMessage> messages = List.of(DelayMessage.builder("a", "ok").build(),
 					DelayMessage.builder("b", new Unwritable()).build(), DelayMessage.builder("a", "ok too").build());
-			assertThatExceptionOfType(PayloadConversionException.class).isThrownBy(() -> queue.template.sendAll(messages))
+			assertThatExceptionOfType(PayloadConversionException.class)
+				.isThrownBy(() -> queue.template.sendAll(messages))
 				.withMessageContaining(Unwritable.class.getName());
 			assertThat(queue.keysUnderPrefix()).isEmpty();
 		});
@@ -737,7 +743,8 @@ class DelayQueueTemplateTests {
 			String payload = "grüße ✓ 日本語 🚀";
 			queue.template.send(TOPIC, payload, Duration.ZERO);
 			assertThat(queue.promoteAndClaim(TOPIC)).singleElement()
-				.satisfies((message) -> assertThat(message.payload()).isEqualTo(payload.getBytes(StandardCharsets.UTF_8)));
+				.satisfies(
+						(message) -> assertThat(message.payload()).isEqualTo(payload.getBytes(StandardCharsets.UTF_8)));
 		});
 	}
 
@@ -771,7 +778,8 @@ class DelayQueueTemplateTests {
 			assertThat(queue.promoteAndClaim(TOPIC)).singleElement().satisfies((message) -> {
 				JsonMapper mapper = JsonMapper.builder().build();
 				JsonNode json = mapper.readTree(message.payload());
-				assertThat(json).isEqualTo(mapper.readTree("{\"id\":\"o-1\",\"amount\":42,\"items\":[\"book\",\"pen\"]}"));
+				assertThat(json)
+					.isEqualTo(mapper.readTree("{\"id\":\"o-1\",\"amount\":42,\"items\":[\"book\",\"pen\"]}"));
 				assertThat(mapper.readValue(message.payload(), Order.class))
 					.isEqualTo(new Order("o-1", 42, List.of("book", "pen")));
 			});
@@ -863,7 +871,8 @@ class DelayQueueTemplateTests {
 	}
 
 	private static ApplicationContextRunner smallPayloads() {
-		return QueueContexts.runner(QueueContexts.uniquePrefix()).withPropertyValues("delay-queue.max-payload-size=1KB");
+		return QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withPropertyValues("delay-queue.max-payload-size=1KB");
 	}
 
 	private static void run(Consumer<Queue> test) {
@@ -922,7 +931,10 @@ class DelayQueueTemplateTests {
 			return millis;
 		}
 
-		/** @return the keys left, but for claim records (they expire with the lease, see claim.lua) */
+		/**
+		 * @return the keys left, but for claim records (they expire with the lease, see
+		 * claim.lua)
+		 */
 		Set<String> keysUnderPrefix() {
 			Set<String> keys = new HashSet<>(this.redis.keys(this.store.prefix() + ":*"));
 			keys.removeIf((key) -> key.contains("}:c:"));

@@ -10,7 +10,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
- * {@link MessageIds}: the one check of a message id, also applied by {@link DelayMessage.Builder#build()}.
+ * {@link MessageIds}: the one check of a message id, also applied by
+ * {@link DelayMessage.Builder#build()}.
  */
 class MessageIdsTests {
 

@@ -23,10 +23,10 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
- * A send waits for Redis at most {@code delay-queue.producer.send-timeout}, whatever the client's
- * own timeout (Spring Boot's default leaves Lettuce at 60 seconds), and a send that is not
- * confirmed throws an exception carrying the id: Redis may have stored the message, and sending it
- * again with that id stores it once.
+ * A send waits for Redis at most {@code delay-queue.producer.send-timeout}, whatever the
+ * client's own timeout (Spring Boot's default leaves Lettuce at 60 seconds), and a send
+ * that is not confirmed throws an exception carrying the id: Redis may have stored the
+ * message, and sending it again with that id stores it once.
  */
 class SendTimeoutTests {
 
@@ -60,7 +60,8 @@ class SendTimeoutTests {
 								.actual());
 					assertThat(failure.messageIds()).hasSize(1);
 					assertThat(failure.topics()).containsExactly("orders");
-					assertThat(failure).hasMessageContaining(failure.messageIds().get(0)).hasMessageContaining("same ids");
+					assertThat(failure).hasMessageContaining(failure.messageIds().get(0))
+						.hasMessageContaining("same ids");
 					busy.join();
 					String id = failure.messageIds().get(0);
 					SendResult again = template
@@ -77,7 +78,8 @@ class SendTimeoutTests {
 			socket.setSoTimeout(200);
 			socket.getOutputStream().write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
 			int first = socket.getInputStream().read();
-			// A busy server answers "-BUSY ..." only after its script limit; before that, nothing.
+			// A busy server answers "-BUSY ..." only after its script limit; before that,
+			// nothing.
 			return first != '+';
 		}
 		catch (SocketTimeoutException ex) {

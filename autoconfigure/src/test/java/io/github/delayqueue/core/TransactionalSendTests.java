@@ -96,8 +96,8 @@ class TransactionalSendTests {
 		this.runner.run((context) -> {
 			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
 			SendResult[] sent = new SendResult[1];
-			transactions().executeWithoutResult((status) -> TransactionSynchronizationManager
-				.registerSynchronization(afterCommit(() -> sent[0] = template.send("orders", "timeout", Duration.ofMinutes(30)))));
+			transactions().executeWithoutResult((status) -> TransactionSynchronizationManager.registerSynchronization(
+					afterCommit(() -> sent[0] = template.send("orders", "timeout", Duration.ofMinutes(30)))));
 			assertThat(sent[0]).isNotNull();
 			assertThat(isStored(context, sent[0].id())).isTrue();
 		});
@@ -121,9 +121,10 @@ class TransactionalSendTests {
 	@Test
 	void sendFromATransactionalEventListenerAfterCommitIsStored() {
 		this.runner.withUserConfiguration(EventListenerConfig.class).run((context) -> {
-			TransactionTemplate transactions = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
-			transactions.executeWithoutResult((status) -> ((ApplicationEventPublisher) context)
-				.publishEvent(new OrderCommitted("order-7")));
+			TransactionTemplate transactions = new TransactionTemplate(
+					context.getBean(PlatformTransactionManager.class));
+			transactions.executeWithoutResult(
+					(status) -> ((ApplicationEventPublisher) context).publishEvent(new OrderCommitted("order-7")));
 			assertThat(isStored(context, "timeout-order-7")).isTrue();
 		});
 	}
@@ -136,8 +137,8 @@ class TransactionalSendTests {
 			SendResult[] sent = new SendResult[2];
 			new TransactionTemplate(manager).executeWithoutResult((outer) -> {
 				sent[0] = template.send("orders", "outer", Duration.ofMinutes(1));
-				requiresNew(manager).executeWithoutResult(
-						(inner) -> sent[1] = template.send("orders", "inner", Duration.ofMinutes(1)));
+				requiresNew(manager)
+					.executeWithoutResult((inner) -> sent[1] = template.send("orders", "inner", Duration.ofMinutes(1)));
 				assertThat(isStored(context, sent[1].id())).as("inner, after its commit").isTrue();
 				outer.setRollbackOnly();
 			});
@@ -191,7 +192,8 @@ class TransactionalSendTests {
 			notSupported.setPropagationBehavior(TransactionDefinition.PROPAGATION_NOT_SUPPORTED);
 			SendResult[] sent = new SendResult[1];
 			new TransactionTemplate(manager).executeWithoutResult((outer) -> {
-				notSupported.executeWithoutResult((none) -> sent[0] = template.send("orders", "now", Duration.ofMinutes(1)));
+				notSupported
+					.executeWithoutResult((none) -> sent[0] = template.send("orders", "now", Duration.ofMinutes(1)));
 				assertThat(isStored(context, sent[0].id())).isTrue();
 				outer.setRollbackOnly();
 			});
@@ -263,8 +265,9 @@ class TransactionalSendTests {
 	}
 
 	/**
-	 * A transaction manager with no resource, enough to drive transaction synchronization: it
-	 * knows the transaction of the current thread, so that transactions join, suspend and resume.
+	 * A transaction manager with no resource, enough to drive transaction
+	 * synchronization: it knows the transaction of the current thread, so that
+	 * transactions join, suspend and resume.
 	 */
 	static class InMemoryTransactionManager extends AbstractPlatformTransactionManager {
 

@@ -29,14 +29,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Three application instances as separate JVMs and one producer, against a Redis that keeps an
- * append-only file with {@code appendfsync always}; one instance and then Redis are killed with
- * SIGKILL mid-run and started again. Every message must be handled at least once, nothing may be
- * left pending or dead, and every message handled twice must be explained by a kill.
+ * Three application instances as separate JVMs and one producer, against a Redis that
+ * keeps an append-only file with {@code appendfsync always}; one instance and then Redis
+ * are killed with SIGKILL mid-run and started again. Every message must be handled at
+ * least once, nothing may be left pending or dead, and every message handled twice must
+ * be explained by a kill.
  *
- * <p>Runs in the default test execution only (not again on the second Redis version). System
- * properties {@code crash.messages} and {@code crash.max-delay-ms} make it longer (the {@code soak}
- * Maven profile).
+ * <p>
+ * Runs in the default test execution only (not again on the second Redis version). System
+ * properties {@code crash.messages} and {@code crash.max-delay-ms} make it longer (the
+ * {@code soak} Maven profile).
  */
 class CrashRecoveryTests {
 
@@ -90,8 +92,8 @@ class CrashRecoveryTests {
 					Report report = report(ledger, sent, redisKilledAt, redisBackAt);
 					String summary = "crash: sent=" + sent.size() + " handled=" + report.handled + " lost="
 							+ report.lost + " duplicates=" + report.duplicates + " (explained=" + report.explained
-							+ ") instance-kills=1 redis-kills=1 elapsed=" + (System.currentTimeMillis() - started) / 1000
-							+ "s";
+							+ ") instance-kills=1 redis-kills=1 elapsed="
+							+ (System.currentTimeMillis() - started) / 1000 + "s";
 					System.out.println(summary);
 					Files.writeString(logs.resolve("summary.txt"), summary + System.lineSeparator());
 					assertThat(report.lost).isZero();
@@ -116,7 +118,8 @@ class CrashRecoveryTests {
 				.build());
 			if (batch.size() == 500 || i == this.messages - 1) {
 				List<DelayMessage> toSend = List.copyOf(batch);
-				// Sends are idempotent by id: retrying a failed batch never stores a message twice.
+				// Sends are idempotent by id: retrying a failed batch never stores a
+				// message twice.
 				await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> {
 					template.sendAll(toSend);
 					return true;
@@ -151,11 +154,13 @@ class CrashRecoveryTests {
 			}
 			else if (handled.size() > 1) {
 				duplicates++;
-				// A kill explains it: a delivery to the killed instance, or one while Redis was down
+				// A kill explains it: a delivery to the killed instance, or one while
+				// Redis was down
 				// or just coming back (the acknowledgement could not be stored).
-				boolean byKill = handled.stream().anyMatch((fields) -> fields[1].equals("i2-killed")
-						|| (Long.parseLong(fields[3]) >= redisKilledAt - 5_000
-								&& Long.parseLong(fields[3]) <= redisBackAt + 5_000));
+				boolean byKill = handled.stream()
+					.anyMatch((fields) -> fields[1].equals("i2-killed")
+							|| (Long.parseLong(fields[3]) >= redisKilledAt - 5_000
+									&& Long.parseLong(fields[3]) <= redisBackAt + 5_000));
 				explained += byKill ? 1 : 0;
 			}
 		}

@@ -14,9 +14,9 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
- * One application instance of the crash tests, run as its own JVM: a listener that records every
- * delivery in a ledger in Redis, outside the queue's keys, then takes a moment, so that a kill often
- * lands while handlers are running.
+ * One application instance of the crash tests, run as its own JVM: a listener that
+ * records every delivery in a ledger in Redis, outside the queue's keys, then takes a
+ * moment, so that a kill often lands while handlers are running.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableAutoConfiguration
@@ -32,7 +32,8 @@ public class LedgerInstance {
 	static final String TOPIC = "crash";
 
 	/**
-	 * Starts an instance; arguments are Spring Boot properties, e.g. {@code --spring.data.redis.port=…}.
+	 * Starts an instance; arguments are Spring Boot properties, e.g.
+	 * {@code --spring.data.redis.port=…}.
 	 * @param args the arguments
 	 */
 	public static void main(String[] args) {

@@ -16,7 +16,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Garbage under the queue's keys is dead-lettered, skipped or moved aside, and never stalls a topic.
+ * Garbage under the queue's keys is dead-lettered, skipped or moved aside, and never
+ * stalls a topic.
  */
 class CorruptDataTests {
 
@@ -45,8 +46,7 @@ class CorruptDataTests {
 				context.getBean(DelayQueueTemplate.class).send("notes", "still works", Duration.ZERO);
 				await().atMost(Duration.ofSeconds(10)).until(() -> listener.received.contains("still works"));
 				StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
-				await().atMost(Duration.ofSeconds(10))
-					.until(() -> redis.opsForHash().size(keys.deadErrors()) == 3);
+				await().atMost(Duration.ofSeconds(10)).until(() -> redis.opsForHash().size(keys.deadErrors()) == 3);
 				assertThat((String) redis.opsForHash().get(keys.deadErrors(), "no-header")).contains("corrupt");
 				assertThat((String) redis.opsForHash().get(keys.deadErrors(), "bad-body")).contains("corrupt");
 				assertThat((String) redis.opsForHash().get(keys.deadErrors(), "expired-garbage")).contains("corrupt");

@@ -27,29 +27,32 @@ class DelayListenerDeliveryTests {
 
 	@Test
 	void messageIsDeliveredWithItsPayloadHeadersAndAttemptAtOrAfterItsDueTime() {
-		QueueContexts.runner(QueueContexts.uniquePrefix()).withUserConfiguration(OrderListenerConfig.class).run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
-			OrderListener listener = context.getBean(OrderListener.class);
-			SendResult sent = template.send(DelayMessage.builder("orders", new Order("o-1", 42))
-				.delay(Duration.ofMillis(300))
-				.header("tenant", "acme")
-				.build());
-			await().atMost(Duration.ofSeconds(10)).until(() -> listener.deliveries.size() == 1);
-			Received received = listener.deliveries.get(0);
-			assertThat(received.delivery.id()).isEqualTo(sent.id());
-			assertThat(received.delivery.topic()).isEqualTo("orders");
-			assertThat(received.delivery.payload()).isEqualTo(new Order("o-1", 42));
-			assertThat(received.delivery.headers()).containsEntry("tenant", "acme");
-			assertThat(received.delivery.attempt()).isEqualTo(1);
-			assertThat(received.delivery.dueAt()).isEqualTo(sent.dueAt());
-			assertThat(received.at).isAfterOrEqualTo(sent.dueAt());
-		});
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withUserConfiguration(OrderListenerConfig.class)
+			.run((context) -> {
+				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+				OrderListener listener = context.getBean(OrderListener.class);
+				SendResult sent = template.send(DelayMessage.builder("orders", new Order("o-1", 42))
+					.delay(Duration.ofMillis(300))
+					.header("tenant", "acme")
+					.build());
+				await().atMost(Duration.ofSeconds(10)).until(() -> listener.deliveries.size() == 1);
+				Received received = listener.deliveries.get(0);
+				assertThat(received.delivery.id()).isEqualTo(sent.id());
+				assertThat(received.delivery.topic()).isEqualTo("orders");
+				assertThat(received.delivery.payload()).isEqualTo(new Order("o-1", 42));
+				assertThat(received.delivery.headers()).containsEntry("tenant", "acme");
+				assertThat(received.delivery.attempt()).isEqualTo(1);
+				assertThat(received.delivery.dueAt()).isEqualTo(sent.dueAt());
+				assertThat(received.at).isAfterOrEqualTo(sent.dueAt());
+			});
 	}
 
 	@Test
 	void wakeUpSignalsFromAnotherApplicationDeliverMessagesWithoutAnyPolling() {
 		String prefix = QueueContexts.uniquePrefix();
-		// Brokers and listeners that would otherwise sleep for an hour: only signals can wake them.
+		// Brokers and listeners that would otherwise sleep for an hour: only signals can
+		// wake them.
 		QueueContexts.runner(prefix)
 			.withBean(SequenceListener.class)
 			.withPropertyValues("delay-queue.broker.max-sleep=1h", "delay-queue.listener.idle-check-interval=1h")

@@ -18,8 +18,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A consumer that stops in the middle of handling a message loses its lease, and the message is
- * delivered again.
+ * A consumer that stops in the middle of handling a message loses its lease, and the
+ * message is delivered again.
  */
 class LeaseExpiryTests {
 
@@ -27,7 +27,8 @@ class LeaseExpiryTests {
 	void messageOfAConsumerThatDiedMidHandlingIsDeliveredAgainAfterItsLease() {
 		String prefix = QueueContexts.uniquePrefix();
 		String[] id = new String[1];
-		// A consumer that claims the message and dies: it never acknowledges nor hands it back.
+		// A consumer that claims the message and dies: it never acknowledges nor hands it
+		// back.
 		QueueContexts.runner(prefix).run((dying) -> {
 			RedisMessageStore store = dying.getBean(RedisMessageStore.class);
 			id[0] = dying.getBean(DelayQueueTemplate.class).send("jobs", "work", Duration.ZERO).id();
@@ -60,7 +61,8 @@ class LeaseExpiryTests {
 				TopicKeys keys = context.getBean(RedisMessageStore.class).keys("jobs");
 				SendResult sent = context.getBean(DelayQueueTemplate.class).send("jobs", "work", Duration.ZERO);
 				await().atMost(Duration.ofSeconds(10)).until(() -> stuck.started.getCount() == 0);
-				// The only handler thread is stuck past its lease: the message goes back to ready.
+				// The only handler thread is stuck past its lease: the message goes back
+				// to ready.
 				await().atMost(Duration.ofSeconds(10))
 					.until(() -> redis.opsForZSet().score(keys.inFlight(), sent.id()) == null);
 				stuck.release.countDown();

@@ -19,8 +19,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Leases of running handlers: extended in the background, up to the maximum handling time; and
- * handed back at once when the application stops.
+ * Leases of running handlers: extended in the background, up to the maximum handling
+ * time; and handed back at once when the application stops.
  */
 class LeaseExtensionTests {
 

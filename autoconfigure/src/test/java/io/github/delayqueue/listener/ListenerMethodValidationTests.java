@@ -22,8 +22,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * {@link DelayListener} methods that cannot work fail startup with the method's name; placeholders
- * and per-topic settings are applied.
+ * {@link DelayListener} methods that cannot work fail startup with the method's name;
+ * placeholders and per-topic settings are applied.
  */
 class ListenerMethodValidationTests {
 
@@ -31,37 +31,43 @@ class ListenerMethodValidationTests {
 
 	@Test
 	void listenerWithoutParameterFailsStartupNamingTheMethod() {
-		this.runner.withBean(NoParameter.class).run((context) -> assertThat(mostSpecificFailure(context))
-			.hasMessageContaining(NoParameter.class.getName() + ".on")
-			.hasMessageContaining("exactly one parameter"));
+		this.runner.withBean(NoParameter.class)
+			.run((context) -> assertThat(mostSpecificFailure(context))
+				.hasMessageContaining(NoParameter.class.getName() + ".on")
+				.hasMessageContaining("exactly one parameter"));
 	}
 
 	@Test
 	void listenerWithTwoParametersFailsStartupNamingTheMethod() {
-		this.runner.withBean(TwoParameters.class).run((context) -> assertThat(mostSpecificFailure(context))
-			.hasMessageContaining(TwoParameters.class.getName() + ".on")
-			.hasMessageContaining("takes 2"));
+		this.runner.withBean(TwoParameters.class)
+			.run((context) -> assertThat(mostSpecificFailure(context))
+				.hasMessageContaining(TwoParameters.class.getName() + ".on")
+				.hasMessageContaining("takes 2"));
 	}
 
 	@Test
 	void listenerWithAnInvalidTopicFailsStartupNamingTheMethod() {
-		this.runner.withBean(BadTopic.class).run((context) -> assertThat(mostSpecificFailure(context))
-			.hasMessageContaining(BadTopic.class.getName() + ".on")
-			.hasMessageContaining("must not contain '{' or '}'"));
+		this.runner.withBean(BadTopic.class)
+			.run((context) -> assertThat(mostSpecificFailure(context))
+				.hasMessageContaining(BadTopic.class.getName() + ".on")
+				.hasMessageContaining("must not contain '{' or '}'"));
 	}
 
 	@Test
 	void listenerWithAConcurrencyThatIsNotANumberFailsStartupNamingTheMethod() {
-		this.runner.withBean(BadConcurrency.class).run((context) -> assertThat(mostSpecificFailure(context))
-			.hasMessageContaining(BadConcurrency.class.getName() + ".on")
-			.hasMessageContaining("concurrency"));
+		this.runner.withBean(BadConcurrency.class)
+			.run((context) -> assertThat(mostSpecificFailure(context))
+				.hasMessageContaining(BadConcurrency.class.getName() + ".on")
+				.hasMessageContaining("concurrency"));
 	}
 
 	@Test
 	void twoListenersForOneTopicFailStartupNamingBoth() {
-		this.runner.withBean(NoteListener.class).withBean(SecondNoteListener.class).run((context) -> assertThat(mostSpecificFailure(context))
-			.hasMessageContaining(NoteListener.class.getName() + ".on")
-			.hasMessageContaining(SecondNoteListener.class.getName() + ".on"));
+		this.runner.withBean(NoteListener.class)
+			.withBean(SecondNoteListener.class)
+			.run((context) -> assertThat(mostSpecificFailure(context))
+				.hasMessageContaining(NoteListener.class.getName() + ".on")
+				.hasMessageContaining(SecondNoteListener.class.getName() + ".on"));
 	}
 
 	@Test
@@ -87,8 +93,9 @@ class ListenerMethodValidationTests {
 			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
 			template.send("notes", "plain text, not JSON", Duration.ZERO);
 			template.send("bytes", new byte[] { 0, -1, 42 }, Duration.ZERO);
-			await().atMost(Duration.ofSeconds(10)).until(() -> context.getBean(NoteListener.class).received.size() == 1
-					&& context.getBean(BytesListener.class).received.size() == 1);
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> context.getBean(NoteListener.class).received.size() == 1
+						&& context.getBean(BytesListener.class).received.size() == 1);
 			assertThat(context.getBean(NoteListener.class).received).containsExactly("plain text, not JSON");
 			assertThat(context.getBean(BytesListener.class).received.get(0)).containsExactly(0, -1, 42);
 		});
@@ -117,8 +124,8 @@ class ListenerMethodValidationTests {
 	void listenerOfAListOfATypeWithoutCreatorFailsStartup() {
 		this.runner.withBean(NoCreatorListListener.class).run((context) -> {
 			assertThat(context).hasFailed();
-			assertThat(context.getStartupFailure()).hasMessageContainingAll(
-					NoCreatorListListener.class.getName() + ".on", NoCreator.class.getName());
+			assertThat(context.getStartupFailure())
+				.hasMessageContainingAll(NoCreatorListListener.class.getName() + ".on", NoCreator.class.getName());
 		});
 	}
 

@@ -18,8 +18,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * With a lookahead, the broker makes messages ready before they are due and the listener holds
- * them until their due time: never early, and handed back if the listener stops meanwhile.
+ * With a lookahead, the broker makes messages ready before they are due and the listener
+ * holds them until their due time: never early, and handed back if the listener stops
+ * meanwhile.
  */
 class LookaheadDeliveryTests {
 

@@ -24,8 +24,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Two independent application contexts, each with four consumer threads, a prefetch of eight and its
- * own broker, on one Redis: every message is delivered exactly once, never before its due time.
+ * Two independent application contexts, each with four consumer threads, a prefetch of
+ * eight and its own broker, on one Redis: every message is delivered exactly once, never
+ * before its due time.
  */
 class MultipleInstancesTests {
 
@@ -44,9 +45,8 @@ class MultipleInstancesTests {
 			Random random = new Random(42);
 			List<DelayMessage> batch = new ArrayList<>();
 			for (int i = 0; i < MESSAGES; i++) {
-				batch.add(DelayMessage.builder("ledger", "m" + i)
-					.delay(Duration.ofMillis(random.nextInt(3000)))
-					.build());
+				batch.add(
+						DelayMessage.builder("ledger", "m" + i).delay(Duration.ofMillis(random.nextInt(3000))).build());
 				if (batch.size() == 500) {
 					record(ledger, template.sendAll(batch));
 					batch.clear();

@@ -34,7 +34,8 @@ class RedisRestartTests {
 					await().atMost(Duration.ofSeconds(10)).until(() -> listener.received.contains("before"));
 
 					redis.stop();
-					await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(sendFails(template)).isTrue());
+					await().atMost(Duration.ofSeconds(10))
+						.untilAsserted(() -> assertThat(sendFails(template)).isTrue());
 					redis.start();
 
 					await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {

@@ -25,8 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Failed deliveries: retries with backoff, the dead-letter set after the last attempt, and payloads
- * that cannot be read.
+ * Failed deliveries: retries with backoff, the dead-letter set after the last attempt,
+ * and payloads that cannot be read.
  */
 class RetryAndDeadLetterTests {
 
@@ -48,10 +48,12 @@ class RetryAndDeadLetterTests {
 					.isGreaterThanOrEqualTo(Duration.ofMillis(200));
 				assertThat(Duration.between(deliveries.get(1).dueAt(), deliveries.get(2).dueAt()))
 					.isGreaterThanOrEqualTo(Duration.ofMillis(400));
-				// Acknowledged shortly after the handler returned: then nothing is left of the topic.
+				// Acknowledged shortly after the handler returned: then nothing is left
+				// of the topic.
 				await().atMost(Duration.ofSeconds(5))
 					.untilAsserted(() -> assertThat(topicKeys(context.getBean(RedisMessageStore.class), "flaky",
-							context.getBean(StringRedisTemplate.class))).isEmpty());
+							context.getBean(StringRedisTemplate.class)))
+						.isEmpty());
 			});
 	}
 
@@ -71,7 +73,8 @@ class RetryAndDeadLetterTests {
 				assertThat(listener.attempts.get()).isEqualTo(3);
 				assertThat(redis.opsForZSet().score(keys.dead(), sent.id())).isNotNull();
 				assertThat((String) redis.opsForHash().get(keys.deadErrors(), sent.id()))
-					.contains("IllegalStateException").contains("always fails");
+					.contains("IllegalStateException")
+					.contains("always fails");
 				StoredMessage dead = deadMessage(context.getBean(RedisConnectionFactory.class), keys, sent.id());
 				assertThat(dead.attempts()).isEqualTo(3);
 				assertThat(new String(dead.payload(), StandardCharsets.UTF_8)).isEqualTo("doomed");
@@ -97,7 +100,8 @@ class RetryAndDeadLetterTests {
 				await().atMost(Duration.ofSeconds(10))
 					.until(() -> Boolean.TRUE.equals(redis.opsForHash().hasKey(keys.deadErrors(), garbage.id())));
 				assertThat((String) redis.opsForHash().get(keys.deadErrors(), garbage.id()))
-					.contains("Cannot read payload as").contains(Amount.class.getName());
+					.contains("Cannot read payload as")
+					.contains(Amount.class.getName());
 				StoredMessage dead = deadMessage(context.getBean(RedisConnectionFactory.class), keys, garbage.id());
 				assertThat(dead.attempts()).isEqualTo(1);
 			});

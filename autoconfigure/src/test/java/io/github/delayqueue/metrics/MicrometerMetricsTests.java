@@ -35,30 +35,37 @@ class MicrometerMetricsTests {
 				for (int i = 0; i < 10; i++) {
 					template.send(DelayMessage.builder("scenario", "m" + i).id("m" + i).build());
 				}
-				assertThat(template.send(DelayMessage.builder("scenario", "again").id("later").delay(Duration.ofHours(1)).build())
+				assertThat(template
+					.send(DelayMessage.builder("scenario", "again").id("later").delay(Duration.ofHours(1)).build())
 					.duplicate()).isFalse();
-				assertThat(template.send(DelayMessage.builder("scenario", "other").id("later").delay(Duration.ofHours(1)).build())
+				assertThat(template
+					.send(DelayMessage.builder("scenario", "other").id("later").delay(Duration.ofHours(1)).build())
 					.duplicate()).isTrue();
 				assertThat(template.cancel("scenario", "later")).isTrue();
 				await().atMost(Duration.ofSeconds(15))
 					.until(() -> count(meters, DelayQueueMeterNames.ACKED) == 9
 							&& count(meters, DelayQueueMeterNames.DEAD_LETTERED) == 1);
 
-				assertThat(meters.get(DelayQueueMeterNames.SENT).tag("outcome", "sent").counter().count()).isEqualTo(11);
-				assertThat(meters.get(DelayQueueMeterNames.SENT).tag("outcome", "duplicate").counter().count()).isEqualTo(1);
+				assertThat(meters.get(DelayQueueMeterNames.SENT).tag("outcome", "sent").counter().count())
+					.isEqualTo(11);
+				assertThat(meters.get(DelayQueueMeterNames.SENT).tag("outcome", "duplicate").counter().count())
+					.isEqualTo(1);
 				assertThat(meters.get(DelayQueueMeterNames.SEND_LATENCY).timer().count()).isEqualTo(12);
 				assertThat(count(meters, DelayQueueMeterNames.DELIVERED)).isEqualTo(13);
 				assertThat(count(meters, DelayQueueMeterNames.RETRIED)).isEqualTo(3);
 				assertThat(meters.get(DelayQueueMeterNames.DEAD_LETTERED).tag("reason", "failed").counter().count())
 					.isEqualTo(1);
 				assertThat(count(meters, DelayQueueMeterNames.CANCELLED)).isEqualTo(1);
-				assertThat(meters.get(DelayQueueMeterNames.HANDLER).tag("outcome", "success").timer().count()).isEqualTo(9);
+				assertThat(meters.get(DelayQueueMeterNames.HANDLER).tag("outcome", "success").timer().count())
+					.isEqualTo(9);
 				assertThat(meters.get(DelayQueueMeterNames.HANDLER)
 					.tags("outcome", "retry", "exception", "IllegalStateException")
 					.timer()
 					.count()).isEqualTo(3);
-				assertThat(meters.get(DelayQueueMeterNames.HANDLER).tag("outcome", "dead").timer().count()).isEqualTo(1);
-				assertThat(meters.get(DelayQueueMeterNames.LATENESS).tag("topic", "scenario").timer().count()).isEqualTo(13);
+				assertThat(meters.get(DelayQueueMeterNames.HANDLER).tag("outcome", "dead").timer().count())
+					.isEqualTo(1);
+				assertThat(meters.get(DelayQueueMeterNames.LATENESS).tag("topic", "scenario").timer().count())
+					.isEqualTo(13);
 			});
 	}
 

@@ -41,10 +41,12 @@ class TopicGaugesTests {
 		orders.failing = true;
 		MeterRegistry registry = new SimpleMeterRegistry();
 		new TopicGauges(() -> List.of(orders), Duration.ZERO).bindTo(registry);
-		assertThat(registry.get(DelayQueueMeterNames.MESSAGES).tags("topic", "orders", "state", "ready").gauge().value())
+		assertThat(
+				registry.get(DelayQueueMeterNames.MESSAGES).tags("topic", "orders", "state", "ready").gauge().value())
 			.isNaN();
 		orders.failing = false;
-		assertThat(registry.get(DelayQueueMeterNames.MESSAGES).tags("topic", "orders", "state", "ready").gauge().value())
+		assertThat(
+				registry.get(DelayQueueMeterNames.MESSAGES).tags("topic", "orders", "state", "ready").gauge().value())
 			.isEqualTo(2);
 	}
 

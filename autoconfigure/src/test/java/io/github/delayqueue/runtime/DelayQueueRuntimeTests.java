@@ -19,8 +19,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The runtime's threads: a few shared ones however many topics listen, which keep an application
- * whose only work is its listeners running, and handler threads only while there is work.
+ * The runtime's threads: a few shared ones however many topics listen, which keep an
+ * application whose only work is its listeners running, and handler threads only while
+ * there is work.
  */
 class DelayQueueRuntimeTests {
 
@@ -36,7 +37,9 @@ class DelayQueueRuntimeTests {
 
 	@Test
 	void manyTopicsShareTheSchedulerThreads() {
-		QueueContexts.runner(QueueContexts.uniquePrefix()).withBean(Notes.class).withBean(Orders.class)
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withBean(Notes.class)
+			.withBean(Orders.class)
 			.run((context) -> {
 				int schedulerThreads = Math.max(4, 4 * Runtime.getRuntime().availableProcessors());
 				assertThat(threads("delay-queue-scheduler-")).hasSizeLessThanOrEqualTo(schedulerThreads);
@@ -46,7 +49,9 @@ class DelayQueueRuntimeTests {
 
 	@Test
 	void topicsShareTheHandlerThreadsWhichEndWithTheRuntime() {
-		QueueContexts.runner(QueueContexts.uniquePrefix()).withBean(Notes.class).withBean(Orders.class)
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withBean(Notes.class)
+			.withBean(Orders.class)
 			.run((context) -> {
 				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
 				for (int i = 0; i < 5; i++) {
@@ -84,7 +89,9 @@ class DelayQueueRuntimeTests {
 	}
 
 	private static List<Thread> threads(String prefix) {
-		return Thread.getAllStackTraces().keySet().stream()
+		return Thread.getAllStackTraces()
+			.keySet()
+			.stream()
 			.filter((thread) -> thread.getName().startsWith(prefix) && thread.isAlive())
 			.toList();
 	}

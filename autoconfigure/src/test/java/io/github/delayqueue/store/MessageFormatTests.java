@@ -14,7 +14,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.fail;
 
 /**
- * The stored form of messages: {@link MessageFormat#encodeBody} and {@link MessageFormat#decode}.
+ * The stored form of messages: {@link MessageFormat#encodeBody} and
+ * {@link MessageFormat#decode}.
  */
 class MessageFormatTests {
 
@@ -23,7 +24,8 @@ class MessageFormatTests {
 	@Test
 	void bodyWithoutHeadersAndWithTextPayloadRoundTrips() {
 		byte[] payload = "hello".getBytes(StandardCharsets.UTF_8);
-		StoredMessage message = MessageFormat.decode("id-1", stored(0, DUE, MessageFormat.encodeBody(Map.of(), payload)));
+		StoredMessage message = MessageFormat.decode("id-1",
+				stored(0, DUE, MessageFormat.encodeBody(Map.of(), payload)));
 		assertThat(message.id()).isEqualTo("id-1");
 		assertThat(message.attempts()).isZero();
 		assertThat(message.dueAtMillis()).isEqualTo(DUE);
@@ -138,8 +140,8 @@ class MessageFormatTests {
 	@Test
 	void malformedValuesAreCorrupt() {
 		String[] malformed = { "", ":", "0", "0:", "0:1", "0:1:", "0:1:1", "0:1:1:", "::1:0:", "a:1:1:0:", "0:-5:1:0:",
-				"-1:5:1:0:", "0:1:1:1:", "0:1:1:1:5:abc", "0:1:1:x:", "0:1:1:2:1:a", "0:1:1:1:1:a",
-				"0:1:1:1:99:a1:b", "0:1:1:" + "9".repeat(19) + ":", "0:" + "1".repeat(19) + ":1:0:" };
+				"-1:5:1:0:", "0:1:1:1:", "0:1:1:1:5:abc", "0:1:1:x:", "0:1:1:2:1:a", "0:1:1:1:1:a", "0:1:1:1:99:a1:b",
+				"0:1:1:" + "9".repeat(19) + ":", "0:" + "1".repeat(19) + ":1:0:" };
 		for (String value : malformed) {
 			assertThatExceptionOfType(CorruptMessageException.class).as("decode of \"%s\"", value)
 				.isThrownBy(() -> MessageFormat.decode("id", ascii(value)));

@@ -8,8 +8,8 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Due times of new messages are whole milliseconds rounded up, so that no message is due before
- * the time it was sent for.
+ * Due times of new messages are whole milliseconds rounded up, so that no message is due
+ * before the time it was sent for.
  */
 class NewMessageTests {
 

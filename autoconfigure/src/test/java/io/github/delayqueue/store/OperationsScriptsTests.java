@@ -20,9 +20,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The scripts behind the operations endpoint: {@code stats.lua}, {@code page.lua} and
- * {@code inspect.lua} read without changing anything; {@code replay.lua} moves dead letters back to
- * the schedule and {@code purge_dead.lua} deletes them, in bounded batches. No listener runs here,
- * so messages stay where the test puts them.
+ * {@code inspect.lua} read without changing anything; {@code replay.lua} moves dead
+ * letters back to the schedule and {@code purge_dead.lua} deletes them, in bounded
+ * batches. No listener runs here, so messages stay where the test puts them.
  */
 class OperationsScriptsTests {
 
@@ -213,7 +213,8 @@ class OperationsScriptsTests {
 	@Test
 	void inspectReadsNoMoreThanTheGivenNumberOfBytes() {
 		run((template, store, context) -> {
-			template.send(DelayMessage.builder("orders", "x".repeat(10_000)).id("big").delay(Duration.ofHours(1)).build());
+			template
+				.send(DelayMessage.builder("orders", "x".repeat(10_000)).id("big").delay(Duration.ofHours(1)).build());
 			MessageSnapshot snapshot = store.inspect("orders", "big", 100);
 			assertThat(snapshot.storedPrefix()).hasSize(100);
 			assertThat(snapshot.storedLength()).isGreaterThan(10_000);
@@ -316,8 +317,8 @@ class OperationsScriptsTests {
 			assertThat(store.inspect("orders", "d1", 100)).isNull();
 			assertThat(store.purgeDead("orders", 10)).isEqualTo(3);
 			assertThat(store.stats("orders").dead()).isZero();
-			assertThat(context.getBean(StringRedisTemplate.class).keys(this.prefix + ":*"))
-				.allSatisfy((key) -> assertThat(key).as("only claim records, which expire with the lease").contains("}:c:"));
+			assertThat(context.getBean(StringRedisTemplate.class).keys(this.prefix + ":*")).allSatisfy(
+					(key) -> assertThat(key).as("only claim records, which expire with the lease").contains("}:c:"));
 		});
 	}
 

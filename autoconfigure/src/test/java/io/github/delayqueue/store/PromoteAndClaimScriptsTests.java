@@ -12,9 +12,10 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code promote.lua} with a lookahead makes messages ready shortly before they are due and tells
- * when the next lease ends; {@code claim.lua} takes such early messages only up to their own
- * limit, leaving the rest at the head of the ready list in order. No listener runs here.
+ * {@code promote.lua} with a lookahead makes messages ready shortly before they are due
+ * and tells when the next lease ends; {@code claim.lua} takes such early messages only up
+ * to their own limit, leaving the rest at the head of the ready list in order. No
+ * listener runs here.
  */
 class PromoteAndClaimScriptsTests {
 

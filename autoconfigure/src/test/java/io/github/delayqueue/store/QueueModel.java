@@ -9,17 +9,18 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * What one topic of the queue should hold, by the rules written in the header of each script, for
- * {@link StateMachineModelTests}. One method per script: it takes the request, changes the model
- * as the script's documented rule says and returns the reply the script should give.
+ * What one topic of the queue should hold, by the rules written in the header of each
+ * script, for {@link StateMachineModelTests}. One method per script: it takes the
+ * request, changes the model as the script's documented rule says and returns the reply
+ * the script should give.
  * <p>
- * The model knows every due time and lease deadline: due times it chose itself, and those that
- * the Redis clock sets (a relative send, retry, reschedule, replay, a claim's lease deadline and
- * the time a message died) are observed from the reply or the stored data and handed in. Whether
- * something is due or expired is decided against {@code now}, the Redis time read just before the
- * request: the test keeps every due time and deadline either in the past or an hour or more
- * away, so that the decision never depends on the few milliseconds between that read and the
- * script.
+ * The model knows every due time and lease deadline: due times it chose itself, and those
+ * that the Redis clock sets (a relative send, retry, reschedule, replay, a claim's lease
+ * deadline and the time a message died) are observed from the reply or the stored data
+ * and handed in. Whether something is due or expired is decided against {@code now}, the
+ * Redis time read just before the request: the test keeps every due time and deadline
+ * either in the past or an hour or more away, so that the decision never depends on the
+ * few milliseconds between that read and the script.
  */
 final class QueueModel {
 
@@ -113,7 +114,8 @@ final class QueueModel {
 	/**
 	 * What a claim should return.
 	 *
-	 * @param ids the ids leased (or, for a request sent again, leased then and still held)
+	 * @param ids the ids leased (or, for a request sent again, leased then and still
+	 * held)
 	 * @param stored their stored messages, in the same order
 	 * @param more whether more ids may be waiting
 	 * @param replayed whether the request was answered from the consumer's claim record
@@ -142,7 +144,10 @@ final class QueueModel {
 	/** id → stored message: scheduled, ready and in flight (the messages hash). */
 	final Map<String, Live> live = new TreeMap<>();
 
-	/** The ready list, oldest first, with the stale ids that cancel and reschedule leave in it. */
+	/**
+	 * The ready list, oldest first, with the stale ids that cancel and reschedule leave
+	 * in it.
+	 */
 	final List<String> ready = new ArrayList<>();
 
 	/** id or buried name → dead letter. */
@@ -151,7 +156,8 @@ final class QueueModel {
 	/** consumer → its last claim that leased messages. */
 	final Map<String, ClaimRecord> claimRecords = new HashMap<>();
 
-	// send.lua: an id already stored is left as it is, unless the send replaces a scheduled one; the
+	// send.lua: an id already stored is left as it is, unless the send replaces a
+	// scheduled one; the
 	// same body again is not a duplicate.
 	List<SendReply> send(List<NewMessage> messages, List<Long> dues) {
 		List<SendReply> replies = new ArrayList<>();
@@ -175,7 +181,8 @@ final class QueueModel {
 		return replies;
 	}
 
-	// promote.lua: scheduled ids due by now + lookahead, in due order (then id), to the tail.
+	// promote.lua: scheduled ids due by now + lookahead, in due order (then id), to the
+	// tail.
 	int promote(long now, int limit, long lookahead) {
 		List<Live> due = scheduled().stream().filter((message) -> message.due <= now + lookahead).limit(limit).toList();
 		for (Live message : due) {
@@ -326,8 +333,8 @@ final class QueueModel {
 	}
 
 	/**
-	 * The deadline extend_lease.lua should give: the later of the lease it had and the new length
-	 * from the script's time.
+	 * The deadline extend_lease.lua should give: the later of the lease it had and the
+	 * new length from the script's time.
 	 * @param id the id
 	 * @return its lease deadline now
 	 */
@@ -335,12 +342,15 @@ final class QueueModel {
 		return this.live.get(id).deadline;
 	}
 
-	// expire_leases.lua: leases ended by now, by deadline (then id), at most limit of them.
+	// expire_leases.lua: leases ended by now, by deadline (then id), at most limit of
+	// them.
 	ExpiryReply expireLeases(long now, int limit, int maxAttempts) {
-		List<Live> expired = this.live.values().stream()
+		List<Live> expired = this.live.values()
+			.stream()
 			.filter((message) -> message.state == State.IN_FLIGHT && message.deadline <= now)
 			.sorted(Comparator.comparingLong((Live message) -> message.deadline).thenComparing((message) -> message.id))
-			.limit(limit).toList();
+			.limit(limit)
+			.toList();
 		List<String> requeued = new ArrayList<>();
 		List<String> deadLettered = new ArrayList<>();
 		for (Live message : expired) {
@@ -392,8 +402,10 @@ final class QueueModel {
 		return message != null && message.state != State.IN_FLIGHT;
 	}
 
-	// replay.lua: dead -> scheduled, due at the replay's time, attempts 0, error dropped; skipped
-	// while the id is stored again. Reads every id before it moves any; an id named twice counts
+	// replay.lua: dead -> scheduled, due at the replay's time, attempts 0, error dropped;
+	// skipped
+	// while the id is stored again. Reads every id before it moves any; an id named twice
+	// counts
 	// once (seed 2291508825904, step 101 found it counted twice).
 	ReplayReply replay(List<String> named, long now) {
 		List<String> ids = named.stream().distinct().toList();
@@ -419,7 +431,8 @@ final class QueueModel {
 
 	// purge_dead.lua: dead -> gone. Counts the ids found dead before it deletes any.
 	long purgeDead(List<String> ids) {
-		// An id named twice counts once (seed 2291508825904, step 123 found it counted twice).
+		// An id named twice counts once (seed 2291508825904, step 123 found it counted
+		// twice).
 		long found = ids.stream().distinct().filter(this.dead::containsKey).count();
 		ids.forEach(this.dead::remove);
 		return found;
@@ -430,9 +443,13 @@ final class QueueModel {
 		return message != null && message.state == State.IN_FLIGHT && message.token.equals(token);
 	}
 
-	/** @return the scheduled messages in the order of the schedule (due time, then id) */
+	/**
+	 * @return the scheduled messages in the order of the schedule (due time, then id)
+	 */
 	List<Live> scheduled() {
-		return this.live.values().stream().filter((message) -> message.state == State.SCHEDULED)
+		return this.live.values()
+			.stream()
+			.filter((message) -> message.state == State.SCHEDULED)
 			.sorted(Comparator.comparingLong((Live message) -> message.due).thenComparing((message) -> message.id))
 			.toList();
 	}
@@ -441,7 +458,10 @@ final class QueueModel {
 		return this.live.values().stream().filter((message) -> message.state == state).count();
 	}
 
-	/** @return the due time of the first ready message among the first ids of the ready list, or -1 */
+	/**
+	 * @return the due time of the first ready message among the first ids of the ready
+	 * list, or -1
+	 */
 	long oldestReadyDue() {
 		for (String id : this.ready.subList(0, Math.min(STATS_READY_LOOKUP, this.ready.size()))) {
 			Live message = this.live.get(id);
@@ -452,7 +472,8 @@ final class QueueModel {
 		return -1;
 	}
 
-	// functions.lua bury(): an earlier dead letter of the id moves to "<id>~<time it died>", with
+	// functions.lua bury(): an earlier dead letter of the id moves to "<id>~<time it
+	// died>", with
 	// more '~' until the name is free.
 	private void bury(String id, String stored, String error) {
 		Dead earlier = this.dead.get(id);

@@ -33,8 +33,7 @@ class RedisSettingsCheckTests {
 			});
 			QueueContexts.runner(QueueContexts.uniquePrefix(), redis.springProperties())
 				.run((context) -> assertThat(context).hasNotFailed());
-			assertThat(output).contains("Redis maxmemory-policy is 'allkeys-lru'")
-				.contains("Redis persistence is off");
+			assertThat(output).contains("Redis maxmemory-policy is 'allkeys-lru'").contains("Redis persistence is off");
 		}
 	}
 

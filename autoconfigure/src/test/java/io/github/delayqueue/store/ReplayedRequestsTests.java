@@ -16,9 +16,9 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Requests whose reply is lost on the way back: Redis ran them, the proxy drops the reply and the
- * connection, and Lettuce sends the same command again after it reconnects. Each must do what it
- * did once, as the real client stack sends it.
+ * Requests whose reply is lost on the way back: Redis ran them, the proxy drops the reply
+ * and the connection, and Lettuce sends the same command again after it reconnects. Each
+ * must do what it did once, as the real client stack sends it.
  */
 class ReplayedRequestsTests {
 
@@ -35,7 +35,9 @@ class ReplayedRequestsTests {
 				send(template, id);
 			}
 			store.promote(TOPIC, 10);
-			store.claim(TOPIC, "consumer", "consumer.0", 1, 0, Duration.ofMillis(1)); // loads the script
+			store.claim(TOPIC, "consumer", "consumer.0", 1, 0, Duration.ofMillis(1)); // loads
+																						// the
+																						// script
 			store.release(TOPIC, "m1", "consumer.0");
 			int before = proxy.forwardedCount(FaultyRedisProxy.named("EVALSHA"));
 			FaultyRedisProxy.Fault fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA"));
@@ -44,8 +46,8 @@ class ReplayedRequestsTests {
 			assertThat(proxy.forwardedCount(FaultyRedisProxy.named("EVALSHA")) - before).as("sent twice").isEqualTo(2);
 			assertThat(claimed.messages()).extracting(ClaimedMessage::id).containsExactly("m1", "m2");
 			assertThat(redis.opsForList().range(store.keys(TOPIC).ready(), 0, -1)).containsExactly("m3");
-			assertThat(store.ack(TOPIC, List.of("m1", "m2"), List.of("consumer.1", "consumer.1")))
-				.containsExactly(true, true);
+			assertThat(store.ack(TOPIC, List.of("m1", "m2"), List.of("consumer.1", "consumer.1"))).containsExactly(true,
+					true);
 		});
 	}
 
@@ -55,7 +57,8 @@ class ReplayedRequestsTests {
 			send(template, "m1");
 			store.promote(TOPIC, 10);
 			ClaimedMessage claimed = store.claim(TOPIC, 1, LEASE).get(0);
-			store.extendLease(TOPIC, "m1", claimed.leaseToken(), LEASE); // loads the script
+			store.extendLease(TOPIC, "m1", claimed.leaseToken(), LEASE); // loads the
+																			// script
 			FaultyRedisProxy.Fault fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA"));
 			long extended = store.extendLease(TOPIC, "m1", claimed.leaseToken(), LEASE);
 			assertThat(fault.awaitFired(WAIT)).isTrue();

@@ -15,8 +15,8 @@ import org.springframework.core.io.ClassPathResource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Each script's keys are declared once in Java, in {@link Script}, and once in its {@code .lua}
- * header: the two must name the same keys in the same order.
+ * Each script's keys are declared once in Java, in {@link Script}, and once in its
+ * {@code .lua} header: the two must name the same keys in the same order.
  */
 class ScriptHeadersTests {
 
@@ -57,7 +57,8 @@ class ScriptHeadersTests {
 	}
 
 	private static String text(Script script) throws IOException {
-		return new ClassPathResource(script.fileName() + ".lua", Script.class).getContentAsString(StandardCharsets.UTF_8);
+		return new ClassPathResource(script.fileName() + ".lua", Script.class)
+			.getContentAsString(StandardCharsets.UTF_8);
 	}
 
 }

@@ -18,9 +18,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.abort;
 
 /**
- * Scripts read the Redis clock and then write. Redis 6.2 with {@code lua-replicate-commands no}
- * refuses that unless the script asks for its effects to be replicated; Redis 7 always does, and
- * has no such setting. Runs on whichever Redis the suite runs on (the build runs it on both).
+ * Scripts read the Redis clock and then write. Redis 6.2 with
+ * {@code lua-replicate-commands no} refuses that unless the script asks for its effects
+ * to be replicated; Redis 7 always does, and has no such setting. Runs on whichever Redis
+ * the suite runs on (the build runs it on both).
  */
 class ScriptReplicationTests {
 
@@ -36,7 +37,8 @@ class ScriptReplicationTests {
 					});
 				}
 				catch (DataAccessException ex) {
-					abort("Redis " + server.version() + " always replicates script effects (no lua-replicate-commands)");
+					abort("Redis " + server.version()
+							+ " always replicates script effects (no lua-replicate-commands)");
 				}
 				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
 				RedisMessageStore store = context.getBean(RedisMessageStore.class);

@@ -18,11 +18,12 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The holes a review found in the scripts, each shown closed: a script that fails (a key of the
- * wrong type) changes nothing; a lease is proven by a token that does not move; a request sent
- * twice (a client that lost the reply) does what it did once; stale or early ids at the head of
- * the ready list stall nothing; dead letters of the same id are all kept; large sends and claims
- * stay within what one script call can take. No listener runs here.
+ * The holes a review found in the scripts, each shown closed: a script that fails (a key
+ * of the wrong type) changes nothing; a lease is proven by a token that does not move; a
+ * request sent twice (a client that lost the reply) does what it did once; stale or early
+ * ids at the head of the ready list stall nothing; dead letters of the same id are all
+ * kept; large sends and claims stay within what one script call can take. No listener
+ * runs here.
  */
 class ScriptSafetyTests {
 
@@ -124,7 +125,8 @@ class ScriptSafetyTests {
 			ClaimResult again = store.claim(TOPIC, "consumer-a", "consumer-a.1", 2, 0, LEASE);
 			assertThat(first.messages()).extracting(ClaimedMessage::id).containsExactly("m1", "m2");
 			assertThat(again.messages()).extracting(ClaimedMessage::id).containsExactly("m1", "m2");
-			assertThat(again.messages().get(0).leaseDeadlineMillis()).isEqualTo(first.messages().get(0).leaseDeadlineMillis());
+			assertThat(again.messages().get(0).leaseDeadlineMillis())
+				.isEqualTo(first.messages().get(0).leaseDeadlineMillis());
 			assertThat(redis.opsForList().range(store.keys(TOPIC).ready(), 0, -1)).containsExactly("m3");
 			assertThat(store.ack(TOPIC, List.of("m1", "m2"), List.of("consumer-a.1", "consumer-a.1")))
 				.containsExactly(true, true);
@@ -194,11 +196,12 @@ class ScriptSafetyTests {
 			send(template, "early-1", Duration.ofSeconds(30));
 			send(template, "early-2", Duration.ofSeconds(31));
 			store.promote(TOPIC, 10, Duration.ofMinutes(1));
-			// A message whose lease expired goes to the tail of the ready list, behind early ones.
+			// A message whose lease expired goes to the tail of the ready list, behind
+			// early ones.
 			send(template, "due", Duration.ZERO);
 			store.promote(TOPIC, 10, Duration.ZERO);
-			assertThat(redis.opsForList().range(store.keys(TOPIC).ready(), 0, -1)).containsExactly("early-1",
-					"early-2", "due");
+			assertThat(redis.opsForList().range(store.keys(TOPIC).ready(), 0, -1)).containsExactly("early-1", "early-2",
+					"due");
 			ClaimResult claimed = store.claim(TOPIC, "c", "c.1", 1, 0, LEASE);
 			assertThat(claimed.messages()).extracting(ClaimedMessage::id).containsExactly("due");
 			assertThat(redis.opsForList().range(store.keys(TOPIC).ready(), 0, -1)).containsExactly("early-1",
@@ -217,9 +220,11 @@ class ScriptSafetyTests {
 			assertThat(store.deadLetter(TOPIC, "order-1", second.leaseToken(), "second failure")).isTrue();
 			List<MessageSummary> dead = store.page(TOPIC, MessageState.DEAD, 0, 10).messages();
 			assertThat(dead).hasSize(2);
-			assertThat(dead).extracting(MessageSummary::lastError).containsExactlyInAnyOrder("first failure",
-					"second failure");
-			MessageSummary earlier = dead.stream().filter((summary) -> !summary.id().equals("order-1")).findFirst()
+			assertThat(dead).extracting(MessageSummary::lastError)
+				.containsExactlyInAnyOrder("first failure", "second failure");
+			MessageSummary earlier = dead.stream()
+				.filter((summary) -> !summary.id().equals("order-1"))
+				.findFirst()
 				.orElseThrow();
 			assertThat(earlier.id()).startsWith("order-1~");
 			assertThat(earlier.lastError()).isEqualTo("first failure");
@@ -276,14 +281,15 @@ class ScriptSafetyTests {
 		ScriptTest.run((template, store, redis) -> {
 			List<DelayMessage> messages = new ArrayList<>();
 			for (int i = 0; i < 2000; i++) {
-				messages.add(DelayMessage.builder((i % 2 == 0) ? TOPIC : "other", "x").id("m" + i).delay(LEASE).build());
+				messages
+					.add(DelayMessage.builder((i % 2 == 0) ? TOPIC : "other", "x").id("m" + i).delay(LEASE).build());
 			}
 			long before = scriptCalls(redis);
 			List<SendResult> results = template.sendAll(messages);
 			long calls = scriptCalls(redis) - before;
 			assertThat(results).hasSize(2000).noneMatch(SendResult::duplicate);
-			assertThat(results).extracting(SendResult::id).containsExactlyElementsOf(
-					messages.stream().map(DelayMessage::id).toList());
+			assertThat(results).extracting(SendResult::id)
+				.containsExactlyElementsOf(messages.stream().map(DelayMessage::id).toList());
 			assertThat(calls).isGreaterThanOrEqualTo(2000 / RedisMessageStore.MAX_SEND_CHUNK);
 			assertThat(store.stats(TOPIC).scheduled() + store.stats("other").scheduled()).isEqualTo(2000);
 		});
@@ -308,8 +314,8 @@ class ScriptSafetyTests {
 	}
 
 	private static long scriptCalls(StringRedisTemplate redis) {
-		Properties stats = redis.execute(
-				(RedisCallback<Properties>) (connection) -> connection.serverCommands().info("commandstats"));
+		Properties stats = redis
+			.execute((RedisCallback<Properties>) (connection) -> connection.serverCommands().info("commandstats"));
 		long calls = 0;
 		for (String command : List.of("cmdstat_evalsha", "cmdstat_eval")) {
 			String line = stats.getProperty(command);

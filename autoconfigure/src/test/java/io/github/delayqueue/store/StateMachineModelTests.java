@@ -37,47 +37,49 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
 /**
- * A randomized, model-based test of the queue's state machine: random sequences of store calls
- * from several simulated clients, each checked against {@link QueueModel}, a plain Java model of
- * what the scripts' headers say they do.
+ * A randomized, model-based test of the queue's state machine: random sequences of store
+ * calls from several simulated clients, each checked against {@link QueueModel}, a plain
+ * Java model of what the scripts' headers say they do.
  * <p>
- * <b>What is modeled.</b> Two producers send single messages and batches, with new and reused
- * ids, the same body again or another one, due in the past, in an hour, in five hours (absolute
- * epoch ms) or after a delay of 0 or an hour; they cancel and reschedule. Three consumers, each
- * with its own consumer id and lease tokens, claim with random limits and early limits under a
- * lease of an hour or of zero (so that it has expired by the next call), and ack (in batches),
- * retry, dead-letter, release and extend what they hold, sometimes with a token that is not
- * theirs or no longer valid. A broker promotes (with a lookahead of 0 or of two hours) and
- * expires leases with random limits and maximum attempts; an operator replays and purges dead
- * letters, buried ones ({@code <id>~<time it died>}) included. The model keeps the ready list with
- * the stale ids that cancel and reschedule leave in it, and follows claim.lua chunk by chunk, so
- * it predicts each reply exactly.
+ * <b>What is modeled.</b> Two producers send single messages and batches, with new and
+ * reused ids, the same body again or another one, due in the past, in an hour, in five
+ * hours (absolute epoch ms) or after a delay of 0 or an hour; they cancel and reschedule.
+ * Three consumers, each with its own consumer id and lease tokens, claim with random
+ * limits and early limits under a lease of an hour or of zero (so that it has expired by
+ * the next call), and ack (in batches), retry, dead-letter, release and extend what they
+ * hold, sometimes with a token that is not theirs or no longer valid. A broker promotes
+ * (with a lookahead of 0 or of two hours) and expires leases with random limits and
+ * maximum attempts; an operator replays and purges dead letters, buried ones
+ * ({@code <id>~<time it died>}) included. The model keeps the ready list with the stale
+ * ids that cancel and reschedule leave in it, and follows claim.lua chunk by chunk, so it
+ * predicts each reply exactly.
  * <p>
- * <b>Faults.</b> A dropped reply: a state-changing call is made twice with the same arguments and
- * token, as Lettuce re-sends a command after a reconnect; the pair must act as one request (a
- * claim returns the same messages, ack, retry, dead-letter and release report the lease lost,
- * a send of the same body is not a duplicate). A key of the wrong type: one of the topic's keys
- * (or a consumer's claim record) is overwritten with another type; a call that uses the key must
- * fail with WRONGTYPE and change nothing (every key compared by {@code DUMP} before and after),
- * then the key is restored.
+ * <b>Faults.</b> A dropped reply: a state-changing call is made twice with the same
+ * arguments and token, as Lettuce re-sends a command after a reconnect; the pair must act
+ * as one request (a claim returns the same messages, ack, retry, dead-letter and release
+ * report the lease lost, a send of the same body is not a duplicate). A key of the wrong
+ * type: one of the topic's keys (or a consumer's claim record) is overwritten with
+ * another type; a call that uses the key must fail with WRONGTYPE and change nothing
+ * (every key compared by {@code DUMP} before and after), then the key is restored.
  * <p>
- * <b>Checks after every step.</b> Every key of the topic equals the model (stored messages,
- * schedule, ready list, in-flight deadlines, lease tokens, dead letters with their errors), so
- * every message is in exactly one state and nothing is lost; independently of the model, every
- * stored id is scheduled, in flight or in the ready list, and the lease and dead keys agree with
- * their indexes; {@code stats()} and {@code inspect()} agree with the model. Each reply is
- * compared with the model's, which also checks that no message is claimed before its due time
- * minus the lookahead it was promoted with, that claimed messages carry the modeled attempts, and
- * that a token never acks, retries, dead-letters, releases or extends a message leased to another.
+ * <b>Checks after every step.</b> Every key of the topic equals the model (stored
+ * messages, schedule, ready list, in-flight deadlines, lease tokens, dead letters with
+ * their errors), so every message is in exactly one state and nothing is lost;
+ * independently of the model, every stored id is scheduled, in flight or in the ready
+ * list, and the lease and dead keys agree with their indexes; {@code stats()} and
+ * {@code inspect()} agree with the model. Each reply is compared with the model's, which
+ * also checks that no message is claimed before its due time minus the lookahead it was
+ * promoted with, that claimed messages carry the modeled attempts, and that a token never
+ * acks, retries, dead-letters, releases or extends a message leased to another.
  * <p>
- * <b>Time.</b> Due times and lease deadlines are either in the past or an hour or more away from
- * the Redis clock, so that no decision depends on timing: runs must stay under an hour. The
- * Redis time is read around each call to check the times the scripts set.
+ * <b>Time.</b> Due times and lease deadlines are either in the past or an hour or more
+ * away from the Redis clock, so that no decision depends on timing: runs must stay under
+ * an hour. The Redis time is read around each call to check the times the scripts set.
  * <p>
- * <b>Running.</b> By default three seeds of 300 steps each, a few seconds. A failure names its
- * seed and step; run it again with {@code -Ddelay-queue.model.seed=<seed>}. A long run (about 8
- * minutes per Redis version: each step reads the whole topic, which grows; keep a run under an hour):
- * <pre>
+ * <b>Running.</b> By default three seeds of 300 steps each, a few seconds. A failure
+ * names its seed and step; run it again with {@code -Ddelay-queue.model.seed=<seed>}. A
+ * long run (about 8 minutes per Redis version: each step reads the whole topic, which
+ * grows; keep a run under an hour): <pre>
  * ./mvnw -B -o -pl autoconfigure test -Dtest=StateMachineModelTests \
  *     -Ddelay-queue.model.steps=20000 -Ddelay-queue.model.seeds=1
  * </pre>
@@ -177,7 +179,8 @@ class StateMachineModelTests {
 					+ Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms: " + this.counts);
 		}
 
-		// --- Faults -----------------------------------------------------------------------------
+		// --- Faults
+		// -----------------------------------------------------------------------------
 
 		private void runOnce(Operation operation) {
 			long before = now();
@@ -227,10 +230,12 @@ class StateMachineModelTests {
 				return;
 			}
 			long after = now();
-			assertThat(operation.alwaysTouched()).as(describe(operation + " uses " + key + " on every call, "
-					+ "so it should have failed with WRONGTYPE, but returned " + reply))
+			assertThat(operation.alwaysTouched())
+				.as(describe(operation + " uses " + key + " on every call, "
+						+ "so it should have failed with WRONGTYPE, but returned " + reply))
 				.doesNotContain(key);
-			// The call did not use the key at all: put it back and check the call as any other.
+			// The call did not use the key at all: put it back and check the call as any
+			// other.
 			restore(key, dumps.get(key));
 			operation.expect(reply, before, after);
 		}
@@ -263,8 +268,8 @@ class StateMachineModelTests {
 		}
 
 		/**
-		 * What every key holds, read by type: {@code DUMP} is no good for comparing, as a restored
-		 * hash or set may serialize its entries in another order.
+		 * What every key holds, read by type: {@code DUMP} is no good for comparing, as a
+		 * restored hash or set may serialize its entries in another order.
 		 */
 		private Map<String, Object> contents(Operation operation) {
 			Map<String, Object> contents = new TreeMap<>();
@@ -272,16 +277,22 @@ class StateMachineModelTests {
 				DataType type = this.redis.type(key);
 				Long ttl = this.redis.getExpire(key);
 				if (type == null || type == DataType.NONE || (ttl != null && ttl >= 0 && ttl < 60)) {
-					// Missing, or the claim record of a zero lease, which lives a millisecond.
+					// Missing, or the claim record of a zero lease, which lives a
+					// millisecond.
 					continue;
 				}
 				contents.put(key, switch (type) {
-					case STRING -> new String(this.redis.execute((RedisCallback<byte[]>) (connection) -> connection
-						.stringCommands().get(key.getBytes(StandardCharsets.UTF_8))), StandardCharsets.ISO_8859_1);
+					case STRING -> new String(
+							this.redis.execute((RedisCallback<byte[]>) (connection) -> connection.stringCommands()
+								.get(key.getBytes(StandardCharsets.UTF_8))),
+							StandardCharsets.ISO_8859_1);
 					case LIST -> this.redis.opsForList().range(key, 0, -1);
 					case HASH -> hash(key);
-					case ZSET -> this.redis.opsForZSet().rangeWithScores(key, 0, -1).stream()
-						.map((tuple) -> tuple.getValue() + "=" + tuple.getScore()).toList();
+					case ZSET -> this.redis.opsForZSet()
+						.rangeWithScores(key, 0, -1)
+						.stream()
+						.map((tuple) -> tuple.getValue() + "=" + tuple.getScore())
+						.toList();
 					case SET -> new TreeSet<>(this.redis.opsForSet().members(key));
 					default -> type;
 				});
@@ -306,7 +317,8 @@ class StateMachineModelTests {
 			}
 		}
 
-		// --- Operations -------------------------------------------------------------------------
+		// --- Operations
+		// -------------------------------------------------------------------------
 
 		private Operation nextOperation() {
 			int pick = this.random.nextInt(100);
@@ -379,8 +391,8 @@ class StateMachineModelTests {
 			}
 			return new Operation("send " + messages.stream()
 				.map((message) -> message.id() + "(" + (message.relative() ? "+" : "@") + message.when() + ", "
-						+ new String(message.body(), StandardCharsets.UTF_8) + (message.replaceIfPending() ? ", replace" : "")
-						+ ")")
+						+ new String(message.body(), StandardCharsets.UTF_8)
+						+ (message.replaceIfPending() ? ", replace" : "") + ")")
 				.toList(), this.keys.messages(), this.keys.scheduled()) {
 
 				@Override
@@ -406,16 +418,20 @@ class StateMachineModelTests {
 						}
 					}
 					List<SendReply> expected = Run.this.model.send(messages, dues);
-					assertThat(results).extracting((result) -> new SendReply(result.duplicate(), result.replaced(),
-							result.dueAtMillis()))
-						.as(describe("send results")).containsExactlyElementsOf(expected);
+					assertThat(results)
+						.extracting(
+								(result) -> new SendReply(result.duplicate(), result.replaced(), result.dueAtMillis()))
+						.as(describe("send results"))
+						.containsExactlyElementsOf(expected);
 				}
 
 				@Override
 				void expectSentAgain(Object first, Object second) {
 					if (messages.stream().anyMatch(NewMessage::replaceIfPending)) {
-						// A replacing send again replaces what the first stored or replaced, so it may
-						// report otherwise (and make a later message of the same id in the batch a
+						// A replacing send again replaces what the first stored or
+						// replaced, so it may
+						// report otherwise (and make a later message of the same id in
+						// the batch a
 						// duplicate); the model has checked both runs.
 						return;
 					}
@@ -444,11 +460,13 @@ class StateMachineModelTests {
 					List<Live> scheduled = Run.this.model.scheduled();
 					long nextDue = scheduled.isEmpty() ? -1 : (scheduled.get(0).due <= before) ? 0 : 1;
 					assertThat(signum(result.nextDueIn())).as(describe("next due")).isEqualTo(nextDue);
-					long nextLease = Run.this.model.live.values().stream()
+					long nextLease = Run.this.model.live.values()
+						.stream()
 						.filter((message) -> message.state == State.IN_FLIGHT)
-						.mapToLong((message) -> (message.deadline <= before) ? 0 : 1).min().orElse(-1);
-					assertThat(signum(result.nextLeaseEndIn())).as(describe("next lease end"))
-						.isEqualTo(nextLease);
+						.mapToLong((message) -> (message.deadline <= before) ? 0 : 1)
+						.min()
+						.orElse(-1);
+					assertThat(signum(result.nextLeaseEndIn())).as(describe("next lease end")).isEqualTo(nextLease);
 				}
 
 			};
@@ -460,8 +478,9 @@ class StateMachineModelTests {
 			int earlyLimit = this.random.nextInt(4);
 			Duration lease = (this.random.nextInt(10) < 7) ? LONG_LEASE : Duration.ZERO;
 			String record = this.keys.claimRecord(consumer.id);
-			return new Operation("claim " + token + " limit " + limit + " early " + earlyLimit + " lease "
-					+ lease.toMillis(), List.of(record), record, this.keys.ready()) {
+			return new Operation(
+					"claim " + token + " limit " + limit + " early " + earlyLimit + " lease " + lease.toMillis(),
+					List.of(record), record, this.keys.ready()) {
 
 				@Override
 				Object run() {
@@ -470,7 +489,8 @@ class StateMachineModelTests {
 
 				@Override
 				boolean resendable() {
-					// A zero lease ends the claim record with it: a claim sent again after it claims anew.
+					// A zero lease ends the claim record with it: a claim sent again
+					// after it claims anew.
 					return !lease.isZero();
 				}
 
@@ -479,7 +499,8 @@ class StateMachineModelTests {
 					ClaimResult result = (ClaimResult) reply;
 					long deadline = result.messages().isEmpty() ? 0 : result.messages().get(0).leaseDeadlineMillis();
 					ClaimReply expected = Run.this.model.claim(before, consumer.id, token, limit, earlyLimit, deadline);
-					assertThat(result.messages()).extracting(ClaimedMessage::id).as(describe("ids claimed"))
+					assertThat(result.messages()).extracting(ClaimedMessage::id)
+						.as(describe("ids claimed"))
 						.containsExactlyElementsOf(expected.ids());
 					assertThat(result.messages())
 						.extracting((message) -> new String(message.stored(), StandardCharsets.UTF_8))
@@ -507,7 +528,8 @@ class StateMachineModelTests {
 				void expectSentAgain(Object first, Object second) {
 					assertThat(((ClaimResult) second).messages()).extracting(ClaimedMessage::id)
 						.as(describe("the same claim again returns what the first leased"))
-						.containsExactlyElementsOf(((ClaimResult) first).messages().stream().map(ClaimedMessage::id).toList());
+						.containsExactlyElementsOf(
+								((ClaimResult) first).messages().stream().map(ClaimedMessage::id).toList());
 				}
 
 			};
@@ -547,7 +569,8 @@ class StateMachineModelTests {
 				@Override
 				@SuppressWarnings("unchecked")
 				void expectSentAgain(Object first, Object second) {
-					assertThat((List<Boolean>) second).as(describe("the same ack again finds no lease")).containsOnly(false);
+					assertThat((List<Boolean>) second).as(describe("the same ack again finds no lease"))
+						.containsOnly(false);
 				}
 
 			};
@@ -566,8 +589,8 @@ class StateMachineModelTests {
 				@Override
 				void expect(Object reply, long before, long after) {
 					long due = (Long) reply;
-					assertThat(due != -1).as(describe("retry holds the lease")).isEqualTo(
-							Run.this.model.holdsLease(lease[0], lease[1]));
+					assertThat(due != -1).as(describe("retry holds the lease"))
+						.isEqualTo(Run.this.model.holdsLease(lease[0], lease[1]));
 					if (due != -1) {
 						assertThat(due).as(describe("retry due time")).isBetween(before + backoff, after + backoff);
 						Run.this.model.retry(lease[0], lease[1], due);
@@ -652,7 +675,8 @@ class StateMachineModelTests {
 						.isEqualTo(Run.this.model.holdsLease(lease[0], lease[1]));
 					if (deadline != -1) {
 						long old = Run.this.model.deadline(lease[0]);
-						assertThat(deadline).as(describe("extended deadline: the later of the old one and now + length"))
+						assertThat(deadline)
+							.as(describe("extended deadline: the later of the old one and now + length"))
 							.isBetween(Math.max(old, before + length), Math.max(old, after + length));
 						Run.this.model.extendLease(lease[0], lease[1], deadline);
 					}
@@ -757,12 +781,14 @@ class StateMachineModelTests {
 					ReplayResult result = (ReplayResult) reply;
 					long now = -1;
 					if (!result.replayed().isEmpty()) {
-						now = Run.this.redis.opsForZSet().score(Run.this.keys.scheduled(), result.replayed().get(0))
+						now = Run.this.redis.opsForZSet()
+							.score(Run.this.keys.scheduled(), result.replayed().get(0))
 							.longValue();
 						assertThat(now).as(describe("replayed due at once")).isBetween(before, after);
 					}
 					ReplayReply expected = Run.this.model.replay(ids, now);
-					assertThat(result.replayed()).as(describe("ids replayed")).containsExactlyElementsOf(expected.replayed());
+					assertThat(result.replayed()).as(describe("ids replayed"))
+						.containsExactlyElementsOf(expected.replayed());
 					assertThat(result.skipped()).as(describe("ids left dead")).isEqualTo(expected.skipped());
 				}
 
@@ -798,8 +824,8 @@ class StateMachineModelTests {
 		}
 
 		/**
-		 * A lease to act on: mostly one the consumer holds; sometimes another consumer's id with
-		 * this consumer's token, or its own id with another's token.
+		 * A lease to act on: mostly one the consumer holds; sometimes another consumer's
+		 * id with this consumer's token, or its own id with another's token.
 		 */
 		private String[] pickLease(Consumer consumer) {
 			int kind = this.random.nextInt(10);
@@ -857,7 +883,8 @@ class StateMachineModelTests {
 			this.model.dead.put(id, this.model.dead.get(id).withDiedAt(died.longValue()));
 		}
 
-		// --- Checks -----------------------------------------------------------------------------
+		// --- Checks
+		// -----------------------------------------------------------------------------
 
 		private void check() {
 			Map<String, String> messages = hash(this.keys.messages());
@@ -904,15 +931,21 @@ class StateMachineModelTests {
 			assertThat(ready).as(describe("ready list")).isEqualTo(this.model.ready);
 			assertThat(inFlight).as(describe("lease deadlines")).isEqualTo(expectedInFlight);
 			assertThat(leases).as(describe("lease tokens")).isEqualTo(expectedLeases);
-			assertThat(deadMessages).as(describe("dead messages")).isEqualTo(
-					this.model.dead.entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey,
-							(entry) -> entry.getValue().stored(), (a, b) -> a, TreeMap::new)));
-			assertThat(deadErrors).as(describe("dead errors")).isEqualTo(
-					this.model.dead.entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey,
-							(entry) -> entry.getValue().error(), (a, b) -> a, TreeMap::new)));
-			assertThat(dead).as(describe("times of death")).isEqualTo(
-					this.model.dead.entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey,
-							(entry) -> entry.getValue().diedAt(), (a, b) -> a, TreeMap::new)));
+			assertThat(deadMessages).as(describe("dead messages"))
+				.isEqualTo(this.model.dead.entrySet()
+					.stream()
+					.collect(Collectors.toMap(Map.Entry::getKey, (entry) -> entry.getValue().stored(), (a, b) -> a,
+							TreeMap::new)));
+			assertThat(deadErrors).as(describe("dead errors"))
+				.isEqualTo(this.model.dead.entrySet()
+					.stream()
+					.collect(Collectors.toMap(Map.Entry::getKey, (entry) -> entry.getValue().error(), (a, b) -> a,
+							TreeMap::new)));
+			assertThat(dead).as(describe("times of death"))
+				.isEqualTo(this.model.dead.entrySet()
+					.stream()
+					.collect(Collectors.toMap(Map.Entry::getKey, (entry) -> entry.getValue().diedAt(), (a, b) -> a,
+							TreeMap::new)));
 
 			TopicStats stats = this.store.stats(this.topic);
 			List<Live> next = this.model.scheduled();
@@ -960,7 +993,8 @@ class StateMachineModelTests {
 			return values;
 		}
 
-		// --- Bookkeeping ------------------------------------------------------------------------
+		// --- Bookkeeping
+		// ------------------------------------------------------------------------
 
 		private long now() {
 			return this.redis.execute((RedisCallback<Long>) (connection) -> connection.serverCommands().time());
@@ -982,28 +1016,33 @@ class StateMachineModelTests {
 		}
 
 		private Supplier<String> describe(String what) {
-			return () -> what + " (seed " + this.seed + ", step " + this.step + "; replay with -Ddelay-queue.model.seed="
-					+ this.seed + " -Ddelay-queue.model.steps=" + this.step + ")\nlast steps:\n  "
-					+ String.join("\n  ", this.history) + "\nmodel: " + abbreviate(this.model.live.values())
-					+ "\nready list: " + abbreviate(this.model.ready) + "\ndead: " + abbreviate(this.model.dead.keySet());
+			return () -> what + " (seed " + this.seed + ", step " + this.step
+					+ "; replay with -Ddelay-queue.model.seed=" + this.seed + " -Ddelay-queue.model.steps=" + this.step
+					+ ")\nlast steps:\n  " + String.join("\n  ", this.history) + "\nmodel: "
+					+ abbreviate(this.model.live.values()) + "\nready list: " + abbreviate(this.model.ready)
+					+ "\ndead: " + abbreviate(this.model.dead.keySet());
 		}
 
-		/** @return -1 for none, 0 for now, 1 for later */
+		/**
+		 * @return -1 for none, 0 for now, 1 for later
+		 */
 		private static long signum(@Nullable Duration until) {
 			return (until != null) ? until.compareTo(Duration.ZERO) : -1;
 		}
 
 		private static String abbreviate(Collection<?> values) {
 			return (values.size() <= 40) ? values.toString()
-					: values.stream().limit(40).map(String::valueOf).collect(Collectors.joining(", ", "[", ", ... ("
-							+ values.size() + " in all)]"));
+					: values.stream()
+						.limit(40)
+						.map(String::valueOf)
+						.collect(Collectors.joining(", ", "[", ", ... (" + values.size() + " in all)]"));
 		}
 
 	}
 
 	/**
-	 * One store call, made by a client: its request is fixed when it is created, so that it can be
-	 * sent again as it was.
+	 * One store call, made by a client: its request is fixed when it is created, so that
+	 * it can be sent again as it was.
 	 */
 	private abstract static class Operation {
 
@@ -1027,7 +1066,9 @@ class StateMachineModelTests {
 			this.alwaysTouched = Set.of(alwaysTouched);
 		}
 
-		/** @return the call's reply */
+		/**
+		 * @return the call's reply
+		 */
 		abstract Object run();
 
 		/**
@@ -1038,7 +1079,9 @@ class StateMachineModelTests {
 		 */
 		abstract void expect(Object reply, long before, long after);
 
-		/** @return whether a dropped reply of this call may be simulated */
+		/**
+		 * @return whether a dropped reply of this call may be simulated
+		 */
 		boolean resendable() {
 			return true;
 		}
@@ -1051,7 +1094,9 @@ class StateMachineModelTests {
 		void expectSentAgain(Object first, Object second) {
 		}
 
-		/** @return keys beyond the topic's that the call uses (a consumer's claim record) */
+		/**
+		 * @return keys beyond the topic's that the call uses (a consumer's claim record)
+		 */
 		List<String> extraKeys() {
 			return this.extraKeys;
 		}

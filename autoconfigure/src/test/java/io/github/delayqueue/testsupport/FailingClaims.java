@@ -10,8 +10,8 @@ import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
- * A store whose claims can be made to fail with an {@link Error}, for tests of a listener that
- * stops on one. Register it as the application's {@link RedisMessageStore} bean.
+ * A store whose claims can be made to fail with an {@link Error}, for tests of a listener
+ * that stops on one. Register it as the application's {@link RedisMessageStore} bean.
  */
 public class FailingClaims extends RedisMessageStore {
 

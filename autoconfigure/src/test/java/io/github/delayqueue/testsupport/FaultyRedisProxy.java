@@ -33,42 +33,51 @@ import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A TCP proxy on a free loopback port in front of a Redis server that can lose or hold the reply to a
- * command after Redis has run it. Regression tests use it to reproduce a command that ran on Redis while
- * the client never saw its reply: Lettuce re-sends the commands it wrote but had no reply for when it
- * reconnects (with {@code autoReconnect}, the default), and our own code may retry after a timeout.
+ * A TCP proxy on a free loopback port in front of a Redis server that can lose or hold
+ * the reply to a command after Redis has run it. Regression tests use it to reproduce a
+ * command that ran on Redis while the client never saw its reply: Lettuce re-sends the
+ * commands it wrote but had no reply for when it reconnects (with {@code autoReconnect},
+ * the default), and our own code may retry after a timeout.
  * <p>
- * Each client connection gets its own connection to Redis and two daemon threads that forward bytes, one
- * complete RESP message at a time. The proxy parses the commands the client sends (RESP arrays of bulk
- * strings, or inline commands) and the replies Redis sends (RESP2 and RESP3, including push messages and
- * attributes), and pairs them in order, since Redis answers the commands of one connection in order. Once a
- * connection enters subscribe mode ({@code SUBSCRIBE}, {@code PSUBSCRIBE}, {@code SSUBSCRIBE}) or sends
- * {@code MONITOR}, replies no longer pair with commands: such a connection is forwarded as is and faults are
- * never applied to it. RESP3 push messages are never paired with a command either. Commands that get no
- * reply ({@code CLIENT REPLY OFF} or {@code SKIP}) are not supported.
+ * Each client connection gets its own connection to Redis and two daemon threads that
+ * forward bytes, one complete RESP message at a time. The proxy parses the commands the
+ * client sends (RESP arrays of bulk strings, or inline commands) and the replies Redis
+ * sends (RESP2 and RESP3, including push messages and attributes), and pairs them in
+ * order, since Redis answers the commands of one connection in order. Once a connection
+ * enters subscribe mode ({@code SUBSCRIBE}, {@code PSUBSCRIBE}, {@code SSUBSCRIBE}) or
+ * sends {@code MONITOR}, replies no longer pair with commands: such a connection is
+ * forwarded as is and faults are never applied to it. RESP3 push messages are never
+ * paired with a command either. Commands that get no reply ({@code CLIENT REPLY OFF} or
+ * {@code SKIP}) are not supported.
  * <p>
- * Faults are armed by a test and fire once, on the next reply to a command whose name (its first element,
- * upper-cased with {@link Locale#ROOT}) matches a predicate:
+ * Faults are armed by a test and fire once, on the next reply to a command whose name
+ * (its first element, upper-cased with {@link Locale#ROOT}) matches a predicate:
  * <ul>
- * <li>{@link #dropNextReplyTo(Predicate)}: Redis runs the command, the proxy swallows its reply and closes
- * that client connection, so the client sees a disconnect, reconnects and replays;</li>
- * <li>{@link #delayNextReplyTo(Predicate, Duration)}: Redis runs the command and the proxy holds its reply
- * (and the replies after it on that connection) for a while, so a client with a shorter timeout fails
- * although the command ran.</li>
+ * <li>{@link #dropNextReplyTo(Predicate)}: Redis runs the command, the proxy swallows its
+ * reply and closes that client connection, so the client sees a disconnect, reconnects
+ * and replays;</li>
+ * <li>{@link #delayNextReplyTo(Predicate, Duration)}: Redis runs the command and the
+ * proxy holds its reply (and the replies after it on that connection) for a while, so a
+ * client with a shorter timeout fails although the command ran.</li>
  * </ul>
- * {@link #cutAll()} closes all client connections, {@link #pause()} and {@link #resume()} stop and restart
- * accepting and forwarding, and {@link #forwardedCount(Predicate)} counts the commands sent on to Redis.
+ * {@link #cutAll()} closes all client connections, {@link #pause()} and {@link #resume()}
+ * stop and restart accepting and forwarding, and {@link #forwardedCount(Predicate)}
+ * counts the commands sent on to Redis.
  * <p>
- * Lettuce 6 and later open connections with {@code HELLO 3} and use RESP3 when Redis accepts it. The proxy
- * understands RESP3, so by default it lets {@code HELLO} through; {@link #forceResp2(boolean)} makes it
- * rewrite {@code HELLO 3} into {@code HELLO 4}, which Redis rejects with a {@code NOPROTO} error, upon which
- * Lettuce falls back to RESP2 ({@code AUTH} or {@code PING}), as it does against a Redis older than 6.
+ * Lettuce 6 and later open connections with {@code HELLO 3} and use RESP3 when Redis
+ * accepts it. The proxy understands RESP3, so by default it lets {@code HELLO} through;
+ * {@link #forceResp2(boolean)} makes it rewrite {@code HELLO 3} into {@code HELLO 4},
+ * which Redis rejects with a {@code NOPROTO} error, upon which Lettuce falls back to
+ * RESP2 ({@code AUTH} or {@code PING}), as it does against a Redis older than 6.
  * <p>
- * What Lettuce does when the reply to a command is dropped (see {@code FaultyRedisProxyTests}): with the default
- * {@code ClientOptions} ({@code autoReconnect} on, {@code DisconnectedBehavior.DEFAULT}) it reconnects and sends
- * the command again, so the command runs twice and the caller gets the second reply. With {@code autoReconnect}
- * off, or with {@code DisconnectedBehavior.REJECT_COMMANDS}, it fails the command with a {@code RedisException}
- * ("Connection disconnected") and does not send it again, though the command ran.
+ * What Lettuce does when the reply to a command is dropped (see
+ * {@code FaultyRedisProxyTests}): with the default {@code ClientOptions}
+ * ({@code autoReconnect} on, {@code DisconnectedBehavior.DEFAULT}) it reconnects and
+ * sends the command again, so the command runs twice and the caller gets the second
+ * reply. With {@code autoReconnect} off, or with
+ * {@code DisconnectedBehavior.REJECT_COMMANDS}, it fails the command with a
+ * {@code RedisException} ("Connection disconnected") and does not send it again, though
+ * the command ran.
  * <p>
  * Usage: <pre class="code">
  * try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
@@ -172,8 +181,9 @@ public final class FaultyRedisProxy implements AutoCloseable {
 	}
 
 	/**
-	 * Arms a fault that lets Redis run the next command whose name matches, swallows its reply and then closes
-	 * the client connection that sent it (and the replies to the commands it sent after it).
+	 * Arms a fault that lets Redis run the next command whose name matches, swallows its
+	 * reply and then closes the client connection that sent it (and the replies to the
+	 * commands it sent after it).
 	 * @param commandMatches tests the upper-cased command name
 	 * @return the armed fault
 	 */
@@ -182,8 +192,9 @@ public final class FaultyRedisProxy implements AutoCloseable {
 	}
 
 	/**
-	 * Arms a fault that lets Redis run the next command whose name matches and holds its reply, and with it
-	 * every later reply on that connection, for the given time before forwarding it.
+	 * Arms a fault that lets Redis run the next command whose name matches and holds its
+	 * reply, and with it every later reply on that connection, for the given time before
+	 * forwarding it.
 	 * @param commandMatches tests the upper-cased command name
 	 * @param delay how long to hold the reply
 	 * @return the armed fault
@@ -198,8 +209,8 @@ public final class FaultyRedisProxy implements AutoCloseable {
 	}
 
 	/**
-	 * Closes every current client connection, and its connection to Redis. Commands already forwarded still
-	 * run on Redis.
+	 * Closes every current client connection, and its connection to Redis. Commands
+	 * already forwarded still run on Redis.
 	 */
 	public void cutAll() {
 		for (ProxiedConnection connection : this.connections) {
@@ -208,9 +219,10 @@ public final class FaultyRedisProxy implements AutoCloseable {
 	}
 
 	/**
-	 * Stops accepting connections and forwarding in both directions, as if the network to Redis were down:
-	 * clients can still connect (the kernel completes the handshake) but what they send is held, as are the
-	 * replies to commands already forwarded, until {@link #resume()}.
+	 * Stops accepting connections and forwarding in both directions, as if the network to
+	 * Redis were down: clients can still connect (the kernel completes the handshake) but
+	 * what they send is held, as are the replies to commands already forwarded, until
+	 * {@link #resume()}.
 	 */
 	public void pause() {
 		synchronized (this.pauseMonitor) {
@@ -219,7 +231,8 @@ public final class FaultyRedisProxy implements AutoCloseable {
 	}
 
 	/**
-	 * Restarts accepting connections and forwarding, passing on what was held during the pause.
+	 * Restarts accepting connections and forwarding, passing on what was held during the
+	 * pause.
 	 */
 	public void resume() {
 		synchronized (this.pauseMonitor) {
@@ -229,8 +242,9 @@ public final class FaultyRedisProxy implements AutoCloseable {
 	}
 
 	/**
-	 * Sets whether the proxy makes clients fall back to RESP2 by rewriting {@code HELLO 3} into {@code HELLO 4},
-	 * which Redis answers with a {@code NOPROTO} error. Applies to connections handshaking from then on.
+	 * Sets whether the proxy makes clients fall back to RESP2 by rewriting
+	 * {@code HELLO 3} into {@code HELLO 4}, which Redis answers with a {@code NOPROTO}
+	 * error. Applies to connections handshaking from then on.
 	 * @param forceResp2 whether to force RESP2
 	 */
 	public void forceResp2(boolean forceResp2) {
@@ -238,7 +252,8 @@ public final class FaultyRedisProxy implements AutoCloseable {
 	}
 
 	/**
-	 * Returns how many commands whose name matches have been forwarded to Redis, counting replays.
+	 * Returns how many commands whose name matches have been forwarded to Redis, counting
+	 * replays.
 	 * @param commandMatches tests the upper-cased command name
 	 * @return the number of matching commands forwarded so far
 	 */
@@ -249,7 +264,8 @@ public final class FaultyRedisProxy implements AutoCloseable {
 	}
 
 	/**
-	 * Returns the names of all commands forwarded to Redis so far, in the order they were forwarded.
+	 * Returns the names of all commands forwarded to Redis so far, in the order they were
+	 * forwarded.
 	 * @return a copy of the forwarded command names
 	 */
 	public List<String> forwardedCommands() {
@@ -275,7 +291,8 @@ public final class FaultyRedisProxy implements AutoCloseable {
 	}
 
 	/**
-	 * Stops the proxy: closes its listening socket and every connection, and ends its threads.
+	 * Stops the proxy: closes its listening socket and every connection, and ends its
+	 * threads.
 	 */
 	@Override
 	public void close() {
@@ -357,7 +374,8 @@ public final class FaultyRedisProxy implements AutoCloseable {
 	}
 
 	/**
-	 * A fault armed on a proxy. It fires once, on the reply to the first matching command after it was armed.
+	 * A fault armed on a proxy. It fires once, on the reply to the first matching command
+	 * after it was armed.
 	 */
 	public static final class Fault {
 
@@ -377,8 +395,8 @@ public final class FaultyRedisProxy implements AutoCloseable {
 		}
 
 		/**
-		 * Waits until the fault has fired: Redis has run the command and the proxy has swallowed its reply and
-		 * closed the connection, or started holding the reply.
+		 * Waits until the fault has fired: Redis has run the command and the proxy has
+		 * swallowed its reply and closed the connection, or started holding the reply.
 		 * @param timeout how long to wait at most
 		 * @return whether the fault fired in time
 		 */
@@ -432,7 +450,8 @@ public final class FaultyRedisProxy implements AutoCloseable {
 	}
 
 	/**
-	 * A client connection, its connection to Redis, and the two threads forwarding between them.
+	 * A client connection, its connection to Redis, and the two threads forwarding
+	 * between them.
 	 */
 	private final class ProxiedConnection {
 
@@ -531,7 +550,8 @@ public final class FaultyRedisProxy implements AutoCloseable {
 						String name = this.awaitingReply.poll();
 						Fault fault = (name != null) ? claimFault(name) : null;
 						if (fault != null && fault.delay == null) {
-							// Fired first, so that a client that saw the disconnect sees the fault fired
+							// Fired first, so that a client that saw the disconnect sees
+							// the fault fired
 							fault.fire(name);
 							close();
 							return;
@@ -596,8 +616,8 @@ public final class FaultyRedisProxy implements AutoCloseable {
 
 		/**
 		 * Reads a command: a RESP array of bulk strings, or an inline command.
-		 * @return the command and its arguments (empty for a blank inline line), or {@code null} at the end of
-		 * the stream
+		 * @return the command and its arguments (empty for a blank inline line), or
+		 * {@code null} at the end of the stream
 		 */
 		@Nullable List<String> readCommand() throws IOException {
 			this.message.reset();
@@ -626,8 +646,8 @@ public final class FaultyRedisProxy implements AutoCloseable {
 
 		/**
 		 * Reads a reply, RESP2 or RESP3.
-		 * @return the type of the reply ({@code '>'} for a push message), or {@code null} at the end of the
-		 * stream
+		 * @return the type of the reply ({@code '>'} for a push message), or {@code null}
+		 * at the end of the stream
 		 */
 		@Nullable Character readReply() throws IOException {
 			this.message.reset();
@@ -699,7 +719,8 @@ public final class FaultyRedisProxy implements AutoCloseable {
 		}
 
 		/**
-		 * Reads up to and including the next line feed, returning the line without its CR LF.
+		 * Reads up to and including the next line feed, returning the line without its CR
+		 * LF.
 		 */
 		private String readLine() throws IOException {
 			StringBuilder line = new StringBuilder();

@@ -46,7 +46,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Tests for {@link FaultyRedisProxy}, with a plain Lettuce client and with Spring Data Redis.
+ * Tests for {@link FaultyRedisProxy}, with a plain Lettuce client and with Spring Data
+ * Redis.
  */
 class FaultyRedisProxyTests {
 
@@ -186,7 +187,8 @@ class FaultyRedisProxyTests {
 			.isThrownBy(() -> commands.eval(INCR_SCRIPT, ScriptOutputType.INTEGER, this.key));
 		assertThat(fault.awaitFired(WAIT)).isTrue();
 		assertThat(direct.sync().get(this.key)).isEqualTo("1");
-		// Once the held reply is let through, the connection is in step again: a retry runs the script twice
+		// Once the held reply is let through, the connection is in step again: a retry
+		// runs the script twice
 		await().atMost(WAIT)
 			.ignoreException(RedisCommandTimeoutException.class)
 			.untilAsserted(() -> assertThat(commands.get(this.key)).isEqualTo("1"));

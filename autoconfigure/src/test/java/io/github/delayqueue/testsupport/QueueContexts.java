@@ -11,21 +11,25 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.test.context.DynamicPropertyRegistry;
 
 /**
- * Application contexts for queue tests: Boot's Redis and Jackson auto-configuration plus ours, on
- * the test Redis, with a key prefix of their own so that tests never see each other's keys.
+ * Application contexts for queue tests: Boot's Redis and Jackson auto-configuration plus
+ * ours, on the test Redis, with a key prefix of their own so that tests never see each
+ * other's keys.
  */
 public final class QueueContexts {
 
 	private QueueContexts() {
 	}
 
-	/** @return a new unique key prefix */
+	/**
+	 * @return a new unique key prefix
+	 */
 	public static String uniquePrefix() {
 		return "t" + UUID.randomUUID().toString().substring(0, 8);
 	}
 
 	/**
-	 * Points a {@code @SpringBootTest} at the shared test Redis with the given key prefix.
+	 * Points a {@code @SpringBootTest} at the shared test Redis with the given key
+	 * prefix.
 	 * @param registry the test's dynamic properties
 	 * @param prefix the key prefix
 	 */
@@ -57,7 +61,8 @@ public final class QueueContexts {
 			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, JacksonAutoConfiguration.class,
 					DelayQueueAutoConfiguration.class))
 			.withPropertyValues(redisProperties)
-			.withPropertyValues("delay-queue.key-prefix=" + prefix, "delay-queue.listener.backoff.initial-interval=50ms",
+			.withPropertyValues("delay-queue.key-prefix=" + prefix,
+					"delay-queue.listener.backoff.initial-interval=50ms",
 					"delay-queue.listener.backoff.max-interval=200ms");
 	}
 

@@ -17,8 +17,9 @@ import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A {@code redis-server} process on a loopback port, without persistence, that can be killed and started again
- * on the same port. It is stopped when closed and at the latest when the JVM exits.
+ * A {@code redis-server} process on a loopback port, without persistence, that can be
+ * killed and started again on the same port. It is stopped when closed and at the latest
+ * when the JVM exits.
  */
 public final class RedisServerProcess implements AutoCloseable {
 
@@ -54,9 +55,11 @@ public final class RedisServerProcess implements AutoCloseable {
 	}
 
 	/**
-	 * Starts a new server from the given binary on a free loopback port and waits until it answers PING.
+	 * Starts a new server from the given binary on a free loopback port and waits until
+	 * it answers PING.
 	 * @param binary the {@code redis-server} executable
-	 * @param extraArguments server options that override the defaults, e.g. {@code --appendonly yes}
+	 * @param extraArguments server options that override the defaults, e.g.
+	 * {@code --appendonly yes}
 	 * @return the running server
 	 * @throws IllegalStateException if the server does not answer in time
 	 */
@@ -93,7 +96,8 @@ public final class RedisServerProcess implements AutoCloseable {
 	}
 
 	/**
-	 * Returns the port the server listens on; it stays the same across {@link #stop()} and {@link #start()}.
+	 * Returns the port the server listens on; it stays the same across {@link #stop()}
+	 * and {@link #start()}.
 	 * @return the port
 	 */
 	public int port() {
@@ -110,7 +114,8 @@ public final class RedisServerProcess implements AutoCloseable {
 
 	/**
 	 * Returns Spring Boot properties pointing at this server.
-	 * @return {@code spring.data.redis.host} and {@code spring.data.redis.port} as {@code name=value} strings
+	 * @return {@code spring.data.redis.host} and {@code spring.data.redis.port} as
+	 * {@code name=value} strings
 	 */
 	public String[] springProperties() {
 		return new String[] { "spring.data.redis.host=" + HOST, "spring.data.redis.port=" + this.port };
@@ -140,9 +145,9 @@ public final class RedisServerProcess implements AutoCloseable {
 		if (isRunning()) {
 			throw new IllegalStateException("redis-server on port " + this.port + " is already running");
 		}
-		List<String> command = new ArrayList<>(List.of(this.binary.toString(), "--port", String.valueOf(this.port),
-				"--bind", HOST, "--save", "", "--appendonly", "no", "--dir", this.directory.toString(), "--daemonize",
-				"no"));
+		List<String> command = new ArrayList<>(
+				List.of(this.binary.toString(), "--port", String.valueOf(this.port), "--bind", HOST, "--save", "",
+						"--appendonly", "no", "--dir", this.directory.toString(), "--daemonize", "no"));
 		command.addAll(this.extraArguments);
 		try {
 			this.process = new ProcessBuilder(command).redirectErrorStream(true)
@@ -179,9 +184,9 @@ public final class RedisServerProcess implements AutoCloseable {
 				: "it exited with code " + started.exitValue();
 		stop();
 		String output = output();
-		throw new IllegalStateException(this.binary + " did not start on " + HOST + ":" + this.port + ": " + state
-				+ " (last PING failure: " + lastFailure + "). Its output:\n"
-				+ (output.isBlank() ? "(none)" : output.strip()));
+		throw new IllegalStateException(
+				this.binary + " did not start on " + HOST + ":" + this.port + ": " + state + " (last PING failure: "
+						+ lastFailure + "). Its output:\n" + (output.isBlank() ? "(none)" : output.strip()));
 	}
 
 	private String output() {
@@ -194,7 +199,8 @@ public final class RedisServerProcess implements AutoCloseable {
 	}
 
 	/**
-	 * Kills the server like {@code kill -9} and waits until it has exited; does nothing if it is not running.
+	 * Kills the server like {@code kill -9} and waits until it has exited; does nothing
+	 * if it is not running.
 	 */
 	public synchronized void stop() {
 		if (this.process == null) {

@@ -26,23 +26,31 @@ import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.utility.DockerImageName;
 
 /**
- * The Redis server that tests run against, resolved once per JVM on first use of {@link #shared()}:
+ * The Redis server that tests run against, resolved once per JVM on first use of
+ * {@link #shared()}:
  * <ol>
  * <li>the URL in the environment variable {@value #URL_ENVIRONMENT_VARIABLE} (for example
  * {@code redis://:secret@127.0.0.1:6390/2}) when it is set;</li>
- * <li>else a Testcontainers {@value #DOCKER_IMAGE} container when Docker is available;</li>
- * <li>else a {@code redis-server} process on a free loopback port, run from the binary chosen by the
- * system property {@value #BINARY_PROPERTY}: {@code auto} (the default: {@code redis-server} on the
- * {@code PATH}, else the Redis 6.2 binary shipped in the embedded-redis jar), {@code shipped} (always the
- * shipped binary) or an absolute path.</li>
+ * <li>else a Testcontainers {@value #DOCKER_IMAGE} container when Docker is
+ * available;</li>
+ * <li>else a {@code redis-server} process on a free loopback port, run from the binary
+ * chosen by the system property {@value #BINARY_PROPERTY}: {@code auto} (the default:
+ * {@code redis-server} on the {@code PATH}, else the Redis 6.2 binary shipped in the
+ * embedded-redis jar), {@code shipped} (always the shipped binary) or an absolute
+ * path.</li>
  * </ol>
  */
 public final class TestRedis {
 
-	/** Environment variable holding the {@code redis://} URL of an existing Redis to use. */
+	/**
+	 * Environment variable holding the {@code redis://} URL of an existing Redis to use.
+	 */
 	public static final String URL_ENVIRONMENT_VARIABLE = "DELAY_QUEUE_TEST_REDIS_URL";
 
-	/** System property choosing the {@code redis-server} binary: {@code auto}, {@code shipped} or an absolute path. */
+	/**
+	 * System property choosing the {@code redis-server} binary: {@code auto},
+	 * {@code shipped} or an absolute path.
+	 */
 	public static final String BINARY_PROPERTY = "delay-queue.test.redis-binary";
 
 	/** Docker image used when Testcontainers can run. */
@@ -53,11 +61,9 @@ public final class TestRedis {
 	private static final int SOCKET_TIMEOUT_MILLIS = 2000;
 
 	/** Binaries in the embedded-redis jar, by operating system and architecture. */
-	private static final Map<String, String> SHIPPED_BINARIES = Map.of(
-			"linux-amd64", "redis-server-6.2.6-v5-linux-amd64",
-			"linux-arm64", "redis-server-6.2.7-linux-arm64",
-			"darwin-amd64", "redis-server-6.2.6-v5-darwin-amd64",
-			"darwin-arm64", "redis-server-6.2.6-v5-darwin-arm64");
+	private static final Map<String, String> SHIPPED_BINARIES = Map.of("linux-amd64",
+			"redis-server-6.2.6-v5-linux-amd64", "linux-arm64", "redis-server-6.2.7-linux-arm64", "darwin-amd64",
+			"redis-server-6.2.6-v5-darwin-amd64", "darwin-arm64", "redis-server-6.2.6-v5-darwin-arm64");
 
 	private static @Nullable TestRedis shared;
 
@@ -86,14 +92,15 @@ public final class TestRedis {
 	}
 
 	/**
-	 * Returns the Redis shared by all tests of this JVM, resolving and if needed starting it on first call.
+	 * Returns the Redis shared by all tests of this JVM, resolving and if needed starting
+	 * it on first call.
 	 * @return the shared Redis
 	 */
 	public static synchronized TestRedis shared() {
 		if (shared == null) {
 			TestRedis redis = resolve();
-			System.out.println("Test Redis: " + redis.source + ", version " + redis.version() + ", at "
-					+ redis.host + ":" + redis.port);
+			System.out.println("Test Redis: " + redis.source + ", version " + redis.version() + ", at " + redis.host
+					+ ":" + redis.port);
 			shared = redis;
 		}
 		return shared;
@@ -127,7 +134,8 @@ public final class TestRedis {
 	}
 
 	/**
-	 * Describes the Redis at a {@code redis://[[username]:password@]host[:port][/database]} URL.
+	 * Describes the Redis at a
+	 * {@code redis://[[username]:password@]host[:port][/database]} URL.
 	 * @param url the URL
 	 * @return the Redis at that URL
 	 */
@@ -152,15 +160,18 @@ public final class TestRedis {
 	}
 
 	/**
-	 * Starts a new {@code redis-server} process on a free loopback port, separate from the shared Redis, using
-	 * the binary chosen by {@value #BINARY_PROPERTY}. The caller closes it.
-	 * @param extraArguments server options that override the defaults, e.g. {@code --appendonly yes}
+	 * Starts a new {@code redis-server} process on a free loopback port, separate from
+	 * the shared Redis, using the binary chosen by {@value #BINARY_PROPERTY}. The caller
+	 * closes it.
+	 * @param extraArguments server options that override the defaults, e.g.
+	 * {@code --appendonly yes}
 	 * @return the running server
-	 * @throws IllegalStateException if no binary is available or the server does not start
+	 * @throws IllegalStateException if no binary is available or the server does not
+	 * start
 	 */
 	public static RedisServerProcess startPrivateServer(String... extraArguments) {
-		Path binary = localBinary().orElseThrow(
-				() -> new IllegalStateException("No redis-server binary for " + platform() + " to start"));
+		Path binary = localBinary()
+			.orElseThrow(() -> new IllegalStateException("No redis-server binary for " + platform() + " to start"));
 		RedisServerProcess server = RedisServerProcess.launch(binary, List.of(extraArguments));
 		System.out.println("Private test Redis: redis-server process " + binary + ", version " + server.version()
 				+ ", at " + server.host() + ":" + server.port());
@@ -168,8 +179,8 @@ public final class TestRedis {
 	}
 
 	/**
-	 * Tells whether {@link #startPrivateServer()} can work here, that is whether a {@code redis-server} binary
-	 * is available.
+	 * Tells whether {@link #startPrivateServer()} can work here, that is whether a
+	 * {@code redis-server} binary is available.
 	 * @return {@code true} if a private server can be started
 	 */
 	public static boolean canStartPrivateServer() {
@@ -218,8 +229,8 @@ public final class TestRedis {
 	}
 
 	/**
-	 * Returns the Redis 6.2 binary shipped in the embedded-redis jar for this platform, extracted once per JVM
-	 * to an executable temporary file.
+	 * Returns the Redis 6.2 binary shipped in the embedded-redis jar for this platform,
+	 * extracted once per JVM to an executable temporary file.
 	 * @return the extracted binary, or empty if the jar has none for this platform
 	 */
 	static synchronized Optional<Path> shippedBinary() {
@@ -251,7 +262,8 @@ public final class TestRedis {
 	 * Names the embedded-redis resource holding {@code redis-server} for a platform.
 	 * @param osName the {@code os.name} system property
 	 * @param osArch the {@code os.arch} system property
-	 * @return the resource name, or {@code null} if the jar has no binary for that platform
+	 * @return the resource name, or {@code null} if the jar has no binary for that
+	 * platform
 	 */
 	static @Nullable String shippedResourceName(String osName, String osArch) {
 		return SHIPPED_BINARIES.get(platform(osName, osArch));
@@ -314,7 +326,8 @@ public final class TestRedis {
 	}
 
 	/**
-	 * Returns a {@code redis://} URL of the shared Redis, with credentials and database when set.
+	 * Returns a {@code redis://} URL of the shared Redis, with credentials and database
+	 * when set.
 	 * @return the URL
 	 */
 	public String url() {
@@ -331,7 +344,8 @@ public final class TestRedis {
 
 	/**
 	 * Returns Spring Boot properties pointing at the shared Redis, for
-	 * {@code ApplicationContextRunner.withPropertyValues(...)} or {@code @SpringBootTest(properties = ...)}.
+	 * {@code ApplicationContextRunner.withPropertyValues(...)} or
+	 * {@code @SpringBootTest(properties = ...)}.
 	 * @return {@code spring.data.redis.*} properties as {@code name=value} strings
 	 */
 	public String[] springProperties() {
@@ -352,7 +366,8 @@ public final class TestRedis {
 
 	/**
 	 * Returns the version of the shared Redis.
-	 * @return the {@code redis_version} reported by {@code INFO server}, for example {@code 7.0.15}
+	 * @return the {@code redis_version} reported by {@code INFO server}, for example
+	 * {@code 7.0.15}
 	 */
 	public String version() {
 		return version(this.host, this.port, this.username, this.password);
@@ -375,7 +390,8 @@ public final class TestRedis {
 				.filter((line) -> line.startsWith("redis_version:"))
 				.map((line) -> line.substring("redis_version:".length()).strip())
 				.findFirst()
-				.orElseThrow(() -> new IllegalStateException("No redis_version in INFO server of " + host + ":" + port));
+				.orElseThrow(
+						() -> new IllegalStateException("No redis_version in INFO server of " + host + ":" + port));
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException("INFO server failed on " + host + ":" + port, ex);
@@ -383,18 +399,19 @@ public final class TestRedis {
 	}
 
 	/**
-	 * Sends one command over a fresh connection, speaking just enough RESP for PING, INFO and the
-	 * like.
+	 * Sends one command over a fresh connection, speaking just enough RESP for PING, INFO
+	 * and the like.
 	 * @param host the Redis host
 	 * @param port the Redis port
 	 * @param username the user to authenticate as, or {@code null} for the default user
 	 * @param password the password, or {@code null} to skip {@code AUTH}
 	 * @param args the command and its arguments
-	 * @return the reply as text: a status, an integer or a bulk string ({@code ""} for nil)
+	 * @return the reply as text: a status, an integer or a bulk string ({@code ""} for
+	 * nil)
 	 * @throws IOException if Redis cannot be reached or replies with an error
 	 */
-	static String command(String host, int port, @Nullable String username, @Nullable String password,
-			String... args) throws IOException {
+	static String command(String host, int port, @Nullable String username, @Nullable String password, String... args)
+			throws IOException {
 		try (Socket socket = new Socket()) {
 			socket.connect(new InetSocketAddress(host, port), SOCKET_TIMEOUT_MILLIS);
 			socket.setSoTimeout(SOCKET_TIMEOUT_MILLIS);

@@ -100,7 +100,8 @@ class TestRedisTests {
 		assertThat(redis.username()).isEqualTo("app");
 		assertThat(redis.password()).isEqualTo("pw");
 		assertThat(redis.url()).isEqualTo("redis://app:pw@redis.example:6390");
-		assertThat(redis.springProperties()).contains("spring.data.redis.username=app", "spring.data.redis.password=pw");
+		assertThat(redis.springProperties()).contains("spring.data.redis.username=app",
+				"spring.data.redis.password=pw");
 	}
 
 	@Test
@@ -202,7 +203,8 @@ class TestRedisTests {
 		assertThat(TestRedis.shippedResourceName("Linux", "amd64")).isEqualTo("redis-server-6.2.6-v5-linux-amd64");
 		assertThat(TestRedis.shippedResourceName("Linux", "aarch64")).isEqualTo("redis-server-6.2.7-linux-arm64");
 		assertThat(TestRedis.shippedResourceName("Mac OS X", "x86_64")).isEqualTo("redis-server-6.2.6-v5-darwin-amd64");
-		assertThat(TestRedis.shippedResourceName("Mac OS X", "aarch64")).isEqualTo("redis-server-6.2.6-v5-darwin-arm64");
+		assertThat(TestRedis.shippedResourceName("Mac OS X", "aarch64"))
+			.isEqualTo("redis-server-6.2.6-v5-darwin-arm64");
 		assertThat(TestRedis.shippedResourceName("Windows 11", "amd64")).isNull();
 	}
 

@@ -6,9 +6,10 @@ import java.util.Map;
 import io.github.delayqueue.listener.DelayListener;
 
 /**
- * The listeners of a delay-queue measurement, each handing its payloads to the run's handler:
- * {@code @DelayListener} methods for one topic or ten, each named by a {@code benchmark.topic-<n>}
- * property, and {@link RegisteredListeners} for any other number.
+ * The listeners of a delay-queue measurement, each handing its payloads to the run's
+ * handler: {@code @DelayListener} methods for one topic or ten, each named by a
+ * {@code benchmark.topic-<n>} property, and {@link RegisteredListeners} for any other
+ * number.
  */
 final class BenchmarkListeners {
 
@@ -16,8 +17,8 @@ final class BenchmarkListeners {
 	}
 
 	/**
-	 * Adds the listener class for the topics to the application's sources, with the properties that
-	 * name the topics.
+	 * Adds the listener class for the topics to the application's sources, with the
+	 * properties that name the topics.
 	 * @param topics the topics to consume, possibly none
 	 * @param sources the application's sources
 	 * @param properties the application's properties

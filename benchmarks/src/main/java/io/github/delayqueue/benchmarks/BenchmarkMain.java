@@ -4,10 +4,11 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Runs one benchmark scenario against one queue and prints its figures as one line of JSON.
- * {@code --scenario=<name> --queue=delay-queue|redisson --redis-url=redis://host:port}, plus the
- * scenario's own options. The Redis server is flushed first: give it a private one
- * ({@code benchmarks/run.sh} does).
+ * Runs one benchmark scenario against one queue and prints its figures as one line of
+ * JSON.
+ * {@code --scenario=<name> --queue=delay-queue|redisson --redis-url=redis://host:port},
+ * plus the scenario's own options. The Redis server is flushed first: give it a private
+ * one ({@code benchmarks/run.sh} does).
  */
 public final class BenchmarkMain {
 

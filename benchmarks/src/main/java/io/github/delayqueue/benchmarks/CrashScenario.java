@@ -10,8 +10,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A consumer process dies inside its handler (the JVM halts, as on {@code kill -9}); another
- * consumer then waits for the message to be delivered again.
+ * A consumer process dies inside its handler (the JVM halts, as on {@code kill -9});
+ * another consumer then waits for the message to be delivered again.
  */
 final class CrashScenario {
 
@@ -47,7 +47,9 @@ final class CrashScenario {
 		return result;
 	}
 
-	/** Runs in the victim process: consume the topic and halt the JVM inside the handler. */
+	/**
+	 * Runs in the victim process: consume the topic and halt the JVM inside the handler.
+	 */
 	static void victim(Run run) throws InterruptedException {
 		try (QueueClient client = run.open(ConsumerSpec.of(TOPIC, 1, (payload) -> Runtime.getRuntime().halt(137)),
 				crashProperties(run))) {

@@ -14,8 +14,9 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * This project's queue, started the way users start it: a Spring Boot application with the
- * starter, {@code application.yml}-style properties and {@code @DelayListener} methods.
+ * This project's queue, started the way users start it: a Spring Boot application with
+ * the starter, {@code application.yml}-style properties and {@code @DelayListener}
+ * methods.
  */
 final class DelayQueueClient implements QueueClient {
 
@@ -34,7 +35,8 @@ final class DelayQueueClient implements QueueClient {
 		BenchmarkListeners.add(consumers.topics(), sources, all);
 		this.context = new SpringApplicationBuilder(sources.toArray(Class[]::new)).web(WebApplicationType.NONE)
 			.properties(all)
-			.initializers((context) -> context.getBeanFactory().registerSingleton("benchmarkHandler", consumers.handler()))
+			.initializers(
+					(context) -> context.getBeanFactory().registerSingleton("benchmarkHandler", consumers.handler()))
 			.run();
 		this.template = this.context.getBean(DelayQueueTemplate.class);
 	}
@@ -48,7 +50,8 @@ final class DelayQueueClient implements QueueClient {
 	public void sendAll(String topic, List<String> payloads, long[] dueAtMillis) {
 		List<DelayMessage> messages = new ArrayList<>(payloads.size());
 		for (int i = 0; i < payloads.size(); i++) {
-			messages.add(DelayMessage.builder(topic, payloads.get(i)).dueAt(Instant.ofEpochMilli(dueAtMillis[i])).build());
+			messages
+				.add(DelayMessage.builder(topic, payloads.get(i)).dueAt(Instant.ofEpochMilli(dueAtMillis[i])).build());
 		}
 		this.template.sendAll(messages);
 	}

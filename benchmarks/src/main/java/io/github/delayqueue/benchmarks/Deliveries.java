@@ -8,8 +8,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What consumers received in one phase: how often each message arrived, how late (to the
- * microsecond, against the due time the producer wrote in the payload), and when the last new one
- * arrived. Thread-safe.
+ * microsecond, against the due time the producer wrote in the payload), and when the last
+ * new one arrived. Thread-safe.
  */
 final class Deliveries implements PayloadHandler {
 
@@ -64,7 +64,9 @@ final class Deliveries implements PayloadHandler {
 		return duplicates;
 	}
 
-	/** @return how many messages arrived before their due time */
+	/**
+	 * @return how many messages arrived before their due time
+	 */
 	long early() {
 		long early = 0;
 		for (int i = 0; i < this.counts.length(); i++) {

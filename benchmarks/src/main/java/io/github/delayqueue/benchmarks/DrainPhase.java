@@ -5,8 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Makes many messages due at the same instant and measures how fast the consumers drain them,
- * while a side client watches for Redis stalls.
+ * Makes many messages due at the same instant and measures how fast the consumers drain
+ * them, while a side client watches for Redis stalls.
  */
 final class DrainPhase {
 
@@ -20,7 +20,8 @@ final class DrainPhase {
 	 * @param handler the consumers' handler
 	 * @param topic the topic
 	 * @param messages how many messages
-	 * @param dueIn how long after the phase starts they are all due; enqueueing must end before
+	 * @param dueIn how long after the phase starts they are all due; enqueueing must end
+	 * before
 	 * @param timeout how long to wait for the drain after the due time
 	 * @return the figures
 	 */
@@ -31,7 +32,8 @@ final class DrainPhase {
 		long due = System.currentTimeMillis() + dueIn.toMillis();
 		long enqueueStart = System.nanoTime();
 		int batch = (run.kind() == QueueClient.Kind.DELAY_QUEUE) ? 1000 : 1;
-		EnqueuePhase.run(run, client, topic, messages, 4, batch, due - System.currentTimeMillis(), due - System.currentTimeMillis());
+		EnqueuePhase.run(run, client, topic, messages, 4, batch, due - System.currentTimeMillis(),
+				due - System.currentTimeMillis());
 		double enqueueSeconds = (System.nanoTime() - enqueueStart) / 1e9;
 		boolean overran = System.currentTimeMillis() >= due;
 		Thread.sleep(Math.max(0, due - System.currentTimeMillis() - 200));

@@ -11,8 +11,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * Sends messages from several producer threads as fast as the queue takes them, one by one or in
- * batches, and reports messages per second.
+ * Sends messages from several producer threads as fast as the queue takes them, one by
+ * one or in batches, and reports messages per second.
  */
 final class EnqueuePhase {
 
@@ -20,7 +20,8 @@ final class EnqueuePhase {
 	}
 
 	/**
-	 * Sends messages due between {@code minDelayMillis} and {@code maxDelayMillis} from now.
+	 * Sends messages due between {@code minDelayMillis} and {@code maxDelayMillis} from
+	 * now.
 	 * @param run the run
 	 * @param client the queue
 	 * @param topic the topic
@@ -31,8 +32,8 @@ final class EnqueuePhase {
 	 * @param maxDelayMillis the longest delay
 	 * @return seconds, messages per second, and Redis CPU time and commands per message
 	 */
-	static Map<String, Object> run(Run run, QueueClient client, String topic, int messages, int threads,
-			int batchSize, long minDelayMillis, long maxDelayMillis) throws Exception {
+	static Map<String, Object> run(Run run, QueueClient client, String topic, int messages, int threads, int batchSize,
+			long minDelayMillis, long maxDelayMillis) throws Exception {
 		ExecutorService producers = Executors.newFixedThreadPool(threads);
 		try {
 			long cpuBefore = run.server().cpuMicros();
@@ -81,7 +82,8 @@ final class EnqueuePhase {
 			dueAt[payloads.size()] = due;
 			payloads.add(payload);
 			if (payloads.size() == batchSize || i == to - 1) {
-				client.sendAll(topic, payloads, (payloads.size() == batchSize) ? dueAt : Arrays.copyOf(dueAt, payloads.size()));
+				client.sendAll(topic, payloads,
+						(payloads.size() == batchSize) ? dueAt : Arrays.copyOf(dueAt, payloads.size()));
 				payloads.clear();
 			}
 		}

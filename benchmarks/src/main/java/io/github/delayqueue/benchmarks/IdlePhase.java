@@ -5,9 +5,9 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Watches Redis while listeners wait with nothing due: the commands run in a window, per second
- * and per topic, from {@code INFO commandstats} before and after (the side client's own
- * {@code INFO} left out).
+ * Watches Redis while listeners wait with nothing due: the commands run in a window, per
+ * second and per topic, from {@code INFO commandstats} before and after (the side
+ * client's own {@code INFO} left out).
  */
 final class IdlePhase {
 

@@ -4,7 +4,10 @@ import java.util.Iterator;
 import java.util.Locale;
 import java.util.Map;
 
-/** Writes a benchmark result as one line of JSON: strings, numbers, booleans and nested maps. */
+/**
+ * Writes a benchmark result as one line of JSON: strings, numbers, booleans and nested
+ * maps.
+ */
 final class JsonLine {
 
 	private JsonLine() {

@@ -7,8 +7,9 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Sends a steady stream of short-delay messages and measures how late each arrives, and what
- * Redis spends per delivered message (CPU time and commands, script-internal ones included).
+ * Sends a steady stream of short-delay messages and measures how late each arrives, and
+ * what Redis spends per delivered message (CPU time and commands, script-internal ones
+ * included).
  */
 final class LatenessPhase {
 

@@ -5,8 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The command line of a benchmark run: {@code --name=value} pairs. Unknown names are rejected
- * when the run ends, so a typo never silently measures the defaults.
+ * The command line of a benchmark run: {@code --name=value} pairs. Unknown names are
+ * rejected when the run ends, so a typo never silently measures the defaults.
  */
 final class Options {
 
@@ -54,7 +54,9 @@ final class Options {
 		throw new IllegalArgumentException("--" + name + " takes a duration such as 500ms or 20s, got '" + value + "'");
 	}
 
-	/** @return the options the run used, defaults included, for the report */
+	/**
+	 * @return the options the run used, defaults included, for the report
+	 */
 	Map<String, String> used() {
 		return this.read;
 	}

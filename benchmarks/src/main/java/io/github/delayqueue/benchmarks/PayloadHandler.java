@@ -1,6 +1,9 @@
 package io.github.delayqueue.benchmarks;
 
-/** What a measurement does with each payload its consumers receive; called from consumer threads. */
+/**
+ * What a measurement does with each payload its consumers receive; called from consumer
+ * threads.
+ */
 @FunctionalInterface
 interface PayloadHandler {
 

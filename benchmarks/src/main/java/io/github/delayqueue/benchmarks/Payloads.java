@@ -1,8 +1,8 @@
 package io.github.delayqueue.benchmarks;
 
 /**
- * Benchmark payloads: {@code <sequence>:<due ms>:} padded with dots to a fixed size, so the
- * consumer can tell which message it got and how late it is.
+ * Benchmark payloads: {@code <sequence>:<due ms>:} padded with dots to a fixed size, so
+ * the consumer can tell which message it got and how late it is.
  */
 final class Payloads {
 

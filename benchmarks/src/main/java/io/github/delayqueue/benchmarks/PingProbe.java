@@ -9,8 +9,8 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 
 /**
- * A side client that PINGs Redis every 10 ms and remembers the slowest answer: a script that
- * holds Redis busy shows up here as a stall.
+ * A side client that PINGs Redis every 10 ms and remembers the slowest answer: a script
+ * that holds Redis busy shows up here as a stall.
  */
 final class PingProbe implements AutoCloseable {
 
@@ -53,7 +53,9 @@ final class PingProbe implements AutoCloseable {
 		return this.pings.get();
 	}
 
-	/** @return how many pings took longer than 5 ms */
+	/**
+	 * @return how many pings took longer than 5 ms
+	 */
 	long stalls() {
 		return this.stalls.get();
 	}

@@ -12,8 +12,8 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 
 /**
- * A side connection to the Redis server under test, for what the server itself reports: memory,
- * CPU time and commands executed. Never used by the queues being measured.
+ * A side connection to the Redis server under test, for what the server itself reports:
+ * memory, CPU time and commands executed. Never used by the queues being measured.
  */
 final class RedisServer implements AutoCloseable {
 
@@ -41,14 +41,18 @@ final class RedisServer implements AutoCloseable {
 		return Long.parseLong(info("memory").get("used_memory"));
 	}
 
-	/** @return the server's CPU time so far, user plus system, in microseconds */
+	/**
+	 * @return the server's CPU time so far, user plus system, in microseconds
+	 */
 	long cpuMicros() {
 		Map<String, String> cpu = info("cpu");
 		double seconds = Double.parseDouble(cpu.get("used_cpu_user")) + Double.parseDouble(cpu.get("used_cpu_sys"));
 		return Math.round(seconds * 1_000_000);
 	}
 
-	/** @return the commands executed so far, commands run by scripts included */
+	/**
+	 * @return the commands executed so far, commands run by scripts included
+	 */
 	long commandCalls() {
 		long calls = 0;
 		for (String stats : info("commandstats").values()) {
@@ -58,7 +62,10 @@ final class RedisServer implements AutoCloseable {
 		return calls;
 	}
 
-	/** @return the time Redis spent running scripts so far (EVAL and EVALSHA), in microseconds */
+	/**
+	 * @return the time Redis spent running scripts so far (EVAL and EVALSHA), in
+	 * microseconds
+	 */
 	long scriptMicros() {
 		long micros = 0;
 		for (Map.Entry<String, String> entry : info("commandstats").entrySet()) {
@@ -70,17 +77,22 @@ final class RedisServer implements AutoCloseable {
 		return micros;
 	}
 
-	/** @return the calls of each command so far, by command name */
+	/**
+	 * @return the calls of each command so far, by command name
+	 */
 	Map<String, Long> callsByCommand() {
 		Map<String, Long> calls = new TreeMap<>();
 		info("commandstats").forEach((name, stats) -> {
 			int start = stats.indexOf("calls=") + 6;
-			calls.put(name.substring("cmdstat_".length()), Long.parseLong(stats.substring(start, stats.indexOf(',', start))));
+			calls.put(name.substring("cmdstat_".length()),
+					Long.parseLong(stats.substring(start, stats.indexOf(',', start))));
 		});
 		return calls;
 	}
 
-	/** @return every key with the bytes Redis reports for it, largest first */
+	/**
+	 * @return every key with the bytes Redis reports for it, largest first
+	 */
 	Map<String, Long> memoryByKey() {
 		Map<String, Long> sizes = new TreeMap<>();
 		ScanIterator<String> keys = ScanIterator.scan(this.commands, ScanArgs.Builder.limit(1000));
@@ -90,19 +102,26 @@ final class RedisServer implements AutoCloseable {
 			sizes.put(key + " (" + this.commands.type(key) + ")", (bytes != null) ? bytes : 0);
 		}
 		Map<String, Long> sorted = new LinkedHashMap<>();
-		sizes.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+		sizes.entrySet()
+			.stream()
+			.sorted(Map.Entry.<String, Long>comparingByValue().reversed())
 			.forEach((entry) -> sorted.put(entry.getKey(), entry.getValue()));
 		return sorted;
 	}
 
-	/** Starts logging every command that runs longer than 1 ms, forgetting earlier ones. */
+	/**
+	 * Starts logging every command that runs longer than 1 ms, forgetting earlier ones.
+	 */
 	void watchSlowCommands() {
 		this.commands.configSet("slowlog-log-slower-than", "1000");
 		this.commands.configSet("slowlog-max-len", "1024");
 		this.commands.slowlogReset();
 	}
 
-	/** @return the longest command since {@link #watchSlowCommands()}, in ms, with its name; 0 if none took over 1 ms */
+	/**
+	 * @return the longest command since {@link #watchSlowCommands()}, in ms, with its
+	 * name; 0 if none took over 1 ms
+	 */
 	Map<String, Object> slowestCommand() {
 		long slowest = 0;
 		String name = "";

@@ -14,9 +14,9 @@ import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
 
 /**
- * Redisson's open-source delayed queue, used as its documentation shows: an {@code RDelayedQueue}
- * in front of an {@code RBlockingQueue}, consumer threads blocked in {@code poll}. Payloads use the
- * string codec, so both queues store the same bytes.
+ * Redisson's open-source delayed queue, used as its documentation shows: an
+ * {@code RDelayedQueue} in front of an {@code RBlockingQueue}, consumer threads blocked
+ * in {@code poll}. Payloads use the string codec, so both queues store the same bytes.
  */
 final class RedissonQueueClient implements QueueClient {
 
@@ -63,7 +63,8 @@ final class RedissonQueueClient implements QueueClient {
 				return;
 			}
 			catch (RuntimeException ex) {
-				// Like a resilient consumer: report and go on (Redis may be busy or unreachable for a while).
+				// Like a resilient consumer: report and go on (Redis may be busy or
+				// unreachable for a while).
 				if (this.running) {
 					System.err.println("Redisson consumer: " + ex);
 				}

@@ -11,10 +11,11 @@ import org.springframework.core.env.Environment;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * Listeners for any number of topics without a {@code @DelayListener} method per topic: once all
- * singletons exist, and so before the registry starts, registers {@link #on(String)} of this bean
- * for each topic named in {@value #TOPICS_PROPERTY} (comma-separated), with the topic's configured
- * settings, as the annotation post processor does for annotated methods.
+ * Listeners for any number of topics without a {@code @DelayListener} method per topic:
+ * once all singletons exist, and so before the registry starts, registers
+ * {@link #on(String)} of this bean for each topic named in {@value #TOPICS_PROPERTY}
+ * (comma-separated), with the topic's configured settings, as the annotation post
+ * processor does for annotated methods.
  */
 class RegisteredListeners implements SmartInitializingSingleton {
 

@@ -3,8 +3,8 @@ package io.github.delayqueue.benchmarks;
 import java.util.Map;
 
 /**
- * What every scenario needs: its options, which queue it measures, and the Redis server under
- * test (flushed before the scenario starts).
+ * What every scenario needs: its options, which queue it measures, and the Redis server
+ * under test (flushed before the scenario starts).
  */
 final class Run {
 
@@ -56,7 +56,10 @@ final class Run {
 		return open(consumers, listenerProperties());
 	}
 
-	/** @return the delay-queue listener settings given on the command line, with the benchmark's defaults */
+	/**
+	 * @return the delay-queue listener settings given on the command line, with the
+	 * benchmark's defaults
+	 */
 	Map<String, String> listenerProperties() {
 		return Map.of("delay-queue.listener.prefetch", this.options.string("prefetch", "32"));
 	}

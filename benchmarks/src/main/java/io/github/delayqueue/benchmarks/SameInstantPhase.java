@@ -6,9 +6,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Sends one message to each topic, all due at the same instant, and measures how late each is
- * handled: the handler's clock minus the due time written in the payload (Redis runs on this
- * machine, so its clock is the same).
+ * Sends one message to each topic, all due at the same instant, and measures how late
+ * each is handled: the handler's clock minus the due time written in the payload (Redis
+ * runs on this machine, so its clock is the same).
  */
 final class SameInstantPhase {
 
@@ -25,8 +25,8 @@ final class SameInstantPhase {
 	 * @param dueIn how long after the first send the messages are due
 	 * @return the figures: lateness across the topics
 	 */
-	static Map<String, Object> run(QueueClient client, SwitchableHandler handler, List<String> topics,
-			Duration dueIn) throws InterruptedException {
+	static Map<String, Object> run(QueueClient client, SwitchableHandler handler, List<String> topics, Duration dueIn)
+			throws InterruptedException {
 		Deliveries deliveries = new Deliveries(topics.size());
 		handler.set(deliveries);
 		long due = System.currentTimeMillis() + dueIn.toMillis();

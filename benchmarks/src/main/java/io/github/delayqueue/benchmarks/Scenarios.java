@@ -7,8 +7,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The scenarios of issue 5, each measuring one queue against a freshly flushed Redis. Each returns
- * its figures for the report line.
+ * The scenarios of issue 5, each measuring one queue against a freshly flushed Redis.
+ * Each returns its figures for the report line.
  */
 final class Scenarios {
 
@@ -45,8 +45,8 @@ final class Scenarios {
 		try (QueueClient client = run.open(ConsumerSpec.none())) {
 			EnqueuePhase.run(run, client, "warm-up", run.options().integer("warm-up-messages", 100_000), threads,
 					batchSize, 5 * MINUTE, 65 * MINUTE);
-			Map<String, Object> result = EnqueuePhase.run(run, client, "enqueue", messages, threads, batchSize, 5 * MINUTE,
-					65 * MINUTE);
+			Map<String, Object> result = EnqueuePhase.run(run, client, "enqueue", messages, threads, batchSize,
+					5 * MINUTE, 65 * MINUTE);
 			result.put("threads", threads);
 			result.put("batch", batchSize);
 			return result;
@@ -68,7 +68,8 @@ final class Scenarios {
 	/** 2,000 msg/s for 20 s, delays 100 ms to 2 s; Redis cost per delivered message. */
 	private static Map<String, Object> lateness(Run run) throws Exception {
 		SwitchableHandler handler = new SwitchableHandler();
-		try (QueueClient client = run.open(ConsumerSpec.of("lateness", run.options().integer("consumers", 4), handler))) {
+		try (QueueClient client = run
+			.open(ConsumerSpec.of("lateness", run.options().integer("consumers", 4), handler))) {
 			return latenessAfterWarmUp(run, client, handler, "lateness");
 		}
 	}
@@ -82,7 +83,10 @@ final class Scenarios {
 		return LatenessPhase.run(run, client, handler, topic, rate, duration, 100, 2000);
 	}
 
-	/** 100k pending messages with 100-byte payloads: bytes of Redis memory per message, per key. */
+	/**
+	 * 100k pending messages with 100-byte payloads: bytes of Redis memory per message,
+	 * per key.
+	 */
 	private static Map<String, Object> memory(Run run) throws Exception {
 		int messages = run.options().integer("messages", 100_000);
 		try (QueueClient client = run.open(ConsumerSpec.none())) {
@@ -102,7 +106,10 @@ final class Scenarios {
 		}
 	}
 
-	/** Enqueue, drain and lateness again, with millions of messages already pending far ahead. */
+	/**
+	 * Enqueue, drain and lateness again, with millions of messages already pending far
+	 * ahead.
+	 */
 	private static Map<String, Object> backlog(Run run) throws Exception {
 		int backlog = run.options().integer("backlog", 5_000_000);
 		SwitchableHandler handler = new SwitchableHandler();
@@ -113,7 +120,8 @@ final class Scenarios {
 			result.put("fill", EnqueuePhase.run(run, client, "backlog", backlog, 4, batch, DAY, 2 * DAY));
 			result.put("enqueue", EnqueuePhase.run(run, client, "backlog", 200_000, 4, 1, 5 * MINUTE, 65 * MINUTE));
 			if (run.kind() == QueueClient.Kind.DELAY_QUEUE) {
-				result.put("enqueue_batch", EnqueuePhase.run(run, client, "backlog", 200_000, 4, 100, 5 * MINUTE, 65 * MINUTE));
+				result.put("enqueue_batch",
+						EnqueuePhase.run(run, client, "backlog", 200_000, 4, 100, 5 * MINUTE, 65 * MINUTE));
 			}
 			result.put("drain", DrainPhase.run(run, client, handler, "backlog", 100_000, Duration.ofSeconds(15),
 					Duration.ofMinutes(5)));

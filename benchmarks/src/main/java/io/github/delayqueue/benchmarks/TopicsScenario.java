@@ -8,12 +8,14 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Many idle topics in one application, each with a listener of concurrency 1 and the default
- * settings: the JVM threads they run (next to the same application without listeners), the Redis
- * commands they cost while nothing is due, how late their messages are handled when one per topic
- * falls due at the same instant (next to a single topic; the first such instant, and the third, once
- * the code is compiled and each topic's handler thread and meters exist), and how long the application takes to
- * stop gracefully. Three applications run one after the other: without topics, with one, with all.
+ * Many idle topics in one application, each with a listener of concurrency 1 and the
+ * default settings: the JVM threads they run (next to the same application without
+ * listeners), the Redis commands they cost while nothing is due, how late their messages
+ * are handled when one per topic falls due at the same instant (next to a single topic;
+ * the first such instant, and the third, once the code is compiled and each topic's
+ * handler thread and meters exist), and how long the application takes to stop
+ * gracefully. Three applications run one after the other: without topics, with one, with
+ * all.
  */
 final class TopicsScenario {
 
@@ -23,7 +25,8 @@ final class TopicsScenario {
 	static Map<String, Object> run(Run run) throws Exception {
 		int topicCount = run.options().integer("topics", 200);
 		Duration idle = run.options().duration("idle", Duration.ofSeconds(20));
-		// How long each application runs before its threads are counted, Redis is watched or messages are sent.
+		// How long each application runs before its threads are counted, Redis is watched
+		// or messages are sent.
 		Duration settle = run.options().duration("settle", Duration.ofSeconds(5));
 		// How far ahead the messages due at the same instant are sent.
 		Duration dueIn = run.options().duration("due-in", Duration.ofSeconds(3));
@@ -55,7 +58,8 @@ final class TopicsScenario {
 			threads.put("per_topic", (double) (withTopics - noTopicThreads) / topicCount);
 			result.put("idle", IdlePhase.run(run, topicCount, idle));
 			result.put("lateness", SameInstantPhase.run(client, handler, topics, dueIn));
-			// Again, with the code paths compiled and each topic's handler thread and meters made.
+			// Again, with the code paths compiled and each topic's handler thread and
+			// meters made.
 			SameInstantPhase.run(client, handler, topics, dueIn);
 			result.put("lateness_warm", SameInstantPhase.run(client, handler, topics, dueIn));
 			threads.put("with_topics_after_delivery", threadCount());
@@ -66,7 +70,10 @@ final class TopicsScenario {
 		return result;
 	}
 
-	/** Starts the application with a listener on each topic, concurrency 1 and every other setting at its default. */
+	/**
+	 * Starts the application with a listener on each topic, concurrency 1 and every other
+	 * setting at its default.
+	 */
 	private static QueueClient open(Run run, List<String> topics, SwitchableHandler handler) {
 		return run.open(new ConsumerSpec(topics, 1, handler), Map.of());
 	}
@@ -84,13 +91,16 @@ final class TopicsScenario {
 		return threadCount();
 	}
 
-	/** @return the live threads of this JVM, the benchmark's own included */
+	/**
+	 * @return the live threads of this JVM, the benchmark's own included
+	 */
 	private static int threadCount() {
 		return ManagementFactory.getThreadMXBean().getThreadCount();
 	}
 
 	/**
-	 * Stops the application gracefully and times it; closing it again afterwards does nothing.
+	 * Stops the application gracefully and times it; closing it again afterwards does
+	 * nothing.
 	 * @return milliseconds
 	 */
 	private static long stopMillis(QueueClient client) {

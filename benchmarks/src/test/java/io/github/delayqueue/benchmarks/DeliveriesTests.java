@@ -4,7 +4,10 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** What {@link Deliveries} counts: lost, duplicated and early messages, and lateness percentiles. */
+/**
+ * What {@link Deliveries} counts: lost, duplicated and early messages, and lateness
+ * percentiles.
+ */
 class DeliveriesTests {
 
 	@Test

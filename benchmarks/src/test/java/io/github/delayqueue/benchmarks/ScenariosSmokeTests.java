@@ -8,8 +8,8 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Each scenario runs end to end on a tiny scale, so the benchmarks never rot. Speed is not
- * checked here: {@code benchmarks/run.sh} measures it.
+ * Each scenario runs end to end on a tiny scale, so the benchmarks never rot. Speed is
+ * not checked here: {@code benchmarks/run.sh} measures it.
  */
 class ScenariosSmokeTests {
 
@@ -91,7 +91,8 @@ class ScenariosSmokeTests {
 		parsed.required("redis-url");
 		try (RedisServer server = new RedisServer(this.redisUrl)) {
 			server.flushAll();
-			Map<String, Object> result = Scenarios.run(scenario, new Run(parsed, QueueClient.Kind.of(queue), this.redisUrl, server));
+			Map<String, Object> result = Scenarios.run(scenario,
+					new Run(parsed, QueueClient.Kind.of(queue), this.redisUrl, server));
 			parsed.rejectUnused();
 			return result;
 		}

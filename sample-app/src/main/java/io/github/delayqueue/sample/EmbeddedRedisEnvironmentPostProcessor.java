@@ -23,16 +23,19 @@ import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
 
 /**
- * Lets the sample run without a Redis to hand: when no {@code spring.data.redis} host, port, url,
- * sentinel or cluster property is set, starts an {@link EmbeddedRedisServer} before any bean is
- * created and points {@code spring.data.redis.host} and {@code port} at it. The server is stopped
- * after every bean has been destroyed when the application context closes, or when startup fails,
- * and on Linux and macOS also when the JVM is killed (see {@link EmbeddedRedisServer}).
- * With Redis configured, nothing is started.
+ * Lets the sample run without a Redis to hand: when no {@code spring.data.redis} host,
+ * port, url, sentinel or cluster property is set, starts an {@link EmbeddedRedisServer}
+ * before any bean is created and points {@code spring.data.redis.host} and {@code port}
+ * at it. The server is stopped after every bean has been destroyed when the application
+ * context closes, or when startup fails, and on Linux and macOS also when the JVM is
+ * killed (see {@link EmbeddedRedisServer}). With Redis configured, nothing is started.
  */
 public class EmbeddedRedisEnvironmentPostProcessor implements EnvironmentPostProcessor, Ordered {
 
-	/** The name of the property source that points {@code spring.data.redis} at the server. */
+	/**
+	 * The name of the property source that points {@code spring.data.redis} at the
+	 * server.
+	 */
 	public static final String PROPERTY_SOURCE_NAME = "embeddedRedis";
 
 	private static final List<ConfigurationPropertyName> CONNECTION_PROPERTIES = List.of(
@@ -68,13 +71,16 @@ public class EmbeddedRedisEnvironmentPostProcessor implements EnvironmentPostPro
 		}
 		application.addListeners(new StopWithApplication(redis));
 		environment.getPropertySources()
-			.addLast(new MapPropertySource(PROPERTY_SOURCE_NAME,
-					Map.of("spring.data.redis.host", EmbeddedRedisServer.HOST, "spring.data.redis.port", redis.port())));
+			.addLast(new MapPropertySource(PROPERTY_SOURCE_NAME, Map.of("spring.data.redis.host",
+					EmbeddedRedisServer.HOST, "spring.data.redis.port", redis.port())));
 		this.logger.info("No spring.data.redis.* configured: started embedded Redis " + redis.description() + " on "
 				+ EmbeddedRedisServer.HOST + ":" + redis.port());
 	}
 
-	/** Runs after the application's own configuration (application.yml and the like) is loaded. */
+	/**
+	 * Runs after the application's own configuration (application.yml and the like) is
+	 * loaded.
+	 */
 	@Override
 	public int getOrder() {
 		return Ordered.LOWEST_PRECEDENCE;
@@ -93,11 +99,12 @@ public class EmbeddedRedisEnvironmentPostProcessor implements EnvironmentPostPro
 	}
 
 	/**
-	 * Ties the server to the application: registered as the context's first disposable bean, it is
-	 * destroyed last, after the delay queue's listeners have stopped; if startup fails, it is
-	 * stopped at once.
+	 * Ties the server to the application: registered as the context's first disposable
+	 * bean, it is destroyed last, after the delay queue's listeners have stopped; if
+	 * startup fails, it is stopped at once.
 	 */
-	private record StopWithApplication(EmbeddedRedisServer redis) implements ApplicationListener<SpringApplicationEvent> {
+	private record StopWithApplication(
+			EmbeddedRedisServer redis) implements ApplicationListener<SpringApplicationEvent> {
 
 		@Override
 		public void onApplicationEvent(SpringApplicationEvent event) {

@@ -23,14 +23,15 @@ import org.apache.commons.logging.LogFactory;
 import redis.embedded.core.ExecutableProvider;
 
 /**
- * A throwaway {@code redis-server} process on a free loopback port, without persistence. Uses the
- * {@code redis-server} on the {@code PATH} if there is one, else the binary shipped in the
- * embedded-redis jar.
+ * A throwaway {@code redis-server} process on a free loopback port, without persistence.
+ * Uses the {@code redis-server} on the {@code PATH} if there is one, else the binary
+ * shipped in the embedded-redis jar.
  * <p>
- * Where {@code /bin/sh} exists (Linux, macOS) the server runs under a small shell watchdog that
- * stops it when the watchdog's standard input closes: when {@link #stop()} closes it, and when this
- * JVM dies in any way, even by {@code kill -9}, as the kernel then closes the JVM's end of the pipe.
- * Elsewhere the server is started directly and outlives a JVM killed without shutdown hooks.
+ * Where {@code /bin/sh} exists (Linux, macOS) the server runs under a small shell
+ * watchdog that stops it when the watchdog's standard input closes: when {@link #stop()}
+ * closes it, and when this JVM dies in any way, even by {@code kill -9}, as the kernel
+ * then closes the JVM's end of the pipe. Elsewhere the server is started directly and
+ * outlives a JVM killed without shutdown hooks.
  */
 final class EmbeddedRedisServer {
 
@@ -50,9 +51,9 @@ final class EmbeddedRedisServer {
 	private static final Path SHELL = Path.of("/bin/sh");
 
 	/**
-	 * Runs the server in the background ({@code "$@"}), lets go of the output pipe so that the JVM
-	 * sees it close when the server exits, ignores SIGTERM (only the end of its input stops it),
-	 * then waits for that end of input and stops the server.
+	 * Runs the server in the background ({@code "$@"}), lets go of the output pipe so
+	 * that the JVM sees it close when the server exits, ignores SIGTERM (only the end of
+	 * its input stops it), then waits for that end of input and stops the server.
 	 */
 	private static final String WATCHDOG = "\"$@\" & redis=$!; exec >/dev/null 2>&1; trap '' TERM; "
 			+ "read line; kill $redis; wait $redis";
@@ -106,19 +107,23 @@ final class EmbeddedRedisServer {
 		}
 	}
 
-	/** @return the port the server listens on */
+	/**
+	 * @return the port the server listens on
+	 */
 	int port() {
 		return this.port;
 	}
 
-	/** @return what was started, for example {@code 7.0.15 (/usr/bin/redis-server)} */
+	/**
+	 * @return what was started, for example {@code 7.0.15 (/usr/bin/redis-server)}
+	 */
 	String description() {
 		return this.version + " (" + this.executable + ")";
 	}
 
 	/**
-	 * Stops the server, politely first (closing the watchdog's input, or SIGTERM when there is no
-	 * watchdog); does nothing if it is no longer running.
+	 * Stops the server, politely first (closing the watchdog's input, or SIGTERM when
+	 * there is no watchdog); does nothing if it is no longer running.
 	 */
 	void stop() {
 		if (!this.process.isAlive()) {
@@ -164,9 +169,9 @@ final class EmbeddedRedisServer {
 	}
 
 	/**
-	 * Reads the server's output until it ends: completes {@code ready} with the version once the
-	 * server accepts connections, or exceptionally with the startup output if it exits before.
-	 * Everything is logged at debug level.
+	 * Reads the server's output until it ends: completes {@code ready} with the version
+	 * once the server accepts connections, or exceptionally with the startup output if it
+	 * exits before. Everything is logged at debug level.
 	 */
 	private static void readOutput(Process process, CompletableFuture<String> ready) {
 		List<String> startupOutput = new ArrayList<>();

@@ -14,8 +14,8 @@ import org.jspecify.annotations.Nullable;
  * @param amount the price
  * @param status where the order is in its life
  * @param createdAt when the order was created
- * @param timeoutAt when the order is cancelled unless paid before; {@code null} only while the
- * timeout is being scheduled
+ * @param timeoutAt when the order is cancelled unless paid before; {@code null} only
+ * while the timeout is being scheduled
  * @param updatedAt when the status last changed
  */
 public record Order(String id, String item, BigDecimal amount, OrderStatus status, Instant createdAt,

@@ -43,8 +43,8 @@ public class OrderService {
 	}
 
 	/**
-	 * Creates an order and schedules its timeout. If the timeout cannot be scheduled, no order is
-	 * kept and the exception is rethrown.
+	 * Creates an order and schedules its timeout. If the timeout cannot be scheduled, no
+	 * order is kept and the exception is rethrown.
 	 * @param item what is ordered
 	 * @param amount the price
 	 * @return the new order, with its timeout

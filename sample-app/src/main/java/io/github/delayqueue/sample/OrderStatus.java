@@ -1,7 +1,8 @@
 package io.github.delayqueue.sample;
 
 /**
- * Where an order is in its life: {@link #CREATED} orders end {@link #PAID} or {@link #CANCELLED}.
+ * Where an order is in its life: {@link #CREATED} orders end {@link #PAID} or
+ * {@link #CANCELLED}.
  */
 public enum OrderStatus {
 

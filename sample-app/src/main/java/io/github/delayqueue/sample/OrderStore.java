@@ -9,8 +9,8 @@ import java.util.function.UnaryOperator;
 import org.springframework.stereotype.Component;
 
 /**
- * Keeps the orders in memory; a real application would use a database. Each change is atomic,
- * so a payment and a timeout arriving together cannot both win.
+ * Keeps the orders in memory; a real application would use a database. Each change is
+ * atomic, so a payment and a timeout arriving together cannot both win.
  */
 @Component
 public class OrderStore {
@@ -49,7 +49,8 @@ public class OrderStore {
 	 * @param id the order id
 	 * @param from the status the order must be in
 	 * @param to the new status
-	 * @return whether the order was moved; {@code false} if it is unknown or in another status
+	 * @return whether the order was moved; {@code false} if it is unknown or in another
+	 * status
 	 */
 	public boolean transition(String id, OrderStatus from, OrderStatus to) {
 		AtomicBoolean moved = new AtomicBoolean();

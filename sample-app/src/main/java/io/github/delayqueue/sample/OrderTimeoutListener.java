@@ -8,8 +8,8 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.stereotype.Component;
 
 /**
- * Cancels orders that are still unpaid when their timeout message arrives. Delivery is at least
- * once, so this is idempotent: a second delivery finds the order no longer
+ * Cancels orders that are still unpaid when their timeout message arrives. Delivery is at
+ * least once, so this is idempotent: a second delivery finds the order no longer
  * {@link OrderStatus#CREATED} and changes nothing.
  */
 @Component

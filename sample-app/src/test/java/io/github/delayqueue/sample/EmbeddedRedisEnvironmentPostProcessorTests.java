@@ -21,8 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
- * The embedded-Redis switch, on an application without beans: it starts a Redis only when none is
- * configured, and stops it with the context.
+ * The embedded-Redis switch, on an application without beans: it starts a Redis only when
+ * none is configured, and stops it with the context.
  */
 class EmbeddedRedisEnvironmentPostProcessorTests {
 

@@ -22,8 +22,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * {@link EmbeddedRedisServer} dies with the JVM that started it, even when that JVM is killed with
- * {@code kill -9} and runs no shutdown hook.
+ * {@link EmbeddedRedisServer} dies with the JVM that started it, even when that JVM is
+ * killed with {@code kill -9} and runs no shutdown hook.
  */
 class EmbeddedRedisServerTests {
 
@@ -59,8 +59,8 @@ class EmbeddedRedisServerTests {
 	}
 
 	/**
-	 * Reads the JVM's output, all of it so that the JVM never blocks on a full pipe, and completes
-	 * with the first line matching the pattern.
+	 * Reads the JVM's output, all of it so that the JVM never blocks on a full pipe, and
+	 * completes with the first line matching the pattern.
 	 */
 	private static CompletableFuture<String> firstLineMatching(Process jvm, Pattern pattern) {
 		CompletableFuture<String> line = new CompletableFuture<>();
@@ -110,7 +110,8 @@ class EmbeddedRedisServerTests {
 	}
 
 	/**
-	 * The JVM under test: starts an embedded Redis, prints its port and waits to be killed.
+	 * The JVM under test: starts an embedded Redis, prints its port and waits to be
+	 * killed.
 	 */
 	static final class StartRedisAndWait {
 

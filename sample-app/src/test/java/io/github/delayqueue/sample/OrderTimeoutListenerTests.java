@@ -11,8 +11,8 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The timeout listener on its own: what a delivery does to an order, and that a second delivery
- * does nothing more.
+ * The timeout listener on its own: what a delivery does to an order, and that a second
+ * delivery does nothing more.
  */
 class OrderTimeoutListenerTests {
 

@@ -16,8 +16,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The sample end to end over HTTP, on the embedded Redis (no {@code spring.data.redis.*} is set),
- * with a one-second order timeout.
+ * The sample end to end over HTTP, on the embedded Redis (no {@code spring.data.redis.*}
+ * is set), with a one-second order timeout.
  */
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT, properties = "sample.order-timeout=1s")
 class SampleApplicationTests {
@@ -78,14 +78,29 @@ class SampleApplicationTests {
 	void actuatorShowsTheQueuesHealthMetricsAndTopics() {
 		Order order = create();
 		await().atMost(Duration.ofSeconds(10)).until(() -> get(order.id()).status() == OrderStatus.CANCELLED);
-		String health = this.client.get().uri("/actuator/health").exchange().expectStatus().isOk()
-			.returnResult(String.class).getResponseBody();
+		String health = this.client.get()
+			.uri("/actuator/health")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.returnResult(String.class)
+			.getResponseBody();
 		assertThat(health).contains("\"delayQueue\"").contains("order-timeout");
-		String topics = this.client.get().uri("/actuator/delayqueue").exchange().expectStatus().isOk()
-			.returnResult(String.class).getResponseBody();
+		String topics = this.client.get()
+			.uri("/actuator/delayqueue")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.returnResult(String.class)
+			.getResponseBody();
 		assertThat(topics).contains("\"order-timeout\"").contains("\"listener\"");
-		String acked = this.client.get().uri("/actuator/metrics/delay.queue.acked").exchange().expectStatus().isOk()
-			.returnResult(String.class).getResponseBody();
+		String acked = this.client.get()
+			.uri("/actuator/metrics/delay.queue.acked")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.returnResult(String.class)
+			.getResponseBody();
 		assertThat(acked).contains("\"COUNT\"");
 	}
 

@@ -7,8 +7,8 @@ import java.time.Duration;
  *
  * @param batchSize largest number of messages one promote call moves (1 to 1000)
  * @param maxSleep longest sleep without checking Redis when no wake-up signal arrives
- * @param lookahead how long before their due time messages are made ready, for consumers to hold
- * and deliver at the due time (zero to one minute)
+ * @param lookahead how long before their due time messages are made ready, for consumers
+ * to hold and deliver at the due time (zero to one minute)
  */
 public record BrokerSettings(int batchSize, Duration maxSleep, Duration lookahead) {
 

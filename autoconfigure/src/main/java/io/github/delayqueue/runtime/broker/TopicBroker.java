@@ -19,12 +19,13 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.util.Assert;
 
 /**
- * Moves one topic's due messages to its ready list and takes back messages whose lease expired.
- * With a {@link BrokerSettings#lookahead() lookahead}, messages move that much before they are due,
- * in batches, and listeners deliver each at its due time. It sleeps until the next move is needed
- * (by the time Redis reports, so local clocks never matter), at most
- * {@link BrokerSettings#maxSleep()}, and is woken at once by {@link #wake()} when an earlier message
- * is sent. Any number of brokers may run for the same topic: each move is one atomic script.
+ * Moves one topic's due messages to its ready list and takes back messages whose lease
+ * expired. With a {@link BrokerSettings#lookahead() lookahead}, messages move that much
+ * before they are due, in batches, and listeners deliver each at its due time. It sleeps
+ * until the next move is needed (by the time Redis reports, so local clocks never
+ * matter), at most {@link BrokerSettings#maxSleep()}, and is woken at once by
+ * {@link #wake()} when an earlier message is sent. Any number of brokers may run for the
+ * same topic: each move is one atomic script.
  */
 public final class TopicBroker {
 
@@ -74,8 +75,8 @@ public final class TopicBroker {
 	 * @param onReady called after messages were made ready, to wake local consumers
 	 * @param metrics where expired leases are reported
 	 */
-	public TopicBroker(String topic, TopicStore store, ScheduledExecutorService scheduler,
-			BrokerSettings settings, int maxAttempts, Runnable onReady, DelayQueueMetrics metrics) {
+	public TopicBroker(String topic, TopicStore store, ScheduledExecutorService scheduler, BrokerSettings settings,
+			int maxAttempts, Runnable onReady, DelayQueueMetrics metrics) {
 		this.topic = topic;
 		this.store = store;
 		this.scheduler = scheduler;
@@ -87,7 +88,9 @@ public final class TopicBroker {
 		this.outageLog = new OutageLog("broker of topic '" + topic + "'");
 	}
 
-	/** @return the topic */
+	/**
+	 * @return the topic
+	 */
 	public String topic() {
 		return this.topic;
 	}
@@ -111,7 +114,10 @@ public final class TopicBroker {
 		}
 	}
 
-	/** Runs a cycle as soon as possible, e.g. because a message earlier than the known next one was sent. */
+	/**
+	 * Runs a cycle as soon as possible, e.g. because a message earlier than the known
+	 * next one was sent.
+	 */
 	public void wake() {
 		synchronized (this.lock) {
 			if (this.cycleInProgress) {
@@ -140,16 +146,18 @@ public final class TopicBroker {
 	}
 
 	/**
-	 * Sends one promote call and returns at once; the reply is handled on the scheduler, so that
-	 * the brokers of many topics due at the same instant share round trips instead of each holding
-	 * a scheduler thread while it waits.
+	 * Sends one promote call and returns at once; the reply is handled on the scheduler,
+	 * so that the brokers of many topics due at the same instant share round trips
+	 * instead of each holding a scheduler thread while it waits.
 	 */
 	private void promote() {
 		Replies.send(() -> this.store.promote(this.settings.batchSize(), this.settings.lookahead()), this.scheduler,
 				this::promoted, this::abandonCycle);
 	}
 
-	/** The scheduler refused the reply's task: it is shutting down, and so is this broker. */
+	/**
+	 * The scheduler refused the reply's task: it is shutting down, and so is this broker.
+	 */
 	private void abandonCycle() {
 		synchronized (this.lock) {
 			this.cycleInProgress = false;
@@ -194,14 +202,19 @@ public final class TopicBroker {
 		}
 	}
 
-	/** @return microseconds until the next cycle is needed, after the last promote call of a cycle */
+	/**
+	 * @return microseconds until the next cycle is needed, after the last promote call of
+	 * a cycle
+	 */
 	private long sleepAfter(PromoteResult promoted) {
 		long maxSleep = this.settings.maxSleep().toNanos() / 1000;
-		// With a lookahead, wake when the next message is half the lookahead inside the window, so
-		// each call moves about half a lookahead's worth of messages, each ahead of its due time.
+		// With a lookahead, wake when the next message is half the lookahead inside the
+		// window, so
+		// each call moves about half a lookahead's worth of messages, each ahead of its
+		// due time.
 		Duration nextDueIn = promoted.nextDueIn();
-		long sleep = (nextDueIn != null)
-				? Math.min(Math.max(0, micros(nextDueIn) - this.halfLookaheadMicros), maxSleep) : maxSleep;
+		long sleep = (nextDueIn != null) ? Math.min(Math.max(0, micros(nextDueIn) - this.halfLookaheadMicros), maxSleep)
+				: maxSleep;
 		Duration nextLeaseEndIn = promoted.nextLeaseEndIn();
 		if (nextLeaseEndIn != null && nextLeaseEndIn.isZero()) {
 			sleep = Math.min(sleep, expireLeases(maxSleep));
@@ -212,7 +225,9 @@ public final class TopicBroker {
 		return sleep;
 	}
 
-	/** @return microseconds until the next lease ends, at most {@code maxSleep} */
+	/**
+	 * @return microseconds until the next lease ends, at most {@code maxSleep}
+	 */
 	private long expireLeases(long maxSleep) {
 		LeaseExpiryResult expired = this.store.expireLeases(this.settings.batchSize(), this.maxAttempts);
 		if (expired.expired() > 0) {

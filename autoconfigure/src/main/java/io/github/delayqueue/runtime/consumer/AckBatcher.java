@@ -14,10 +14,11 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 /**
- * Acknowledges the messages whose handlers returned, many per script call: handlers hand their
- * settled message over and go on, and a flush on the shared scheduler sends whatever has gathered
- * a few milliseconds after the first one came. This turns one round trip per message into one per
- * batch, under load and in a trickle alike, without a thread of its own.
+ * Acknowledges the messages whose handlers returned, many per script call: handlers hand
+ * their settled message over and go on, and a flush on the shared scheduler sends
+ * whatever has gathered a few milliseconds after the first one came. This turns one round
+ * trip per message into one per batch, under load and in a trickle alike, without a
+ * thread of its own.
  */
 final class AckBatcher {
 
@@ -25,7 +26,9 @@ final class AckBatcher {
 
 	private static final int MAX_BATCH = 200;
 
-	/** How long a flush waits for more messages after the first; small next to any lease. */
+	/**
+	 * How long a flush waits for more messages after the first; small next to any lease.
+	 */
 	private static final long LINGER_MICROS = 5_000;
 
 	private final String topic;
@@ -56,7 +59,8 @@ final class AckBatcher {
 	}
 
 	/**
-	 * Sends what is queued, in the caller's thread, until the queue is empty or the deadline passed.
+	 * Sends what is queued, in the caller's thread, until the queue is empty or the
+	 * deadline passed.
 	 * @param deadlineNanos the {@link System#nanoTime()} by which to be done
 	 */
 	void flushNow(long deadlineNanos) {

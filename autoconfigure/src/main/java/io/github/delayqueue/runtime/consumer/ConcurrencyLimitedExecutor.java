@@ -12,10 +12,11 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One topic's handlers on an executor shared by all topics (virtual threads, or the application's
- * own): runs at most {@code concurrency} of its tasks at once and queues the rest, in order.
- * Shut down like a thread pool: queued tasks still run after {@link #shutdown()}, none after
- * {@link #shutdownNow()}, which also interrupts the running ones.
+ * One topic's handlers on an executor shared by all topics (virtual threads, or the
+ * application's own): runs at most {@code concurrency} of its tasks at once and queues
+ * the rest, in order. Shut down like a thread pool: queued tasks still run after
+ * {@link #shutdown()}, none after {@link #shutdownNow()}, which also interrupts the
+ * running ones.
  */
 final class ConcurrencyLimitedExecutor extends AbstractExecutorService {
 
@@ -31,7 +32,9 @@ final class ConcurrencyLimitedExecutor extends AbstractExecutorService {
 
 	private boolean shutdown;
 
-	/** Set by {@link #shutdownNow()}: a task that starts after it is interrupted at once. */
+	/**
+	 * Set by {@link #shutdownNow()}: a task that starts after it is interrupted at once.
+	 */
 	private boolean interrupting;
 
 	ConcurrencyLimitedExecutor(Executor executor, int concurrency) {
@@ -63,8 +66,9 @@ final class ConcurrencyLimitedExecutor extends AbstractExecutorService {
 	}
 
 	/**
-	 * Runs a task and then, on the same thread, the tasks queued meanwhile: handing each to the
-	 * executor from a thread that is still busy would make a pool start a thread per task.
+	 * Runs a task and then, on the same thread, the tasks queued meanwhile: handing each
+	 * to the executor from a thread that is still busy would make a pool start a thread
+	 * per task.
 	 */
 	private void run(Runnable first) {
 		Thread current = Thread.currentThread();
@@ -83,7 +87,8 @@ final class ConcurrencyLimitedExecutor extends AbstractExecutorService {
 				synchronized (this) {
 					this.running.remove(current);
 					if (!this.interrupting) {
-						// An interrupt meant for the task just run must not reach the next one.
+						// An interrupt meant for the task just run must not reach the
+						// next one.
 						Thread.interrupted();
 					}
 					task = this.queued.poll();

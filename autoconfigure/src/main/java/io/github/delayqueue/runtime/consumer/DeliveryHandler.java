@@ -25,11 +25,12 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Delivers one claimed message to the listener method: decodes it, applies the late policy,
- * converts the payload, and invokes the method inside a receiver observation. What happens then is
- * decided here and carried out by {@link Settlement}: acknowledged when the method returns,
- * retried after the backoff when it throws, dead-lettered on its last attempt, or at once when the
- * message is corrupt, unreadable as the method's type, or later than the late policy allows.
+ * Delivers one claimed message to the listener method: decodes it, applies the late
+ * policy, converts the payload, and invokes the method inside a receiver observation.
+ * What happens then is decided here and carried out by {@link Settlement}: acknowledged
+ * when the method returns, retried after the backoff when it throws, dead-lettered on its
+ * last attempt, or at once when the message is corrupt, unreadable as the method's type,
+ * or later than the late policy allows.
  */
 final class DeliveryHandler {
 
@@ -88,7 +89,8 @@ final class DeliveryHandler {
 		int attempt = message.attempts() + 1;
 		Duration sinceDue = Duration.between(Instant.ofEpochMilli(message.dueAtMillis()), inFlight.redisClock());
 		Duration lateness = sinceDue.isNegative() ? Duration.ZERO : sinceDue;
-		if (this.settings.latePolicy() == LatePolicy.DEAD_LETTER && lateness.compareTo(this.settings.lateThreshold()) > 0) {
+		if (this.settings.latePolicy() == LatePolicy.DEAD_LETTER
+				&& lateness.compareTo(this.settings.lateThreshold()) > 0) {
 			this.metrics.deadLetteredUnhandled(this.topic, "late");
 			this.settlement.deadLetter(inFlight, "Claimed " + lateness + " after its due time, later than the late "
 					+ "threshold " + this.settings.lateThreshold() + " of late policy " + LatePolicy.DEAD_LETTER);

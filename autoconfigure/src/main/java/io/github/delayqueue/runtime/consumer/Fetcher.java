@@ -26,14 +26,15 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Claims a topic's ready messages for its consumer, as many as it has free handler slots
- * ({@code concurrency + prefetch}), and hands them over: a due message at once, one the broker made
- * ready ahead of its due time (the lookahead) when it falls due by the Redis clock, holding it
- * meanwhile without a slot. It has no thread of its own, and no thread waits for Redis: a claim is
- * sent from the shared scheduler when something may have become claimable (a wake-up signal, a slot
- * freed, the idle check), its reply is handled there, and the next claim follows at once while
- * messages keep coming. A claim that fails is sent again, with the same lease token,
- * after a backoff: it returns what it leased if it had run. An {@link Error} stops it for good, and
- * the topic's listener is then reported as stopped.
+ * ({@code concurrency + prefetch}), and hands them over: a due message at once, one the
+ * broker made ready ahead of its due time (the lookahead) when it falls due by the Redis
+ * clock, holding it meanwhile without a slot. It has no thread of its own, and no thread
+ * waits for Redis: a claim is sent from the shared scheduler when something may have
+ * become claimable (a wake-up signal, a slot freed, the idle check), its reply is handled
+ * there, and the next claim follows at once while messages keep coming. A claim that
+ * fails is sent again, with the same lease token, after a backoff: it returns what it
+ * leased if it had run. An {@link Error} stops it for good, and the topic's listener is
+ * then reported as stopped.
  */
 final class Fetcher {
 
@@ -81,7 +82,9 @@ final class Fetcher {
 	/** Guards {@link #claimInProgress} and the decision to send a claim while running. */
 	private final Object claimLock = new Object();
 
-	/** Completes once the claim on its way has put what it leased under the lease keeper. */
+	/**
+	 * Completes once the claim on its way has put what it leased under the lease keeper.
+	 */
 	private @Nullable CompletableFuture<Void> claimInProgress;
 
 	private volatile boolean running;
@@ -90,7 +93,9 @@ final class Fetcher {
 
 	private @Nullable ScheduledFuture<?> nextCheck;
 
-	/** A claim that failed, to be sent again as it was; only touched by the active fetch. */
+	/**
+	 * A claim that failed, to be sent again as it was; only touched by the active fetch.
+	 */
 	private @Nullable ClaimRequest failed;
 
 	private long claims;
@@ -114,7 +119,10 @@ final class Fetcher {
 		request();
 	}
 
-	/** Stops claiming; a claim on its way finishes (see {@link #awaitClaimInProgress(long)}). */
+	/**
+	 * Stops claiming; a claim on its way finishes (see
+	 * {@link #awaitClaimInProgress(long)}).
+	 */
 	void stop() {
 		this.running = false;
 		synchronized (this) {
@@ -148,16 +156,21 @@ final class Fetcher {
 			Thread.currentThread().interrupt();
 		}
 		catch (ExecutionException | TimeoutException ex) {
-			// Waited as long as stopping may: what it leases comes back when its lease expires.
+			// Waited as long as stopping may: what it leases comes back when its lease
+			// expires.
 		}
 	}
 
-	/** @return whether it is claiming: started, not stopped, and not stopped by an error */
+	/**
+	 * @return whether it is claiming: started, not stopped, and not stopped by an error
+	 */
 	boolean isAlive() {
 		return this.running && !this.dead;
 	}
 
-	/** Something may have become claimable: a wake-up signal, or messages made ready here. */
+	/**
+	 * Something may have become claimable: a wake-up signal, or messages made ready here.
+	 */
 	void wake() {
 		request();
 	}
@@ -213,7 +226,8 @@ final class Fetcher {
 
 	/**
 	 * Sends a claim for the free handler slots, or again the one that failed.
-	 * @return whether a claim went out; its reply is handled by {@link #claimed} on the scheduler
+	 * @return whether a claim went out; its reply is handled by {@link #claimed} on the
+	 * scheduler
 	 */
 	private boolean sendClaim() {
 		ClaimRequest request = this.failed;
@@ -240,7 +254,8 @@ final class Fetcher {
 				() -> this.store.claim(this.consumerId, sent.token(), sent.wanted(), sent.earlyLimit(),
 						this.settings.visibilityTimeout()),
 				this.scheduler, (result, failure) -> claimed(sent, result, failure, inProgress), () -> {
-					// Stopping: the claim's leases expire and its messages are delivered again.
+					// Stopping: the claim's leases expire and its messages are delivered
+					// again.
 					inProgress.complete(null);
 					this.active.set(false);
 				});
@@ -259,7 +274,8 @@ final class Fetcher {
 				return;
 			}
 			if (failure != null || result == null) {
-				// The claim may have run and lost its reply: the same request (same token) goes again
+				// The claim may have run and lost its reply: the same request (same
+				// token) goes again
 				// and returns what it leased then. Its slots stay taken meanwhile.
 				inProgress.complete(null);
 				this.failed = request;
@@ -295,7 +311,9 @@ final class Fetcher {
 		fetch();
 	}
 
-	/** @return how many of the messages were due, and so took a slot */
+	/**
+	 * @return how many of the messages were due, and so took a slot
+	 */
 	private int handOver(List<InFlightMessage> claimed) {
 		int due = 0;
 		for (InFlightMessage message : claimed) {
@@ -312,10 +330,10 @@ final class Fetcher {
 	}
 
 	/**
-	 * Keeps a message the broker made ready before its due time until then; it is in flight here
-	 * meanwhile (leased, extended, handed back at shutdown) but takes no handler slot. Held messages
-	 * are handed over in due order, and in claim order within the same due time, by one task at a
-	 * time.
+	 * Keeps a message the broker made ready before its due time until then; it is in
+	 * flight here meanwhile (leased, extended, handed back at shutdown) but takes no
+	 * handler slot. Held messages are handed over in due order, and in claim order within
+	 * the same due time, by one task at a time.
 	 */
 	private void hold(InFlightMessage message, long dueInNanos) {
 		synchronized (this.heldMessages) {
@@ -387,7 +405,8 @@ final class Fetcher {
 		/**
 		 * Runs the message's handler.
 		 * @param message the message
-		 * @param holdsSlot whether it took a handler slot, to be freed when its handler is done
+		 * @param holdsSlot whether it took a handler slot, to be freed when its handler
+		 * is done
 		 */
 		void dispatch(InFlightMessage message, boolean holdsSlot);
 

@@ -5,10 +5,11 @@ import java.time.Instant;
 import io.github.delayqueue.store.ClaimedMessage;
 
 /**
- * A message this application is handling, with the lease it holds. Its lease token, given by the
- * claim, is the proof of the lease in Redis and never changes. Every use of the lease (extend,
- * ack, retry, dead-letter, hand back) happens while holding this object's monitor, and the first
- * of them that ends the lease marks the message {@link #isSettled() settled}.
+ * A message this application is handling, with the lease it holds. Its lease token, given
+ * by the claim, is the proof of the lease in Redis and never changes. Every use of the
+ * lease (extend, ack, retry, dead-letter, hand back) happens while holding this object's
+ * monitor, and the first of them that ends the lease marks the message
+ * {@link #isSettled() settled}.
  */
 final class InFlightMessage {
 
@@ -36,7 +37,9 @@ final class InFlightMessage {
 		return this.claimed.leaseToken();
 	}
 
-	/** @return the Redis clock now, estimated from the claim time and the local time since */
+	/**
+	 * @return the Redis clock now, estimated from the claim time and the local time since
+	 */
 	Instant redisClock() {
 		return this.claimed.claimedAt().plusNanos(System.nanoTime() - this.startedNanos);
 	}
@@ -53,7 +56,9 @@ final class InFlightMessage {
 		this.settled = true;
 	}
 
-	/** @return {@code true} the first time only */
+	/**
+	 * @return {@code true} the first time only
+	 */
 	boolean reportOverdue() {
 		boolean first = !this.overdueReported;
 		this.overdueReported = true;

@@ -14,10 +14,10 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Keeps the leases of the messages this consumer holds (held until due, or being handled): extends
- * each every third of the visibility timeout, up to the maximum handling time, and at shutdown
- * hands every unfinished one back. Tracks the messages by identity: one id may be held twice after
- * its lease expired.
+ * Keeps the leases of the messages this consumer holds (held until due, or being
+ * handled): extends each every third of the visibility timeout, up to the maximum
+ * handling time, and at shutdown hands every unfinished one back. Tracks the messages by
+ * identity: one id may be held twice after its lease expired.
  */
 final class LeaseKeeper {
 
@@ -82,8 +82,9 @@ final class LeaseKeeper {
 				}
 				if (message.handlingNanos() > maxHandlingNanos) {
 					if (message.reportOverdue()) {
-						logger.warn("Topic '" + this.topic + "' message " + message.id() + " has been handled for more than "
-								+ "delay-queue.listener.max-handling-time (" + this.maxHandlingTime
+						logger.warn("Topic '" + this.topic + "' message " + message.id()
+								+ " has been handled for more than " + "delay-queue.listener.max-handling-time ("
+								+ this.maxHandlingTime
 								+ "): its lease is no longer extended and it will be delivered again");
 					}
 					continue;

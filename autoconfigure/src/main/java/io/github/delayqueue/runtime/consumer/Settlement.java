@@ -11,9 +11,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Ends the lease of a message this consumer holds, once: acknowledges it (through the
- * {@link AckBatcher}), schedules its retry, dead-letters it, or hands it back unfinished. The only
- * caller of {@link InFlightMessage#settle()}: whichever end comes first wins, and a later one (a
- * handler that finishes after its message was handed back or its lease lost) is refused with a WARN.
+ * {@link AckBatcher}), schedules its retry, dead-letters it, or hands it back unfinished.
+ * The only caller of {@link InFlightMessage#settle()}: whichever end comes first wins,
+ * and a later one (a handler that finishes after its message was handed back or its lease
+ * lost) is refused with a WARN.
  */
 final class Settlement {
 
@@ -38,7 +39,9 @@ final class Settlement {
 		}
 	}
 
-	/** The handler failed: the message is scheduled again after the backoff, attempts + 1. */
+	/**
+	 * The handler failed: the message is scheduled again after the backoff, attempts + 1.
+	 */
 	void retry(InFlightMessage message, Duration backoff) {
 		if (!settle(message)) {
 			return;
@@ -73,8 +76,7 @@ final class Settlement {
 			}
 			message.settle();
 		}
-		Boolean released = call(message, "hand back",
-				() -> this.store.release(message.id(), message.leaseToken()));
+		Boolean released = call(message, "hand back", () -> this.store.release(message.id(), message.leaseToken()));
 		if (Boolean.TRUE.equals(released)) {
 			logger.warn("Topic '" + this.topic + "' message " + message.id()
 					+ " unfinished at shutdown: handed back to be delivered again");

@@ -19,19 +19,22 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-
 /**
- * Consumes one topic for one {@link DelayListenerEndpoint}, and wires the parts that do it: the
- * {@link Fetcher} claims on the shared scheduler, handler threads run the {@link DeliveryHandler},
- * {@link Settlement} ends each lease once, the {@link LeaseKeeper} extends leases and hands
- * unfinished messages back, and the {@link AckBatcher} acknowledges in batches. Its only threads
- * are its handlers', started when messages come and gone again after a minute idle.
+ * Consumes one topic for one {@link DelayListenerEndpoint}, and wires the parts that do
+ * it: the {@link Fetcher} claims on the shared scheduler, handler threads run the
+ * {@link DeliveryHandler}, {@link Settlement} ends each lease once, the
+ * {@link LeaseKeeper} extends leases and hands unfinished messages back, and the
+ * {@link AckBatcher} acknowledges in batches. Its only threads are its handlers', started
+ * when messages come and gone again after a minute idle.
  */
 public final class TopicConsumer {
 
 	private static final Log logger = LogFactory.getLog(TopicConsumer.class);
 
-	/** Time left to send queued acknowledgements when stopping, even past the shutdown timeout. */
+	/**
+	 * Time left to send queued acknowledgements when stopping, even past the shutdown
+	 * timeout.
+	 */
 	private static final long ACK_GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
 
 	private final DelayListenerEndpoint endpoint;
@@ -55,19 +58,18 @@ public final class TopicConsumer {
 	 * @param endpoint the listener method and its settings
 	 * @param store the topic's store
 	 * @param converter the payload converter
-	 * @param scheduler the shared scheduler, for claims, held messages, lease extension and
-	 * acknowledgements
+	 * @param scheduler the shared scheduler, for claims, held messages, lease extension
+	 * and acknowledgements
 	 * @param metrics where deliveries and outcomes are reported
 	 * @param observationRegistry the registry of the receiver observations
-	 * @param observationConvention a convention for the receiver observations, or {@code null} for
-	 * the default one
-	 * @param handlerExecutor the executor shared by every topic's handlers, on which at most the
-	 * topic's concurrency run at once
+	 * @param observationConvention a convention for the receiver observations, or
+	 * {@code null} for the default one
+	 * @param handlerExecutor the executor shared by every topic's handlers, on which at
+	 * most the topic's concurrency run at once
 	 */
 	public TopicConsumer(DelayListenerEndpoint endpoint, TopicStore store, PayloadConverter converter,
 			ScheduledExecutorService scheduler, DelayQueueMetrics metrics, ObservationRegistry observationRegistry,
-			@Nullable DelayQueueReceiverObservationConvention observationConvention,
-			Executor handlerExecutor) {
+			@Nullable DelayQueueReceiverObservationConvention observationConvention, Executor handlerExecutor) {
 		String topic = endpoint.topic();
 		this.endpoint = endpoint;
 		this.settings = endpoint.settings();
@@ -83,7 +85,9 @@ public final class TopicConsumer {
 		this.fetcher = new Fetcher(topic, store, this.settings, scheduler, this::dispatch, this.leases, outageLog);
 	}
 
-	/** @return the topic */
+	/**
+	 * @return the topic
+	 */
 	public String topic() {
 		return this.endpoint.topic();
 	}
@@ -102,9 +106,9 @@ public final class TopicConsumer {
 	}
 
 	/**
-	 * Lets running handlers finish until the deadline, then hands every message still unfinished
-	 * back to the ready list at once and sends the acknowledgements still queued. Call
-	 * {@link #stopClaiming()} first.
+	 * Lets running handlers finish until the deadline, then hands every message still
+	 * unfinished back to the ready list at once and sends the acknowledgements still
+	 * queued. Call {@link #stopClaiming()} first.
 	 * @param deadlineNanos the {@link System#nanoTime()} by which to be done
 	 */
 	public void finishStopping(long deadlineNanos) {
@@ -121,12 +125,16 @@ public final class TopicConsumer {
 		this.acks.flushNow(Math.max(deadlineNanos, System.nanoTime() + ACK_GRACE_NANOS));
 	}
 
-	/** @return how long stopping waits for running handlers */
+	/**
+	 * @return how long stopping waits for running handlers
+	 */
 	public Duration shutdownTimeout() {
 		return this.settings.shutdownTimeout();
 	}
 
-	/** @return whether it is claiming: started, not stopped, and not stopped by an error */
+	/**
+	 * @return whether it is claiming: started, not stopped, and not stopped by an error
+	 */
 	public boolean isAlive() {
 		return this.fetcher.isAlive();
 	}

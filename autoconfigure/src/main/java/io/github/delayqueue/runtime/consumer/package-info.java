@@ -1,9 +1,9 @@
 /**
- * A topic's consumer, split into its policies: the {@code Fetcher} claims and holds messages until
- * due, the {@code DeliveryHandler} decodes, applies the late policy, converts, observes and invokes,
- * {@code Settlement} acknowledges, retries or dead-letters once per lease, the {@code LeaseKeeper}
- * extends leases and hands messages back, and the {@code AckBatcher} sends acknowledgements in
- * batches.
+ * A topic's consumer, split into its policies: the {@code Fetcher} claims and holds
+ * messages until due, the {@code DeliveryHandler} decodes, applies the late policy,
+ * converts, observes and invokes, {@code Settlement} acknowledges, retries or
+ * dead-letters once per lease, the {@code LeaseKeeper} extends leases and hands messages
+ * back, and the {@code AckBatcher} sends acknowledgements in batches.
  */
 @NullMarked
 package io.github.delayqueue.runtime.consumer;

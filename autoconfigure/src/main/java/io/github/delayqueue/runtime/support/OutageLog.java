@@ -4,8 +4,8 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 /**
- * Logs a Redis outage once when it starts (WARN) and once when it ends (INFO), however many
- * attempts fail in between. Thread-safe.
+ * Logs a Redis outage once when it starts (WARN) and once when it ends (INFO), however
+ * many attempts fail in between. Thread-safe.
  */
 public final class OutageLog {
 

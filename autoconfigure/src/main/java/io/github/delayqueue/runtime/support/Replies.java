@@ -10,8 +10,9 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Continues from a store call that does not wait for Redis: the reply arrives on the Redis
- * client's I/O thread, where nothing may block, so what follows runs on the runtime's scheduler.
+ * Continues from a store call that does not wait for Redis: the reply arrives on the
+ * Redis client's I/O thread, where nothing may block, so what follows runs on the
+ * runtime's scheduler.
  */
 public final class Replies {
 
@@ -23,8 +24,10 @@ public final class Replies {
 	 * @param <T> the type of the reply
 	 * @param call sends the call; a failure it throws at once counts as a failed call
 	 * @param executor where {@code next} runs
-	 * @param next takes the reply, or else the failure (never a {@link CompletionException})
-	 * @param refused runs, where the reply arrived, if the executor refuses the task (it is stopping)
+	 * @param next takes the reply, or else the failure (never a
+	 * {@link CompletionException})
+	 * @param refused runs, where the reply arrived, if the executor refuses the task (it
+	 * is stopping)
 	 */
 	public static <T> void send(Supplier<CompletableFuture<T>> call, Executor executor,
 			BiConsumer<@Nullable T, @Nullable Throwable> next, Runnable refused) {

@@ -8,8 +8,9 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 /**
- * Handles a failure of a topic's script calls: a key of the wrong type is moved aside with a WARN
- * naming it (so the topic keeps moving), anything else is reported to the outage log.
+ * Handles a failure of a topic's script calls: a key of the wrong type is moved aside
+ * with a WARN naming it (so the topic keeps moving), anything else is reported to the
+ * outage log.
  */
 public final class TopicRepair {
 

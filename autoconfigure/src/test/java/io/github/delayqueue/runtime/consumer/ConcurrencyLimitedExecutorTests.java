@@ -18,8 +18,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A topic's handlers on a shared executor: at most its concurrency at once, the rest queued in
- * order, and shut down like a thread pool.
+ * A topic's handlers on a shared executor: at most its concurrency at once, the rest
+ * queued in order, and shut down like a thread pool.
  */
 class ConcurrencyLimitedExecutorTests {
 

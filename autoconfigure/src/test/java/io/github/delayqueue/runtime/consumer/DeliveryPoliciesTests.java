@@ -34,10 +34,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The consumer's rules for one delivery, against an in-memory fake of the topic store: what is
- * acknowledged, retried after which backoff, or dead-lettered and why, and what a handler that
- * finishes after its lease ended may no longer do. The scripts behind each call have their own
- * tests on real Redis.
+ * The consumer's rules for one delivery, against an in-memory fake of the topic store:
+ * what is acknowledged, retried after which backoff, or dead-lettered and why, and what a
+ * handler that finishes after its lease ended may no longer do. The scripts behind each
+ * call have their own tests on real Redis.
  */
 class DeliveryPoliciesTests {
 
@@ -79,10 +79,13 @@ class DeliveryPoliciesTests {
 
 	@Test
 	void aCorruptMessageIsDeadLetteredWithoutCallingTheHandler() {
-		ClaimedMessage corrupt = new ClaimedMessage("o-1", "token", 0, now(), "garbage".getBytes(StandardCharsets.UTF_8));
+		ClaimedMessage corrupt = new ClaimedMessage("o-1", "token", 0, now(),
+				"garbage".getBytes(StandardCharsets.UTF_8));
 		handler(LatePolicy.DELIVER).handle(new InFlightMessage(corrupt));
 		assertThat(this.orders.received).isEmpty();
-		assertThat(this.store.calls).singleElement().asString().startsWith("deadLetter o-1 token Stored message is corrupt");
+		assertThat(this.store.calls).singleElement()
+			.asString()
+			.startsWith("deadLetter o-1 token Stored message is corrupt");
 	}
 
 	@Test
@@ -119,8 +122,8 @@ class DeliveryPoliciesTests {
 	}
 
 	private DeliveryHandler handler(LatePolicy latePolicy) {
-		ListenerSettings settings = new ListenerSettings(1, 0, 3, Duration.ofSeconds(30), BACKOFF, Duration.ofSeconds(5),
-				Duration.ofSeconds(5), Duration.ofMinutes(10), latePolicy, Duration.ofHours(1));
+		ListenerSettings settings = new ListenerSettings(1, 0, 3, Duration.ofSeconds(30), BACKOFF,
+				Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofMinutes(10), latePolicy, Duration.ofHours(1));
 		Method method = ReflectionUtils.findMethod(Orders.class, "on", Order.class);
 		DelayListenerEndpoint endpoint = new DelayListenerEndpoint("orders", this.orders, method, settings);
 		return new DeliveryHandler(endpoint, new JsonPayloadConverter(new JsonMapper()), settlement(),
