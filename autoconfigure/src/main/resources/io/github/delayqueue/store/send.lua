@@ -30,28 +30,27 @@ for i = 3, #ARGV, 4 do
     now = now or now_ms()
     due = now + due
   end
+  -- 0: stored, 2: replaced (both scheduled at due), nil: left as it is
+  local outcome = 0
   if redis.call('HSETNX', KEYS[1], id, '0:' .. string.format('%.0f', due) .. ':' .. ARGV[i + 3]) == 0 then
     local stored = redis.call('HGET', KEYS[1], id)
     local attempts, storedDue, bodyAt = header(stored)
     if string.byte(kind, 2) == 114 and bodyAt and redis.call('ZSCORE', KEYS[2], id) then -- 'r', scheduled
       redis.call('HSET', KEYS[1], id, attempts .. ':' .. string.format('%.0f', due) .. ':' .. ARGV[i + 3])
-      redis.call('ZADD', KEYS[2], due, id)
-      if not earliest or due < earliest then
-        earliest = due
-      end
-      out[#out + 1] = 2
-      out[#out + 1] = due
+      outcome = 2
     else
       local same = bodyAt and string.sub(stored, bodyAt + 1) == ARGV[i + 3]
       out[#out + 1] = same and 0 or 1
       out[#out + 1] = storedDue or 0
+      outcome = nil
     end
-  else
+  end
+  if outcome then
     redis.call('ZADD', KEYS[2], due, id)
     if not earliest or due < earliest then
       earliest = due
     end
-    out[#out + 1] = 0
+    out[#out + 1] = outcome
     out[#out + 1] = due
   end
 end
