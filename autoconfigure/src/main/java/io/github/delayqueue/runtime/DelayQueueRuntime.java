@@ -264,6 +264,17 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	}
 
 	/**
+	 * Tells whether no listener of this application has a message in hand: none is
+	 * waiting for the reply of a claim, holding a claimed message until its due time or
+	 * handling one, or waiting for Redis to take an acknowledgement. Messages may still
+	 * be scheduled or ready in Redis. Tests use it to wait until deliveries are done.
+	 * @return whether every listener is idle
+	 */
+	public synchronized boolean isIdle() {
+		return this.topics.values().stream().allMatch(TopicRuntime::isIdle);
+	}
+
+	/**
 	 * Pauses a topic's listener in this application, like stopping it: it claims no more
 	 * messages, lets running handlers finish within its shutdown timeout and hands back
 	 * what is still unfinished. The topic's broker keeps running, and other applications

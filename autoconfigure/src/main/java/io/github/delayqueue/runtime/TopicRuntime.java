@@ -132,6 +132,15 @@ public final class TopicRuntime {
 		return (current != null && current.isAlive()) ? ListenerState.RUNNING : ListenerState.STOPPED;
 	}
 
+	/**
+	 * @return whether the topic's consumer, if any, has nothing in hand (see
+	 * {@link TopicConsumer#isIdle()})
+	 */
+	public boolean isIdle() {
+		TopicConsumer current = this.consumer;
+		return current == null || current.isIdle();
+	}
+
 	/** Wakes the consumer, e.g. because messages became ready. */
 	public void wakeConsumer() {
 		TopicConsumer current = this.consumer;

@@ -65,6 +65,8 @@ public class RedisMessageStore {
 
 	private final Duration timeout;
 
+	private final ScriptClock clock;
+
 	/**
 	 * Creates a store that waits at most {@link #DEFAULT_TIMEOUT} for Redis.
 	 * @param connectionFactory the Redis connection factory
@@ -82,6 +84,20 @@ public class RedisMessageStore {
 	 * own command timeout
 	 */
 	public RedisMessageStore(RedisConnectionFactory connectionFactory, String prefix, Duration timeout) {
+		this(connectionFactory, prefix, timeout, ScriptClock.server());
+	}
+
+	/**
+	 * Creates a store whose scripts read another clock than the Redis server's: for
+	 * tests.
+	 * @param connectionFactory the Redis connection factory
+	 * @param prefix the prefix of every key
+	 * @param timeout the longest wait for Redis of any script call, whatever the client's
+	 * own command timeout
+	 * @param clock the clock of the scripts
+	 */
+	public RedisMessageStore(RedisConnectionFactory connectionFactory, String prefix, Duration timeout,
+			ScriptClock clock) {
 		RedisTemplate<String, byte[]> template = new RedisTemplate<>();
 		template.setConnectionFactory(connectionFactory);
 		template.setKeySerializer(RedisSerializer.string());
@@ -94,6 +110,7 @@ public class RedisMessageStore {
 		this.channel = TopicKeys.signalChannel(prefix);
 		this.runner = new ScriptRunner(connectionFactory);
 		this.timeout = timeout;
+		this.clock = clock;
 	}
 
 	/**
@@ -101,6 +118,13 @@ public class RedisMessageStore {
 	 */
 	public Duration timeout() {
 		return this.timeout;
+	}
+
+	/**
+	 * @return the clock the scripts read
+	 */
+	public ScriptClock clock() {
+		return this.clock;
 	}
 
 	/**
@@ -216,7 +240,7 @@ public class RedisMessageStore {
 			args.add(message.when());
 			args.add(message.body());
 		}
-		return new ScriptCall(Script.SEND.script(), Script.SEND.keyNames(keys::key), args);
+		return this.clock.call(Script.SEND, keys::key, args);
 	}
 
 	private static List<Sent> sendResults(List<NewMessage> messages, List<?> reply) {
@@ -691,7 +715,7 @@ public class RedisMessageStore {
 	}
 
 	private CompletableFuture<List<?>> submit(Script script, Function<Script.Key, String> keys, List<?> args) {
-		return this.runner.submit(new ScriptCall(script.script(), script.keyNames(keys), args), this.timeout)
+		return this.runner.submit(this.clock.call(script, keys, args), this.timeout)
 			.thenApply((reply) -> (List<?>) reply);
 	}
 
@@ -713,7 +737,7 @@ public class RedisMessageStore {
 
 	@SuppressWarnings("unchecked")
 	private <T> T run(Script script, Function<Script.Key, String> keys, List<?> args) {
-		return (T) this.runner.run(new ScriptCall(script.script(), script.keyNames(keys), args), this.timeout);
+		return (T) this.runner.run(this.clock.call(script, keys, args), this.timeout);
 	}
 
 	/**

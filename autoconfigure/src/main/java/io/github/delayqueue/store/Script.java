@@ -15,8 +15,9 @@ import org.springframework.data.redis.core.script.RedisScript;
  * The Lua scripts of the queue, one per state transition (and three that only read), each
  * with the keys it takes in the order its {@code .lua} header names them: the one place
  * in Java that knows a script's key order. Each script is read from the {@code .lua} file
- * beside this class with the helpers of {@code functions.lua} in front.
- * {@code ScriptHeadersTests} checks every declaration against its file's header.
+ * beside this class with the helpers of {@code functions.lua} in front; a
+ * {@link ScriptClock} puts its clock in front of those. {@code ScriptHeadersTests} checks
+ * every declaration against its file's header.
  */
 enum Script {
 
@@ -55,13 +56,14 @@ enum Script {
 
 	private final List<Key> keys;
 
-	private final RedisScript<?> script;
+	private final boolean integerReply;
+
+	private final String text;
 
 	Script(boolean integerReply, Key... keys) {
 		this.keys = List.of(keys);
-		String text = Functions.TEXT + read(fileName());
-		this.script = integerReply ? new DefaultRedisScript<>(text, Long.class)
-				: new DefaultRedisScript<>(text, List.class);
+		this.integerReply = integerReply;
+		this.text = Functions.TEXT + read(fileName());
 	}
 
 	/**
@@ -79,10 +81,14 @@ enum Script {
 	}
 
 	/**
-	 * @return the script with the helpers in front
+	 * Builds the script with a clock and the helpers in front.
+	 * @param clockText the Lua text defining {@code now_us()} and {@code now_ms()}
+	 * @return the script, ready to run
 	 */
-	RedisScript<?> script() {
-		return this.script;
+	RedisScript<?> withClock(String clockText) {
+		String source = clockText + this.text;
+		return this.integerReply ? new DefaultRedisScript<>(source, Long.class)
+				: new DefaultRedisScript<>(source, List.class);
 	}
 
 	/**
@@ -94,7 +100,7 @@ enum Script {
 		return this.keys.stream().map(names).toList();
 	}
 
-	private static String read(String name) {
+	static String read(String name) {
 		try {
 			return new ClassPathResource(name + ".lua", Script.class).getContentAsString(StandardCharsets.UTF_8);
 		}

@@ -1,5 +1,7 @@
 -- functions: helpers put in front of every other script of this folder when it is loaded
--- (Redis 6.2 has no shared script libraries). Defines no state change of its own.
+-- (Redis 6.2 has no shared script libraries), after the clock (server_clock.lua, or
+-- offset_clock.lua for a store under test), which defines now_us() and now_ms(). Defines no
+-- state change of its own.
 --
 -- Rules every script follows, so that a failure never leaves a message half moved:
 -- * every command that can fail (a key of the wrong type) runs before the first write: a script
@@ -9,17 +11,6 @@
 -- Scripts read TIME and then write: replicate their effects, not the script (needed on Redis 6.2
 -- with lua-replicate-commands off; always the case from Redis 7 on).
 redis.replicate_commands()
-
--- The Redis server's clock in epoch microseconds.
-local function now_us()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
-
--- The Redis server's clock in epoch milliseconds.
-local function now_ms()
-  return math.floor(now_us() / 1000)
-end
 
 -- Fails with Redis' own WRONGTYPE error, before any write, when a key holds another type than
 -- kind ("hash", "zset", "list"); a missing key is fine. One O(1) read.

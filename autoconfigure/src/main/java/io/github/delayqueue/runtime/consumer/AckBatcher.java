@@ -7,6 +7,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.delayqueue.store.TopicStore;
 import io.github.delayqueue.store.StoreCalls;
@@ -41,6 +42,9 @@ final class AckBatcher {
 
 	private final AtomicBoolean flushScheduled = new AtomicBoolean();
 
+	/** Messages queued and not yet answered by Redis. */
+	private final AtomicInteger unanswered = new AtomicInteger();
+
 	private final Object sending = new Object();
 
 	AckBatcher(String topic, TopicStore store, ScheduledExecutorService scheduler) {
@@ -54,8 +58,16 @@ final class AckBatcher {
 	 * @param message the message, settled by its handler
 	 */
 	void acknowledge(InFlightMessage message) {
+		this.unanswered.incrementAndGet();
 		this.pending.add(message);
 		scheduleFlush(LINGER_MICROS);
+	}
+
+	/**
+	 * @return whether every queued acknowledgement was sent and answered (or given up)
+	 */
+	boolean isDone() {
+		return this.unanswered.get() == 0;
 	}
 
 	/**
@@ -70,8 +82,16 @@ final class AckBatcher {
 		if (!this.pending.isEmpty()) {
 			logger.warn("Topic '" + this.topic + "': " + this.pending.size() + " acknowledgements not sent before the"
 					+ " deadline; those messages are delivered again when their lease expires");
-			this.pending.clear();
+			this.unanswered.addAndGet(-drop());
 		}
+	}
+
+	private int drop() {
+		int dropped = 0;
+		while (this.pending.poll() != null) {
+			dropped++;
+		}
+		return dropped;
 	}
 
 	private void scheduleFlush(long delayMicros) {
@@ -116,6 +136,9 @@ final class AckBatcher {
 		catch (RuntimeException ex) {
 			logger.warn("Topic '" + this.topic + "': could not acknowledge messages " + ids
 					+ ", they are delivered again when their lease expires: " + ex);
+		}
+		finally {
+			this.unanswered.addAndGet(-batch.size());
 		}
 	}
 

@@ -138,6 +138,15 @@ final class Fetcher {
 	}
 
 	/**
+	 * @return whether a claim was sent and its reply is not yet handled
+	 */
+	boolean isClaiming() {
+		synchronized (this.claimLock) {
+			return this.claimInProgress != null && !this.claimInProgress.isDone();
+		}
+	}
+
+	/**
 	 * Waits for a claim on its way, so that what it claims is handed back with the rest.
 	 * @param deadlineNanos the {@link System#nanoTime()} to wait until at most
 	 */

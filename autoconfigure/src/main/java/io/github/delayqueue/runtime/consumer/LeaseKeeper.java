@@ -64,6 +64,13 @@ final class LeaseKeeper {
 		this.held.remove(message);
 	}
 
+	/**
+	 * @return whether it holds no message: none claimed and not yet settled
+	 */
+	boolean holdsNone() {
+		return this.held.isEmpty();
+	}
+
 	/** Stops extending leases and hands every message that is still unfinished back. */
 	void handBackUnfinished() {
 		if (this.extension != null) {

@@ -139,6 +139,16 @@ public final class TopicConsumer {
 		return this.fetcher.isAlive();
 	}
 
+	/**
+	 * Tells whether this consumer has nothing in hand: no claim awaiting its reply, no
+	 * message claimed and not yet settled (held until due, or being handled), and no
+	 * acknowledgement waiting to be sent or answered.
+	 * @return whether it is idle
+	 */
+	public boolean isIdle() {
+		return !this.fetcher.isClaiming() && this.leases.holdsNone() && this.acks.isDone();
+	}
+
 	/** Claims at once, e.g. because a broker made messages ready. */
 	public void wake() {
 		this.fetcher.wake();
