@@ -15,8 +15,8 @@ import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.testsupport.FailingClaims;
 import io.github.delayqueue.testsupport.QueueContexts;
-import io.github.delayqueue.testsupport.RedisServerProcess;
-import io.github.delayqueue.testsupport.TestRedis;
+import io.github.delayqueue.test.redis.RedisServerProcess;
+import io.github.delayqueue.test.redis.TestRedis;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 

@@ -27,7 +27,7 @@ import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
-import io.github.delayqueue.testsupport.TestRedis;
+import io.github.delayqueue.test.redis.TestRedis;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

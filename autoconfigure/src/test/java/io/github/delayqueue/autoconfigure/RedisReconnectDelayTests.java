@@ -4,8 +4,8 @@ import java.time.Duration;
 
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
-import io.github.delayqueue.testsupport.RedisServerProcess;
-import io.github.delayqueue.testsupport.TestRedis;
+import io.github.delayqueue.test.redis.RedisServerProcess;
+import io.github.delayqueue.test.redis.TestRedis;
 import io.lettuce.core.resource.ClientResources;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;

@@ -6,8 +6,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.testsupport.QueueContexts;
-import io.github.delayqueue.testsupport.RedisServerProcess;
-import io.github.delayqueue.testsupport.TestRedis;
+import io.github.delayqueue.test.redis.RedisServerProcess;
+import io.github.delayqueue.test.redis.TestRedis;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 

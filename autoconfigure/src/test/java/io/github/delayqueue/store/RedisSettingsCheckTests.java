@@ -1,8 +1,8 @@
 package io.github.delayqueue.store;
 
 import io.github.delayqueue.testsupport.QueueContexts;
-import io.github.delayqueue.testsupport.RedisServerProcess;
-import io.github.delayqueue.testsupport.TestRedis;
+import io.github.delayqueue.test.redis.RedisServerProcess;
+import io.github.delayqueue.test.redis.TestRedis;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;

@@ -8,7 +8,7 @@ import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.core.SendResult;
 import io.github.delayqueue.testsupport.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.QueueContexts;
-import io.github.delayqueue.testsupport.TestRedis;
+import io.github.delayqueue.test.redis.TestRedis;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.core.StringRedisTemplate;

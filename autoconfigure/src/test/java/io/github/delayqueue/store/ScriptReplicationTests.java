@@ -6,8 +6,8 @@ import java.util.List;
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.testsupport.QueueContexts;
-import io.github.delayqueue.testsupport.RedisServerProcess;
-import io.github.delayqueue.testsupport.TestRedis;
+import io.github.delayqueue.test.redis.RedisServerProcess;
+import io.github.delayqueue.test.redis.TestRedis;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.dao.DataAccessException;

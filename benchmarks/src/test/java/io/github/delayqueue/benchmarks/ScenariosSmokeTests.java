@@ -2,7 +2,7 @@ package io.github.delayqueue.benchmarks;
 
 import java.util.Map;
 
-import io.github.delayqueue.testsupport.TestRedis;
+import io.github.delayqueue.test.redis.TestRedis;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,4 +1,4 @@
-package io.github.delayqueue.testsupport;
+package io.github.delayqueue.test.redis;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -11,7 +11,9 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
 
 import org.jspecify.annotations.Nullable;
@@ -19,7 +21,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * A {@code redis-server} process on a loopback port, without persistence, that can be
  * killed and started again on the same port. It is stopped when closed and at the latest
- * when the JVM exits.
+ * when the JVM exits. Where {@code /bin/sh} exists (Linux, macOS) the server runs under a
+ * small shell watchdog that also stops it when the JVM dies without running its shutdown
+ * hooks, even by {@code kill -9}: the kernel then closes the watchdog's standard input.
  */
 public final class RedisServerProcess implements AutoCloseable {
 
@@ -30,6 +34,16 @@ public final class RedisServerProcess implements AutoCloseable {
 	private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
 
 	private static final long PING_INTERVAL_MILLIS = 20;
+
+	private static final Path SHELL = Path.of("/bin/sh");
+
+	/**
+	 * Keeps its standard input (the JVM's pipe) as fd 3, runs the server ({@code "$@"})
+	 * in the background, stops it when that input ends, and exits with the server's exit
+	 * code, so that a server that fails to start is seen at once.
+	 */
+	private static final String WATCHDOG = "exec 3<&0; \"$@\" </dev/null & redis=$!; "
+			+ "{ read line <&3; kill $redis 2>/dev/null; } & wait $redis";
 
 	private final Path binary;
 
@@ -149,6 +163,9 @@ public final class RedisServerProcess implements AutoCloseable {
 				List.of(this.binary.toString(), "--port", String.valueOf(this.port), "--bind", HOST, "--save", "",
 						"--appendonly", "no", "--dir", this.directory.toString(), "--daemonize", "no"));
 		command.addAll(this.extraArguments);
+		if (Files.isExecutable(SHELL)) {
+			command.addAll(0, List.of(SHELL.toString(), "-c", WATCHDOG, "redis-server-watchdog"));
+		}
 		try {
 			this.process = new ProcessBuilder(command).redirectErrorStream(true)
 				.redirectOutput(ProcessBuilder.Redirect.appendTo(this.log.toFile()))
@@ -206,15 +223,20 @@ public final class RedisServerProcess implements AutoCloseable {
 		if (this.process == null) {
 			return;
 		}
-		this.process.destroyForcibly();
+		List<ProcessHandle> processes = new ArrayList<>(this.process.descendants().toList());
+		processes.add(this.process.toHandle());
+		processes.forEach(ProcessHandle::destroyForcibly);
 		try {
-			if (!this.process.waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-				throw new IllegalStateException("redis-server on port " + this.port + " did not exit after kill");
+			for (ProcessHandle process : processes) {
+				process.onExit().get(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
 			}
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			throw new IllegalStateException("Interrupted while stopping redis-server on port " + this.port, ex);
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			throw new IllegalStateException("redis-server on port " + this.port + " did not exit after kill", ex);
 		}
 		this.process = null;
 	}

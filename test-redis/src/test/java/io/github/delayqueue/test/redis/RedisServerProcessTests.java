@@ -1,11 +1,9 @@
-package io.github.delayqueue.sample;
+package io.github.delayqueue.test.redis;
 
 import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -19,20 +17,34 @@ import org.junit.jupiter.api.condition.DisabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * {@link EmbeddedRedisServer} dies with the JVM that started it, even when that JVM is
- * killed with {@code kill -9} and runs no shutdown hook.
+ * A {@link RedisServerProcess} dies with the JVM that started it, even when that JVM is
+ * killed with {@code kill -9} and runs no shutdown hook, and a server that cannot start
+ * is reported at once with its output.
  */
-class EmbeddedRedisServerTests {
+class RedisServerProcessTests {
 
-	private static final Pattern STARTED = Pattern.compile("embedded redis port=(\\d+)");
+	private static final Pattern STARTED = Pattern.compile("redis port=(\\d+)");
+
+	@Test
+	void aServerThatCannotStartIsReportedAtOnceWithItsOutput() {
+		assumeTrue(TestRedis.canStartPrivateServer(), "no redis-server binary here");
+		long start = System.nanoTime();
+		assertThatIllegalStateException().isThrownBy(() -> TestRedis.startPrivateServer("--no-such-option", "yes"))
+			.withMessageContaining("exited with code")
+			.withMessageContaining("no-such-option");
+		assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(8));
+	}
 
 	@Test
 	@DisabledOnOs(value = OS.WINDOWS,
-			disabledReason = "No /bin/sh watchdog on Windows: there the embedded Redis outlives a killed JVM")
+			disabledReason = "No /bin/sh watchdog on Windows: there the Redis outlives a killed JVM")
 	void redisStopsWhenTheJvmThatStartedItIsKilled() throws Exception {
+		assumeTrue(TestRedis.canStartPrivateServer(), "no redis-server binary here");
 		Process jvm = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
 				System.getProperty("java.class.path"), StartRedisAndWait.class.getName())
 			.redirectErrorStream(true)
@@ -78,7 +90,7 @@ class EmbeddedRedisServerTests {
 				line.completeExceptionally(ex);
 			}
 			line.completeExceptionally(new IllegalStateException("The JVM exited without starting Redis:\n" + seen));
-		}, "embedded-redis-jvm-output");
+		}, "redis-jvm-output");
 		reader.setDaemon(true);
 		reader.start();
 		return line;
@@ -86,22 +98,17 @@ class EmbeddedRedisServerTests {
 
 	/** Asks Redis for the pid of its process, as {@code INFO server} reports it. */
 	private static long processId(int port) throws IOException {
-		try (Socket socket = new Socket(EmbeddedRedisServer.HOST, port);
-				BufferedReader reader = new BufferedReader(
-						new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII))) {
-			socket.getOutputStream().write("INFO server\r\n".getBytes(StandardCharsets.US_ASCII));
-			for (String line = reader.readLine(); line != null; line = reader.readLine()) {
-				if (line.startsWith("process_id:")) {
-					return Long.parseLong(line.substring("process_id:".length()).strip());
-				}
-			}
-			throw new IOException("INFO server named no process_id");
-		}
+		return TestRedis.command("127.0.0.1", port, null, null, "INFO", "server")
+			.lines()
+			.filter((line) -> line.startsWith("process_id:"))
+			.map((line) -> Long.parseLong(line.substring("process_id:".length()).strip()))
+			.findFirst()
+			.orElseThrow(() -> new IOException("INFO server named no process_id"));
 	}
 
 	private static boolean accepts(int port) {
 		try (Socket socket = new Socket()) {
-			socket.connect(new InetSocketAddress(EmbeddedRedisServer.HOST, port), 1000);
+			socket.connect(new InetSocketAddress("127.0.0.1", port), 1000);
 			return true;
 		}
 		catch (IOException ex) {
@@ -110,14 +117,13 @@ class EmbeddedRedisServerTests {
 	}
 
 	/**
-	 * The JVM under test: starts an embedded Redis, prints its port and waits to be
-	 * killed.
+	 * The JVM under test: starts a Redis, prints its port and waits to be killed.
 	 */
 	static final class StartRedisAndWait {
 
 		public static void main(String[] args) throws IOException, InterruptedException {
-			EmbeddedRedisServer redis = EmbeddedRedisServer.start();
-			System.out.println("embedded redis port=" + redis.port());
+			RedisServerProcess redis = TestRedis.startPrivateServer();
+			System.out.println("redis port=" + redis.port());
 			new CountDownLatch(1).await();
 		}
 
