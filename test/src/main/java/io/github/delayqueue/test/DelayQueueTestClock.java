@@ -1,0 +1,321 @@
+package io.github.delayqueue.test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.runtime.ListenerState;
+import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.TopicStats;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.Cursor;
+import org.springframework.data.redis.core.RedisCallback;
+import org.springframework.data.redis.core.ScanOptions;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.ZSetOperations.TypedTuple;
+
+/**
+ * The queue's clock in a test: {@link #advance(Duration)} makes it as if that much time
+ * had passed for the queue. The store's scripts read the Redis clock plus an offset that
+ * this clock moves forward, so due times, leases and retry backoff all see the time pass,
+ * while the real brokers, scripts and listeners do the delivering. Time steps from one
+ * due time (or lease deadline) to the next, and at each step the clock waits until the
+ * listeners have handled everything then due, so messages are delivered in due order and
+ * retries that fall inside the span are delivered too.
+ * <p>
+ * Only the topics with a running {@code @DelayListener} in this application are
+ * delivered; messages of other topics stay where they are. Get it injected in a test
+ * annotated with {@link EmbeddedDelayQueue @EmbeddedDelayQueue}.
+ */
+public final class DelayQueueTestClock {
+
+	private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+	private static final long SIGNAL_AGAIN_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+	private static final Duration CLEAR_WAIT = Duration.ofSeconds(2);
+
+	private final RedisMessageStore store;
+
+	private final StringRedisTemplate redis;
+
+	private final ObjectProvider<DelayQueueRuntime> runtime;
+
+	private final Duration timeout;
+
+	private final String offsetKey;
+
+	/**
+	 * Creates a clock for a store on an offset clock ({@code ScriptClock.offsetBy}).
+	 * @param store the store, whose scripts read {@link #offsetKey(String)} of its prefix
+	 * @param connectionFactory the connection to the store's Redis
+	 * @param runtime the listeners of the application, if any
+	 * @param timeout the longest wait for the listeners
+	 */
+	public DelayQueueTestClock(RedisMessageStore store, RedisConnectionFactory connectionFactory,
+			ObjectProvider<DelayQueueRuntime> runtime, Duration timeout) {
+		String key = store.clock().offsetKey();
+		if (!Objects.equals(key, offsetKey(store.prefix()))) {
+			throw new IllegalArgumentException("The store's scripts must read the clock offset at "
+					+ offsetKey(store.prefix()) + ", but read " + ((key != null) ? key : "the server's clock"));
+		}
+		this.store = store;
+		this.redis = new StringRedisTemplate(connectionFactory);
+		this.runtime = runtime;
+		this.timeout = timeout;
+		this.offsetKey = key;
+	}
+
+	/**
+	 * The key that holds the clock offset of the stores with the given key prefix.
+	 * @param prefix the key prefix
+	 * @return the key
+	 */
+	public static String offsetKey(String prefix) {
+		return prefix + ":test-clock-offset";
+	}
+
+	/**
+	 * Returns the queue's time: the Redis clock plus what the clock was advanced by.
+	 * @return the current time of the queue
+	 */
+	public Instant now() {
+		long micros = nowMicros();
+		return Instant.ofEpochSecond(micros / 1_000_000, (micros % 1_000_000) * 1000);
+	}
+
+	/**
+	 * Returns the store the clock drives, for {@link DelayQueueAssertions}.
+	 * @return the store
+	 */
+	RedisMessageStore store() {
+		return this.store;
+	}
+
+	/**
+	 * Returns the longest wait of {@link #advance(Duration)} and {@link #awaitIdle()}.
+	 * @return the timeout
+	 */
+	public Duration timeout() {
+		return this.timeout;
+	}
+
+	/**
+	 * Moves the queue's time forward: every message of a listened topic that comes due in
+	 * the span is delivered by the application's listeners, in due order, and this
+	 * returns once they (and the retries, redeliveries after expired leases and messages
+	 * they send that come due within the span) have been handled and acknowledged.
+	 * @param span how much time passes; zero only waits for what is due now
+	 * @throws IllegalArgumentException if the span is negative
+	 * @throws AssertionError if the listeners have not handled what is due within the
+	 * {@linkplain #timeout() timeout}, naming what is still pending
+	 */
+	public void advance(Duration span) {
+		if (span.isNegative()) {
+			throw new IllegalArgumentException("The queue's time cannot go back, but the span is " + span);
+		}
+		long deadline = System.nanoTime() + this.timeout.toNanos();
+		long target = nowMicros() + TimeUnit.NANOSECONDS.toMicros(span.toNanos());
+		while (true) {
+			List<String> topics = awaitSettled(deadline);
+			long next = nextEventMillis(topics);
+			if (next < 0 || next * 1000 > target) {
+				break;
+			}
+			moveTo(next * 1000);
+			wakeBrokers(topics);
+		}
+		moveTo(target);
+		wakeBrokers(listenedTopics());
+		awaitSettled(deadline);
+	}
+
+	/**
+	 * Waits, without moving the clock, until the listeners have handled every message of
+	 * a listened topic that is due now, and hold no message.
+	 * @throws AssertionError if they have not within the {@linkplain #timeout() timeout},
+	 * naming what is still pending
+	 */
+	public void awaitIdle() {
+		advance(Duration.ZERO);
+	}
+
+	/**
+	 * Deletes every message of every topic (scheduled, ready, in flight and dead) after
+	 * waiting briefly for the listeners to finish what they hold; the clock keeps its
+	 * time. {@link EmbeddedDelayQueue @EmbeddedDelayQueue} calls it before each test.
+	 */
+	public void clear() {
+		try {
+			awaitSettled(System.nanoTime() + CLEAR_WAIT.toNanos());
+		}
+		catch (AssertionError ex) {
+			// Cleared anyway: what a listener still holds loses its lease.
+		}
+		List<String> keys = new ArrayList<>();
+		try (Cursor<String> found = this.redis
+			.scan(ScanOptions.scanOptions().match(globEscape(this.store.prefix()) + ":*").count(1000).build())) {
+			found.forEachRemaining((key) -> {
+				if (!key.equals(this.offsetKey)) {
+					keys.add(key);
+				}
+			});
+		}
+		if (!keys.isEmpty()) {
+			this.redis.delete(keys);
+		}
+	}
+
+	/**
+	 * Waits until every listened topic is settled: nothing ready, nothing scheduled or in
+	 * flight past its time, and no listener holding a message.
+	 * @return the listened topics
+	 */
+	private List<String> awaitSettled(long deadlineNanos) {
+		long lastSignal = System.nanoTime();
+		while (true) {
+			boolean idleBefore = isRuntimeIdle();
+			List<String> topics = listenedTopics();
+			Map<String, String> pending = new LinkedHashMap<>();
+			long now = nowMicros() / 1000;
+			for (String topic : topics) {
+				String what = pendingOf(topic, now);
+				if (what != null) {
+					pending.put(topic, what);
+				}
+			}
+			if (pending.isEmpty() && idleBefore && isRuntimeIdle()) {
+				return topics;
+			}
+			if (System.nanoTime() - deadlineNanos > 0) {
+				throw new AssertionError("The delay queue did not settle within " + this.timeout + " at " + now() + ": "
+						+ describe(pending, idleBefore));
+			}
+			if (System.nanoTime() - lastSignal > SIGNAL_AGAIN_NANOS) {
+				// A signal sent before the listeners subscribed is lost: send it again.
+				wakeBrokers(pending.keySet());
+				pending.keySet().forEach((topic) -> signal("r" + topic));
+				lastSignal = System.nanoTime();
+			}
+			LockSupport.parkNanos(POLL_NANOS);
+		}
+	}
+
+	private @Nullable String pendingOf(String topic, long nowMillis) {
+		TopicStats stats = this.store.inspector(topic).stats();
+		List<String> found = new ArrayList<>();
+		if (stats.ready() > 0) {
+			found.add(stats.ready() + " ready");
+		}
+		if (stats.nextDueMillis() >= 0 && stats.nextDueMillis() <= nowMillis) {
+			found.add("scheduled messages due since " + Instant.ofEpochMilli(stats.nextDueMillis()));
+		}
+		long leaseEnd = firstScore(this.store.keys(topic).inFlight());
+		if (leaseEnd >= 0 && leaseEnd <= nowMillis) {
+			found.add("in-flight messages whose lease ended at " + Instant.ofEpochMilli(leaseEnd));
+		}
+		return found.isEmpty() ? null : String.join(", ", found);
+	}
+
+	private static String describe(Map<String, String> pending, boolean idle) {
+		List<String> parts = new ArrayList<>();
+		pending.forEach((topic, what) -> parts.add("topic '" + topic + "' has " + what));
+		if (!idle) {
+			parts.add("listeners still hold messages (a handler is running or an acknowledgement is on its way)");
+		}
+		return String.join("; ", parts);
+	}
+
+	/**
+	 * @return the earliest due time or lease deadline of the listened topics (epoch ms),
+	 * or -1 if none
+	 */
+	private long nextEventMillis(List<String> topics) {
+		long next = -1;
+		for (String topic : topics) {
+			for (String key : List.of(this.store.keys(topic).scheduled(), this.store.keys(topic).inFlight())) {
+				long score = firstScore(key);
+				if (score >= 0 && (next < 0 || score < next)) {
+					next = score;
+				}
+			}
+		}
+		return next;
+	}
+
+	private long firstScore(String key) {
+		Set<TypedTuple<String>> first = this.redis.opsForZSet().rangeWithScores(key, 0, 0);
+		if (first == null || first.isEmpty()) {
+			return -1;
+		}
+		Double score = first.iterator().next().getScore();
+		return (score != null) ? score.longValue() : -1;
+	}
+
+	private List<String> listenedTopics() {
+		DelayQueueRuntime listeners = this.runtime.getIfAvailable();
+		if (listeners == null) {
+			return List.of();
+		}
+		List<String> topics = new ArrayList<>();
+		listeners.getListenerStates().forEach((topic, state) -> {
+			if (state == ListenerState.RUNNING) {
+				topics.add(topic);
+			}
+		});
+		return topics;
+	}
+
+	private boolean isRuntimeIdle() {
+		DelayQueueRuntime listeners = this.runtime.getIfAvailable();
+		return listeners == null || listeners.isIdle();
+	}
+
+	private void wakeBrokers(Iterable<String> topics) {
+		topics.forEach((topic) -> signal("b" + topic));
+	}
+
+	private void signal(String body) {
+		this.redis.convertAndSend(this.store.signalChannel(), body);
+	}
+
+	/** Moves the clock to the given time, never back. */
+	private void moveTo(long targetMicros) {
+		long offset = targetMicros - serverMicros();
+		if (offset > currentOffset()) {
+			this.redis.opsForValue().set(this.offsetKey, Long.toString(offset));
+		}
+	}
+
+	private long nowMicros() {
+		long offset = currentOffset();
+		return serverMicros() + offset;
+	}
+
+	private long currentOffset() {
+		String offset = this.redis.opsForValue().get(this.offsetKey);
+		return (offset != null) ? Long.parseLong(offset) : 0;
+	}
+
+	private long serverMicros() {
+		Long micros = this.redis
+			.execute((RedisCallback<Long>) (connection) -> connection.serverCommands().time(TimeUnit.MICROSECONDS));
+		return Objects.requireNonNull(micros, "Redis answered TIME with nothing");
+	}
+
+	private static String globEscape(String text) {
+		return text.replaceAll("([*?\\[\\]\\\\])", "\\\\$1");
+	}
+
+}
