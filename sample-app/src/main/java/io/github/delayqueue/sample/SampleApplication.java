@@ -7,8 +7,8 @@ import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
 /**
  * An order-timeout demo of the delay queue: every new order schedules an
  * {@code order-timeout} message, paying the order cancels that message, and an order
- * still unpaid when the message arrives is cancelled. Without {@code spring.data.redis.*}
- * settings it runs on an embedded Redis.
+ * still unpaid when the message arrives is cancelled. {@code TestSampleApplication}, in
+ * the test sources, runs it on a Redis of its own.
  */
 @SpringBootApplication
 @ConfigurationPropertiesScan

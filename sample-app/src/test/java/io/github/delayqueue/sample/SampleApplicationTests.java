@@ -1,26 +1,38 @@
 package io.github.delayqueue.sample;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.Map;
 
+import io.github.delayqueue.test.DelayQueueTestClock;
+import io.github.delayqueue.test.EmbeddedDelayQueue;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.HttpStatus;
 import org.springframework.test.web.servlet.client.RestTestClient;
 
+import static io.github.delayqueue.test.DelayQueueAssertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 /**
- * The sample end to end over HTTP, on the embedded Redis (no {@code spring.data.redis.*}
- * is set), with a one-second order timeout.
+ * The sample end to end over HTTP with its default 30-second order timeout, on a Redis of
+ * the test's own ({@link EmbeddedDelayQueue @EmbeddedDelayQueue}), whose test clock makes
+ * the 30 seconds pass at once.
  */
-@SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT, properties = "sample.order-timeout=1s")
+@SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT)
+@EmbeddedDelayQueue
 class SampleApplicationTests {
+
+	private static final Duration ORDER_TIMEOUT = Duration.ofSeconds(30);
+
+	@Autowired
+	private DelayQueueTestClock clock;
 
 	private RestTestClient client;
 
@@ -31,15 +43,19 @@ class SampleApplicationTests {
 
 	@Test
 	void anUnpaidOrderIsCancelledWhenItsTimeoutArrives() {
+		Instant now = this.clock.now().truncatedTo(ChronoUnit.MILLIS);
 		Order order = create();
 		assertThat(order.status()).isEqualTo(OrderStatus.CREATED);
-		assertThat(order.timeoutAt()).isBetween(order.createdAt(), order.createdAt().plusSeconds(2));
+		assertThat(order.timeoutAt()).isBetween(now.plus(ORDER_TIMEOUT), now.plus(ORDER_TIMEOUT).plusSeconds(2));
 
-		await().atMost(Duration.ofSeconds(10)).until(() -> get(order.id()).status() == OrderStatus.CANCELLED);
+		this.clock.advance(ORDER_TIMEOUT.minusSeconds(1));
+		assertThat(get(order.id()).status()).isEqualTo(OrderStatus.CREATED);
+		this.clock.advance(Duration.ofSeconds(1));
+		assertThat(get(order.id()).status()).isEqualTo(OrderStatus.CANCELLED);
 	}
 
 	@Test
-	void aPaidOrderStaysPaidAfterItsTimeoutHasPassed() {
+	void aPaidOrderIsNeverCancelled() {
 		Order order = create();
 		Order paid = this.client.post()
 			.uri("/orders/{id}/pay", order.id())
@@ -49,16 +65,17 @@ class SampleApplicationTests {
 			.returnResult(Order.class)
 			.getResponseBody();
 		assertThat(paid.status()).isEqualTo(OrderStatus.PAID);
+		assertThat(this.clock).topic(OrderService.TIMEOUT_TOPIC).doesNotHave(order.id());
 
-		await().during(Duration.ofSeconds(3))
-			.atMost(Duration.ofSeconds(5))
-			.until(() -> get(order.id()).status() == OrderStatus.PAID);
+		this.clock.advance(Duration.ofHours(1));
+		assertThat(get(order.id()).status()).isEqualTo(OrderStatus.PAID);
 	}
 
 	@Test
 	void payingACancelledOrderIsAConflict() {
 		Order order = create();
-		await().atMost(Duration.ofSeconds(10)).until(() -> get(order.id()).status() == OrderStatus.CANCELLED);
+		this.clock.advance(ORDER_TIMEOUT);
+		assertThat(get(order.id()).status()).isEqualTo(OrderStatus.CANCELLED);
 
 		this.client.post().uri("/orders/{id}/pay", order.id()).exchange().expectStatus().isEqualTo(HttpStatus.CONFLICT);
 	}
@@ -77,7 +94,8 @@ class SampleApplicationTests {
 	@Test
 	void actuatorShowsTheQueuesHealthMetricsAndTopics() {
 		Order order = create();
-		await().atMost(Duration.ofSeconds(10)).until(() -> get(order.id()).status() == OrderStatus.CANCELLED);
+		this.clock.advance(ORDER_TIMEOUT);
+		assertThat(get(order.id()).status()).isEqualTo(OrderStatus.CANCELLED);
 		String health = this.client.get()
 			.uri("/actuator/health")
 			.exchange()
