@@ -1,0 +1,168 @@
+package io.github.delayqueue.cluster;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.github.delayqueue.core.DelayMessage;
+import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.core.SendResult;
+import io.github.delayqueue.listener.DelayListener;
+import io.github.delayqueue.listener.Delivery;
+import io.github.delayqueue.store.MessageState;
+import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.test.redis.TestRedisCluster;
+import io.github.delayqueue.testsupport.QueueContexts;
+import io.lettuce.core.cluster.SlotHash;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * Every feature on a real Redis Cluster of three primaries, configured the usual Spring
+ * Boot way ({@code spring.data.redis.cluster.nodes}), with topics whose keys live on each
+ * of the three primaries: {@code orders} (slot 105), {@code payments} (8507) and
+ * {@code reminders} (13139).
+ */
+class RedisClusterTests {
+
+	private static final List<String> TOPICS = List.of("orders", "payments", "reminders");
+
+	private static TestRedisCluster cluster;
+
+	@BeforeAll
+	static void startCluster() {
+		assumeTrue(TestRedis.canStartPrivateServer(), "no redis-server binary to start a cluster with");
+		cluster = TestRedisCluster.start(3, 0, Duration.ofSeconds(2));
+	}
+
+	@AfterAll
+	static void stopCluster() {
+		if (cluster != null) {
+			cluster.close();
+		}
+	}
+
+	@Test
+	void theTopicsUnderTestLiveOnDifferentPrimaries() {
+		assertThat(TOPICS.stream().map((topic) -> cluster.primaryOf(SlotHash.getSlot(topic))).distinct()).hasSize(3);
+	}
+
+	@Test
+	void messagesOfTopicsOnEveryPrimaryAreSentTogetherAndDelivered() {
+		runner().run((context) -> {
+			DelayQueueTemplate queue = context.getBean(DelayQueueTemplate.class);
+			List<SendResult> sent = queue.sendAll(TOPICS.stream()
+				.flatMap(
+						(topic) -> List.of(message(topic, topic + "-1", 0), message(topic, topic + "-2", 200)).stream())
+				.toList());
+			assertThat(sent).hasSize(6).noneMatch(SendResult::duplicate);
+			Listeners listeners = context.getBean(Listeners.class);
+			await().atMost(Duration.ofSeconds(10)).until(() -> listeners.delivered.size() == 6);
+			assertThat(listeners.delivered).extracting(Delivery::id)
+				.containsExactlyInAnyOrder("orders-1", "orders-2", "payments-1", "payments-2", "reminders-1",
+						"reminders-2");
+		});
+	}
+
+	@Test
+	void cancelAndRescheduleFindTheirMessageOnItsPrimary() {
+		runner().run((context) -> {
+			DelayQueueTemplate queue = context.getBean(DelayQueueTemplate.class);
+			for (String topic : TOPICS) {
+				queue.send(message(topic, topic + "-cancelled", 60_000));
+				queue.send(message(topic, topic + "-moved", 60_000));
+				assertThat(queue.cancel(topic, topic + "-cancelled")).isTrue();
+				assertThat(queue.reschedule(topic, topic + "-moved", Duration.ofMillis(100))).isTrue();
+			}
+			Listeners listeners = context.getBean(Listeners.class);
+			await().atMost(Duration.ofSeconds(10)).until(() -> listeners.delivered.size() == 3);
+			assertThat(listeners.delivered).extracting(Delivery::id)
+				.containsExactlyInAnyOrder("orders-moved", "payments-moved", "reminders-moved");
+		});
+	}
+
+	@Test
+	void failuresAreRetriedAndDeadLetteredOnEveryPrimary() {
+		runner().run((context) -> {
+			DelayQueueTemplate queue = context.getBean(DelayQueueTemplate.class);
+			Listeners listeners = context.getBean(Listeners.class);
+			for (String topic : TOPICS) {
+				listeners.failures.put(topic + "-flaky", 1);
+				listeners.failures.put(topic + "-broken", Integer.MAX_VALUE);
+				queue.send(message(topic, topic + "-flaky", 0));
+				queue.send(message(topic, topic + "-broken", 0));
+			}
+			RedisMessageStore store = context.getBean(RedisMessageStore.class);
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> TOPICS.stream().allMatch((topic) -> store.stats(topic).dead() == 1));
+			await().atMost(Duration.ofSeconds(10)).until(() -> listeners.delivered.size() == 3);
+			for (String topic : TOPICS) {
+				assertThat(store.inspect(topic, topic + "-broken", 100).state()).isEqualTo(MessageState.DEAD);
+			}
+		});
+	}
+
+	@Test
+	void topicDiscoveryFindsTheTopicsOfEveryPrimary() {
+		runner().run((context) -> {
+			DelayQueueTemplate queue = context.getBean(DelayQueueTemplate.class);
+			for (String topic : List.of("orders", "payments", "reminders", "webhooks", "jobs", "timeouts")) {
+				queue.send(message(topic, "later", 60_000));
+			}
+			assertThat(context.getBean(RedisMessageStore.class).findTopics(100)).containsExactly("jobs", "orders",
+					"payments", "reminders", "timeouts", "webhooks");
+		});
+	}
+
+	private static DelayMessage message(String topic, String id, long delayMillis) {
+		return DelayMessage.builder(topic, id).id(id).delay(Duration.ofMillis(delayMillis)).build();
+	}
+
+	private static ApplicationContextRunner runner() {
+		return QueueContexts.runner(QueueContexts.uniquePrefix(), cluster.springProperties())
+			.withUserConfiguration(Listeners.class);
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class Listeners {
+
+		final List<Delivery<String>> delivered = new CopyOnWriteArrayList<>();
+
+		final Map<String, Integer> failures = new ConcurrentHashMap<>();
+
+		@DelayListener(topic = "orders", maxAttempts = 2)
+		void onOrder(Delivery<String> delivery) {
+			handle(delivery);
+		}
+
+		@DelayListener(topic = "payments", maxAttempts = 2)
+		void onPayment(Delivery<String> delivery) {
+			handle(delivery);
+		}
+
+		@DelayListener(topic = "reminders", maxAttempts = 2)
+		void onReminder(Delivery<String> delivery) {
+			handle(delivery);
+		}
+
+		private void handle(Delivery<String> delivery) {
+			if (delivery.attempt() <= this.failures.getOrDefault(delivery.id(), 0)) {
+				throw new IllegalStateException("attempt " + delivery.attempt() + " failed");
+			}
+			this.delivered.add(delivery);
+		}
+
+	}
+
+}
