@@ -59,12 +59,23 @@ public final class RedisServerProcess implements AutoCloseable {
 
 	private final List<String> extraArguments;
 
-	private RedisServerProcess(Path binary, int port, List<String> extraArguments) throws IOException {
+	/** The configuration file of a Sentinel, {@code null} for a Redis server. */
+	private final @Nullable Path sentinelConfig;
+
+	private RedisServerProcess(Path binary, int port, List<String> extraArguments, @Nullable String sentinelConfig)
+			throws IOException {
 		this.binary = binary;
 		this.port = port;
 		this.extraArguments = List.copyOf(extraArguments);
 		this.directory = Files.createTempDirectory("delay-queue-redis-");
 		this.log = this.directory.resolve("redis-server.log");
+		if (sentinelConfig != null) {
+			this.sentinelConfig = this.directory.resolve("sentinel.conf");
+			Files.writeString(this.sentinelConfig, sentinelConfig, StandardCharsets.UTF_8);
+		}
+		else {
+			this.sentinelConfig = null;
+		}
 		Runtime.getRuntime().addShutdownHook(this.shutdownHook);
 	}
 
@@ -78,9 +89,27 @@ public final class RedisServerProcess implements AutoCloseable {
 	 * @throws IllegalStateException if the server does not answer in time
 	 */
 	static RedisServerProcess launch(Path binary, List<String> extraArguments) {
+		return launch(binary, extraArguments, null);
+	}
+
+	/**
+	 * Starts a new Sentinel from the given binary on a free loopback port and waits until
+	 * it answers PING. It keeps its configuration file (which Sentinel rewrites) across
+	 * {@link #stop()} and {@link #start()}.
+	 * @param binary the {@code redis-server} executable
+	 * @param config the Sentinel's configuration, e.g. its {@code sentinel monitor} line
+	 * @return the running Sentinel
+	 * @throws IllegalStateException if it does not answer in time
+	 */
+	static RedisServerProcess launchSentinel(Path binary, String config) {
+		return launch(binary, List.of(), config);
+	}
+
+	private static RedisServerProcess launch(Path binary, List<String> extraArguments,
+			@Nullable String sentinelConfig) {
 		RedisServerProcess server;
 		try {
-			server = new RedisServerProcess(binary, freePort(), extraArguments);
+			server = new RedisServerProcess(binary, freePort(), extraArguments, sentinelConfig);
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException("Cannot prepare a redis-server process", ex);
@@ -152,16 +181,23 @@ public final class RedisServerProcess implements AutoCloseable {
 	}
 
 	/**
-	 * Starts the server again on the same port, empty, and waits until it answers PING.
+	 * Starts the server again on the same port, empty (a cluster node or Sentinel keeps
+	 * its configuration file), and waits until it answers PING.
 	 * @throws IllegalStateException if it is already running or does not answer in time
 	 */
 	public synchronized void start() {
 		if (isRunning()) {
 			throw new IllegalStateException("redis-server on port " + this.port + " is already running");
 		}
-		List<String> command = new ArrayList<>(
-				List.of(this.binary.toString(), "--port", String.valueOf(this.port), "--bind", HOST, "--save", "",
-						"--appendonly", "no", "--dir", this.directory.toString(), "--daemonize", "no"));
+		List<String> command = new ArrayList<>();
+		if (this.sentinelConfig != null) {
+			command.addAll(List.of(this.binary.toString(), this.sentinelConfig.toString(), "--sentinel", "--port",
+					String.valueOf(this.port), "--bind", HOST, "--daemonize", "no"));
+		}
+		else {
+			command.addAll(List.of(this.binary.toString(), "--port", String.valueOf(this.port), "--bind", HOST,
+					"--save", "", "--appendonly", "no", "--dir", this.directory.toString(), "--daemonize", "no"));
+		}
 		command.addAll(this.extraArguments);
 		if (Files.isExecutable(SHELL)) {
 			command.addAll(0, List.of(SHELL.toString(), "-c", WATCHDOG, "redis-server-watchdog"));

@@ -179,6 +179,19 @@ public final class TestRedis {
 	}
 
 	/**
+	 * Starts a new Sentinel on a free loopback port, using the binary chosen by
+	 * {@value #BINARY_PROPERTY} in Sentinel mode. The caller closes it.
+	 * @param config the Sentinel's configuration, e.g. its {@code sentinel monitor} line
+	 * @return the running Sentinel
+	 * @throws IllegalStateException if no binary is available or it does not start
+	 */
+	public static RedisServerProcess startPrivateSentinel(String config) {
+		Path binary = localBinary()
+			.orElseThrow(() -> new IllegalStateException("No redis-server binary for " + platform() + " to start"));
+		return RedisServerProcess.launchSentinel(binary, config);
+	}
+
+	/**
 	 * Tells whether {@link #startPrivateServer()} can work here, that is whether a
 	 * {@code redis-server} binary is available.
 	 * @return {@code true} if a private server can be started
@@ -407,7 +420,7 @@ public final class TestRedis {
 	 * @param password the password, or {@code null} to skip {@code AUTH}
 	 * @param args the command and its arguments
 	 * @return the reply as text: a status, an integer or a bulk string ({@code ""} for
-	 * nil)
+	 * nil), or the elements of an array, one per line
 	 * @throws IOException if Redis cannot be reached or replies with an error
 	 */
 	static String command(String host, int port, @Nullable String username, @Nullable String password, String... args)
@@ -455,6 +468,12 @@ public final class TestRedis {
 				byte[] bulk = in.readNBytes(length);
 				readLine(in);
 				return new String(bulk, StandardCharsets.UTF_8);
+			case '*':
+				List<String> elements = new ArrayList<>();
+				for (int i = 0; i < Integer.parseInt(line); i++) {
+					elements.add(read(in));
+				}
+				return String.join("\n", elements);
 			default:
 				throw new IOException("Unexpected Redis reply: " + (char) type + line);
 		}
