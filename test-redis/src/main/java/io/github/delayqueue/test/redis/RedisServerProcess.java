@@ -11,9 +11,7 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
 
 import org.jspecify.annotations.Nullable;
@@ -56,6 +54,9 @@ public final class RedisServerProcess implements AutoCloseable {
 	private final Thread shutdownHook = new Thread(this::close, "redis-server-shutdown");
 
 	private @Nullable Process process;
+
+	/** Whether the process runs under the watchdog, which then is its parent. */
+	private boolean watched;
 
 	private final List<String> extraArguments;
 
@@ -199,7 +200,8 @@ public final class RedisServerProcess implements AutoCloseable {
 					"--save", "", "--appendonly", "no", "--dir", this.directory.toString(), "--daemonize", "no"));
 		}
 		command.addAll(this.extraArguments);
-		if (Files.isExecutable(SHELL)) {
+		this.watched = Files.isExecutable(SHELL);
+		if (this.watched) {
 			command.addAll(0, List.of(SHELL.toString(), "-c", WATCHDOG, "redis-server-watchdog"));
 		}
 		try {
@@ -259,20 +261,26 @@ public final class RedisServerProcess implements AutoCloseable {
 		if (this.process == null) {
 			return;
 		}
-		List<ProcessHandle> processes = new ArrayList<>(this.process.descendants().toList());
-		processes.add(this.process.toHandle());
-		processes.forEach(ProcessHandle::destroyForcibly);
+		// The server (and the watchdog's reader) first: the watchdog, waiting for the
+		// server, reaps it at once and exits. Without a watchdog, this.process is the
+		// server itself.
+		if (this.watched) {
+			this.process.descendants().forEach(ProcessHandle::destroyForcibly);
+		}
+		else {
+			this.process.destroyForcibly();
+		}
 		try {
-			for (ProcessHandle process : processes) {
-				process.onExit().get(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+			if (!this.process.waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+				this.process.destroyForcibly();
+				if (!this.process.waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+					throw new IllegalStateException("redis-server on port " + this.port + " did not exit after kill");
+				}
 			}
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			throw new IllegalStateException("Interrupted while stopping redis-server on port " + this.port, ex);
-		}
-		catch (ExecutionException | TimeoutException ex) {
-			throw new IllegalStateException("redis-server on port " + this.port + " did not exit after kill", ex);
 		}
 		this.process = null;
 	}

@@ -162,6 +162,32 @@ public final class TestRedisSentinel implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Starts a killed node again, empty, as a replica of the given primary (as the
+	 * Sentinels would make it, only sooner), and waits until it is in sync.
+	 * @param replica the node, stopped
+	 * @param primary the primary it must replicate from
+	 * @param timeout the longest wait
+	 * @throws IllegalStateException if that does not happen in time
+	 */
+	public void restartAsReplica(RedisServerProcess replica, RedisServerProcess primary, Duration timeout) {
+		replica.start();
+		command(replica, "REPLICAOF", primary.host(), String.valueOf(primary.port()));
+		long deadline = System.nanoTime() + timeout.toNanos();
+		while (true) {
+			String replication = command(replica, "INFO", "replication");
+			if (replication.contains("role:slave") && replication.contains("master_port:" + primary.port())
+					&& replication.contains("master_link_status:up")) {
+				return;
+			}
+			if (System.nanoTime() - deadline > 0) {
+				throw new IllegalStateException("Port " + replica.port() + " did not replicate from port "
+						+ primary.port() + " within " + timeout);
+			}
+			sleep();
+		}
+	}
+
 	private static void sleep() {
 		try {
 			Thread.sleep(POLL_MILLIS);
