@@ -71,8 +71,13 @@ public final class DelayQueueAutoConfiguration {
 	@ConditionalOnMissingBean
 	RedisMessageStore delayQueueMessageStore(RedisConnectionFactory connectionFactory,
 			DelayQueueProperties properties) {
-		return new RedisMessageStore(connectionFactory, properties.getKeyPrefix(),
+		RedisMessageStore store = new RedisMessageStore(connectionFactory, properties.getKeyPrefix(),
 				properties.getProducer().getSendTimeout());
+		DelayQueueProperties.Replication replication = properties.getProducer().getReplication();
+		if (replication.getMinReplicas() > 0) {
+			store.confirmReplication(replication.getMinReplicas(), replication.getTimeout());
+		}
+		return store;
 	}
 
 	@Bean

@@ -393,6 +393,15 @@ public class DelayQueueProperties implements Validator {
 		 */
 		private Duration sendTimeout = Duration.ofSeconds(5);
 
+		/**
+		 * Confirmation of sends by replicas.
+		 */
+		private final Replication replication = new Replication();
+
+		public Replication getReplication() {
+			return this.replication;
+		}
+
 		public Duration getSendTimeout() {
 			return this.sendTimeout;
 		}
@@ -407,6 +416,43 @@ public class DelayQueueProperties implements Validator {
 
 		public void setTransactionAware(boolean transactionAware) {
 			this.transactionAware = transactionAware;
+		}
+
+	}
+
+	/**
+	 * Confirmation of sends by replicas: Redis replicates asynchronously, so a send
+	 * acknowledged just before its primary fails can be lost with it.
+	 */
+	public static class Replication {
+
+		/**
+		 * Replicas that must confirm a send's writes (Redis WAIT) before send and sendAll
+		 * return; 0 does not wait. When fewer confirm within the timeout, the send throws
+		 * SendFailedException caused by NotReplicatedException: the messages are on the
+		 * primary, and are lost only if it fails before its replicas catch up.
+		 */
+		private int minReplicas;
+
+		/**
+		 * Longest wait for the replicas' confirmation, on top of the send timeout.
+		 */
+		private Duration timeout = Duration.ofSeconds(1);
+
+		public int getMinReplicas() {
+			return this.minReplicas;
+		}
+
+		public void setMinReplicas(int minReplicas) {
+			this.minReplicas = minReplicas;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
 		}
 
 	}

@@ -32,6 +32,7 @@ final class DelayQueuePropertiesValidation {
 			errors.rejectValue("health.timeout", "invalid",
 					"delay-queue.health.timeout must be positive, but was " + properties.getHealth().getTimeout());
 		}
+		validateReplication(properties.getProducer().getReplication(), errors);
 		DelayQueueProperties.Listener listener = properties.getListener();
 		boolean prefetchValid = validatePrefetch(listener.getPrefetch(), errors);
 		validateConcurrency("listener.concurrency", "delay-queue.listener.concurrency", listener.getConcurrency(),
@@ -42,6 +43,18 @@ final class DelayQueuePropertiesValidation {
 				validateConcurrency("topics[" + topic.getKey() + "].concurrency", topicConcurrency(topic.getKey()),
 						concurrency, listener.getPrefetch(), prefetchValid, errors);
 			}
+		}
+	}
+
+	private static void validateReplication(DelayQueueProperties.Replication replication, Errors errors) {
+		if (replication.getMinReplicas() < 0) {
+			errors.rejectValue("producer.replication.minReplicas", "invalid",
+					"delay-queue.producer.replication.min-replicas must be 0 (no confirmation) or more, but was "
+							+ replication.getMinReplicas());
+		}
+		if (replication.getTimeout().toMillis() < 1) {
+			errors.rejectValue("producer.replication.timeout", "invalid",
+					"delay-queue.producer.replication.timeout must be positive, but was " + replication.getTimeout());
 		}
 	}
 

@@ -30,7 +30,7 @@ import org.springframework.data.redis.serializer.RedisSerializer;
  * Runs the queue's state transitions against Redis, each as one Lua script, so that no
  * message is lost or duplicated between two steps. Thread-safe.
  */
-public class RedisMessageStore {
+public class RedisMessageStore implements AutoCloseable {
 
 	private static final String DELAY = "d";
 
@@ -66,6 +66,10 @@ public class RedisMessageStore {
 	private final Duration timeout;
 
 	private final ScriptClock clock;
+
+	private final RedisConnectionFactory connectionFactory;
+
+	private @Nullable ReplicatedWrites replicatedWrites;
 
 	/**
 	 * Creates a store that waits at most {@link #DEFAULT_TIMEOUT} for Redis.
@@ -111,6 +115,29 @@ public class RedisMessageStore {
 		this.runner = new ScriptRunner(connectionFactory);
 		this.timeout = timeout;
 		this.clock = clock;
+		this.connectionFactory = connectionFactory;
+	}
+
+	/**
+	 * Makes every send return only once Redis confirms its writes on the given number of
+	 * replicas ({@code WAIT}), over connections of its own (Lettuce only). Call once,
+	 * before the first send.
+	 * @param replicas the replicas that must confirm, at least 1
+	 * @param timeout the longest wait for them, on top of the send's own
+	 * @throws IllegalStateException if the connection factory is not Lettuce's
+	 */
+	public void confirmReplication(int replicas, Duration timeout) {
+		this.replicatedWrites = new ReplicatedWrites(this.connectionFactory, replicas, timeout);
+	}
+
+	/**
+	 * Closes the connections of confirmed replication, if any.
+	 */
+	@Override
+	public void close() {
+		if (this.replicatedWrites != null) {
+			this.replicatedWrites.close();
+		}
 	}
 
 	/**
@@ -190,6 +217,8 @@ public class RedisMessageStore {
 	 * @return the results of each topic, in the same order as its messages
 	 * @throws DataAccessException if Redis failed or did not answer in time; any subset
 	 * of the messages may have been stored, and a retry with the same ids stores the rest
+	 * @throws NotReplicatedException if replication is confirmed and too few replicas
+	 * confirmed the writes in time
 	 */
 	public Map<String, List<Sent>> send(Map<String, List<NewMessage>> messagesByTopic) {
 		List<String> topics = new ArrayList<>();
@@ -202,7 +231,9 @@ public class RedisMessageStore {
 				calls.add(sendCall(topic, chunk));
 			}
 		});
-		List<Object> replies = this.runner.runAll(calls, this.timeout);
+		ReplicatedWrites replicated = this.replicatedWrites;
+		List<Object> replies = (replicated != null) ? replicated.runAll(calls, this.timeout)
+				: this.runner.runAll(calls, this.timeout);
 		Map<String, List<Sent>> results = new LinkedHashMap<>();
 		messagesByTopic.keySet().forEach((topic) -> results.put(topic, new ArrayList<>()));
 		for (int i = 0; i < calls.size(); i++) {

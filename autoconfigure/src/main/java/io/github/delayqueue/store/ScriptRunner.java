@@ -146,7 +146,16 @@ final class ScriptRunner {
 		}
 	}
 
-	private List<Object> runAsync(RedisClusterAsyncCommands<byte[], byte[]> commands, List<ScriptCall> calls,
+	/**
+	 * Runs script calls on Lettuce's asynchronous API, all sent before the first reply is
+	 * awaited.
+	 * @param commands the connection's asynchronous commands
+	 * @param calls the calls
+	 * @param deadline the {@link System#nanoTime()} by which all replies must be in
+	 * @param timeout the whole wait, for the exception's message
+	 * @return the replies, in the order of the calls
+	 */
+	static List<Object> runAsync(RedisClusterAsyncCommands<byte[], byte[]> commands, List<ScriptCall> calls,
 			long deadline, Duration timeout) {
 		List<RedisFuture<Object>> futures = new ArrayList<>(calls.size());
 		for (ScriptCall call : calls) {
@@ -172,9 +181,17 @@ final class ScriptRunner {
 		return replies;
 	}
 
-	private static Object await(RedisFuture<Object> future, long deadline, Duration timeout) {
+	/**
+	 * Waits for a reply until a deadline; cancels the command when it passes.
+	 * @param future the command's future
+	 * @param deadline the {@link System#nanoTime()} to wait until
+	 * @param timeout the whole wait, for the exception's message
+	 * @return the reply
+	 * @throws DataAccessException if the command failed or did not answer in time
+	 */
+	static <T> T await(RedisFuture<T> future, long deadline, Duration timeout) {
 		try {
-			Object reply = future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+			T reply = future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
 			if (reply == null) {
 				throw new RedisSystemException("Redis returned no reply to a script call", null);
 			}
@@ -201,7 +218,7 @@ final class ScriptRunner {
 		}
 	}
 
-	private static DataAccessException translate(@Nullable Throwable cause) {
+	static DataAccessException translate(@Nullable Throwable cause) {
 		if (cause instanceof CompletionException completion) {
 			return translate(completion.getCause());
 		}
