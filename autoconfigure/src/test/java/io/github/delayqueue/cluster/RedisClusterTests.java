@@ -29,10 +29,10 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * Every feature on a real Redis Cluster of three primaries, configured the usual Spring
- * Boot way ({@code spring.data.redis.cluster.nodes}), with topics whose keys live on each
- * of the three primaries: {@code orders} (slot 105), {@code payments} (8507) and
- * {@code reminders} (13139).
+ * Every feature on a real Redis Cluster of three primaries with a replica each,
+ * configured the usual Spring Boot way ({@code spring.data.redis.cluster.nodes}), with
+ * topics whose keys live on each of the three primaries: {@code orders} (slot 105),
+ * {@code payments} (8507) and {@code reminders} (13139).
  */
 class RedisClusterTests {
 
@@ -43,7 +43,7 @@ class RedisClusterTests {
 	@BeforeAll
 	static void startCluster() {
 		assumeTrue(TestRedis.canStartPrivateServer(), "no redis-server binary to start a cluster with");
-		cluster = TestRedisCluster.start(3, 0, Duration.ofSeconds(2));
+		cluster = TestRedisCluster.start(3, 1, Duration.ofSeconds(2));
 	}
 
 	@AfterAll
@@ -110,6 +110,19 @@ class RedisClusterTests {
 			for (String topic : TOPICS) {
 				assertThat(store.inspect(topic, topic + "-broken", 100).state()).isEqualTo(MessageState.DEAD);
 			}
+		});
+	}
+
+	@Test
+	void sendsConfirmedByAReplicaOfEachPrimaryWaitOnEveryNodeTheyWroteTo() {
+		runner().withPropertyValues("delay-queue.producer.replication.min-replicas=1").run((context) -> {
+			DelayQueueTemplate queue = context.getBean(DelayQueueTemplate.class);
+			List<SendResult> sent = queue
+				.sendAll(TOPICS.stream().map((topic) -> message(topic, topic + "-confirmed", 0)).toList());
+			assertThat(sent).hasSize(3).noneMatch(SendResult::duplicate);
+			assertThat(queue.send(message("orders", "orders-confirmed-alone", 0)).duplicate()).isFalse();
+			Listeners listeners = context.getBean(Listeners.class);
+			await().atMost(Duration.ofSeconds(10)).until(() -> listeners.delivered.size() == 4);
 		});
 	}
 

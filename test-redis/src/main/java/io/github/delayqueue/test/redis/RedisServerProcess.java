@@ -166,6 +166,51 @@ public final class RedisServerProcess implements AutoCloseable {
 	}
 
 	/**
+	 * Sends one command to the server.
+	 * @param args the command and its arguments
+	 * @return the reply as text (an array's elements one per line)
+	 * @throws UncheckedIOException if the server cannot be reached or replies with an
+	 * error
+	 */
+	public String command(String... args) {
+		try {
+			return TestRedis.command(HOST, this.port, null, null, args);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(String.join(" ", List.of(args).subList(0, Math.min(2, args.length)))
+					+ " failed on " + HOST + ":" + this.port, ex);
+		}
+	}
+
+	/**
+	 * Waits until this server replicates from the given primary and is in sync with it.
+	 * @param primary the primary
+	 * @param timeout the longest wait
+	 * @throws IllegalStateException if that does not happen in time
+	 */
+	public void awaitReplicaOf(RedisServerProcess primary, Duration timeout) {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		while (true) {
+			String replication = command("INFO", "replication");
+			if (replication.contains("role:slave") && replication.contains("master_port:" + primary.port())
+					&& replication.contains("master_link_status:up")) {
+				return;
+			}
+			if (System.nanoTime() - deadline > 0) {
+				throw new IllegalStateException(
+						"Port " + this.port + " did not replicate from port " + primary.port() + " within " + timeout);
+			}
+			try {
+				Thread.sleep(PING_INTERVAL_MILLIS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new IllegalStateException("Interrupted while waiting for replication", ex);
+			}
+		}
+	}
+
+	/**
 	 * Returns the version of the running server.
 	 * @return the {@code redis_version} reported by {@code INFO server}
 	 */

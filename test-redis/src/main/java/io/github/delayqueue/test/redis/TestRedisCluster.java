@@ -1,7 +1,5 @@
 package io.github.delayqueue.test.redis;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -79,19 +77,19 @@ public final class TestRedisCluster implements AutoCloseable {
 			for (int slot = i * SLOTS / count; slot < (i + 1) * SLOTS / count; slot++) {
 				command.add(String.valueOf(slot));
 			}
-			command(this.primaries.get(i), command.toArray(String[]::new));
+			this.primaries.get(i).command(command.toArray(String[]::new));
 		}
 		RedisServerProcess first = this.primaries.get(0);
 		for (RedisServerProcess node : nodes()) {
 			if (node != first) {
-				command(node, "CLUSTER", "MEET", first.host(), String.valueOf(first.port()));
+				node.command("CLUSTER", "MEET", first.host(), String.valueOf(first.port()));
 			}
 		}
 		awaitKnownNodes();
 		for (int i = 0; i < this.replicas.size(); i++) {
 			RedisServerProcess primary = this.primaries.get(i / replicasPerPrimary);
-			String primaryId = command(primary, "CLUSTER", "MYID");
-			command(this.replicas.get(i), "CLUSTER", "REPLICATE", primaryId);
+			String primaryId = primary.command("CLUSTER", "MYID");
+			this.replicas.get(i).command("CLUSTER", "REPLICATE", primaryId);
 		}
 		awaitHealthy(FORM_TIMEOUT);
 	}
@@ -119,11 +117,11 @@ public final class TestRedisCluster implements AutoCloseable {
 
 	private boolean isHealthy() {
 		for (RedisServerProcess node : running()) {
-			String info = command(node, "CLUSTER", "INFO");
+			String info = node.command("CLUSTER", "INFO");
 			if (!info.contains("cluster_state:ok") || !info.contains("cluster_slots_ok:" + SLOTS)) {
 				return false;
 			}
-			String replication = command(node, "INFO", "replication");
+			String replication = node.command("INFO", "replication");
 			if (replication.contains("role:slave") && !replication.contains("master_link_status:up")) {
 				return false;
 			}
@@ -134,7 +132,8 @@ public final class TestRedisCluster implements AutoCloseable {
 	private String describe() {
 		return running().stream()
 			.map((node) -> node.port() + ": "
-					+ command(node, "CLUSTER", "INFO").lines()
+					+ node.command("CLUSTER", "INFO")
+						.lines()
 						.filter((line) -> line.startsWith("cluster_state:"))
 						.findFirst()
 						.orElse("?"))
@@ -155,28 +154,12 @@ public final class TestRedisCluster implements AutoCloseable {
 	}
 
 	private static long infoField(RedisServerProcess node, String field) {
-		return command(node, "CLUSTER", "INFO").lines()
+		return node.command("CLUSTER", "INFO")
+			.lines()
 			.filter((line) -> line.startsWith(field + ":"))
 			.map((line) -> Long.parseLong(line.substring(field.length() + 1).strip()))
 			.findFirst()
 			.orElse(-1L);
-	}
-
-	/**
-	 * Sends one command to a node.
-	 * @param node the node
-	 * @param args the command and its arguments
-	 * @return the reply as text
-	 * @throws UncheckedIOException if the node cannot be reached or replies with an error
-	 */
-	public static String command(RedisServerProcess node, String... args) {
-		try {
-			return TestRedis.command(node.host(), node.port(), null, null, args);
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(String.join(" ", List.of(args).subList(0, Math.min(2, args.length)))
-					+ " failed on " + node.host() + ":" + node.port(), ex);
-		}
 	}
 
 	/**
@@ -217,7 +200,7 @@ public final class TestRedisCluster implements AutoCloseable {
 	 */
 	public @Nullable RedisServerProcess primaryOf(int slot) {
 		for (RedisServerProcess node : running()) {
-			String replication = command(node, "INFO", "replication");
+			String replication = node.command("INFO", "replication");
 			if (replication.contains("role:master") && ownsSlot(node, slot)) {
 				return node;
 			}
@@ -226,7 +209,8 @@ public final class TestRedisCluster implements AutoCloseable {
 	}
 
 	private static boolean ownsSlot(RedisServerProcess node, int slot) {
-		String myself = command(node, "CLUSTER", "NODES").lines()
+		String myself = node.command("CLUSTER", "NODES")
+			.lines()
 			.filter((line) -> line.contains("myself"))
 			.findFirst()
 			.orElse("");

@@ -1,7 +1,5 @@
 package io.github.delayqueue.test.redis;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -92,12 +90,12 @@ public final class TestRedisSentinel implements AutoCloseable {
 
 	private boolean isReady() {
 		for (RedisServerProcess replica : this.replicas) {
-			if (!command(replica, "INFO", "replication").contains("master_link_status:up")) {
+			if (!replica.command("INFO", "replication").contains("master_link_status:up")) {
 				return false;
 			}
 		}
 		for (RedisServerProcess sentinel : this.sentinels) {
-			String primary = command(sentinel, "SENTINEL", "MASTER", MASTER_NAME);
+			String primary = sentinel.command("SENTINEL", "MASTER", MASTER_NAME);
 			if (field(primary, "num-slaves") != this.replicas.size()
 					|| field(primary, "num-other-sentinels") != this.sentinels.size() - 1) {
 				return false;
@@ -130,7 +128,7 @@ public final class TestRedisSentinel implements AutoCloseable {
 			if (!sentinel.isRunning()) {
 				continue;
 			}
-			String[] address = command(sentinel, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER_NAME).split("\n");
+			String[] address = sentinel.command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER_NAME).split("\n");
 			if (address.length == 2) {
 				int port = Integer.parseInt(address[1]);
 				return servers().stream().filter((node) -> node.port() == port).findFirst().orElse(null);
@@ -152,7 +150,7 @@ public final class TestRedisSentinel implements AutoCloseable {
 		while (true) {
 			RedisServerProcess primary = currentPrimary();
 			if (primary != null && primary != old && primary.isRunning()
-					&& command(primary, "INFO", "replication").contains("role:master")) {
+					&& primary.command("INFO", "replication").contains("role:master")) {
 				return primary;
 			}
 			if (System.nanoTime() - deadline > 0) {
@@ -172,20 +170,8 @@ public final class TestRedisSentinel implements AutoCloseable {
 	 */
 	public void restartAsReplica(RedisServerProcess replica, RedisServerProcess primary, Duration timeout) {
 		replica.start();
-		command(replica, "REPLICAOF", primary.host(), String.valueOf(primary.port()));
-		long deadline = System.nanoTime() + timeout.toNanos();
-		while (true) {
-			String replication = command(replica, "INFO", "replication");
-			if (replication.contains("role:slave") && replication.contains("master_port:" + primary.port())
-					&& replication.contains("master_link_status:up")) {
-				return;
-			}
-			if (System.nanoTime() - deadline > 0) {
-				throw new IllegalStateException("Port " + replica.port() + " did not replicate from port "
-						+ primary.port() + " within " + timeout);
-			}
-			sleep();
-		}
+		replica.command("REPLICAOF", primary.host(), String.valueOf(primary.port()));
+		replica.awaitReplicaOf(primary, timeout);
 	}
 
 	private static void sleep() {
@@ -195,15 +181,6 @@ public final class TestRedisSentinel implements AutoCloseable {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			throw new IllegalStateException("Interrupted while waiting for the Sentinels", ex);
-		}
-	}
-
-	private static String command(RedisServerProcess node, String... args) {
-		try {
-			return TestRedis.command(node.host(), node.port(), null, null, args);
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(args[0] + " failed on " + node.host() + ":" + node.port(), ex);
 		}
 	}
 
