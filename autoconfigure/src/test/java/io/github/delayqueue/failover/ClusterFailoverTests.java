@@ -2,11 +2,8 @@ package io.github.delayqueue.failover;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
@@ -14,7 +11,6 @@ import io.github.delayqueue.core.SendFailedException;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.store.RedisMessageStore;
-import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.test.redis.TestRedisCluster;
@@ -59,13 +55,13 @@ class ClusterFailoverTests {
 					DelayQueueTemplate queue = context.getBean(DelayQueueTemplate.class);
 					Listener listener = context.getBean(Listener.class);
 					Set<String> acknowledged = ConcurrentHashMap.newKeySet();
-					AtomicInteger failed = new AtomicInteger();
+					int failed = 0;
 					long start = System.nanoTime();
 					int sequence = 0;
 					while (System.nanoTime() - start < RUN.toNanos()) {
-						if (listener.killedAtNanos == 0 && System.nanoTime() - start > KILL_AFTER.toNanos()) {
-							listener.firstSequenceAfterKill = sequence;
-							listener.killedAtNanos = System.nanoTime();
+						if (!listener.all.isKilled() && System.nanoTime() - start > KILL_AFTER.toNanos()) {
+							listener.all.killed(sequence);
+							listener.orders.killed(sequence);
 							ordersPrimary.stop();
 						}
 						String topic = TOPICS.get(sequence % TOPICS.size());
@@ -75,74 +71,50 @@ class ClusterFailoverTests {
 							acknowledged.add(id);
 						}
 						catch (SendFailedException ex) {
-							failed.incrementAndGet();
+							failed++;
 						}
-						sleep(5);
+						Deliveries.pause(5);
 					}
 					cluster.awaitHealthy(Duration.ofSeconds(30));
 					RedisMessageStore store = context.getBean(RedisMessageStore.class);
 					await().atMost(Duration.ofSeconds(40))
-						.until(() -> TOPICS.stream().allMatch((topic) -> isSettled(store.stats(topic))));
-					long lost = acknowledged.stream().filter((id) -> !listener.deliveries.containsKey(id)).count();
-					long duplicated = listener.deliveries.values().stream().filter((count) -> count.get() > 1).count();
+						.until(() -> TOPICS.stream().allMatch((topic) -> Deliveries.isSettled(store.stats(topic))));
+					long lost = listener.all.lost(acknowledged);
 					System.out.printf(
 							"FAILOVER cluster: sent %d, acknowledged %d, failed %d, delivered %d, lost %d, duplicated %d, "
 									+ "first delivery of an orders message sent after the kill %d ms after it%n",
-							sequence, acknowledged.size(), failed.get(), listener.deliveries.size(), lost, duplicated,
-							Duration.ofNanos(listener.firstOrdersAfterKill.get() - listener.killedAtNanos).toMillis());
-					assertThat(listener.firstOrdersAfterKill.get()).as("an orders message sent after the kill")
-						.isNotZero();
+							sequence, acknowledged.size(), failed, listener.all.delivered(), lost,
+							listener.all.duplicated(), listener.orders.firstDeliveryAfterKillMillis());
+					assertThat(listener.orders.firstDeliveryAfterKillMillis())
+						.as("an orders message sent after the kill")
+						.isNotNegative();
 					assertThat(lost).as("acknowledged messages lost (asynchronous replication)")
 						.isLessThan(acknowledged.size() / 10);
 				});
 		}
 	}
 
-	private static boolean isSettled(TopicStats stats) {
-		return stats.scheduled() == 0 && stats.ready() == 0 && stats.inFlight() == 0;
-	}
-
-	private static void sleep(long millis) {
-		try {
-			Thread.sleep(millis);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
-	}
-
 	@Configuration(proxyBeanMethods = false)
 	static class Listener {
 
-		final Map<String, AtomicInteger> deliveries = new ConcurrentHashMap<>();
+		final Deliveries all = new Deliveries();
 
-		final AtomicLong firstOrdersAfterKill = new AtomicLong();
-
-		volatile long killedAtNanos;
-
-		volatile int firstSequenceAfterKill = Integer.MAX_VALUE;
+		final Deliveries orders = new Deliveries();
 
 		@DelayListener(topic = "orders")
 		void onOrder(Delivery<String> delivery) {
-			record(delivery);
-			if (sequence(delivery) >= this.firstSequenceAfterKill) {
-				this.firstOrdersAfterKill.compareAndSet(0, System.nanoTime());
-			}
+			this.all.delivered(delivery.id(), sequence(delivery));
+			this.orders.delivered(delivery.id(), sequence(delivery));
 		}
 
 		@DelayListener(topic = "payments")
 		void onPayment(Delivery<String> delivery) {
-			record(delivery);
+			this.all.delivered(delivery.id(), sequence(delivery));
 		}
 
 		@DelayListener(topic = "reminders")
 		void onReminder(Delivery<String> delivery) {
-			record(delivery);
-		}
-
-		private void record(Delivery<String> delivery) {
-			this.deliveries.computeIfAbsent(delivery.id(), (id) -> new AtomicInteger()).incrementAndGet();
+			this.all.delivered(delivery.id(), sequence(delivery));
 		}
 
 		private static int sequence(Delivery<String> delivery) {

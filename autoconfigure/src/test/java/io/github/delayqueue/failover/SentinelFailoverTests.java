@@ -3,12 +3,9 @@ package io.github.delayqueue.failover;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
@@ -17,7 +14,6 @@ import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.store.NotReplicatedException;
 import io.github.delayqueue.store.RedisMessageStore;
-import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.test.redis.TestRedisSentinel;
@@ -62,13 +58,12 @@ class SentinelFailoverTests {
 					Sends sends = new Sends(queue);
 					long start = System.nanoTime();
 					while (System.nanoTime() - start < RUN.toNanos()) {
-						if (listener.killedAtNanos == 0 && System.nanoTime() - start > KILL_AFTER.toNanos()) {
-							listener.firstSequenceAfterKill = sends.sequence;
-							listener.killedAtNanos = System.nanoTime();
+						if (!listener.deliveries.isKilled() && System.nanoTime() - start > KILL_AFTER.toNanos()) {
+							listener.deliveries.killed(sends.sequence);
 							redis.firstPrimary().stop();
 						}
-						sends.sendOne(listener.killedAtNanos != 0);
-						sleep(5);
+						sends.sendOne(listener.deliveries.isKilled());
+						Deliveries.pause(5);
 					}
 					RedisServerProcess promoted = redis.awaitFailoverFrom(redis.firstPrimary(), Duration.ofSeconds(30));
 					assertThat(promoted).isSameAs(redis.replicas().get(0));
@@ -81,22 +76,20 @@ class SentinelFailoverTests {
 						sends.sendOne(true);
 					}
 					RedisMessageStore store = context.getBean(RedisMessageStore.class);
-					await().atMost(Duration.ofSeconds(30)).until(() -> isSettled(store.stats("failover")));
-					long lost = sends.acknowledged.stream()
-						.filter((id) -> !listener.deliveries.containsKey(id))
-						.count();
-					long duplicated = listener.deliveries.values().stream().filter((count) -> count.get() > 1).count();
+					await().atMost(Duration.ofSeconds(30)).until(() -> Deliveries.isSettled(store.stats("failover")));
+					long lost = listener.deliveries.lost(sends.acknowledged);
 					System.out.printf(
 							"FAILOVER sentinel, %d confirming replicas: sent %d, acknowledged %d, failed %d, "
 									+ "delivered %d, lost %d, duplicated %d, first send acknowledged %d ms after the "
 									+ "kill, first delivery of a message sent after the kill %d ms after it%n",
 							confirmingReplicas, sends.sequence, sends.acknowledged.size(), sends.failureCauses.size(),
-							listener.deliveries.size(), lost, duplicated,
-							millisSince(listener.killedAtNanos, sends.firstAcknowledgedAfterKill),
-							millisSince(listener.killedAtNanos, listener.firstDeliveryAfterKill.get()));
+							listener.deliveries.delivered(), lost, listener.deliveries.duplicated(),
+							listener.deliveries.millisAfterKill(sends.firstAcknowledgedAfterKill),
+							listener.deliveries.firstDeliveryAfterKillMillis());
 					assertThat(sends.firstAcknowledgedAfterKill).as("a send acknowledged after the failover")
 						.isNotZero();
-					assertThat(listener.firstDeliveryAfterKill.get()).as("a delivery after the failover").isNotZero();
+					assertThat(listener.deliveries.firstDeliveryAfterKillMillis()).as("a delivery after the failover")
+						.isNotNegative();
 					if (confirmingReplicas > 0) {
 						assertThat(lost).as("acknowledged messages lost although a replica confirmed them").isZero();
 					}
@@ -144,42 +137,14 @@ class SentinelFailoverTests {
 
 	}
 
-	/** Every message is handled: all were due within 300 ms of their send. */
-	private static boolean isSettled(TopicStats stats) {
-		return stats.scheduled() == 0 && stats.ready() == 0 && stats.inFlight() == 0;
-	}
-
-	private static long millisSince(long fromNanos, long toNanos) {
-		return (toNanos == 0) ? -1 : Duration.ofNanos(toNanos - fromNanos).toMillis();
-	}
-
-	private static void sleep(long millis) {
-		try {
-			Thread.sleep(millis);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
-	}
-
 	@Configuration(proxyBeanMethods = false)
 	static class Listener {
 
-		final Map<String, AtomicInteger> deliveries = new ConcurrentHashMap<>();
-
-		final AtomicLong firstDeliveryAfterKill = new AtomicLong();
-
-		volatile long killedAtNanos;
-
-		volatile int firstSequenceAfterKill = Integer.MAX_VALUE;
+		final Deliveries deliveries = new Deliveries();
 
 		@DelayListener(topic = "failover", concurrency = "4")
 		void onMessage(Delivery<String> delivery) {
-			this.deliveries.computeIfAbsent(delivery.id(), (id) -> new AtomicInteger()).incrementAndGet();
-			if (Integer.parseInt(delivery.id().substring(2)) >= this.firstSequenceAfterKill) {
-				this.firstDeliveryAfterKill.compareAndSet(0, System.nanoTime());
-			}
+			this.deliveries.delivered(delivery.id(), Integer.parseInt(delivery.id().substring(2)));
 		}
 
 	}
