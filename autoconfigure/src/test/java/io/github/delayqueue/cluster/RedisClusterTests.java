@@ -6,21 +6,31 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import io.github.delayqueue.actuate.DelayQueueEndpoint;
+import io.github.delayqueue.actuate.DelayQueueHealthIndicator;
+import io.github.delayqueue.autoconfigure.DelayQueueActuatorAutoConfiguration;
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.core.SendResult;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.listener.Delivery;
+import io.github.delayqueue.metrics.DelayQueueMeterNames;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.test.redis.TestRedisCluster;
 import io.github.delayqueue.testsupport.QueueContexts;
 import io.lettuce.core.cluster.SlotHash;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Configuration;
 
@@ -136,6 +146,35 @@ class RedisClusterTests {
 			assertThat(context.getBean(RedisMessageStore.class).findTopics(100)).containsExactly("jobs", "orders",
 					"payments", "reminders", "timeouts", "webhooks");
 		});
+	}
+
+	@Test
+	void healthTheOperationsEndpointAndTheGaugesReadTheTopicsOfEveryPrimary() {
+		runner()
+			.withConfiguration(
+					AutoConfigurations.of(MetricsAutoConfiguration.class, DelayQueueActuatorAutoConfiguration.class))
+			.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+			.withPropertyValues("delay-queue.metrics.gauge-refresh-interval=100ms",
+					"management.endpoints.web.exposure.include=delayqueue")
+			.run((context) -> {
+				DelayQueueTemplate queue = context.getBean(DelayQueueTemplate.class);
+				for (String topic : TOPICS) {
+					queue.send(message(topic, topic + "-later", 3_600_000));
+				}
+				Health health = context.getBean(DelayQueueHealthIndicator.class).health();
+				assertThat(health.getStatus()).isEqualTo(Status.UP);
+				assertThat(health.getDetails().get("topics")).asString().contains("orders", "payments", "reminders");
+				DelayQueueEndpoint.QueueDescriptor described = context.getBean(DelayQueueEndpoint.class).queue();
+				assertThat(described.topics()).containsKeys("orders", "payments", "reminders");
+				assertThat(described.topics().values()).allSatisfy((topic) -> assertThat(topic.scheduled()).isOne());
+				MeterRegistry meters = context.getBean(MeterRegistry.class);
+				await().atMost(Duration.ofSeconds(10))
+					.untilAsserted(() -> assertThat(TOPICS)
+						.allSatisfy((topic) -> assertThat(meters.get(DelayQueueMeterNames.MESSAGES)
+							.tags("topic", topic, "state", "scheduled")
+							.gauge()
+							.value()).isOne()));
+			});
 	}
 
 	private static DelayMessage message(String topic, String id, long delayMillis) {
