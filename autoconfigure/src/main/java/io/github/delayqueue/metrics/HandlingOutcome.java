@@ -14,7 +14,12 @@ public enum HandlingOutcome {
 	RETRY,
 
 	/** The handler threw on the last attempt; the message was dead-lettered. */
-	DEAD;
+	DEAD,
+
+	/**
+	 * The handler asked to slow down; the message comes again later, no attempt counted.
+	 */
+	SLOW_DOWN;
 
 	/**
 	 * @return the tag value, in lower case

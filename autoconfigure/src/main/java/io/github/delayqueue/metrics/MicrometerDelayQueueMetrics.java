@@ -73,6 +73,9 @@ public class MicrometerDelayQueueMetrics implements DelayQueueMetrics {
 				counter(DelayQueueMeterNames.RETRIED, topic, DelayQueueMeterNames.EXCEPTION, exception).increment();
 			case DEAD ->
 				counter(DelayQueueMeterNames.DEAD_LETTERED, topic, DelayQueueMeterNames.REASON, "failed").increment();
+			case SLOW_DOWN -> {
+				// Neither acknowledged, retried nor dead: the handler timer counts it.
+			}
 		}
 	}
 

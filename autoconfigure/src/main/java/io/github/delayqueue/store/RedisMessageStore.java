@@ -437,7 +437,22 @@ public class RedisMessageStore implements AutoCloseable {
 	 */
 	public long retry(String topic, String id, String leaseToken, Duration backoff) {
 		TopicKeys keys = keys(topic);
-		Long due = run(Script.RETRY, keys::key, List.of(id, leaseToken, backoff.toMillis(), this.channel, topic));
+		Long due = run(Script.RETRY, keys::key, List.of(id, leaseToken, backoff.toMillis(), this.channel, topic, 1));
+		return due;
+	}
+
+	/**
+	 * Schedules a message its handler asked to slow down for again after a delay, without
+	 * counting an attempt (the retry script, counting none).
+	 * @param topic the topic
+	 * @param id the message id
+	 * @param leaseToken the token of the lease
+	 * @param delay the delay from now (Redis time)
+	 * @return the new due time (epoch ms), or -1 if the lease was lost
+	 */
+	public long postpone(String topic, String id, String leaseToken, Duration delay) {
+		TopicKeys keys = keys(topic);
+		Long due = run(Script.RETRY, keys::key, List.of(id, leaseToken, delay.toMillis(), this.channel, topic, 0));
 		return due;
 	}
 

@@ -47,6 +47,11 @@ final class RedisTopicStore implements TopicStore, TopicInspector {
 	}
 
 	@Override
+	public long postpone(String id, String leaseToken, Duration delay) {
+		return this.store.postpone(this.topic, id, leaseToken, delay);
+	}
+
+	@Override
 	public boolean deadLetter(String id, String leaseToken, String error) {
 		return this.store.deadLetter(this.topic, id, leaseToken, error);
 	}

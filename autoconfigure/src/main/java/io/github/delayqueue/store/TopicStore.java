@@ -59,6 +59,16 @@ public interface TopicStore {
 	long retry(String id, String leaseToken, Duration backoff);
 
 	/**
+	 * Schedules a message again after a delay without counting an attempt: its handler
+	 * asked to slow down.
+	 * @param id the message id
+	 * @param leaseToken the lease token held
+	 * @param delay how long to wait before the next delivery
+	 * @return the new due time (epoch ms), or -1 if the lease had been lost
+	 */
+	long postpone(String id, String leaseToken, Duration delay);
+
+	/**
 	 * Moves a message to the dead-letter set.
 	 * @param id the message id
 	 * @param leaseToken the lease token held

@@ -1,5 +1,6 @@
--- retry: a delivery failed; schedule the next attempt after a backoff
--- (state: in flight -> scheduled, attempts + 1). Wakes the brokers when it becomes the earliest due.
+-- retry: a delivery failed, or its handler asked to slow down; schedule the next attempt after a
+-- backoff (state: in flight -> scheduled, attempts + ARGV[6]). Wakes the brokers when it becomes the
+-- earliest due.
 -- KEYS[1] in-flight ZSET  id scored by lease deadline (epoch ms)
 -- KEYS[2] messages HASH   id -> "<attempts>:<due ms>:<body>"
 -- KEYS[3] scheduled ZSET  id scored by due time
@@ -9,6 +10,7 @@
 -- ARGV[3] backoff in ms from Redis time
 -- ARGV[4] signal channel
 -- ARGV[5] topic
+-- ARGV[6] attempts to count: 1 for a failure, 0 for a slow-down
 -- A stored message whose "<attempts>:<due ms>:" header is unreadable is handled as attempts 0.
 -- Returns the due time of the next attempt (epoch ms), or -1 if the lease was lost.
 -- Replayed: idempotent (the second run finds no lease and returns -1).
@@ -22,12 +24,13 @@ local headDue = head_due(KEYS[3])
 local due = -1
 if stored then
   due = now_ms() + tonumber(ARGV[3])
+  local counted = tonumber(ARGV[6])
   local attempts, _, bodyAt = header(stored)
   local updated
   if attempts then
-    updated = with_header(stored, attempts + 1, due, bodyAt)
+    updated = with_header(stored, attempts + counted, due, bodyAt)
   else
-    updated = '1:' .. string.format('%.0f', due) .. ':' .. stored
+    updated = counted .. ':' .. string.format('%.0f', due) .. ':' .. stored
   end
   redis.call('HSET', KEYS[2], id, updated)
   schedule_and_signal(KEYS[3], id, due, headDue, ARGV[4], ARGV[5])

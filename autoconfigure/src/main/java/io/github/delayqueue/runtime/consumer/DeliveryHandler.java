@@ -2,11 +2,13 @@ package io.github.delayqueue.runtime.consumer;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.function.Consumer;
 
 import io.github.delayqueue.convert.PayloadConversionException;
 import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.listener.DelayListenerEndpoint;
 import io.github.delayqueue.listener.LatePolicy;
+import io.github.delayqueue.listener.SlowDownException;
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.metrics.HandlingOutcome;
@@ -28,9 +30,10 @@ import org.jspecify.annotations.Nullable;
  * Delivers one claimed message to the listener method: decodes it, applies the late
  * policy, converts the payload, and invokes the method inside a receiver observation.
  * What happens then is decided here and carried out by {@link Settlement}: acknowledged
- * when the method returns, retried after the backoff when it throws, dead-lettered on its
- * last attempt, or at once when the message is corrupt, unreadable as the method's type,
- * or later than the late policy allows.
+ * when the method returns, retried after the backoff when it throws, postponed without
+ * counting an attempt when it throws {@link SlowDownException}, dead-lettered on its last
+ * attempt, or at once when the message is corrupt, unreadable as the method's type, or
+ * later than the late policy allows.
  */
 final class DeliveryHandler {
 
@@ -52,9 +55,15 @@ final class DeliveryHandler {
 
 	private final @Nullable DelayQueueReceiverObservationConvention observationConvention;
 
+	private final Consumer<Duration> slowDown;
+
+	/**
+	 * Creates a handler.
+	 * @param slowDown pauses the topic's claiming when a handler asks to slow down
+	 */
 	DeliveryHandler(DelayListenerEndpoint endpoint, PayloadConverter converter, Settlement settlement,
 			DelayQueueMetrics metrics, ObservationRegistry observationRegistry,
-			@Nullable DelayQueueReceiverObservationConvention observationConvention) {
+			@Nullable DelayQueueReceiverObservationConvention observationConvention, Consumer<Duration> slowDown) {
 		this.endpoint = endpoint;
 		this.settings = endpoint.settings();
 		this.topic = endpoint.topic();
@@ -63,6 +72,7 @@ final class DeliveryHandler {
 		this.metrics = metrics;
 		this.observationRegistry = observationRegistry;
 		this.observationConvention = observationConvention;
+		this.slowDown = slowDown;
 	}
 
 	/**
@@ -121,6 +131,15 @@ final class DeliveryHandler {
 				this.observationRegistry);
 		try {
 			observation.observeChecked(() -> this.endpoint.invoke(argument));
+		}
+		catch (SlowDownException ex) {
+			this.metrics.handled(this.topic, HandlingOutcome.SLOW_DOWN, Duration.ofNanos(System.nanoTime() - start),
+					ex.getClass().getSimpleName());
+			logger.info("Topic '" + this.topic + "' message " + inFlight.id() + " asked to slow down: delivered again"
+					+ " in " + ex.pause() + " without counting an attempt, no new claim here until then");
+			this.slowDown.accept(ex.pause());
+			this.settlement.postpone(inFlight, ex.pause());
+			return;
 		}
 		catch (Throwable ex) {
 			boolean last = attempt >= this.settings.maxAttempts();

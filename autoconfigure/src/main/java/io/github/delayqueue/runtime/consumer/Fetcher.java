@@ -1,5 +1,6 @@
 package io.github.delayqueue.runtime.consumer;
 
+import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.PriorityQueue;
@@ -12,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.runtime.support.OutageLog;
@@ -74,6 +76,9 @@ final class Fetcher {
 	private long heldReleaseNanos;
 
 	private long holds;
+
+	/** When a slow-down asked by a handler ends ({@link System#nanoTime()}). */
+	private final AtomicLong pausedUntilNanos = new AtomicLong(System.nanoTime());
 
 	private final AtomicBoolean requested = new AtomicBoolean();
 
@@ -184,6 +189,16 @@ final class Fetcher {
 		request();
 	}
 
+	/**
+	 * Claims nothing new for a while: a handler asked to slow down. A pause already
+	 * longer stays.
+	 * @param pause how long
+	 */
+	void pauseFor(Duration pause) {
+		long until = System.nanoTime() + pause.toNanos();
+		this.pausedUntilNanos.accumulateAndGet(until, (current, next) -> (next - current > 0) ? next : current);
+	}
+
 	/** A handler finished a message that held a slot. */
 	void slotFreed() {
 		this.freeSlots.incrementAndGet();
@@ -239,6 +254,11 @@ final class Fetcher {
 	 * scheduler
 	 */
 	private boolean sendClaim() {
+		long pausedFor = this.pausedUntilNanos.get() - System.nanoTime();
+		if (pausedFor > 0) {
+			checkAgainIn(Math.max(1, TimeUnit.NANOSECONDS.toMillis(pausedFor)));
+			return false;
+		}
 		ClaimRequest request = this.failed;
 		if (request == null) {
 			int wanted = this.freeSlots.getAndSet(0);

@@ -54,6 +54,21 @@ final class Settlement {
 		}
 	}
 
+	/**
+	 * The handler asked to slow down: the message is scheduled again after the pause,
+	 * attempts unchanged.
+	 */
+	void postpone(InFlightMessage message, Duration pause) {
+		if (!settle(message)) {
+			return;
+		}
+		Long due = call(message, "postpone", () -> this.store.postpone(message.id(), message.leaseToken(), pause));
+		if (due != null && due < 0) {
+			logger.warn("Topic '" + this.topic + "' message " + message.id()
+					+ " could not be postponed: its lease had expired");
+		}
+	}
+
 	/** The message failed for good: it moves to the dead-letter set with the error. */
 	void deadLetter(InFlightMessage message, String error) {
 		logger.warn("Topic '" + this.topic + "' message " + message.id() + " dead-lettered: " + error);

@@ -81,7 +81,7 @@ public final class TopicConsumer {
 		this.leases = new LeaseKeeper(topic, store, this.settings.visibilityTimeout(), this.settings.maxHandlingTime(),
 				settlement, outageLog);
 		this.deliveries = new DeliveryHandler(endpoint, converter, settlement, metrics, observationRegistry,
-				observationConvention);
+				observationConvention, this::slowDown);
 		this.fetcher = new Fetcher(topic, store, this.settings, scheduler, this::dispatch, this.leases, outageLog);
 	}
 
@@ -147,6 +147,11 @@ public final class TopicConsumer {
 	 */
 	public boolean isIdle() {
 		return !this.fetcher.isClaiming() && this.leases.holdsNone() && this.acks.isDone();
+	}
+
+	/** A handler asked to slow down: nothing new is claimed for the pause. */
+	private void slowDown(Duration pause) {
+		this.fetcher.pauseFor(pause);
 	}
 
 	/** Claims at once, e.g. because a broker made messages ready. */

@@ -16,6 +16,7 @@ import io.github.delayqueue.listener.DelayListenerEndpoint;
 import io.github.delayqueue.listener.LatePolicy;
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.listener.RetryBackoff;
+import io.github.delayqueue.listener.SlowDownException;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
@@ -31,6 +32,7 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.util.ReflectionUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -49,6 +51,8 @@ class DeliveryPoliciesTests {
 
 	private final Orders orders = new Orders();
 
+	private final List<Duration> pauses = new CopyOnWriteArrayList<>();
+
 	@AfterEach
 	void stopScheduler() {
 		this.scheduler.shutdownNow();
@@ -66,6 +70,24 @@ class DeliveryPoliciesTests {
 		this.orders.failing = true;
 		handler(LatePolicy.DELIVER).handle(message("o-1", 1, "{\"id\":\"o-1\"}"));
 		assertThat(this.store.calls).containsExactly("retry o-1 token " + BACKOFF.after(2));
+	}
+
+	@Test
+	void aHandlerThatAsksToSlowDownOnItsLastAttemptHasItsMessagePostponedAndTheTopicPaused() {
+		this.orders.onCall = () -> {
+			throw new SlowDownException(Duration.ofMillis(1500));
+		};
+		handler(LatePolicy.DELIVER).handle(message("o-1", 2, "{\"id\":\"o-1\"}"));
+		assertThat(this.store.calls).containsExactly("postpone o-1 token PT1.5S");
+		assertThat(this.pauses).containsExactly(Duration.ofMillis(1500));
+	}
+
+	@Test
+	void aSlowDownPauseMustBePositiveAndAtMostAnHour() {
+		assertThatIllegalArgumentException().isThrownBy(() -> new SlowDownException(Duration.ZERO))
+			.withMessageContaining("must be positive and at most PT1H");
+		assertThatIllegalArgumentException().isThrownBy(() -> new SlowDownException(Duration.ofHours(2)))
+			.withMessageContaining("but is PT2H");
 	}
 
 	@Test
@@ -127,7 +149,7 @@ class DeliveryPoliciesTests {
 		Method method = ReflectionUtils.findMethod(Orders.class, "on", Order.class);
 		DelayListenerEndpoint endpoint = new DelayListenerEndpoint("orders", this.orders, method, settings);
 		return new DeliveryHandler(endpoint, new JsonPayloadConverter(new JsonMapper()), settlement(),
-				DelayQueueMetrics.NONE, ObservationRegistry.NOOP, null);
+				DelayQueueMetrics.NONE, ObservationRegistry.NOOP, null, this.pauses::add);
 	}
 
 	private Settlement settlement() {
@@ -200,6 +222,12 @@ class DeliveryPoliciesTests {
 				this.calls.add("ack " + ids.get(i) + " " + leaseTokens.get(i));
 			}
 			return ids.stream().map((id) -> true).toList();
+		}
+
+		@Override
+		public long postpone(String id, String leaseToken, Duration delay) {
+			this.calls.add("postpone " + id + " " + leaseToken + " " + delay);
+			return 1;
 		}
 
 		@Override
