@@ -44,6 +44,7 @@ import org.springframework.boot.thread.Threading;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.task.VirtualThreadTaskExecutor;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
  * Auto-configuration of the delay queue: the {@link DelayQueueTemplate} for sending and
@@ -76,6 +77,10 @@ public final class DelayQueueAutoConfiguration {
 		DelayQueueProperties.Replication replication = properties.getProducer().getReplication();
 		if (replication.getMinReplicas() > 0) {
 			store.confirmReplication(replication.getMinReplicas(), replication.getTimeout());
+		}
+		if (connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware()
+				&& store.shardedSignalsAvailable()) {
+			store.useShardedSignals();
 		}
 		return store;
 	}

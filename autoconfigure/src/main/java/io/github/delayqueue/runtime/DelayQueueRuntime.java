@@ -2,6 +2,7 @@ package io.github.delayqueue.runtime;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -68,7 +69,7 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	/** The handler threads of this runtime, when no handler executor was set. */
 	private @Nullable ThreadPoolExecutor handlerThreads;
 
-	private @Nullable RedisMessageListenerContainer subscription;
+	private @Nullable AutoCloseable subscription;
 
 	private @Nullable ScheduledThreadPoolExecutor scheduler;
 
@@ -161,6 +162,20 @@ public class DelayQueueRuntime implements SmartLifecycle {
 			this.signals.onEarlierMessage(topic, runtime::wakeBroker);
 			this.topics.put(topic, runtime);
 		}
+		this.subscription = subscribe();
+		this.topics.values().forEach(TopicRuntime::start);
+	}
+
+	/**
+	 * Subscribes to the wake-up signals: the topics' own channels when the store shards
+	 * them, else the prefix's channel.
+	 */
+	private AutoCloseable subscribe() {
+		if (this.store.shardedSignals()) {
+			List<String> channels = this.topics.keySet().stream().map(this.store::signalChannel).toList();
+			return ShardedSignalSubscription.subscribe(this.connectionFactory, channels, this.signals,
+					this.store.timeout());
+		}
 		RedisMessageListenerContainer listenerContainer = new RedisMessageListenerContainer();
 		listenerContainer.setConnectionFactory(this.connectionFactory);
 		// A signal only queues a task on the scheduler: pass it on where it arrives,
@@ -171,8 +186,7 @@ public class DelayQueueRuntime implements SmartLifecycle {
 		listenerContainer.addMessageListener(this.signals, new ChannelTopic(this.store.signalChannel()));
 		listenerContainer.afterPropertiesSet();
 		listenerContainer.start();
-		this.subscription = listenerContainer;
-		this.topics.values().forEach(TopicRuntime::start);
+		return listenerContainer::destroy;
 	}
 
 	/**
@@ -214,7 +228,7 @@ public class DelayQueueRuntime implements SmartLifecycle {
 		synchronized (this) {
 			if (this.subscription != null) {
 				try {
-					this.subscription.destroy();
+					this.subscription.close();
 				}
 				catch (Exception ex) {
 					// Closing the subscription failed: nothing is left to release.

@@ -52,7 +52,14 @@ public final class WakeUpSignals implements MessageListener {
 
 	@Override
 	public void onMessage(Message message, byte[] pattern) {
-		String body = new String(message.getBody(), StandardCharsets.UTF_8);
+		signal(new String(message.getBody(), StandardCharsets.UTF_8));
+	}
+
+	/**
+	 * Passes one signal on; an empty or unknown one is ignored.
+	 * @param body the signal: {@code b<topic>} or {@code r<topic>}
+	 */
+	public void signal(String body) {
 		if (body.isEmpty()) {
 			return;
 		}

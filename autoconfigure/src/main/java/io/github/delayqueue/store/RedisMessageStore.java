@@ -15,10 +15,13 @@ import java.util.concurrent.CompletionException;
 import java.util.function.Function;
 
 import io.github.delayqueue.store.ScriptRunner.ScriptCall;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.connection.DataType;
+import org.springframework.data.redis.connection.RedisClusterConnection;
+import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.RedisCallback;
@@ -70,6 +73,8 @@ public class RedisMessageStore implements AutoCloseable {
 	private final RedisConnectionFactory connectionFactory;
 
 	private @Nullable ReplicatedWrites replicatedWrites;
+
+	private volatile boolean shardedSignals;
 
 	/**
 	 * Creates a store that waits at most {@link #DEFAULT_TIMEOUT} for Redis.
@@ -162,7 +167,62 @@ public class RedisMessageStore implements AutoCloseable {
 	}
 
 	/**
-	 * @return the pub/sub channel on which scripts publish wake-up signals
+	 * Makes scripts send wake-up signals with {@code SPUBLISH} on each topic's own
+	 * channel ({@link #signalChannel(String)}), which stays on the node of the topic,
+	 * rather than with {@code PUBLISH} on the prefix's channel, which a Redis Cluster
+	 * passes to every node. Needs a Redis 7 Cluster ({@link #shardedSignalsAvailable()});
+	 * call once, before the first script runs, and subscribe to the topics' channels with
+	 * {@code SSUBSCRIBE}.
+	 */
+	public void useShardedSignals() {
+		this.shardedSignals = true;
+	}
+
+	/**
+	 * @return whether scripts send signals with {@code SPUBLISH} on each topic's channel
+	 */
+	public boolean shardedSignals() {
+		return this.shardedSignals;
+	}
+
+	/**
+	 * Tells whether the Redis behind the connection factory is a Cluster that knows
+	 * sharded pub/sub ({@code SPUBLISH}, Redis 7): it sends an empty signal, which
+	 * receivers ignore, on a channel of its own.
+	 * @return whether {@link #useShardedSignals()} can be used
+	 */
+	public boolean shardedSignalsAvailable() {
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			if (!(connection instanceof RedisClusterConnection)
+					|| !(connection.getNativeConnection() instanceof RedisClusterAsyncCommands<?, ?> commands)) {
+				return false;
+			}
+			@SuppressWarnings("unchecked")
+			RedisClusterAsyncCommands<byte[], byte[]> async = (RedisClusterAsyncCommands<byte[], byte[]>) commands;
+			byte[] channel = TopicKeys.shardedSignalChannel(this.prefix, "probe").getBytes(StandardCharsets.UTF_8);
+			ScriptRunner.await(async.spublish(channel, new byte[0]), System.nanoTime() + this.timeout.toNanos(),
+					this.timeout);
+			return true;
+		}
+		catch (DataAccessException ex) {
+			// An unknown command (Redis 6.2), or Redis out of reach now: PUBLISH works on
+			// every version.
+			return false;
+		}
+	}
+
+	/**
+	 * The channel on which the scripts of a topic send wake-up signals.
+	 * @param topic the topic
+	 * @return the topic's own channel with sharded signals, else the prefix's channel
+	 */
+	public String signalChannel(String topic) {
+		return this.shardedSignals ? TopicKeys.shardedSignalChannel(this.prefix, topic) : this.channel;
+	}
+
+	/**
+	 * @return the pub/sub channel on which scripts publish wake-up signals, unless they
+	 * are sharded
 	 */
 	public String signalChannel() {
 		return this.channel;
@@ -262,7 +322,7 @@ public class RedisMessageStore implements AutoCloseable {
 	private ScriptCall sendCall(String topic, List<NewMessage> messages) {
 		TopicKeys keys = keys(topic);
 		List<Object> args = new ArrayList<>(2 + messages.size() * 4);
-		args.add(this.channel);
+		args.add(signalChannel(topic));
 		args.add(topic);
 		for (NewMessage message : messages) {
 			args.add(message.id());
@@ -271,7 +331,7 @@ public class RedisMessageStore implements AutoCloseable {
 			args.add(message.when());
 			args.add(message.body());
 		}
-		return this.clock.call(Script.SEND, keys::key, args);
+		return this.clock.call(Script.SEND, keys::key, args, this.shardedSignals);
 	}
 
 	private static List<Sent> sendResults(List<NewMessage> messages, List<?> reply) {
@@ -316,7 +376,7 @@ public class RedisMessageStore implements AutoCloseable {
 	 */
 	public CompletableFuture<PromoteResult> promoteAsync(String topic, int limit, Duration lookahead) {
 		TopicKeys keys = keys(topic);
-		return submit(Script.PROMOTE, keys::key, List.of(limit, this.channel, topic, lookahead.toMillis()))
+		return submit(Script.PROMOTE, keys::key, List.of(limit, signalChannel(topic), topic, lookahead.toMillis()))
 			.thenApply((reply) -> new PromoteResult((int) number(reply.get(0)), microsOrNone(reply.get(1)),
 					microsOrNone(reply.get(2))));
 	}
@@ -437,7 +497,8 @@ public class RedisMessageStore implements AutoCloseable {
 	 */
 	public long retry(String topic, String id, String leaseToken, Duration backoff) {
 		TopicKeys keys = keys(topic);
-		Long due = run(Script.RETRY, keys::key, List.of(id, leaseToken, backoff.toMillis(), this.channel, topic, 1));
+		Long due = run(Script.RETRY, keys::key,
+				List.of(id, leaseToken, backoff.toMillis(), signalChannel(topic), topic, 1));
 		return due;
 	}
 
@@ -452,7 +513,8 @@ public class RedisMessageStore implements AutoCloseable {
 	 */
 	public long postpone(String topic, String id, String leaseToken, Duration delay) {
 		TopicKeys keys = keys(topic);
-		Long due = run(Script.RETRY, keys::key, List.of(id, leaseToken, delay.toMillis(), this.channel, topic, 0));
+		Long due = run(Script.RETRY, keys::key,
+				List.of(id, leaseToken, delay.toMillis(), signalChannel(topic), topic, 0));
 		return due;
 	}
 
@@ -480,7 +542,7 @@ public class RedisMessageStore implements AutoCloseable {
 	 */
 	public boolean release(String topic, String id, String leaseToken) {
 		TopicKeys keys = keys(topic);
-		Long reply = run(Script.RELEASE, keys::key, List.of(id, leaseToken, this.channel, topic));
+		Long reply = run(Script.RELEASE, keys::key, List.of(id, leaseToken, signalChannel(topic), topic));
 		return reply == 1;
 	}
 
@@ -508,7 +570,7 @@ public class RedisMessageStore implements AutoCloseable {
 	 */
 	public LeaseExpiryResult expireLeases(String topic, int limit, int maxAttempts) {
 		TopicKeys keys = keys(topic);
-		List<?> reply = run(Script.EXPIRE_LEASES, keys::key, List.of(limit, maxAttempts, this.channel, topic));
+		List<?> reply = run(Script.EXPIRE_LEASES, keys::key, List.of(limit, maxAttempts, signalChannel(topic), topic));
 		int requeued = (int) number(reply.get(0));
 		List<String> ids = reply.subList(3, reply.size()).stream().map(RedisMessageStore::text).toList();
 		long nextExpiryMillis = number(reply.get(2));
@@ -538,7 +600,7 @@ public class RedisMessageStore implements AutoCloseable {
 	public long reschedule(String topic, String id, Duration delay) {
 		TopicKeys keys = keys(topic);
 		Long due = run(Script.RESCHEDULE, keys::key,
-				List.of(id, DELAY, NewMessage.ceilMillis(delay), this.channel, topic));
+				List.of(id, DELAY, NewMessage.ceilMillis(delay), signalChannel(topic), topic));
 		return due;
 	}
 
@@ -598,7 +660,7 @@ public class RedisMessageStore implements AutoCloseable {
 		requireIds(ids);
 		TopicKeys keys = keys(topic);
 		List<Object> args = new ArrayList<>(2 + ids.size());
-		args.addAll(List.of(this.channel, topic));
+		args.addAll(List.of(signalChannel(topic), topic));
 		args.addAll(ids);
 		List<?> reply = run(Script.REPLAY, keys::key, args);
 		List<String> replayed = reply.subList(2, reply.size()).stream().map(RedisMessageStore::text).toList();
@@ -761,7 +823,7 @@ public class RedisMessageStore implements AutoCloseable {
 	}
 
 	private CompletableFuture<List<?>> submit(Script script, Function<Script.Key, String> keys, List<?> args) {
-		return this.runner.submit(this.clock.call(script, keys, args), this.timeout)
+		return this.runner.submit(this.clock.call(script, keys, args, this.shardedSignals), this.timeout)
 			.thenApply((reply) -> (List<?>) reply);
 	}
 
@@ -783,7 +845,7 @@ public class RedisMessageStore implements AutoCloseable {
 
 	@SuppressWarnings("unchecked")
 	private <T> T run(Script script, Function<Script.Key, String> keys, List<?> args) {
-		return (T) this.runner.run(this.clock.call(script, keys, args), this.timeout);
+		return (T) this.runner.run(this.clock.call(script, keys, args, this.shardedSignals), this.timeout);
 	}
 
 	/**

@@ -16,8 +16,8 @@ import org.springframework.data.redis.core.script.RedisScript;
  * with the keys it takes in the order its {@code .lua} header names them: the one place
  * in Java that knows a script's key order. Each script is read from the {@code .lua} file
  * beside this class with the helpers of {@code functions.lua} in front; a
- * {@link ScriptClock} puts its clock in front of those. {@code ScriptHeadersTests} checks
- * every declaration against its file's header.
+ * {@link ScriptClock} puts its clock and the way signals are sent in front of those.
+ * {@code ScriptHeadersTests} checks every declaration against its file's header.
  */
 enum Script {
 
@@ -81,12 +81,13 @@ enum Script {
 	}
 
 	/**
-	 * Builds the script with a clock and the helpers in front.
-	 * @param clockText the Lua text defining {@code now_us()} and {@code now_ms()}
+	 * Builds the script with a prelude and the helpers in front.
+	 * @param prelude the Lua text defining {@code now_us()}, {@code now_ms()} and
+	 * {@code signal()}
 	 * @return the script, ready to run
 	 */
-	RedisScript<?> withClock(String clockText) {
-		String source = clockText + this.text;
+	RedisScript<?> withPrelude(String prelude) {
+		String source = prelude + this.text;
 		return this.integerReply ? new DefaultRedisScript<>(source, Long.class)
 				: new DefaultRedisScript<>(source, List.class);
 	}

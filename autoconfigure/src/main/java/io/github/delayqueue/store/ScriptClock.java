@@ -20,16 +20,24 @@ import org.springframework.data.redis.core.script.RedisScript;
  */
 public final class ScriptClock {
 
+	// Read before SERVER is built from them.
+	private static final String PUBLISH = Script.read("publish_signal");
+
+	private static final String SPUBLISH = Script.read("spublish_signal");
+
 	private static final ScriptClock SERVER = new ScriptClock(Script.read("server_clock"), null);
 
-	private final Map<Script, RedisScript<?>> scripts = new EnumMap<>(Script.class);
+	private final Map<Script, RedisScript<?>> publishing = new EnumMap<>(Script.class);
+
+	private final Map<Script, RedisScript<?>> sharded = new EnumMap<>(Script.class);
 
 	private final @Nullable String offsetKey;
 
 	private ScriptClock(String clockText, @Nullable String offsetKey) {
 		this.offsetKey = offsetKey;
 		for (Script script : Script.values()) {
-			this.scripts.put(script, script.withClock(clockText));
+			this.publishing.put(script, script.withPrelude(clockText + PUBLISH));
+			this.sharded.put(script, script.withPrelude(clockText + SPUBLISH));
 		}
 	}
 
@@ -68,15 +76,17 @@ public final class ScriptClock {
 	 * @param script the script
 	 * @param keyNames the name of each key role of the script
 	 * @param args the script's arguments
+	 * @param shardedSignals whether the script sends signals with {@code SPUBLISH} rather
+	 * than {@code PUBLISH}
 	 * @return the call
 	 */
-	ScriptCall call(Script script, Function<Script.Key, String> keyNames, List<?> args) {
+	ScriptCall call(Script script, Function<Script.Key, String> keyNames, List<?> args, boolean shardedSignals) {
 		List<String> keys = script.keyNames(keyNames);
 		if (this.offsetKey != null) {
 			keys = new ArrayList<>(keys);
 			keys.add(this.offsetKey);
 		}
-		return new ScriptCall(this.scripts.get(script), keys, args);
+		return new ScriptCall((shardedSignals ? this.sharded : this.publishing).get(script), keys, args);
 	}
 
 }

@@ -128,6 +128,17 @@ public record TopicKeys(String prefix, String topic) {
 		return prefix + ":signal";
 	}
 
+	/**
+	 * The channel of a topic's sharded wake-up signals ({@code SPUBLISH}): in the topic's
+	 * hash slot.
+	 * @param prefix the configured key prefix
+	 * @param topic the topic
+	 * @return the channel name
+	 */
+	public static String shardedSignalChannel(String prefix, String topic) {
+		return prefix + ":{" + topic + "}:s";
+	}
+
 	private String key(String suffix) {
 		return this.prefix + ":{" + this.topic + "}:" + suffix;
 	}

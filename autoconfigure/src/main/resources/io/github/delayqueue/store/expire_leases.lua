@@ -49,7 +49,7 @@ if #ids > 0 then
   redis.call('HDEL', KEYS[7], unpack(ids))
 end
 if #requeued > 0 then
-  redis.call('PUBLISH', ARGV[3], 'r' .. ARGV[4])
+  signal(ARGV[3], 'r' .. ARGV[4])
 end
 local nextLease = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 local wait = -1

@@ -1,7 +1,8 @@
 -- functions: helpers put in front of every other script of this folder when it is loaded
 -- (Redis 6.2 has no shared script libraries), after the clock (server_clock.lua, or
--- offset_clock.lua for a store under test), which defines now_us() and now_ms(). Defines no
--- state change of its own.
+-- offset_clock.lua for a store under test), which defines now_us() and now_ms(), and the
+-- signal (publish_signal.lua, or spublish_signal.lua on a Redis 7 Cluster), which defines
+-- signal(). Defines no state change of its own.
 --
 -- Rules every script follows, so that a failure never leaves a message half moved:
 -- * every command that can fail (a key of the wrong type) runs before the first write: a script
@@ -47,7 +48,7 @@ end
 local function schedule_and_signal(scheduledKey, id, due, headDue, channel, topic)
   redis.call('ZADD', scheduledKey, due, id)
   if not headDue or due < headDue then
-    redis.call('PUBLISH', channel, 'b' .. topic)
+    signal(channel, 'b' .. topic)
   end
 end
 

@@ -26,7 +26,7 @@ if head[2] and tonumber(head[2]) <= now + tonumber(ARGV[4]) then
   -- Destination first: a ready list of the wrong type fails here, before anything is written.
   redis.call('RPUSH', KEYS[2], unpack(ids))
   redis.call('ZREMRANGEBYRANK', KEYS[1], 0, #ids - 1)
-  redis.call('PUBLISH', ARGV[2], 'r' .. ARGV[3])
+  signal(ARGV[2], 'r' .. ARGV[3])
   moved = #ids
   head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 end

@@ -18,5 +18,5 @@ expect(KEYS[1], 'zset')
 redis.call('LPUSH', KEYS[2], id)
 redis.call('ZREM', KEYS[1], id)
 redis.call('HDEL', KEYS[3], id)
-redis.call('PUBLISH', ARGV[3], 'r' .. ARGV[4])
+signal(ARGV[3], 'r' .. ARGV[4])
 return 1

@@ -49,7 +49,7 @@ for i, id in ipairs(ids) do
   end
 end
 if #replayed > 0 then
-  redis.call('PUBLISH', ARGV[1], 'b' .. ARGV[2])
+  signal(ARGV[1], 'b' .. ARGV[2])
 end
 local out = {#replayed, skipped}
 for _, id in ipairs(replayed) do

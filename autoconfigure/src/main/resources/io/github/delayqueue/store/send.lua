@@ -55,6 +55,6 @@ for i = 3, #ARGV, 4 do
   end
 end
 if earliest and (not headDue or earliest < headDue) then
-  redis.call('PUBLISH', ARGV[1], 'b' .. ARGV[2])
+  signal(ARGV[1], 'b' .. ARGV[2])
 end
 return out

@@ -17,6 +17,7 @@ import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.metrics.DelayQueueMeterNames;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.test.redis.TestRedisCluster;
 import io.github.delayqueue.testsupport.QueueContexts;
@@ -146,6 +147,29 @@ class RedisClusterTests {
 			assertThat(context.getBean(RedisMessageStore.class).findTopics(100)).containsExactly("jobs", "orders",
 					"payments", "reminders", "timeouts", "webhooks");
 		});
+	}
+
+	@Test
+	void wakeUpSignalsStayOnTheNodeOfTheirTopicOnRedis7AndAreBroadcastOnRedis62() {
+		boolean redis7 = !cluster.primaries().get(0).version().startsWith("6.");
+		// Brokers and listeners sleep 30 s unless a signal wakes them: a delivery within
+		// seconds shows the signals arrive.
+		runner().withPropertyValues("delay-queue.broker.max-sleep=30s", "delay-queue.listener.idle-check-interval=30s")
+			.run((context) -> {
+				assertThat(context.getBean(RedisMessageStore.class).shardedSignals()).isEqualTo(redis7);
+				Listeners listeners = context.getBean(Listeners.class);
+				Thread.sleep(500);
+				for (String topic : TOPICS) {
+					context.getBean(DelayQueueTemplate.class).send(message(topic, topic + "-signalled", 0));
+				}
+				await().atMost(Duration.ofSeconds(5)).until(() -> listeners.delivered.size() == 3);
+				if (redis7) {
+					for (RedisServerProcess node : cluster.primaries()) {
+						String stats = node.command("INFO", "commandstats");
+						assertThat(stats).contains("cmdstat_spublish").doesNotContain("cmdstat_publish:");
+					}
+				}
+			});
 	}
 
 	@Test
