@@ -49,7 +49,8 @@ class ClusterFailoverTests {
 				.withPropertyValues("delay-queue.producer.send-timeout=1s",
 						"delay-queue.listener.visibility-timeout=3s",
 						"spring.data.redis.lettuce.cluster.refresh.adaptive=true",
-						"spring.data.redis.lettuce.cluster.refresh.period=1s")
+						"spring.data.redis.lettuce.cluster.refresh.period=1s", "delay-queue.broker.max-sleep=30s",
+						"delay-queue.listener.idle-check-interval=30s")
 				.withUserConfiguration(Listener.class)
 				.run((context) -> {
 					DelayQueueTemplate queue = context.getBean(DelayQueueTemplate.class);
