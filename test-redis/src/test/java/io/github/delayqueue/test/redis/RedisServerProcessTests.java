@@ -33,11 +33,12 @@ class RedisServerProcessTests {
 	@Test
 	void aServerThatCannotStartIsReportedAtOnceWithItsOutput() {
 		assumeTrue(TestRedis.canStartPrivateServer(), "no redis-server binary here");
-		long start = System.nanoTime();
+		// "exited with code", not "did not answer PING": seen when it exited, not after
+		// the
+		// start timeout.
 		assertThatIllegalStateException().isThrownBy(() -> TestRedis.startPrivateServer("--no-such-option", "yes"))
 			.withMessageContaining("exited with code")
 			.withMessageContaining("no-such-option");
-		assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(8));
 	}
 
 	@Test
