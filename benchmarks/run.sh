@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 
 scenarios=("$@")
 if [ ${#scenarios[@]} -eq 0 ]; then
-  scenarios=(enqueue enqueue-batch drain lateness memory idle crash topics backlog)
+  scenarios=(enqueue enqueue-batch drain lateness memory idle crash topics backlog cluster)
 fi
 queues=(${QUEUES:-delay-queue redisson})
 redis_server=${REDIS_SERVER:-$(command -v redis-server || true)}
@@ -50,7 +50,37 @@ wait_for_redis() {
   return 1
 }
 
+# The cluster scenario: three primaries in cluster mode, formed by redis-cli, for delay-queue only.
+run_cluster() {
+  local ports=() pids=() nodes=""
+  for i in 1 2 3; do
+    local port dir
+    port=$(free_port)
+    dir=$(mktemp -d)
+    "$redis_server" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --cluster-enabled yes \
+      --cluster-config-file "$dir/nodes.conf" --dir "$dir" --logfile "$PWD/$logs/redis-cluster-$i.log" &
+    pids+=($!)
+    ports+=("$port")
+    nodes="$nodes${nodes:+,}127.0.0.1:$port"
+  done
+  trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
+  for port in "${ports[@]}"; do wait_for_redis "$port"; done
+  "$(dirname "$redis_server")/redis-cli" --cluster create ${nodes//,/ } --cluster-replicas 0 --cluster-yes >"$logs/cluster-create.log"
+  until "$(dirname "$redis_server")/redis-cli" -p "${ports[0]}" cluster info | grep -q cluster_state:ok; do sleep 0.2; done
+  # shellcheck disable=SC2086
+  java -jar "$jar" --scenario=cluster --queue=delay-queue --redis-url="redis://127.0.0.1:${ports[0]}" \
+    --cluster-nodes="$nodes" ${ARGS:-} 2>"$logs/cluster-delay-queue.err" | grep '^{' | tee -a "$results" \
+    || echo '{"scenario":"cluster","queue":"delay-queue","failed":true}' | tee -a "$results"
+  kill "${pids[@]}"
+  wait "${pids[@]}" 2>/dev/null || true
+  trap - EXIT
+}
+
 for scenario in "${scenarios[@]}"; do
+  if [ "$scenario" = cluster ]; then
+    run_cluster
+    continue
+  fi
   for queue in "${queues[@]}"; do
     port=$(free_port)
     "$redis_server" --port "$port" --bind 127.0.0.1 --save '' --appendonly no \

@@ -30,8 +30,9 @@ final class Scenarios {
 			case "idle" -> idle(run);
 			case "crash" -> CrashScenario.run(run);
 			case "topics" -> TopicsScenario.run(run);
+			case "cluster" -> ClusterScenario.run(run);
 			default -> throw new IllegalArgumentException("Unknown scenario '" + scenario
-					+ "': use enqueue, enqueue-batch, drain, lateness, memory, backlog, idle, crash or topics");
+					+ "': use enqueue, enqueue-batch, drain, lateness, memory, backlog, idle, crash, topics or cluster");
 		};
 	}
 

@@ -1,8 +1,11 @@
 package io.github.delayqueue.benchmarks;
 
+import java.time.Duration;
 import java.util.Map;
 
 import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.test.redis.TestRedisCluster;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -77,6 +80,24 @@ class ScenariosSmokeTests {
 	@Test
 	void redissonHasNoBatchSend() throws Exception {
 		assertThat(run("enqueue-batch", "redisson")).containsEntry("supported", false);
+	}
+
+	@Test
+	@SuppressWarnings("unchecked")
+	void theClusterScenarioSpreadsThreeTopicsOverThreePrimaries() throws Exception {
+		Assumptions.assumeTrue(TestRedis.canStartPrivateServer(), "no redis-server binary to start a cluster with");
+		try (TestRedisCluster cluster = TestRedisCluster.start(3, 0, Duration.ofSeconds(2))) {
+			String nodes = String.join(",",
+					cluster.primaries().stream().map((node) -> node.host() + ":" + node.port()).toList());
+			Map<String, Object> result = run("cluster", "delay-queue", "--cluster-nodes=" + nodes, "--rate=100",
+					"--duration=1s", "--warm-up=1s");
+			assertThat((Map<String, Object>) result.get("1_topics")).containsEntry("delivered", 100L);
+			Map<String, Object> spread = (Map<String, Object>) result.get("3_topics");
+			assertThat(spread).containsEntry("delivered", 100L).containsEntry("lost", 0L);
+			for (int primary = 1; primary <= 3; primary++) {
+				assertThat((Long) spread.get("primary_" + primary + "_commands")).isPositive();
+			}
+		}
 	}
 
 	private Map<String, Object> run(String scenario, String queue, String... options) throws Exception {
