@@ -94,12 +94,7 @@ final class ClusterScenario {
 		}
 		Map<String, Object> result = new LinkedHashMap<>();
 		result.put("messages", messages);
-		result.put("delivered", deliveries.distinct());
-		result.put("lost", deliveries.lost());
-		result.put("duplicates", deliveries.duplicates());
-		result.put("early", deliveries.early());
-		result.put("p50_ms", deliveries.latenessMillis(50));
-		result.put("p99_ms", deliveries.latenessMillis(99));
+		result.putAll(deliveries.summary());
 		for (int p = 0; p < cpuBefore.length; p++) {
 			result.put("primary_" + (p + 1) + "_cpu_ms", (primaries.get(p).cpuMicros() - cpuBefore[p]) / 1000);
 			result.put("primary_" + (p + 1) + "_commands", primaries.get(p).commandCalls() - callsBefore[p]);

@@ -3,6 +3,8 @@ package io.github.delayqueue.benchmarks;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -96,6 +98,24 @@ final class Deliveries implements PayloadHandler {
 		Arrays.sort(delivered, 0, n);
 		int index = (int) Math.ceil(percentile / 100.0 * n) - 1;
 		return delivered[Math.max(0, Math.min(n - 1, index))] / 1000.0;
+	}
+
+	/**
+	 * The counts and lateness percentiles of a phase, for its report line.
+	 * @return delivered, lost, duplicates, early, and p50, p99, p99.9 and max lateness in
+	 * ms
+	 */
+	Map<String, Object> summary() {
+		Map<String, Object> summary = new LinkedHashMap<>();
+		summary.put("delivered", distinct());
+		summary.put("lost", lost());
+		summary.put("duplicates", duplicates());
+		summary.put("early", early());
+		summary.put("p50_ms", latenessMillis(50));
+		summary.put("p99_ms", latenessMillis(99));
+		summary.put("p999_ms", latenessMillis(99.9));
+		summary.put("max_ms", latenessMillis(100));
+		return summary;
 	}
 
 }

@@ -63,14 +63,7 @@ final class LatenessPhase {
 		Map<String, Object> result = new LinkedHashMap<>();
 		result.put("messages", messages);
 		result.put("rate_per_s", rate);
-		result.put("delivered", deliveries.distinct());
-		result.put("lost", deliveries.lost());
-		result.put("duplicates", deliveries.duplicates());
-		result.put("early", deliveries.early());
-		result.put("p50_ms", deliveries.latenessMillis(50));
-		result.put("p99_ms", deliveries.latenessMillis(99));
-		result.put("p999_ms", deliveries.latenessMillis(99.9));
-		result.put("max_ms", deliveries.latenessMillis(100));
+		result.putAll(deliveries.summary());
 		result.put("redis_cpu_us_per_msg", (double) cpu / delivered);
 		result.put("redis_script_us_per_msg", (double) script / delivered);
 		result.put("client_cpu_us_per_msg", (double) clientCpu / delivered);
