@@ -342,7 +342,9 @@ public class DelayQueueTemplate {
 
 	static void report(DelayQueueMetrics metrics, String topic, List<SendResult> results, long startNanos) {
 		int duplicates = (int) results.stream().filter(SendResult::duplicate).count();
-		metrics.sent(topic, results.size() - duplicates, duplicates, Duration.ofNanos(System.nanoTime() - startNanos));
+		int replaced = (int) results.stream().filter(SendResult::replaced).count();
+		metrics.sent(topic, results.size() - duplicates - replaced, replaced, duplicates,
+				Duration.ofNanos(System.nanoTime() - startNanos));
 	}
 
 	private static Instant estimatedDueAt(NewMessage message) {

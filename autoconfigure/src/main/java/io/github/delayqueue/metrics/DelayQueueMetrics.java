@@ -23,6 +23,19 @@ public interface DelayQueueMetrics {
 	}
 
 	/**
+	 * Messages were stored, replaced a scheduled one of their id, or were found to be
+	 * duplicates, by one call to Redis. By default, replacing messages count as sent.
+	 * @param topic the topic
+	 * @param stored messages stored anew
+	 * @param replaced messages that replaced a scheduled one of their id
+	 * @param duplicates messages whose id was already pending or in flight
+	 * @param latency how long the call took
+	 */
+	default void sent(String topic, int stored, int replaced, int duplicates, Duration latency) {
+		sent(topic, stored + replaced, duplicates, latency);
+	}
+
+	/**
 	 * A message was claimed and is about to be handed to its listener.
 	 * @param topic the topic
 	 * @param lateness claim time minus due time, by the Redis clock

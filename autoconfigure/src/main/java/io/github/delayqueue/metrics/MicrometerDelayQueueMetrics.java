@@ -34,8 +34,16 @@ public class MicrometerDelayQueueMetrics implements DelayQueueMetrics {
 
 	@Override
 	public void sent(String topic, int sent, int duplicates, Duration latency) {
-		if (sent > 0) {
-			counter(DelayQueueMeterNames.SENT, topic, DelayQueueMeterNames.OUTCOME, "sent").increment(sent);
+		sent(topic, sent, 0, duplicates, latency);
+	}
+
+	@Override
+	public void sent(String topic, int stored, int replaced, int duplicates, Duration latency) {
+		if (stored > 0) {
+			counter(DelayQueueMeterNames.SENT, topic, DelayQueueMeterNames.OUTCOME, "sent").increment(stored);
+		}
+		if (replaced > 0) {
+			counter(DelayQueueMeterNames.SENT, topic, DelayQueueMeterNames.OUTCOME, "replaced").increment(replaced);
 		}
 		if (duplicates > 0) {
 			counter(DelayQueueMeterNames.SENT, topic, DelayQueueMeterNames.OUTCOME, "duplicate").increment(duplicates);

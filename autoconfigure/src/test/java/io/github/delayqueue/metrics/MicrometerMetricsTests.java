@@ -24,7 +24,7 @@ import static org.awaitility.Awaitility.await;
 class MicrometerMetricsTests {
 
 	@Test
-	void countersAndTimersDescribeAScenarioOfSendsRetriesDeadLettersAndCancellations() {
+	void countersAndTimersDescribeAScenarioOfSendsReplacementsRetriesDeadLettersAndCancellations() {
 		QueueContexts.runner(QueueContexts.uniquePrefix())
 			.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
 			.withBean(ScenarioListener.class)
@@ -41,6 +41,13 @@ class MicrometerMetricsTests {
 				assertThat(template
 					.send(DelayMessage.builder("scenario", "other").id("later").delay(Duration.ofHours(1)).build())
 					.duplicate()).isTrue();
+				assertThat(template
+					.send(DelayMessage.builder("scenario", "newer")
+						.id("later")
+						.delay(Duration.ofHours(2))
+						.replaceIfPending()
+						.build())
+					.replaced()).isTrue();
 				assertThat(template.cancel("scenario", "later")).isTrue();
 				await().atMost(Duration.ofSeconds(15))
 					.until(() -> count(meters, DelayQueueMeterNames.ACKED) == 9
@@ -50,7 +57,9 @@ class MicrometerMetricsTests {
 					.isEqualTo(11);
 				assertThat(meters.get(DelayQueueMeterNames.SENT).tag("outcome", "duplicate").counter().count())
 					.isEqualTo(1);
-				assertThat(meters.get(DelayQueueMeterNames.SEND_LATENCY).timer().count()).isEqualTo(12);
+				assertThat(meters.get(DelayQueueMeterNames.SENT).tag("outcome", "replaced").counter().count())
+					.isEqualTo(1);
+				assertThat(meters.get(DelayQueueMeterNames.SEND_LATENCY).timer().count()).isEqualTo(13);
 				assertThat(count(meters, DelayQueueMeterNames.DELIVERED)).isEqualTo(13);
 				assertThat(count(meters, DelayQueueMeterNames.RETRIED)).isEqualTo(3);
 				assertThat(meters.get(DelayQueueMeterNames.DEAD_LETTERED).tag("reason", "failed").counter().count())
