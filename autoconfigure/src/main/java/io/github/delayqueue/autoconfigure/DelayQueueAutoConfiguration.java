@@ -1,6 +1,8 @@
 package io.github.delayqueue.autoconfigure;
 
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
@@ -21,6 +23,7 @@ import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.RedisSettingsCheck;
+import io.github.delayqueue.store.TopicPartitions;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -78,6 +81,9 @@ public final class DelayQueueAutoConfiguration {
 		if (replication.getMinReplicas() > 0) {
 			store.confirmReplication(replication.getMinReplicas(), replication.getTimeout());
 		}
+		Map<String, Integer> partitions = new HashMap<>();
+		properties.getTopics().forEach((topic, settings) -> partitions.put(topic, settings.getPartitions()));
+		store.usePartitions(TopicPartitions.of(partitions));
 		if (connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware()
 				&& store.shardedSignalsAvailable()) {
 			store.useShardedSignals();

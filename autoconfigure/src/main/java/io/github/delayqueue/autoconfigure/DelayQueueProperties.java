@@ -531,6 +531,13 @@ public class DelayQueueProperties implements Validator {
 		private final TopicBackoff backoff = new TopicBackoff();
 
 		/**
+		 * How many partitions the topic is spread over, each in its own hash slot (on its
+		 * own node of a Redis Cluster) with its own broker and listener. Every
+		 * application of the topic must use the same number.
+		 */
+		private int partitions = 1;
+
+		/**
 		 * What to do with a message of this topic claimed later than its late threshold.
 		 */
 		private @Nullable LatePolicy latePolicy;
@@ -539,6 +546,14 @@ public class DelayQueueProperties implements Validator {
 		 * How late a message of this topic may be claimed before the late policy applies.
 		 */
 		private @Nullable Duration lateThreshold;
+
+		public int getPartitions() {
+			return this.partitions;
+		}
+
+		public void setPartitions(int partitions) {
+			this.partitions = partitions;
+		}
 
 		public @Nullable LatePolicy getLatePolicy() {
 			return this.latePolicy;

@@ -3,6 +3,7 @@ package io.github.delayqueue.autoconfigure;
 import java.util.Locale;
 import java.util.Map;
 
+import io.github.delayqueue.store.TopicPartitions;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.validation.Errors;
@@ -40,9 +41,18 @@ final class DelayQueuePropertiesValidation {
 		for (Map.Entry<String, DelayQueueProperties.Topic> topic : properties.getTopics().entrySet()) {
 			Integer concurrency = topic.getValue().getConcurrency();
 			if (concurrency != null) {
-				validateConcurrency("topics[" + topic.getKey() + "].concurrency", topicConcurrency(topic.getKey()),
-						concurrency, listener.getPrefetch(), prefetchValid, errors);
+				validateConcurrency("topics[" + topic.getKey() + "].concurrency",
+						topicProperty(topic.getKey(), "concurrency"), concurrency, listener.getPrefetch(),
+						prefetchValid, errors);
 			}
+			validatePartitions(topic.getKey(), topic.getValue().getPartitions(), errors);
+		}
+	}
+
+	private static void validatePartitions(String topic, int partitions, Errors errors) {
+		if (partitions < 1 || partitions > TopicPartitions.MAX_PARTITIONS) {
+			errors.rejectValue("topics[" + topic + "].partitions", "invalid", topicProperty(topic, "partitions")
+					+ " must be 1 to " + TopicPartitions.MAX_PARTITIONS + ", but was " + partitions);
 		}
 	}
 
@@ -108,8 +118,8 @@ final class DelayQueuePropertiesValidation {
 		}
 	}
 
-	private static String topicConcurrency(String topic) {
-		return "delay-queue.topics" + (topic.contains(".") ? "[" + topic + "]" : "." + topic) + ".concurrency";
+	private static String topicProperty(String topic, String property) {
+		return "delay-queue.topics" + (topic.contains(".") ? "[" + topic + "]" : "." + topic) + "." + property;
 	}
 
 }

@@ -2,7 +2,8 @@ package io.github.delayqueue.core;
 
 /**
  * Rules for topic names. A topic becomes part of Redis keys inside a {@code {hash tag}},
- * so it must not contain braces or whitespace and must stay short.
+ * so it must not contain braces or whitespace and must stay short; {@code #} is kept for
+ * the names of a topic's partitions ({@code <topic>#<n>}).
  */
 public final class Topics {
 
@@ -30,6 +31,10 @@ public final class Topics {
 			char c = topic.charAt(i);
 			if (c == '{' || c == '}') {
 				throw new InvalidMessageException("Topic '" + topic + "' must not contain '{' or '}'");
+			}
+			if (c == '#') {
+				throw new InvalidMessageException(
+						"Topic '" + topic + "' must not contain '#', which names the partitions of a topic");
 			}
 			if (Character.isWhitespace(c) || Character.isSpaceChar(c) || Character.isISOControl(c)) {
 				throw new InvalidMessageException("Topic '" + topic + "' must not contain whitespace");

@@ -1,5 +1,6 @@
 package io.github.delayqueue.runtime;
 
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,10 +22,13 @@ import io.github.delayqueue.runtime.broker.TopicBroker;
 import io.github.delayqueue.runtime.consumer.TopicConsumer;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.micrometer.observation.ObservationRegistry;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.core.task.SyncTaskExecutor;
+import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.listener.ChannelTopic;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
@@ -32,15 +36,20 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
  * Runs the application's listeners: for each endpoint of the
- * {@link DelayListenerEndpointRegistry}, a {@link TopicRuntime} (the topic's broker and
- * consumer), all on one shared scheduler, plus one subscription to the wake-up signals
- * that routes them. Pause, resume and the state of each topic's listener are answered
- * here. Starts after and stops before the Redis connection factory.
+ * {@link DelayListenerEndpointRegistry}, a {@link TopicRuntime} (a broker and a consumer)
+ * per partition of its topic, all on one shared scheduler, plus one subscription to the
+ * wake-up signals that routes them. Each partition's consumer has the topic's settings,
+ * so a topic with several partitions handles up to its concurrency per partition at once,
+ * and no partition waits for another's backlog. Pause, resume and the state of each
+ * topic's listener (all its partitions) are answered here. Starts after and stops before
+ * the Redis connection factory.
  */
 public class DelayQueueRuntime implements SmartLifecycle {
 
 	/** The lifecycle phase: late start, early stop. */
 	public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 1024;
+
+	private static final Log logger = LogFactory.getLog(DelayQueueRuntime.class);
 
 	private static final long IDLE_HANDLER_SECONDS = 60;
 
@@ -54,7 +63,13 @@ public class DelayQueueRuntime implements SmartLifecycle {
 
 	private final DelayListenerEndpointRegistry registry;
 
-	private final Map<String, TopicRuntime> topics = new ConcurrentHashMap<>();
+	/**
+	 * The runtime of each partition, by its name in Redis (the topic's for partition 0).
+	 */
+	private final Map<String, TopicRuntime> partitions = new ConcurrentHashMap<>();
+
+	/** The runtimes of each topic's partitions, partition 0 first. */
+	private final Map<String, List<TopicRuntime>> topics = new ConcurrentHashMap<>();
 
 	private final WakeUpSignals signals = new WakeUpSignals();
 
@@ -153,17 +168,37 @@ public class DelayQueueRuntime implements SmartLifecycle {
 		Executor handlers = (this.handlerExecutor != null) ? this.handlerExecutor : startHandlerThreads();
 		for (DelayListenerEndpoint endpoint : endpoints.values()) {
 			String topic = endpoint.topic();
-			TopicBroker broker = new TopicBroker(topic, this.store.topic(topic), executor, this.brokerSettings,
-					endpoint.settings().maxAttempts(), () -> wakeConsumer(topic), this.metrics);
-			TopicRuntime runtime = new TopicRuntime(topic, broker,
-					() -> new TopicConsumer(endpoint, this.store.topic(topic), this.converter, executor, this.metrics,
-							this.observationRegistry, this.observationConvention, handlers));
-			this.signals.onReadyMessages(topic, runtime::wakeConsumer);
-			this.signals.onEarlierMessage(topic, runtime::wakeBroker);
-			this.topics.put(topic, runtime);
+			agreePartitions(topic);
+			List<TopicRuntime> runtimes = new ArrayList<>();
+			for (String partition : this.store.partitions().names(topic)) {
+				TopicBroker broker = new TopicBroker(topic, this.store.topic(partition), executor, this.brokerSettings,
+						endpoint.settings().maxAttempts(), () -> wakeConsumer(partition), this.metrics);
+				TopicRuntime runtime = new TopicRuntime(partition, broker,
+						() -> new TopicConsumer(endpoint, this.store.topic(partition), this.converter, executor,
+								this.metrics, this.observationRegistry, this.observationConvention, handlers));
+				this.signals.onReadyMessages(partition, runtime::wakeConsumer);
+				this.signals.onEarlierMessage(partition, runtime::wakeBroker);
+				this.partitions.put(partition, runtime);
+				runtimes.add(runtime);
+			}
+			this.topics.put(topic, List.copyOf(runtimes));
 		}
 		this.subscription = subscribe();
-		this.topics.values().forEach(TopicRuntime::start);
+		this.partitions.values().forEach(TopicRuntime::start);
+	}
+
+	/**
+	 * Makes sure the topic's messages in Redis have the partition count configured here,
+	 * failing the start if they do not; with Redis out of reach the first send checks it.
+	 */
+	private void agreePartitions(String topic) {
+		try {
+			this.store.agreePartitions(topic);
+		}
+		catch (DataAccessException ex) {
+			logger.warn("Topic '" + topic + "': could not compare its number of partitions with the one in Redis ("
+					+ ex.getMessage() + "); the first send to it will");
+		}
 	}
 
 	/**
@@ -172,7 +207,7 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	 */
 	private AutoCloseable subscribe() {
 		if (this.store.shardedSignals()) {
-			List<String> channels = this.topics.keySet().stream().map(this.store::signalChannel).toList();
+			List<String> channels = this.partitions.keySet().stream().map(this.store::signalChannel).toList();
 			return ShardedSignalSubscription.subscribe(this.connectionFactory, channels, this.signals,
 					this.store.timeout());
 		}
@@ -219,7 +254,7 @@ public class DelayQueueRuntime implements SmartLifecycle {
 				return;
 			}
 			this.running = false;
-			stopping = new LinkedHashMap<>(this.topics);
+			stopping = new LinkedHashMap<>(this.partitions);
 		}
 		stopping.values().forEach(TopicRuntime::stopClaiming);
 		long timeout = stopping.values().stream().mapToLong(TopicRuntime::shutdownTimeoutNanos).max().orElse(0);
@@ -246,12 +281,13 @@ public class DelayQueueRuntime implements SmartLifecycle {
 				this.handlerThreads = null;
 			}
 			this.signals.clear();
+			this.partitions.clear();
 			this.topics.clear();
 		}
 	}
 
-	private void wakeConsumer(String topic) {
-		TopicRuntime runtime = this.topics.get(topic);
+	private void wakeConsumer(String partition) {
+		TopicRuntime runtime = this.partitions.get(partition);
 		if (runtime != null) {
 			runtime.wakeConsumer();
 		}
@@ -271,8 +307,9 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	public synchronized Map<String, ListenerState> getListenerStates() {
 		Map<String, ListenerState> states = new LinkedHashMap<>();
 		for (String topic : this.registry.getEndpoints().keySet()) {
-			TopicRuntime runtime = this.topics.get(topic);
-			states.put(topic, (runtime != null) ? runtime.state() : ListenerState.STOPPED);
+			List<TopicRuntime> runtimes = this.topics.getOrDefault(topic, List.of());
+			states.put(topic, runtimes.isEmpty() ? ListenerState.STOPPED
+					: ListenerState.of(runtimes.stream().map(TopicRuntime::state).toList()));
 		}
 		return Collections.unmodifiableMap(states);
 	}
@@ -285,7 +322,7 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	 * @return whether every listener is idle
 	 */
 	public synchronized boolean isIdle() {
-		return this.topics.values().stream().allMatch(TopicRuntime::isIdle);
+		return this.partitions.values().stream().allMatch(TopicRuntime::isIdle);
 	}
 
 	/**
@@ -300,7 +337,11 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	 * @throws IllegalStateException if the listeners are not running
 	 */
 	public boolean pause(String topic) {
-		return runtimeOf(topic).pause();
+		boolean paused = false;
+		for (TopicRuntime partition : runtimesOf(topic)) {
+			paused |= partition.pause();
+		}
+		return paused;
 	}
 
 	/**
@@ -312,14 +353,18 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	 * @throws IllegalStateException if the listeners are not running
 	 */
 	public boolean resume(String topic) {
-		return runtimeOf(topic).resume();
+		boolean resumed = false;
+		for (TopicRuntime partition : runtimesOf(topic)) {
+			resumed |= partition.resume();
+		}
+		return resumed;
 	}
 
-	private synchronized TopicRuntime runtimeOf(String topic) {
+	private synchronized List<TopicRuntime> runtimesOf(String topic) {
 		if (!this.registry.getEndpoints().containsKey(topic)) {
 			throw new IllegalArgumentException("Topic '" + topic + "' has no @DelayListener in this application");
 		}
-		TopicRuntime runtime = this.running ? this.topics.get(topic) : null;
+		List<TopicRuntime> runtime = this.running ? this.topics.get(topic) : null;
 		if (runtime == null) {
 			throw new IllegalStateException("The listeners of this application are not running");
 		}

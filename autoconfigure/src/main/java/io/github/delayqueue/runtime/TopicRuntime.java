@@ -7,10 +7,11 @@ import io.github.delayqueue.runtime.consumer.TopicConsumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One topic with a listener in this application: its broker and its consumer, started and
- * stopped together, and the consumer paused and resumed on its own (the broker keeps
- * moving due messages for the other applications). Pausing stops the consumer like a
- * shutdown; resuming starts a new one.
+ * One partition of a topic with a listener in this application (the whole topic unless it
+ * has several partitions): its broker and its consumer, started and stopped together, and
+ * the consumer paused and resumed on its own (the broker keeps moving due messages for
+ * the other applications). Pausing stops the consumer like a shutdown; resuming starts a
+ * new one.
  */
 public final class TopicRuntime {
 
@@ -28,8 +29,8 @@ public final class TopicRuntime {
 	private volatile boolean paused;
 
 	/**
-	 * Creates a topic's runtime.
-	 * @param topic the topic
+	 * Creates a partition's runtime.
+	 * @param topic the partition's name in Redis
 	 * @param broker its broker
 	 * @param consumers makes a new consumer for the topic
 	 */

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -74,6 +75,8 @@ public class RedisMessageStore implements AutoCloseable {
 
 	private @Nullable ReplicatedWrites replicatedWrites;
 
+	private volatile PartitionCounts partitionCounts;
+
 	private volatile boolean shardedSignals;
 
 	/**
@@ -121,6 +124,47 @@ public class RedisMessageStore implements AutoCloseable {
 		this.timeout = timeout;
 		this.clock = clock;
 		this.connectionFactory = connectionFactory;
+		this.partitionCounts = partitionCounts(TopicPartitions.NONE);
+	}
+
+	/**
+	 * Spreads topics over partitions: every call that names a topic and a message id goes
+	 * to the message's partition, and every call that names only a topic covers all of
+	 * its partitions, except the transitions of {@link #topic(String)}, which belong to
+	 * one partition each. Call once, before the first send.
+	 * @param partitions the partitions of the topics
+	 */
+	public void usePartitions(TopicPartitions partitions) {
+		this.partitionCounts = partitionCounts(partitions);
+	}
+
+	private PartitionCounts partitionCounts(TopicPartitions partitions) {
+		return new PartitionCounts(this.redis, this::keys, this::partitionStats, partitions);
+	}
+
+	/**
+	 * @return how topics are spread over partitions
+	 */
+	public TopicPartitions partitions() {
+		return this.partitionCounts.partitions();
+	}
+
+	/**
+	 * Makes sure that the messages of a topic in Redis were sent with the number of
+	 * partitions configured here: the first call for a topic reads the count kept in
+	 * Redis and, if it differs, replaces it if no message would be stranded; later calls
+	 * return at once. Every call of this store that finds messages by id does it first.
+	 * @param topic the topic
+	 * @throws PartitionCountException if the counts differ and messages would be stranded
+	 */
+	public void agreePartitions(String topic) {
+		this.partitionCounts.agree(topic);
+	}
+
+	/** The partition of a message, once the topic's count is agreed. */
+	private String partitionOf(String topic, String id) {
+		agreePartitions(topic);
+		return partitions().nameFor(topic, id);
 	}
 
 	/**
@@ -281,6 +325,25 @@ public class RedisMessageStore implements AutoCloseable {
 	 * confirmed the writes in time
 	 */
 	public Map<String, List<Sent>> send(Map<String, List<NewMessage>> messagesByTopic) {
+		messagesByTopic.keySet().forEach(this::agreePartitions);
+		TopicPartitions partitions = partitions();
+		if (!partitions.any()) {
+			return sendToPartitions(messagesByTopic);
+		}
+		Map<String, List<NewMessage>> byPartition = new LinkedHashMap<>();
+		messagesByTopic.forEach((topic,
+				messages) -> messages.forEach((message) -> byPartition
+					.computeIfAbsent(partitions.nameFor(topic, message.id()), (name) -> new ArrayList<>())
+					.add(message)));
+		Map<String, Iterator<Sent>> sent = new LinkedHashMap<>();
+		sendToPartitions(byPartition).forEach((name, results) -> sent.put(name, results.iterator()));
+		Map<String, List<Sent>> results = new LinkedHashMap<>();
+		messagesByTopic.forEach((topic, messages) -> results.put(topic,
+				messages.stream().map((message) -> sent.get(partitions.nameFor(topic, message.id())).next()).toList()));
+		return results;
+	}
+
+	private Map<String, List<Sent>> sendToPartitions(Map<String, List<NewMessage>> messagesByTopic) {
 		List<String> topics = new ArrayList<>();
 		List<List<NewMessage>> chunks = new ArrayList<>();
 		List<ScriptCall> calls = new ArrayList<>();
@@ -585,7 +648,7 @@ public class RedisMessageStore implements AutoCloseable {
 	 * @return {@code true} if it was scheduled or ready and is now gone
 	 */
 	public boolean cancel(String topic, String id) {
-		TopicKeys keys = keys(topic);
+		TopicKeys keys = keys(partitionOf(topic, id));
 		Long reply = run(Script.CANCEL, keys::key, List.of(id));
 		return reply == 1;
 	}
@@ -598,9 +661,10 @@ public class RedisMessageStore implements AutoCloseable {
 	 * @return the new due time (epoch ms), or -1 if the message is not pending
 	 */
 	public long reschedule(String topic, String id, Duration delay) {
-		TopicKeys keys = keys(topic);
+		String partition = partitionOf(topic, id);
+		TopicKeys keys = keys(partition);
 		Long due = run(Script.RESCHEDULE, keys::key,
-				List.of(id, DELAY, NewMessage.ceilMillis(delay), signalChannel(topic), topic));
+				List.of(id, DELAY, NewMessage.ceilMillis(delay), signalChannel(partition), partition));
 		return due;
 	}
 
@@ -658,6 +722,23 @@ public class RedisMessageStore implements AutoCloseable {
 	 */
 	public ReplayResult replayDead(String topic, List<String> ids) {
 		requireIds(ids);
+		List<String> replayed = new ArrayList<>();
+		int skipped = 0;
+		for (Map.Entry<String, List<String>> partition : byPartition(topic, ids).entrySet()) {
+			ReplayResult result = replayDeadIn(partition.getKey(), partition.getValue());
+			replayed.addAll(result.replayed());
+			skipped += result.skipped();
+		}
+		return new ReplayResult(replayed, skipped);
+	}
+
+	private Map<String, List<String>> byPartition(String topic, List<String> ids) {
+		Map<String, List<String>> byPartition = new LinkedHashMap<>();
+		ids.forEach((id) -> byPartition.computeIfAbsent(partitionOf(topic, id), (name) -> new ArrayList<>()).add(id));
+		return byPartition;
+	}
+
+	private ReplayResult replayDeadIn(String topic, List<String> ids) {
 		TopicKeys keys = keys(topic);
 		List<Object> args = new ArrayList<>(2 + ids.size());
 		args.addAll(List.of(signalChannel(topic), topic));
@@ -689,8 +770,11 @@ public class RedisMessageStore implements AutoCloseable {
 	 */
 	public long purgeDead(String topic, List<String> ids) {
 		requireIds(ids);
-		TopicKeys keys = keys(topic);
-		Long deleted = run(Script.PURGE_DEAD, keys::key, ids);
+		long deleted = 0;
+		for (Map.Entry<String, List<String>> partition : byPartition(topic, ids).entrySet()) {
+			Long purged = run(Script.PURGE_DEAD, keys(partition.getKey())::key, partition.getValue());
+			deleted += purged;
+		}
 		return deleted;
 	}
 
@@ -715,6 +799,10 @@ public class RedisMessageStore implements AutoCloseable {
 	 * @return the counts and times
 	 */
 	public TopicStats stats(String topic) {
+		return partitions().names(topic).stream().map(this::partitionStats).reduce(TopicStats::plus).orElseThrow();
+	}
+
+	private TopicStats partitionStats(String topic) {
 		TopicKeys keys = keys(topic);
 		List<?> reply = run(Script.STATS, keys::key, List.of(READY_HEAD_LOOKUP));
 		long stored = number(reply.get(1));
@@ -739,6 +827,25 @@ public class RedisMessageStore implements AutoCloseable {
 			throw new IllegalArgumentException("A page needs a limit of 1 or more and an offset of 0 or more, but was "
 					+ "limit " + limit + ", offset " + offset);
 		}
+		List<String> names = partitions().names(topic);
+		if (names.size() == 1) {
+			return partitionPage(topic, state, offset, limit);
+		}
+		long total = 0;
+		long skip = offset;
+		List<MessageSummary> messages = new ArrayList<>();
+		for (String name : names) {
+			MessagePage page = partitionPage(name, state, skip, Math.max(1, limit - messages.size()));
+			total += page.total();
+			skip = Math.max(0, skip - page.total());
+			if (messages.size() < limit) {
+				messages.addAll(page.messages().subList(0, Math.min(page.messages().size(), limit - messages.size())));
+			}
+		}
+		return new MessagePage(total, messages);
+	}
+
+	private MessagePage partitionPage(String topic, MessageState state, long offset, int limit) {
 		TopicKeys keys = keys(topic);
 		String index = switch (state) {
 			case SCHEDULED -> keys.scheduled();
@@ -770,7 +877,7 @@ public class RedisMessageStore implements AutoCloseable {
 	 * @return the message, or {@code null} if the topic has no message with that id
 	 */
 	public @Nullable MessageSnapshot inspect(String topic, String id, int maxBytes) {
-		TopicKeys keys = keys(topic);
+		TopicKeys keys = keys(partitionOf(topic, id));
 		List<?> reply = run(Script.INSPECT, keys::key, List.of(id, maxBytes));
 		if (reply.isEmpty()) {
 			return null;
@@ -796,7 +903,7 @@ public class RedisMessageStore implements AutoCloseable {
 				String key = keys.next();
 				if (key.length() > start + 3 && key.startsWith(this.prefix + ":{")
 						&& key.startsWith("}:", key.length() - 3)) {
-					topics.add(key.substring(start, key.length() - 3));
+					topics.add(TopicPartitions.topicOf(key.substring(start, key.length() - 3)));
 				}
 			}
 		}

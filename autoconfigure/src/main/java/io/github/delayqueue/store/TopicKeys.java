@@ -81,6 +81,14 @@ public record TopicKeys(String prefix, String topic) {
 	}
 
 	/**
+	 * @return STRING: the number of partitions the topic has, absent for 1 (kept by the
+	 * topic itself, partition 0)
+	 */
+	public String partitionCount() {
+		return key("n");
+	}
+
+	/**
 	 * The key that plays a role in the scripts.
 	 * @param role the role
 	 * @return the key

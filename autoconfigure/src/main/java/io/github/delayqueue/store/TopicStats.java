@@ -39,4 +39,23 @@ public record TopicStats(long nowMillis, long scheduled, long ready, long inFlig
 				: Duration.ofMillis(Math.max(0, this.nowMillis - oldestDue));
 	}
 
+	/**
+	 * Adds the stats of another partition of the same topic.
+	 * @param other the other partition's stats
+	 * @return the counts added, the later reading time and the earlier due times
+	 */
+	public TopicStats plus(TopicStats other) {
+		return new TopicStats(Math.max(this.nowMillis, other.nowMillis), this.scheduled + other.scheduled,
+				this.ready + other.ready, this.inFlight + other.inFlight, this.dead + other.dead,
+				earliest(this.nextDueMillis, other.nextDueMillis),
+				earliest(this.oldestReadyDueMillis, other.oldestReadyDueMillis));
+	}
+
+	private static long earliest(long millis, long otherMillis) {
+		if (millis < 0) {
+			return otherMillis;
+		}
+		return (otherMillis < 0) ? millis : Math.min(millis, otherMillis);
+	}
+
 }

@@ -10,6 +10,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
 
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.ListenerState;
@@ -205,7 +206,8 @@ public final class DelayQueueTestClock {
 			if (System.nanoTime() - lastSignal > SIGNAL_AGAIN_NANOS) {
 				// A signal sent before the listeners subscribed is lost: send it again.
 				wakeBrokers(pending.keySet());
-				pending.keySet().forEach((topic) -> signal("r" + topic));
+				pending.keySet()
+					.forEach((topic) -> partitionsOf(topic).forEach((partition) -> signal("r" + partition)));
 				lastSignal = System.nanoTime();
 			}
 			LockSupport.parkNanos(POLL_NANOS);
@@ -221,7 +223,8 @@ public final class DelayQueueTestClock {
 		if (stats.nextDueMillis() >= 0 && stats.nextDueMillis() <= nowMillis) {
 			found.add("scheduled messages due since " + Instant.ofEpochMilli(stats.nextDueMillis()));
 		}
-		long leaseEnd = firstScore(this.store.keys(topic).inFlight());
+		long leaseEnd = earliestScore(
+				partitionsOf(topic).stream().map((partition) -> this.store.keys(partition).inFlight()));
 		if (leaseEnd >= 0 && leaseEnd <= nowMillis) {
 			found.add("in-flight messages whose lease ended at " + Instant.ofEpochMilli(leaseEnd));
 		}
@@ -242,16 +245,21 @@ public final class DelayQueueTestClock {
 	 * or -1 if none
 	 */
 	private long nextEventMillis(List<String> topics) {
-		long next = -1;
-		for (String topic : topics) {
-			for (String key : List.of(this.store.keys(topic).scheduled(), this.store.keys(topic).inFlight())) {
-				long score = firstScore(key);
-				if (score >= 0 && (next < 0 || score < next)) {
-					next = score;
-				}
-			}
-		}
-		return next;
+		return earliestScore(topics.stream()
+			.flatMap((topic) -> partitionsOf(topic).stream())
+			.flatMap((partition) -> Stream.of(this.store.keys(partition).scheduled(),
+					this.store.keys(partition).inFlight())));
+	}
+
+	/**
+	 * @return the earliest first score of the sorted sets, or -1 if all are empty
+	 */
+	private long earliestScore(Stream<String> keys) {
+		return keys.mapToLong(this::firstScore).filter((score) -> score >= 0).min().orElse(-1);
+	}
+
+	private List<String> partitionsOf(String topic) {
+		return this.store.partitions().names(topic);
 	}
 
 	private long firstScore(String key) {
@@ -283,7 +291,7 @@ public final class DelayQueueTestClock {
 	}
 
 	private void wakeBrokers(Iterable<String> topics) {
-		topics.forEach((topic) -> signal("b" + topic));
+		topics.forEach((topic) -> partitionsOf(topic).forEach((partition) -> signal("b" + partition)));
 	}
 
 	private void signal(String body) {

@@ -1,6 +1,8 @@
 package io.github.delayqueue.test;
 
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Map;
 import java.util.UUID;
 
@@ -9,6 +11,7 @@ import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.RedisSettingsCheck;
 import io.github.delayqueue.store.ScriptClock;
+import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.test.redis.TestRedis;
 
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
@@ -74,9 +77,7 @@ public final class EmbeddedDelayQueueInitializer
 		registry.registerBeanDefinition("embeddedDelayQueueRedisConnectionDetails",
 				new RootBeanDefinition(DataRedisConnectionDetails.class, () -> new TestRedisConnectionDetails(redis)));
 		registry.registerBeanDefinition("embeddedDelayQueueMessageStore",
-				new RootBeanDefinition(RedisMessageStore.class,
-						() -> new RedisMessageStore(beans.getBean(RedisConnectionFactory.class), prefix,
-								sendTimeout(beans), ScriptClock.offsetBy(DelayQueueTestClock.offsetKey(prefix)))));
+				new RootBeanDefinition(RedisMessageStore.class, () -> messageStore(beans, prefix)));
 		registry.registerBeanDefinition("embeddedDelayQueueRedisSettingsCheck",
 				new RootBeanDefinition(RedisSettingsCheck.class,
 						() -> new ThrowawayRedisSettingsCheck(beans.getBean(RedisConnectionFactory.class))));
@@ -103,9 +104,21 @@ public final class EmbeddedDelayQueueInitializer
 
 	}
 
-	private static Duration sendTimeout(ConfigurableListableBeanFactory beans) {
+	/**
+	 * A store on the test clock, with the application's send timeout and partitions.
+	 */
+	private static RedisMessageStore messageStore(ConfigurableListableBeanFactory beans, String prefix) {
 		DelayQueueProperties properties = beans.getBeanProvider(DelayQueueProperties.class).getIfAvailable();
-		return (properties != null) ? properties.getProducer().getSendTimeout() : RedisMessageStore.DEFAULT_TIMEOUT;
+		Duration sendTimeout = (properties != null) ? properties.getProducer().getSendTimeout()
+				: RedisMessageStore.DEFAULT_TIMEOUT;
+		RedisMessageStore store = new RedisMessageStore(beans.getBean(RedisConnectionFactory.class), prefix,
+				sendTimeout, ScriptClock.offsetBy(DelayQueueTestClock.offsetKey(prefix)));
+		if (properties != null) {
+			Map<String, Integer> partitions = new HashMap<>();
+			properties.getTopics().forEach((topic, settings) -> partitions.put(topic, settings.getPartitions()));
+			store.usePartitions(TopicPartitions.of(partitions));
+		}
+		return store;
 	}
 
 }

@@ -1,0 +1,155 @@
+package io.github.delayqueue.store;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.codec.CRC16;
+
+/**
+ * How topics are spread over partitions, each partition a topic of its own in Redis with
+ * its own hash slot. Partition 0 of a topic is the topic itself, so a topic that gains
+ * partitions keeps its keys. Partition {@code i > 0} is the topic {@code <topic>#<n>},
+ * whose number {@code n} is the first that puts it {@code i / count} of the slot ring
+ * after partition 0: the partitions of a topic sit evenly apart on the ring, and so fall
+ * on different nodes of a Redis Cluster whose nodes hold equal ranges of slots. A message
+ * belongs to partition {@code CRC16(id) mod count}, so every call that names a message by
+ * id finds it in one partition. Immutable.
+ */
+public final class TopicPartitions {
+
+	/** Most partitions of one topic. */
+	public static final int MAX_PARTITIONS = 128;
+
+	/** Separates a topic from the number of one of its partitions. */
+	public static final char SEPARATOR = '#';
+
+	/** No topic has more than one partition. */
+	public static final TopicPartitions NONE = new TopicPartitions(Map.of());
+
+	private static final int SLOTS = SlotHash.SLOT_COUNT;
+
+	/**
+	 * How finely a partition is placed: within a sixteenth of the distance between two
+	 * partitions.
+	 */
+	private static final int PLACEMENT_PRECISION = 16;
+
+	private final Map<String, Integer> counts;
+
+	private final Map<String, List<String>> names = new ConcurrentHashMap<>();
+
+	private TopicPartitions(Map<String, Integer> counts) {
+		this.counts = counts;
+	}
+
+	/**
+	 * Partitions of the given topics; other topics have one.
+	 * @param counts the number of partitions of each topic
+	 * @return the partitions
+	 * @throws IllegalArgumentException for a count under 1 or over
+	 * {@value #MAX_PARTITIONS}
+	 */
+	public static TopicPartitions of(Map<String, Integer> counts) {
+		counts.forEach(TopicPartitions::requireValidCount);
+		return new TopicPartitions(Map.copyOf(counts));
+	}
+
+	/**
+	 * @param topic a topic
+	 * @return its number of partitions, 1 unless configured
+	 */
+	public int count(String topic) {
+		return this.counts.getOrDefault(topic, 1);
+	}
+
+	/**
+	 * @return whether some topic has more than one partition
+	 */
+	public boolean any() {
+		return this.counts.values().stream().anyMatch((count) -> count > 1);
+	}
+
+	/**
+	 * The names of a topic's partitions in Redis.
+	 * @param topic a topic
+	 * @return the names, partition 0 (the topic itself) first
+	 */
+	public List<String> names(String topic) {
+		int count = count(topic);
+		return (count == 1) ? List.of(topic) : this.names.computeIfAbsent(topic, (t) -> names(t, count));
+	}
+
+	/**
+	 * The partition that holds a message.
+	 * @param topic the topic
+	 * @param id the message id
+	 * @return the name in Redis of the partition
+	 */
+	public String nameFor(String topic, String id) {
+		int count = count(topic);
+		return (count == 1) ? topic : names(topic).get(indexOf(id, count));
+	}
+
+	/**
+	 * The names of the partitions of a topic with a given number of them.
+	 * @param topic a topic
+	 * @param count its number of partitions
+	 * @return the names, partition 0 (the topic itself) first
+	 */
+	public static List<String> names(String topic, int count) {
+		requireValidCount(topic, count);
+		List<String> names = new ArrayList<>(count);
+		names.add(topic);
+		Set<Integer> used = new HashSet<>();
+		int first = SlotHash.getSlot(topic);
+		int window = Math.max(1, SLOTS / (count * PLACEMENT_PRECISION));
+		for (int i = 1; i < count; i++) {
+			int target = first + (int) ((long) SLOTS * i / count);
+			int number = 1;
+			while (used.contains(number) || Math.floorMod(slotOf(topic, number) - target, SLOTS) >= window) {
+				number++;
+			}
+			used.add(number);
+			names.add(topic + SEPARATOR + number);
+		}
+		return List.copyOf(names);
+	}
+
+	/**
+	 * The partition of a message id.
+	 * @param id the message id
+	 * @param count the number of partitions
+	 * @return the partition's index, 0 to {@code count - 1}
+	 */
+	public static int indexOf(String id, int count) {
+		return CRC16.crc16(id.getBytes(StandardCharsets.UTF_8)) % count;
+	}
+
+	/**
+	 * The topic a partition belongs to.
+	 * @param name the name of a partition in Redis, or of a topic
+	 * @return the topic
+	 */
+	public static String topicOf(String name) {
+		int separator = name.indexOf(SEPARATOR);
+		return (separator < 0) ? name : name.substring(0, separator);
+	}
+
+	private static int slotOf(String topic, int number) {
+		return SlotHash.getSlot(topic + SEPARATOR + number);
+	}
+
+	private static void requireValidCount(String topic, int count) {
+		if (count < 1 || count > MAX_PARTITIONS) {
+			throw new IllegalArgumentException(
+					"Topic '" + topic + "' must have 1 to " + MAX_PARTITIONS + " partitions, but has " + count);
+		}
+	}
+
+}
