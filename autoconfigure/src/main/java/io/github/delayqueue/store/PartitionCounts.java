@@ -1,49 +1,36 @@
 package io.github.delayqueue.store;
 
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Function;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
-import org.springframework.data.redis.core.RedisTemplate;
-
 /**
  * Keeps every application of a topic on the same number of partitions: the number a
  * topic's messages were sent with is kept in Redis ({@link TopicKeys#partitionCount()}),
- * and the first call of this application for the topic compares it with its own. A
- * different count replaces the stored one only while the partitions it would leave behind
- * hold no message; else it is refused with a {@link PartitionCountException}.
- * Thread-safe.
+ * and the first call of this application for the topic compares it with its own
+ * ({@code partition_count.lua}). A different count is replaced only while the partitions
+ * it would leave behind hold no message; else it is refused with a
+ * {@link PartitionCountException}. Thread-safe.
  */
 final class PartitionCounts {
 
 	private static final Log logger = LogFactory.getLog(PartitionCounts.class);
 
-	private final RedisTemplate<String, byte[]> redis;
-
-	private final Function<String, TopicKeys> keys;
-
-	private final Function<String, TopicStats> stats;
+	private final RedisMessageStore store;
 
 	private final TopicPartitions partitions;
 
 	private final Set<String> agreed = ConcurrentHashMap.newKeySet();
 
 	/**
-	 * @param redis the template of the store
-	 * @param keys the keys of a topic or partition
-	 * @param stats reads the counts of one partition
+	 * @param store the store, whose calls are bounded by its timeout
 	 * @param partitions the partitions configured here
 	 */
-	PartitionCounts(RedisTemplate<String, byte[]> redis, Function<String, TopicKeys> keys,
-			Function<String, TopicStats> stats, TopicPartitions partitions) {
-		this.redis = redis;
-		this.keys = keys;
-		this.stats = stats;
+	PartitionCounts(RedisMessageStore store, TopicPartitions partitions) {
+		this.store = store;
 		this.partitions = partitions;
 	}
 
@@ -63,21 +50,21 @@ final class PartitionCounts {
 			return;
 		}
 		int configured = this.partitions.count(topic);
-		String key = this.keys.apply(topic).partitionCount();
-		byte[] value = this.redis.opsForValue().get(key);
-		int stored = (value != null) ? Integer.parseInt(new String(value, StandardCharsets.UTF_8)) : 1;
-		if (stored != configured) {
-			long held = heldBeyondFirst(topic, stored);
+		PartitionCount count = this.store.partitionCount(topic, configured, 0);
+		if (!count.taken()) {
+			long held = heldBeyondFirst(topic, count.found());
 			if (held > 0) {
-				throw new PartitionCountException(topic, stored, configured, held);
+				throw new PartitionCountException(topic, count.found(), configured, held);
 			}
-			if (configured == 1) {
-				this.redis.delete(key);
+			count = this.store.partitionCount(topic, configured, count.found());
+			if (!count.taken()) {
+				// Changed by another application meanwhile: compare again.
+				agree(topic);
+				return;
 			}
-			else {
-				this.redis.opsForValue().set(key, Integer.toString(configured).getBytes(StandardCharsets.UTF_8));
-			}
-			logger.info("Topic '" + topic + "' now has " + configured + " partitions (had " + stored + ")");
+		}
+		if (count.found() != configured) {
+			logger.info("Topic '" + topic + "' now has " + configured + " partitions (had " + count.found() + ")");
 		}
 		this.agreed.add(topic);
 	}
@@ -87,10 +74,19 @@ final class PartitionCounts {
 		List<String> names = TopicPartitions.names(topic, count);
 		long held = 0;
 		for (String name : names.subList(1, names.size())) {
-			TopicStats partition = this.stats.apply(name);
+			TopicStats partition = this.store.partitionStats(name);
 			held += partition.scheduled() + partition.ready() + partition.inFlight() + partition.dead();
 		}
 		return held;
+	}
+
+	/**
+	 * What {@code partition_count.lua} found and did.
+	 *
+	 * @param found the count kept in Redis before the call
+	 * @param taken whether Redis now keeps the count configured here
+	 */
+	record PartitionCount(int found, boolean taken) {
 	}
 
 }

@@ -124,7 +124,7 @@ public class RedisMessageStore implements AutoCloseable {
 		this.timeout = timeout;
 		this.clock = clock;
 		this.connectionFactory = connectionFactory;
-		this.partitionCounts = partitionCounts(TopicPartitions.NONE);
+		this.partitionCounts = new PartitionCounts(this, TopicPartitions.NONE);
 	}
 
 	/**
@@ -135,11 +135,16 @@ public class RedisMessageStore implements AutoCloseable {
 	 * @param partitions the partitions of the topics
 	 */
 	public void usePartitions(TopicPartitions partitions) {
-		this.partitionCounts = partitionCounts(partitions);
+		this.partitionCounts = new PartitionCounts(this, partitions);
 	}
 
-	private PartitionCounts partitionCounts(TopicPartitions partitions) {
-		return new PartitionCounts(this.redis, this::keys, this::partitionStats, partitions);
+	/**
+	 * Compares a topic's number of partitions kept in Redis with this application's, and
+	 * keeps this one's if the kept one is 1 or the given replaceable count.
+	 */
+	PartitionCounts.PartitionCount partitionCount(String topic, int configured, int replaceable) {
+		List<?> reply = run(Script.PARTITION_COUNT, keys(topic)::key, List.of(configured, replaceable));
+		return new PartitionCounts.PartitionCount((int) number(reply.get(0)), number(reply.get(1)) == 1);
 	}
 
 	/**
@@ -802,7 +807,8 @@ public class RedisMessageStore implements AutoCloseable {
 		return partitions().names(topic).stream().map(this::partitionStats).reduce(TopicStats::plus).orElseThrow();
 	}
 
-	private TopicStats partitionStats(String topic) {
+	/** The stats of one partition, or of a topic without partitions. */
+	TopicStats partitionStats(String topic) {
 		TopicKeys keys = keys(topic);
 		List<?> reply = run(Script.STATS, keys::key, List.of(READY_HEAD_LOOKUP));
 		long stored = number(reply.get(1));

@@ -12,12 +12,13 @@ import org.springframework.data.redis.core.script.DefaultRedisScript;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * The Lua scripts of the queue, one per state transition (and three that only read), each
- * with the keys it takes in the order its {@code .lua} header names them: the one place
- * in Java that knows a script's key order. Each script is read from the {@code .lua} file
- * beside this class with the helpers of {@code functions.lua} in front; a
- * {@link ScriptClock} puts its clock and the way signals are sent in front of those.
- * {@code ScriptHeadersTests} checks every declaration against its file's header.
+ * The Lua scripts of the queue, one per state transition (and three that only read, and
+ * one that keeps a topic's number of partitions), each with the keys it takes in the
+ * order its {@code .lua} header names them: the one place in Java that knows a script's
+ * key order. Each script is read from the {@code .lua} file beside this class with the
+ * helpers of {@code functions.lua} in front; a {@link ScriptClock} puts its clock and the
+ * way signals are sent in front of those. {@code ScriptHeadersTests} checks every
+ * declaration against its file's header.
  */
 enum Script {
 
@@ -52,7 +53,9 @@ enum Script {
 
 	PAGE(false, Key.STATE_INDEX, Key.STATE_MESSAGES, Key.DEAD_ERRORS, Key.SCHEDULED, Key.IN_FLIGHT),
 
-	INSPECT(false, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS);
+	INSPECT(false, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS),
+
+	PARTITION_COUNT(false, Key.PARTITION_COUNT);
 
 	private final List<Key> keys;
 
@@ -145,7 +148,9 @@ enum Script {
 		STATE_INDEX("state index", "ZSET or LIST"),
 
 		/** The hash holding the stored messages of the state a page is read from. */
-		STATE_MESSAGES("state messages", "HASH");
+		STATE_MESSAGES("state messages", "HASH"),
+
+		PARTITION_COUNT("partition count", "STRING");
 
 		private final String headerName;
 

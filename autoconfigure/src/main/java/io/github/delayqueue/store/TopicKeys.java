@@ -105,6 +105,7 @@ public record TopicKeys(String prefix, String topic) {
 			case DEAD -> dead();
 			case DEAD_MESSAGES -> deadMessages();
 			case DEAD_ERRORS -> deadErrors();
+			case PARTITION_COUNT -> partitionCount();
 			case CLAIM_RECORD, STATE_INDEX, STATE_MESSAGES ->
 				throw new IllegalArgumentException("The " + role + " key depends on more than the topic");
 		};

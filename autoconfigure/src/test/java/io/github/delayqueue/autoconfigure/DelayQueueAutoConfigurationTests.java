@@ -453,6 +453,19 @@ class DelayQueueAutoConfigurationTests {
 	}
 
 	@Test
+	void aPartitionCountOutOfRangeFailsStartupNamingTheProperty() {
+		this.runner
+			.withPropertyValues("delay-queue.topics.orders.partitions=0", "delay-queue.topics.clicks.partitions=129")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context).getFailure()
+					.rootCause()
+					.hasMessageContaining("delay-queue.topics.orders.partitions must be 1 to 128, but was 0")
+					.hasMessageContaining("delay-queue.topics.clicks.partitions must be 1 to 128, but was 129");
+			});
+	}
+
+	@Test
 	void concurrencyBelowOneAndNegativePrefetchFailStartupNamingTheProperties() {
 		this.runner.withPropertyValues("delay-queue.listener.concurrency=0", "delay-queue.topics.orders.concurrency=-2")
 			.run((context) -> {

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.IntStream;
 
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
 import io.github.delayqueue.actuate.DelayQueueHealthIndicator;
@@ -198,6 +199,34 @@ class RedisClusterTests {
 							.tags("topic", topic, "state", "scheduled")
 							.gauge()
 							.value()).isOne()));
+			});
+	}
+
+	@Test
+	void aTopicWithThreePartitionsHasOneOnEachPrimaryAndEveryPartitionIsWokenAndServed() {
+		runner()
+			.withPropertyValues("delay-queue.topics.orders.partitions=3", "delay-queue.broker.max-sleep=30s",
+					"delay-queue.listener.idle-check-interval=30s")
+			.run((context) -> {
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				List<String> partitions = store.partitions().names("orders");
+				assertThat(partitions.stream().map((name) -> cluster.primaryOf(SlotHash.getSlot(name))).distinct())
+					.hasSize(3);
+				Listeners listeners = context.getBean(Listeners.class);
+				Thread.sleep(500);
+				DelayQueueTemplate queue = context.getBean(DelayQueueTemplate.class);
+				List<String> ids = IntStream.range(0, 60).mapToObj((i) -> "orders-" + i).toList();
+				queue.sendAll(ids.stream().map((id) -> message("orders", id, 3_600_000)).toList());
+				for (String partition : partitions) {
+					assertThat(store.stats(partition).scheduled()).as(partition).isPositive();
+				}
+				assertThat(store.stats("orders").scheduled()).isEqualTo(60);
+				for (String id : ids) {
+					assertThat(queue.reschedule("orders", id, Duration.ofMillis(50))).isTrue();
+				}
+				await().atMost(Duration.ofSeconds(10)).until(() -> listeners.delivered.size() == 60);
+				assertThat(listeners.delivered).extracting(Delivery::id).containsExactlyInAnyOrderElementsOf(ids);
+				assertThat(store.findTopics(10)).contains("orders").noneMatch((topic) -> topic.contains("#"));
 			});
 	}
 

@@ -51,6 +51,13 @@ class DelayMessageTests {
 			.withMessageContaining("'{' or '}'");
 	}
 
+	@Test
+	void topicWithAHashIsRejectedBecauseItNamesPartitions() {
+		assertThatExceptionOfType(InvalidMessageException.class)
+			.isThrownBy(() -> DelayMessage.builder("orders#2", "payload").build())
+			.withMessage("Topic 'orders#2' must not contain '#', which names the partitions of a topic");
+	}
+
 	@ParameterizedTest
 	@ValueSource(strings = { "order s", " orders", "orders ", "or\tders", "or\nders", "or\rders", "or\u2003ders",
 			"or\u2028ders" })

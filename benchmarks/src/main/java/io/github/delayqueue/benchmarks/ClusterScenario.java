@@ -10,16 +10,17 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * A steady stream of short-delay messages on a 3-primary Redis Cluster ({@code
- * --cluster-nodes}, the primaries), once on one topic and once spread over three topics
- * whose keys live on the three primaries ({@code orders}, {@code payments},
- * {@code reminders}): what each primary spends of Redis CPU time and commands, and how
- * late messages are. One topic lives on one primary; the three-topic run shows how load
- * spreads when a stream is split, as partitions of one topic will split it.
+ * --cluster-nodes}, the primaries): on one topic, on one topic with three partitions, and
+ * spread over three topics whose keys live on the three primaries ({@code orders},
+ * {@code payments}, {@code reminders}); what each primary spends of Redis CPU time and
+ * commands, and how late messages are. One topic lives on one primary; its partitions,
+ * like separate topics, spread the load over all three.
  */
 final class ClusterScenario {
 
-	private static final List<List<String>> LAYOUTS = List.of(List.of("orders"),
-			List.of("orders", "payments", "reminders"));
+	private static final List<Layout> LAYOUTS = List.of(new Layout("1_topic", List.of("orders"), 1),
+			new Layout("1_topic_3_partitions", List.of("orders"), 3),
+			new Layout("3_topics", List.of("orders", "payments", "reminders"), 1));
 
 	private ClusterScenario() {
 	}
@@ -41,16 +42,19 @@ final class ClusterScenario {
 				primaries.add(primary);
 			}
 			Map<String, Object> result = new LinkedHashMap<>();
-			for (List<String> topics : LAYOUTS) {
+			for (Layout layout : LAYOUTS) {
+				List<String> topics = layout.topics();
 				SwitchableHandler handler = new SwitchableHandler();
 				Map<String, String> properties = new LinkedHashMap<>(run.listenerProperties());
 				properties.put("spring.data.redis.cluster.nodes", nodes);
+				topics.forEach((topic) -> properties.put("delay-queue.topics." + topic + ".partitions",
+						Integer.toString(layout.partitions())));
 				try (QueueClient client = new DelayQueueClient(run.redisUrl(),
 						new ConsumerSpec(topics, consumers, handler), properties)) {
 					send(client, topics, new Deliveries((int) (rate * warmUp.toSeconds())), handler, rate, warmUp,
 							null);
-					result.put(topics.size() + "_topics", send(client, topics,
-							new Deliveries((int) (rate * duration.toSeconds())), handler, rate, duration, primaries));
+					result.put(layout.name(), send(client, topics, new Deliveries((int) (rate * duration.toSeconds())),
+							handler, rate, duration, primaries));
 				}
 			}
 			return result;
@@ -100,6 +104,10 @@ final class ClusterScenario {
 			result.put("primary_" + (p + 1) + "_commands", primaries.get(p).commandCalls() - callsBefore[p]);
 		}
 		return result;
+	}
+
+	/** Where the stream goes: topics, each with a number of partitions. */
+	private record Layout(String name, List<String> topics, int partitions) {
 	}
 
 }

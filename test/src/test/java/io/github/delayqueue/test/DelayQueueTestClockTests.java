@@ -34,7 +34,8 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
  * own Redis settings point at a host that does not exist: the test Redis wins.
  */
 @SpringBootTest(properties = { "spring.data.redis.host=production-redis.invalid", "spring.data.redis.port=6390",
-		"delay-queue.listener.backoff.initial-interval=1m", "delay-queue.listener.backoff.max-interval=1h" })
+		"delay-queue.listener.backoff.initial-interval=1m", "delay-queue.listener.backoff.max-interval=1h",
+		"delay-queue.topics.clicks.partitions=3" })
 @EmbeddedDelayQueue
 class DelayQueueTestClockTests {
 
@@ -156,6 +157,19 @@ class DelayQueueTestClockTests {
 		assertThat(this.clock.now()).isAfterOrEqualTo(before);
 	}
 
+	@Test
+	void theMessagesOfEveryPartitionOfATopicAreDeliveredWhenTheyComeDue() {
+		List<String> ids = List.of("click-1", "click-2", "click-3", "click-4", "click-5", "click-6");
+		assertThat(ids.stream().map((id) -> this.store.partitions().nameFor("clicks", id)).distinct()).hasSize(3);
+		ids.forEach((id) -> send("clicks", id, THIRTY_MINUTES));
+		this.clock.advance(Duration.ofMinutes(29));
+		assertThat(this.listeners.clicks).isEmpty();
+		assertThat(this.clock).topic("clicks").hasScheduledCount(6).hasScheduled("click-4");
+		this.clock.advance(Duration.ofMinutes(1));
+		assertThat(this.listeners.clicks).containsExactlyInAnyOrderElementsOf(ids);
+		assertThat(this.clock).topic("clicks").isEmpty();
+	}
+
 	private void send(String topic, String id, Duration delay) {
 		this.queue.send(DelayMessage.builder(topic, id).id(id).delay(delay).build());
 	}
@@ -179,6 +193,8 @@ class DelayQueueTestClockTests {
 
 		final List<Integer> webhookAttempts = new CopyOnWriteArrayList<>();
 
+		final List<String> clicks = new CopyOnWriteArrayList<>();
+
 		final Map<String, Integer> failuresBeforeSuccess = new ConcurrentHashMap<>();
 
 		Listeners(DelayQueueTemplate queue) {
@@ -188,6 +204,7 @@ class DelayQueueTestClockTests {
 		void reset() {
 			this.timeouts.clear();
 			this.webhookAttempts.clear();
+			this.clicks.clear();
 			this.failuresBeforeSuccess.clear();
 		}
 
@@ -202,6 +219,11 @@ class DelayQueueTestClockTests {
 			if (delivery.attempt() <= this.failuresBeforeSuccess.getOrDefault(delivery.id(), 0)) {
 				throw new IllegalStateException("attempt " + delivery.attempt() + " failed");
 			}
+		}
+
+		@DelayListener(topic = "clicks")
+		void onClick(Delivery<String> delivery) {
+			this.clicks.add(delivery.id());
 		}
 
 		@DelayListener(topic = "chain")
