@@ -540,6 +540,34 @@ public class DelayQueueProperties implements Validator {
 		 */
 		private @Nullable Duration lateThreshold;
 
+		/**
+		 * Most messages a batch listener of this topic receives in one call, from 1 to
+		 * 1000; 100 when unset.
+		 */
+		private @Nullable Integer maxBatchSize;
+
+		/**
+		 * How long a batch listener of this topic waits to fill a batch once its first
+		 * message is due, at most a minute; 100 milliseconds when unset.
+		 */
+		private @Nullable Duration batchTimeout;
+
+		public @Nullable Integer getMaxBatchSize() {
+			return this.maxBatchSize;
+		}
+
+		public void setMaxBatchSize(@Nullable Integer maxBatchSize) {
+			this.maxBatchSize = maxBatchSize;
+		}
+
+		public @Nullable Duration getBatchTimeout() {
+			return this.batchTimeout;
+		}
+
+		public void setBatchTimeout(@Nullable Duration batchTimeout) {
+			this.batchTimeout = batchTimeout;
+		}
+
 		public @Nullable LatePolicy getLatePolicy() {
 			return this.latePolicy;
 		}

@@ -1,8 +1,10 @@
 package io.github.delayqueue.autoconfigure;
 
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 
+import io.github.delayqueue.listener.ListenerSettings;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.validation.Errors;
@@ -40,9 +42,11 @@ final class DelayQueuePropertiesValidation {
 		for (Map.Entry<String, DelayQueueProperties.Topic> topic : properties.getTopics().entrySet()) {
 			Integer concurrency = topic.getValue().getConcurrency();
 			if (concurrency != null) {
-				validateConcurrency("topics[" + topic.getKey() + "].concurrency", topicConcurrency(topic.getKey()),
-						concurrency, listener.getPrefetch(), prefetchValid, errors);
+				validateConcurrency("topics[" + topic.getKey() + "].concurrency",
+						topicProperty(topic.getKey(), "concurrency"), concurrency, listener.getPrefetch(),
+						prefetchValid, errors);
 			}
+			validateBatch(topic.getKey(), topic.getValue(), errors);
 		}
 	}
 
@@ -108,8 +112,23 @@ final class DelayQueuePropertiesValidation {
 		}
 	}
 
-	private static String topicConcurrency(String topic) {
-		return "delay-queue.topics" + (topic.contains(".") ? "[" + topic + "]" : "." + topic) + ".concurrency";
+	private static void validateBatch(String topic, DelayQueueProperties.Topic settings, Errors errors) {
+		Integer maxBatchSize = settings.getMaxBatchSize();
+		String problem = (maxBatchSize != null) ? ListenerSettings.maxBatchSizeProblem(maxBatchSize) : null;
+		if (problem != null) {
+			errors.rejectValue("topics[" + topic + "].maxBatchSize", "invalid",
+					topicProperty(topic, "max-batch-size") + " " + problem);
+		}
+		Duration batchTimeout = settings.getBatchTimeout();
+		problem = (batchTimeout != null) ? ListenerSettings.batchTimeoutProblem(batchTimeout) : null;
+		if (problem != null) {
+			errors.rejectValue("topics[" + topic + "].batchTimeout", "invalid",
+					topicProperty(topic, "batch-timeout") + " " + problem);
+		}
+	}
+
+	private static String topicProperty(String topic, String name) {
+		return "delay-queue.topics" + (topic.contains(".") ? "[" + topic + "]" : "." + topic) + "." + name;
 	}
 
 }
