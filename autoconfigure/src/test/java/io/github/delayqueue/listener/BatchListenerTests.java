@@ -86,6 +86,7 @@ class BatchListenerTests {
 					.sendAll(List.of(DelayMessage.builder("batched", "x").id("x").build(),
 							DelayMessage.builder("batched", "y").id("y").build()));
 				await().atMost(WAIT).untilAsserted(() -> {
+					assertThat(listener.batches).isNotEmpty();
 					List<Delivery<String>> first = listener.batches.get(0);
 					assertThat(first).extracting(Delivery::attempt).containsOnly(1);
 					assertThat(listener.received()).filteredOn((delivery) -> delivery.attempt() == 2)
