@@ -9,6 +9,7 @@ import java.util.stream.IntStream;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.TopicKeys;
 import io.github.delayqueue.testsupport.QueueContexts;
@@ -153,6 +154,24 @@ class BatchListenerTests {
 				assertThat(listener.received()).extracting(Delivery::payload).containsExactly("slow", "slow");
 				assertThat(listener.received()).extracting(Delivery::attempt).containsExactly(1, 1);
 			});
+	}
+
+	@Test
+	void aBatchBeingGatheredKeepsTheRuntimeBusyAndGoesToTheListenerWhenTheApplicationStops() {
+		DeliveryBatchListener listener = new DeliveryBatchListener();
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withBean(DeliveryBatchListener.class, () -> listener)
+			.withPropertyValues("delay-queue.topics.batched.batch-timeout=1m")
+			.run((context) -> {
+				DelayQueueRuntime runtime = context.getBean(DelayQueueRuntime.class);
+				StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
+				TopicKeys keys = context.getBean(RedisMessageStore.class).keys("batched");
+				context.getBean(DelayQueueTemplate.class).send("batched", "waiting", Duration.ZERO);
+				await().atMost(WAIT).until(() -> redis.opsForZSet().size(keys.inFlight()) == 1);
+				assertThat(runtime.isIdle()).isFalse();
+				assertThat(listener.batches).isEmpty();
+			});
+		assertThat(listener.received()).extracting(Delivery::payload).containsExactly("waiting");
 	}
 
 	@Test
