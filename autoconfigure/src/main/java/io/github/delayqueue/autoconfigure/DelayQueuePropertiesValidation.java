@@ -29,6 +29,7 @@ final class DelayQueuePropertiesValidation {
 	}
 
 	static void validate(DelayQueueProperties properties, Errors errors) {
+		properties.getTopics().forEach((topic, settings) -> validateBatch(topic, settings, errors));
 		validateKeyPrefix(properties.getKeyPrefix(), errors);
 		if (properties.getHealth().getTimeout().toMillis() < 1) {
 			errors.rejectValue("health.timeout", "invalid",
@@ -46,7 +47,6 @@ final class DelayQueuePropertiesValidation {
 						topicProperty(topic.getKey(), "concurrency"), concurrency, listener.getPrefetch(),
 						prefetchValid, errors);
 			}
-			validateBatch(topic.getKey(), topic.getValue(), errors);
 		}
 	}
 
@@ -59,6 +59,21 @@ final class DelayQueuePropertiesValidation {
 		if (replication.getTimeout().toMillis() < 1) {
 			errors.rejectValue("producer.replication.timeout", "invalid",
 					"delay-queue.producer.replication.timeout must be positive, but was " + replication.getTimeout());
+		}
+	}
+
+	private static void validateBatch(String topic, DelayQueueProperties.Topic settings, Errors errors) {
+		Integer maxBatchSize = settings.getMaxBatchSize();
+		String problem = (maxBatchSize != null) ? ListenerSettings.maxBatchSizeProblem(maxBatchSize) : null;
+		if (problem != null) {
+			errors.rejectValue("topics[" + topic + "].maxBatchSize", "invalid",
+					topicProperty(topic, "max-batch-size") + " " + problem);
+		}
+		Duration batchTimeout = settings.getBatchTimeout();
+		problem = (batchTimeout != null) ? ListenerSettings.batchTimeoutProblem(batchTimeout) : null;
+		if (problem != null) {
+			errors.rejectValue("topics[" + topic + "].batchTimeout", "invalid",
+					topicProperty(topic, "batch-timeout") + " " + problem);
 		}
 	}
 
@@ -112,23 +127,8 @@ final class DelayQueuePropertiesValidation {
 		}
 	}
 
-	private static void validateBatch(String topic, DelayQueueProperties.Topic settings, Errors errors) {
-		Integer maxBatchSize = settings.getMaxBatchSize();
-		String problem = (maxBatchSize != null) ? ListenerSettings.maxBatchSizeProblem(maxBatchSize) : null;
-		if (problem != null) {
-			errors.rejectValue("topics[" + topic + "].maxBatchSize", "invalid",
-					topicProperty(topic, "max-batch-size") + " " + problem);
-		}
-		Duration batchTimeout = settings.getBatchTimeout();
-		problem = (batchTimeout != null) ? ListenerSettings.batchTimeoutProblem(batchTimeout) : null;
-		if (problem != null) {
-			errors.rejectValue("topics[" + topic + "].batchTimeout", "invalid",
-					topicProperty(topic, "batch-timeout") + " " + problem);
-		}
-	}
-
-	private static String topicProperty(String topic, String name) {
-		return "delay-queue.topics" + (topic.contains(".") ? "[" + topic + "]" : "." + topic) + "." + name;
+	private static String topicProperty(String topic, String property) {
+		return "delay-queue.topics" + (topic.contains(".") ? "[" + topic + "]" : "." + topic) + "." + property;
 	}
 
 }
