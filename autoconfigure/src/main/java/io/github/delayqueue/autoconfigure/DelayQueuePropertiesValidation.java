@@ -4,10 +4,12 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 
-import io.github.delayqueue.listener.ListenerSettings;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.validation.Errors;
+
+import static io.github.delayqueue.listener.ListenerSettings.batchTimeoutProblem;
+import static io.github.delayqueue.listener.ListenerSettings.maxBatchSizeProblem;
 
 /**
  * Checks bound {@link DelayQueueProperties} that would otherwise fail late or only on
@@ -64,13 +66,13 @@ final class DelayQueuePropertiesValidation {
 
 	private static void validateBatch(String topic, DelayQueueProperties.Topic settings, Errors errors) {
 		Integer maxBatchSize = settings.getMaxBatchSize();
-		String problem = (maxBatchSize != null) ? ListenerSettings.maxBatchSizeProblem(maxBatchSize) : null;
+		String problem = (maxBatchSize != null) ? maxBatchSizeProblem(maxBatchSize) : null;
 		if (problem != null) {
 			errors.rejectValue("topics[" + topic + "].maxBatchSize", "invalid",
 					topicProperty(topic, "max-batch-size") + " " + problem);
 		}
 		Duration batchTimeout = settings.getBatchTimeout();
-		problem = (batchTimeout != null) ? ListenerSettings.batchTimeoutProblem(batchTimeout) : null;
+		problem = (batchTimeout != null) ? batchTimeoutProblem(batchTimeout) : null;
 		if (problem != null) {
 			errors.rejectValue("topics[" + topic + "].batchTimeout", "invalid",
 					topicProperty(topic, "batch-timeout") + " " + problem);
