@@ -246,7 +246,9 @@ public final class DelayQueueAutoConfiguration {
 					or(own.getVisibilityTimeout(), defaults.getVisibilityTimeout()), retryBackoff,
 					defaults.getIdleCheckInterval(), defaults.getShutdownTimeout(), defaults.getMaxHandlingTime(),
 					or(own.getLatePolicy(), defaults.getLatePolicy()),
-					or(own.getLateThreshold(), defaults.getLateThreshold()));
+					or(own.getLateThreshold(), defaults.getLateThreshold()),
+					or(own.getMaxBatchSize(), ListenerSettings.DEFAULT_MAX_BATCH_SIZE),
+					or(own.getBatchTimeout(), ListenerSettings.DEFAULT_BATCH_TIMEOUT));
 		}
 
 		private static <T> T or(@Nullable T value, T fallback) {

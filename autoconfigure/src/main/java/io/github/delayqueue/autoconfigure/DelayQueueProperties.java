@@ -526,6 +526,18 @@ public class DelayQueueProperties implements Validator {
 		private @Nullable Duration visibilityTimeout;
 
 		/**
+		 * Most messages a batch listener of this topic receives in one call, from 1 to
+		 * 1000; 100 when unset.
+		 */
+		private @Nullable Integer maxBatchSize;
+
+		/**
+		 * How long a batch listener of this topic waits to fill a batch once its first
+		 * message is due, at most a minute; 100 milliseconds when unset.
+		 */
+		private @Nullable Duration batchTimeout;
+
+		/**
 		 * Backoff between the attempts of a message of this topic, over the listener's.
 		 */
 		private final TopicBackoff backoff = new TopicBackoff();
@@ -593,6 +605,22 @@ public class DelayQueueProperties implements Validator {
 
 		public void setVisibilityTimeout(@Nullable Duration visibilityTimeout) {
 			this.visibilityTimeout = visibilityTimeout;
+		}
+
+		public @Nullable Integer getMaxBatchSize() {
+			return this.maxBatchSize;
+		}
+
+		public void setMaxBatchSize(@Nullable Integer maxBatchSize) {
+			this.maxBatchSize = maxBatchSize;
+		}
+
+		public @Nullable Duration getBatchTimeout() {
+			return this.batchTimeout;
+		}
+
+		public void setBatchTimeout(@Nullable Duration batchTimeout) {
+			this.batchTimeout = batchTimeout;
 		}
 
 		public TopicBackoff getBackoff() {

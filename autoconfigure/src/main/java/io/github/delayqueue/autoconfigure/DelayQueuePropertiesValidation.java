@@ -1,5 +1,6 @@
 package io.github.delayqueue.autoconfigure;
 
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 
@@ -7,6 +8,9 @@ import io.github.delayqueue.store.TopicPartitions;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.validation.Errors;
+
+import static io.github.delayqueue.listener.ListenerSettings.batchTimeoutProblem;
+import static io.github.delayqueue.listener.ListenerSettings.maxBatchSizeProblem;
 
 /**
  * Checks bound {@link DelayQueueProperties} that would otherwise fail late or only on
@@ -28,6 +32,7 @@ final class DelayQueuePropertiesValidation {
 	}
 
 	static void validate(DelayQueueProperties properties, Errors errors) {
+		properties.getTopics().forEach((topic, settings) -> validateBatch(topic, settings, errors));
 		validateKeyPrefix(properties.getKeyPrefix(), errors);
 		if (properties.getHealth().getTimeout().toMillis() < 1) {
 			errors.rejectValue("health.timeout", "invalid",
@@ -65,6 +70,21 @@ final class DelayQueuePropertiesValidation {
 		if (replication.getTimeout().toMillis() < 1) {
 			errors.rejectValue("producer.replication.timeout", "invalid",
 					"delay-queue.producer.replication.timeout must be positive, but was " + replication.getTimeout());
+		}
+	}
+
+	private static void validateBatch(String topic, DelayQueueProperties.Topic settings, Errors errors) {
+		Integer maxBatchSize = settings.getMaxBatchSize();
+		String problem = (maxBatchSize != null) ? maxBatchSizeProblem(maxBatchSize) : null;
+		if (problem != null) {
+			errors.rejectValue("topics[" + topic + "].maxBatchSize", "invalid",
+					topicProperty(topic, "max-batch-size") + " " + problem);
+		}
+		Duration batchTimeout = settings.getBatchTimeout();
+		problem = (batchTimeout != null) ? batchTimeoutProblem(batchTimeout) : null;
+		if (problem != null) {
+			errors.rejectValue("topics[" + topic + "].batchTimeout", "invalid",
+					topicProperty(topic, "batch-timeout") + " " + problem);
 		}
 	}
 

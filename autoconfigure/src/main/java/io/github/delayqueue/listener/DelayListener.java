@@ -13,6 +13,14 @@ import java.lang.annotation.Target;
  * retry after backoff, until the topic's maximum attempts send it to the dead-letter set.
  *
  * <p>
+ * A parameter {@code List<T>} or {@code List<Delivery<T>>} makes a batch listener: it
+ * receives up to {@link #maxBatchSize()} due messages in one call, waiting at most
+ * {@link #batchTimeout()} to fill a batch once its first message is due. Returning
+ * normally acknowledges the whole batch; throwing retries each of its messages, or only
+ * those named by a {@link BatchListenerFailedException}. A payload that is itself a JSON
+ * array is received as a {@code Delivery<List<T>>}.
+ *
+ * <p>
  * Each topic may have one listener method per application.
  */
 @Target(ElementType.METHOD)
@@ -42,5 +50,22 @@ public @interface DelayListener {
 	 * @return the maximum attempts, or 0
 	 */
 	int maxAttempts() default 0;
+
+	/**
+	 * For a batch listener, the most messages one call receives, from 1 to 1000;
+	 * {@code ${...}} placeholders are resolved. Empty means
+	 * {@code delay-queue.topics.<topic>.max-batch-size}, else 100.
+	 * @return the maximum batch size, or empty
+	 */
+	String maxBatchSize() default "";
+
+	/**
+	 * For a batch listener, how long to wait to fill a batch once its first message is
+	 * due, such as {@code "200ms"} or {@code "PT1S"}, at most a minute; {@code ${...}}
+	 * placeholders are resolved. Empty means
+	 * {@code delay-queue.topics.<topic>.batch-timeout}, else 100 milliseconds.
+	 * @return the batch timeout, or empty
+	 */
+	String batchTimeout() default "";
 
 }

@@ -1,6 +1,8 @@
 package io.github.delayqueue.listener;
 
 import java.lang.reflect.Method;
+import java.time.DateTimeException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashSet;
@@ -22,6 +24,7 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.core.MethodIntrospector;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.format.datetime.standard.DurationFormatterUtils;
 import org.springframework.util.StringUtils;
 
 /**
@@ -83,6 +86,12 @@ public class DelayListenerAnnotationBeanPostProcessor
 			if (endpoint.maxAttempts > 0) {
 				settings = settings.withMaxAttempts(endpoint.maxAttempts);
 			}
+			if (endpoint.maxBatchSize != null) {
+				settings = settings.withMaxBatchSize(endpoint.maxBatchSize);
+			}
+			if (endpoint.batchTimeout != null) {
+				settings = settings.withBatchTimeout(endpoint.batchTimeout);
+			}
 			try {
 				registry.register(new DelayListenerEndpoint(endpoint.topic, endpoint.bean, endpoint.method, settings));
 			}
@@ -120,8 +129,45 @@ public class DelayListenerAnnotationBeanPostProcessor
 						+ ": concurrency must be a whole number of at least 1, but was '" + concurrencyText + "'");
 			}
 		}
+		String batchProblem = DelayListenerEndpoint.batchParameterProblem(method);
+		if (batchProblem != null) {
+			throw new BeanInitializationException("@DelayListener method " + name + ": " + batchProblem);
+		}
+		Integer maxBatchSize = null;
+		String maxBatchSizeText = resolve(annotation.maxBatchSize());
+		if (StringUtils.hasText(maxBatchSizeText)) {
+			String problem;
+			try {
+				maxBatchSize = Integer.parseInt(maxBatchSizeText.trim());
+				problem = ListenerSettings.maxBatchSizeProblem(maxBatchSize);
+			}
+			catch (NumberFormatException ex) {
+				problem = "must be a whole number, but was '" + maxBatchSizeText + "'";
+			}
+			if (problem != null) {
+				throw new BeanInitializationException(
+						"@DelayListener method " + name + " of topic '" + topic + "': maxBatchSize " + problem);
+			}
+		}
+		Duration batchTimeout = null;
+		String batchTimeoutText = resolve(annotation.batchTimeout());
+		if (StringUtils.hasText(batchTimeoutText)) {
+			String problem;
+			try {
+				batchTimeout = DurationFormatterUtils.detectAndParse(batchTimeoutText.trim());
+				problem = ListenerSettings.batchTimeoutProblem(batchTimeout);
+			}
+			catch (IllegalArgumentException | DateTimeException ex) {
+				problem = "must be a duration such as '200ms' or 'PT1S', but was '" + batchTimeoutText + "'";
+			}
+			if (problem != null) {
+				throw new BeanInitializationException(
+						"@DelayListener method " + name + " of topic '" + topic + "': batchTimeout " + problem);
+			}
+		}
 		Method invocable = AopUtils.selectInvocableMethod(method, bean.getClass());
-		return new PendingEndpoint(topic, bean, beanName, invocable, concurrency, annotation.maxAttempts());
+		return new PendingEndpoint(topic, bean, beanName, invocable, concurrency, annotation.maxAttempts(),
+				maxBatchSize, batchTimeout);
 	}
 
 	private String resolve(String value) {
@@ -133,7 +179,8 @@ public class DelayListenerAnnotationBeanPostProcessor
 	}
 
 	private record PendingEndpoint(String topic, Object bean, String beanName, Method method,
-			@Nullable Integer concurrency, int maxAttempts) {
+			@Nullable Integer concurrency, int maxAttempts, @Nullable Integer maxBatchSize,
+			@Nullable Duration batchTimeout) {
 	}
 
 }

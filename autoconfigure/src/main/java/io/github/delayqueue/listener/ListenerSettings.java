@@ -2,6 +2,8 @@ package io.github.delayqueue.listener;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The settings of one topic's listener, resolved from the annotation and the properties.
  *
@@ -16,10 +18,26 @@ import java.time.Duration;
  * extended
  * @param latePolicy what to do with a message claimed later than {@code lateThreshold}
  * @param lateThreshold how late a message may be before the late policy applies
+ * @param maxBatchSize most messages a batch listener receives in one call; ignored by a
+ * listener of single messages
+ * @param batchTimeout longest wait to fill a batch once its first message is due; ignored
+ * by a listener of single messages
  */
 public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, Duration visibilityTimeout,
 		RetryBackoff backoff, Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime,
-		LatePolicy latePolicy, Duration lateThreshold) {
+		LatePolicy latePolicy, Duration lateThreshold, int maxBatchSize, Duration batchTimeout) {
+
+	/** The maximum batch size unless configured. */
+	public static final int DEFAULT_MAX_BATCH_SIZE = 100;
+
+	/** The batch timeout unless configured. */
+	public static final Duration DEFAULT_BATCH_TIMEOUT = Duration.ofMillis(100);
+
+	/** The largest maximum batch size accepted. */
+	public static final int MAX_BATCH_SIZE_LIMIT = 1000;
+
+	/** The longest batch timeout accepted. */
+	public static final Duration BATCH_TIMEOUT_LIMIT = Duration.ofMinutes(1);
 
 	/**
 	 * Checks the values.
@@ -33,6 +51,8 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	 * @param maxHandlingTime how long a handler may run with its lease extended
 	 * @param latePolicy what to do with late messages
 	 * @param lateThreshold how late a message may be before the late policy applies
+	 * @param maxBatchSize most messages in one call of a batch listener
+	 * @param batchTimeout longest wait to fill a batch
 	 */
 	public ListenerSettings {
 		if (concurrency < 1) {
@@ -56,6 +76,58 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		if (idleCheckInterval.toMillis() < 1) {
 			throw new IllegalArgumentException("Idle check interval must be positive, but was " + idleCheckInterval);
 		}
+		String batchProblem = maxBatchSizeProblem(maxBatchSize);
+		if (batchProblem != null) {
+			throw new IllegalArgumentException("Max batch size " + batchProblem);
+		}
+		batchProblem = batchTimeoutProblem(batchTimeout);
+		if (batchProblem != null) {
+			throw new IllegalArgumentException("Batch timeout " + batchProblem);
+		}
+	}
+
+	/**
+	 * Settings with the default maximum batch size and batch timeout.
+	 * @param concurrency messages handled at once
+	 * @param prefetch claimed messages that may wait for a free handler
+	 * @param maxAttempts deliveries before dead-lettering
+	 * @param visibilityTimeout lease length
+	 * @param backoff waits between attempts
+	 * @param idleCheckInterval longest idle wait
+	 * @param shutdownTimeout how long stopping waits
+	 * @param maxHandlingTime how long a handler may run with its lease extended
+	 * @param latePolicy what to do with late messages
+	 * @param lateThreshold how late a message may be before the late policy applies
+	 */
+	public ListenerSettings(int concurrency, int prefetch, int maxAttempts, Duration visibilityTimeout,
+			RetryBackoff backoff, Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime,
+			LatePolicy latePolicy, Duration lateThreshold) {
+		this(concurrency, prefetch, maxAttempts, visibilityTimeout, backoff, idleCheckInterval, shutdownTimeout,
+				maxHandlingTime, latePolicy, lateThreshold, DEFAULT_MAX_BATCH_SIZE, DEFAULT_BATCH_TIMEOUT);
+	}
+
+	/**
+	 * Tells what is wrong with a maximum batch size.
+	 * @param maxBatchSize the maximum batch size
+	 * @return the problem, to follow the setting's name, or {@code null} if it is valid
+	 */
+	public static @Nullable String maxBatchSizeProblem(int maxBatchSize) {
+		if (maxBatchSize < 1 || maxBatchSize > MAX_BATCH_SIZE_LIMIT) {
+			return "must be between 1 and " + MAX_BATCH_SIZE_LIMIT + ", but was " + maxBatchSize;
+		}
+		return null;
+	}
+
+	/**
+	 * Tells what is wrong with a batch timeout.
+	 * @param batchTimeout the batch timeout
+	 * @return the problem, to follow the setting's name, or {@code null} if it is valid
+	 */
+	public static @Nullable String batchTimeoutProblem(Duration batchTimeout) {
+		if (batchTimeout.toMillis() < 1 || batchTimeout.compareTo(BATCH_TIMEOUT_LIMIT) > 0) {
+			return "must be between 1ms and " + BATCH_TIMEOUT_LIMIT + ", but was " + batchTimeout;
+		}
+		return null;
 	}
 
 	/**
@@ -64,8 +136,8 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	 */
 	public ListenerSettings withConcurrency(int concurrency) {
 		return new ListenerSettings(concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout, this.backoff,
-				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
-				this.lateThreshold);
+				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy, this.lateThreshold,
+				this.maxBatchSize, this.batchTimeout);
 	}
 
 	/**
@@ -74,8 +146,28 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	 */
 	public ListenerSettings withMaxAttempts(int maxAttempts) {
 		return new ListenerSettings(this.concurrency, this.prefetch, maxAttempts, this.visibilityTimeout, this.backoff,
-				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
-				this.lateThreshold);
+				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy, this.lateThreshold,
+				this.maxBatchSize, this.batchTimeout);
+	}
+
+	/**
+	 * @param maxBatchSize the maximum batch size to use instead
+	 * @return a copy with that maximum batch size
+	 */
+	public ListenerSettings withMaxBatchSize(int maxBatchSize) {
+		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
+				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
+				this.lateThreshold, maxBatchSize, this.batchTimeout);
+	}
+
+	/**
+	 * @param batchTimeout the batch timeout to use instead
+	 * @return a copy with that batch timeout
+	 */
+	public ListenerSettings withBatchTimeout(Duration batchTimeout) {
+		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
+				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
+				this.lateThreshold, this.maxBatchSize, batchTimeout);
 	}
 
 }

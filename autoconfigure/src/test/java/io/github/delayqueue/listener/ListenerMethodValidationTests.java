@@ -136,8 +136,33 @@ class ListenerMethodValidationTests {
 			.withBean(ReadableTypesListener.class)
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
-				assertThat(context.getBean(DelayListenerEndpointRegistry.class).getEndpoints()).hasSize(11);
+				assertThat(context.getBean(DelayListenerEndpointRegistry.class).getEndpoints()).hasSize(12);
 			});
+	}
+
+	@Test
+	void listenerOfARawListOrAListOfWildcardsFailsStartupNamingTheMethod() {
+		this.runner.withBean(UntypedBatchListener.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure())
+				.hasMessageContainingAll(UntypedBatchListener.class.getName() + ".on", "must name its element type");
+		});
+		this.runner.withBean(WildcardBatchListener.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure())
+				.hasMessageContainingAll(WildcardBatchListener.class.getName() + ".on", "must name its element type");
+		});
+	}
+
+	@Test
+	void aListParameterMakesABatchListenerAndAListPayloadArrivesInADelivery() {
+		this.runner.withBean(ReadableTypesListener.class).run((context) -> {
+			Map<String, DelayListenerEndpoint> endpoints = context.getBean(DelayListenerEndpointRegistry.class)
+				.getEndpoints();
+			assertThat(endpoints.get("order-batch").isBatch()).isTrue();
+			assertThat(endpoints.get("order-list").isBatch()).isFalse();
+			assertThat(endpoints.get("order").isBatch()).isFalse();
+		});
 	}
 
 	@Test
@@ -260,6 +285,22 @@ class ListenerMethodValidationTests {
 
 	}
 
+	static class UntypedBatchListener {
+
+		@DelayListener(topic = "untyped-batch")
+		void on(@SuppressWarnings("rawtypes") List batch) {
+		}
+
+	}
+
+	static class WildcardBatchListener {
+
+		@DelayListener(topic = "wildcard-batch")
+		void on(List<?> batch) {
+		}
+
+	}
+
 	interface Shape {
 
 	}
@@ -319,8 +360,12 @@ class ListenerMethodValidationTests {
 		}
 
 		@DelayListener(topic = "order-list")
-		void onOrders(List<Order> payload) {
-			this.orders.addAll(payload);
+		void onOrders(Delivery<List<Order>> delivery) {
+			this.orders.addAll(delivery.payload());
+		}
+
+		@DelayListener(topic = "order-batch")
+		void onOrderBatch(List<Delivery<Order>> batch) {
 		}
 
 		@DelayListener(topic = "order-map")

@@ -1,11 +1,13 @@
 package io.github.delayqueue.metrics;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.listener.BatchListenerFailedException;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.testsupport.QueueContexts;
@@ -102,6 +104,36 @@ class MicrometerMetricsTests {
 	}
 
 	@Test
+	void aBatchListenerCountsEachMessageWithItsOwnOutcome() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+			.withBean(BatchScenarioListener.class)
+			.withPropertyValues("delay-queue.topics.batch-scenario.max-attempts=2")
+			.run((context) -> {
+				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+				MeterRegistry meters = context.getBean(MeterRegistry.class);
+				template.sendAll(List.of("m0", "m1", "m2", "m3", "m4")
+					.stream()
+					.map((id) -> DelayMessage.builder("batch-scenario", id).id(id).build())
+					.toList());
+				await().atMost(Duration.ofSeconds(15))
+					.until(() -> count(meters, DelayQueueMeterNames.ACKED) == 4
+							&& count(meters, DelayQueueMeterNames.DEAD_LETTERED) == 1);
+				// m0 fails once, m1 on both attempts; the rest of each batch succeeds.
+				assertThat(count(meters, DelayQueueMeterNames.DELIVERED)).isEqualTo(7);
+				assertThat(count(meters, DelayQueueMeterNames.RETRIED)).isEqualTo(2);
+				assertThat(meters.get(DelayQueueMeterNames.HANDLER).tag("outcome", "success").timer().count())
+					.isEqualTo(4);
+				assertThat(meters.get(DelayQueueMeterNames.HANDLER)
+					.tags("outcome", "retry", "exception", "IllegalStateException")
+					.timer()
+					.count()).isEqualTo(2);
+				assertThat(meters.get(DelayQueueMeterNames.HANDLER).tag("outcome", "dead").timer().count())
+					.isEqualTo(1);
+			});
+	}
+
+	@Test
 	void withoutAMeterRegistryNothingIsReported() {
 		QueueContexts.runner(QueueContexts.uniquePrefix())
 			.run((context) -> assertThat(context).doesNotHaveBean(DelayQueueMetrics.class));
@@ -126,6 +158,23 @@ class MicrometerMetricsTests {
 			this.calls.incrementAndGet();
 			if (delivery.id().equals("m2") || (FAIL_ONCE.contains(delivery.id()) && delivery.attempt() == 1)) {
 				throw new IllegalStateException("planned failure of " + delivery.id());
+			}
+		}
+
+	}
+
+	static class BatchScenarioListener {
+
+		@DelayListener(topic = "batch-scenario", batchTimeout = "300ms")
+		void on(List<Delivery<String>> batch) {
+			List<String> failed = batch.stream()
+				.filter((delivery) -> delivery.id().equals("m1")
+						|| (delivery.id().equals("m0") && delivery.attempt() == 1))
+				.map(Delivery::id)
+				.toList();
+			if (!failed.isEmpty()) {
+				throw new BatchListenerFailedException("planned failure", failed,
+						new IllegalStateException("planned failure of " + failed));
 			}
 		}
 

@@ -27,13 +27,14 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Delivers one claimed message to the listener method: decodes it, applies the late
- * policy, converts the payload, and invokes the method inside a receiver observation.
- * What happens then is decided here and carried out by {@link Settlement}: acknowledged
- * when the method returns, retried after the backoff when it throws, postponed without
- * counting an attempt when it throws {@link SlowDownException}, dead-lettered on its last
- * attempt, or at once when the message is corrupt, unreadable as the method's type, or
- * later than the late policy allows.
+ * Delivers one claimed message to the listener method (and does the per-message part for
+ * the {@link BatchDeliveryHandler}): decodes it, applies the late policy, converts the
+ * payload, and invokes the method inside a receiver observation. What happens then is
+ * decided here and carried out by {@link Settlement}: acknowledged when the method
+ * returns, retried after the backoff when it throws, postponed without counting an
+ * attempt when it throws {@link SlowDownException}, dead-lettered on its last attempt, or
+ * at once when the message is corrupt, unreadable as the method's type, or later than the
+ * late policy allows.
  */
 final class DeliveryHandler {
 
@@ -80,10 +81,45 @@ final class DeliveryHandler {
 	 * @param inFlight the message, leased to this consumer
 	 */
 	void handle(InFlightMessage inFlight) {
+		Prepared prepared = prepare(inFlight);
+		if (prepared == null) {
+			return;
+		}
+		delivered(prepared);
+		long start = System.nanoTime();
+		Observation observation = observation(prepared);
+		try {
+			observation.observeChecked(() -> this.endpoint.invoke(prepared.argument()));
+		}
+		catch (SlowDownException ex) {
+			logger.info("Topic '" + this.topic + "' message " + inFlight.id() + " asked to slow down: delivered again"
+					+ " in " + ex.pause() + " without counting an attempt, no new claim here until then");
+			this.slowDown.accept(ex.pause());
+			postponed(prepared, ex, start);
+			return;
+		}
+		catch (Throwable ex) {
+			failed(prepared, ex, start);
+			if (ex instanceof VirtualMachineError error) {
+				throw error;
+			}
+			return;
+		}
+		succeeded(prepared, start);
+	}
+
+	/**
+	 * Readies a message for the listener method: decodes it, applies the late policy and
+	 * converts its payload, dead-lettering it when one of these fails.
+	 * @param inFlight the message, leased to this consumer
+	 * @return the message with the method's argument, or {@code null} if it is settled
+	 * already (handed back while it waited, or dead-lettered here)
+	 */
+	@Nullable Prepared prepare(InFlightMessage inFlight) {
 		synchronized (inFlight) {
 			if (inFlight.isSettled()) {
 				// Handed back while it waited for a handler (the consumer is stopping).
-				return;
+				return null;
 			}
 		}
 		ClaimedMessage claimed = inFlight.claimed();
@@ -94,7 +130,7 @@ final class DeliveryHandler {
 		catch (CorruptMessageException ex) {
 			this.metrics.deadLetteredUnhandled(this.topic, "corrupt");
 			this.settlement.deadLetter(inFlight, "Stored message is corrupt: " + ex.getMessage());
-			return;
+			return null;
 		}
 		int attempt = message.attempts() + 1;
 		Duration sinceDue = Duration.between(Instant.ofEpochMilli(message.dueAtMillis()), inFlight.redisClock());
@@ -104,59 +140,70 @@ final class DeliveryHandler {
 			this.metrics.deadLetteredUnhandled(this.topic, "late");
 			this.settlement.deadLetter(inFlight, "Claimed " + lateness + " after its due time, later than the late "
 					+ "threshold " + this.settings.lateThreshold() + " of late policy " + LatePolicy.DEAD_LETTER);
-			return;
+			return null;
 		}
-		Object argument;
 		try {
-			argument = this.endpoint.argument(message, lateness, this.converter);
+			return new Prepared(inFlight, message, attempt, lateness,
+					this.endpoint.argument(message, lateness, this.converter));
 		}
 		catch (PayloadConversionException ex) {
 			this.metrics.deadLetteredUnhandled(this.topic, "unreadable");
 			this.settlement.deadLetter(inFlight, ex.getMessage());
-			return;
+			return null;
 		}
-		invoke(inFlight, message, attempt, lateness, argument);
 	}
 
-	private void invoke(InFlightMessage inFlight, StoredMessage message, int attempt, Duration lateness,
-			Object argument) {
-		this.metrics.delivered(this.topic, lateness);
+	/** Counts a message as delivered to the method. */
+	void delivered(Prepared prepared) {
+		this.metrics.delivered(this.topic, prepared.lateness());
 		if (logger.isDebugEnabled()) {
-			logger.debug("Topic '" + this.topic + "' message " + inFlight.id() + " delivered, attempt " + attempt);
+			logger.debug("Topic '" + this.topic + "' message " + prepared.inFlight().id() + " delivered, attempt "
+					+ prepared.attempt());
 		}
-		long start = System.nanoTime();
-		Observation observation = DelayQueueObservation.RECEIVE.observation(this.observationConvention,
-				DefaultDelayQueueReceiverObservationConvention.INSTANCE,
-				() -> new DelayQueueReceiverContext(this.topic, inFlight.id(), attempt, message.headers()),
-				this.observationRegistry);
-		try {
-			observation.observeChecked(() -> this.endpoint.invoke(argument));
-		}
-		catch (SlowDownException ex) {
-			this.metrics.handled(this.topic, HandlingOutcome.SLOW_DOWN, Duration.ofNanos(System.nanoTime() - start),
-					ex.getClass().getSimpleName());
-			logger.info("Topic '" + this.topic + "' message " + inFlight.id() + " asked to slow down: delivered again"
-					+ " in " + ex.pause() + " without counting an attempt, no new claim here until then");
-			this.slowDown.accept(ex.pause());
-			this.settlement.postpone(inFlight, ex.pause());
-			return;
-		}
-		catch (Throwable ex) {
-			boolean last = attempt >= this.settings.maxAttempts();
-			this.metrics.handled(this.topic, last ? HandlingOutcome.DEAD : HandlingOutcome.RETRY,
-					Duration.ofNanos(System.nanoTime() - start), ex.getClass().getSimpleName());
-			failed(inFlight, attempt, ex);
-			if (ex instanceof VirtualMachineError error) {
-				throw error;
-			}
-			return;
-		}
-		this.metrics.handled(this.topic, HandlingOutcome.SUCCESS, Duration.ofNanos(System.nanoTime() - start), "none");
-		this.settlement.acknowledge(inFlight);
 	}
 
-	private void failed(InFlightMessage message, int attempt, Throwable ex) {
-		if (attempt >= this.settings.maxAttempts()) {
+	/**
+	 * @return a receiver observation of the message's handling, not yet started
+	 */
+	Observation observation(Prepared prepared) {
+		return DelayQueueObservation.RECEIVE.observation(this.observationConvention,
+				DefaultDelayQueueReceiverObservationConvention.INSTANCE, () -> new DelayQueueReceiverContext(this.topic,
+						prepared.inFlight().id(), prepared.attempt(), prepared.message().headers()),
+				this.observationRegistry);
+	}
+
+	/**
+	 * The method returned normally: the message is acknowledged.
+	 * @param startNanos when the method was called
+	 */
+	void succeeded(Prepared prepared, long startNanos) {
+		this.metrics.handled(this.topic, HandlingOutcome.SUCCESS, since(startNanos), "none");
+		this.settlement.acknowledge(prepared.inFlight());
+	}
+
+	/**
+	 * The method asked to slow down: the message is postponed without counting an
+	 * attempt. Pausing the claims is the caller's part.
+	 * @param startNanos when the method was called
+	 */
+	void postponed(Prepared prepared, SlowDownException ex, long startNanos) {
+		this.metrics.handled(this.topic, HandlingOutcome.SLOW_DOWN, since(startNanos), ex.getClass().getSimpleName());
+		this.settlement.postpone(prepared.inFlight(), ex.pause());
+	}
+
+	/**
+	 * The method failed for this message: it is retried after the backoff, or
+	 * dead-lettered on its last attempt.
+	 * @param ex the failure
+	 * @param startNanos when the method was called
+	 */
+	void failed(Prepared prepared, Throwable ex, long startNanos) {
+		InFlightMessage message = prepared.inFlight();
+		int attempt = prepared.attempt();
+		boolean last = attempt >= this.settings.maxAttempts();
+		this.metrics.handled(this.topic, last ? HandlingOutcome.DEAD : HandlingOutcome.RETRY, since(startNanos),
+				ex.getClass().getSimpleName());
+		if (last) {
 			logger.warn("Topic '" + this.topic + "' message " + message.id() + " failed on its last attempt (" + attempt
 					+ " of " + this.settings.maxAttempts() + "), moving it to the dead-letter set", ex);
 			this.settlement.deadLetter(message, describe(ex));
@@ -168,9 +215,25 @@ final class DeliveryHandler {
 		this.settlement.retry(message, backoff);
 	}
 
+	private static Duration since(long startNanos) {
+		return Duration.ofNanos(System.nanoTime() - startNanos);
+	}
+
 	private static String describe(Throwable ex) {
 		String text = ex.getClass().getName() + ((ex.getMessage() != null) ? ": " + ex.getMessage() : "");
 		return (text.length() > 2000) ? text.substring(0, 2000) : text;
+	}
+
+	/**
+	 * A message ready for the listener method.
+	 *
+	 * @param inFlight the message as claimed
+	 * @param message the decoded message
+	 * @param attempt this delivery's attempt, from 1
+	 * @param lateness how long after its due time it was claimed
+	 * @param argument the method's argument, or for a batch listener one element of it
+	 */
+	record Prepared(InFlightMessage inFlight, StoredMessage message, int attempt, Duration lateness, Object argument) {
 	}
 
 }

@@ -27,16 +27,17 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Claims a topic's ready messages for its consumer, as many as it has free handler slots
- * ({@code concurrency + prefetch}), and hands them over: a due message at once, one the
- * broker made ready ahead of its due time (the lookahead) when it falls due by the Redis
- * clock, holding it meanwhile without a slot. It has no thread of its own, and no thread
- * waits for Redis: a claim is sent from the shared scheduler when something may have
- * become claimable (a wake-up signal, a slot freed, the idle check), its reply is handled
- * there, and the next claim follows at once while messages keep coming. A claim that
- * fails is sent again, with the same lease token, after a backoff: it returns what it
- * leased if it had run. An {@link Error} stops it for good, and the topic's listener is
- * then reported as stopped.
+ * Claims a topic's ready messages for its consumer, as many as it has free slots
+ * ({@code concurrency + prefetch}, or {@code concurrency × maxBatchSize + prefetch} for a
+ * batch listener; at most {@value #MAX_CLAIM} a claim), and hands them over: a due
+ * message at once, one the broker made ready ahead of its due time (the lookahead) when
+ * it falls due by the Redis clock, holding it meanwhile without a slot. It has no thread
+ * of its own, and no thread waits for Redis: a claim is sent from the shared scheduler
+ * when something may have become claimable (a wake-up signal, a slot freed, the idle
+ * check), its reply is handled there, and the next claim follows at once while messages
+ * keep coming. A claim that fails is sent again, with the same lease token, after a
+ * backoff: it returns what it leased if it had run. An {@link Error} stops it for good,
+ * and the topic's listener is then reported as stopped.
  */
 final class Fetcher {
 
@@ -44,6 +45,12 @@ final class Fetcher {
 
 	/** Most messages held here until their due time. */
 	static final int MAX_HELD = 1000;
+
+	/**
+	 * Most messages one claim asks for: the claim script passes them to Lua's
+	 * {@code unpack}, which fails for a few thousand.
+	 */
+	static final int MAX_CLAIM = 1000;
 
 	private static final long MAX_OUTAGE_BACKOFF_MILLIS = 5_000;
 
@@ -107,7 +114,12 @@ final class Fetcher {
 
 	private long outageBackoffMillis;
 
-	Fetcher(String topic, TopicStore store, ListenerSettings settings, ScheduledExecutorService scheduler,
+	/**
+	 * Creates a fetcher.
+	 * @param slots how many messages it may have in hand, waiting or being handled: the
+	 * concurrency (times the maximum batch size for a batch listener) plus the prefetch
+	 */
+	Fetcher(String topic, TopicStore store, ListenerSettings settings, int slots, ScheduledExecutorService scheduler,
 			Dispatcher dispatcher, LeaseKeeper leases, OutageLog outageLog) {
 		this.topic = topic;
 		this.store = store;
@@ -116,7 +128,7 @@ final class Fetcher {
 		this.dispatcher = dispatcher;
 		this.leases = leases;
 		this.outageLog = outageLog;
-		this.freeSlots = new AtomicInteger(settings.concurrency() + settings.prefetch());
+		this.freeSlots = new AtomicInteger(slots);
 	}
 
 	void start() {
@@ -199,9 +211,12 @@ final class Fetcher {
 		this.pausedUntilNanos.accumulateAndGet(until, (current, next) -> (next - current > 0) ? next : current);
 	}
 
-	/** A handler finished a message that held a slot. */
-	void slotFreed() {
-		this.freeSlots.incrementAndGet();
+	/**
+	 * A handler finished messages that held slots.
+	 * @param count how many
+	 */
+	void slotsFreed(int count) {
+		this.freeSlots.addAndGet(count);
 		request();
 	}
 
@@ -261,7 +276,7 @@ final class Fetcher {
 		}
 		ClaimRequest request = this.failed;
 		if (request == null) {
-			int wanted = this.freeSlots.getAndSet(0);
+			int wanted = Math.min(MAX_CLAIM, this.freeSlots.getAndUpdate((free) -> free - Math.min(free, MAX_CLAIM)));
 			if (wanted == 0) {
 				return false;
 			}

@@ -1,6 +1,8 @@
 package io.github.delayqueue.runtime.consumer;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
@@ -22,10 +24,12 @@ import org.jspecify.annotations.Nullable;
 /**
  * Consumes one topic for one {@link DelayListenerEndpoint}, and wires the parts that do
  * it: the {@link Fetcher} claims on the shared scheduler, handler threads run the
- * {@link DeliveryHandler}, {@link Settlement} ends each lease once, the
- * {@link LeaseKeeper} extends leases and hands unfinished messages back, and the
- * {@link AckBatcher} acknowledges in batches. Its only threads are its handlers', started
- * when messages come and gone again after a minute idle.
+ * {@link DeliveryHandler} (or, for a batch listener, the {@link BatchDeliveryHandler} on
+ * the batches of the {@link BatchAssembler}, a batch taking one handler),
+ * {@link Settlement} ends each lease once, the {@link LeaseKeeper} extends leases and
+ * hands unfinished messages back, and the {@link AckBatcher} acknowledges in batches. Its
+ * only threads are its handlers', started when messages come and gone again after a
+ * minute idle.
  */
 public final class TopicConsumer {
 
@@ -48,6 +52,10 @@ public final class TopicConsumer {
 	private final LeaseKeeper leases;
 
 	private final DeliveryHandler deliveries;
+
+	private final @Nullable BatchDeliveryHandler batchDeliveries;
+
+	private final @Nullable BatchAssembler batches;
 
 	private final Fetcher fetcher;
 
@@ -82,7 +90,20 @@ public final class TopicConsumer {
 				settlement, outageLog);
 		this.deliveries = new DeliveryHandler(endpoint, converter, settlement, metrics, observationRegistry,
 				observationConvention, this::slowDown);
-		this.fetcher = new Fetcher(topic, store, this.settings, scheduler, this::dispatch, this.leases, outageLog);
+		int slots = this.settings.concurrency() + this.settings.prefetch();
+		Fetcher.Dispatcher dispatcher = this::dispatch;
+		if (endpoint.isBatch()) {
+			this.batchDeliveries = new BatchDeliveryHandler(endpoint, this.deliveries, this::slowDown);
+			this.batches = new BatchAssembler(topic, this.settings.maxBatchSize(), this.settings.batchTimeout(),
+					scheduler, this::dispatchBatch);
+			slots = this.settings.concurrency() * this.settings.maxBatchSize() + this.settings.prefetch();
+			dispatcher = this.batches;
+		}
+		else {
+			this.batchDeliveries = null;
+			this.batches = null;
+		}
+		this.fetcher = new Fetcher(topic, store, this.settings, slots, scheduler, dispatcher, this.leases, outageLog);
 	}
 
 	/**
@@ -96,13 +117,21 @@ public final class TopicConsumer {
 	public void start() {
 		this.leases.start(this.scheduler);
 		this.fetcher.start();
+		String batch = (this.batches != null)
+				? ", batches of up to " + this.settings.maxBatchSize() + " within " + this.settings.batchTimeout() : "";
 		logger.info("Listening to topic '" + topic() + "' with " + this.endpoint.describe() + " (concurrency "
-				+ this.settings.concurrency() + ", max attempts " + this.settings.maxAttempts() + ")");
+				+ this.settings.concurrency() + ", max attempts " + this.settings.maxAttempts() + batch + ")");
 	}
 
-	/** Stops claiming new messages; handlers already running go on. */
+	/**
+	 * Stops claiming new messages; handlers already running go on, and a batch being
+	 * gathered goes to the handlers as it is.
+	 */
 	public void stopClaiming() {
 		this.fetcher.stop();
+		if (this.batches != null) {
+			this.batches.stop();
+		}
 	}
 
 	/**
@@ -168,13 +197,33 @@ public final class TopicConsumer {
 				finally {
 					this.leases.release(message);
 					if (holdsSlot) {
-						this.fetcher.slotFreed();
+						this.fetcher.slotsFreed(1);
 					}
 				}
 			});
 		}
 		catch (RejectedExecutionException ex) {
 			// Stopping: the message stays with the lease keeper, which hands it back.
+		}
+	}
+
+	private void dispatchBatch(List<InFlightMessage> batch, int slots) {
+		BatchDeliveryHandler handler = Objects.requireNonNull(this.batchDeliveries);
+		try {
+			this.handlers.execute(() -> {
+				try {
+					handler.handle(batch);
+				}
+				finally {
+					batch.forEach(this.leases::release);
+					if (slots > 0) {
+						this.fetcher.slotsFreed(slots);
+					}
+				}
+			});
+		}
+		catch (RejectedExecutionException ex) {
+			// Stopping: the messages stay with the lease keeper, which hands them back.
 		}
 	}
 
