@@ -1,6 +1,7 @@
 package io.github.delayqueue.benchmarks;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 import io.github.delayqueue.test.redis.TestRedis;
@@ -84,18 +85,20 @@ class ScenariosSmokeTests {
 
 	@Test
 	@SuppressWarnings("unchecked")
-	void theClusterScenarioSpreadsThreeTopicsOverThreePrimaries() throws Exception {
+	void theClusterScenarioSpreadsThreeTopicsAndThreePartitionsOverThreePrimaries() throws Exception {
 		Assumptions.assumeTrue(TestRedis.canStartPrivateServer(), "no redis-server binary to start a cluster with");
 		try (TestRedisCluster cluster = TestRedisCluster.start(3, 0, Duration.ofSeconds(2))) {
 			String nodes = String.join(",",
 					cluster.primaries().stream().map((node) -> node.host() + ":" + node.port()).toList());
 			Map<String, Object> result = run("cluster", "delay-queue", "--cluster-nodes=" + nodes, "--rate=100",
 					"--duration=1s", "--warm-up=1s");
-			assertThat((Map<String, Object>) result.get("1_topics")).containsEntry("delivered", 100L);
-			Map<String, Object> spread = (Map<String, Object>) result.get("3_topics");
-			assertThat(spread).containsEntry("delivered", 100L).containsEntry("lost", 0L);
-			for (int primary = 1; primary <= 3; primary++) {
-				assertThat((Long) spread.get("primary_" + primary + "_commands")).isPositive();
+			assertThat((Map<String, Object>) result.get("1_topic")).containsEntry("delivered", 100L);
+			for (String layout : List.of("1_topic_3_partitions", "3_topics")) {
+				Map<String, Object> spread = (Map<String, Object>) result.get(layout);
+				assertThat(spread).as(layout).containsEntry("delivered", 100L).containsEntry("lost", 0L);
+				for (int primary = 1; primary <= 3; primary++) {
+					assertThat((Long) spread.get("primary_" + primary + "_commands")).as(layout).isPositive();
+				}
 			}
 		}
 	}
