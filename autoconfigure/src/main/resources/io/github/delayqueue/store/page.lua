@@ -22,7 +22,7 @@
 -- For "r", ids that claim would drop (cancelled, rescheduled or in flight since) are left out, so a
 -- page may hold fewer messages than asked for; while the topic uses priorities, the ready lists are
 -- read one after the other in the order claim takes them (priority 9 first, the ready list last).
--- Returns {entries in the index (length of the ready lists for "r"), then five values per message: id,
+-- Returns {entries in the index (for "r", in the ready lists), then five values per message: id,
 --          score (due time, lease deadline or time of death; -1 for "r"), attempts, due time
 --          (-1 and -1 when the stored message is gone or its header unreadable), last error or ""}.
 local kind = ARGV[1]

@@ -1,7 +1,8 @@
 -- promote: move messages that are due, or due within the lookahead, from the schedule to the
 -- ready list of their priority, in due order (state: scheduled -> ready). Consumers hold a message
 -- that is not yet due and invoke the listener at its due time. Bounded: at most ARGV[1] messages
--- per call. Also reports when the earliest lease ends, so that the broker runs expire_leases only then.
+-- per call. Also reports when the earliest lease ends, so that the broker runs expire_leases only
+-- then.
 -- An idle topic costs two reads.
 -- KEYS[1] scheduled ZSET  id scored by due time (epoch ms)
 -- KEYS[2] ready LIST      ids waiting for a consumer, oldest first

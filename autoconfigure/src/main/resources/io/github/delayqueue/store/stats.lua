@@ -19,8 +19,8 @@
 --         left there by cancel or reschedule are passed over)
 -- Returns {Redis time (epoch ms), stored messages, scheduled, in flight, dead,
 --          due time of the earliest scheduled message or -1, due time of the oldest ready message or -1},
---          then, while the topic uses priorities, the length of the ready list of each priority from 1
---          to 9 (ids that claim will drop included).
+--          then, while the topic uses priorities, the length of the ready list of each priority
+--          from 1 to 9 (ids that claim will drop included).
 -- Ready messages are the stored ones neither scheduled nor in flight: stored - scheduled - in flight.
 local now = now_ms()
 local nextDue = -1
