@@ -421,6 +421,9 @@ public class DelayQueueEndpoint {
 	 * @param topic the topic, only when asked for by name
 	 * @param scheduled messages waiting for their due time
 	 * @param ready messages due and waiting for a consumer
+	 * @param readyByPriority ready messages of each priority that has some (see
+	 * {@link TopicStats#readyByPriority()}), absent while the topic uses no priority
+	 * above 0
 	 * @param inFlight messages leased to a consumer
 	 * @param dead messages in the dead-letter set
 	 * @param nextDue due time of the earliest scheduled message, absent if none
@@ -429,13 +432,15 @@ public class DelayQueueEndpoint {
 	 * @param listener the topic's listener in this application, absent if none
 	 * @param page a page of messages, only when asked for by name
 	 */
-	public record TopicDescriptor(@Nullable String topic, long scheduled, long ready, long inFlight, long dead,
-			@Nullable String nextDue, String oldestLateness, @Nullable ListenerDescriptor listener,
+	public record TopicDescriptor(@Nullable String topic, long scheduled, long ready,
+			@Nullable Map<Integer, Long> readyByPriority, long inFlight, long dead, @Nullable String nextDue,
+			String oldestLateness, @Nullable ListenerDescriptor listener,
 			@Nullable PageDescriptor page) implements OperationResponseBody {
 
 		static TopicDescriptor of(@Nullable String topic, TopicStats stats, @Nullable ListenerDescriptor listener,
 				@Nullable PageDescriptor page) {
-			return new TopicDescriptor(topic, stats.scheduled(), stats.ready(), stats.inFlight(), stats.dead(),
+			return new TopicDescriptor(topic, stats.scheduled(), stats.ready(),
+					stats.readyByPriority().isEmpty() ? null : stats.readyByPriority(), stats.inFlight(), stats.dead(),
 					instant(stats.nextDueMillis()), stats.oldestLateness().toString(), listener, page);
 		}
 

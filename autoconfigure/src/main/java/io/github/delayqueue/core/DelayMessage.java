@@ -21,6 +21,9 @@ public final class DelayMessage {
 	/** Longest delay, and furthest due time, accepted. */
 	public static final Duration MAX_DELAY = Duration.ofDays(3653);
 
+	/** Highest priority accepted; the lowest, and the default, is 0. */
+	public static final int MAX_PRIORITY = 9;
+
 	private final String topic;
 
 	private final Object payload;
@@ -35,6 +38,8 @@ public final class DelayMessage {
 
 	private final boolean replaceIfPending;
 
+	private final int priority;
+
 	private DelayMessage(Builder builder) {
 		this.topic = builder.topic;
 		this.payload = builder.payload;
@@ -43,6 +48,7 @@ public final class DelayMessage {
 		this.dueAt = builder.dueAt;
 		this.headers = Collections.unmodifiableMap(new LinkedHashMap<>(builder.headers));
 		this.replaceIfPending = builder.replaceIfPending;
+		this.priority = builder.priority;
 	}
 
 	/**
@@ -118,6 +124,14 @@ public final class DelayMessage {
 		return this.replaceIfPending;
 	}
 
+	/**
+	 * @return the priority, 0 to {@value #MAX_PRIORITY}: among messages that are due, a
+	 * higher one is claimed first
+	 */
+	public int priority() {
+		return this.priority;
+	}
+
 	@Override
 	public String toString() {
 		return "DelayMessage[topic=" + this.topic + ", id=" + this.id + ", delay=" + this.delay + ", dueAt="
@@ -143,6 +157,8 @@ public final class DelayMessage {
 		private final Map<String, String> headers = new LinkedHashMap<>();
 
 		private boolean replaceIfPending;
+
+		private int priority;
 
 		private Builder(String topic, Object payload) {
 			this.topic = topic;
@@ -210,6 +226,18 @@ public final class DelayMessage {
 		}
 
 		/**
+		 * Sets the priority: among the messages of the topic that are due and not yet
+		 * claimed, those of a higher priority are claimed first; within one priority, in
+		 * due order. Retries, lease expiry, release and dead-letter replay keep it.
+		 * @param priority 0 (the default) to {@value DelayMessage#MAX_PRIORITY}
+		 * @return this builder
+		 */
+		public Builder priority(int priority) {
+			this.priority = priority;
+			return this;
+		}
+
+		/**
 		 * Checks the values and builds the message.
 		 * @return the message
 		 * @throws InvalidMessageException naming the first value that is not acceptable
@@ -234,6 +262,10 @@ public final class DelayMessage {
 			}
 			if (this.dueAt != null && this.dueAt.isAfter(Instant.now().plus(MAX_DELAY))) {
 				throw new InvalidMessageException("Due time must be at most ten years away, but was " + this.dueAt);
+			}
+			if (this.priority < 0 || this.priority > MAX_PRIORITY) {
+				throw new InvalidMessageException(
+						"Priority must be between 0 and " + MAX_PRIORITY + ", but was " + this.priority);
 			}
 			return new DelayMessage(this);
 		}

@@ -304,6 +304,7 @@ public class DelayQueueTemplate {
 		String id = (message.id() != null) ? message.id() : this.idGenerator.next();
 		NewMessage stored = (message.dueAt() != null) ? NewMessage.dueAt(id, message.dueAt(), body)
 				: NewMessage.afterDelay(id, (message.delay() != null) ? message.delay() : Duration.ZERO, body);
+		stored = stored.withPriority(message.priority());
 		return message.replaceIfPending() ? stored.replacingPending() : stored;
 	}
 

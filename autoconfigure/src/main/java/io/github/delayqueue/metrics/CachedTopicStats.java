@@ -1,6 +1,7 @@
 package io.github.delayqueue.metrics;
 
 import java.time.Duration;
+import java.util.function.Consumer;
 import java.util.function.ToDoubleFunction;
 
 import io.github.delayqueue.store.TopicInspector;
@@ -25,9 +26,20 @@ final class CachedTopicStats {
 
 	private long readAtNanos;
 
+	private Consumer<TopicStats> onRead = (read) -> {
+	};
+
 	CachedTopicStats(TopicInspector inspector, Duration refreshInterval) {
 		this.inspector = inspector;
 		this.refreshNanos = refreshInterval.toNanos();
+	}
+
+	/**
+	 * Sets what to do with the stats each time they are read from Redis.
+	 * @param onRead called with the stats just read, before any value is taken
+	 */
+	synchronized void whenRead(Consumer<TopicStats> onRead) {
+		this.onRead = onRead;
 	}
 
 	/**
@@ -41,6 +53,7 @@ final class CachedTopicStats {
 			this.readAtNanos = now;
 			try {
 				this.stats = this.inspector.stats();
+				this.onRead.accept(this.stats);
 			}
 			catch (RuntimeException ex) {
 				this.stats = null;

@@ -53,11 +53,21 @@ public final class DelayQueueMeterNames {
 	 */
 	public static final String MESSAGES = "delay.queue.messages";
 
+	/**
+	 * Gauge of a topic's ready messages of one priority; tag {@value #PRIORITY}.
+	 * Registered for a priority once the topic is seen with ready messages of it, and
+	 * only for topics that use priorities above 0.
+	 */
+	public static final String READY_BY_PRIORITY = "delay.queue.ready.priority";
+
 	/** Gauge of how long the oldest due but unclaimed message of a topic has waited. */
 	public static final String OLDEST_LATENESS = "delay.queue.oldest.lateness";
 
 	/** Tag: the state of the messages counted. */
 	public static final String STATE = "state";
+
+	/** Tag: the priority of the messages counted, 0 to 9. */
+	public static final String PRIORITY = "priority";
 
 	/** Tag: the topic. */
 	public static final String TOPIC = "topic";

@@ -14,8 +14,37 @@ import java.time.Instant;
  * @param body the body from {@link MessageFormat#encodeBody(java.util.Map, byte[])}
  * @param replaceIfPending whether it replaces a stored message of the same id that is
  * still scheduled (its attempts are kept); otherwise such a message is a duplicate
+ * @param priority 0 to 9: among due messages, a higher one is claimed first
  */
-public record NewMessage(String id, boolean relative, long when, byte[] body, boolean replaceIfPending) {
+public record NewMessage(String id, boolean relative, long when, byte[] body, boolean replaceIfPending, int priority) {
+
+	/**
+	 * Checks the priority.
+	 * @param id the message id
+	 * @param relative whether {@code when} is a delay in ms from Redis time
+	 * @param when the delay or due time
+	 * @param body the body
+	 * @param replaceIfPending whether it replaces a pending message of the same id
+	 * @param priority 0 to 9
+	 */
+	public NewMessage {
+		if (priority < 0 || priority > Script.MAX_PRIORITY) {
+			throw new IllegalArgumentException(
+					"Priority must be between 0 and " + Script.MAX_PRIORITY + ", but was " + priority);
+		}
+	}
+
+	/**
+	 * A message of priority 0.
+	 * @param id the message id
+	 * @param relative whether {@code when} is a delay in ms from Redis time
+	 * @param when the delay or due time
+	 * @param body the body
+	 * @param replaceIfPending whether it replaces a pending message of the same id
+	 */
+	public NewMessage(String id, boolean relative, long when, byte[] body, boolean replaceIfPending) {
+		this(id, relative, when, body, replaceIfPending, 0);
+	}
 
 	/**
 	 * A message that does not replace a pending one of the same id.
@@ -25,14 +54,22 @@ public record NewMessage(String id, boolean relative, long when, byte[] body, bo
 	 * @param body the body
 	 */
 	public NewMessage(String id, boolean relative, long when, byte[] body) {
-		this(id, relative, when, body, false);
+		this(id, relative, when, body, false, 0);
 	}
 
 	/**
 	 * @return the same message, replacing a pending one of the same id
 	 */
 	public NewMessage replacingPending() {
-		return new NewMessage(this.id, this.relative, this.when, this.body, true);
+		return new NewMessage(this.id, this.relative, this.when, this.body, true, this.priority);
+	}
+
+	/**
+	 * @param priority 0 to 9
+	 * @return the same message with that priority
+	 */
+	public NewMessage withPriority(int priority) {
+		return new NewMessage(this.id, this.relative, this.when, this.body, this.replaceIfPending, priority);
 	}
 
 	/**

@@ -395,7 +395,8 @@ public class RedisMessageStore implements AutoCloseable {
 		for (NewMessage message : messages) {
 			args.add(message.id());
 			String kind = message.relative() ? DELAY : ABSOLUTE;
-			args.add(message.replaceIfPending() ? kind + REPLACE : kind);
+			kind = message.replaceIfPending() ? kind + REPLACE : kind;
+			args.add((message.priority() > 0) ? kind + message.priority() : kind);
 			args.add(message.when());
 			args.add(message.body());
 		}
@@ -814,8 +815,10 @@ public class RedisMessageStore implements AutoCloseable {
 		long stored = number(reply.get(1));
 		long scheduled = number(reply.get(2));
 		long inFlight = number(reply.get(3));
-		return new TopicStats(number(reply.get(0)), scheduled, Math.max(0, stored - scheduled - inFlight), inFlight,
-				number(reply.get(4)), number(reply.get(5)), number(reply.get(6)));
+		long ready = Math.max(0, stored - scheduled - inFlight);
+		List<Long> listLengths = reply.subList(7, reply.size()).stream().map(RedisMessageStore::number).toList();
+		return new TopicStats(number(reply.get(0)), scheduled, ready, inFlight, number(reply.get(4)),
+				number(reply.get(5)), number(reply.get(6)), TopicStats.byPriority(ready, listLengths));
 	}
 
 	/**

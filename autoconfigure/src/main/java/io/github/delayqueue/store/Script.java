@@ -3,6 +3,7 @@ package io.github.delayqueue.store;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Function;
@@ -22,40 +23,44 @@ import org.springframework.data.redis.core.script.RedisScript;
  */
 enum Script {
 
-	SEND(false, Key.MESSAGES, Key.SCHEDULED),
+	SEND(false, Key.MESSAGES, Key.SCHEDULED, Key.PRIORITIES),
 
-	PROMOTE(false, Key.SCHEDULED, Key.READY, Key.IN_FLIGHT),
+	PROMOTE(false, withPriorities(Key.SCHEDULED, Key.READY, Key.IN_FLIGHT)),
 
-	CLAIM(false, Key.READY, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES, Key.CLAIM_RECORD),
+	CLAIM(false, withPriorities(Key.READY, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES, Key.CLAIM_RECORD)),
 
-	ACK(false, Key.IN_FLIGHT, Key.MESSAGES, Key.LEASES),
+	ACK(false, Key.IN_FLIGHT, Key.MESSAGES, Key.LEASES, Key.PRIORITIES),
 
 	RETRY(true, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES),
 
 	DEAD_LETTER(true, Key.IN_FLIGHT, Key.MESSAGES, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.LEASES),
 
-	EXPIRE_LEASES(false, Key.IN_FLIGHT, Key.MESSAGES, Key.READY, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS,
-			Key.LEASES),
+	EXPIRE_LEASES(false,
+			withPriorities(Key.IN_FLIGHT, Key.MESSAGES, Key.READY, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS,
+					Key.LEASES)),
 
-	RELEASE(true, Key.IN_FLIGHT, Key.READY, Key.LEASES),
+	RELEASE(true, withPriorities(Key.IN_FLIGHT, Key.READY, Key.LEASES)),
 
 	EXTEND_LEASE(true, Key.IN_FLIGHT, Key.LEASES),
 
-	CANCEL(true, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT),
+	CANCEL(true, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT, Key.PRIORITIES),
 
 	RESCHEDULE(true, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT),
 
 	REPLAY(false, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.MESSAGES, Key.SCHEDULED),
 
-	PURGE_DEAD(true, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS),
+	PURGE_DEAD(true, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.PRIORITIES, Key.MESSAGES),
 
-	STATS(false, Key.MESSAGES, Key.SCHEDULED, Key.READY, Key.IN_FLIGHT, Key.DEAD),
+	STATS(false, withPriorities(Key.MESSAGES, Key.SCHEDULED, Key.READY, Key.IN_FLIGHT, Key.DEAD)),
 
-	PAGE(false, Key.STATE_INDEX, Key.STATE_MESSAGES, Key.DEAD_ERRORS, Key.SCHEDULED, Key.IN_FLIGHT),
+	PAGE(false, withPriorities(Key.STATE_INDEX, Key.STATE_MESSAGES, Key.DEAD_ERRORS, Key.SCHEDULED, Key.IN_FLIGHT)),
 
 	INSPECT(false, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS),
 
 	PARTITION_COUNT(false, Key.PARTITION_COUNT);
+
+	/** The highest priority; priority 0 messages wait in the ready list itself. */
+	static final int MAX_PRIORITY = 9;
 
 	private final List<Key> keys;
 
@@ -104,6 +109,18 @@ enum Script {
 		return this.keys.stream().map(names).toList();
 	}
 
+	/**
+	 * The keys a script that moves ready messages takes: its own, then the priorities
+	 * hash and the ready list of each priority from 1 up (so that in Lua the list of
+	 * priority {@code p} is {@code KEYS[#own + 1 + p]}).
+	 */
+	private static Key[] withPriorities(Key... own) {
+		List<Key> keys = new ArrayList<>(List.of(own));
+		keys.add(Key.PRIORITIES);
+		keys.addAll(Key.priorityReadyLists());
+		return keys.toArray(Key[]::new);
+	}
+
 	static String read(String name) {
 		try {
 			return new ClassPathResource(name + ".lua", Script.class).getContentAsString(StandardCharsets.UTF_8);
@@ -150,7 +167,14 @@ enum Script {
 		/** The hash holding the stored messages of the state a page is read from. */
 		STATE_MESSAGES("state messages", "HASH"),
 
-		PARTITION_COUNT("partition count", "STRING");
+		PARTITION_COUNT("partition count", "STRING"),
+
+		/** The priority of each message sent with one above 0, in whatever state. */
+		PRIORITIES("priorities", "HASH"),
+
+		READY_1("ready 1", "LIST"), READY_2("ready 2", "LIST"), READY_3("ready 3", "LIST"), READY_4("ready 4", "LIST"),
+		READY_5("ready 5", "LIST"), READY_6("ready 6", "LIST"), READY_7("ready 7", "LIST"), READY_8("ready 8", "LIST"),
+		READY_9("ready 9", "LIST");
 
 		private final String headerName;
 
@@ -167,6 +191,21 @@ enum Script {
 		 */
 		String header() {
 			return this.headerName + " " + this.type;
+		}
+
+		/**
+		 * @return the ready list of a priority above 0, or {@code 0} for any other key
+		 */
+		int priority() {
+			return (ordinal() >= READY_1.ordinal()) ? ordinal() - READY_1.ordinal() + 1 : 0;
+		}
+
+		/**
+		 * @return the ready lists of priorities 1 to {@value Script#MAX_PRIORITY}, in
+		 * that order
+		 */
+		static List<Key> priorityReadyLists() {
+			return List.of(READY_1, READY_2, READY_3, READY_4, READY_5, READY_6, READY_7, READY_8, READY_9);
 		}
 
 	}

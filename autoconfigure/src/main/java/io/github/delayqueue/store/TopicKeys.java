@@ -1,5 +1,6 @@
 package io.github.delayqueue.store;
 
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -33,6 +34,23 @@ public record TopicKeys(String prefix, String topic) {
 	 */
 	public String ready() {
 		return key("r");
+	}
+
+	/**
+	 * The ready list of a priority: {@link #ready()} for priority 0.
+	 * @param priority the priority, 0 to 9
+	 * @return LIST of ready ids of that priority, oldest first
+	 */
+	public String ready(int priority) {
+		return (priority == 0) ? ready() : key("r:" + priority);
+	}
+
+	/**
+	 * @return HASH id → priority, for the messages sent with a priority above 0, in any
+	 * state until they are acknowledged, cancelled or purged
+	 */
+	public String priorities() {
+		return key("p");
 	}
 
 	/**
@@ -106,6 +124,9 @@ public record TopicKeys(String prefix, String topic) {
 			case DEAD_MESSAGES -> deadMessages();
 			case DEAD_ERRORS -> deadErrors();
 			case PARTITION_COUNT -> partitionCount();
+			case PRIORITIES -> priorities();
+			case READY_1, READY_2, READY_3, READY_4, READY_5, READY_6, READY_7, READY_8, READY_9 ->
+				ready(role.priority());
 			case CLAIM_RECORD, STATE_INDEX, STATE_MESSAGES ->
 				throw new IllegalArgumentException("The " + role + " key depends on more than the topic");
 		};
@@ -115,16 +136,27 @@ public record TopicKeys(String prefix, String topic) {
 	 * @return every key of the topic
 	 */
 	public List<String> all() {
-		return List.of(messages(), scheduled(), ready(), inFlight(), leases(), dead(), deadMessages(), deadErrors());
+		return List.copyOf(types().keySet());
 	}
 
 	/**
 	 * @return every key of the topic with its Redis type
 	 */
 	public Map<String, DataType> types() {
-		return Map.of(messages(), DataType.HASH, scheduled(), DataType.ZSET, ready(), DataType.LIST, inFlight(),
-				DataType.ZSET, leases(), DataType.HASH, dead(), DataType.ZSET, deadMessages(), DataType.HASH,
-				deadErrors(), DataType.HASH);
+		Map<String, DataType> types = new LinkedHashMap<>();
+		types.put(messages(), DataType.HASH);
+		types.put(scheduled(), DataType.ZSET);
+		types.put(ready(), DataType.LIST);
+		types.put(inFlight(), DataType.ZSET);
+		types.put(leases(), DataType.HASH);
+		types.put(dead(), DataType.ZSET);
+		types.put(deadMessages(), DataType.HASH);
+		types.put(deadErrors(), DataType.HASH);
+		types.put(priorities(), DataType.HASH);
+		for (int priority = 1; priority <= Script.MAX_PRIORITY; priority++) {
+			types.put(ready(priority), DataType.LIST);
+		}
+		return types;
 	}
 
 	/**

@@ -1,6 +1,10 @@
 package io.github.delayqueue.store;
 
 import java.time.Duration;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * A topic's message counts and due times, all read at one instant of the Redis clock.
@@ -14,9 +18,43 @@ import java.time.Duration;
  * is scheduled
  * @param oldestReadyDueMillis due time of the message at the head of the ready list
  * (epoch ms), -1 if none is ready
+ * @param readyByPriority ready messages of each priority that has some, empty while the
+ * topic uses no priority above 0; the count of a priority above 0 is the length of its
+ * ready list, ids that claim will drop (cancelled or rescheduled since) included, and
+ * priority 0 has the rest of {@code ready}
  */
 public record TopicStats(long nowMillis, long scheduled, long ready, long inFlight, long dead, long nextDueMillis,
-		long oldestReadyDueMillis) {
+		long oldestReadyDueMillis, Map<Integer, Long> readyByPriority) {
+
+	/**
+	 * Keeps an unmodifiable copy of the counts by priority, in priority order.
+	 * @param nowMillis the Redis time of the reading
+	 * @param scheduled messages waiting for their due time
+	 * @param ready messages due and waiting for a consumer
+	 * @param inFlight messages leased to a consumer
+	 * @param dead messages in the dead-letter set
+	 * @param nextDueMillis due time of the earliest scheduled message, or -1
+	 * @param oldestReadyDueMillis due time of the oldest ready message, or -1
+	 * @param readyByPriority ready messages of each priority that has some
+	 */
+	public TopicStats {
+		readyByPriority = Collections.unmodifiableMap(new TreeMap<>(readyByPriority));
+	}
+
+	/**
+	 * Stats of a topic that uses no priority above 0.
+	 * @param nowMillis the Redis time of the reading
+	 * @param scheduled messages waiting for their due time
+	 * @param ready messages due and waiting for a consumer
+	 * @param inFlight messages leased to a consumer
+	 * @param dead messages in the dead-letter set
+	 * @param nextDueMillis due time of the earliest scheduled message, or -1
+	 * @param oldestReadyDueMillis due time of the oldest ready message, or -1
+	 */
+	public TopicStats(long nowMillis, long scheduled, long ready, long inFlight, long dead, long nextDueMillis,
+			long oldestReadyDueMillis) {
+		this(nowMillis, scheduled, ready, inFlight, dead, nextDueMillis, oldestReadyDueMillis, Map.of());
+	}
 
 	/**
 	 * How late the longest-waiting message is: Redis time minus the due time of the
@@ -45,10 +83,49 @@ public record TopicStats(long nowMillis, long scheduled, long ready, long inFlig
 	 * @return the counts added, the later reading time and the earlier due times
 	 */
 	public TopicStats plus(TopicStats other) {
+		Map<Integer, Long> byPriority = new TreeMap<>(this.readyByPriority);
+		if (!this.readyByPriority.isEmpty() || !other.readyByPriority.isEmpty()) {
+			byPriority.merge(0, 0L, Long::sum);
+			other.readyByPriority.forEach((priority, count) -> byPriority.merge(priority, count, Long::sum));
+			byPriority.put(0,
+					Math.max(0,
+							this.ready + other.ready
+									- byPriority.entrySet()
+										.stream()
+										.filter((entry) -> entry.getKey() > 0)
+										.mapToLong(Map.Entry::getValue)
+										.sum()));
+		}
 		return new TopicStats(Math.max(this.nowMillis, other.nowMillis), this.scheduled + other.scheduled,
 				this.ready + other.ready, this.inFlight + other.inFlight, this.dead + other.dead,
 				earliest(this.nextDueMillis, other.nextDueMillis),
-				earliest(this.oldestReadyDueMillis, other.oldestReadyDueMillis));
+				earliest(this.oldestReadyDueMillis, other.oldestReadyDueMillis), byPriority);
+	}
+
+	/**
+	 * Counts ready messages by priority from the lengths of the ready lists of priorities
+	 * 1 to 9; priority 0 gets the rest of {@code ready}.
+	 * @param ready the ready messages of all priorities
+	 * @param listLengths the length of the ready list of each priority from 1 up, empty
+	 * while the topic uses no priority
+	 * @return the counts of the priorities that have ready messages, and always of 0
+	 * while the topic uses priorities; empty while it uses none
+	 */
+	static Map<Integer, Long> byPriority(long ready, List<Long> listLengths) {
+		Map<Integer, Long> counts = new TreeMap<>();
+		if (listLengths.isEmpty()) {
+			return counts;
+		}
+		long prioritized = 0;
+		for (int priority = 1; priority <= listLengths.size(); priority++) {
+			long length = listLengths.get(priority - 1);
+			if (length > 0) {
+				counts.put(priority, length);
+				prioritized += length;
+			}
+		}
+		counts.put(0, Math.max(0, ready - prioritized));
+		return counts;
 	}
 
 	private static long earliest(long millis, long otherMillis) {

@@ -1,5 +1,7 @@
 -- claim: lease ready messages to a consumer (state: ready -> in flight).
--- Reads the head of the ready list in chunks and decides for each id:
+-- Reads the ready lists, most urgent first (those of priorities 9 down to 1 that are not empty,
+-- then the ready list; only the ready list while the topic uses no priority), each from its head
+-- in chunks, and decides for each id:
 -- * dropped: left there by cancel or reschedule (no stored message, or scheduled again), already
 --   in flight, or twice in this call; never delivered twice;
 -- * taken: due, while fewer than ARGV[1] due ones are taken; or made ready by the broker's
@@ -7,8 +9,8 @@
 --   it and invokes the listener at its due time);
 -- * kept: not yet due when ARGV[3] such ones are taken already; it stays at the head, in order,
 --   and due ids behind it are still taken.
--- The call ends when ARGV[1] due messages are taken (the next due id stays), the list ends, or
--- 1000 ids were looked at; then it reports whether more may be waiting.
+-- The call ends when ARGV[1] due messages are taken (the next due id stays), the last list ends,
+-- or 1000 ids were looked at in all; then it reports whether more may be waiting.
 -- Every write comes after every read, so a key of the wrong type fails the call before it changes
 -- anything.
 -- KEYS[1] ready LIST          ids waiting for a consumer
@@ -19,12 +21,22 @@
 -- KEYS[6] claim record STRING this consumer's last claim that leased messages, to answer a replay
 --                             of it; replaced by its next claim, deleted by its next claim that
 --                             leases nothing, and expires with the lease
+-- KEYS[7] priorities HASH  id -> priority of messages sent with one above 0
+-- KEYS[8] ready 1 LIST     ids of priority 1 waiting for a consumer, oldest first
+-- KEYS[9] ready 2 LIST     the same for priority 2
+-- KEYS[10] ready 3 LIST    the same for priority 3
+-- KEYS[11] ready 4 LIST    the same for priority 4
+-- KEYS[12] ready 5 LIST    the same for priority 5
+-- KEYS[13] ready 6 LIST    the same for priority 6
+-- KEYS[14] ready 7 LIST    the same for priority 7
+-- KEYS[15] ready 8 LIST    the same for priority 8
+-- KEYS[16] ready 9 LIST    the same for priority 9
 -- ARGV[1] largest number of due messages to claim (at most 1000)
 -- ARGV[2] lease length in ms
 -- ARGV[3] largest number of messages not yet due to claim
 -- ARGV[4] lease token: new for each claim request of the consumer, kept when it re-sends one
 -- Returns {lease deadline (epoch ms), claim time (epoch µs), 1 if more ids may be waiting else 0,
---          id, stored message, id, stored message, ...}; {0, 0, 0} when the ready list is empty.
+--          id, stored message, id, stored message, ...}; {0, 0, 0} when the ready lists are empty.
 -- Replayed: idempotent. A request that already ran (the client lost the reply and sent it again)
 -- returns the messages it leased then that are still leased to its token, and claims nothing new.
 local wanted = tonumber(ARGV[1])
@@ -54,57 +66,67 @@ if record then
 end
 local nowUs, now, deadline, out, claimRecord
 local claimed, claimedEarly, looked = 0, 0, 0
-local taken, kept, leases, tokens = {}, {}, {}, {}
+local taken, leases, tokens = {}, {}, {}
 local full = false
-while not full and looked < 1000 do
-  -- Enough for what is still wanted, and more while kept ids fill the head.
-  local chunk = (wanted - claimed) + math.min(wantedEarly - claimedEarly, 16)
-  chunk = math.min(1000 - looked, math.max(chunk, #kept, 1))
-  local ids = redis.call('LRANGE', KEYS[1], looked, looked + chunk - 1)
-  if #ids == 0 then
-    break
-  end
-  if not nowUs then
-    -- The clock is read only when there is something to claim: an idle topic costs two reads.
-    nowUs = now_us()
-    now = math.floor(nowUs / 1000)
-    deadline = now + tonumber(ARGV[2])
-    out = {deadline, nowUs, 0}
-    claimRecord = {token, deadline, nowUs}
-  end
-  -- Three reads for the whole chunk: rescheduled ids (in the schedule), ids already in flight,
-  -- and the stored messages (none for cancelled ids).
-  local scheduled = redis.call('ZMSCORE', KEYS[4], unpack(ids))
-  local inFlight = redis.call('ZMSCORE', KEYS[2], unpack(ids))
-  local stored = redis.call('HMGET', KEYS[3], unpack(ids))
-  for i, id in ipairs(ids) do
-    if not scheduled[i] and not inFlight[i] and stored[i] and not taken[id] then
-      local _, due = header(stored[i])
-      local early = due and due > now
-      if early and claimedEarly >= wantedEarly then
-        kept[#kept + 1] = id
-      elseif not early and claimed >= wanted then
-        full = true
-        break
-      else
-        taken[id] = true
-        leases[#leases + 1] = deadline
-        leases[#leases + 1] = id
-        tokens[#tokens + 1] = id
-        tokens[#tokens + 1] = token
-        claimRecord[#claimRecord + 1] = id
-        out[#out + 1] = id
-        out[#out + 1] = stored[i]
-        if early then
-          claimedEarly = claimedEarly + 1
+-- The lists to read, and for each one read: the ids looked at from its head, and those kept.
+local lists, listLooked, listKept = ready_lists(KEYS[1], 7), {}, {}
+for l, list in ipairs(lists) do
+  local at, kept = 0, {}
+  while not full and looked < 1000 do
+    -- Enough for what is still wanted, and more while kept ids fill the head.
+    local chunk = (wanted - claimed) + math.min(wantedEarly - claimedEarly, 16)
+    chunk = math.min(1000 - looked, math.max(chunk, #kept, 1))
+    local ids = redis.call('LRANGE', list, at, at + chunk - 1)
+    if #ids == 0 then
+      break
+    end
+    if not nowUs then
+      -- The clock is read only when there is something to claim: an idle topic costs three reads.
+      nowUs = now_us()
+      now = math.floor(nowUs / 1000)
+      deadline = now + tonumber(ARGV[2])
+      out = {deadline, nowUs, 0}
+      claimRecord = {token, deadline, nowUs}
+    end
+    -- Three reads for the whole chunk: rescheduled ids (in the schedule), ids already in flight,
+    -- and the stored messages (none for cancelled ids).
+    local scheduled = redis.call('ZMSCORE', KEYS[4], unpack(ids))
+    local inFlight = redis.call('ZMSCORE', KEYS[2], unpack(ids))
+    local stored = redis.call('HMGET', KEYS[3], unpack(ids))
+    for i, id in ipairs(ids) do
+      if not scheduled[i] and not inFlight[i] and stored[i] and not taken[id] then
+        local _, due = header(stored[i])
+        local early = due and due > now
+        if early and claimedEarly >= wantedEarly then
+          kept[#kept + 1] = id
+        elseif not early and claimed >= wanted then
+          full = true
+          break
         else
-          claimed = claimed + 1
+          taken[id] = true
+          leases[#leases + 1] = deadline
+          leases[#leases + 1] = id
+          tokens[#tokens + 1] = id
+          tokens[#tokens + 1] = token
+          claimRecord[#claimRecord + 1] = id
+          out[#out + 1] = id
+          out[#out + 1] = stored[i]
+          if early then
+            claimedEarly = claimedEarly + 1
+          else
+            claimed = claimed + 1
+          end
         end
       end
+      looked = looked + 1
+      at = at + 1
     end
-    looked = looked + 1
+    if #ids < chunk or claimed >= wanted then
+      break
+    end
   end
-  if #ids < chunk or claimed >= wanted then
+  listLooked[l], listKept[l] = at, kept
+  if full or claimed >= wanted or looked >= 1000 then
     break
   end
 end
@@ -122,13 +144,16 @@ if #leases > 0 then
   -- Checks the leases key before the first write, as it is not read above.
   expect(KEYS[5], 'hash')
 end
-redis.call('LTRIM', KEYS[1], looked, -1)
-if #kept > 0 then
-  local reversed = {}
-  for k = #kept, 1, -1 do
-    reversed[#reversed + 1] = kept[k]
+for l, at in ipairs(listLooked) do
+  local kept = listKept[l]
+  redis.call('LTRIM', lists[l], at, -1)
+  if #kept > 0 then
+    local reversed = {}
+    for k = #kept, 1, -1 do
+      reversed[#reversed + 1] = kept[k]
+    end
+    redis.call('LPUSH', lists[l], unpack(reversed))
   end
-  redis.call('LPUSH', KEYS[1], unpack(reversed))
 end
 if #leases > 0 then
   redis.call('ZADD', KEYS[2], unpack(leases))

@@ -1,5 +1,6 @@
 -- expire_leases: take back messages whose consumer died or hung past its lease
--- (state: in flight -> ready, attempts + 1; or in flight -> dead once attempts reach the maximum).
+-- (state: in flight -> ready, at the tail of the ready list of its priority, attempts + 1; or in
+-- flight -> dead once attempts reach the maximum).
 -- Bounded: at most ARGV[1] messages per call.
 -- KEYS[1] in-flight ZSET       id scored by lease deadline (epoch ms)
 -- KEYS[2] messages HASH        id -> "<attempts>:<due ms>:<body>"
@@ -8,6 +9,16 @@
 -- KEYS[5] dead messages HASH   id -> stored message
 -- KEYS[6] dead errors HASH     id -> last error
 -- KEYS[7] leases HASH          id -> lease token
+-- KEYS[8] priorities HASH    id -> priority of messages sent with one above 0; only read
+-- KEYS[9] ready 1 LIST       ids of priority 1 waiting for a consumer, oldest first
+-- KEYS[10] ready 2 LIST      the same for priority 2
+-- KEYS[11] ready 3 LIST      the same for priority 3
+-- KEYS[12] ready 4 LIST      the same for priority 4
+-- KEYS[13] ready 5 LIST      the same for priority 5
+-- KEYS[14] ready 6 LIST      the same for priority 6
+-- KEYS[15] ready 7 LIST      the same for priority 7
+-- KEYS[16] ready 8 LIST      the same for priority 8
+-- KEYS[17] ready 9 LIST      the same for priority 9
 -- ARGV[1] largest number of messages to take back (at most 5000)
 -- ARGV[2] maximum attempts of the topic
 -- ARGV[3] signal channel
@@ -24,6 +35,13 @@ local dead = {}
 if #ids > 0 then
   local stored = redis.call('HMGET', KEYS[2], unpack(ids))
   expect(KEYS[3], 'list')
+  local priorities = {}
+  if uses_priorities(8) then
+    priorities = redis.call('HMGET', KEYS[8], unpack(ids))
+    for i = 1, #ids do
+      expect(ready_list(KEYS[3], 8, priorities[i]), 'list')
+    end
+  end
   expect(KEYS[7], 'hash')
   check_bury(KEYS[4], KEYS[5], KEYS[6])
   for i, id in ipairs(ids) do
@@ -40,7 +58,7 @@ if #ids > 0 then
         dead[#dead + 1] = id
       else
         redis.call('HSET', KEYS[2], id, with_header(stored[i], attempts + 1, due, bodyAt))
-        redis.call('RPUSH', KEYS[3], id)
+        redis.call('RPUSH', ready_list(KEYS[3], 8, priorities[i]), id)
         requeued[#requeued + 1] = id
       end
     end

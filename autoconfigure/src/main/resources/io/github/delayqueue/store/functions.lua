@@ -93,3 +93,61 @@ local function check_bury(deadKey, deadMessagesKey, deadErrorsKey)
   expect(deadErrorsKey, 'hash')
 end
 
+
+-- Priorities: a message sent with a priority above 0 has an entry in the priorities HASH
+-- (id -> priority, 1 to 9) from its send until it is acknowledged, cancelled or purged, whatever
+-- its state, and while ready it waits in the ready list of its priority instead of the ready list.
+-- A script that moves ready messages takes the priorities hash and then the ready lists of
+-- priorities 1 to 9 as KEYS[base], KEYS[base + 1] .. KEYS[base + 9], and reads HLEN of the hash
+-- once: while it is 0, the topic uses no priority and the script does just what it did before.
+
+-- The ready list of a priority (a number, a string from the priorities hash, or nil for 0):
+-- KEYS[base + priority], or readyKey for 0.
+local function ready_list(readyKey, base, priority)
+  priority = tonumber(priority)
+  if priority and priority > 0 then
+    return KEYS[base + priority]
+  end
+  return readyKey
+end
+
+-- Whether any stored or dead message of the topic has a priority above 0. One O(1) read.
+local function uses_priorities(base)
+  return redis.call('HLEN', KEYS[base]) > 0
+end
+
+-- The ready lists, most urgent first: only readyKey while the topic uses no priority, else the
+-- non-empty lists of priorities 9 down to 1, then readyKey. Checks the type of readyKey too, so
+-- that a caller that reads it on every call without priorities still does with them.
+local function ready_lists(readyKey, base)
+  local lists = {}
+  if uses_priorities(base) then
+    expect(readyKey, 'list')
+    for priority = 9, 1, -1 do
+      if redis.call('LLEN', KEYS[base + priority]) > 0 then
+        lists[#lists + 1] = KEYS[base + priority]
+      end
+    end
+  end
+  lists[#lists + 1] = readyKey
+  return lists
+end
+
+-- Appends ids, in order, to the ready list of each one's priority (read from the priorities hash
+-- in one HMGET). Checks the type of every list it writes before the first write.
+local function push_by_priority(readyKey, base, ids)
+  local priorities = redis.call('HMGET', KEYS[base], unpack(ids))
+  local lists, byList = {}, {}
+  for i, id in ipairs(ids) do
+    local list = ready_list(readyKey, base, priorities[i])
+    if not byList[list] then
+      expect(list, 'list')
+      byList[list] = {}
+      lists[#lists + 1] = list
+    end
+    byList[list][#byList[list] + 1] = id
+  end
+  for _, list in ipairs(lists) do
+    redis.call('RPUSH', list, unpack(byList[list]))
+  end
+end

@@ -5,13 +5,24 @@
 -- KEYS[3] dead errors HASH  id -> last error
 -- KEYS[4] scheduled ZSET    id scored by due time
 -- KEYS[5] in-flight ZSET    id scored by lease deadline
+-- KEYS[6] priorities HASH id -> priority of messages sent with one above 0
+-- KEYS[7] ready 1 LIST   ids of priority 1 waiting for a consumer, oldest first
+-- KEYS[8] ready 2 LIST   the same for priority 2
+-- KEYS[9] ready 3 LIST   the same for priority 3
+-- KEYS[10] ready 4 LIST  the same for priority 4
+-- KEYS[11] ready 5 LIST  the same for priority 5
+-- KEYS[12] ready 6 LIST  the same for priority 6
+-- KEYS[13] ready 7 LIST  the same for priority 7
+-- KEYS[14] ready 8 LIST  the same for priority 8
+-- KEYS[15] ready 9 LIST  the same for priority 9
 -- ARGV[1] state: "z" scheduled (by due time), "r" ready (list order), "i" in flight (by lease
 --         deadline), "d" dead (by time of death)
 -- ARGV[2] offset: rank (or list index) of the first message, 0-based
 -- ARGV[3] largest number of messages
 -- For "r", ids that claim would drop (cancelled, rescheduled or in flight since) are left out, so a
--- page may hold fewer messages than asked for.
--- Returns {entries in the index (list length for "r"), then five values per message: id,
+-- page may hold fewer messages than asked for; while the topic uses priorities, the ready lists are
+-- read one after the other in the order claim takes them (priority 9 first, the ready list last).
+-- Returns {entries in the index (for "r", in the ready lists), then five values per message: id,
 --          score (due time, lease deadline or time of death; -1 for "r"), attempts, due time
 --          (-1 and -1 when the stored message is gone or its header unreadable), last error or ""}.
 local kind = ARGV[1]
@@ -20,8 +31,18 @@ local last = first + tonumber(ARGV[3]) - 1
 local out = {}
 local ids
 if kind == 'r' then
-  out[1] = redis.call('LLEN', KEYS[1])
-  ids = redis.call('LRANGE', KEYS[1], first, last)
+  out[1], ids = 0, {}
+  local skip = first
+  for _, list in ipairs(ready_lists(KEYS[1], 6)) do
+    local length = redis.call('LLEN', list)
+    out[1] = out[1] + length
+    if skip < length and #ids <= last - first then
+      for _, id in ipairs(redis.call('LRANGE', list, skip, skip + (last - first) - #ids)) do
+        ids[#ids + 1] = id
+      end
+    end
+    skip = math.max(0, skip - length)
+  end
 else
   out[1] = redis.call('ZCARD', KEYS[1])
   ids = redis.call('ZRANGE', KEYS[1], first, last, 'WITHSCORES')

@@ -1,11 +1,22 @@
 -- promote: move messages that are due, or due within the lookahead, from the schedule to the
--- ready list, in due order (state: scheduled -> ready). Consumers hold a message that is not yet
--- due and invoke the listener at its due time. Bounded: at most ARGV[1] messages per call.
--- Also reports when the earliest lease ends, so that the broker runs expire_leases only then.
+-- ready list of their priority, in due order (state: scheduled -> ready). Consumers hold a message
+-- that is not yet due and invoke the listener at its due time. Bounded: at most ARGV[1] messages
+-- per call. Also reports when the earliest lease ends, so that the broker runs expire_leases only
+-- then.
 -- An idle topic costs two reads.
 -- KEYS[1] scheduled ZSET  id scored by due time (epoch ms)
 -- KEYS[2] ready LIST      ids waiting for a consumer, oldest first
 -- KEYS[3] in-flight ZSET  id scored by lease deadline (epoch ms); only read
+-- KEYS[4] priorities HASH id -> priority of messages sent with one above 0; only read
+-- KEYS[5] ready 1 LIST  ids of priority 1 waiting for a consumer, oldest first
+-- KEYS[6] ready 2 LIST  the same for priority 2
+-- KEYS[7] ready 3 LIST  the same for priority 3
+-- KEYS[8] ready 4 LIST  the same for priority 4
+-- KEYS[9] ready 5 LIST  the same for priority 5
+-- KEYS[10] ready 6 LIST the same for priority 6
+-- KEYS[11] ready 7 LIST the same for priority 7
+-- KEYS[12] ready 8 LIST the same for priority 8
+-- KEYS[13] ready 9 LIST the same for priority 9
 -- ARGV[1] largest number of messages to move (at most 5000)
 -- ARGV[2] signal channel
 -- ARGV[3] topic
@@ -24,7 +35,11 @@ local moved = 0
 if head[2] and tonumber(head[2]) <= now + tonumber(ARGV[4]) then
   local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now + tonumber(ARGV[4]), 'LIMIT', 0, tonumber(ARGV[1]))
   -- Destination first: a ready list of the wrong type fails here, before anything is written.
-  redis.call('RPUSH', KEYS[2], unpack(ids))
+  if uses_priorities(4) then
+    push_by_priority(KEYS[2], 4, ids)
+  else
+    redis.call('RPUSH', KEYS[2], unpack(ids))
+  end
   redis.call('ZREMRANGEBYRANK', KEYS[1], 0, #ids - 1)
   signal(ARGV[2], 'r' .. ARGV[3])
   moved = #ids

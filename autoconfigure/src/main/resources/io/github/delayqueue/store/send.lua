@@ -5,21 +5,25 @@
 -- sent again (a client that re-sends a command whose reply it lost, or a caller retrying a send
 -- that failed), and it is reported as stored, with the due time it has. A message sent to replace
 -- a pending one (due kind with 'r') takes the place of a stored message that is still scheduled:
--- new body and due time, its attempts kept; a ready or in-flight one is never replaced. Wakes the
--- brokers when a message becomes the earliest one due.
+-- new body, due time and priority, its attempts kept; a ready or in-flight one is never replaced.
+-- Wakes the brokers when a message becomes the earliest one due. A message stored or replaced with
+-- a priority above 0 gets an entry in the priorities hash; one stored or replaced without loses its
+-- entry (only read while the hash is not empty).
 -- KEYS[1] messages HASH   id -> "<attempts>:<due ms>:<body>"
 -- KEYS[2] scheduled ZSET  id scored by due time (epoch ms)
+-- KEYS[3] priorities HASH id -> priority (1 to 9) of messages sent with one above 0
 -- ARGV[1] signal channel
 -- ARGV[2] topic
 -- ARGV[3..] four values per message: id, due kind ("d" = delay in ms from Redis time,
---           "a" = absolute epoch ms; "dr" or "ar" to replace a scheduled message), the delay or
---           due time, body
+--           "a" = absolute epoch ms; "dr" or "ar" to replace a scheduled message; followed by the
+--           priority, 1 to 9, for one above 0, e.g. "d7" or "ar9"), the delay or due time, body
 -- Returns two integers per message: outcome (0 stored, 1 duplicate, 2 replaced), due time (epoch ms).
 -- Replayed: idempotent (the same body again is reported as stored, changing nothing); a replacing
 -- send again replaces what the first stored or replaced, with the same body and, for an absolute
 -- due time, the same due time (a delay counts from the second run), and reports it replaced.
 local now
 local headDue = head_due(KEYS[2])
+local prioritized = uses_priorities(3)
 local earliest
 local out = {}
 for i = 3, #ARGV, 4 do
@@ -46,6 +50,12 @@ for i = 3, #ARGV, 4 do
     end
   end
   if outcome then
+    local priority = tonumber(string.sub(kind, -1))
+    if priority then
+      redis.call('HSET', KEYS[3], id, priority)
+    elseif prioritized then
+      redis.call('HDEL', KEYS[3], id)
+    end
     redis.call('ZADD', KEYS[2], due, id)
     if not earliest or due < earliest then
       earliest = due

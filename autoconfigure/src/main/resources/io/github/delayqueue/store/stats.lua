@@ -5,10 +5,22 @@
 -- KEYS[3] ready LIST      ids waiting for a consumer, oldest first
 -- KEYS[4] in-flight ZSET  id scored by lease deadline (epoch ms)
 -- KEYS[5] dead ZSET       id scored by the time it died (epoch ms)
--- ARGV[1] most ids at the head of the ready list to look at for the oldest ready message (ids
+-- KEYS[6] priorities HASH id -> priority of messages sent with one above 0
+-- KEYS[7] ready 1 LIST ids of priority 1 waiting for a consumer, oldest first
+-- KEYS[8] ready 2 LIST the same for priority 2
+-- KEYS[9] ready 3 LIST the same for priority 3
+-- KEYS[10] ready 4 LIST the same for priority 4
+-- KEYS[11] ready 5 LIST the same for priority 5
+-- KEYS[12] ready 6 LIST the same for priority 6
+-- KEYS[13] ready 7 LIST the same for priority 7
+-- KEYS[14] ready 8 LIST the same for priority 8
+-- KEYS[15] ready 9 LIST the same for priority 9
+-- ARGV[1] most ids at the head of each ready list to look at for the oldest ready message (ids
 --         left there by cancel or reschedule are passed over)
 -- Returns {Redis time (epoch ms), stored messages, scheduled, in flight, dead,
---          due time of the earliest scheduled message or -1, due time of the oldest ready message or -1}.
+--          due time of the earliest scheduled message or -1, due time of the oldest ready message or -1},
+--          then, while the topic uses priorities, the length of the ready list of each priority
+--          from 1 to 9 (ids that claim will drop included).
 -- Ready messages are the stored ones neither scheduled nor in flight: stored - scheduled - in flight.
 local now = now_ms()
 local nextDue = -1
@@ -17,17 +29,28 @@ if head[2] then
   nextDue = tonumber(head[2])
 end
 local oldestReady = -1
-for _, id in ipairs(redis.call('LRANGE', KEYS[3], 0, tonumber(ARGV[1]) - 1)) do
-  if not redis.call('ZSCORE', KEYS[2], id) and not redis.call('ZSCORE', KEYS[4], id) then
-    local stored = redis.call('HGET', KEYS[1], id)
-    if stored then
-      local _, due = header(stored)
+for _, list in ipairs(ready_lists(KEYS[3], 6)) do
+  for _, id in ipairs(redis.call('LRANGE', list, 0, tonumber(ARGV[1]) - 1)) do
+    if not redis.call('ZSCORE', KEYS[2], id) and not redis.call('ZSCORE', KEYS[4], id) then
+      local stored = redis.call('HGET', KEYS[1], id)
+      local _, due
+      if stored then
+        _, due = header(stored)
+      end
       if due then
-        oldestReady = due
+        if oldestReady < 0 or due < oldestReady then
+          oldestReady = due
+        end
         break
       end
     end
   end
 end
-return {now, redis.call('HLEN', KEYS[1]), redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[4]),
+local out = {now, redis.call('HLEN', KEYS[1]), redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[4]),
   redis.call('ZCARD', KEYS[5]), nextDue, oldestReady}
+if uses_priorities(6) then
+  for priority = 1, 9 do
+    out[#out + 1] = redis.call('LLEN', KEYS[6 + priority])
+  end
+end
+return out

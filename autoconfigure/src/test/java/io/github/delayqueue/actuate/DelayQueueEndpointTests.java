@@ -137,6 +137,21 @@ class DelayQueueEndpointTests {
 	}
 
 	@Test
+	void topicThatUsesPrioritiesShowsItsReadyMessagesByPriorityAndPagesThemUrgentFirst() {
+		String topic = uniqueTopic();
+		this.template.send(DelayMessage.builder(topic, "x").id("routine").build());
+		this.template.send(DelayMessage.builder(topic, "x").id("urgent").priority(9).build());
+		this.store.promote(topic, 1000);
+		JsonNode result = get("/delayqueue/{topic}?state=ready", topic);
+		assertThat(result.path("ready").asLong()).isEqualTo(2);
+		assertThat(result.path("readyByPriority").path("0").asLong()).isEqualTo(1);
+		assertThat(result.path("readyByPriority").path("9").asLong()).isEqualTo(1);
+		assertThat(ids(result.path("page"))).containsExactly("urgent", "routine");
+		JsonNode plain = get("/delayqueue/{topic}", uniqueTopic());
+		assertThat(plain.has("readyByPriority")).isFalse();
+	}
+
+	@Test
 	void pageLimitIsLoweredToTheMaximumPageSize() {
 		String topic = uniqueTopic();
 		JsonNode page = get("/delayqueue/{topic}?state=in-flight&limit=100000", topic).path("page");

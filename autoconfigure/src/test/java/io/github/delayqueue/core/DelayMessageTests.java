@@ -127,6 +127,25 @@ class DelayMessageTests {
 	}
 
 	@Test
+	void priorityOutOfRangeIsRejectedNamingThePriority() {
+		assertThatExceptionOfType(InvalidMessageException.class)
+			.isThrownBy(() -> DelayMessage.builder("orders", "payload").priority(10).build())
+			.withMessageContaining("Priority")
+			.withMessageContaining("10");
+		assertThatExceptionOfType(InvalidMessageException.class)
+			.isThrownBy(() -> DelayMessage.builder("orders", "payload").priority(-1).build())
+			.withMessageContaining("-1");
+	}
+
+	@Test
+	void priorityIsZeroUnlessSetAndAnyFromZeroToNineIsAccepted() {
+		assertThat(DelayMessage.builder("orders", "payload").build().priority()).isZero();
+		assertThat(DelayMessage.builder("orders", "payload").priority(0).build().priority()).isZero();
+		assertThat(DelayMessage.builder("orders", "payload").priority(DelayMessage.MAX_PRIORITY).build().priority())
+			.isEqualTo(9);
+	}
+
+	@Test
 	void delayOfZeroAndDelayOfExactlyTheMaximumAreAccepted() {
 		assertThat(DelayMessage.builder("orders", "payload").delay(Duration.ZERO).build().delay())
 			.isEqualTo(Duration.ZERO);

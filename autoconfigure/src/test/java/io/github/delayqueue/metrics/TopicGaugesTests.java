@@ -3,6 +3,7 @@ package io.github.delayqueue.metrics;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.delayqueue.store.MessagePage;
@@ -60,6 +61,27 @@ class TopicGaugesTests {
 		assertThat(registry.find(DelayQueueMeterNames.MESSAGES).tag("topic", "late-registered").gauges()).hasSize(4);
 	}
 
+	@Test
+	void readyMessagesOfEachPriorityAreGaugedOnceATopicIsSeenToUsePriorities() {
+		CountingInspector orders = new CountingInspector("orders");
+		MeterRegistry registry = new SimpleMeterRegistry();
+		new TopicGauges(() -> List.of(orders), Duration.ZERO).bindTo(registry);
+		registry.get(DelayQueueMeterNames.MESSAGES).tags("topic", "orders", "state", "ready").gauge().value();
+		assertThat(registry.find(DelayQueueMeterNames.READY_BY_PRIORITY).gauges()).isEmpty();
+		orders.readyByPriority = Map.of(0, 1L, 9, 1L);
+		registry.get(DelayQueueMeterNames.MESSAGES).tags("topic", "orders", "state", "ready").gauge().value();
+		assertThat(registry.find(DelayQueueMeterNames.READY_BY_PRIORITY).tag("topic", "orders").gauges()).hasSize(2);
+		assertThat(registry.get(DelayQueueMeterNames.READY_BY_PRIORITY)
+			.tags("topic", "orders", "priority", "9")
+			.gauge()
+			.value()).isEqualTo(1);
+		orders.readyByPriority = Map.of(0, 2L);
+		assertThat(registry.get(DelayQueueMeterNames.READY_BY_PRIORITY)
+			.tags("topic", "orders", "priority", "9")
+			.gauge()
+			.value()).isZero();
+	}
+
 	private static final class CountingInspector implements TopicInspector {
 
 		private final String topic;
@@ -67,6 +89,8 @@ class TopicGaugesTests {
 		private final AtomicInteger reads = new AtomicInteger();
 
 		private volatile boolean failing;
+
+		private volatile Map<Integer, Long> readyByPriority = Map.of();
 
 		CountingInspector(String topic) {
 			this.topic = topic;
@@ -83,7 +107,7 @@ class TopicGaugesTests {
 			if (this.failing) {
 				throw new IllegalStateException("Redis is down");
 			}
-			return new TopicStats(1_000, 1, 2, 3, 4, -1, -1);
+			return new TopicStats(1_000, 1, 2, 3, 4, -1, -1, this.readyByPriority);
 		}
 
 		@Override

@@ -150,8 +150,23 @@ final class QueueModel {
 	 */
 	final List<String> ready = new ArrayList<>();
 
+	/**
+	 * The ready list of each priority from 1 up (index 0 is {@link #ready}), with their
+	 * stale ids too.
+	 */
+	final List<List<String>> readyLists = new ArrayList<>(List.of(this.ready));
+
+	/** id → priority above 0 (the priorities hash), whatever the message's state. */
+	final Map<String, Integer> priorities = new TreeMap<>();
+
 	/** id or buried name → dead letter. */
 	final Map<String, Dead> dead = new TreeMap<>();
+
+	{
+		for (int priority = 1; priority <= Script.MAX_PRIORITY; priority++) {
+			this.readyLists.add(new ArrayList<>());
+		}
+	}
 
 	/** consumer → its last claim that leased messages. */
 	final Map<String, ClaimRecord> claimRecords = new HashMap<>();
@@ -159,7 +174,10 @@ final class QueueModel {
 	// send.lua: an id already stored is left as it is, unless the send replaces a
 	// scheduled one; the
 	// same body again is not a duplicate.
+	// A message stored or replaced takes the priority sent; without one, it loses its
+	// entry only while the hash was not empty when the call began.
 	List<SendReply> send(List<NewMessage> messages, List<Long> dues) {
+		boolean prioritized = !this.priorities.isEmpty();
 		List<SendReply> replies = new ArrayList<>();
 		for (int i = 0; i < messages.size(); i++) {
 			NewMessage message = messages.get(i);
@@ -172,13 +190,48 @@ final class QueueModel {
 			}
 			else if (stored != null) {
 				replies.add(new SendReply(!stored.body.equals(body), false, stored.due));
+				continue;
 			}
 			else {
 				this.live.put(message.id(), new Live(message.id(), body, dues.get(i)));
 				replies.add(new SendReply(false, false, dues.get(i)));
 			}
+			if (message.priority() > 0) {
+				this.priorities.put(message.id(), message.priority());
+			}
+			else if (prioritized) {
+				this.priorities.remove(message.id());
+			}
 		}
 		return replies;
+	}
+
+	/**
+	 * The ready list an id goes to: the list of its priority while the topic uses
+	 * priorities, else the ready list.
+	 * @param id the id
+	 * @return the list
+	 */
+	List<String> readyListOf(String id) {
+		return this.priorities.isEmpty() ? this.ready : this.readyLists.get(this.priorities.getOrDefault(id, 0));
+	}
+
+	/**
+	 * The ready lists as claim reads them: the non-empty lists of priorities 9 down to 1
+	 * while the topic uses priorities, then the ready list.
+	 * @return the lists, most urgent first
+	 */
+	List<List<String>> listsToRead() {
+		List<List<String>> lists = new ArrayList<>();
+		if (!this.priorities.isEmpty()) {
+			for (int priority = Script.MAX_PRIORITY; priority >= 1; priority--) {
+				if (!this.readyLists.get(priority).isEmpty()) {
+					lists.add(this.readyLists.get(priority));
+				}
+			}
+		}
+		lists.add(this.ready);
+		return lists;
 	}
 
 	// promote.lua: scheduled ids due by now + lookahead, in due order (then id), to the
@@ -188,7 +241,7 @@ final class QueueModel {
 		for (Live message : due) {
 			message.state = State.READY;
 			message.lookahead = lookahead;
-			this.ready.add(message.id);
+			readyListOf(message.id).add(message.id);
 		}
 		return due.size();
 	}
@@ -209,44 +262,55 @@ final class QueueModel {
 			return new ClaimReply(ids, stored, false, true);
 		}
 		List<String> taken = new ArrayList<>();
-		List<String> kept = new ArrayList<>();
 		int claimed = 0;
 		int claimedEarly = 0;
 		int looked = 0;
 		boolean full = false;
-		while (!full && looked < CLAIM_LOOK_LIMIT) {
-			int chunk = (limit - claimed) + Math.min(earlyLimit - claimedEarly, 16);
-			chunk = Math.min(CLAIM_LOOK_LIMIT - looked, Math.max(Math.max(chunk, kept.size()), 1));
-			List<String> ids = this.ready.subList(Math.min(looked, this.ready.size()),
-					Math.min(looked + chunk, this.ready.size()));
-			if (ids.isEmpty()) {
-				break;
-			}
-			int read = ids.size();
-			for (String id : List.copyOf(ids)) {
-				Live message = this.live.get(id);
-				if (message != null && message.state == State.READY && !taken.contains(id)) {
-					boolean early = message.due > now;
-					if (early && claimedEarly >= earlyLimit) {
-						kept.add(id);
-					}
-					else if (!early && claimed >= limit) {
-						full = true;
-						break;
-					}
-					else {
-						taken.add(id);
-						if (early) {
-							claimedEarly++;
+		List<List<String>> lists = listsToRead();
+		List<Integer> listLooked = new ArrayList<>();
+		List<List<String>> listKept = new ArrayList<>();
+		for (List<String> list : lists) {
+			int at = 0;
+			List<String> kept = new ArrayList<>();
+			while (!full && looked < CLAIM_LOOK_LIMIT) {
+				int chunk = (limit - claimed) + Math.min(earlyLimit - claimedEarly, 16);
+				chunk = Math.min(CLAIM_LOOK_LIMIT - looked, Math.max(Math.max(chunk, kept.size()), 1));
+				List<String> ids = list.subList(Math.min(at, list.size()), Math.min(at + chunk, list.size()));
+				if (ids.isEmpty()) {
+					break;
+				}
+				int read = ids.size();
+				for (String id : List.copyOf(ids)) {
+					Live message = this.live.get(id);
+					if (message != null && message.state == State.READY && !taken.contains(id)) {
+						boolean early = message.due > now;
+						if (early && claimedEarly >= earlyLimit) {
+							kept.add(id);
+						}
+						else if (!early && claimed >= limit) {
+							full = true;
+							break;
 						}
 						else {
-							claimed++;
+							taken.add(id);
+							if (early) {
+								claimedEarly++;
+							}
+							else {
+								claimed++;
+							}
 						}
 					}
+					looked++;
+					at++;
 				}
-				looked++;
+				if (read < chunk || claimed >= limit) {
+					break;
+				}
 			}
-			if (read < chunk || claimed >= limit) {
+			listLooked.add(at);
+			listKept.add(kept);
+			if (full || claimed >= limit || looked >= CLAIM_LOOK_LIMIT) {
 				break;
 			}
 		}
@@ -254,8 +318,10 @@ final class QueueModel {
 			this.claimRecords.remove(consumer);
 			return new ClaimReply(List.of(), List.of(), false, false);
 		}
-		this.ready.subList(0, looked).clear();
-		this.ready.addAll(0, kept);
+		for (int l = 0; l < listLooked.size(); l++) {
+			lists.get(l).subList(0, listLooked.get(l)).clear();
+			lists.get(l).addAll(0, listKept.get(l));
+		}
 		List<String> stored = new ArrayList<>();
 		for (String id : taken) {
 			Live message = this.live.get(id);
@@ -282,6 +348,7 @@ final class QueueModel {
 		for (int i = 0; i < ids.size(); i++) {
 			if (acked.get(i)) {
 				this.live.remove(ids.get(i));
+				this.priorities.remove(ids.get(i));
 			}
 		}
 		return acked;
@@ -319,7 +386,7 @@ final class QueueModel {
 		Live message = this.live.get(id);
 		message.state = State.READY;
 		message.token = null;
-		this.ready.add(0, id);
+		readyListOf(id).add(0, id);
 		return true;
 	}
 
@@ -364,7 +431,7 @@ final class QueueModel {
 			}
 			else {
 				message.state = State.READY;
-				this.ready.add(message.id);
+				readyListOf(message.id).add(message.id);
 				requeued.add(message.id);
 			}
 		}
@@ -378,6 +445,7 @@ final class QueueModel {
 			return false;
 		}
 		this.live.remove(id);
+		this.priorities.remove(id);
 		return true;
 	}
 
@@ -433,9 +501,10 @@ final class QueueModel {
 	long purgeDead(List<String> ids) {
 		// An id named twice counts once (seed 2291508825904, step 123 found it counted
 		// twice).
-		long found = ids.stream().distinct().filter(this.dead::containsKey).count();
+		List<String> found = ids.stream().distinct().filter(this.dead::containsKey).toList();
+		found.stream().filter((id) -> !this.live.containsKey(id)).forEach(this.priorities::remove);
 		ids.forEach(this.dead::remove);
-		return found;
+		return found.size();
 	}
 
 	boolean holdsLease(String id, String token) {
@@ -463,13 +532,28 @@ final class QueueModel {
 	 * list, or -1
 	 */
 	long oldestReadyDue() {
-		for (String id : this.ready.subList(0, Math.min(STATS_READY_LOOKUP, this.ready.size()))) {
-			Live message = this.live.get(id);
-			if (message != null && message.state == State.READY) {
-				return message.due;
+		long oldest = -1;
+		for (List<String> list : listsToRead()) {
+			for (String id : list.subList(0, Math.min(STATS_READY_LOOKUP, list.size()))) {
+				Live message = this.live.get(id);
+				if (message != null && message.state == State.READY) {
+					oldest = (oldest < 0) ? message.due : Math.min(oldest, message.due);
+					break;
+				}
 			}
 		}
-		return -1;
+		return oldest;
+	}
+
+	/**
+	 * @return the ready messages by priority that stats.lua reports
+	 */
+	Map<Integer, Long> readyByPriority() {
+		List<Long> lengths = new ArrayList<>();
+		if (!this.priorities.isEmpty()) {
+			this.readyLists.subList(1, this.readyLists.size()).forEach((list) -> lengths.add((long) list.size()));
+		}
+		return TopicStats.byPriority(count(State.READY), lengths);
 	}
 
 	// functions.lua bury(): an earlier dead letter of the id moves to "<id>~<time it

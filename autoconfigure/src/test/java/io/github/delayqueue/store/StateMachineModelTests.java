@@ -43,16 +43,17 @@ import static org.assertj.core.api.Assertions.fail;
  * <p>
  * <b>What is modeled.</b> Two producers send single messages and batches, with new and
  * reused ids, the same body again or another one, due in the past, in an hour, in five
- * hours (absolute epoch ms) or after a delay of 0 or an hour; they cancel and reschedule.
- * Three consumers, each with its own consumer id and lease tokens, claim with random
- * limits and early limits under a lease of an hour or of zero (so that it has expired by
- * the next call), and ack (in batches), retry, dead-letter, release and extend what they
- * hold, sometimes with a token that is not theirs or no longer valid. A broker promotes
- * (with a lookahead of 0 or of two hours) and expires leases with random limits and
- * maximum attempts; an operator replays and purges dead letters, buried ones
- * ({@code <id>~<time it died>}) included. The model keeps the ready list with the stale
- * ids that cancel and reschedule leave in it, and follows claim.lua chunk by chunk, so it
- * predicts each reply exactly.
+ * hours (absolute epoch ms) or after a delay of 0 or an hour, a third of them with a
+ * priority of 1 to 3; they cancel and reschedule. Three consumers, each with its own
+ * consumer id and lease tokens, claim with random limits and early limits under a lease
+ * of an hour or of zero (so that it has expired by the next call), and ack (in batches),
+ * retry, dead-letter, release and extend what they hold, sometimes with a token that is
+ * not theirs or no longer valid. A broker promotes (with a lookahead of 0 or of two
+ * hours) and expires leases with random limits and maximum attempts; an operator replays
+ * and purges dead letters, buried ones ({@code <id>~<time it died>}) included. The model
+ * keeps the ready list of each priority with the stale ids that cancel and reschedule
+ * leave in it, and the priorities hash, and follows claim.lua list by list and chunk by
+ * chunk, so it predicts each reply exactly.
  * <p>
  * <b>Faults.</b> A dropped reply: a state-changing call is made twice with the same
  * arguments and token, as Lettuce re-sends a command after a reconnect; the pair must act
@@ -387,12 +388,17 @@ class StateMachineModelTests {
 					case 3 -> new NewMessage(id, true, 0, bytes);
 					default -> new NewMessage(id, true, HOUR, bytes);
 				};
+				if (this.random.nextInt(3) == 0) {
+					message = message.withPriority(1 + this.random.nextInt(3));
+					count("sent with a priority");
+				}
 				messages.add((this.random.nextInt(4) == 0) ? message.replacingPending() : message);
 			}
 			return new Operation("send " + messages.stream()
 				.map((message) -> message.id() + "(" + (message.relative() ? "+" : "@") + message.when() + ", "
 						+ new String(message.body(), StandardCharsets.UTF_8)
-						+ (message.replaceIfPending() ? ", replace" : "") + ")")
+						+ (message.replaceIfPending() ? ", replace" : "")
+						+ ((message.priority() > 0) ? ", priority " + message.priority() : "") + ")")
 				.toList(), this.keys.messages(), this.keys.scheduled()) {
 
 				@Override
@@ -890,6 +896,11 @@ class StateMachineModelTests {
 			Map<String, String> messages = hash(this.keys.messages());
 			Map<String, Long> scheduled = zset(this.keys.scheduled());
 			List<String> ready = this.redis.opsForList().range(this.keys.ready(), 0, -1);
+			List<List<String>> readyLists = new ArrayList<>();
+			for (int priority = 0; priority <= Script.MAX_PRIORITY; priority++) {
+				readyLists.add(this.redis.opsForList().range(this.keys.ready(priority), 0, -1));
+			}
+			Map<String, String> priorities = hash(this.keys.priorities());
 			Map<String, Long> inFlight = zset(this.keys.inFlight());
 			Map<String, String> leases = hash(this.keys.leases());
 			Map<String, Long> dead = zset(this.keys.dead());
@@ -905,7 +916,8 @@ class StateMachineModelTests {
 				.isEqualTo(inFlight.keySet());
 			for (String id : messages.keySet()) {
 				if (!scheduled.containsKey(id) && !inFlight.containsKey(id)) {
-					assertThat(ready).as(describe("ready id " + id + " is in the ready list")).contains(id);
+					assertThat(readyLists).as(describe("ready id " + id + " is in a ready list"))
+						.anyMatch((list) -> list.contains(id));
 				}
 			}
 			assertThat(deadMessages.keySet()).as(describe("dead messages indexed")).isEqualTo(dead.keySet());
@@ -929,6 +941,10 @@ class StateMachineModelTests {
 			assertThat(messages).as(describe("stored messages")).isEqualTo(expectedMessages);
 			assertThat(scheduled).as(describe("schedule")).isEqualTo(expectedScheduled);
 			assertThat(ready).as(describe("ready list")).isEqualTo(this.model.ready);
+			assertThat(readyLists).as(describe("ready lists by priority")).isEqualTo(this.model.readyLists);
+			Map<String, String> expectedPriorities = new TreeMap<>();
+			this.model.priorities.forEach((id, priority) -> expectedPriorities.put(id, priority.toString()));
+			assertThat(priorities).as(describe("priorities")).isEqualTo(expectedPriorities);
 			assertThat(inFlight).as(describe("lease deadlines")).isEqualTo(expectedInFlight);
 			assertThat(leases).as(describe("lease tokens")).isEqualTo(expectedLeases);
 			assertThat(deadMessages).as(describe("dead messages"))
@@ -955,6 +971,8 @@ class StateMachineModelTests {
 				.containsExactly(this.model.count(State.SCHEDULED), this.model.count(State.READY),
 						this.model.count(State.IN_FLIGHT), (long) this.model.dead.size(),
 						next.isEmpty() ? -1 : next.get(0).due, this.model.oldestReadyDue());
+			assertThat(stats.readyByPriority()).as(describe("stats: ready by priority"))
+				.isEqualTo(this.model.readyByPriority());
 
 			checkInspect();
 		}

@@ -1,0 +1,267 @@
+package io.github.delayqueue.listener;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.github.delayqueue.core.DelayMessage;
+import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.core.InvalidMessageException;
+import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.store.MessageFormat;
+import io.github.delayqueue.store.MessageState;
+import io.github.delayqueue.store.MessageSummary;
+import io.github.delayqueue.store.NewMessage;
+import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.testsupport.QueueContexts;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Among due messages that no consumer holds yet, a higher priority is claimed first,
+ * however many of a lower one wait; within one priority, in due order. Retries, lease
+ * expiry, release and dead-letter replay keep a message's priority, and acknowledging or
+ * cancelling it forgets it. Most tests drive the scripts through the store with no
+ * listener; the last one runs a listener.
+ */
+class PriorityTests {
+
+	private static final String TOPIC = "jobs";
+
+	private static final int BACKLOG = 30_000;
+
+	@Test
+	void anUrgentMessageThatComesDueBehindALargeReadyBacklogIsClaimedNext() {
+		inStore((store, redis) -> {
+			List<NewMessage> backlog = new ArrayList<>(BACKLOG);
+			for (int i = 0; i < BACKLOG; i++) {
+				backlog.add(NewMessage.afterDelay("bulk-" + i, Duration.ZERO, body("bulk")));
+			}
+			store.send(TOPIC, backlog);
+			promoteAll(store);
+			assertThat(store.stats(TOPIC).ready()).isEqualTo(BACKLOG);
+			assertThat(store.claim(TOPIC, 1, Duration.ofMinutes(1))).extracting(ClaimedMessage::id)
+				.containsExactly("bulk-0");
+			store.send(TOPIC, List.of(NewMessage.afterDelay("urgent", Duration.ZERO, body("urgent")).withPriority(9)));
+			promoteAll(store);
+			assertThat(store.claim(TOPIC, 2, Duration.ofMinutes(1))).extracting(ClaimedMessage::id)
+				.containsExactly("urgent", "bulk-1");
+		});
+	}
+
+	@Test
+	void withinOnePriorityMessagesAreClaimedInDueOrderAndHigherPrioritiesFirst() {
+		inStore((store, redis) -> {
+			Instant now = Instant.now();
+			store.send(TOPIC,
+					List.of(dueAt("low-oldest", now.minusSeconds(9), 0), dueAt("mid-later", now.minusSeconds(2), 5),
+							dueAt("high", now.minusSeconds(1), 9), dueAt("mid-earlier", now.minusSeconds(3), 5),
+							dueAt("low-newest", now.minusSeconds(1), 0)));
+			promoteAll(store);
+			assertThat(store.claim(TOPIC, 10, Duration.ofMinutes(1))).extracting(ClaimedMessage::id)
+				.containsExactly("high", "mid-earlier", "mid-later", "low-oldest", "low-newest");
+		});
+	}
+
+	@Test
+	void aRetriedMessageKeepsItsPriority() {
+		inStore((store, redis) -> {
+			ClaimedMessage claimed = sendAndClaim(store, "urgent", 7);
+			store.retry(TOPIC, "urgent", claimed.leaseToken(), Duration.ZERO);
+			promoteAll(store);
+			assertThat(readyList(redis, store, 7)).containsExactly("urgent");
+			assertThat(readyList(redis, store, 0)).isEmpty();
+		});
+	}
+
+	@Test
+	void aMessageWhoseLeaseExpiredGoesBackToTheListOfItsPriority() {
+		inStore((store, redis) -> {
+			sendAndClaim(store, "urgent", 7, Duration.ZERO);
+			assertThat(store.expireLeases(TOPIC, 10, 5).requeued()).containsExactly("urgent");
+			assertThat(readyList(redis, store, 7)).containsExactly("urgent");
+			assertThat(readyList(redis, store, 0)).isEmpty();
+		});
+	}
+
+	@Test
+	void aReleasedMessageGoesBackToTheHeadOfTheListOfItsPriority() {
+		inStore((store, redis) -> {
+			ClaimedMessage claimed = sendAndClaim(store, "urgent", 3);
+			store.send(TOPIC, List.of(message("waiting", 3)));
+			promoteAll(store);
+			assertThat(readyList(redis, store, 3)).containsExactly("waiting");
+			assertThat(store.release(TOPIC, "urgent", claimed.leaseToken())).isTrue();
+			assertThat(readyList(redis, store, 3)).containsExactly("urgent", "waiting");
+		});
+	}
+
+	@Test
+	void aReplayedDeadLetterKeepsItsPriority() {
+		inStore((store, redis) -> {
+			ClaimedMessage claimed = sendAndClaim(store, "urgent", 8);
+			store.deadLetter(TOPIC, "urgent", claimed.leaseToken(), "failed");
+			assertThat(store.replayDead(TOPIC, List.of("urgent")).replayed()).containsExactly("urgent");
+			promoteAll(store);
+			assertThat(readyList(redis, store, 8)).containsExactly("urgent");
+		});
+	}
+
+	@Test
+	void acknowledgingCancellingAndPurgingForgetTheMessagesPriority() {
+		inStore((store, redis) -> {
+			ClaimedMessage acked = sendAndClaim(store, "acked", 4);
+			store.send(TOPIC, List.of(message("cancelled", 4).withPriority(2)));
+			ClaimedMessage dead = sendAndClaim(store, "dead", 5);
+			store.deadLetter(TOPIC, "dead", dead.leaseToken(), "failed");
+			assertThat(store.ack(TOPIC, "acked", acked.leaseToken())).isTrue();
+			assertThat(store.cancel(TOPIC, "cancelled")).isTrue();
+			assertThat(priorities(redis, store)).containsOnlyKeys("dead");
+			assertThat(store.purgeDead(TOPIC, List.of("dead"))).isEqualTo(1);
+			assertThat(priorities(redis, store)).isEmpty();
+		});
+	}
+
+	@Test
+	void replacingAPendingMessageReplacesItsPriorityToo() {
+		inStore((store, redis) -> {
+			store.send(TOPIC,
+					List.of(NewMessage.afterDelay("reminder", Duration.ofHours(1), body("x")).withPriority(6)));
+			store.send(TOPIC, List.of(NewMessage.afterDelay("reminder", Duration.ZERO, body("y")).replacingPending()));
+			assertThat(priorities(redis, store)).isEmpty();
+			promoteAll(store);
+			assertThat(readyList(redis, store, 0)).containsExactly("reminder");
+		});
+	}
+
+	@Test
+	void statsAndPagesCountTheReadyMessagesOfEveryPriority() {
+		inStore((store, redis) -> {
+			store.send(TOPIC, List.of(message("low-1", 0), message("low-2", 0), message("high", 9), message("mid", 4)));
+			promoteAll(store);
+			assertThat(store.stats(TOPIC).ready()).isEqualTo(4);
+			assertThat(store.stats(TOPIC).readyByPriority()).containsExactly(Map.entry(0, 2L), Map.entry(4, 1L),
+					Map.entry(9, 1L));
+			assertThat(store.page(TOPIC, MessageState.READY, 0, 10).messages()).extracting(MessageSummary::id)
+				.containsExactly("high", "mid", "low-1", "low-2");
+			assertThat(store.page(TOPIC, MessageState.READY, 1, 2).messages()).extracting(MessageSummary::id)
+				.containsExactly("mid", "low-1");
+			assertThat(store.page(TOPIC, MessageState.READY, 0, 10).total()).isEqualTo(4);
+		});
+	}
+
+	@Test
+	void aTopicWithoutPrioritiesUsesNoneOfTheirKeys() {
+		inStore((store, redis) -> {
+			ClaimedMessage claimed = sendAndClaim(store, "plain", 0);
+			store.ack(TOPIC, "plain", claimed.leaseToken());
+			assertThat(store.stats(TOPIC).readyByPriority()).isEmpty();
+			assertThat(priorities(redis, store)).isEmpty();
+		});
+	}
+
+	@Test
+	void aPriorityOutOfRangeIsRefusedNamingIt() {
+		assertThatExceptionOfType(InvalidMessageException.class)
+			.isThrownBy(() -> DelayMessage.builder(TOPIC, "x").priority(10).build())
+			.withMessageContaining("10");
+		assertThatExceptionOfType(InvalidMessageException.class)
+			.isThrownBy(() -> DelayMessage.builder(TOPIC, "x").priority(-1).build())
+			.withMessageContaining("-1");
+		assertThat(DelayMessage.builder(TOPIC, "x").build().priority()).isZero();
+	}
+
+	@Test
+	void theListenerGetsTheUrgentMessageBeforeTheOthersThatCameDueWithIt() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withUserConfiguration(Recorder.class)
+			.withPropertyValues("delay-queue.topics.orders.concurrency=1")
+			.run((context) -> {
+				DelayQueueTemplate queue = context.getBean(DelayQueueTemplate.class);
+				Recorder recorder = context.getBean(Recorder.class);
+				Instant due = Instant.now().plusSeconds(2);
+				List<DelayMessage> messages = new ArrayList<>();
+				for (int i = 0; i < 50; i++) {
+					messages.add(DelayMessage.builder("orders", "routine").id("routine-" + i).dueAt(due).build());
+				}
+				messages.add(DelayMessage.builder("orders", "urgent").id("urgent").dueAt(due).priority(9).build());
+				queue.sendAll(messages);
+				await().atMost(Duration.ofSeconds(20)).until(() -> recorder.ids.size() == 51);
+				assertThat(recorder.ids.get(0)).isEqualTo("urgent");
+				assertThat(recorder.ids).doesNotHaveDuplicates();
+			});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class Recorder {
+
+		final List<String> ids = new CopyOnWriteArrayList<>();
+
+		@DelayListener(topic = "orders")
+		void on(Delivery<String> delivery) {
+			this.ids.add(delivery.id());
+		}
+
+	}
+
+	private static void inStore(StoreTest test) {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.run((context) -> test.run(context.getBean(RedisMessageStore.class),
+					context.getBean(StringRedisTemplate.class)));
+	}
+
+	@FunctionalInterface
+	private interface StoreTest {
+
+		void run(RedisMessageStore store, StringRedisTemplate redis);
+
+	}
+
+	private static ClaimedMessage sendAndClaim(RedisMessageStore store, String id, int priority) {
+		return sendAndClaim(store, id, priority, Duration.ofMinutes(1));
+	}
+
+	private static ClaimedMessage sendAndClaim(RedisMessageStore store, String id, int priority, Duration lease) {
+		store.send(TOPIC, List.of(message(id, priority)));
+		promoteAll(store);
+		List<ClaimedMessage> claimed = store.claim(TOPIC, 1, lease);
+		assertThat(claimed).extracting(ClaimedMessage::id).containsExactly(id);
+		return claimed.get(0);
+	}
+
+	private static void promoteAll(RedisMessageStore store) {
+		while (store.promote(TOPIC, 5000).moved() > 0) {
+			// until nothing due is left in the schedule
+		}
+	}
+
+	private static List<String> readyList(StringRedisTemplate redis, RedisMessageStore store, int priority) {
+		return redis.opsForList().range(store.keys(TOPIC).ready(priority), 0, -1);
+	}
+
+	private static Map<Object, Object> priorities(StringRedisTemplate redis, RedisMessageStore store) {
+		return redis.opsForHash().entries(store.keys(TOPIC).priorities());
+	}
+
+	private static NewMessage message(String id, int priority) {
+		return NewMessage.afterDelay(id, Duration.ZERO, body(id)).withPriority(priority);
+	}
+
+	private static NewMessage dueAt(String id, Instant dueAt, int priority) {
+		return NewMessage.dueAt(id, dueAt, body(id)).withPriority(priority);
+	}
+
+	private static byte[] body(String text) {
+		return MessageFormat.encodeBody(Map.of(), text.getBytes());
+	}
+
+}
