@@ -26,7 +26,7 @@ enum Script {
 
 	PROMOTE(false, Key.SCHEDULED, Key.READY, Key.IN_FLIGHT),
 
-	CLAIM(false, Key.READY, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES, Key.CLAIM_RECORD),
+	CLAIM(false, Key.READY, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES, Key.CLAIM_RECORD, Key.RATE_WINDOW),
 
 	ACK(false, Key.IN_FLIGHT, Key.MESSAGES, Key.LEASES),
 
@@ -150,7 +150,10 @@ enum Script {
 		/** The hash holding the stored messages of the state a page is read from. */
 		STATE_MESSAGES("state messages", "HASH"),
 
-		PARTITION_COUNT("partition count", "STRING");
+		PARTITION_COUNT("partition count", "STRING"),
+
+		/** A rate-limited topic's claims of the last period. */
+		RATE_WINDOW("rate window", "ZSET");
 
 		private final String headerName;
 

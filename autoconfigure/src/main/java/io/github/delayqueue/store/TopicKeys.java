@@ -89,6 +89,16 @@ public record TopicKeys(String prefix, String topic) {
 	}
 
 	/**
+	 * The sliding window of a rate-limited topic: one entry per message claimed within
+	 * the last period, scored by its claim time (epoch µs); absent for a topic without a
+	 * rate limit, and expiring a period after its last claim.
+	 * @return ZSET key
+	 */
+	public String rateWindow() {
+		return key("w");
+	}
+
+	/**
 	 * The key that plays a role in the scripts.
 	 * @param role the role
 	 * @return the key
@@ -106,6 +116,7 @@ public record TopicKeys(String prefix, String topic) {
 			case DEAD_MESSAGES -> deadMessages();
 			case DEAD_ERRORS -> deadErrors();
 			case PARTITION_COUNT -> partitionCount();
+			case RATE_WINDOW -> rateWindow();
 			case CLAIM_RECORD, STATE_INDEX, STATE_MESSAGES ->
 				throw new IllegalArgumentException("The " + role + " key depends on more than the topic");
 		};

@@ -19,12 +19,20 @@
 -- KEYS[6] claim record STRING this consumer's last claim that leased messages, to answer a replay
 --                             of it; replaced by its next claim, deleted by its next claim that
 --                             leases nothing, and expires with the lease
+-- KEYS[7] rate window ZSET    a rate-limited topic's claims of the last period, scored by claim
+--                             time (epoch µs); untouched without a rate limit
 -- ARGV[1] largest number of due messages to claim (at most 1000)
 -- ARGV[2] lease length in ms
 -- ARGV[3] largest number of messages not yet due to claim
 -- ARGV[4] lease token: new for each claim request of the consumer, kept when it re-sends one
+-- ARGV[5] rate limit: most messages claimed in any window of ARGV[6] ms by all consumers
+--         together (then none is taken before it is due); absent for a topic without one, whose
+--         claims then run no command more
+-- ARGV[6] rate limit period in ms (only with ARGV[5])
 -- Returns {lease deadline (epoch ms), claim time (epoch µs), 1 if more ids may be waiting else 0,
 --          id, stored message, id, stored message, ...}; {0, 0, 0} when the ready list is empty.
+--          When the claim used up the rate limit's room, one more number follows: the µs until
+--          its window has room again.
 -- Replayed: idempotent. A request that already ran (the client lost the reply and sent it again)
 -- returns the messages it leased then that are still leased to its token, and claims nothing new.
 local wanted = tonumber(ARGV[1])
@@ -51,6 +59,23 @@ if record then
     end
     return out
   end
+end
+-- A rate-limited topic takes no more due messages than its window has room for, and none early.
+local rateLimit = tonumber(ARGV[5])
+local periodUs, limited
+if rateLimit then
+  periodUs = tonumber(ARGV[6]) * 1000
+  local windowNow = now_us()
+  local room = rateLimit - window_count(KEYS[7], periodUs, windowNow)
+  if room < 1 then
+    if record then
+      redis.call('DEL', KEYS[6])
+    end
+    return {0, 0, 0, window_wait(KEYS[7], periodUs, windowNow)}
+  end
+  limited = room < wanted
+  wanted = math.min(wanted, room)
+  wantedEarly = 0
 end
 local nowUs, now, deadline, out, claimRecord
 local claimed, claimedEarly, looked = 0, 0, 0
@@ -136,5 +161,11 @@ if #leases > 0 then
   redis.call('SET', KEYS[6], cmsgpack.pack(claimRecord), 'PX', math.max(1, tonumber(ARGV[2])))
 elseif record then
   redis.call('DEL', KEYS[6])
+end
+if rateLimit and #leases > 0 then
+  window_add(KEYS[7], periodUs, nowUs, leases)
+end
+if limited and claimed >= wanted then
+  out[#out + 1] = window_wait(KEYS[7], periodUs, nowUs)
 end
 return out
