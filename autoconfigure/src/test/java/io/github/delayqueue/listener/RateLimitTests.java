@@ -10,6 +10,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 
@@ -98,6 +99,40 @@ class RateLimitTests {
 				assertThat(deliveries.starts).extracting(Start::id).containsExactlyElementsOf(ids);
 				assertThat(deliveries.starts).extracting(Start::attempt).containsOnly(1);
 			});
+	}
+
+	@Test
+	void thePartitionsOfATopicTogetherStayWithinItsLimit() {
+		Deliveries deliveries = new Deliveries();
+		Duration period = Duration.ofMillis(500);
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withBean(Deliveries.class, () -> deliveries)
+			.withBean(PartnerListener.class)
+			.withPropertyValues("delay-queue.topics.partner.partitions=2",
+					"delay-queue.topics.partner.rate-limit.limit=10",
+					"delay-queue.topics.partner.rate-limit.period=500ms")
+			.run((context) -> {
+				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+				template.sendAll(messages("warm-up", 10));
+				await().atMost(Duration.ofSeconds(10)).until(() -> deliveries.starts.size() >= 10);
+				template.sendAll(messages("m", 40));
+				await().atMost(Duration.ofSeconds(10)).until(() -> deliveries.starts.size() >= 50);
+				List<Long> nanos = deliveries.starts.stream()
+					.filter((start) -> start.id().startsWith("m"))
+					.map(Start::nanos)
+					.sorted()
+					.toList();
+				assertThat(busiestWindow(nanos, period.minus(CLOCK_TOLERANCE).toNanos())).isLessThanOrEqualTo(10);
+				assertThat(deliveries.starts).extracting(Start::id).doesNotHaveDuplicates();
+			});
+	}
+
+	@Test
+	void eachPartitionGetsAnEqualShareOfAtLeastOne() {
+		RateLimit limit = new RateLimit(100, PERIOD);
+		assertThat(limit.share(1)).isEqualTo(limit);
+		assertThat(limit.share(3)).isEqualTo(new RateLimit(33, PERIOD));
+		assertThat(limit.share(128)).isEqualTo(new RateLimit(1, PERIOD));
 	}
 
 	@Test

@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.delayqueue.listener.ListenerSettings;
+import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.runtime.support.OutageLog;
 import io.github.delayqueue.runtime.support.Replies;
 import io.github.delayqueue.runtime.support.TopicRepair;
@@ -67,6 +68,8 @@ final class Fetcher {
 	private final ListenerSettings settings;
 
 	private final @Nullable RateLimit rateLimit;
+
+	private final DelayQueueMetrics metrics;
 
 	private final ScheduledExecutorService scheduler;
 
@@ -129,13 +132,16 @@ final class Fetcher {
 	 * concurrency (times the maximum batch size for a batch listener) plus the prefetch
 	 * @param rateLimit the rate limit of the topic (this partition's share), or
 	 * {@code null} for none
+	 * @param metrics where claims held back by the rate limit are counted
 	 */
 	Fetcher(String topic, TopicStore store, ListenerSettings settings, int slots, @Nullable RateLimit rateLimit,
-			ScheduledExecutorService scheduler, Dispatcher dispatcher, LeaseKeeper leases, OutageLog outageLog) {
+			DelayQueueMetrics metrics, ScheduledExecutorService scheduler, Dispatcher dispatcher, LeaseKeeper leases,
+			OutageLog outageLog) {
 		this.topic = topic;
 		this.store = store;
 		this.settings = settings;
 		this.rateLimit = rateLimit;
+		this.metrics = metrics;
 		this.scheduler = scheduler;
 		this.dispatcher = dispatcher;
 		this.leases = leases;
@@ -358,6 +364,7 @@ final class Fetcher {
 						.debug("Topic '" + this.topic + "': the rate limit holds due messages back, claiming again in "
 								+ result.rateLimitedFor());
 				}
+				this.metrics.rateLimited(this.topic);
 				pauseFor(result.rateLimitedFor());
 				this.requested.set(true);
 			}

@@ -112,8 +112,8 @@ public final class TopicConsumer {
 			this.batchDeliveries = null;
 			this.batches = null;
 		}
-		this.fetcher = new Fetcher(topic, store, this.settings, slots, rateLimit, scheduler, dispatcher, this.leases,
-				outageLog);
+		this.fetcher = new Fetcher(topic, store, this.settings, slots, rateLimit, metrics, scheduler, dispatcher,
+				this.leases, outageLog);
 	}
 
 	/**
@@ -129,8 +129,10 @@ public final class TopicConsumer {
 		this.fetcher.start();
 		String batch = (this.batches != null)
 				? ", batches of up to " + this.settings.maxBatchSize() + " within " + this.settings.batchTimeout() : "";
+		RateLimit rateLimit = this.settings.rateLimit();
+		String rate = (rateLimit != null) ? ", rate limit " + rateLimit.limit() + " per " + rateLimit.period() : "";
 		logger.info("Listening to topic '" + topic() + "' with " + this.endpoint.describe() + " (concurrency "
-				+ this.settings.concurrency() + ", max attempts " + this.settings.maxAttempts() + batch + ")");
+				+ this.settings.concurrency() + ", max attempts " + this.settings.maxAttempts() + batch + rate + ")");
 	}
 
 	/**
