@@ -21,6 +21,7 @@ import io.github.delayqueue.observation.DelayQueueReceiverObservationConvention;
 import io.github.delayqueue.observation.DelayQueueSenderObservationConvention;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.broker.BrokerSettings;
+import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.RedisSettingsCheck;
 import io.github.delayqueue.store.TopicPartitions;
@@ -248,7 +249,13 @@ public final class DelayQueueAutoConfiguration {
 					or(own.getLatePolicy(), defaults.getLatePolicy()),
 					or(own.getLateThreshold(), defaults.getLateThreshold()),
 					or(own.getMaxBatchSize(), ListenerSettings.DEFAULT_MAX_BATCH_SIZE),
-					or(own.getBatchTimeout(), ListenerSettings.DEFAULT_BATCH_TIMEOUT));
+					or(own.getBatchTimeout(), ListenerSettings.DEFAULT_BATCH_TIMEOUT), rateLimit(own.getRateLimit()));
+		}
+
+		private static @Nullable RateLimit rateLimit(DelayQueueProperties.TopicRateLimit properties) {
+			Integer limit = properties.getLimit();
+			Duration period = properties.getPeriod();
+			return (limit != null && period != null) ? new RateLimit(limit, period) : null;
 		}
 
 		private static <T> T or(@Nullable T value, T fallback) {

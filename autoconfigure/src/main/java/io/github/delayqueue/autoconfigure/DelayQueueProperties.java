@@ -543,6 +543,12 @@ public class DelayQueueProperties implements Validator {
 		private final TopicBackoff backoff = new TopicBackoff();
 
 		/**
+		 * Most deliveries of this topic started in any window of a period, by every
+		 * application together; none when unset.
+		 */
+		private final TopicRateLimit rateLimit = new TopicRateLimit();
+
+		/**
 		 * How many partitions the topic is spread over, each in its own hash slot (on its
 		 * own node of a Redis Cluster) with its own broker and listener. Every
 		 * application of the topic must use the same number.
@@ -627,6 +633,10 @@ public class DelayQueueProperties implements Validator {
 			return this.backoff;
 		}
 
+		public TopicRateLimit getRateLimit() {
+			return this.rateLimit;
+		}
+
 		/**
 		 * Old flat name of {@code backoff.initial-interval}.
 		 * @return the wait before the second attempt
@@ -685,6 +695,44 @@ public class DelayQueueProperties implements Validator {
 		@Deprecated(since = "0.1.0")
 		public void setBackoffMaxInterval(@Nullable Duration backoffMaxInterval) {
 			this.backoff.setMaxInterval(backoffMaxInterval);
+		}
+
+	}
+
+	/**
+	 * Rate limit of one topic: at most {@code limit} deliveries start in any window of
+	 * {@code period} (a sliding window, kept in Redis), across every application of the
+	 * topic; set both or neither. A topic with several partitions gives each an equal
+	 * share of the limit.
+	 */
+	public static class TopicRateLimit {
+
+		/**
+		 * Most deliveries of the topic started in any window of the period, from 1 to
+		 * 1000000; no rate limit when unset.
+		 */
+		private @Nullable Integer limit;
+
+		/**
+		 * Length of the sliding window the limit holds in, at most a day; no rate limit
+		 * when unset.
+		 */
+		private @Nullable Duration period;
+
+		public @Nullable Integer getLimit() {
+			return this.limit;
+		}
+
+		public void setLimit(@Nullable Integer limit) {
+			this.limit = limit;
+		}
+
+		public @Nullable Duration getPeriod() {
+			return this.period;
+		}
+
+		public void setPeriod(@Nullable Duration period) {
+			this.period = period;
 		}
 
 	}

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 
+import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.TopicPartitions;
 import org.jspecify.annotations.Nullable;
 
@@ -33,6 +34,7 @@ final class DelayQueuePropertiesValidation {
 
 	static void validate(DelayQueueProperties properties, Errors errors) {
 		properties.getTopics().forEach((topic, settings) -> validateBatch(topic, settings, errors));
+		properties.getTopics().forEach((topic, settings) -> validateRateLimit(topic, settings.getRateLimit(), errors));
 		validateKeyPrefix(properties.getKeyPrefix(), errors);
 		if (properties.getHealth().getTimeout().toMillis() < 1) {
 			errors.rejectValue("health.timeout", "invalid",
@@ -85,6 +87,29 @@ final class DelayQueuePropertiesValidation {
 		if (problem != null) {
 			errors.rejectValue("topics[" + topic + "].batchTimeout", "invalid",
 					topicProperty(topic, "batch-timeout") + " " + problem);
+		}
+	}
+
+	private static void validateRateLimit(String topic, DelayQueueProperties.TopicRateLimit rateLimit, Errors errors) {
+		Integer limit = rateLimit.getLimit();
+		Duration period = rateLimit.getPeriod();
+		if ((limit == null) != (period == null)) {
+			String missing = (limit == null) ? "limit" : "period";
+			errors.rejectValue("topics[" + topic + "].rateLimit." + missing, "invalid",
+					topicProperty(topic, "rate-limit." + missing) + " must be set with "
+							+ topicProperty(topic, "rate-limit." + ((limit == null) ? "period" : "limit"))
+							+ ": a rate limit needs both");
+			return;
+		}
+		String problem = (limit != null) ? RateLimit.limitProblem(limit) : null;
+		if (problem != null) {
+			errors.rejectValue("topics[" + topic + "].rateLimit.limit", "invalid",
+					topicProperty(topic, "rate-limit.limit") + " " + problem);
+		}
+		problem = (period != null) ? RateLimit.periodProblem(period) : null;
+		if (problem != null) {
+			errors.rejectValue("topics[" + topic + "].rateLimit.period", "invalid",
+					topicProperty(topic, "rate-limit.period") + " " + problem);
 		}
 	}
 

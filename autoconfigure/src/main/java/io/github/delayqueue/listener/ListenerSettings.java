@@ -2,6 +2,7 @@ package io.github.delayqueue.listener;
 
 import java.time.Duration;
 
+import io.github.delayqueue.store.RateLimit;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -22,10 +23,13 @@ import org.jspecify.annotations.Nullable;
  * listener of single messages
  * @param batchTimeout longest wait to fill a batch once its first message is due; ignored
  * by a listener of single messages
+ * @param rateLimit most deliveries of the topic in any window of a period, across every
+ * application together, or {@code null} for none
  */
 public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, Duration visibilityTimeout,
 		RetryBackoff backoff, Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime,
-		LatePolicy latePolicy, Duration lateThreshold, int maxBatchSize, Duration batchTimeout) {
+		LatePolicy latePolicy, Duration lateThreshold, int maxBatchSize, Duration batchTimeout,
+		@Nullable RateLimit rateLimit) {
 
 	/** The maximum batch size unless configured. */
 	public static final int DEFAULT_MAX_BATCH_SIZE = 100;
@@ -53,6 +57,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	 * @param lateThreshold how late a message may be before the late policy applies
 	 * @param maxBatchSize most messages in one call of a batch listener
 	 * @param batchTimeout longest wait to fill a batch
+	 * @param rateLimit most deliveries in any window of a period, or {@code null}
 	 */
 	public ListenerSettings {
 		if (concurrency < 1) {
@@ -87,6 +92,28 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	}
 
 	/**
+	 * Settings without a rate limit.
+	 * @param concurrency messages handled at once
+	 * @param prefetch claimed messages that may wait for a free handler
+	 * @param maxAttempts deliveries before dead-lettering
+	 * @param visibilityTimeout lease length
+	 * @param backoff waits between attempts
+	 * @param idleCheckInterval longest idle wait
+	 * @param shutdownTimeout how long stopping waits
+	 * @param maxHandlingTime how long a handler may run with its lease extended
+	 * @param latePolicy what to do with late messages
+	 * @param lateThreshold how late a message may be before the late policy applies
+	 * @param maxBatchSize most messages in one call of a batch listener
+	 * @param batchTimeout longest wait to fill a batch
+	 */
+	public ListenerSettings(int concurrency, int prefetch, int maxAttempts, Duration visibilityTimeout,
+			RetryBackoff backoff, Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime,
+			LatePolicy latePolicy, Duration lateThreshold, int maxBatchSize, Duration batchTimeout) {
+		this(concurrency, prefetch, maxAttempts, visibilityTimeout, backoff, idleCheckInterval, shutdownTimeout,
+				maxHandlingTime, latePolicy, lateThreshold, maxBatchSize, batchTimeout, null);
+	}
+
+	/**
 	 * Settings with the default maximum batch size and batch timeout.
 	 * @param concurrency messages handled at once
 	 * @param prefetch claimed messages that may wait for a free handler
@@ -103,7 +130,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 			RetryBackoff backoff, Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime,
 			LatePolicy latePolicy, Duration lateThreshold) {
 		this(concurrency, prefetch, maxAttempts, visibilityTimeout, backoff, idleCheckInterval, shutdownTimeout,
-				maxHandlingTime, latePolicy, lateThreshold, DEFAULT_MAX_BATCH_SIZE, DEFAULT_BATCH_TIMEOUT);
+				maxHandlingTime, latePolicy, lateThreshold, DEFAULT_MAX_BATCH_SIZE, DEFAULT_BATCH_TIMEOUT, null);
 	}
 
 	/**
@@ -137,7 +164,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	public ListenerSettings withConcurrency(int concurrency) {
 		return new ListenerSettings(concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout, this.backoff,
 				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy, this.lateThreshold,
-				this.maxBatchSize, this.batchTimeout);
+				this.maxBatchSize, this.batchTimeout, this.rateLimit);
 	}
 
 	/**
@@ -147,7 +174,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	public ListenerSettings withMaxAttempts(int maxAttempts) {
 		return new ListenerSettings(this.concurrency, this.prefetch, maxAttempts, this.visibilityTimeout, this.backoff,
 				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy, this.lateThreshold,
-				this.maxBatchSize, this.batchTimeout);
+				this.maxBatchSize, this.batchTimeout, this.rateLimit);
 	}
 
 	/**
@@ -157,7 +184,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	public ListenerSettings withMaxBatchSize(int maxBatchSize) {
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
-				this.lateThreshold, maxBatchSize, this.batchTimeout);
+				this.lateThreshold, maxBatchSize, this.batchTimeout, this.rateLimit);
 	}
 
 	/**
@@ -167,7 +194,17 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	public ListenerSettings withBatchTimeout(Duration batchTimeout) {
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
-				this.lateThreshold, this.maxBatchSize, batchTimeout);
+				this.lateThreshold, this.maxBatchSize, batchTimeout, this.rateLimit);
+	}
+
+	/**
+	 * @param rateLimit the rate limit to use instead, or {@code null} for none
+	 * @return a copy with that rate limit
+	 */
+	public ListenerSettings withRateLimit(@Nullable RateLimit rateLimit) {
+		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
+				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
+				this.lateThreshold, this.maxBatchSize, this.batchTimeout, rateLimit);
 	}
 
 }

@@ -48,6 +48,12 @@ public final class DelayQueueMeterNames {
 	public static final String RESCHEDULED = "delay.queue.rescheduled";
 
 	/**
+	 * Counter of claims that used up the room of their topic's rate limit, after which
+	 * its due messages wait for the window.
+	 */
+	public static final String RATE_LIMITED = "delay.queue.rate.limited";
+
+	/**
 	 * Gauge of a topic's messages; tag {@value #STATE}: {@code scheduled}, {@code ready},
 	 * {@code in-flight} or {@code dead}.
 	 */

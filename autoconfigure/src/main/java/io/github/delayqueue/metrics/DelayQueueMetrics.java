@@ -84,4 +84,12 @@ public interface DelayQueueMetrics {
 	default void rescheduled(String topic) {
 	}
 
+	/**
+	 * A claim used up the room of the topic's rate limit: its due messages wait until the
+	 * window has room again.
+	 * @param topic the topic
+	 */
+	default void rateLimited(String topic) {
+	}
+
 }

@@ -104,6 +104,11 @@ public class MicrometerDelayQueueMetrics implements DelayQueueMetrics {
 	}
 
 	@Override
+	public void rateLimited(String topic) {
+		counter(DelayQueueMeterNames.RATE_LIMITED, topic).increment();
+	}
+
+	@Override
 	public void cancelled(String topic) {
 		counter(DelayQueueMeterNames.CANCELLED, topic).increment();
 	}

@@ -170,12 +170,14 @@ public class DelayQueueRuntime implements SmartLifecycle {
 			String topic = endpoint.topic();
 			agreePartitions(topic);
 			List<TopicRuntime> runtimes = new ArrayList<>();
-			for (String partition : this.store.partitions().names(topic)) {
+			List<String> names = this.store.partitions().names(topic);
+			for (String partition : names) {
 				TopicBroker broker = new TopicBroker(topic, this.store.topic(partition), executor, this.brokerSettings,
 						endpoint.settings().maxAttempts(), () -> wakeConsumer(partition), this.metrics);
 				TopicRuntime runtime = new TopicRuntime(partition, broker,
 						() -> new TopicConsumer(endpoint, this.store.topic(partition), this.converter, executor,
-								this.metrics, this.observationRegistry, this.observationConvention, handlers));
+								this.metrics, this.observationRegistry, this.observationConvention, handlers,
+								names.size()));
 				this.signals.onReadyMessages(partition, runtime::wakeConsumer);
 				this.signals.onEarlierMessage(partition, runtime::wakeBroker);
 				this.partitions.put(partition, runtime);

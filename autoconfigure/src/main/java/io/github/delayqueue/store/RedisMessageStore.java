@@ -3,6 +3,7 @@ package io.github.delayqueue.store;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -478,31 +479,59 @@ public class RedisMessageStore implements AutoCloseable {
 	 * @return the claimed messages, possibly none, and whether more may be ready
 	 */
 	public ClaimResult claim(String topic, String consumer, String token, int limit, int earlyLimit, Duration lease) {
-		return await(claimAsync(topic, consumer, token, limit, earlyLimit, lease));
+		return claim(topic, consumer, token, limit, earlyLimit, lease, null);
 	}
 
 	/**
 	 * Leases ready messages of a topic as
-	 * {@link #claim(String, String, String, int, int, Duration)} does, without waiting
-	 * for Redis: the future completes on the Redis client's I/O thread, where nothing may
-	 * block.
+	 * {@link #claim(String, String, String, int, int, Duration)} does, within a rate
+	 * limit.
 	 * @param topic the topic
 	 * @param consumer the consumer's id, the same for all its claims
 	 * @param token the lease token, new for each claim request of the consumer
 	 * @param limit the largest number of due messages to claim, 1 to 1000
 	 * @param earlyLimit the largest number of messages not yet due to claim
 	 * @param lease how long the lease lasts
-	 * @return the claimed messages, possibly none, and whether more may be ready
+	 * @param rateLimit the topic's rate limit, or {@code null} for none
+	 * @return the claimed messages, possibly none, whether more may be ready, and how
+	 * long the rate limit holds the rest back
+	 */
+	public ClaimResult claim(String topic, String consumer, String token, int limit, int earlyLimit, Duration lease,
+			@Nullable RateLimit rateLimit) {
+		return await(claimAsync(topic, consumer, token, limit, earlyLimit, lease, rateLimit));
+	}
+
+	/**
+	 * Leases ready messages of a topic as
+	 * {@link #claim(String, String, String, int, int, Duration, RateLimit)} does, without
+	 * waiting for Redis: the future completes on the Redis client's I/O thread, where
+	 * nothing may block. With a rate limit, no more due messages are taken than its
+	 * sliding window (the topic's {@link TopicKeys#rateWindow()}, shared by every
+	 * consumer) has room for, and none before it is due; without one, the window is not
+	 * touched.
+	 * @param topic the topic
+	 * @param consumer the consumer's id, the same for all its claims
+	 * @param token the lease token, new for each claim request of the consumer
+	 * @param limit the largest number of due messages to claim, 1 to 1000
+	 * @param earlyLimit the largest number of messages not yet due to claim
+	 * @param lease how long the lease lasts
+	 * @param rateLimit the topic's rate limit, or {@code null} for none
+	 * @return the claimed messages, possibly none, whether more may be ready, and how
+	 * long the rate limit holds the rest back
 	 */
 	public CompletableFuture<ClaimResult> claimAsync(String topic, String consumer, String token, int limit,
-			int earlyLimit, Duration lease) {
+			int earlyLimit, Duration lease, @Nullable RateLimit rateLimit) {
 		if (limit < 1 || limit > MAX_IDS_PER_CALL) {
 			throw new IllegalArgumentException("Claim limit must be 1 to " + MAX_IDS_PER_CALL + ", but was " + limit);
 		}
 		TopicKeys keys = keys(topic);
+		List<Object> args = new ArrayList<>(List.of(limit, lease.toMillis(), Math.max(0, earlyLimit), token));
+		if (rateLimit != null) {
+			args.add(rateLimit.limit());
+			args.add(rateLimit.period().toMillis());
+		}
 		return submit(Script.CLAIM,
-				(role) -> (role == Script.Key.CLAIM_RECORD) ? keys.claimRecord(consumer) : keys.key(role),
-				List.of(limit, lease.toMillis(), Math.max(0, earlyLimit), token))
+				(role) -> (role == Script.Key.CLAIM_RECORD) ? keys.claimRecord(consumer) : keys.key(role), args)
 			.thenApply((reply) -> claimResult(reply, token));
 	}
 
@@ -514,7 +543,10 @@ public class RedisMessageStore implements AutoCloseable {
 		for (int i = 3; i + 1 < reply.size(); i += 2) {
 			claimed.add(new ClaimedMessage(text(reply.get(i)), token, deadline, claimedAt, (byte[]) reply.get(i + 1)));
 		}
-		return new ClaimResult(claimed, number(reply.get(2)) == 1);
+		// An odd element after the messages: how long the rate limit holds the rest back.
+		Duration rateLimitedFor = ((reply.size() - 3) % 2 == 1)
+				? Duration.of(number(reply.get(reply.size() - 1)), ChronoUnit.MICROS) : Duration.ZERO;
+		return new ClaimResult(claimed, number(reply.get(2)) == 1, rateLimitedFor);
 	}
 
 	/**

@@ -32,8 +32,8 @@ final class RedisTopicStore implements TopicStore, TopicInspector {
 
 	@Override
 	public CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit,
-			Duration lease) {
-		return this.store.claimAsync(this.topic, consumer, token, limit, earlyLimit, lease);
+			Duration lease, @Nullable RateLimit rateLimit) {
+		return this.store.claimAsync(this.topic, consumer, token, limit, earlyLimit, lease, rateLimit);
 	}
 
 	@Override

@@ -27,7 +27,9 @@ enum Script {
 
 	PROMOTE(false, withPriorities(Key.SCHEDULED, Key.READY, Key.IN_FLIGHT)),
 
-	CLAIM(false, withPriorities(Key.READY, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES, Key.CLAIM_RECORD)),
+	CLAIM(false,
+			withPriorities(Key.READY, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES, Key.CLAIM_RECORD,
+					Key.RATE_WINDOW)),
 
 	ACK(false, Key.IN_FLIGHT, Key.MESSAGES, Key.LEASES, Key.PRIORITIES),
 
@@ -168,6 +170,9 @@ enum Script {
 		STATE_MESSAGES("state messages", "HASH"),
 
 		PARTITION_COUNT("partition count", "STRING"),
+
+		/** A rate-limited topic's claims of the last period. */
+		RATE_WINDOW("rate window", "ZSET"),
 
 		/** The priority of each message sent with one above 0, in whatever state. */
 		PRIORITIES("priorities", "HASH"),

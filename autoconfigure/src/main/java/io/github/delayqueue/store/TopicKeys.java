@@ -107,6 +107,16 @@ public record TopicKeys(String prefix, String topic) {
 	}
 
 	/**
+	 * The sliding window of a rate-limited topic: one entry per message claimed within
+	 * the last period, scored by its claim time (epoch µs); absent for a topic without a
+	 * rate limit, and expiring a period after its last claim.
+	 * @return ZSET key
+	 */
+	public String rateWindow() {
+		return key("w");
+	}
+
+	/**
 	 * The key that plays a role in the scripts.
 	 * @param role the role
 	 * @return the key
@@ -127,6 +137,7 @@ public record TopicKeys(String prefix, String topic) {
 			case PRIORITIES -> priorities();
 			case READY_1, READY_2, READY_3, READY_4, READY_5, READY_6, READY_7, READY_8, READY_9 ->
 				ready(role.priority());
+			case RATE_WINDOW -> rateWindow();
 			case CLAIM_RECORD, STATE_INDEX, STATE_MESSAGES ->
 				throw new IllegalArgumentException("The " + role + " key depends on more than the topic");
 		};

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The state transitions of one topic's messages, one method per script: the port the
  * runtime (brokers and consumers) works through. {@link RedisMessageStore#topic(String)}
@@ -35,9 +37,14 @@ public interface TopicStore {
 	 * @param limit the largest number of due messages to claim
 	 * @param earlyLimit the largest number of messages not yet due to claim
 	 * @param lease how long the lease lasts
-	 * @return the claimed messages and whether more may be ready
+	 * @param rateLimit the topic's rate limit (this partition's share), or {@code null}
+	 * for none; with one, the claim takes no more due messages than its window, shared by
+	 * every consumer, has room for, and none early
+	 * @return the claimed messages, whether more may be ready, and how long the rate
+	 * limit holds the rest back
 	 */
-	CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit, Duration lease);
+	CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit, Duration lease,
+			@Nullable RateLimit rateLimit);
 
 	/**
 	 * Acknowledges messages: each is deleted with all its data.

@@ -21,22 +21,30 @@
 -- KEYS[6] claim record STRING this consumer's last claim that leased messages, to answer a replay
 --                             of it; replaced by its next claim, deleted by its next claim that
 --                             leases nothing, and expires with the lease
--- KEYS[7] priorities HASH  id -> priority of messages sent with one above 0
--- KEYS[8] ready 1 LIST     ids of priority 1 waiting for a consumer, oldest first
--- KEYS[9] ready 2 LIST     the same for priority 2
--- KEYS[10] ready 3 LIST    the same for priority 3
--- KEYS[11] ready 4 LIST    the same for priority 4
--- KEYS[12] ready 5 LIST    the same for priority 5
--- KEYS[13] ready 6 LIST    the same for priority 6
--- KEYS[14] ready 7 LIST    the same for priority 7
--- KEYS[15] ready 8 LIST    the same for priority 8
--- KEYS[16] ready 9 LIST    the same for priority 9
+-- KEYS[7] rate window ZSET    a rate-limited topic's claims of the last period, scored by claim
+--                             time (epoch µs); untouched without a rate limit
+-- KEYS[8] priorities HASH  id -> priority of messages sent with one above 0
+-- KEYS[9] ready 1 LIST     ids of priority 1 waiting for a consumer, oldest first
+-- KEYS[10] ready 2 LIST    the same for priority 2
+-- KEYS[11] ready 3 LIST    the same for priority 3
+-- KEYS[12] ready 4 LIST    the same for priority 4
+-- KEYS[13] ready 5 LIST    the same for priority 5
+-- KEYS[14] ready 6 LIST    the same for priority 6
+-- KEYS[15] ready 7 LIST    the same for priority 7
+-- KEYS[16] ready 8 LIST    the same for priority 8
+-- KEYS[17] ready 9 LIST    the same for priority 9
 -- ARGV[1] largest number of due messages to claim (at most 1000)
 -- ARGV[2] lease length in ms
 -- ARGV[3] largest number of messages not yet due to claim
 -- ARGV[4] lease token: new for each claim request of the consumer, kept when it re-sends one
+-- ARGV[5] rate limit: most messages claimed in any window of ARGV[6] ms by all consumers
+--         together (then none is taken before it is due); absent for a topic without one, whose
+--         claims then run no command more
+-- ARGV[6] rate limit period in ms (only with ARGV[5])
 -- Returns {lease deadline (epoch ms), claim time (epoch µs), 1 if more ids may be waiting else 0,
 --          id, stored message, id, stored message, ...}; {0, 0, 0} when the ready lists are empty.
+--          When the claim used up the rate limit's room, one more number follows: the µs until
+--          its window has room again.
 -- Replayed: idempotent. A request that already ran (the client lost the reply and sent it again)
 -- returns the messages it leased then that are still leased to its token, and claims nothing new.
 local wanted = tonumber(ARGV[1])
@@ -64,12 +72,29 @@ if record then
     return out
   end
 end
+-- A rate-limited topic takes no more due messages than its window has room for, and none early.
+local rateLimit = tonumber(ARGV[5])
+local periodUs, limited
+if rateLimit then
+  periodUs = tonumber(ARGV[6]) * 1000
+  local windowNow = now_us()
+  local room = rateLimit - window_count(KEYS[7], periodUs, windowNow)
+  if room < 1 then
+    if record then
+      redis.call('DEL', KEYS[6])
+    end
+    return {0, 0, 0, window_wait(KEYS[7], periodUs, windowNow)}
+  end
+  limited = room < wanted
+  wanted = math.min(wanted, room)
+  wantedEarly = 0
+end
 local nowUs, now, deadline, out, claimRecord
 local claimed, claimedEarly, looked = 0, 0, 0
 local taken, leases, tokens = {}, {}, {}
 local full = false
 -- The lists to read, and for each one read: the ids looked at from its head, and those kept.
-local lists, listLooked, listKept = ready_lists(KEYS[1], 7), {}, {}
+local lists, listLooked, listKept = ready_lists(KEYS[1], 8), {}, {}
 for l, list in ipairs(lists) do
   local at, kept = 0, {}
   while not full and looked < 1000 do
@@ -161,5 +186,11 @@ if #leases > 0 then
   redis.call('SET', KEYS[6], cmsgpack.pack(claimRecord), 'PX', math.max(1, tonumber(ARGV[2])))
 elseif record then
   redis.call('DEL', KEYS[6])
+end
+if rateLimit and #leases > 0 then
+  window_add(KEYS[7], periodUs, nowUs, leases)
+end
+if limited and claimed >= wanted then
+  out[#out + 1] = window_wait(KEYS[7], periodUs, nowUs)
 end
 return out

@@ -151,3 +151,39 @@ local function push_by_priority(readyKey, base, ids)
     redis.call('RPUSH', list, unpack(byList[list]))
   end
 end
+
+-- Rate limits (claim.lua): a rate-limited topic's window is a ZSET with one entry per message
+-- claimed, scored by its claim time (epoch µs). A claim takes no more due messages than the
+-- window has room for at its time, so no window of the period ever holds more than the limit.
+
+-- The score bound of the window that ends at nowUs: claims after it still count.
+local function window_start(periodUs, nowUs)
+  return '(' .. string.format('%.0f', nowUs - periodUs)
+end
+
+-- How many claims of the last periodUs the window holds at nowUs. One read.
+local function window_count(windowKey, periodUs, nowUs)
+  return redis.call('ZCOUNT', windowKey, window_start(periodUs, nowUs), '+inf')
+end
+
+-- The µs from nowUs until the oldest claim still counted leaves the window (at least 1).
+local function window_wait(windowKey, periodUs, nowUs)
+  local oldest = redis.call('ZRANGEBYSCORE', windowKey, window_start(periodUs, nowUs), '+inf', 'WITHSCORES',
+    'LIMIT', 0, 1)
+  return math.max(1, oldest[2] and (tonumber(oldest[2]) + periodUs - nowUs) or 1)
+end
+
+-- Records a claim in the window: one entry "<µs>:<id>" per message taken (inFlight: the claim's
+-- in-flight entries, {deadline, id, deadline, id, ...}); drops the entries that no longer count
+-- and lets the key expire a period after its newest entry.
+local function window_add(windowKey, periodUs, nowUs, inFlight)
+  local at = string.format('%.0f', nowUs)
+  local entries = {}
+  for i = 2, #inFlight, 2 do
+    entries[#entries + 1] = at
+    entries[#entries + 1] = at .. ':' .. inFlight[i]
+  end
+  redis.call('ZREMRANGEBYSCORE', windowKey, '-inf', string.format('%.0f', nowUs - periodUs))
+  redis.call('ZADD', windowKey, unpack(entries))
+  redis.call('PEXPIRE', windowKey, math.ceil(periodUs / 1000))
+end

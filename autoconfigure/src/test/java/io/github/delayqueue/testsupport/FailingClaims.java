@@ -4,7 +4,9 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.delayqueue.store.ClaimResult;
+import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.RedisMessageStore;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -33,11 +35,11 @@ public class FailingClaims extends RedisMessageStore {
 
 	@Override
 	public CompletableFuture<ClaimResult> claimAsync(String topic, String consumer, String token, int limit,
-			int earlyLimit, Duration lease) {
+			int earlyLimit, Duration lease, @Nullable RateLimit rateLimit) {
 		if (this.failing) {
 			throw new AssertionError("claim failed with an Error, as the test asked");
 		}
-		return super.claimAsync(topic, consumer, token, limit, earlyLimit, lease);
+		return super.claimAsync(topic, consumer, token, limit, earlyLimit, lease, rateLimit);
 	}
 
 }

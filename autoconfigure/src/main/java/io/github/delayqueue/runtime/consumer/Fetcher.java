@@ -16,10 +16,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.delayqueue.listener.ListenerSettings;
+import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.runtime.support.OutageLog;
 import io.github.delayqueue.runtime.support.Replies;
 import io.github.delayqueue.runtime.support.TopicRepair;
 import io.github.delayqueue.store.ClaimResult;
+import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.TopicStore;
 import org.apache.commons.logging.Log;
@@ -37,7 +39,10 @@ import org.jspecify.annotations.Nullable;
  * check), its reply is handled there, and the next claim follows at once while messages
  * keep coming. A claim that fails is sent again, with the same lease token, after a
  * backoff: it returns what it leased if it had run. An {@link Error} stops it for good,
- * and the topic's listener is then reported as stopped.
+ * and the topic's listener is then reported as stopped. For a rate-limited topic it
+ * claims only for free handler slots and nothing early, so that a delivery starts when
+ * its claim takes its place in the limit's window; when the limit holds messages back, it
+ * claims again when the window has room, not before.
  */
 final class Fetcher {
 
@@ -62,6 +67,10 @@ final class Fetcher {
 
 	private final ListenerSettings settings;
 
+	private final @Nullable RateLimit rateLimit;
+
+	private final DelayQueueMetrics metrics;
+
 	private final ScheduledExecutorService scheduler;
 
 	private final Dispatcher dispatcher;
@@ -84,7 +93,10 @@ final class Fetcher {
 
 	private long holds;
 
-	/** When a slow-down asked by a handler ends ({@link System#nanoTime()}). */
+	/**
+	 * When a slow-down asked by a handler, or the wait for room in the rate limit's
+	 * window, ends ({@link System#nanoTime()}).
+	 */
 	private final AtomicLong pausedUntilNanos = new AtomicLong(System.nanoTime());
 
 	private final AtomicBoolean requested = new AtomicBoolean();
@@ -118,12 +130,18 @@ final class Fetcher {
 	 * Creates a fetcher.
 	 * @param slots how many messages it may have in hand, waiting or being handled: the
 	 * concurrency (times the maximum batch size for a batch listener) plus the prefetch
+	 * @param rateLimit the rate limit of the topic (this partition's share), or
+	 * {@code null} for none
+	 * @param metrics where claims held back by the rate limit are counted
 	 */
-	Fetcher(String topic, TopicStore store, ListenerSettings settings, int slots, ScheduledExecutorService scheduler,
-			Dispatcher dispatcher, LeaseKeeper leases, OutageLog outageLog) {
+	Fetcher(String topic, TopicStore store, ListenerSettings settings, int slots, @Nullable RateLimit rateLimit,
+			DelayQueueMetrics metrics, ScheduledExecutorService scheduler, Dispatcher dispatcher, LeaseKeeper leases,
+			OutageLog outageLog) {
 		this.topic = topic;
 		this.store = store;
 		this.settings = settings;
+		this.rateLimit = rateLimit;
+		this.metrics = metrics;
 		this.scheduler = scheduler;
 		this.dispatcher = dispatcher;
 		this.leases = leases;
@@ -280,8 +298,8 @@ final class Fetcher {
 			if (wanted == 0) {
 				return false;
 			}
-			request = new ClaimRequest(this.consumerId + "." + (++this.claims), wanted,
-					Math.max(0, MAX_HELD - this.held.get()));
+			int earlyLimit = (this.rateLimit != null) ? 0 : Math.max(0, MAX_HELD - this.held.get());
+			request = new ClaimRequest(this.consumerId + "." + (++this.claims), wanted, earlyLimit);
 		}
 		CompletableFuture<Void> inProgress = new CompletableFuture<>();
 		synchronized (this.claimLock) {
@@ -296,7 +314,7 @@ final class Fetcher {
 		ClaimRequest sent = request;
 		Replies.send(
 				() -> this.store.claim(this.consumerId, sent.token(), sent.wanted(), sent.earlyLimit(),
-						this.settings.visibilityTimeout()),
+						this.settings.visibilityTimeout(), this.rateLimit),
 				this.scheduler, (result, failure) -> claimed(sent, result, failure, inProgress), () -> {
 					// Stopping: the claim's leases expire and its messages are delivered
 					// again.
@@ -340,7 +358,17 @@ final class Fetcher {
 			this.outageBackoffMillis = 0;
 			int due = handOver(claimed);
 			this.freeSlots.addAndGet(request.wanted() - due);
-			if (result.more() || due == request.wanted()) {
+			if (!result.rateLimitedFor().isZero()) {
+				if (logger.isDebugEnabled()) {
+					logger
+						.debug("Topic '" + this.topic + "': the rate limit holds due messages back, claiming again in "
+								+ result.rateLimitedFor());
+				}
+				this.metrics.rateLimited(this.topic);
+				pauseFor(result.rateLimitedFor());
+				this.requested.set(true);
+			}
+			else if (result.more() || due == request.wanted()) {
 				this.requested.set(true);
 			}
 			else {

@@ -15,6 +15,7 @@ import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.observation.DelayQueueReceiverObservationConvention;
 import io.github.delayqueue.runtime.support.OutageLog;
+import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.TopicStore;
 import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
@@ -74,10 +75,13 @@ public final class TopicConsumer {
 	 * {@code null} for the default one
 	 * @param handlerExecutor the executor shared by every topic's handlers, on which at
 	 * most the topic's concurrency run at once
+	 * @param partitions the number of partitions of the topic, which share its rate limit
+	 * equally
 	 */
 	public TopicConsumer(DelayListenerEndpoint endpoint, TopicStore store, PayloadConverter converter,
 			ScheduledExecutorService scheduler, DelayQueueMetrics metrics, ObservationRegistry observationRegistry,
-			@Nullable DelayQueueReceiverObservationConvention observationConvention, Executor handlerExecutor) {
+			@Nullable DelayQueueReceiverObservationConvention observationConvention, Executor handlerExecutor,
+			int partitions) {
 		String topic = endpoint.topic();
 		this.endpoint = endpoint;
 		this.settings = endpoint.settings();
@@ -90,20 +94,26 @@ public final class TopicConsumer {
 				settlement, outageLog);
 		this.deliveries = new DeliveryHandler(endpoint, converter, settlement, metrics, observationRegistry,
 				observationConvention, this::slowDown);
-		int slots = this.settings.concurrency() + this.settings.prefetch();
+		RateLimit configured = this.settings.rateLimit();
+		RateLimit rateLimit = (configured != null) ? configured.share(partitions) : null;
+		// A rate-limited topic claims no prefetch: a delivery must start when it is
+		// claimed.
+		int prefetch = (rateLimit != null) ? 0 : this.settings.prefetch();
+		int slots = this.settings.concurrency() + prefetch;
 		Fetcher.Dispatcher dispatcher = this::dispatch;
 		if (endpoint.isBatch()) {
 			this.batchDeliveries = new BatchDeliveryHandler(endpoint, this.deliveries, this::slowDown);
 			this.batches = new BatchAssembler(topic, this.settings.maxBatchSize(), this.settings.batchTimeout(),
 					scheduler, this::dispatchBatch);
-			slots = this.settings.concurrency() * this.settings.maxBatchSize() + this.settings.prefetch();
+			slots = this.settings.concurrency() * this.settings.maxBatchSize() + prefetch;
 			dispatcher = this.batches;
 		}
 		else {
 			this.batchDeliveries = null;
 			this.batches = null;
 		}
-		this.fetcher = new Fetcher(topic, store, this.settings, slots, scheduler, dispatcher, this.leases, outageLog);
+		this.fetcher = new Fetcher(topic, store, this.settings, slots, rateLimit, metrics, scheduler, dispatcher,
+				this.leases, outageLog);
 	}
 
 	/**
@@ -119,8 +129,10 @@ public final class TopicConsumer {
 		this.fetcher.start();
 		String batch = (this.batches != null)
 				? ", batches of up to " + this.settings.maxBatchSize() + " within " + this.settings.batchTimeout() : "";
+		RateLimit rateLimit = this.settings.rateLimit();
+		String rate = (rateLimit != null) ? ", rate limit " + rateLimit.limit() + " per " + rateLimit.period() : "";
 		logger.info("Listening to topic '" + topic() + "' with " + this.endpoint.describe() + " (concurrency "
-				+ this.settings.concurrency() + ", max attempts " + this.settings.maxAttempts() + batch + ")");
+				+ this.settings.concurrency() + ", max attempts " + this.settings.maxAttempts() + batch + rate + ")");
 	}
 
 	/**

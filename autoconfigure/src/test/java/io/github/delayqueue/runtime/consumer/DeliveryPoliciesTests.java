@@ -23,8 +23,10 @@ import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.LeaseExpiryResult;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.PromoteResult;
+import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.TopicStore;
 import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
@@ -212,7 +214,7 @@ class DeliveryPoliciesTests {
 
 		@Override
 		public CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit,
-				Duration lease) {
+				Duration lease, @Nullable RateLimit rateLimit) {
 			throw new UnsupportedOperationException();
 		}
 

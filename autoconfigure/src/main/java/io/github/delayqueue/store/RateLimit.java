@@ -1,0 +1,75 @@
+package io.github.delayqueue.store;
+
+import java.time.Duration;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * At most {@code limit} deliveries of a topic start in any window of {@code period},
+ * across every application of the topic together: a sliding window kept in Redis by the
+ * claim script, which takes no more due messages than the window has room for.
+ *
+ * @param limit the most deliveries in any window, 1 to {@value #MAX_LIMIT}
+ * @param period the length of the window, 1 millisecond to a day
+ */
+public record RateLimit(int limit, Duration period) {
+
+	/** The largest limit accepted. */
+	public static final int MAX_LIMIT = 1_000_000;
+
+	/** The longest period accepted. */
+	public static final Duration MAX_PERIOD = Duration.ofDays(1);
+
+	/**
+	 * Checks the values.
+	 * @param limit the most deliveries in any window
+	 * @param period the length of the window
+	 */
+	public RateLimit {
+		String problem = limitProblem(limit);
+		if (problem != null) {
+			throw new IllegalArgumentException("Rate limit " + problem);
+		}
+		problem = periodProblem(period);
+		if (problem != null) {
+			throw new IllegalArgumentException("Rate limit period " + problem);
+		}
+	}
+
+	/**
+	 * Tells what is wrong with a limit.
+	 * @param limit the limit
+	 * @return the problem, to follow the setting's name, or {@code null} if it is valid
+	 */
+	public static @Nullable String limitProblem(int limit) {
+		if (limit < 1 || limit > MAX_LIMIT) {
+			return "must be between 1 and " + MAX_LIMIT + ", but was " + limit;
+		}
+		return null;
+	}
+
+	/**
+	 * Tells what is wrong with a period.
+	 * @param period the period
+	 * @return the problem, to follow the setting's name, or {@code null} if it is valid
+	 */
+	public static @Nullable String periodProblem(Duration period) {
+		if (period.toMillis() < 1 || period.compareTo(MAX_PERIOD) > 0) {
+			return "must be between 1ms and " + MAX_PERIOD + ", but was " + period;
+		}
+		return null;
+	}
+
+	/**
+	 * The share of one partition of a topic spread over several, each a topic of its own
+	 * in Redis (its own hash slot, which a script cannot leave): an equal part of the
+	 * limit, at least 1, so that the partitions together stay within the limit unless
+	 * there are more partitions than the limit.
+	 * @param partitions the number of partitions of the topic
+	 * @return the rate limit of each partition
+	 */
+	public RateLimit share(int partitions) {
+		return (partitions <= 1) ? this : new RateLimit(Math.max(1, this.limit / partitions), this.period);
+	}
+
+}
