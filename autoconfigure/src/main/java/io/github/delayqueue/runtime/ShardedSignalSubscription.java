@@ -2,10 +2,13 @@ package io.github.delayqueue.runtime;
 
 import java.time.Duration;
 import java.util.Collection;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.event.ClusterTopologyChangedEvent;
@@ -15,6 +18,7 @@ import io.lettuce.core.cluster.pubsub.StatefulRedisClusterPubSubConnection;
 import io.lettuce.core.codec.StringCodec;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 
 import org.springframework.data.redis.RedisSystemException;
@@ -25,21 +29,50 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * Receives sharded wake-up signals on a Redis 7 Cluster: subscribes with
  * {@code SSUBSCRIBE} to the channel of each listened topic, on the node that holds the
  * topic, and passes each signal to {@link WakeUpSignals}. When the Cluster's topology
- * changes (a replica promoted after a failover, slots moved), it subscribes again, so
- * that each channel is heard on the node that holds it now. Lettuce only.
+ * changes (a replica promoted after a failover, slots moved), it subscribes anew on a new
+ * connection, which finds each channel on the node that holds it now, and then closes the
+ * old one; a try that fails or times out (the topology may still be settling) is made
+ * again a second later, until one succeeds or the next change comes. Lettuce only.
  */
 final class ShardedSignalSubscription implements AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(ShardedSignalSubscription.class);
 
-	private final StatefulRedisClusterPubSubConnection<String, String> connection;
+	private static final long RETRY_MILLIS = 1000;
 
-	private final Disposable topologyChanges;
+	private static final int WARN_AFTER_FAILURES = 3;
 
-	private ShardedSignalSubscription(StatefulRedisClusterPubSubConnection<String, String> connection,
-			Disposable topologyChanges) {
-		this.connection = connection;
-		this.topologyChanges = topologyChanges;
+	private final RedisClusterClient client;
+
+	private final List<String> channels;
+
+	private final WakeUpSignals signals;
+
+	private final Duration timeout;
+
+	private final Executor retries = CompletableFuture.delayedExecutor(RETRY_MILLIS, TimeUnit.MILLISECONDS);
+
+	/** Set while a renewal runs; a change meanwhile makes it run once more. */
+	private final AtomicBoolean renewing = new AtomicBoolean();
+
+	private final AtomicBoolean changedMeanwhile = new AtomicBoolean();
+
+	/** Tries that failed since the last that worked. */
+	private int failures;
+
+	private volatile StatefulRedisClusterPubSubConnection<String, String> connection;
+
+	private volatile @Nullable Disposable topologyChanges;
+
+	private volatile boolean closed;
+
+	private ShardedSignalSubscription(RedisClusterClient client, Collection<String> channels, WakeUpSignals signals,
+			Duration timeout) {
+		this.client = client;
+		this.channels = List.copyOf(channels);
+		this.signals = signals;
+		this.timeout = timeout;
+		this.connection = open();
 	}
 
 	/**
@@ -59,62 +92,102 @@ final class ShardedSignalSubscription implements AutoCloseable {
 				|| !(lettuce.getRequiredNativeClient() instanceof RedisClusterClient client)) {
 			throw new IllegalStateException("Sharded wake-up signals need Lettuce on a Redis Cluster");
 		}
-		StatefulRedisClusterPubSubConnection<String, String> connection = client.connectPubSub(StringCodec.UTF8);
-		connection.setNodeMessagePropagation(true);
-		connection.addListener(new RedisClusterPubSubAdapter<>() {
+		ShardedSignalSubscription subscription = new ShardedSignalSubscription(client, channels, signals, timeout);
+		subscription.topologyChanges = client.getResources()
+			.eventBus()
+			.get()
+			.filter(ClusterTopologyChangedEvent.class::isInstance)
+			.subscribe((event) -> subscription.topologyChanged());
+		return subscription;
+	}
+
+	/**
+	 * A new connection subscribed to every channel, one {@code SSUBSCRIBE} per channel
+	 * (channels of different slots may not share one).
+	 */
+	private StatefulRedisClusterPubSubConnection<String, String> open() {
+		StatefulRedisClusterPubSubConnection<String, String> opened = this.client.connectPubSub(StringCodec.UTF8);
+		opened.setNodeMessagePropagation(true);
+		WakeUpSignals target = this.signals;
+		opened.addListener(new RedisClusterPubSubAdapter<>() {
 
 			@Override
 			public void smessage(RedisClusterNode node, String channel, String message) {
-				signals.signal(message);
+				target.signal(message);
 			}
 
 		});
 		try {
-			CompletableFuture.allOf(ssubscribe(connection, channels)).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+			CompletableFuture
+				.allOf(this.channels.stream()
+					.map((channel) -> opened.async().ssubscribe(channel).toCompletableFuture())
+					.toArray(CompletableFuture[]::new))
+				.get(this.timeout.toMillis(), TimeUnit.MILLISECONDS);
+			return opened;
 		}
 		catch (InterruptedException ex) {
-			connection.close();
+			opened.closeAsync();
 			Thread.currentThread().interrupt();
-			throw new RedisSystemException("Interrupted while subscribing to " + channels, ex);
+			throw new RedisSystemException("Interrupted while subscribing to " + this.channels, ex);
 		}
 		catch (ExecutionException | TimeoutException ex) {
-			connection.close();
-			throw new RedisSystemException("Could not subscribe to the signal channels " + channels, ex);
+			opened.closeAsync();
+			throw new RedisSystemException("Could not subscribe to the signal channels " + this.channels, ex);
 		}
-		Disposable topologyChanges = client.getResources()
-			.eventBus()
-			.get()
-			.filter(ClusterTopologyChangedEvent.class::isInstance)
-			.subscribe((event) -> subscribeAgain(connection, channels));
-		return new ShardedSignalSubscription(connection, topologyChanges);
+	}
+
+	private void topologyChanged() {
+		this.changedMeanwhile.set(true);
+		if (this.renewing.compareAndSet(false, true)) {
+			CompletableFuture.runAsync(this::renew);
+		}
 	}
 
 	/**
-	 * Sends {@code SSUBSCRIBE} for each channel, one per call: channels of different
-	 * slots may not share one.
+	 * Subscribes on a new connection, and closes the old one once that has worked; tries
+	 * again a second later if it did not, or if the topology changed meanwhile.
 	 */
-	private static CompletableFuture<?>[] ssubscribe(StatefulRedisClusterPubSubConnection<String, String> connection,
-			Collection<String> channels) {
-		return channels.stream()
-			.map((channel) -> connection.async().ssubscribe(channel).toCompletableFuture())
-			.toArray(CompletableFuture[]::new);
-	}
-
-	private static void subscribeAgain(StatefulRedisClusterPubSubConnection<String, String> connection,
-			Collection<String> channels) {
-		logger.debug("The Redis Cluster topology changed: subscribing again to the signal channels " + channels);
-		CompletableFuture.allOf(ssubscribe(connection, channels)).whenComplete((done, failure) -> {
-			if (failure != null) {
-				logger.warn("Could not subscribe again to the signal channels " + channels + " after a topology"
-						+ " change; until the next change, brokers and listeners wake on their own schedule: "
-						+ failure);
+	private void renew() {
+		this.changedMeanwhile.set(false);
+		boolean again;
+		try {
+			StatefulRedisClusterPubSubConnection<String, String> renewed = open();
+			StatefulRedisClusterPubSubConnection<String, String> old = this.connection;
+			this.connection = renewed;
+			old.closeAsync();
+			if (this.closed) {
+				renewed.closeAsync();
 			}
-		});
+			logger.debug("The Redis Cluster topology changed: subscribed anew to the signal channels " + this.channels);
+			this.failures = 0;
+			again = this.changedMeanwhile.get();
+		}
+		catch (RuntimeException ex) {
+			if (++this.failures == WARN_AFTER_FAILURES) {
+				logger.warn("Could not subscribe anew to the signal channels " + this.channels + " after a Redis "
+						+ "Cluster topology change, " + this.failures + " tries so far; trying on every second, while "
+						+ "brokers and listeners wake on their own schedule: " + ex.getMessage());
+			}
+			again = true;
+		}
+		if (again && !this.closed) {
+			this.retries.execute(this::renew);
+		}
+		else {
+			this.renewing.set(false);
+			if (this.changedMeanwhile.get() && !this.closed) {
+				topologyChanged();
+			}
+		}
 	}
 
 	@Override
 	public void close() {
-		this.topologyChanges.dispose();
+		this.closed = true;
+		Disposable changes = this.topologyChanges;
+		if (changes != null) {
+			changes.dispose();
+		}
 		this.connection.close();
 	}
 
