@@ -50,7 +50,8 @@ for i = 3, #ARGV, 4 do
     end
   end
   if outcome then
-    local priority = tonumber(string.sub(kind, -1))
+    -- A priority is a digit after the kind ('d', 'a', 'r'): only longer kinds may carry one.
+    local priority = #kind > 1 and tonumber(string.sub(kind, -1))
     if priority then
       redis.call('HSET', KEYS[3], id, priority)
     elseif prioritized then
