@@ -503,6 +503,7 @@ public class DelayQueueEndpoint {
 	 * @param state {@code scheduled}, {@code ready}, {@code in-flight} or {@code dead}
 	 * @param due its due time, absent if corrupt
 	 * @param attempts deliveries that ended without an acknowledgement, absent if corrupt
+	 * @param priority its priority, 0 (the default) to 9
 	 * @param leaseDeadline for a message in flight: when its lease ends
 	 * @param deadSince for a dead message: when it died
 	 * @param lastError for a dead message: its last error
@@ -516,7 +517,7 @@ public class DelayQueueEndpoint {
 	 * @param corrupt why the stored message cannot be read, absent unless corrupt
 	 */
 	public record MessageDescriptor(String topic, String id, String state, @Nullable String due,
-			@Nullable Integer attempts, @Nullable String leaseDeadline, @Nullable String deadSince,
+			@Nullable Integer attempts, int priority, @Nullable String leaseDeadline, @Nullable String deadSince,
 			@Nullable String lastError, @Nullable Map<String, String> headers, @Nullable String payload,
 			@Nullable String payloadBase64, long payloadSize, boolean payloadTruncated,
 			@Nullable String corrupt) implements OperationResponseBody {
@@ -527,8 +528,8 @@ public class DelayQueueEndpoint {
 			boolean truncated = payloadSize > shown.length;
 			String text = utf8(shown, truncated);
 			return new MessageDescriptor(topic, snapshot.id(), stateName(snapshot.state()),
-					instant(message.dueAtMillis()), message.attempts(), leaseDeadline(snapshot), deadSince(snapshot),
-					snapshot.lastError(), message.headers(), text,
+					instant(message.dueAtMillis()), message.attempts(), snapshot.priority(), leaseDeadline(snapshot),
+					deadSince(snapshot), snapshot.lastError(), message.headers(), text,
 					(text != null) ? null : Base64.getEncoder().encodeToString(shown), payloadSize, truncated, null);
 		}
 
@@ -538,7 +539,7 @@ public class DelayQueueEndpoint {
 			boolean truncated = snapshot.storedLength() > shown.length;
 			String text = utf8(shown, truncated);
 			return new MessageDescriptor(topic, snapshot.id(), stateName(snapshot.state()), null, null,
-					leaseDeadline(snapshot), deadSince(snapshot), snapshot.lastError(), null, text,
+					snapshot.priority(), leaseDeadline(snapshot), deadSince(snapshot), snapshot.lastError(), null, text,
 					(text != null) ? null : Base64.getEncoder().encodeToString(shown), snapshot.storedLength(),
 					truncated, "stored message is corrupt: " + problem);
 		}

@@ -15,9 +15,10 @@ import org.jspecify.annotations.Nullable;
  * @param storedPrefix the first bytes of the stored message, all of them when
  * {@code storedPrefix.length == storedLength}
  * @param lastError the last error, for a dead message
+ * @param priority its priority, 0 to 9 (0 when sent without one)
  */
 public record MessageSnapshot(String id, MessageState state, long score, long storedLength, byte[] storedPrefix,
-		@Nullable String lastError) {
+		@Nullable String lastError, int priority) {
 
 	/**
 	 * @return whether {@link #storedPrefix()} holds the whole stored message

@@ -926,7 +926,7 @@ public class RedisMessageStore implements AutoCloseable {
 		MessageState state = MessageState.ofCode(text(reply.get(0)));
 		String error = text(reply.get(4));
 		return new MessageSnapshot(id, state, number(reply.get(1)), number(reply.get(2)), (byte[]) reply.get(3),
-				(state == MessageState.DEAD) ? error : null);
+				(state == MessageState.DEAD) ? error : null, (int) number(reply.get(5)));
 	}
 
 	/**

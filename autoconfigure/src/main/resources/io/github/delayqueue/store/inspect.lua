@@ -6,29 +6,32 @@
 -- KEYS[4] dead ZSET            id scored by the time it died
 -- KEYS[5] dead messages HASH   id -> stored message
 -- KEYS[6] dead errors HASH     id -> last error
+-- KEYS[7] priorities HASH      id -> priority of messages sent with one above 0
 -- ARGV[1] id
 -- ARGV[2] most bytes of the stored message to return
 -- A message sent again under the id of a dead one is reported in its live state.
 -- Returns {} if the id is unknown, else {state ("z" scheduled, "r" ready, "i" in flight, "d" dead),
 --          score (due time, lease deadline or time of death; -1 when ready), length of the stored
---          message in bytes, its first ARGV[2] bytes, last error or ""}.
+--          message in bytes, its first ARGV[2] bytes, last error or "", priority (0 to 9)}.
 local id = ARGV[1]
 local limit = tonumber(ARGV[2])
+local priority = tonumber(redis.call('HGET', KEYS[7], id)) or 0
 local stored = redis.call('HGET', KEYS[1], id)
 if stored then
   local due = redis.call('ZSCORE', KEYS[2], id)
   if due then
-    return {'z', tonumber(due), #stored, string.sub(stored, 1, limit), ''}
+    return {'z', tonumber(due), #stored, string.sub(stored, 1, limit), '', priority}
   end
   local lease = redis.call('ZSCORE', KEYS[3], id)
   if lease then
-    return {'i', tonumber(lease), #stored, string.sub(stored, 1, limit), ''}
+    return {'i', tonumber(lease), #stored, string.sub(stored, 1, limit), '', priority}
   end
-  return {'r', -1, #stored, string.sub(stored, 1, limit), ''}
+  return {'r', -1, #stored, string.sub(stored, 1, limit), '', priority}
 end
 stored = redis.call('HGET', KEYS[5], id)
 if not stored then
   return {}
 end
 local died = redis.call('ZSCORE', KEYS[4], id)
-return {'d', died and tonumber(died) or -1, #stored, string.sub(stored, 1, limit), redis.call('HGET', KEYS[6], id) or ''}
+return {'d', died and tonumber(died) or -1, #stored, string.sub(stored, 1, limit), redis.call('HGET', KEYS[6], id) or '',
+  priority}

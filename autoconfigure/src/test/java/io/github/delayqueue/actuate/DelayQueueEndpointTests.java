@@ -147,6 +147,8 @@ class DelayQueueEndpointTests {
 		assertThat(result.path("readyByPriority").path("0").asLong()).isEqualTo(1);
 		assertThat(result.path("readyByPriority").path("9").asLong()).isEqualTo(1);
 		assertThat(ids(result.path("page"))).containsExactly("urgent", "routine");
+		assertThat(get("/delayqueue/{topic}/{id}", topic, "urgent").path("priority").asInt()).isEqualTo(9);
+		assertThat(get("/delayqueue/{topic}/{id}", topic, "routine").path("priority").asInt()).isZero();
 		JsonNode plain = get("/delayqueue/{topic}", uniqueTopic());
 		assertThat(plain.has("readyByPriority")).isFalse();
 	}

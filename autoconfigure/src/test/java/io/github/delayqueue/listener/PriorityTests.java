@@ -160,6 +160,25 @@ class PriorityTests {
 	}
 
 	@Test
+	void inspectingAMessageShowsItsPriorityInEveryState() {
+		inStore((store, redis) -> {
+			store.send(TOPIC, List.of(message("ready", 6), message("plain", 0),
+					NewMessage.afterDelay("scheduled", Duration.ofHours(1), body("scheduled")).withPriority(2)));
+			promoteAll(store);
+			assertThat(store.inspect(TOPIC, "ready", 100).priority()).isEqualTo(6);
+			assertThat(store.inspect(TOPIC, "plain", 100).priority()).isZero();
+			assertThat(store.inspect(TOPIC, "scheduled", 100).priority()).isEqualTo(2);
+			ClaimedMessage claimed = store.claim(TOPIC, 1, Duration.ofMinutes(1)).get(0);
+			assertThat(claimed.id()).isEqualTo("ready");
+			assertThat(store.inspect(TOPIC, "ready", 100).state()).isEqualTo(MessageState.IN_FLIGHT);
+			assertThat(store.inspect(TOPIC, "ready", 100).priority()).isEqualTo(6);
+			store.deadLetter(TOPIC, "ready", claimed.leaseToken(), "failed");
+			assertThat(store.inspect(TOPIC, "ready", 100).state()).isEqualTo(MessageState.DEAD);
+			assertThat(store.inspect(TOPIC, "ready", 100).priority()).isEqualTo(6);
+		});
+	}
+
+	@Test
 	void aTopicWithoutPrioritiesUsesNoneOfTheirKeys() {
 		inStore((store, redis) -> {
 			ClaimedMessage claimed = sendAndClaim(store, "plain", 0);
