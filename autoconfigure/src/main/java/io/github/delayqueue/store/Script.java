@@ -1,14 +1,10 @@
 package io.github.delayqueue.store;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Function;
 
-import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.script.DefaultRedisScript;
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -16,10 +12,10 @@ import org.springframework.data.redis.core.script.RedisScript;
  * The Lua scripts of the queue, one per state transition (and three that only read, and
  * one that keeps a topic's number of partitions), each with the keys it takes in the
  * order its {@code .lua} header names them: the one place in Java that knows a script's
- * key order. Each script is read from the {@code .lua} file beside this class with the
- * helpers of {@code functions.lua} in front; a {@link ScriptClock} puts its clock and the
- * way signals are sent in front of those. {@code ScriptHeadersTests} checks every
- * declaration against its file's header.
+ * key order. Each script is read from the {@code .lua} file beside this class with
+ * {@code common.lua} and the helpers it names in front (see {@link ScriptSource}); a
+ * {@link ScriptClock} puts its clock and the way signals are sent in front of those.
+ * {@code ScriptHeadersTests} checks every declaration against its file's header.
  */
 enum Script {
 
@@ -74,7 +70,7 @@ enum Script {
 	Script(boolean integerReply, Key... keys) {
 		this.keys = List.of(keys);
 		this.integerReply = integerReply;
-		this.text = Functions.TEXT + read(fileName());
+		this.text = ScriptSource.script(fileName());
 	}
 
 	/**
@@ -122,22 +118,6 @@ enum Script {
 		keys.add(Key.PRIORITIES);
 		keys.addAll(Key.priorityReadyLists());
 		return keys.toArray(Key[]::new);
-	}
-
-	static String read(String name) {
-		try {
-			return new ClassPathResource(name + ".lua", Script.class).getContentAsString(StandardCharsets.UTF_8);
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException("Cannot read script " + name + ".lua", ex);
-		}
-	}
-
-	/** The helpers of {@code functions.lua}, read before the first script is. */
-	private static final class Functions {
-
-		static final String TEXT = read("functions");
-
 	}
 
 	/**

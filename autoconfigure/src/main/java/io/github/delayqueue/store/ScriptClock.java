@@ -21,11 +21,11 @@ import org.springframework.data.redis.core.script.RedisScript;
 public final class ScriptClock {
 
 	// Read before SERVER is built from them.
-	private static final String PUBLISH = Script.read("publish_signal");
+	private static final String PUBLISH = ScriptSource.read("publish_signal");
 
-	private static final String SPUBLISH = Script.read("spublish_signal");
+	private static final String SPUBLISH = ScriptSource.read("spublish_signal");
 
-	private static final ScriptClock SERVER = new ScriptClock(Script.read("server_clock"), null);
+	private static final ScriptClock SERVER = new ScriptClock(ScriptSource.read("server_clock"), null);
 
 	private final Map<Script, RedisScript<?>> publishing = new EnumMap<>(Script.class);
 
@@ -60,7 +60,7 @@ public final class ScriptClock {
 		if (offsetKey.isEmpty()) {
 			throw new IllegalArgumentException("The clock offset key must not be empty");
 		}
-		return new ScriptClock(Script.read("offset_clock"), offsetKey);
+		return new ScriptClock(ScriptSource.read("offset_clock"), offsetKey);
 	}
 
 	/**

@@ -9,6 +9,8 @@
 -- ARGV[1..] two values per message: id, lease token (at most 500 messages)
 -- Returns one integer per message: 1 if acknowledged, 0 if the lease was lost.
 -- Replayed: idempotent (the second run finds no lease and reports 0).
+-- @include expect
+-- @include uses_priorities
 local ids = {}
 for i = 1, #ARGV, 2 do
   ids[#ids + 1] = ARGV[i]

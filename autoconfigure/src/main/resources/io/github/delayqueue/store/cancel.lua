@@ -7,6 +7,7 @@
 -- ARGV[1] id
 -- Returns 1 if the message was pending and is now gone, else 0.
 -- Replayed: the second run finds nothing and returns 0 (the message is cancelled all the same).
+-- @include expect
 local id = ARGV[1]
 local stored = redis.call('HEXISTS', KEYS[1], id) == 1
 local inFlight = redis.call('ZSCORE', KEYS[3], id)

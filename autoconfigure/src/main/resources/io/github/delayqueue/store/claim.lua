@@ -47,6 +47,12 @@
 --          its window has room again.
 -- Replayed: idempotent. A request that already ran (the client lost the reply and sent it again)
 -- returns the messages it leased then that are still leased to its token, and claims nothing new.
+-- @include expect
+-- @include header
+-- @include ready_lists
+-- @include window_add
+-- @include window_count
+-- @include window_wait
 local wanted = tonumber(ARGV[1])
 local wantedEarly = tonumber(ARGV[3])
 local token = ARGV[4]

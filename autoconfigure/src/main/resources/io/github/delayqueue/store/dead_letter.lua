@@ -13,6 +13,12 @@
 -- A stored message whose header is unreadable is kept exactly as it was.
 -- Returns 1 if dead-lettered, 0 if the lease was lost.
 -- Replayed: idempotent (the second run finds no lease and returns 0).
+-- @include bury
+-- @include check_bury
+-- @include expect
+-- @include header
+-- @include holds_lease
+-- @include with_header
 local id = ARGV[1]
 if not holds_lease(KEYS[6], id, ARGV[2]) then
   return 0

@@ -27,6 +27,13 @@
 -- Returns {messages made ready again, messages dead-lettered, ms until the next lease ends or -1,
 --          then the ids made ready again, then the ids dead-lettered}.
 -- Replayed: harmless (takes back what has expired by then).
+-- @include bury
+-- @include check_bury
+-- @include expect
+-- @include header
+-- @include ready_list
+-- @include uses_priorities
+-- @include with_header
 local now = now_ms()
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 local maxAttempts = tonumber(ARGV[2])

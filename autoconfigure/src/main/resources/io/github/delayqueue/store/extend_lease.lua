@@ -7,6 +7,7 @@
 -- ARGV[3] lease length in ms from Redis time
 -- Returns the new lease deadline (epoch ms), or -1 if the lease had been lost.
 -- Replayed: idempotent (extends again from the time of the second run).
+-- @include holds_lease
 local id = ARGV[1]
 if not holds_lease(KEYS[2], id, ARGV[2]) then
   return -1

@@ -1,4 +1,4 @@
--- offset_clock: the clock of a store under test, put in front of functions.lua instead of
+-- offset_clock: the clock of a store under test, put in front of common.lua instead of
 -- server_clock.lua: the Redis server's clock plus an offset that a test moves forward
 -- (delay-queue-test's DelayQueueTestClock), so that due times, leases and backoff see time
 -- pass at once. The store appends the offset key to the keys of every call, after the keys its

@@ -25,6 +25,8 @@
 -- Returns {entries in the index (for "r", in the ready lists), then five values per message: id,
 --          score (due time, lease deadline or time of death; -1 for "r"), attempts, due time
 --          (-1 and -1 when the stored message is gone or its header unreadable), last error or ""}.
+-- @include header
+-- @include ready_lists
 local kind = ARGV[1]
 local first = tonumber(ARGV[2])
 local last = first + tonumber(ARGV[3]) - 1

@@ -24,6 +24,8 @@
 -- Returns {messages moved, microseconds until the next scheduled message is due (0 if already due)
 --          or -1 if none, microseconds until the earliest lease ends (0 if one has) or -1 if none}.
 -- Replayed: harmless (moves what is due by then).
+-- @include push_by_priority
+-- @include uses_priorities
 local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 local lease = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
 if not head[2] and not lease[2] then

@@ -10,6 +10,8 @@
 --           named twice counts once
 -- Returns the number of messages deleted.
 -- Replayed: idempotent (the second run finds nothing and returns 0).
+-- @include expect
+-- @include uses_priorities
 local ids = {}
 local seen = {}
 for _, id in ipairs(ARGV) do

@@ -19,6 +19,10 @@
 -- ARGV[4] topic
 -- Returns 1 if the message is ready again, 0 if the lease had been lost.
 -- Replayed: idempotent (the second run finds no lease and returns 0).
+-- @include expect
+-- @include holds_lease
+-- @include ready_list
+-- @include uses_priorities
 local id = ARGV[1]
 if not holds_lease(KEYS[3], id, ARGV[2]) then
   return 0

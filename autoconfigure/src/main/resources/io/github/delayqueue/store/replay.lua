@@ -12,6 +12,9 @@
 -- ARGV[3..] ids to replay (at least one, at most 1000; an id named twice counts once)
 -- Returns {messages replayed, ids left dead or not found, then the replayed ids}.
 -- Replayed: idempotent (an id already replayed is no longer dead and is skipped).
+-- @include expect
+-- @include header
+-- @include with_header
 local now = now_ms()
 local ids = {}
 local seen = {}

@@ -11,6 +11,10 @@
 -- A stored message whose header is unreadable is rescheduled but left as it is.
 -- Returns the new due time (epoch ms), or -1 if the message is not pending.
 -- Replayed: idempotent for an absolute due time; a delay counts again from the second run.
+-- @include head_due
+-- @include header
+-- @include schedule_and_signal
+-- @include with_header
 local id = ARGV[1]
 local stored = redis.call('HGET', KEYS[1], id)
 local inFlight = redis.call('ZSCORE', KEYS[3], id)

@@ -14,6 +14,12 @@
 -- A stored message whose "<attempts>:<due ms>:" header is unreadable is handled as attempts 0.
 -- Returns the due time of the next attempt (epoch ms), or -1 if the lease was lost.
 -- Replayed: idempotent (the second run finds no lease and returns -1).
+-- @include expect
+-- @include head_due
+-- @include header
+-- @include holds_lease
+-- @include schedule_and_signal
+-- @include with_header
 local id = ARGV[1]
 if not holds_lease(KEYS[4], id, ARGV[2]) then
   return -1

@@ -21,6 +21,9 @@
 -- Replayed: idempotent (the same body again is reported as stored, changing nothing); a replacing
 -- send again replaces what the first stored or replaced, with the same body and, for an absolute
 -- due time, the same due time (a delay counts from the second run), and reports it replaced.
+-- @include head_due
+-- @include header
+-- @include uses_priorities
 local now
 local headDue = head_due(KEYS[2])
 local prioritized = uses_priorities(3)

@@ -1,5 +1,5 @@
--- server_clock: the clock every script reads, put in front of functions.lua: the Redis server's.
--- Scripts call TIME and then write, which needs effects replication: functions.lua turns it on
+-- server_clock: the clock every script reads, put in front of common.lua: the Redis server's.
+-- Scripts call TIME and then write, which needs effects replication: common.lua turns it on
 -- before any script body runs.
 
 -- The Redis server's clock in epoch microseconds.

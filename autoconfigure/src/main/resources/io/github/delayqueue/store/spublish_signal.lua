@@ -1,5 +1,5 @@
 -- spublish_signal: how scripts send a wake-up signal on a Redis 7 Cluster, put in front of
--- functions.lua instead of publish_signal.lua: SPUBLISH on the topic's own signal channel, which
+-- common.lua instead of publish_signal.lua: SPUBLISH on the topic's own signal channel, which
 -- hashes to the topic's slot, so the signal stays on the node that holds the topic.
 
 -- Sends a wake-up signal ('b' .. topic or 'r' .. topic).

@@ -22,6 +22,9 @@
 --          then, while the topic uses priorities, the length of the ready list of each priority
 --          from 1 to 9 (ids that claim will drop included).
 -- Ready messages are the stored ones neither scheduled nor in flight: stored - scheduled - in flight.
+-- @include header
+-- @include ready_lists
+-- @include uses_priorities
 local now = now_ms()
 local nextDue = -1
 local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')

@@ -556,9 +556,8 @@ final class QueueModel {
 		return TopicStats.byPriority(count(State.READY), lengths);
 	}
 
-	// functions.lua bury(): an earlier dead letter of the id moves to "<id>~<time it
-	// died>", with
-	// more '~' until the name is free.
+	// include/bury.lua: an earlier dead letter of the id moves to
+	// "<id>~<time it died>", with more '~' until the name is free.
 	private void bury(String id, String stored, String error) {
 		Dead earlier = this.dead.get(id);
 		if (earlier != null) {
