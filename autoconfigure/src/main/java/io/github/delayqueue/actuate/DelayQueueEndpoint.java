@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.function.Supplier;
 
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.core.InvalidMessageException;
@@ -27,6 +28,7 @@ import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.MessagePage;
 import io.github.delayqueue.store.MessageSnapshot;
 import io.github.delayqueue.store.MessageState;
+import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.ReplayResult;
@@ -112,13 +114,22 @@ public class DelayQueueEndpoint {
 		topics.addAll(this.runtime.getEndpoints().keySet());
 		Map<String, ListenerState> states = this.runtime.getListenerStates();
 		Map<String, TopicDescriptor> descriptors = new LinkedHashMap<>();
+		Map<String, String> errors = new LinkedHashMap<>();
 		@Nullable String time = null;
 		for (String topic : topics) {
-			TopicStats stats = this.store.inspector(topic).stats();
+			TopicStats stats;
+			try {
+				stats = this.store.inspector(topic).stats();
+			}
+			catch (PartitionCountException ex) {
+				errors.put(topic, ex.getMessage());
+				continue;
+			}
 			time = instant(stats.nowMillis());
 			descriptors.put(topic, TopicDescriptor.of(null, stats, listener(topic, states), null));
 		}
-		return new QueueDescriptor(this.store.prefix(), time, descriptors, truncated ? Boolean.TRUE : null);
+		return new QueueDescriptor(this.store.prefix(), time, descriptors, truncated ? Boolean.TRUE : null,
+				errors.isEmpty() ? null : errors);
 	}
 
 	/**
@@ -133,6 +144,11 @@ public class DelayQueueEndpoint {
 	 */
 	@ReadOperation
 	public TopicDescriptor topic(@Selector String topic, @Nullable String state, @Nullable Long offset,
+			@Nullable Integer limit) {
+		return refusingStaleCounts(() -> doTopic(topic, state, offset, limit));
+	}
+
+	private TopicDescriptor doTopic(String topic, @Nullable String state, @Nullable Long offset,
 			@Nullable Integer limit) {
 		requireTopic(topic);
 		MessageState messageState = (state != null) ? parseState(state) : MessageState.SCHEDULED;
@@ -158,6 +174,10 @@ public class DelayQueueEndpoint {
 	 */
 	@ReadOperation
 	public @Nullable MessageDescriptor message(@Selector String topic, @Selector String id) {
+		return refusingStaleCounts(() -> doMessage(topic, id));
+	}
+
+	private @Nullable MessageDescriptor doMessage(String topic, String id) {
 		requireTopic(topic);
 		MessageSnapshot snapshot = this.store.inspector(topic).inspect(id, MAX_PAYLOAD_BYTES + HEADERS_ALLOWANCE);
 		if (snapshot == null) {
@@ -202,6 +222,10 @@ public class DelayQueueEndpoint {
 	 */
 	@WriteOperation
 	public ActionResult topicAction(@Selector String topic, String action, @Nullable Long limit) {
+		return refusingStaleCounts(() -> doTopicAction(topic, action, limit));
+	}
+
+	private ActionResult doTopicAction(String topic, String action, @Nullable Long limit) {
 		requireTopic(topic);
 		ActionResult result = switch (action.toLowerCase(Locale.ROOT)) {
 			case "pause" -> pause(topic);
@@ -230,6 +254,10 @@ public class DelayQueueEndpoint {
 	@WriteOperation
 	public ActionResult messageAction(@Selector String topic, @Selector String id, String action,
 			@Nullable Duration delay) {
+		return refusingStaleCounts(() -> doMessageAction(topic, id, action, delay));
+	}
+
+	private ActionResult doMessageAction(String topic, String id, String action, @Nullable Duration delay) {
 		requireTopic(topic);
 		ActionResult result = switch (action.toLowerCase(Locale.ROOT)) {
 			case "reschedule" -> reschedule(topic, id, delay);
@@ -252,6 +280,10 @@ public class DelayQueueEndpoint {
 	 */
 	@DeleteOperation
 	public ActionResult cancel(@Selector String topic, @Selector String id) {
+		return refusingStaleCounts(() -> cancelLogged(topic, id));
+	}
+
+	private ActionResult cancelLogged(String topic, String id) {
 		requireTopic(topic);
 		ActionResult result = doCancel(topic, id);
 		logger.info("delayqueue endpoint: " + result);
@@ -356,6 +388,19 @@ public class DelayQueueEndpoint {
 		}
 	}
 
+	/**
+	 * Runs an operation, answering 400 with the reason when this application spreads the
+	 * topic over another number of partitions than Redis does.
+	 */
+	private static <T> T refusingStaleCounts(Supplier<T> operation) {
+		try {
+			return operation.get();
+		}
+		catch (PartitionCountException ex) {
+			throw new InvalidEndpointRequestException(ex.getMessage(), "Partition count");
+		}
+	}
+
 	private static void requireTopic(String topic) {
 		try {
 			Topics.requireValid(topic);
@@ -410,9 +455,11 @@ public class DelayQueueEndpoint {
 	 * @param topics the topics, by name, in alphabetical order
 	 * @param truncated {@code true} when more than {@value DelayQueueEndpoint#MAX_TOPICS}
 	 * topics were found, absent otherwise
+	 * @param errors why topics are left out, by name: this application spreads them over
+	 * another number of partitions than Redis does; absent when none is
 	 */
 	public record QueueDescriptor(String prefix, @Nullable String time, Map<String, TopicDescriptor> topics,
-			@Nullable Boolean truncated) implements OperationResponseBody {
+			@Nullable Boolean truncated, @Nullable Map<String, String> errors) implements OperationResponseBody {
 	}
 
 	/**

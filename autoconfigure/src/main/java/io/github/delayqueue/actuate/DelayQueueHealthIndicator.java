@@ -27,8 +27,9 @@ import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
 
 /**
- * The {@code delayQueue} health contributor: {@code DOWN} when Redis does not answer or a
- * topic's listener in this application has died; with a maximum lateness set, the
+ * The {@code delayQueue} health contributor: {@code DOWN} when Redis does not answer, a
+ * topic's listener in this application has died, or this application does not agree with
+ * Redis on a listener topic's number of partitions; with a maximum lateness set, the
  * lateness status (by default {@code OUT_OF_SERVICE}) when a topic's oldest waiting
  * message is later than that. Its details give, for each topic with a listener here, the
  * listener's state and the topic's counts. It reads one small script per such topic and
@@ -146,8 +147,15 @@ public class DelayQueueHealthIndicator extends AbstractHealthIndicator implement
 				late.add(topic);
 			}
 		});
-		if (!died.isEmpty()) {
-			builder.down().withDetail("stoppedListeners", died);
+		Map<String, String> partitionCounts = this.runtime.getPartitionCountProblems();
+		if (!died.isEmpty() || !partitionCounts.isEmpty()) {
+			builder.down();
+			if (!died.isEmpty()) {
+				builder.withDetail("stoppedListeners", died);
+			}
+			if (!partitionCounts.isEmpty()) {
+				builder.withDetail("partitionCounts", partitionCounts);
+			}
 		}
 		else if (!late.isEmpty()) {
 			builder.status(this.latenessStatus);

@@ -169,8 +169,13 @@ public class DelayQueueProperties implements Validator {
 		private Duration idleCheckInterval = Duration.ofSeconds(5);
 
 		/**
-		 * How long stopping a listener waits for messages being handled to finish;
-		 * messages still unfinished then are handed back to the ready list at once.
+		 * How long stopping (or pausing) the listeners may take, at most 36500d. Running
+		 * handlers get it less a reserve of a tenth (at least 100 ms, or half the timeout
+		 * when that is less; at most 1 s), in which messages still unfinished are handed
+		 * back to the ready list and the last acknowledgements sent; the stop then
+		 * returns, however Redis answers: a message Redis did not take back is delivered
+		 * again when its lease expires. Messages not yet handed to a handler go back as
+		 * soon as the stop begins.
 		 */
 		private Duration shutdownTimeout = Duration.ofSeconds(30);
 

@@ -1,9 +1,11 @@
 package io.github.delayqueue.autoconfigure;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 
+import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.TopicPartitions;
 import org.jspecify.annotations.Nullable;
@@ -29,13 +31,22 @@ final class DelayQueuePropertiesValidation {
 	 */
 	static final int MAX_CLAIM = 1000;
 
+	/**
+	 * Longest duration a property accepts: about a hundred years, for "as long as it
+	 * takes". Far longer ones do not fit the nanoseconds the runtime counts time in.
+	 */
+	static final Duration MAX_DURATION = Duration.ofDays(36_500);
+
 	private DelayQueuePropertiesValidation() {
 	}
 
 	static void validate(DelayQueueProperties properties, Errors errors) {
 		properties.getTopics().forEach((topic, settings) -> validateBatch(topic, settings, errors));
-		properties.getTopics().forEach((topic, settings) -> validateRateLimit(topic, settings.getRateLimit(), errors));
+		properties.getTopics()
+			.forEach((topic, settings) -> validateRateLimit(topic, settings.getRateLimit(), settings.getPartitions(),
+					errors));
 		validateKeyPrefix(properties.getKeyPrefix(), errors);
+		validateDurations(properties, errors);
 		if (properties.getHealth().getTimeout().toMillis() < 1) {
 			errors.rejectValue("health.timeout", "invalid",
 					"delay-queue.health.timeout must be positive, but was " + properties.getHealth().getTimeout());
@@ -54,6 +65,77 @@ final class DelayQueuePropertiesValidation {
 			}
 			validatePartitions(topic.getKey(), topic.getValue().getPartitions(), errors);
 		}
+	}
+
+	/**
+	 * Refuses durations longer than {@link #MAX_DURATION}, and a negative shutdown
+	 * timeout.
+	 */
+	private static void validateDurations(DelayQueueProperties properties, Errors errors) {
+		DelayQueueProperties.Listener listener = properties.getListener();
+		if (listener.getShutdownTimeout().isNegative()) {
+			errors.rejectValue("listener.shutdownTimeout", "invalid",
+					"delay-queue.listener.shutdown-timeout must not be negative, but was "
+							+ listener.getShutdownTimeout());
+		}
+		Map<String, @Nullable Duration> durations = new LinkedHashMap<>();
+		durations.put("redis-reconnect-max-delay", properties.getRedisReconnectMaxDelay());
+		durations.put("listener.visibility-timeout", listener.getVisibilityTimeout());
+		durations.put("listener.idle-check-interval", listener.getIdleCheckInterval());
+		durations.put("listener.shutdown-timeout", listener.getShutdownTimeout());
+		durations.put("listener.max-handling-time", listener.getMaxHandlingTime());
+		durations.put("listener.late-threshold", listener.getLateThreshold());
+		durations.put("listener.backoff.initial-interval", listener.getBackoff().getInitialInterval());
+		durations.put("listener.backoff.max-interval", listener.getBackoff().getMaxInterval());
+		durations.put("broker.max-sleep", properties.getBroker().getMaxSleep());
+		durations.put("broker.lookahead", properties.getBroker().getLookahead());
+		durations.put("producer.send-timeout", properties.getProducer().getSendTimeout());
+		durations.put("producer.replication.timeout", properties.getProducer().getReplication().getTimeout());
+		durations.put("metrics.gauge-refresh-interval", properties.getMetrics().getGaugeRefreshInterval());
+		durations.put("health.timeout", properties.getHealth().getTimeout());
+		durations.put("health.max-lateness", properties.getHealth().getMaxLateness());
+		durations.forEach(
+				(property, duration) -> validateDuration(field(property), "delay-queue." + property, duration, errors));
+		Duration lookahead = properties.getBroker().getLookahead();
+		if (lookahead.isNegative() || lookahead.compareTo(BrokerSettings.MAX_LOOKAHEAD) > 0) {
+			errors.rejectValue("broker.lookahead", "invalid", "delay-queue.broker.lookahead must be 0 to "
+					+ BrokerSettings.MAX_LOOKAHEAD.toSeconds() + "s, but was " + lookahead);
+		}
+		properties.getTopics().forEach((topic, settings) -> {
+			Map<String, @Nullable Duration> own = new LinkedHashMap<>();
+			own.put("visibility-timeout", settings.getVisibilityTimeout());
+			own.put("late-threshold", settings.getLateThreshold());
+			own.put("backoff.initial-interval", settings.getBackoff().getInitialInterval());
+			own.put("backoff.max-interval", settings.getBackoff().getMaxInterval());
+			own.forEach((property, duration) -> validateDuration("topics[" + topic + "]." + field(property),
+					topicProperty(topic, property), duration, errors));
+		});
+	}
+
+	private static void validateDuration(String field, String property, @Nullable Duration duration, Errors errors) {
+		if (duration != null && duration.compareTo(MAX_DURATION) > 0) {
+			errors.rejectValue(field, "invalid", property + " must be at most " + MAX_DURATION.toDays()
+					+ "d (about a hundred years, for as long as it takes), but was " + duration);
+		}
+	}
+
+	/**
+	 * @return the field path of a property's kebab-case name below {@code delay-queue.},
+	 * e.g. {@code listener.shutdownTimeout}
+	 */
+	private static String field(String property) {
+		StringBuilder field = new StringBuilder();
+		boolean upper = false;
+		for (char c : property.toCharArray()) {
+			if (c == '-') {
+				upper = true;
+			}
+			else {
+				field.append(upper ? Character.toUpperCase(c) : c);
+				upper = false;
+			}
+		}
+		return field.toString();
 	}
 
 	private static void validatePartitions(String topic, int partitions, Errors errors) {
@@ -90,7 +172,8 @@ final class DelayQueuePropertiesValidation {
 		}
 	}
 
-	private static void validateRateLimit(String topic, DelayQueueProperties.TopicRateLimit rateLimit, Errors errors) {
+	private static void validateRateLimit(String topic, DelayQueueProperties.TopicRateLimit rateLimit, int partitions,
+			Errors errors) {
 		Integer limit = rateLimit.getLimit();
 		Duration period = rateLimit.getPeriod();
 		if ((limit == null) != (period == null)) {
@@ -105,6 +188,12 @@ final class DelayQueuePropertiesValidation {
 		if (problem != null) {
 			errors.rejectValue("topics[" + topic + "].rateLimit.limit", "invalid",
 					topicProperty(topic, "rate-limit.limit") + " " + problem);
+		}
+		else if (limit != null && partitions > 1 && RateLimit.shareProblem(limit, partitions) != null) {
+			errors.rejectValue("topics[" + topic + "].rateLimit.limit", "invalid",
+					topicProperty(topic, "rate-limit.limit") + " must be at least " + topicProperty(topic, "partitions")
+							+ " (" + partitions + "), but was " + limit + ": each of the " + partitions
+							+ " partitions of topic '" + topic + "' enforces its own share of the limit, at least 1");
 		}
 		problem = (period != null) ? RateLimit.periodProblem(period) : null;
 		if (problem != null) {

@@ -217,7 +217,8 @@ public final class DelayMessage {
 		 * and due time become this message's, its attempts are kept ("remind me ten
 		 * minutes after the last change" is then one call per change). A message of that
 		 * id that is already ready or in flight is never replaced: the send is then a
-		 * duplicate, as without this. Needs an {@link #id(String) id}.
+		 * duplicate, even with the same payload (without this, the same payload again is
+		 * reported as stored). Needs an {@link #id(String) id}.
 		 * @return this builder
 		 */
 		public Builder replaceIfPending() {

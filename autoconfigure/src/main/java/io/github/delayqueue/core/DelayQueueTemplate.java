@@ -17,6 +17,7 @@ import io.github.delayqueue.observation.DelayQueueSenderContext;
 import io.github.delayqueue.observation.DelayQueueSenderObservationConvention;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.NewMessage;
+import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.Sent;
 import org.apache.commons.logging.Log;
@@ -325,7 +326,7 @@ public class DelayQueueTemplate {
 		try {
 			return results(this.store.send(byTopic));
 		}
-		catch (DataAccessException ex) {
+		catch (DataAccessException | PartitionCountException ex) {
 			List<String> ids = byTopic.values().stream().flatMap(List::stream).map(NewMessage::id).toList();
 			throw new SendFailedException(List.copyOf(byTopic.keySet()), ids, ex);
 		}

@@ -9,7 +9,11 @@ import org.springframework.dao.DataAccessException;
  * may not be stored. It carries their ids, generated ones included, so that the caller
  * can send them again with the same ids (a send is idempotent by id: a message already
  * stored is not stored twice and the result does not report it as a duplicate) or cancel
- * them. Its cause is Redis' failure.
+ * them. Its cause is Redis' failure, or a
+ * {@link io.github.delayqueue.store.PartitionCountException} when this application does
+ * not spread a partitioned topic over the number of partitions Redis does (then the
+ * messages of other topics or partitions of a batch may be stored, and sending again
+ * cannot help until the count agrees).
  */
 public class SendFailedException extends DataAccessException {
 

@@ -7,6 +7,7 @@ import java.util.Map;
 
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.store.NewMessage;
+import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.RedisMessageStore;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -120,6 +121,11 @@ final class TransactionalSends implements TransactionSynchronization {
 				this.byTopic.clear();
 				return;
 			}
+			catch (PartitionCountException ex) {
+				// Sending again cannot help: this application's count is not Redis'.
+				failure = ex;
+				break;
+			}
 			catch (RuntimeException ex) {
 				failure = ex;
 				if (i + 1 < TRIES) {
@@ -127,11 +133,16 @@ final class TransactionalSends implements TransactionSynchronization {
 				}
 			}
 		}
-		this.byTopic.forEach((topic,
-				messages) -> messages.forEach((message) -> logger.error(
-						"Topic '" + topic + "' message " + message.id()
-								+ " was NOT sent: the transaction committed but Redis failed " + TRIES + " times",
-						null)));
+		String reason = (failure instanceof PartitionCountException) ? failure.getMessage()
+				: "Redis failed " + TRIES + " times (" + failure + ")";
+		this.byTopic
+			.forEach(
+					(topic, messages) -> messages
+						.forEach((message) -> logger.error(
+								"Topic '" + topic + "' message " + message.id()
+										+ " may NOT have been sent (the transaction committed; a message of"
+										+ " another topic or partition of the same send may have been): " + reason,
+								null)));
 		this.byTopic.clear();
 		throw failure;
 	}

@@ -1,16 +1,21 @@
 package io.github.delayqueue.runtime;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.listener.DelayListenerEndpoint;
@@ -19,7 +24,9 @@ import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.observation.DelayQueueReceiverObservationConvention;
 import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.runtime.broker.TopicBroker;
+import io.github.delayqueue.runtime.consumer.ClaimPause;
 import io.github.delayqueue.runtime.consumer.TopicConsumer;
+import io.github.delayqueue.runtime.support.Nanoseconds;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
@@ -87,6 +94,8 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	private @Nullable AutoCloseable subscription;
 
 	private @Nullable ScheduledThreadPoolExecutor scheduler;
+
+	private @Nullable PartitionCountWatch partitionCounts;
 
 	private volatile boolean running;
 
@@ -166,18 +175,25 @@ public class DelayQueueRuntime implements SmartLifecycle {
 		executor.setRemoveOnCancelPolicy(true);
 		this.scheduler = executor;
 		Executor handlers = (this.handlerExecutor != null) ? this.handlerExecutor : startHandlerThreads();
+		PartitionCountWatch partitionCounts = new PartitionCountWatch(this.store);
+		this.partitionCounts = partitionCounts;
 		for (DelayListenerEndpoint endpoint : endpoints.values()) {
 			String topic = endpoint.topic();
-			agreePartitions(topic);
+			partitionCounts.agree(topic);
 			List<TopicRuntime> runtimes = new ArrayList<>();
 			List<String> names = this.store.partitions().names(topic);
-			for (String partition : names) {
+			// A slow-down asked by a handler pauses the claims of every partition.
+			ClaimPause slowDown = new ClaimPause();
+			for (int index = 0; index < names.size(); index++) {
+				String partition = names.get(index);
+				int partitionIndex = index;
 				TopicBroker broker = new TopicBroker(topic, this.store.topic(partition), executor, this.brokerSettings,
-						endpoint.settings().maxAttempts(), () -> wakeConsumer(partition), this.metrics);
+						endpoint.settings().maxAttempts(), () -> wakeConsumer(partition),
+						(agreed) -> partitionCounts.markerRead(topic, agreed), this.metrics);
 				TopicRuntime runtime = new TopicRuntime(partition, broker,
 						() -> new TopicConsumer(endpoint, this.store.topic(partition), this.converter, executor,
 								this.metrics, this.observationRegistry, this.observationConvention, handlers,
-								names.size()));
+								partitionIndex, names.size(), slowDown));
 				this.signals.onReadyMessages(partition, runtime::wakeConsumer);
 				this.signals.onEarlierMessage(partition, runtime::wakeBroker);
 				this.partitions.put(partition, runtime);
@@ -187,20 +203,6 @@ public class DelayQueueRuntime implements SmartLifecycle {
 		}
 		this.subscription = subscribe();
 		this.partitions.values().forEach(TopicRuntime::start);
-	}
-
-	/**
-	 * Makes sure the topic's messages in Redis have the partition count configured here,
-	 * failing the start if they do not; with Redis out of reach the first send checks it.
-	 */
-	private void agreePartitions(String topic) {
-		try {
-			this.store.agreePartitions(topic);
-		}
-		catch (DataAccessException ex) {
-			logger.warn("Topic '" + topic + "': could not compare its number of partitions with the one in Redis ("
-					+ ex.getMessage() + "); the first send to it will");
-		}
 	}
 
 	/**
@@ -251,30 +253,41 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	@Override
 	public void stop() {
 		Map<String, TopicRuntime> stopping;
+		AutoCloseable signalSubscription;
 		synchronized (this) {
 			if (!this.running) {
 				return;
 			}
 			this.running = false;
 			stopping = new LinkedHashMap<>(this.partitions);
+			signalSubscription = this.subscription;
+			this.subscription = null;
 		}
-		stopping.values().forEach(TopicRuntime::stopClaiming);
-		long timeout = stopping.values().stream().mapToLong(TopicRuntime::shutdownTimeoutNanos).max().orElse(0);
-		long deadline = System.nanoTime() + timeout;
-		stopping.values().forEach((topic) -> topic.finishStopping(deadline));
+		long started = System.nanoTime();
+		Duration timeout = longestShutdownTimeout();
+		List<TopicConsumer> consumers = stopping.values()
+			.stream()
+			.map(TopicRuntime::stop)
+			.filter(Objects::nonNull)
+			.toList();
+		// A pause still waiting for its handlers is part of the stop.
+		List<TopicConsumer> pausing = stopping.values()
+			.stream()
+			.map(TopicRuntime::pausing)
+			.filter(Objects::nonNull)
+			.toList();
+		// Signals would only wake what stops now: the subscription closes meanwhile.
+		CompletableFuture<Void> unsubscribed = closeInBackground(signalSubscription);
+		ConsumerStop.finish(consumers, pausing, timeout, "Stopping the listeners");
+		awaitUnsubscribed(unsubscribed, started + Nanoseconds.of(timeout));
 		synchronized (this) {
-			if (this.subscription != null) {
-				try {
-					this.subscription.close();
-				}
-				catch (Exception ex) {
-					// Closing the subscription failed: nothing is left to release.
-				}
-				this.subscription = null;
-			}
 			if (this.scheduler != null) {
 				this.scheduler.shutdownNow();
 				this.scheduler = null;
+			}
+			if (this.partitionCounts != null) {
+				this.partitionCounts.close();
+				this.partitionCounts = null;
 			}
 			if (this.handlerThreads != null) {
 				// Every topic has finished or handed back its messages: only idle threads
@@ -285,6 +298,38 @@ public class DelayQueueRuntime implements SmartLifecycle {
 			this.signals.clear();
 			this.partitions.clear();
 			this.topics.clear();
+		}
+	}
+
+	private static CompletableFuture<Void> closeInBackground(@Nullable AutoCloseable subscription) {
+		if (subscription == null) {
+			return CompletableFuture.completedFuture(null);
+		}
+		return CompletableFuture.runAsync(() -> {
+			try {
+				subscription.close();
+			}
+			catch (Exception ex) {
+				logger.debug("Closing the wake-up signal subscription failed: " + ex);
+			}
+		});
+	}
+
+	/**
+	 * Waits for the subscription to close until the stop's deadline: closing only ends
+	 * connections, which takes no round trip to Redis; what is left goes on in the
+	 * background.
+	 */
+	private static void awaitUnsubscribed(CompletableFuture<Void> unsubscribed, long deadlineNanos) {
+		try {
+			unsubscribed.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			logger.info("The wake-up signal subscription did not close within the shutdown timeout of the "
+					+ "listeners; it goes on closing in the background");
 		}
 	}
 
@@ -317,6 +362,17 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	}
 
 	/**
+	 * The topics with a listener here whose number of partitions this application does
+	 * not agree with Redis on: another application changed it, or Redis did not answer
+	 * when the listener started and the count configured here could not be taken since.
+	 * @return what is wrong, by topic; empty when all agree
+	 */
+	public synchronized Map<String, String> getPartitionCountProblems() {
+		PartitionCountWatch watch = this.partitionCounts;
+		return (watch != null) ? Map.copyOf(watch.problems()) : Map.of();
+	}
+
+	/**
 	 * Tells whether no listener of this application has a message in hand: none is
 	 * waiting for the reply of a claim, holding a claimed message until its due time or
 	 * handling one, or waiting for Redis to take an acknowledgement. Messages may still
@@ -330,27 +386,75 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	/**
 	 * Pauses a topic's listener in this application, like stopping it: it claims no more
 	 * messages, lets running handlers finish within its shutdown timeout and hands back
-	 * what is still unfinished. The topic's broker keeps running, and other applications
-	 * keep consuming. Lasts until {@link #resume(String)} or until this runtime is
-	 * stopped and started again. Returns when the listener has stopped.
+	 * what is still unfinished; the partitions of a partitioned topic pause together,
+	 * within one shutdown timeout. The topic's broker keeps running, and other
+	 * applications keep consuming. Lasts until {@link #resume(String)} or until this
+	 * runtime is stopped and started again; a stop meanwhile waits for the pause. Returns
+	 * when the listener has stopped.
 	 * @param topic the topic
-	 * @return {@code true} if paused now, {@code false} if it was paused already
+	 * @return {@code true} if paused now, {@code false} if it was paused already (a
+	 * resume still waiting for the pause to finish is then dropped)
 	 * @throws IllegalArgumentException if the topic has no listener in this application
 	 * @throws IllegalStateException if the listeners are not running
 	 */
 	public boolean pause(String topic) {
-		boolean paused = false;
-		for (TopicRuntime partition : runtimesOf(topic)) {
-			paused |= partition.pause();
+		List<TopicRuntime> runtimes = runtimesOf(topic);
+		List<TopicConsumer> paused = runtimes.stream().map(TopicRuntime::pause).filter(Objects::nonNull).toList();
+		if (!paused.isEmpty()) {
+			ConsumerStop.finish(paused, List.of(), longestShutdownTimeout(paused),
+					"Pausing the listener of topic '" + topic + "'");
+			return true;
 		}
-		return paused;
+		// Paused already: returns once a pause still finishing has, as the first one
+		// does.
+		List<TopicConsumer> finishing = runtimes.stream().map(TopicRuntime::pausing).filter(Objects::nonNull).toList();
+		awaitStopsEnded(finishing, longestShutdownTimeout(finishing));
+		return false;
+	}
+
+	private static void awaitStopsEnded(List<TopicConsumer> consumers, Duration timeout) {
+		if (consumers.isEmpty()) {
+			return;
+		}
+		CompletableFuture<Void> ended = CompletableFuture
+			.allOf(consumers.stream().map(TopicConsumer::stopEnded).toArray(CompletableFuture[]::new));
+		try {
+			ended.get(Nanoseconds.of(timeout), TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			// Waited as long as the pause itself may.
+		}
+	}
+
+	private static Duration longestShutdownTimeout(List<TopicConsumer> consumers) {
+		return consumers.stream().map(TopicConsumer::shutdownTimeout).max(Duration::compareTo).orElse(Duration.ZERO);
+	}
+
+	/**
+	 * @return the longest shutdown timeout of the listeners: how long stopping them may
+	 * take
+	 */
+	private Duration longestShutdownTimeout() {
+		return this.registry.getEndpoints()
+			.values()
+			.stream()
+			.map((endpoint) -> endpoint.settings().shutdownTimeout())
+			.max(Duration::compareTo)
+			.orElse(Duration.ZERO);
 	}
 
 	/**
 	 * Resumes a topic's listener paused by {@link #pause(String)}: a new listener starts
-	 * claiming at once.
+	 * claiming at once, or, while the pause is still waiting for the paused listener's
+	 * handlers, as soon as it has finished (within the shutdown timeout), so that the
+	 * topic never runs more than its concurrency at once; it reads as paused until then.
+	 * Returns at once.
 	 * @param topic the topic
-	 * @return {@code true} if resumed now, {@code false} if it was not paused
+	 * @return {@code true} if resumed (now or once the pause has finished), {@code false}
+	 * if it was not paused or a resume waits for the pause already
 	 * @throws IllegalArgumentException if the topic has no listener in this application
 	 * @throws IllegalStateException if the listeners are not running
 	 */

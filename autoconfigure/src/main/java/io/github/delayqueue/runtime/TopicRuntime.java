@@ -4,6 +4,8 @@ import java.util.function.Supplier;
 
 import io.github.delayqueue.runtime.broker.TopicBroker;
 import io.github.delayqueue.runtime.consumer.TopicConsumer;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -11,9 +13,15 @@ import org.jspecify.annotations.Nullable;
  * has several partitions): its broker and its consumer, started and stopped together, and
  * the consumer paused and resumed on its own (the broker keeps moving due messages for
  * the other applications). Pausing stops the consumer like a shutdown; resuming starts a
- * new one.
+ * new one, but not while the paused one is still finishing its stop (its handlers may
+ * still run): a resume asked meanwhile takes effect once the pause has finished, so that
+ * the partition never runs more than its concurrency at once. Stopping and pausing let
+ * the consumer go once it claims no more: the caller finishes stopping the consumers of
+ * every partition together ({@link ConsumerStop}).
  */
 public final class TopicRuntime {
+
+	private static final Log logger = LogFactory.getLog(TopicRuntime.class);
 
 	private final String topic;
 
@@ -21,12 +29,18 @@ public final class TopicRuntime {
 
 	private final Supplier<TopicConsumer> consumers;
 
-	/** Serializes start, stop, pause and resume, which may wait for handlers. */
+	/** Serializes start, stop, pause and resume; guards the fields below. */
 	private final Object lifecycle = new Object();
 
 	private volatile @Nullable TopicConsumer consumer;
 
+	/** The consumer a pause is still stopping, until its stop has ended. */
+	private @Nullable TopicConsumer pausing;
+
 	private volatile boolean paused;
+
+	/** A resume asked while the pause was still finishing: done when it has. */
+	private boolean resumeWhenPaused;
 
 	/**
 	 * Creates a partition's runtime.
@@ -51,74 +65,104 @@ public final class TopicRuntime {
 	public void start() {
 		synchronized (this.lifecycle) {
 			this.paused = false;
+			this.resumeWhenPaused = false;
 			startConsumer();
 			this.broker.start();
 		}
 	}
 
-	/** First half of stopping: the broker stops, and the consumer claims no more. */
-	public void stopClaiming() {
-		this.broker.stop();
-		TopicConsumer current = this.consumer;
-		if (current != null) {
-			current.stopClaiming();
-		}
-	}
-
 	/**
-	 * Second half of stopping: running handlers finish until the deadline, what is
-	 * unfinished is handed back.
-	 * @param deadlineNanos the {@link System#nanoTime()} by which to be done
+	 * Stops the broker and the consumer's claiming, and lets the consumer go: the caller
+	 * finishes stopping it ({@link TopicConsumer#finishStopping(long, long)}). A pause
+	 * still finishing goes on (see {@link #pausing()}), and a resume asked meanwhile is
+	 * dropped.
+	 * @return the consumer, or {@code null} if there was none (paused)
 	 */
-	public void finishStopping(long deadlineNanos) {
+	public @Nullable TopicConsumer stop() {
+		this.broker.stop();
 		synchronized (this.lifecycle) {
 			TopicConsumer current = this.consumer;
 			this.consumer = null;
 			this.paused = false;
+			this.resumeWhenPaused = false;
 			if (current != null) {
-				current.finishStopping(deadlineNanos);
+				current.stopClaiming();
 			}
+			return current;
 		}
 	}
 
 	/**
-	 * @return how long stopping waits for running handlers
+	 * Pauses the consumer, like stopping it: it claims no more, and the caller finishes
+	 * stopping it ({@link TopicConsumer#finishStopping(long, long)}). Pausing again while
+	 * a resume waits for the pause to finish drops the resume.
+	 * @return the consumer, or {@code null} if it was paused already
 	 */
-	public long shutdownTimeoutNanos() {
-		TopicConsumer current = this.consumer;
-		return (current != null) ? current.shutdownTimeout().toNanos() : 0;
-	}
-
-	/**
-	 * Pauses the consumer, like stopping it; returns once it has stopped.
-	 * @return {@code true} if paused now, {@code false} if it was paused already
-	 */
-	public boolean pause() {
+	public @Nullable TopicConsumer pause() {
 		synchronized (this.lifecycle) {
 			TopicConsumer current = this.consumer;
 			if (this.paused || current == null) {
-				return false;
+				this.resumeWhenPaused = false;
+				return null;
 			}
 			this.paused = true;
 			this.consumer = null;
+			this.pausing = current;
 			current.stopClaiming();
-			current.finishStopping(System.nanoTime() + current.shutdownTimeout().toNanos());
-			return true;
+			current.stopEnded().thenRun(() -> pauseEnded(current));
+			return current;
 		}
 	}
 
 	/**
-	 * Resumes a paused consumer: a new one starts claiming at once.
-	 * @return {@code true} if resumed now, {@code false} if it was not paused
+	 * @return the consumer a pause is still stopping, or {@code null} if none
+	 */
+	public @Nullable TopicConsumer pausing() {
+		synchronized (this.lifecycle) {
+			return this.pausing;
+		}
+	}
+
+	/**
+	 * Resumes a paused consumer: a new one starts claiming at once, or, while the pause
+	 * is still finishing (its handlers may still run), as soon as it has.
+	 * @return {@code true} if resumed now or once the pause has finished, {@code false}
+	 * if it was not paused (or a resume was asked already)
 	 */
 	public boolean resume() {
 		synchronized (this.lifecycle) {
-			if (!this.paused) {
+			if (!this.paused || this.resumeWhenPaused) {
 				return false;
+			}
+			TopicConsumer previous = this.pausing;
+			if (previous != null) {
+				this.resumeWhenPaused = true;
+				logger.info("Topic '" + previous.topic() + "': resuming its listener"
+						+ ((previous.topic().equals(this.topic)) ? "" : " (partition '" + this.topic + "')")
+						+ " once its pause has finished: its handlers may still run, for at most "
+						+ previous.shutdownTimeout() + " from the pause");
+				return true;
 			}
 			this.paused = false;
 			startConsumer();
 			return true;
+		}
+	}
+
+	/**
+	 * A paused consumer's stop has ended: a resume asked meanwhile starts a new one.
+	 */
+	private void pauseEnded(TopicConsumer ended) {
+		synchronized (this.lifecycle) {
+			if (this.pausing != ended) {
+				return;
+			}
+			this.pausing = null;
+			if (this.resumeWhenPaused) {
+				this.resumeWhenPaused = false;
+				this.paused = false;
+				startConsumer();
+			}
 		}
 	}
 
@@ -134,12 +178,13 @@ public final class TopicRuntime {
 	}
 
 	/**
-	 * @return whether the topic's consumer, if any, has nothing in hand (see
-	 * {@link TopicConsumer#isIdle()})
+	 * @return whether the topic's consumer, if any, and the one a pause is still stopping
+	 * have nothing in hand (see {@link TopicConsumer#isIdle()})
 	 */
 	public boolean isIdle() {
 		TopicConsumer current = this.consumer;
-		return current == null || current.isIdle();
+		TopicConsumer stopping = pausing();
+		return (current == null || current.isIdle()) && (stopping == null || stopping.isIdle());
 	}
 
 	/** Wakes the consumer, e.g. because messages became ready. */

@@ -1,10 +1,13 @@
 package io.github.delayqueue.store;
 
 /**
- * The number of partitions configured for a topic differs from the one its messages in
- * Redis were sent with, and changing it now would strand messages in partitions that no
- * application would read any more. Every application of a topic must use the same count;
- * it can change only once the partitions other than partition 0 are empty.
+ * The number of partitions configured for a topic here is not the one Redis spreads its
+ * messages over, and this application may not use it: changing the count now would move
+ * messages out of reach of the calls that find them by id, the count was changed by
+ * another application since this one started, or a change of it is on its way. Every
+ * application of a topic must use the same count. Nothing was stored or changed by the
+ * call that throws it, except that a {@code sendAll} may have stored the messages of
+ * other partitions, as when it fails in Redis.
  */
 public class PartitionCountException extends IllegalStateException {
 
@@ -14,22 +17,88 @@ public class PartitionCountException extends IllegalStateException {
 
 	private final int configured;
 
-	/**
-	 * Creates an exception.
-	 * @param topic the topic
-	 * @param stored its number of partitions in Redis
-	 * @param configured its number of partitions configured here
-	 * @param held the messages still in the partitions that would be stranded
-	 */
-	public PartitionCountException(String topic, int stored, int configured, long held) {
-		super("Topic '" + topic + "' has " + stored + " partitions in Redis, but " + configured
-				+ " are configured here (delay-queue.topics." + topic + ".partitions), and its partitions 1 to "
-				+ (stored - 1) + " still hold " + held + " messages. Every application must use the same count; "
-				+ "to change it, keep " + stored + " until those partitions are empty (see the README, "
-				+ "\"Partitioned topics\")");
+	private PartitionCountException(String topic, int stored, int configured, String message) {
+		super(message);
 		this.topic = topic;
 		this.stored = stored;
 		this.configured = configured;
+	}
+
+	/**
+	 * The count cannot change while the topic holds messages that the new count would
+	 * look for in other partitions.
+	 * @param topic the topic
+	 * @param stored its number of partitions in Redis
+	 * @param configured its number of partitions configured here
+	 * @param held the messages, stored or dead, that would be out of reach
+	 * @return the exception
+	 */
+	static PartitionCountException wouldStrand(String topic, int stored, int configured, long held) {
+		return new PartitionCountException(topic, stored, configured, "Topic '" + topic + "' has " + stored
+				+ " partitions in Redis, but " + configured + " are configured here (delay-queue.topics." + topic
+				+ ".partitions), and messages it holds (" + held + " found: scheduled, ready, in flight or dead) would"
+				+ " then be out of reach of the calls that find them by id. Every application must use the same"
+				+ " count; it can change only while " + ((configured == 1) ? "partitions 1 and up are" : "the topic is")
+				+ " empty (see the README, \"Partitioned topics\")");
+	}
+
+	/**
+	 * The counts differ, and the call is not one that may change the count (only a send,
+	 * or a listener starting, may).
+	 * @param topic the topic
+	 * @param stored its number of partitions in Redis
+	 * @param configured its number of partitions configured here
+	 * @return the exception
+	 */
+	static PartitionCountException differs(String topic, int stored, int configured) {
+		return new PartitionCountException(topic, stored, configured,
+				"Topic '" + topic + "' has " + stored + " partitions in Redis, but " + configured
+						+ " are configured here (delay-queue.topics." + topic
+						+ ".partitions). Every application must use the same count; only a send or a listener starting"
+						+ " changes it, and only while no message would move (see the README, \"Partitioned topics\")");
+	}
+
+	/**
+	 * Another application changed the count while this one was running.
+	 * @param topic the topic
+	 * @param stored its number of partitions in Redis now
+	 * @param configured its number of partitions configured here
+	 * @return the exception
+	 */
+	static PartitionCountException changedElsewhere(String topic, int stored, int configured) {
+		return new PartitionCountException(topic, stored, configured,
+				"Topic '" + topic + "' has " + stored + " partitions in Redis, but " + configured
+						+ " are configured here (delay-queue.topics." + topic + ".partitions): another application"
+						+ " changed the count. Every application must use the same count: restart this one with "
+						+ stored);
+	}
+
+	/**
+	 * A change of the count, by another application, did not end in time.
+	 * @param topic the topic
+	 * @param stored its number of partitions in Redis
+	 * @param configured its number of partitions configured here
+	 * @param change the change on its way
+	 * @return the exception
+	 */
+	static PartitionCountException changing(String topic, int stored, int configured, String change) {
+		return new PartitionCountException(topic, stored, configured,
+				"Topic '" + topic + "' has " + stored + " partitions in Redis, and an application is changing the"
+						+ " count (" + change + "); this one has " + configured + " configured (delay-queue.topics."
+						+ topic + ".partitions). Try again once the change" + " has ended");
+	}
+
+	/**
+	 * A partition refused the calls of this application's count although Redis keeps the
+	 * same count and no change is on its way.
+	 * @param topic the topic
+	 * @param configured its number of partitions, here and in Redis
+	 * @return the exception
+	 */
+	static PartitionCountException refusedAgain(String topic, int configured) {
+		return new PartitionCountException(topic, configured, configured,
+				"Topic '" + topic + "': a partition refused a call made with the topic's count (" + configured
+						+ ") although Redis keeps that count; its count marker keeps changing. Try again");
 	}
 
 	/**

@@ -12,6 +12,10 @@ import org.jspecify.annotations.Nullable;
  * (zero if one already is), or {@code null} if none is scheduled
  * @param nextLeaseEndIn how long until the earliest lease of the topic ends (zero if one
  * has ended), or {@code null} if nothing is in flight
+ * @param countAgreed whether the partition's count marker has the caller's number of
+ * partitions: {@code false} when the topic's count changed, or a change of it is on its
+ * way
  */
-public record PromoteResult(int moved, @Nullable Duration nextDueIn, @Nullable Duration nextLeaseEndIn) {
+public record PromoteResult(int moved, @Nullable Duration nextDueIn, @Nullable Duration nextLeaseEndIn,
+		boolean countAgreed) {
 }

@@ -61,15 +61,42 @@ public record RateLimit(int limit, Duration period) {
 	}
 
 	/**
-	 * The share of one partition of a topic spread over several, each a topic of its own
-	 * in Redis (its own hash slot, which a script cannot leave): an equal part of the
-	 * limit, at least 1, so that the partitions together stay within the limit unless
-	 * there are more partitions than the limit.
+	 * Tells what is wrong with a limit for a topic spread over partitions: each partition
+	 * enforces a share of at least 1.
+	 * @param limit the limit
 	 * @param partitions the number of partitions of the topic
-	 * @return the rate limit of each partition
+	 * @return the problem, to follow the setting's name, or {@code null} if the limit can
+	 * be shared
 	 */
-	public RateLimit share(int partitions) {
-		return (partitions <= 1) ? this : new RateLimit(Math.max(1, this.limit / partitions), this.period);
+	public static @Nullable String shareProblem(int limit, int partitions) {
+		if (limit < partitions) {
+			return "must be at least the number of partitions (" + partitions + "), but was " + limit
+					+ ": each partition enforces its own share of the limit, at least 1";
+		}
+		return null;
+	}
+
+	/**
+	 * The share of one partition of a topic spread over several, each a topic of its own
+	 * in Redis (its own hash slot, which a script cannot leave, so each partition keeps
+	 * its own window): an equal part of the limit, the remainder going one each to the
+	 * first partitions, so that the shares add up to the limit exactly.
+	 * @param partition the partition's index, 0 to {@code partitions - 1}
+	 * @param partitions the number of partitions of the topic
+	 * @return the rate limit of that partition
+	 * @throws IllegalArgumentException if the limit is below the number of partitions
+	 */
+	public RateLimit share(int partition, int partitions) {
+		if (partition < 0 || partition >= partitions) {
+			throw new IllegalArgumentException(
+					"Partition " + partition + " is not one of the " + partitions + " partitions");
+		}
+		String problem = shareProblem(this.limit, partitions);
+		if (problem != null) {
+			throw new IllegalArgumentException("Rate limit " + problem);
+		}
+		int share = this.limit / partitions + ((partition < this.limit % partitions) ? 1 : 0);
+		return (share == this.limit) ? this : new RateLimit(share, this.period);
 	}
 
 }

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -15,6 +16,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 import io.github.delayqueue.store.ScriptRunner.ScriptCall;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
@@ -57,8 +59,14 @@ public class RedisMessageStore implements AutoCloseable {
 	/** Most body bytes in one send script call. */
 	static final int MAX_SEND_CHUNK_BYTES = 512 * 1024;
 
-	/** Most ids one call may name (replay, purge, ack). */
+	/** Most ids one call may name (replay, purge, ack, release, extend leases). */
 	public static final int MAX_IDS_PER_CALL = 1000;
+
+	/**
+	 * How far into a partitioned topic's messages of one state a page may end: each
+	 * partition is read up to there, to merge their pages in order.
+	 */
+	static final int MAX_MERGED_PAGE_END = 10_000;
 
 	private final RedisTemplate<String, byte[]> redis;
 
@@ -140,15 +148,6 @@ public class RedisMessageStore implements AutoCloseable {
 	}
 
 	/**
-	 * Compares a topic's number of partitions kept in Redis with this application's, and
-	 * keeps this one's if the kept one is 1 or the given replaceable count.
-	 */
-	PartitionCounts.PartitionCount partitionCount(String topic, int configured, int replaceable) {
-		List<?> reply = run(Script.PARTITION_COUNT, keys(topic)::key, List.of(configured, replaceable));
-		return new PartitionCounts.PartitionCount((int) number(reply.get(0)), number(reply.get(1)) == 1);
-	}
-
-	/**
 	 * @return how topics are spread over partitions
 	 */
 	public TopicPartitions partitions() {
@@ -156,21 +155,80 @@ public class RedisMessageStore implements AutoCloseable {
 	}
 
 	/**
-	 * Makes sure that the messages of a topic in Redis were sent with the number of
-	 * partitions configured here: the first call for a topic reads the count kept in
-	 * Redis and, if it differs, replaces it if no message would be stranded; later calls
-	 * return at once. Every call of this store that finds messages by id does it first.
+	 * Makes sure that Redis spreads a topic over the number of partitions configured
+	 * here, as a listener starting does: the first call for a topic reads the count kept
+	 * in Redis and, if it differs, changes it if every message stays within reach of the
+	 * calls that find it by id; later calls return at once. Every call of this store that
+	 * stores or finds messages by id agrees first (only a send may change the count), and
+	 * names the count, which each partition checks.
 	 * @param topic the topic
-	 * @throws PartitionCountException if the counts differ and messages would be stranded
+	 * @throws PartitionCountException if the counts differ and the count cannot change
+	 * now
+	 * @throws DataAccessException if Redis failed or did not answer in time
 	 */
 	public void agreePartitions(String topic) {
-		this.partitionCounts.agree(topic);
+		this.partitionCounts.agree(topic, true, deadline());
 	}
 
-	/** The partition of a message, once the topic's count is agreed. */
-	private String partitionOf(String topic, String id) {
-		agreePartitions(topic);
+	/**
+	 * Checks again that Redis spreads a topic over the number of partitions configured
+	 * here, as after a partition refused a call of this application: repairs the count
+	 * markers a change left behind, or waits for a change on its way to end. Never
+	 * changes the count.
+	 * @param topic the topic
+	 * @throws PartitionCountException if Redis has another count, or a change did not end
+	 * within this store's timeout
+	 * @throws DataAccessException if Redis failed or did not answer in time
+	 */
+	public void checkPartitions(String topic) {
+		this.partitionCounts.settle(topic, deadline());
+	}
+
+	/** When a call that starts now must be done: this store's timeout from now. */
+	private long deadline() {
+		return System.nanoTime() + this.timeout.toNanos();
+	}
+
+	/**
+	 * The partition of a message, once the topic's count is agreed (by a call that does
+	 * not change it).
+	 */
+	private String partitionOf(String topic, String id, long deadline) {
+		this.partitionCounts.agree(topic, false, deadline);
 		return partitions().nameFor(topic, id);
+	}
+
+	/** The number of partitions of the topic a partition (or topic) belongs to. */
+	private int countOf(String partition) {
+		return partitions().count(TopicPartitions.topicOf(partition));
+	}
+
+	/**
+	 * Runs one script call on a partition of a topic; if the partition refused this
+	 * application's count (which changed nothing), settles the count and runs it once
+	 * more.
+	 * @throws PartitionCountException if Redis has another count, or the call is refused
+	 * again
+	 */
+	private <T> T settlingRefusal(String topic, long deadline, Supplier<T> call) {
+		try {
+			return call.get();
+		}
+		catch (RuntimeException ex) {
+			if (!PartitionCounts.isRefusal(ex)) {
+				throw ex;
+			}
+		}
+		this.partitionCounts.settle(topic, deadline);
+		try {
+			return call.get();
+		}
+		catch (RuntimeException ex) {
+			if (PartitionCounts.isRefusal(ex)) {
+				throw PartitionCountException.refusedAgain(topic, partitions().count(topic));
+			}
+			throw ex;
+		}
 	}
 
 	/**
@@ -331,10 +389,11 @@ public class RedisMessageStore implements AutoCloseable {
 	 * confirmed the writes in time
 	 */
 	public Map<String, List<Sent>> send(Map<String, List<NewMessage>> messagesByTopic) {
-		messagesByTopic.keySet().forEach(this::agreePartitions);
+		long deadline = deadline();
+		messagesByTopic.keySet().forEach((topic) -> this.partitionCounts.agree(topic, true, deadline));
 		TopicPartitions partitions = partitions();
 		if (!partitions.any()) {
-			return sendToPartitions(messagesByTopic);
+			return sendToPartitions(messagesByTopic, deadline);
 		}
 		Map<String, List<NewMessage>> byPartition = new LinkedHashMap<>();
 		messagesByTopic.forEach((topic,
@@ -342,14 +401,19 @@ public class RedisMessageStore implements AutoCloseable {
 					.computeIfAbsent(partitions.nameFor(topic, message.id()), (name) -> new ArrayList<>())
 					.add(message)));
 		Map<String, Iterator<Sent>> sent = new LinkedHashMap<>();
-		sendToPartitions(byPartition).forEach((name, results) -> sent.put(name, results.iterator()));
+		sendToPartitions(byPartition, deadline).forEach((name, results) -> sent.put(name, results.iterator()));
 		Map<String, List<Sent>> results = new LinkedHashMap<>();
 		messagesByTopic.forEach((topic, messages) -> results.put(topic,
 				messages.stream().map((message) -> sent.get(partitions.nameFor(topic, message.id())).next()).toList()));
 		return results;
 	}
 
-	private Map<String, List<Sent>> sendToPartitions(Map<String, List<NewMessage>> messagesByTopic) {
+	/**
+	 * Sends messages to partitions (or topics), all script calls before the first reply
+	 * is awaited. The calls a partition refused (they stored nothing) are sent once more,
+	 * alone, after the count is settled; the others are not repeated.
+	 */
+	private Map<String, List<Sent>> sendToPartitions(Map<String, List<NewMessage>> messagesByTopic, long deadline) {
 		List<String> topics = new ArrayList<>();
 		List<List<NewMessage>> chunks = new ArrayList<>();
 		List<ScriptCall> calls = new ArrayList<>();
@@ -360,15 +424,51 @@ public class RedisMessageStore implements AutoCloseable {
 				calls.add(sendCall(topic, chunk));
 			}
 		});
-		ReplicatedWrites replicated = this.replicatedWrites;
-		List<Object> replies = (replicated != null) ? replicated.runAll(calls, this.timeout)
-				: this.runner.runAll(calls, this.timeout);
+		List<Object> replies = new ArrayList<>(runSends(calls, deadline));
+		List<Integer> refused = refused(replies);
+		if (!refused.isEmpty()) {
+			refused.stream()
+				.map((i) -> TopicPartitions.topicOf(topics.get(i)))
+				.distinct()
+				.forEach((topic) -> this.partitionCounts.settle(topic, deadline));
+			List<Object> again = runSends(refused.stream().map(calls::get).toList(), deadline);
+			for (int r = 0; r < refused.size(); r++) {
+				if (again.get(r) instanceof RuntimeException) {
+					String topic = TopicPartitions.topicOf(topics.get(refused.get(r)));
+					throw PartitionCountException.refusedAgain(topic, partitions().count(topic));
+				}
+				replies.set(refused.get(r), again.get(r));
+			}
+		}
 		Map<String, List<Sent>> results = new LinkedHashMap<>();
 		messagesByTopic.keySet().forEach((topic) -> results.put(topic, new ArrayList<>()));
 		for (int i = 0; i < calls.size(); i++) {
 			results.get(topics.get(i)).addAll(sendResults(chunks.get(i), (List<?>) replies.get(i)));
 		}
 		return results;
+	}
+
+	/**
+	 * Runs send calls, all sent before the first reply is awaited, with confirmed
+	 * replication if it is on.
+	 * @return the replies, in order; the failure of a call that a partition refused
+	 */
+	private List<Object> runSends(List<ScriptCall> calls, long deadline) {
+		ReplicatedWrites replicated = this.replicatedWrites;
+		Duration timeout = PartitionCounts.remaining(deadline);
+		return (replicated != null) ? replicated.runAll(calls, timeout, PartitionCounts::isRefusal)
+				: this.runner.runAll(calls, timeout, PartitionCounts::isRefusal);
+	}
+
+	/** The indexes of the calls a partition refused. */
+	private static List<Integer> refused(List<Object> replies) {
+		List<Integer> refused = new ArrayList<>();
+		for (int i = 0; i < replies.size(); i++) {
+			if (replies.get(i) instanceof RuntimeException) {
+				refused.add(i);
+			}
+		}
+		return refused;
 	}
 
 	private static List<List<NewMessage>> chunks(List<NewMessage> messages) {
@@ -390,9 +490,10 @@ public class RedisMessageStore implements AutoCloseable {
 
 	private ScriptCall sendCall(String topic, List<NewMessage> messages) {
 		TopicKeys keys = keys(topic);
-		List<Object> args = new ArrayList<>(2 + messages.size() * 4);
+		List<Object> args = new ArrayList<>(3 + messages.size() * 4);
 		args.add(signalChannel(topic));
 		args.add(topic);
+		args.add(countOf(topic));
 		for (NewMessage message : messages) {
 			args.add(message.id());
 			String kind = message.relative() ? DELAY : ABSOLUTE;
@@ -446,9 +547,10 @@ public class RedisMessageStore implements AutoCloseable {
 	 */
 	public CompletableFuture<PromoteResult> promoteAsync(String topic, int limit, Duration lookahead) {
 		TopicKeys keys = keys(topic);
-		return submit(Script.PROMOTE, keys::key, List.of(limit, signalChannel(topic), topic, lookahead.toMillis()))
+		return submit(Script.PROMOTE, keys::key,
+				List.of(limit, signalChannel(topic), topic, lookahead.toMillis(), countOf(topic)))
 			.thenApply((reply) -> new PromoteResult((int) number(reply.get(0)), microsOrNone(reply.get(1)),
-					microsOrNone(reply.get(2))));
+					microsOrNone(reply.get(2)), number(reply.get(3)) == 1));
 	}
 
 	/**
@@ -521,6 +623,26 @@ public class RedisMessageStore implements AutoCloseable {
 	 */
 	public CompletableFuture<ClaimResult> claimAsync(String topic, String consumer, String token, int limit,
 			int earlyLimit, Duration lease, @Nullable RateLimit rateLimit) {
+		return claimAsync(topic, consumer, token, limit, earlyLimit, lease, rateLimit, WriteGate.OPEN);
+	}
+
+	/**
+	 * Leases ready messages of a topic as
+	 * {@link #claimAsync(String, String, String, int, int, Duration, RateLimit)} does,
+	 * writing the claim (and the script in full, if Redis lost it) only through a gate.
+	 * @param topic the topic
+	 * @param consumer the consumer's id, the same for all its claims
+	 * @param token the lease token, new for each claim request of the consumer
+	 * @param limit the largest number of due messages to claim, 1 to 1000
+	 * @param earlyLimit the largest number of messages not yet due to claim
+	 * @param lease how long the lease lasts
+	 * @param rateLimit the topic's rate limit, or {@code null} for none
+	 * @param gate lets the claim be written; when it does not, the future fails
+	 * @return the claimed messages, possibly none, whether more may be ready, and how
+	 * long the rate limit holds the rest back
+	 */
+	public CompletableFuture<ClaimResult> claimAsync(String topic, String consumer, String token, int limit,
+			int earlyLimit, Duration lease, @Nullable RateLimit rateLimit, WriteGate gate) {
 		if (limit < 1 || limit > MAX_IDS_PER_CALL) {
 			throw new IllegalArgumentException("Claim limit must be 1 to " + MAX_IDS_PER_CALL + ", but was " + limit);
 		}
@@ -530,9 +652,11 @@ public class RedisMessageStore implements AutoCloseable {
 			args.add(rateLimit.limit());
 			args.add(rateLimit.period().toMillis());
 		}
-		return submit(Script.CLAIM,
-				(role) -> (role == Script.Key.CLAIM_RECORD) ? keys.claimRecord(consumer) : keys.key(role), args)
-			.thenApply((reply) -> claimResult(reply, token));
+		return this.runner
+			.submit(call(Script.CLAIM,
+					(role) -> (role == Script.Key.CLAIM_RECORD) ? keys.claimRecord(consumer) : keys.key(role), args),
+					this.timeout, gate)
+			.thenApply((reply) -> claimResult((List<?>) reply, token));
 	}
 
 	private static ClaimResult claimResult(List<?> reply, String token) {
@@ -576,15 +700,45 @@ public class RedisMessageStore implements AutoCloseable {
 	 * been lost
 	 */
 	public List<Boolean> ack(String topic, List<String> ids, List<String> leaseTokens) {
-		requireIds(ids);
+		return await(ackAsync(topic, ids, leaseTokens));
+	}
+
+	/**
+	 * Acknowledges messages in one script call as {@link #ack(String, List, List)} does,
+	 * without waiting for Redis: the future completes on the Redis client's I/O thread,
+	 * where nothing may block.
+	 * @param topic the topic
+	 * @param ids the message ids, 1 to 1000
+	 * @param leaseTokens the lease token the caller holds for each id, in the same order
+	 * @return for each id, {@code true} if acknowledged, {@code false} if its lease had
+	 * been lost
+	 */
+	public CompletableFuture<List<Boolean>> ackAsync(String topic, List<String> ids, List<String> leaseTokens) {
 		TopicKeys keys = keys(topic);
-		List<Object> args = new ArrayList<>(ids.size() * 2);
+		return submit(Script.ACK, keys::key, leases(List.of(), ids, leaseTokens)).thenApply(RedisMessageStore::flags);
+	}
+
+	/**
+	 * The arguments of a script that takes leases: the leading ones, then each id and its
+	 * lease token.
+	 */
+	private static List<Object> leases(List<?> leading, List<String> ids, List<String> leaseTokens) {
+		requireIds(ids);
+		if (leaseTokens.size() != ids.size()) {
+			throw new IllegalArgumentException("A call takes one lease token per message id, but was given "
+					+ ids.size() + " ids and " + leaseTokens.size() + " lease tokens");
+		}
+		List<Object> args = new ArrayList<>(leading.size() + ids.size() * 2);
+		args.addAll(leading);
 		for (int i = 0; i < ids.size(); i++) {
 			args.add(ids.get(i));
 			args.add(leaseTokens.get(i));
 		}
-		List<?> reply = run(Script.ACK, keys::key, args);
-		return reply.stream().map((acked) -> number(acked) == 1).toList();
+		return args;
+	}
+
+	private static List<Boolean> flags(List<?> reply) {
+		return reply.stream().map((flag) -> number(flag) == 1).toList();
 	}
 
 	/**
@@ -642,9 +796,72 @@ public class RedisMessageStore implements AutoCloseable {
 	 * @return {@code true} if it is ready again, {@code false} if the lease had been lost
 	 */
 	public boolean release(String topic, String id, String leaseToken) {
+		return release(topic, List.of(id), List.of(leaseToken)).get(0);
+	}
+
+	/**
+	 * Hands unfinished messages back in one script call: each is ready again at once, at
+	 * the head of its ready list in the order given, its attempts unchanged.
+	 * @param topic the topic
+	 * @param ids the message ids, 1 to 1000
+	 * @param leaseTokens the lease token the caller holds for each id, in the same order
+	 * @return for each id, {@code true} if it is ready again, {@code false} if its lease
+	 * had been lost
+	 */
+	public List<Boolean> release(String topic, List<String> ids, List<String> leaseTokens) {
+		return await(releaseAsync(topic, ids, leaseTokens));
+	}
+
+	/**
+	 * Hands unfinished messages back as {@link #release(String, List, List)} does,
+	 * without waiting for Redis: the future completes on the Redis client's I/O thread,
+	 * where nothing may block.
+	 * @param topic the topic
+	 * @param ids the message ids, 1 to 1000
+	 * @param leaseTokens the lease token the caller holds for each id, in the same order
+	 * @return for each id, {@code true} if it is ready again, {@code false} if its lease
+	 * had been lost
+	 */
+	public CompletableFuture<List<Boolean>> releaseAsync(String topic, List<String> ids, List<String> leaseTokens) {
 		TopicKeys keys = keys(topic);
-		Long reply = run(Script.RELEASE, keys::key, List.of(id, leaseToken, signalChannel(topic), topic));
-		return reply == 1;
+		return submit(Script.RELEASE, keys::key, leases(List.of(signalChannel(topic), topic), ids, leaseTokens))
+			.thenApply(RedisMessageStore::flags);
+	}
+
+	/**
+	 * Hands back what a claim leased, from the consumer's record of its last claim, when
+	 * the consumer does not take the claim's reply (it stopped while the claim was
+	 * unanswered, or after it failed): each message still leased to the claim's token is
+	 * ready again at once, attempts unchanged.
+	 * @param topic the topic
+	 * @param consumer the consumer's id
+	 * @param token the claim's lease token
+	 * @return the ids handed back, in the order claimed; none if the consumer's last
+	 * claim has another token or leased nothing
+	 */
+	public List<String> releaseClaim(String topic, String consumer, String token) {
+		return await(releaseClaimAsync(topic, consumer, token));
+	}
+
+	/**
+	 * Hands back what a claim leased as {@link #releaseClaim(String, String, String)}
+	 * does, without waiting for Redis, and with the script sent in full: on the
+	 * connection shared by every call (the default of Spring Data Redis with Lettuce)
+	 * Redis runs it after the claim even if the caller never reads either reply, e.g.
+	 * because the connection closes right after. The future completes on the Redis
+	 * client's I/O thread, where nothing may block.
+	 * @param topic the topic
+	 * @param consumer the consumer's id
+	 * @param token the claim's lease token
+	 * @return the ids handed back, in the order claimed
+	 */
+	public CompletableFuture<List<String>> releaseClaimAsync(String topic, String consumer, String token) {
+		TopicKeys keys = keys(topic);
+		return this.runner
+			.submitInFull(call(Script.RELEASE_CLAIM,
+					(role) -> (role == Script.Key.CLAIM_RECORD) ? keys.claimRecord(consumer) : keys.key(role),
+					List.of(signalChannel(topic), topic, token)), this.timeout)
+			.thenApply((reply) -> ((List<?>) reply).stream().map(RedisMessageStore::text).toList());
 	}
 
 	/**
@@ -656,9 +873,39 @@ public class RedisMessageStore implements AutoCloseable {
 	 * @return the new lease deadline (epoch ms), or -1 if the lease had been lost
 	 */
 	public long extendLease(String topic, String id, String leaseToken, Duration length) {
+		return extendLeases(topic, List.of(id), List.of(leaseToken), length).get(0);
+	}
+
+	/**
+	 * Extends the leases of messages whose handlers are still working, in one script
+	 * call.
+	 * @param topic the topic
+	 * @param ids the message ids, 1 to 1000
+	 * @param leaseTokens the lease token the caller holds for each id, in the same order
+	 * @param length the new lease length, from Redis time
+	 * @return for each id, its new lease deadline (epoch ms; never earlier than the one
+	 * it had), or -1 if its lease had been lost
+	 */
+	public List<Long> extendLeases(String topic, List<String> ids, List<String> leaseTokens, Duration length) {
+		return await(extendLeasesAsync(topic, ids, leaseTokens, length));
+	}
+
+	/**
+	 * Extends leases as {@link #extendLeases(String, List, List, Duration)} does, without
+	 * waiting for Redis: the future completes on the Redis client's I/O thread, where
+	 * nothing may block.
+	 * @param topic the topic
+	 * @param ids the message ids, 1 to 1000
+	 * @param leaseTokens the lease token the caller holds for each id, in the same order
+	 * @param length the new lease length, from Redis time
+	 * @return for each id, its new lease deadline (epoch ms; never earlier than the one
+	 * it had), or -1 if its lease had been lost
+	 */
+	public CompletableFuture<List<Long>> extendLeasesAsync(String topic, List<String> ids, List<String> leaseTokens,
+			Duration length) {
 		TopicKeys keys = keys(topic);
-		Long deadline = run(Script.EXTEND_LEASE, keys::key, List.of(id, leaseToken, length.toMillis()));
-		return deadline;
+		return submit(Script.EXTEND_LEASES, keys::key, leases(List.of(length.toMillis()), ids, leaseTokens))
+			.thenApply((reply) -> reply.stream().map(RedisMessageStore::number).toList());
 	}
 
 	/**
@@ -686,8 +933,10 @@ public class RedisMessageStore implements AutoCloseable {
 	 * @return {@code true} if it was scheduled or ready and is now gone
 	 */
 	public boolean cancel(String topic, String id) {
-		TopicKeys keys = keys(partitionOf(topic, id));
-		Long reply = run(Script.CANCEL, keys::key, List.of(id));
+		long deadline = deadline();
+		String partition = partitionOf(topic, id, deadline);
+		Long reply = settlingRefusal(topic, deadline,
+				() -> run(Script.CANCEL, keys(partition)::key, List.of(id, countOf(partition)), remaining(deadline)));
 		return reply == 1;
 	}
 
@@ -699,10 +948,11 @@ public class RedisMessageStore implements AutoCloseable {
 	 * @return the new due time (epoch ms), or -1 if the message is not pending
 	 */
 	public long reschedule(String topic, String id, Duration delay) {
-		String partition = partitionOf(topic, id);
-		TopicKeys keys = keys(partition);
-		Long due = run(Script.RESCHEDULE, keys::key,
-				List.of(id, DELAY, NewMessage.ceilMillis(delay), signalChannel(partition), partition));
+		long deadline = deadline();
+		String partition = partitionOf(topic, id, deadline);
+		Long due = settlingRefusal(topic, deadline,
+				() -> run(Script.RESCHEDULE, keys(partition)::key, List.of(id, DELAY, NewMessage.ceilMillis(delay),
+						signalChannel(partition), partition, countOf(partition)), remaining(deadline)));
 		return due;
 	}
 
@@ -760,28 +1010,31 @@ public class RedisMessageStore implements AutoCloseable {
 	 */
 	public ReplayResult replayDead(String topic, List<String> ids) {
 		requireIds(ids);
+		long deadline = deadline();
 		List<String> replayed = new ArrayList<>();
 		int skipped = 0;
-		for (Map.Entry<String, List<String>> partition : byPartition(topic, ids).entrySet()) {
-			ReplayResult result = replayDeadIn(partition.getKey(), partition.getValue());
+		for (Map.Entry<String, List<String>> partition : byPartition(topic, ids, deadline).entrySet()) {
+			ReplayResult result = settlingRefusal(topic, deadline,
+					() -> replayDeadIn(partition.getKey(), partition.getValue(), deadline));
 			replayed.addAll(result.replayed());
 			skipped += result.skipped();
 		}
 		return new ReplayResult(replayed, skipped);
 	}
 
-	private Map<String, List<String>> byPartition(String topic, List<String> ids) {
+	private Map<String, List<String>> byPartition(String topic, List<String> ids, long deadline) {
 		Map<String, List<String>> byPartition = new LinkedHashMap<>();
-		ids.forEach((id) -> byPartition.computeIfAbsent(partitionOf(topic, id), (name) -> new ArrayList<>()).add(id));
+		ids.forEach((id) -> byPartition.computeIfAbsent(partitionOf(topic, id, deadline), (name) -> new ArrayList<>())
+			.add(id));
 		return byPartition;
 	}
 
-	private ReplayResult replayDeadIn(String topic, List<String> ids) {
-		TopicKeys keys = keys(topic);
-		List<Object> args = new ArrayList<>(2 + ids.size());
-		args.addAll(List.of(signalChannel(topic), topic));
+	private ReplayResult replayDeadIn(String partition, List<String> ids, long deadline) {
+		TopicKeys keys = keys(partition);
+		List<Object> args = new ArrayList<>(3 + ids.size());
+		args.addAll(List.of(signalChannel(partition), partition, countOf(partition)));
 		args.addAll(ids);
-		List<?> reply = run(Script.REPLAY, keys::key, args);
+		List<?> reply = run(Script.REPLAY, keys::key, args, remaining(deadline));
 		List<String> replayed = reply.subList(2, reply.size()).stream().map(RedisMessageStore::text).toList();
 		return new ReplayResult(replayed, (int) number(reply.get(1)));
 	}
@@ -808,9 +1061,14 @@ public class RedisMessageStore implements AutoCloseable {
 	 */
 	public long purgeDead(String topic, List<String> ids) {
 		requireIds(ids);
+		long deadline = deadline();
 		long deleted = 0;
-		for (Map.Entry<String, List<String>> partition : byPartition(topic, ids).entrySet()) {
-			Long purged = run(Script.PURGE_DEAD, keys(partition.getKey())::key, partition.getValue());
+		for (Map.Entry<String, List<String>> partition : byPartition(topic, ids, deadline).entrySet()) {
+			List<Object> args = new ArrayList<>(1 + partition.getValue().size());
+			args.add(countOf(partition.getKey()));
+			args.addAll(partition.getValue());
+			Long purged = settlingRefusal(topic, deadline,
+					() -> run(Script.PURGE_DEAD, keys(partition.getKey())::key, args, remaining(deadline)));
 			deleted += purged;
 		}
 		return deleted;
@@ -832,11 +1090,14 @@ public class RedisMessageStore implements AutoCloseable {
 
 	/**
 	 * Counts a topic's messages in each state and reads its next and oldest waiting due
-	 * times, at one instant; changes nothing.
+	 * times, at one instant, over every partition; changes nothing.
 	 * @param topic the topic
 	 * @return the counts and times
+	 * @throws PartitionCountException if Redis spreads the topic over another number of
+	 * partitions than this application (its counts would miss partitions)
 	 */
 	public TopicStats stats(String topic) {
+		this.partitionCounts.agree(TopicPartitions.topicOf(topic), false, deadline());
 		return partitions().names(topic).stream().map(this::partitionStats).reduce(TopicStats::plus).orElseThrow();
 	}
 
@@ -854,36 +1115,48 @@ public class RedisMessageStore implements AutoCloseable {
 	}
 
 	/**
-	 * Reads one page of a topic's messages in one state, oldest first, without their
-	 * payloads; changes nothing. Ready ids that claim would drop are left out of a ready
-	 * page.
+	 * Reads one page of a topic's messages in one state, oldest first (by due time, lease
+	 * deadline or time of death; ready messages by due time), without their payloads;
+	 * changes nothing. Ready ids that claim would drop are left out of a ready page. A
+	 * partitioned topic's pages are in that order across its partitions, and end at most
+	 * {@value #MAX_MERGED_PAGE_END} messages in.
 	 * @param topic the topic
 	 * @param state the state
 	 * @param offset the rank of the first message, 0-based
 	 * @param limit the largest number of messages
 	 * @return the page
+	 * @throws IllegalArgumentException for a limit under 1, a negative offset, or a page
+	 * of a partitioned topic that ends too far in
 	 */
 	public MessagePage page(String topic, MessageState state, long offset, int limit) {
 		if (limit < 1 || offset < 0) {
 			throw new IllegalArgumentException("A page needs a limit of 1 or more and an offset of 0 or more, but was "
 					+ "limit " + limit + ", offset " + offset);
 		}
+		this.partitionCounts.agree(TopicPartitions.topicOf(topic), false, deadline());
 		List<String> names = partitions().names(topic);
 		if (names.size() == 1) {
 			return partitionPage(topic, state, offset, limit);
 		}
-		long total = 0;
-		long skip = offset;
-		List<MessageSummary> messages = new ArrayList<>();
-		for (String name : names) {
-			MessagePage page = partitionPage(name, state, skip, Math.max(1, limit - messages.size()));
-			total += page.total();
-			skip = Math.max(0, skip - page.total());
-			if (messages.size() < limit) {
-				messages.addAll(page.messages().subList(0, Math.min(page.messages().size(), limit - messages.size())));
-			}
+		if (offset + limit > MAX_MERGED_PAGE_END) {
+			throw new IllegalArgumentException(
+					"A page of a topic with " + names.size() + " partitions ends at most " + MAX_MERGED_PAGE_END
+							+ " messages in (offset + limit), but was offset " + offset + ", limit " + limit);
 		}
-		return new MessagePage(total, messages);
+		// Each partition's first offset + limit messages, merged in order: the page of
+		// the
+		// topic is then in order across its partitions too.
+		long total = 0;
+		List<MessageSummary> merged = new ArrayList<>();
+		for (String name : names) {
+			MessagePage page = partitionPage(name, state, 0, (int) (offset + limit));
+			total += page.total();
+			merged.addAll(page.messages());
+		}
+		merged.sort(Comparator.comparingLong(
+				(MessageSummary message) -> (state == MessageState.READY) ? message.dueAtMillis() : message.score()));
+		int from = (int) Math.min(offset, merged.size());
+		return new MessagePage(total, List.copyOf(merged.subList(from, Math.min(merged.size(), from + limit))));
 	}
 
 	private MessagePage partitionPage(String topic, MessageState state, long offset, int limit) {
@@ -918,11 +1191,14 @@ public class RedisMessageStore implements AutoCloseable {
 	 * @return the message, or {@code null} if the topic has no message with that id
 	 */
 	public @Nullable MessageSnapshot inspect(String topic, String id, int maxBytes) {
-		TopicKeys keys = keys(partitionOf(topic, id));
-		List<?> reply = run(Script.INSPECT, keys::key, List.of(id, maxBytes));
-		if (reply.isEmpty()) {
-			return null;
-		}
+		long deadline = deadline();
+		String partition = partitionOf(topic, id, deadline);
+		List<?> reply = settlingRefusal(topic, deadline, () -> run(Script.INSPECT, keys(partition)::key,
+				List.of(id, maxBytes, countOf(partition)), remaining(deadline)));
+		return reply.isEmpty() ? null : snapshot(id, reply);
+	}
+
+	private static MessageSnapshot snapshot(String id, List<?> reply) {
 		MessageState state = MessageState.ofCode(text(reply.get(0)));
 		String error = text(reply.get(4));
 		return new MessageSnapshot(id, state, number(reply.get(1)), number(reply.get(2)), (byte[]) reply.get(3),
@@ -991,9 +1267,54 @@ public class RedisMessageStore implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Runs one script call, waiting for its reply at most this store's timeout.
+	 * @param script the script
+	 * @param keys the name of each of its key roles
+	 * @param args its arguments
+	 * @return its reply
+	 */
 	@SuppressWarnings("unchecked")
-	private <T> T run(Script script, Function<Script.Key, String> keys, List<?> args) {
-		return (T) this.runner.run(this.clock.call(script, keys, args, this.shardedSignals), this.timeout);
+	<T> T run(Script script, Function<Script.Key, String> keys, List<?> args) {
+		return (T) this.runner.run(call(script, keys, args), this.timeout);
+	}
+
+	/**
+	 * Runs one script call, waiting for its reply at most a given time.
+	 * @param script the script
+	 * @param keys the name of each of its key roles
+	 * @param args its arguments
+	 * @param timeout the longest wait
+	 * @return its reply
+	 */
+	@SuppressWarnings("unchecked")
+	<T> T run(Script script, Function<Script.Key, String> keys, List<?> args, Duration timeout) {
+		return (T) this.runner.run(call(script, keys, args), timeout);
+	}
+
+	/**
+	 * A call of a script on this store's clock.
+	 * @param script the script
+	 * @param keys the name of each of its key roles
+	 * @param args its arguments
+	 * @return the call
+	 */
+	ScriptCall call(Script script, Function<Script.Key, String> keys, List<?> args) {
+		return this.clock.call(script, keys, args, this.shardedSignals);
+	}
+
+	/**
+	 * Runs script calls, all sent before the first reply is awaited.
+	 * @param calls the calls
+	 * @param timeout the longest wait for all replies
+	 * @return their replies, in order
+	 */
+	List<Object> runAll(List<ScriptCall> calls, Duration timeout) {
+		return this.runner.runAll(calls, timeout);
+	}
+
+	private static Duration remaining(long deadline) {
+		return PartitionCounts.remaining(deadline);
 	}
 
 	/**

@@ -32,13 +32,13 @@ final class RedisTopicStore implements TopicStore, TopicInspector {
 
 	@Override
 	public CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit,
-			Duration lease, @Nullable RateLimit rateLimit) {
-		return this.store.claimAsync(this.topic, consumer, token, limit, earlyLimit, lease, rateLimit);
+			Duration lease, @Nullable RateLimit rateLimit, WriteGate gate) {
+		return this.store.claimAsync(this.topic, consumer, token, limit, earlyLimit, lease, rateLimit, gate);
 	}
 
 	@Override
-	public List<Boolean> ack(List<String> ids, List<String> leaseTokens) {
-		return this.store.ack(this.topic, ids, leaseTokens);
+	public CompletableFuture<List<Boolean>> ack(List<String> ids, List<String> leaseTokens) {
+		return this.store.ackAsync(this.topic, ids, leaseTokens);
 	}
 
 	@Override
@@ -57,13 +57,18 @@ final class RedisTopicStore implements TopicStore, TopicInspector {
 	}
 
 	@Override
-	public boolean release(String id, String leaseToken) {
-		return this.store.release(this.topic, id, leaseToken);
+	public CompletableFuture<List<Boolean>> release(List<String> ids, List<String> leaseTokens) {
+		return this.store.releaseAsync(this.topic, ids, leaseTokens);
 	}
 
 	@Override
-	public long extendLease(String id, String leaseToken, Duration length) {
-		return this.store.extendLease(this.topic, id, leaseToken, length);
+	public CompletableFuture<List<String>> releaseClaim(String consumer, String token) {
+		return this.store.releaseClaimAsync(this.topic, consumer, token);
+	}
+
+	@Override
+	public CompletableFuture<List<Long>> extendLeases(List<String> ids, List<String> leaseTokens, Duration length) {
+		return this.store.extendLeasesAsync(this.topic, ids, leaseTokens, length);
 	}
 
 	@Override

@@ -10,10 +10,12 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
 
 import io.github.delayqueue.store.ScriptRunner.ScriptCall;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
@@ -33,7 +35,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * and counts the writes of that connection only, so the calls and the {@code WAIT} go
  * over a connection of their own, taken from a small pool and never shared with other
  * threads' commands. On a Cluster, the calls of each node and that node's {@code WAIT} go
- * over the node's connection.
+ * over the node's connection, every node's calls before the first reply is awaited and
+ * every node's {@code WAIT} before the first confirmation is awaited: a send waits at
+ * most the send timeout plus the replication timeout, however many nodes it writes to.
  */
 final class ReplicatedWrites implements AutoCloseable {
 
@@ -63,21 +67,40 @@ final class ReplicatedWrites implements AutoCloseable {
 	}
 
 	/**
-	 * Runs the calls and waits for their replication.
+	 * Runs the calls and waits for their replication: all calls are sent before the first
+	 * reply is awaited, and once they are answered, every node written to is asked to
+	 * confirm at once, so that the whole wait is at most {@code timeout} plus the
+	 * replication timeout, however many nodes the calls go to.
 	 * @param calls the calls, all sent before the first reply is awaited
-	 * @param timeout the longest wait for the calls' replies; the replication wait comes
-	 * on top
+	 * @param timeout the longest wait for a connection and the calls' replies; the
+	 * replication wait comes on top
+	 * @param kept which failures of a call take the place of its reply instead of being
+	 * thrown
 	 * @return the replies, in the order of the calls
 	 * @throws NotReplicatedException if fewer replicas than required confirmed the writes
 	 * in time: the calls ran on the primary
 	 */
-	List<Object> runAll(List<ScriptCall> calls, Duration timeout) {
+	List<Object> runAll(List<ScriptCall> calls, Duration timeout, Predicate<Throwable> kept) {
+		long callsDeadline = System.nanoTime() + timeout.toNanos();
 		StatefulConnection<byte[], byte[]> connection = borrow(timeout);
 		boolean healthy = false;
 		try {
-			List<Object> replies = (connection instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster)
-					? runOnNodes(cluster, calls, timeout)
-					: runOn(((StatefulRedisConnection<byte[], byte[]>) connection).async(), calls, timeout);
+			List<RedisClusterAsyncCommands<byte[], byte[]>> nodes = new ArrayList<>();
+			List<RedisClusterAsyncCommands<byte[], byte[]>> commandsOfCalls = new ArrayList<>(calls.size());
+			if (connection instanceof StatefulRedisClusterConnection<byte[], byte[]> cluster) {
+				Map<String, RedisClusterAsyncCommands<byte[], byte[]>> byNode = new LinkedHashMap<>();
+				for (ScriptCall call : calls) {
+					commandsOfCalls.add(byNode.computeIfAbsent(nodeOf(cluster, call),
+							(node) -> connect(cluster, node, callsDeadline, timeout)));
+				}
+				nodes.addAll(byNode.values());
+			}
+			else {
+				nodes.add(((StatefulRedisConnection<byte[], byte[]>) connection).async());
+				calls.forEach((call) -> commandsOfCalls.add(nodes.get(0)));
+			}
+			List<Object> replies = ScriptRunner.runAsync(commandsOfCalls, calls, callsDeadline, timeout, kept);
+			confirm(nodes, callsDeadline, timeout);
 			healthy = true;
 			return replies;
 		}
@@ -86,37 +109,50 @@ final class ReplicatedWrites implements AutoCloseable {
 		}
 	}
 
-	private List<Object> runOnNodes(StatefulRedisClusterConnection<byte[], byte[]> cluster, List<ScriptCall> calls,
-			Duration timeout) {
-		Map<String, List<Integer>> callsByNode = new LinkedHashMap<>();
-		for (int i = 0; i < calls.size(); i++) {
-			int slot = SlotHash.getSlot(calls.get(i).keys().get(0));
-			RedisClusterNode node = cluster.getPartitions().getPartitionBySlot(slot);
-			if (node == null) {
-				throw new IllegalStateException("No cluster node serves slot " + slot + " right now");
-			}
-			callsByNode.computeIfAbsent(node.getNodeId(), (id) -> new ArrayList<>()).add(i);
+	private static String nodeOf(StatefulRedisClusterConnection<byte[], byte[]> cluster, ScriptCall call) {
+		int slot = SlotHash.getSlot(call.keys().get(0));
+		RedisClusterNode node = cluster.getPartitions().getPartitionBySlot(slot);
+		if (node == null) {
+			throw new IllegalStateException("No cluster node serves slot " + slot + " right now");
 		}
-		Object[] replies = new Object[calls.size()];
-		for (Map.Entry<String, List<Integer>> node : callsByNode.entrySet()) {
-			List<ScriptCall> nodeCalls = node.getValue().stream().map(calls::get).toList();
-			List<Object> nodeReplies = runOn(cluster.getConnection(node.getKey()).async(), nodeCalls, timeout);
-			for (int i = 0; i < nodeCalls.size(); i++) {
-				replies[node.getValue().get(i)] = nodeReplies.get(i);
-			}
-		}
-		return List.of(replies);
+		return node.getNodeId();
 	}
 
-	private List<Object> runOn(RedisClusterAsyncCommands<byte[], byte[]> commands, List<ScriptCall> calls,
-			Duration timeout) {
-		List<Object> replies = ScriptRunner.runAsync(commands, calls, System.nanoTime() + timeout.toNanos(), timeout);
-		Long confirmed = ScriptRunner.await(commands.waitForReplication(this.replicas, this.waitTimeout.toMillis()),
-				System.nanoTime() + this.waitTimeout.plus(timeout).toNanos(), this.waitTimeout.plus(timeout));
-		if (confirmed < this.replicas) {
-			throw new NotReplicatedException(this.replicas, confirmed, this.waitTimeout);
+	/** The connection to a cluster node, connecting within the calls' deadline. */
+	private static RedisClusterAsyncCommands<byte[], byte[]> connect(
+			StatefulRedisClusterConnection<byte[], byte[]> cluster, String nodeId, long deadline, Duration timeout) {
+		CompletableFuture<StatefulRedisConnection<byte[], byte[]>> connecting = cluster.getConnectionAsync(nodeId);
+		try {
+			return connecting.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS).async();
 		}
-		return replies;
+		catch (TimeoutException ex) {
+			throw new QueryTimeoutException("Could not connect to Redis within " + timeout, ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new QueryTimeoutException("Interrupted while connecting to Redis", ex);
+		}
+		catch (ExecutionException ex) {
+			throw ScriptRunner.translate(ex.getCause());
+		}
+	}
+
+	/**
+	 * Asks every node written to for its replicas' confirmation ({@code WAIT}) at once,
+	 * then awaits the answers until the replication timeout after the calls' deadline.
+	 */
+	private void confirm(List<RedisClusterAsyncCommands<byte[], byte[]>> nodes, long callsDeadline, Duration timeout) {
+		List<RedisFuture<Long>> waits = new ArrayList<>(nodes.size());
+		for (RedisClusterAsyncCommands<byte[], byte[]> node : nodes) {
+			waits.add(node.waitForReplication(this.replicas, this.waitTimeout.toMillis()));
+		}
+		long deadline = callsDeadline + this.waitTimeout.toNanos();
+		for (RedisFuture<Long> wait : waits) {
+			Long confirmed = ScriptRunner.await(wait, deadline, timeout.plus(this.waitTimeout));
+			if (confirmed < this.replicas) {
+				throw new NotReplicatedException(this.replicas, confirmed, this.waitTimeout);
+			}
+		}
 	}
 
 	/**

@@ -10,7 +10,7 @@ import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * The Lua scripts of the queue, one per state transition (and three that only read, and
- * one that keeps a topic's number of partitions), each with the keys it takes in the
+ * five that keep a topic's number of partitions), each with the keys it takes in the
  * order its {@code .lua} header names them: the one place in Java that knows a script's
  * key order. Each script is read from the {@code .lua} file beside this class with
  * {@code common.lua} and the helpers it names in front (see {@link ScriptSource}); a
@@ -19,9 +19,9 @@ import org.springframework.data.redis.core.script.RedisScript;
  */
 enum Script {
 
-	SEND(false, Key.MESSAGES, Key.SCHEDULED, Key.PRIORITIES),
+	SEND(false, Key.MESSAGES, Key.SCHEDULED, Key.PRIORITIES, Key.PARTITION_COUNT),
 
-	PROMOTE(false, withPriorities(Key.SCHEDULED, Key.READY, Key.IN_FLIGHT)),
+	PROMOTE(false, with(withPriorities(Key.SCHEDULED, Key.READY, Key.IN_FLIGHT), Key.PARTITION_COUNT)),
 
 	CLAIM(false,
 			withPriorities(Key.READY, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES, Key.CLAIM_RECORD,
@@ -31,32 +31,44 @@ enum Script {
 
 	RETRY(true, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES),
 
-	DEAD_LETTER(true, Key.IN_FLIGHT, Key.MESSAGES, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.LEASES),
+	DEAD_LETTER(true, Key.IN_FLIGHT, Key.MESSAGES, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.LEASES,
+			Key.PRIORITIES, Key.DEAD_PRIORITIES),
 
 	EXPIRE_LEASES(false,
-			withPriorities(Key.IN_FLIGHT, Key.MESSAGES, Key.READY, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS,
-					Key.LEASES)),
+			with(withPriorities(Key.IN_FLIGHT, Key.MESSAGES, Key.READY, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS,
+					Key.LEASES), Key.DEAD_PRIORITIES)),
 
-	RELEASE(true, withPriorities(Key.IN_FLIGHT, Key.READY, Key.LEASES)),
+	RELEASE(false, withPriorities(Key.IN_FLIGHT, Key.READY, Key.LEASES)),
 
-	EXTEND_LEASE(true, Key.IN_FLIGHT, Key.LEASES),
+	RELEASE_CLAIM(false, withPriorities(Key.IN_FLIGHT, Key.READY, Key.LEASES, Key.CLAIM_RECORD)),
 
-	CANCEL(true, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT, Key.PRIORITIES),
+	EXTEND_LEASES(false, Key.IN_FLIGHT, Key.LEASES),
 
-	RESCHEDULE(true, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT),
+	CANCEL(true, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT, Key.PRIORITIES, Key.PARTITION_COUNT),
 
-	REPLAY(false, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.MESSAGES, Key.SCHEDULED),
+	RESCHEDULE(true, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT, Key.PARTITION_COUNT),
 
-	PURGE_DEAD(true, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.PRIORITIES, Key.MESSAGES),
+	REPLAY(false, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.MESSAGES, Key.SCHEDULED, Key.PRIORITIES,
+			Key.DEAD_PRIORITIES, Key.PARTITION_COUNT),
+
+	PURGE_DEAD(true, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.DEAD_PRIORITIES, Key.PARTITION_COUNT),
 
 	STATS(false, withPriorities(Key.MESSAGES, Key.SCHEDULED, Key.READY, Key.IN_FLIGHT, Key.DEAD)),
 
 	PAGE(false, withPriorities(Key.STATE_INDEX, Key.STATE_MESSAGES, Key.DEAD_ERRORS, Key.SCHEDULED, Key.IN_FLIGHT)),
 
 	INSPECT(false, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS,
-			Key.PRIORITIES),
+			Key.PRIORITIES, Key.DEAD_PRIORITIES, Key.PARTITION_COUNT),
 
-	PARTITION_COUNT(false, Key.PARTITION_COUNT);
+	PARTITION_COUNT(false, Key.PARTITION_COUNT, Key.PARTITION_CHANGE),
+
+	BEGIN_PARTITION_CHANGE(false, Key.PARTITION_COUNT, Key.PARTITION_CHANGE),
+
+	MARK_PARTITION(false, Key.PARTITION_COUNT, Key.MESSAGES, Key.DEAD),
+
+	COMMIT_PARTITION_CHANGE(false, Key.PARTITION_COUNT, Key.PARTITION_CHANGE, Key.MESSAGES, Key.DEAD),
+
+	ABORT_PARTITION_CHANGE(true, Key.PARTITION_CHANGE);
 
 	/** The highest priority; priority 0 messages wait in the ready list itself. */
 	static final int MAX_PRIORITY = 9;
@@ -120,6 +132,13 @@ enum Script {
 		return keys.toArray(Key[]::new);
 	}
 
+	/** Keys followed by more keys. */
+	private static Key[] with(Key[] keys, Key... more) {
+		List<Key> all = new ArrayList<>(List.of(keys));
+		all.addAll(List.of(more));
+		return all.toArray(Key[]::new);
+	}
+
 	/**
 	 * A role a key plays in the scripts, named as the {@code .lua} headers name it, with
 	 * its type.
@@ -150,13 +169,25 @@ enum Script {
 		/** The hash holding the stored messages of the state a page is read from. */
 		STATE_MESSAGES("state messages", "HASH"),
 
+		/**
+		 * A partition's count marker: for partition 0 the topic's number of partitions.
+		 */
 		PARTITION_COUNT("partition count", "STRING"),
+
+		/** A change of the topic's number of partitions on its way. */
+		PARTITION_CHANGE("partition change", "STRING"),
 
 		/** A rate-limited topic's claims of the last period. */
 		RATE_WINDOW("rate window", "ZSET"),
 
-		/** The priority of each message sent with one above 0, in whatever state. */
+		/**
+		 * The priority of each stored message sent with one above 0 (scheduled, ready or
+		 * in flight).
+		 */
 		PRIORITIES("priorities", "HASH"),
+
+		/** The priority of each dead letter that had one above 0. */
+		DEAD_PRIORITIES("dead priorities", "HASH"),
 
 		READY_1("ready 1", "LIST"), READY_2("ready 2", "LIST"), READY_3("ready 3", "LIST"), READY_4("ready 4", "LIST"),
 		READY_5("ready 5", "LIST"), READY_6("ready 6", "LIST"), READY_7("ready 7", "LIST"), READY_8("ready 8", "LIST"),

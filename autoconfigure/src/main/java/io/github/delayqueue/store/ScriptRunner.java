@@ -3,12 +3,15 @@ package io.github.delayqueue.store;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScriptOutputType;
@@ -31,11 +34,14 @@ import org.springframework.data.redis.core.script.RedisScript;
  * trip), and a call that times out is cancelled, so that the client does not send it
  * again after a reconnect. A script missing from the server's cache (a restart, a
  * failover, another cluster node) is sent again in full, only for the calls that missed
- * it.
+ * it, within the same timeout and cancelled like the first command.
  */
 final class ScriptRunner {
 
 	private static final LettuceExceptionConverter LETTUCE_EXCEPTIONS = new LettuceExceptionConverter();
+
+	/** No failure takes the place of a reply: every one is thrown. */
+	private static final Predicate<Throwable> NONE_KEPT = (failure) -> false;
 
 	private final RedisConnectionFactory connectionFactory;
 
@@ -64,6 +70,39 @@ final class ScriptRunner {
 	 * {@code byte[]} and nulls; or a failure with a {@link DataAccessException}
 	 */
 	CompletableFuture<Object> submit(ScriptCall call, Duration timeout) {
+		return submit(call, timeout, false, WriteGate.OPEN);
+	}
+
+	/**
+	 * Sends one script call as {@link #submit(ScriptCall, Duration)} does, writing it,
+	 * and the script in full if Redis lost it, only through a gate.
+	 * @param call the call
+	 * @param timeout the longest wait for its reply
+	 * @param gate lets the call be written, first and after {@code NOSCRIPT}; when it
+	 * does not, the future fails
+	 * @return the reply, or a failure with a {@link DataAccessException}
+	 */
+	CompletableFuture<Object> submit(ScriptCall call, Duration timeout, WriteGate gate) {
+		return submit(call, timeout, false, gate);
+	}
+
+	/**
+	 * Sends one script call in full ({@code EVAL}), without waiting for its reply, so
+	 * that it runs even if its reply is never read: a call by its digest
+	 * ({@code EVALSHA}) that finds the script missing from the server's cache would need
+	 * a second round trip, which a connection closed meanwhile never makes. On the shared
+	 * connection of Lettuce it runs after every call sent before it. The future completes
+	 * on the Redis client's I/O thread: whoever continues from it must not block there.
+	 * @param call the call
+	 * @param timeout the longest wait for its reply: the future then fails with a
+	 * {@link QueryTimeoutException} and the call is cancelled
+	 * @return the reply, as {@link #submit(ScriptCall, Duration)} gives it
+	 */
+	CompletableFuture<Object> submitInFull(ScriptCall call, Duration timeout) {
+		return submit(call, timeout, true, WriteGate.OPEN);
+	}
+
+	private CompletableFuture<Object> submit(ScriptCall call, Duration timeout, boolean inFull, WriteGate gate) {
 		RedisConnection connection;
 		try {
 			connection = this.connectionFactory.getConnection();
@@ -82,14 +121,35 @@ final class ScriptRunner {
 		@SuppressWarnings("unchecked")
 		RedisClusterAsyncCommands<byte[], byte[]> async = (RedisClusterAsyncCommands<byte[], byte[]>) commands;
 		CompletableFuture<Object> reply = new CompletableFuture<>();
-		RedisFuture<Object> sent = async.evalsha(call.script().getSha1(), outputType(call), call.keyBytes(),
-				call.argBytes());
-		sent.whenComplete((value, failure) -> {
-			if (failure != null && isNoScript(failure)) {
-				async
-					.eval(call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8), outputType(call),
-							call.keyBytes(), call.argBytes())
-					.whenComplete((again, againFailure) -> complete(reply, again, againFailure));
+		// The command on its way: EVALSHA, then EVAL if the script was missing.
+		AtomicReference<RedisFuture<Object>> sent = new AtomicReference<>();
+		boolean written = gate.write(() -> sent.set(inFull
+				? async.eval(call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8), outputType(call),
+						call.keyBytes(), call.argBytes())
+				: async.evalsha(call.script().getSha1(), outputType(call), call.keyBytes(), call.argBytes())));
+		if (!written) {
+			connection.close();
+			return CompletableFuture.failedFuture(new RedisSystemException("The call was not sent: its gate is closed",
+					new IllegalStateException("Gate closed")));
+		}
+		sent.get().whenComplete((value, failure) -> {
+			if (failure != null && isNoScript(failure) && !reply.isDone()) {
+				boolean again = gate.write(() -> {
+					RedisFuture<Object> inFullAgain = async.eval(
+							call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8), outputType(call),
+							call.keyBytes(), call.argBytes());
+					sent.set(inFullAgain);
+					if (reply.isDone()) {
+						// Timed out while it was being sent.
+						inFullAgain.cancel(true);
+					}
+					inFullAgain.whenComplete((result, againFailure) -> complete(reply, result, againFailure));
+				});
+				if (!again) {
+					complete(reply, null, new RedisSystemException(
+							"The script was missing from Redis and the call was not sent again: its gate is closed",
+							failure));
+				}
 			}
 			else {
 				complete(reply, value, failure);
@@ -98,7 +158,7 @@ final class ScriptRunner {
 		reply.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS).whenComplete((value, failure) -> {
 			connection.close();
 			if (failure instanceof TimeoutException) {
-				sent.cancel(true);
+				sent.get().cancel(true);
 			}
 		});
 		return reply.exceptionally((failure) -> {
@@ -131,16 +191,40 @@ final class ScriptRunner {
 	 * @throws DataAccessException if a call failed (the others may have run)
 	 */
 	List<Object> runAll(List<ScriptCall> calls, Duration timeout) {
+		return runAll(calls, timeout, NONE_KEPT);
+	}
+
+	/**
+	 * Runs script calls, sending them all before waiting for the first reply; the calls
+	 * that fail in a given way do not stop the others.
+	 * @param calls the calls
+	 * @param timeout the longest wait for all replies
+	 * @param kept which failures of a call take the place of its reply, as the
+	 * {@link DataAccessException} itself, instead of being thrown
+	 * @return the replies, in the order of the calls
+	 * @throws QueryTimeoutException if Redis did not answer them all in time (some may
+	 * have run)
+	 * @throws DataAccessException if a call failed otherwise (the others may have run)
+	 */
+	List<Object> runAll(List<ScriptCall> calls, Duration timeout, Predicate<Throwable> kept) {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
 			if (connection.getNativeConnection() instanceof RedisClusterAsyncCommands<?, ?> commands) {
 				@SuppressWarnings("unchecked")
 				RedisClusterAsyncCommands<byte[], byte[]> async = (RedisClusterAsyncCommands<byte[], byte[]>) commands;
-				return runAsync(async, calls, deadline, timeout);
+				return runAsync(Collections.nCopies(calls.size(), async), calls, deadline, timeout, kept);
 			}
 			List<Object> replies = new ArrayList<>(calls.size());
 			for (ScriptCall call : calls) {
-				replies.add(runBlocking(connection, call));
+				try {
+					replies.add(runBlocking(connection, call));
+				}
+				catch (DataAccessException ex) {
+					if (!kept.test(ex)) {
+						throw ex;
+					}
+					replies.add(ex);
+				}
 			}
 			return replies;
 		}
@@ -157,9 +241,27 @@ final class ScriptRunner {
 	 */
 	static List<Object> runAsync(RedisClusterAsyncCommands<byte[], byte[]> commands, List<ScriptCall> calls,
 			long deadline, Duration timeout) {
+		return runAsync(Collections.nCopies(calls.size(), commands), calls, deadline, timeout, NONE_KEPT);
+	}
+
+	/**
+	 * Runs script calls on Lettuce's asynchronous API, each on its own connection (a
+	 * Cluster node's), all sent before the first reply is awaited.
+	 * @param commandsOfCalls the asynchronous commands of the connection of each call
+	 * @param calls the calls
+	 * @param deadline the {@link System#nanoTime()} by which all replies must be in
+	 * @param timeout the whole wait, for the exception's message
+	 * @param kept which failures of a call take the place of its reply instead of being
+	 * thrown
+	 * @return the replies, in the order of the calls
+	 */
+	static List<Object> runAsync(List<RedisClusterAsyncCommands<byte[], byte[]>> commandsOfCalls,
+			List<ScriptCall> calls, long deadline, Duration timeout, Predicate<Throwable> kept) {
 		List<RedisFuture<Object>> futures = new ArrayList<>(calls.size());
-		for (ScriptCall call : calls) {
-			futures.add(commands.evalsha(call.script().getSha1(), outputType(call), call.keyBytes(), call.argBytes()));
+		for (int i = 0; i < calls.size(); i++) {
+			ScriptCall call = calls.get(i);
+			futures.add(commandsOfCalls.get(i)
+				.evalsha(call.script().getSha1(), outputType(call), call.keyBytes(), call.argBytes()));
 		}
 		List<Object> replies = new ArrayList<>(calls.size());
 		for (int i = 0; i < calls.size(); i++) {
@@ -168,14 +270,28 @@ final class ScriptRunner {
 				replies.add(await(futures.get(i), deadline, timeout));
 			}
 			catch (DataAccessException ex) {
+				if (kept.test(ex)) {
+					replies.add(ex);
+					continue;
+				}
 				if (!isNoScript(ex)) {
 					cancel(futures, i + 1);
 					throw ex;
 				}
-				RedisFuture<Object> again = commands.eval(
-						call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8), outputType(call),
-						call.keyBytes(), call.argBytes());
-				replies.add(await(again, deadline, timeout));
+				RedisFuture<Object> again = commandsOfCalls.get(i)
+					.eval(call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8), outputType(call),
+							call.keyBytes(), call.argBytes());
+				try {
+					replies.add(await(again, deadline, timeout));
+				}
+				catch (DataAccessException againFailure) {
+					if (kept.test(againFailure)) {
+						replies.add(againFailure);
+						continue;
+					}
+					cancel(futures, i + 1);
+					throw againFailure;
+				}
 			}
 		}
 		return replies;

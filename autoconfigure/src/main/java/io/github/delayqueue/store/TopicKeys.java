@@ -46,11 +46,22 @@ public record TopicKeys(String prefix, String topic) {
 	}
 
 	/**
-	 * @return HASH id → priority, for the messages sent with a priority above 0, in any
-	 * state until they are acknowledged, cancelled or purged
+	 * @return HASH id → priority, for the stored (scheduled, ready and in-flight)
+	 * messages sent with a priority above 0, until they are acknowledged, cancelled or
+	 * dead-lettered
 	 */
 	public String priorities() {
 		return key("p");
+	}
+
+	/**
+	 * @return HASH id (or buried name) → priority, for the dead-lettered messages that
+	 * had a priority above 0, until they are replayed or purged; kept apart from
+	 * {@link #priorities()} so that a new message of a dead letter's id never shares its
+	 * entry
+	 */
+	public String deadPriorities() {
+		return key("dp");
 	}
 
 	/**
@@ -99,11 +110,23 @@ public record TopicKeys(String prefix, String topic) {
 	}
 
 	/**
-	 * @return STRING: the number of partitions the topic has, absent for 1 (kept by the
-	 * topic itself, partition 0)
+	 * The count marker: for a topic (partition 0), the number of partitions it has,
+	 * absent for 1; for a partition above 0, the count of the change that last marked it,
+	 * {@code "<count>"} or {@code "<count>:<change token>"}. Calls that store or find
+	 * messages by id are refused by a partition whose marker has another count than the
+	 * caller's.
+	 * @return STRING key
 	 */
 	public String partitionCount() {
 		return key("n");
+	}
+
+	/**
+	 * @return STRING: a change of the topic's number of partitions on its way,
+	 * {@code "<token>:<new count>"}, expiring on its own (only partition 0's is used)
+	 */
+	public String partitionChange() {
+		return key("nc");
 	}
 
 	/**
@@ -134,7 +157,9 @@ public record TopicKeys(String prefix, String topic) {
 			case DEAD_MESSAGES -> deadMessages();
 			case DEAD_ERRORS -> deadErrors();
 			case PARTITION_COUNT -> partitionCount();
+			case PARTITION_CHANGE -> partitionChange();
 			case PRIORITIES -> priorities();
+			case DEAD_PRIORITIES -> deadPriorities();
 			case READY_1, READY_2, READY_3, READY_4, READY_5, READY_6, READY_7, READY_8, READY_9 ->
 				ready(role.priority());
 			case RATE_WINDOW -> rateWindow();
@@ -163,6 +188,7 @@ public record TopicKeys(String prefix, String topic) {
 		types.put(dead(), DataType.ZSET);
 		types.put(deadMessages(), DataType.HASH);
 		types.put(deadErrors(), DataType.HASH);
+		types.put(deadPriorities(), DataType.HASH);
 		types.put(priorities(), DataType.HASH);
 		for (int priority = 1; priority <= Script.MAX_PRIORITY; priority++) {
 			types.put(ready(priority), DataType.LIST);

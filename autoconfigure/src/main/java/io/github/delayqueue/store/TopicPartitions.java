@@ -29,6 +29,9 @@ public final class TopicPartitions {
 	/** Separates a topic from the number of one of its partitions. */
 	public static final char SEPARATOR = '#';
 
+	/** Separates an id from the time of death in the name of an earlier dead letter. */
+	private static final char BURIED = '~';
+
 	/** No topic has more than one partition. */
 	public static final TopicPartitions NONE = new TopicPartitions(Map.of());
 
@@ -122,13 +125,36 @@ public final class TopicPartitions {
 	}
 
 	/**
-	 * The partition of a message id.
+	 * The partition of a message id: {@code CRC16(id) mod count}, where an id that ends
+	 * in {@code ~<digits>}, then any number of {@code ~}, counts without that end, and
+	 * without the ends of that kind before it. So the names
+	 * {@code <id>~<time it died>~...} under which earlier dead letters of an id are kept
+	 * fall in the partition of the id, where they are, whatever the id ends in.
 	 * @param id the message id
 	 * @param count the number of partitions
 	 * @return the partition's index, 0 to {@code count - 1}
 	 */
 	public static int indexOf(String id, int count) {
-		return CRC16.crc16(id.getBytes(StandardCharsets.UTF_8)) % count;
+		return CRC16.crc16(routingPart(id).getBytes(StandardCharsets.UTF_8)) % count;
+	}
+
+	/** The id without its ends of {@code ~<digits>~*}, one after another. */
+	private static String routingPart(String id) {
+		int end = id.length();
+		while (true) {
+			int digitsEnd = end;
+			while (digitsEnd > 0 && id.charAt(digitsEnd - 1) == BURIED) {
+				digitsEnd--;
+			}
+			int digits = digitsEnd;
+			while (digits > 0 && id.charAt(digits - 1) >= '0' && id.charAt(digits - 1) <= '9') {
+				digits--;
+			}
+			if (digits == digitsEnd || digits < 2 || id.charAt(digits - 1) != BURIED) {
+				return id.substring(0, end);
+			}
+			end = digits - 1;
+		}
 	}
 
 	/**

@@ -40,20 +40,24 @@ public interface TopicStore {
 	 * @param rateLimit the topic's rate limit (this partition's share), or {@code null}
 	 * for none; with one, the claim takes no more due messages than its window, shared by
 	 * every consumer, has room for, and none early
+	 * @param gate lets the claim be written to Redis, and written again if Redis lost its
+	 * script; the future fails when it does not
 	 * @return the claimed messages, whether more may be ready, and how long the rate
 	 * limit holds the rest back
 	 */
 	CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit, Duration lease,
-			@Nullable RateLimit rateLimit);
+			@Nullable RateLimit rateLimit, WriteGate gate);
 
 	/**
-	 * Acknowledges messages: each is deleted with all its data.
-	 * @param ids the message ids
+	 * Acknowledges messages in one call: each is deleted with all its data. Does not wait
+	 * for the reply; the future may complete on the Redis client's I/O thread, where
+	 * nothing may block.
+	 * @param ids the message ids, 1 to {@value RedisMessageStore#MAX_IDS_PER_CALL}
 	 * @param leaseTokens the lease token held for each id
 	 * @return for each id, whether it was acknowledged ({@code false}: its lease had been
 	 * lost)
 	 */
-	List<Boolean> ack(List<String> ids, List<String> leaseTokens);
+	CompletableFuture<List<Boolean>> ack(List<String> ids, List<String> leaseTokens);
 
 	/**
 	 * Schedules the next attempt of a message whose delivery failed.
@@ -85,21 +89,40 @@ public interface TopicStore {
 	boolean deadLetter(String id, String leaseToken, String error);
 
 	/**
-	 * Hands an unfinished message back, ready again at once.
-	 * @param id the message id
-	 * @param leaseToken the lease token held
-	 * @return {@code true} if ready again, {@code false} if the lease had been lost
+	 * Hands unfinished messages back in one call, each ready again at once. Does not wait
+	 * for the reply; the future may complete on the Redis client's I/O thread, where
+	 * nothing may block.
+	 * @param ids the message ids, 1 to {@value RedisMessageStore#MAX_IDS_PER_CALL}
+	 * @param leaseTokens the lease token held for each id
+	 * @return for each id, whether it is ready again ({@code false}: its lease had been
+	 * lost)
 	 */
-	boolean release(String id, String leaseToken);
+	CompletableFuture<List<Boolean>> release(List<String> ids, List<String> leaseTokens);
 
 	/**
-	 * Extends a lease.
-	 * @param id the message id
-	 * @param leaseToken the lease token held
-	 * @param length the new lease length
-	 * @return the new lease deadline (epoch ms), or -1 if the lease had been lost
+	 * Hands back what a claim leased, when the consumer does not take the claim's reply
+	 * (it stopped while the claim was unanswered, or after the claim failed): each
+	 * message of the consumer's last claim still leased to the claim's token is ready
+	 * again at once. Does not wait for the reply; on a connection shared with the claim
+	 * it runs after the claim even if neither reply is ever read. The future may complete
+	 * on the Redis client's I/O thread, where nothing may block.
+	 * @param consumer the consumer's id
+	 * @param token the claim's lease token
+	 * @return the ids handed back; none if the consumer's last claim has another token or
+	 * leased nothing
 	 */
-	long extendLease(String id, String leaseToken, Duration length);
+	CompletableFuture<List<String>> releaseClaim(String consumer, String token);
+
+	/**
+	 * Extends leases in one call. Does not wait for the reply; the future may complete on
+	 * the Redis client's I/O thread, where nothing may block.
+	 * @param ids the message ids, 1 to {@value RedisMessageStore#MAX_IDS_PER_CALL}
+	 * @param leaseTokens the lease token held for each id
+	 * @param length the new lease length
+	 * @return for each id, its new lease deadline (epoch ms), or -1 if its lease had been
+	 * lost
+	 */
+	CompletableFuture<List<Long>> extendLeases(List<String> ids, List<String> leaseTokens, Duration length);
 
 	/**
 	 * Takes back messages whose lease has expired.

@@ -3,7 +3,9 @@
 -- then the ready list; only the ready list while the topic uses no priority), each from its head
 -- in chunks, and decides for each id:
 -- * dropped: left there by cancel or reschedule (no stored message, or scheduled again), already
---   in flight, or twice in this call; never delivered twice;
+--   in flight, or twice in this call; never delivered twice; while the topic uses priorities, also
+--   an id whose message has another priority than the list's (left there by a cancel or reschedule
+--   while ready, then sent again with another priority: it has an entry in the list of its own);
 -- * taken: due, while fewer than ARGV[1] due ones are taken; or made ready by the broker's
 --   lookahead before its due time, while fewer than ARGV[3] such ones are taken (the consumer holds
 --   it and invokes the listener at its due time);
@@ -100,7 +102,8 @@ local claimed, claimedEarly, looked = 0, 0, 0
 local taken, leases, tokens = {}, {}, {}
 local full = false
 -- The lists to read, and for each one read: the ids looked at from its head, and those kept.
-local lists, listLooked, listKept = ready_lists(KEYS[1], 8), {}, {}
+local lists, listPriorities = ready_lists(KEYS[1], 8)
+local listLooked, listKept = {}, {}
 for l, list in ipairs(lists) do
   local at, kept = 0, {}
   while not full and looked < 1000 do
@@ -120,12 +123,15 @@ for l, list in ipairs(lists) do
       claimRecord = {token, deadline, nowUs}
     end
     -- Three reads for the whole chunk: rescheduled ids (in the schedule), ids already in flight,
-    -- and the stored messages (none for cancelled ids).
+    -- and the stored messages (none for cancelled ids); a fourth, the messages' priorities, while
+    -- the topic uses priorities.
     local scheduled = redis.call('ZMSCORE', KEYS[4], unpack(ids))
     local inFlight = redis.call('ZMSCORE', KEYS[2], unpack(ids))
     local stored = redis.call('HMGET', KEYS[3], unpack(ids))
+    local priorities = listPriorities and redis.call('HMGET', KEYS[8], unpack(ids))
     for i, id in ipairs(ids) do
-      if not scheduled[i] and not inFlight[i] and stored[i] and not taken[id] then
+      local ownList = not priorities or (tonumber(priorities[i]) or 0) == listPriorities[l]
+      if not scheduled[i] and not inFlight[i] and stored[i] and not taken[id] and ownList then
         local _, due = header(stored[i])
         local early = due and due > now
         if early and claimedEarly >= wantedEarly then

@@ -1,12 +1,15 @@
 -- dead_letter: a message failed for good; keep it with its attempts and last error in the
--- dead-letter set (state: in flight -> dead). An earlier dead letter of the same id (sent again
--- after it died) is kept as "<id>~<time it died>".
+-- dead-letter set (state: in flight -> dead). Its priority moves from the priorities hash to the
+-- dead priorities hash. An earlier dead letter of the same id (sent again after it died) is kept
+-- as "<id>~<time it died>", with its priority.
 -- KEYS[1] in-flight ZSET       id scored by lease deadline (epoch ms)
 -- KEYS[2] messages HASH        id -> "<attempts>:<due ms>:<body>"
 -- KEYS[3] dead ZSET            id scored by the time it died (epoch ms)
 -- KEYS[4] dead messages HASH   id -> "<attempts>:<due ms>:<body>"
 -- KEYS[5] dead errors HASH     id -> last error
 -- KEYS[6] leases HASH          id -> lease token
+-- KEYS[7] priorities HASH      id -> priority of stored messages sent with one above 0
+-- KEYS[8] dead priorities HASH id -> priority of dead letters that had one above 0
 -- ARGV[1] id
 -- ARGV[2] lease token given by claim (proof of the lease)
 -- ARGV[3] last error
@@ -24,16 +27,20 @@ if not holds_lease(KEYS[6], id, ARGV[2]) then
   return 0
 end
 local stored = redis.call('HGET', KEYS[2], id)
+local priority = redis.call('HGET', KEYS[7], id)
 expect(KEYS[1], 'zset')
-check_bury(KEYS[3], KEYS[4], KEYS[5])
+local dead = check_bury(KEYS[3], KEYS[4], KEYS[5], KEYS[8])
 if stored then
   local attempts, due, bodyAt = header(stored)
   local updated = stored
   if attempts then
     updated = with_header(stored, attempts + 1, due, bodyAt)
   end
-  bury(KEYS[3], KEYS[4], KEYS[5], id, updated, ARGV[3], now_ms())
+  bury(dead, id, updated, ARGV[3], priority, now_ms())
   redis.call('HDEL', KEYS[2], id)
+  if priority then
+    redis.call('HDEL', KEYS[7], id)
+  end
 end
 redis.call('ZREM', KEYS[1], id)
 redis.call('HDEL', KEYS[6], id)

@@ -1,6 +1,6 @@
 -- expire_leases: take back messages whose consumer died or hung past its lease
 -- (state: in flight -> ready, at the tail of the ready list of its priority, attempts + 1; or in
--- flight -> dead once attempts reach the maximum).
+-- flight -> dead once attempts reach the maximum, its priority moved to the dead priorities).
 -- Bounded: at most ARGV[1] messages per call.
 -- KEYS[1] in-flight ZSET       id scored by lease deadline (epoch ms)
 -- KEYS[2] messages HASH        id -> "<attempts>:<due ms>:<body>"
@@ -9,7 +9,7 @@
 -- KEYS[5] dead messages HASH   id -> stored message
 -- KEYS[6] dead errors HASH     id -> last error
 -- KEYS[7] leases HASH          id -> lease token
--- KEYS[8] priorities HASH    id -> priority of messages sent with one above 0; only read
+-- KEYS[8] priorities HASH    id -> priority of stored messages sent with one above 0
 -- KEYS[9] ready 1 LIST       ids of priority 1 waiting for a consumer, oldest first
 -- KEYS[10] ready 2 LIST      the same for priority 2
 -- KEYS[11] ready 3 LIST      the same for priority 3
@@ -19,6 +19,7 @@
 -- KEYS[15] ready 7 LIST      the same for priority 7
 -- KEYS[16] ready 8 LIST      the same for priority 8
 -- KEYS[17] ready 9 LIST      the same for priority 9
+-- KEYS[18] dead priorities HASH id -> priority of dead letters that had one above 0
 -- ARGV[1] largest number of messages to take back (at most 5000)
 -- ARGV[2] maximum attempts of the topic
 -- ARGV[3] signal channel
@@ -50,18 +51,25 @@ if #ids > 0 then
     end
   end
   expect(KEYS[7], 'hash')
-  check_bury(KEYS[4], KEYS[5], KEYS[6])
+  local deadKeys = check_bury(KEYS[4], KEYS[5], KEYS[6], KEYS[18])
+  -- The ids dead-lettered with a priority, to drop from the priorities hash.
+  local buriedPriorities = {}
   for i, id in ipairs(ids) do
     if stored[i] then
       local attempts, due, bodyAt = header(stored[i])
+      local updated, err
       if not attempts then
-        bury(KEYS[4], KEYS[5], KEYS[6], id, stored[i], 'stored message is corrupt: unreadable header', now)
-        redis.call('HDEL', KEYS[2], id)
-        dead[#dead + 1] = id
+        updated, err = stored[i], 'stored message is corrupt: unreadable header'
       elseif attempts + 1 >= maxAttempts then
-        bury(KEYS[4], KEYS[5], KEYS[6], id, with_header(stored[i], attempts + 1, due, bodyAt),
-          'lease expired on attempt ' .. (attempts + 1) .. ' of ' .. maxAttempts, now)
+        updated = with_header(stored[i], attempts + 1, due, bodyAt)
+        err = 'lease expired on attempt ' .. (attempts + 1) .. ' of ' .. maxAttempts
+      end
+      if updated then
+        bury(deadKeys, id, updated, err, priorities[i], now)
         redis.call('HDEL', KEYS[2], id)
+        if priorities[i] then
+          buriedPriorities[#buriedPriorities + 1] = id
+        end
         dead[#dead + 1] = id
       else
         redis.call('HSET', KEYS[2], id, with_header(stored[i], attempts + 1, due, bodyAt))
@@ -69,6 +77,9 @@ if #ids > 0 then
         requeued[#requeued + 1] = id
       end
     end
+  end
+  if #buriedPriorities > 0 then
+    redis.call('HDEL', KEYS[8], unpack(buriedPriorities))
   end
   redis.call('ZREM', KEYS[1], unpack(ids))
   redis.call('HDEL', KEYS[7], unpack(ids))

@@ -19,9 +19,10 @@
 --         deadline), "d" dead (by time of death)
 -- ARGV[2] offset: rank (or list index) of the first message, 0-based
 -- ARGV[3] largest number of messages
--- For "r", ids that claim would drop (cancelled, rescheduled or in flight since) are left out, so a
--- page may hold fewer messages than asked for; while the topic uses priorities, the ready lists are
--- read one after the other in the order claim takes them (priority 9 first, the ready list last).
+-- For "r", ids that claim would drop (cancelled, rescheduled or in flight since, or in the list of
+-- another priority than their message's) are left out, so a page may hold fewer messages than
+-- asked for; while the topic uses priorities, the ready lists are read one after the other in the
+-- order claim takes them (priority 9 first, the ready list last).
 -- Returns {entries in the index (for "r", in the ready lists), then five values per message: id,
 --          score (due time, lease deadline or time of death; -1 for "r"), attempts, due time
 --          (-1 and -1 when the stored message is gone or its header unreadable), last error or ""}.
@@ -32,15 +33,19 @@ local first = tonumber(ARGV[2])
 local last = first + tonumber(ARGV[3]) - 1
 local out = {}
 local ids
+-- For "r" while the topic uses priorities: the priority of the list each id was read from.
+local idPriorities = {}
 if kind == 'r' then
   out[1], ids = 0, {}
   local skip = first
-  for _, list in ipairs(ready_lists(KEYS[1], 6)) do
+  local lists, listPriorities = ready_lists(KEYS[1], 6)
+  for l, list in ipairs(lists) do
     local length = redis.call('LLEN', list)
     out[1] = out[1] + length
     if skip < length and #ids <= last - first then
       for _, id in ipairs(redis.call('LRANGE', list, skip, skip + (last - first) - #ids)) do
         ids[#ids + 1] = id
+        idPriorities[#ids] = listPriorities and listPriorities[l]
       end
     end
     skip = math.max(0, skip - length)
@@ -53,7 +58,10 @@ local step = (kind == 'r') and 1 or 2
 for i = 1, #ids, step do
   local id = ids[i]
   local score = (kind == 'r') and -1 or tonumber(ids[i + 1])
-  if kind ~= 'r' or (not redis.call('ZSCORE', KEYS[4], id) and not redis.call('ZSCORE', KEYS[5], id)) then
+  local listPriority = idPriorities[i]
+  local ownList = not listPriority or (tonumber(redis.call('HGET', KEYS[6], id)) or 0) == listPriority
+  if kind ~= 'r' or (not redis.call('ZSCORE', KEYS[4], id) and not redis.call('ZSCORE', KEYS[5], id)
+      and ownList) then
     local stored = redis.call('HGET', KEYS[2], id)
     if kind ~= 'r' or stored then
       local attempts, due = nil, nil

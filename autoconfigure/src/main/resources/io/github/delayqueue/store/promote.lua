@@ -3,7 +3,9 @@
 -- that is not yet due and invoke the listener at its due time. Bounded: at most ARGV[1] messages
 -- per call. Also reports when the earliest lease ends, so that the broker runs expire_leases only
 -- then.
--- An idle topic costs two reads.
+-- Also tells whether the partition's count marker (see partition_refusal) holds the caller's count,
+-- so that a broker learns when the topic's number of partitions changed under it. An idle topic
+-- costs three reads.
 -- KEYS[1] scheduled ZSET  id scored by due time (epoch ms)
 -- KEYS[2] ready LIST      ids waiting for a consumer, oldest first
 -- KEYS[3] in-flight ZSET  id scored by lease deadline (epoch ms); only read
@@ -17,19 +19,24 @@
 -- KEYS[11] ready 7 LIST the same for priority 7
 -- KEYS[12] ready 8 LIST the same for priority 8
 -- KEYS[13] ready 9 LIST the same for priority 9
+-- KEYS[14] partition count STRING the count marker of this partition; only read
 -- ARGV[1] largest number of messages to move (at most 5000)
 -- ARGV[2] signal channel
 -- ARGV[3] topic
 -- ARGV[4] lookahead in ms: also move messages due up to this long from now (0: only due ones)
+-- ARGV[5] the number of partitions the caller spreads the topic over
 -- Returns {messages moved, microseconds until the next scheduled message is due (0 if already due)
---          or -1 if none, microseconds until the earliest lease ends (0 if one has) or -1 if none}.
+--          or -1 if none, microseconds until the earliest lease ends (0 if one has) or -1 if none,
+--          1 if the count marker holds ARGV[5] else 0}.
 -- Replayed: harmless (moves what is due by then).
+-- @include partition_refusal
 -- @include push_by_priority
 -- @include uses_priorities
+local counted = partition_refusal(KEYS[14], ARGV[5]) and 0 or 1
 local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 local lease = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
 if not head[2] and not lease[2] then
-  return {0, -1, -1}
+  return {0, -1, -1, counted}
 end
 local nowUs = now_us()
 local now = math.floor(nowUs / 1000)
@@ -55,4 +62,4 @@ local leaseWait = -1
 if lease[2] then
   leaseWait = math.max(0, tonumber(lease[2]) * 1000 - nowUs)
 end
-return {moved, wait, leaseWait}
+return {moved, wait, leaseWait, counted}

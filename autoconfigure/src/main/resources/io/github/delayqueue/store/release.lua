@@ -1,5 +1,5 @@
--- release: hand a message back unfinished, e.g. when its consumer shuts down
--- (state: in flight -> ready, at the head of the ready list of its priority; attempts unchanged).
+-- release: hand messages back unfinished, e.g. when their consumer stops (state: in flight ->
+-- ready, at the head of the ready list of its priority, in the order given; attempts unchanged).
 -- KEYS[1] in-flight ZSET  id scored by lease deadline (epoch ms)
 -- KEYS[2] ready LIST      ids waiting for a consumer
 -- KEYS[3] leases HASH     id -> lease token
@@ -13,28 +13,34 @@
 -- KEYS[11] ready 7 LIST the same for priority 7
 -- KEYS[12] ready 8 LIST the same for priority 8
 -- KEYS[13] ready 9 LIST the same for priority 9
--- ARGV[1] id
--- ARGV[2] lease token given by claim (proof of the lease)
--- ARGV[3] signal channel
--- ARGV[4] topic
--- Returns 1 if the message is ready again, 0 if the lease had been lost.
--- Replayed: idempotent (the second run finds no lease and returns 0).
--- @include expect
--- @include holds_lease
--- @include ready_list
--- @include uses_priorities
-local id = ARGV[1]
-if not holds_lease(KEYS[3], id, ARGV[2]) then
-  return 0
+-- ARGV[1] signal channel
+-- ARGV[2] topic
+-- ARGV[3..] two values per message: id, lease token given by claim (at most 1000 messages)
+-- Returns one integer per message: 1 if it is ready again, 0 if the lease had been lost (an id
+-- named twice is released by its first lease that holds).
+-- Replayed: idempotent (the second run finds no lease and returns 0 for each).
+-- @include hand_back
+local ids, tokens = {}, {}
+for i = 3, #ARGV, 2 do
+  ids[#ids + 1] = ARGV[i]
+  tokens[#tokens + 1] = ARGV[i + 1]
 end
-expect(KEYS[1], 'zset')
-local list = KEYS[2]
-if uses_priorities(4) then
-  list = ready_list(KEYS[2], 4, redis.call('HGET', KEYS[4], id))
+local held = redis.call('HMGET', KEYS[3], unpack(ids))
+local out = {}
+local released = {}
+local seen = {}
+for k, id in ipairs(ids) do
+  if held[k] == tokens[k] and not seen[id] then
+    seen[id] = true
+    released[#released + 1] = id
+    out[k] = 1
+  else
+    out[k] = 0
+  end
 end
--- Destination first: a ready list of the wrong type fails here, before anything is written.
-redis.call('LPUSH', list, id)
-redis.call('ZREM', KEYS[1], id)
-redis.call('HDEL', KEYS[3], id)
-signal(ARGV[3], 'r' .. ARGV[4])
-return 1
+if #released == 0 then
+  return out
+end
+hand_back(KEYS[1], KEYS[2], KEYS[3], 4, released)
+signal(ARGV[1], 'r' .. ARGV[2])
+return out

@@ -1,5 +1,6 @@
 -- replay: give dead-lettered messages another round of attempts (state: dead -> scheduled, due
--- now, attempts reset to 0, last error dropped). Wakes the brokers.
+-- now, attempts reset to 0, last error dropped, its priority moved from the dead priorities back
+-- to the priorities hash). Wakes the brokers.
 -- A dead message is skipped, and stays dead, when its id is stored again (sent anew since it died)
 -- or its stored header is unreadable (it would only be dead-lettered again as corrupt).
 -- KEYS[1] dead ZSET            id scored by the time it died (epoch ms)
@@ -7,18 +8,28 @@
 -- KEYS[3] dead errors HASH     id -> last error
 -- KEYS[4] messages HASH        id -> stored message
 -- KEYS[5] scheduled ZSET       id scored by due time (epoch ms)
+-- KEYS[6] priorities HASH      id -> priority of stored messages sent with one above 0
+-- KEYS[7] dead priorities HASH id -> priority of dead letters that had one above 0
+-- KEYS[8] partition count STRING the count marker of this partition (see partition_refusal)
 -- ARGV[1] signal channel
 -- ARGV[2] topic
--- ARGV[3..] ids to replay (at least one, at most 1000; an id named twice counts once)
--- Returns {messages replayed, ids left dead or not found, then the replayed ids}.
+-- ARGV[3] the number of partitions the caller spreads the topic over
+-- ARGV[4..] ids to replay (at least one, at most 1000; an id named twice counts once)
+-- Returns {messages replayed, ids left dead or not found, then the replayed ids}; the error
+-- DQPARTITIONS, changing nothing, when ARGV[3] is not the partition's count.
 -- Replayed: idempotent (an id already replayed is no longer dead and is skipped).
 -- @include expect
 -- @include header
+-- @include partition_refusal
 -- @include with_header
+local refused = partition_refusal(KEYS[8], ARGV[3])
+if refused then
+  return refused
+end
 local now = now_ms()
 local ids = {}
 local seen = {}
-for i = 3, #ARGV do
+for i = 4, #ARGV do
   if not seen[ARGV[i]] then
     ids[#ids + 1] = ARGV[i]
     seen[ARGV[i]] = true
@@ -32,6 +43,12 @@ end
 expect(KEYS[1], 'zset')
 expect(KEYS[3], 'hash')
 expect(KEYS[5], 'zset')
+-- Priorities: one O(1) read while no dead letter has one.
+local priorities = {}
+if redis.call('HLEN', KEYS[7]) > 0 then
+  priorities = redis.call('HMGET', KEYS[7], unpack(ids))
+  expect(KEYS[6], 'hash')
+end
 local replayed = {}
 local skipped = 0
 for i, id in ipairs(ids) do
@@ -43,6 +60,10 @@ for i, id in ipairs(ids) do
     -- Destination first, then the dead keys.
     redis.call('HSET', KEYS[4], id, with_header(dead[i], 0, now, bodyAt))
     redis.call('ZADD', KEYS[5], now, id)
+    if priorities[i] then
+      redis.call('HSET', KEYS[6], id, priorities[i])
+      redis.call('HDEL', KEYS[7], id)
+    end
     redis.call('HDEL', KEYS[2], id)
     redis.call('HDEL', KEYS[3], id)
     redis.call('ZREM', KEYS[1], id)

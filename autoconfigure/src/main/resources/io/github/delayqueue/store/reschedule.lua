@@ -3,18 +3,26 @@
 -- KEYS[1] messages HASH   id -> "<attempts>:<due ms>:<body>"
 -- KEYS[2] scheduled ZSET  id scored by due time
 -- KEYS[3] in-flight ZSET  id scored by lease deadline
+-- KEYS[4] partition count STRING the count marker of this partition (see partition_refusal)
 -- ARGV[1] id
 -- ARGV[2] due kind: "d" = delay in ms from Redis time, "a" = absolute epoch ms
 -- ARGV[3] the delay or due time
 -- ARGV[4] signal channel
 -- ARGV[5] topic
+-- ARGV[6] the number of partitions the caller spreads the topic over
 -- A stored message whose header is unreadable is rescheduled but left as it is.
--- Returns the new due time (epoch ms), or -1 if the message is not pending.
+-- Returns the new due time (epoch ms), or -1 if the message is not pending; the error DQPARTITIONS,
+-- changing nothing, when ARGV[6] is not the partition's count.
 -- Replayed: idempotent for an absolute due time; a delay counts again from the second run.
 -- @include head_due
 -- @include header
+-- @include partition_refusal
 -- @include schedule_and_signal
 -- @include with_header
+local refused = partition_refusal(KEYS[4], ARGV[6])
+if refused then
+  return refused
+end
 local id = ARGV[1]
 local stored = redis.call('HGET', KEYS[1], id)
 local inFlight = redis.call('ZSCORE', KEYS[3], id)

@@ -5,31 +5,41 @@
 -- sent again (a client that re-sends a command whose reply it lost, or a caller retrying a send
 -- that failed), and it is reported as stored, with the due time it has. A message sent to replace
 -- a pending one (due kind with 'r') takes the place of a stored message that is still scheduled:
--- new body, due time and priority, its attempts kept; a ready or in-flight one is never replaced.
+-- new body, due time and priority, its attempts kept; a ready or in-flight one is never replaced,
+-- and the replacing send is then reported as a duplicate, whatever its body.
 -- Wakes the brokers when a message becomes the earliest one due. A message stored or replaced with
 -- a priority above 0 gets an entry in the priorities hash; one stored or replaced without loses its
--- entry (only read while the hash is not empty).
+-- entry (only written while the hash is not empty, or got an entry earlier in this call).
 -- KEYS[1] messages HASH   id -> "<attempts>:<due ms>:<body>"
 -- KEYS[2] scheduled ZSET  id scored by due time (epoch ms)
 -- KEYS[3] priorities HASH id -> priority (1 to 9) of messages sent with one above 0
+-- KEYS[4] partition count STRING the count marker of this partition (see partition_refusal)
 -- ARGV[1] signal channel
 -- ARGV[2] topic
--- ARGV[3..] four values per message: id, due kind ("d" = delay in ms from Redis time,
+-- ARGV[3] the number of partitions the caller spreads the topic over
+-- ARGV[4..] four values per message: id, due kind ("d" = delay in ms from Redis time,
 --           "a" = absolute epoch ms; "dr" or "ar" to replace a scheduled message; followed by the
 --           priority, 1 to 9, for one above 0, e.g. "d7" or "ar9"), the delay or due time, body
--- Returns two integers per message: outcome (0 stored, 1 duplicate, 2 replaced), due time (epoch ms).
+-- Returns two integers per message: outcome (0 stored, 1 duplicate, 2 replaced), due time (epoch
+-- ms); the error DQPARTITIONS, storing nothing, when ARGV[3] is not the partition's count.
 -- Replayed: idempotent (the same body again is reported as stored, changing nothing); a replacing
--- send again replaces what the first stored or replaced, with the same body and, for an absolute
--- due time, the same due time (a delay counts from the second run), and reports it replaced.
+-- send again replaces what the first stored or replaced while it is still scheduled, with the same
+-- body and, for an absolute due time, the same due time (a delay counts from the second run), and
+-- reports it replaced; once a broker has promoted it (ready or in flight), it reports a duplicate.
 -- @include head_due
+-- @include partition_refusal
 -- @include header
 -- @include uses_priorities
+local refused = partition_refusal(KEYS[4], ARGV[3])
+if refused then
+  return refused
+end
 local now
 local headDue = head_due(KEYS[2])
 local prioritized = uses_priorities(3)
 local earliest
 local out = {}
-for i = 3, #ARGV, 4 do
+for i = 4, #ARGV, 4 do
   local id = ARGV[i]
   local due = tonumber(ARGV[i + 2])
   local kind = ARGV[i + 1]
@@ -42,11 +52,13 @@ for i = 3, #ARGV, 4 do
   if redis.call('HSETNX', KEYS[1], id, '0:' .. string.format('%.0f', due) .. ':' .. ARGV[i + 3]) == 0 then
     local stored = redis.call('HGET', KEYS[1], id)
     local attempts, storedDue, bodyAt = header(stored)
-    if string.byte(kind, 2) == 114 and bodyAt and redis.call('ZSCORE', KEYS[2], id) then -- 'r', scheduled
+    local replacing = string.byte(kind, 2) == 114 -- 'r'
+    if replacing and bodyAt and redis.call('ZSCORE', KEYS[2], id) then -- scheduled
       redis.call('HSET', KEYS[1], id, attempts .. ':' .. string.format('%.0f', due) .. ':' .. ARGV[i + 3])
       outcome = 2
     else
-      local same = bodyAt and string.sub(stored, bodyAt + 1) == ARGV[i + 3]
+      -- The same body again is a re-sent request, unless it was to replace a scheduled message.
+      local same = not replacing and bodyAt and string.sub(stored, bodyAt + 1) == ARGV[i + 3]
       out[#out + 1] = same and 0 or 1
       out[#out + 1] = storedDue or 0
       outcome = nil
@@ -57,6 +69,8 @@ for i = 3, #ARGV, 4 do
     local priority = #kind > 1 and tonumber(string.sub(kind, -1))
     if priority then
       redis.call('HSET', KEYS[3], id, priority)
+      -- A later message of this call with the same id must find the entry to drop it.
+      prioritized = true
     elseif prioritized then
       redis.call('HDEL', KEYS[3], id)
     end

@@ -1,5 +1,6 @@
 package io.github.delayqueue.actuate;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -15,7 +16,9 @@ import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.core.SendResult;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -29,6 +32,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -62,6 +66,9 @@ class DelayQueueEndpointTests {
 
 	@Autowired
 	private EchoListener echo;
+
+	@Autowired
+	private RedisConnectionFactory connectionFactory;
 
 	private RestTestClient client;
 
@@ -101,6 +108,23 @@ class DelayQueueEndpointTests {
 		assertThat(echoTopic.path("listener").path("concurrency").asInt()).isEqualTo(2);
 		assertThat(echoTopic.path("listener").path("maxAttempts").asInt()).isEqualTo(5);
 		assertThat(queue.has("truncated")).isFalse();
+	}
+
+	@Test
+	void aTopicSpreadOverAnotherNumberOfPartitionsInRedisIsReportedInsteadOfCountedWrong() {
+		String topic = uniqueTopic();
+		RedisMessageStore three = new RedisMessageStore(this.connectionFactory, PREFIX);
+		three.usePartitions(TopicPartitions.of(Map.of(topic, 3)));
+		three.send(topic,
+				List.of(NewMessage.afterDelay("m1", Duration.ofHours(1), "body".getBytes(StandardCharsets.UTF_8))));
+
+		JsonNode queue = get("/delayqueue");
+		assertThat(queue.path("topics").has(topic)).isFalse();
+		assertThat(queue.path("errors").path(topic).asString()).contains("has 3 partitions in Redis, but 1 are");
+		this.client.get().uri("/delayqueue/{topic}", topic).exchange().expectStatus().isBadRequest();
+		this.client.get().uri("/delayqueue/{topic}/m1", topic).exchange().expectStatus().isBadRequest();
+		this.client.delete().uri("/delayqueue/{topic}/m1", topic).exchange().expectStatus().isBadRequest();
+		assertThat(three.inspect(topic, "m1", 10)).isNotNull();
 	}
 
 	@Test

@@ -355,6 +355,45 @@ class DelayQueueAutoConfigurationTests {
 		});
 	}
 
+	/**
+	 * Before, a duration such as {@code 300000d} (a valid {@code Duration}, about 820
+	 * years) was accepted, and every stop and pause then threw
+	 * {@code ArithmeticException} converting it to nanoseconds.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "delay-queue.listener.shutdown-timeout", "delay-queue.listener.visibility-timeout",
+			"delay-queue.listener.max-handling-time", "delay-queue.listener.idle-check-interval",
+			"delay-queue.broker.max-sleep", "delay-queue.producer.send-timeout", "delay-queue.health.timeout",
+			"delay-queue.topics.orders.visibility-timeout" })
+	void aDurationLongerThanAHundredYearsFailsStartupNamingTheProperty(String property) {
+		this.runner.withPropertyValues(property + "=300000d").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining(property + " must be at most 36500d")
+				.hasMessageContaining("PT7200000H");
+		});
+	}
+
+	@Test
+	void aDurationOfAHundredYearsIsAccepted() {
+		this.runner.withPropertyValues("delay-queue.listener.shutdown-timeout=36500d").run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(DelayQueueProperties.class).getListener().getShutdownTimeout())
+				.isEqualTo(Duration.ofDays(36_500));
+		});
+	}
+
+	@Test
+	void aNegativeShutdownTimeoutFailsStartupNamingTheProperty() {
+		this.runner.withPropertyValues("delay-queue.listener.shutdown-timeout=-1s").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("delay-queue.listener.shutdown-timeout must not be negative");
+		});
+	}
+
 	@Test
 	void brokerMaxSleepOfZeroFailsStartupNamingTheProperty() {
 		this.runner.withPropertyValues("delay-queue.broker.max-sleep=0s").run((context) -> {

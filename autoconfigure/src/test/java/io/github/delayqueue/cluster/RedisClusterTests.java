@@ -3,8 +3,10 @@ package io.github.delayqueue.cluster;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
@@ -136,6 +138,69 @@ class RedisClusterTests {
 			Listeners listeners = context.getBean(Listeners.class);
 			await().atMost(Duration.ofSeconds(10)).until(() -> listeners.delivered.size() == 4);
 		});
+	}
+
+	@Test
+	void aConfirmedSendAsksEveryNodeItWroteToForItsReplicasBeforeAwaitingAnyOfThem() throws Exception {
+		RedisServerProcess ordersPrimary = cluster.primaryOf(SlotHash.getSlot("orders"));
+		RedisServerProcess paymentsPrimary = cluster.primaryOf(SlotHash.getSlot("payments"));
+		RedisServerProcess ordersReplica = cluster.replicas()
+			.stream()
+			.filter((replica) -> replica.command("INFO", "replication").contains("master_port:" + ordersPrimary.port()))
+			.findFirst()
+			.orElseThrow();
+		String replicaPid = pid(ordersReplica);
+		runner()
+			.withPropertyValues("delay-queue.producer.replication.min-replicas=1",
+					"delay-queue.producer.replication.timeout=10s")
+			.run((context) -> {
+				DelayQueueTemplate queue = context.getBean(DelayQueueTemplate.class);
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				queue.sendAll(List.of(message("orders", "orders-first", 60_000),
+						message("payments", "payments-first", 60_000)));
+				long waits = waitCalls(paymentsPrimary);
+				// The replica of orders' primary cannot confirm: the send waits on it.
+				signal(replicaPid, "STOP");
+				CompletableFuture<List<SendResult>> sent;
+				try {
+					sent = CompletableFuture.supplyAsync(() -> queue.sendAll(List
+						.of(message("orders", "orders-waiting", 60_000), message("payments", "payments-too", 60_000))));
+					// Meanwhile payments' primary has run its call and been asked to
+					// confirm it: the waits of the nodes overlap instead of adding up.
+					await().atMost(Duration.ofMillis(1500))
+						.until(() -> waitCalls(paymentsPrimary) > waits
+								&& store.inspect("payments", "payments-too", 10) != null);
+					assertThat(sent).isNotDone();
+				}
+				finally {
+					signal(replicaPid, "CONT");
+				}
+				assertThat(sent.get(10, TimeUnit.SECONDS)).hasSize(2).noneMatch(SendResult::duplicate);
+			});
+	}
+
+	/** How many {@code WAIT} commands a node ran. */
+	private static long waitCalls(RedisServerProcess node) {
+		return node.command("INFO", "commandstats")
+			.lines()
+			.filter((line) -> line.startsWith("cmdstat_wait:calls="))
+			.map((line) -> Long.parseLong(line.substring("cmdstat_wait:calls=".length()).split(",")[0]))
+			.findFirst()
+			.orElse(0L);
+	}
+
+	private static String pid(RedisServerProcess node) {
+		return node.command("INFO", "server")
+			.lines()
+			.filter((line) -> line.startsWith("process_id:"))
+			.map((line) -> line.substring("process_id:".length()).strip())
+			.findFirst()
+			.orElseThrow();
+	}
+
+	/** Sends a signal ("STOP", "CONT") to a process. */
+	private static void signal(String pid, String signal) throws Exception {
+		assertThat(new ProcessBuilder("kill", "-" + signal, pid).start().waitFor()).isZero();
 	}
 
 	@Test

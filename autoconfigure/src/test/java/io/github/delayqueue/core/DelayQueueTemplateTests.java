@@ -117,6 +117,35 @@ class DelayQueueTemplateTests {
 	}
 
 	@Test
+	void aReplacingSendWithTheSamePayloadOfAReadyOrInFlightMessageIsADuplicate() {
+		run((queue) -> {
+			queue.template.send(DelayMessage.builder(TOPIC, "same").id("in-flight").build());
+			queue.template.send(DelayMessage.builder(TOPIC, "same").id("ready").build());
+			assertThat(queue.store.promote(TOPIC, 100).moved()).isEqualTo(2);
+			List<ClaimedMessage> claimed = queue.store.claim(TOPIC, 1, LEASE);
+			assertThat(claimed).extracting(ClaimedMessage::id).containsExactly("in-flight");
+			// The debounce: the same payload again, for the message that is now in flight
+			// and for the one ready behind it. Neither may be replaced, and both sends
+			// must say so.
+			List<SendResult> results = queue.template.sendAll(List.of(
+					DelayMessage.builder(TOPIC, "same")
+						.id("ready")
+						.delay(Duration.ofMinutes(10))
+						.replaceIfPending()
+						.build(),
+					DelayMessage.builder(TOPIC, "same")
+						.id("in-flight")
+						.delay(Duration.ofMinutes(10))
+						.replaceIfPending()
+						.build()));
+			assertThat(results).extracting(SendResult::duplicate).containsExactly(true, true);
+			assertThat(results).extracting(SendResult::replaced).containsExactly(false, false);
+			assertThat(queue.scheduledScore(TOPIC, "ready")).isNull();
+			assertThat(queue.scheduledScore(TOPIC, "in-flight")).isNull();
+		});
+	}
+
+	@Test
 	void aReplacingSendAfterDeliveryStoresANewMessage() {
 		run((queue) -> {
 			queue.template.send(DelayMessage.builder(TOPIC, "first").id("o-1").build());

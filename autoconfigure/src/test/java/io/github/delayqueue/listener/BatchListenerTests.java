@@ -12,6 +12,7 @@ import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.TopicKeys;
+import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 
@@ -157,9 +158,10 @@ class BatchListenerTests {
 	}
 
 	@Test
-	void aBatchBeingGatheredKeepsTheRuntimeBusyAndGoesToTheListenerWhenTheApplicationStops() {
+	void aBatchBeingGatheredKeepsTheRuntimeBusyAndIsHandedBackWhenTheApplicationStops() {
 		DeliveryBatchListener listener = new DeliveryBatchListener();
-		QueueContexts.runner(QueueContexts.uniquePrefix())
+		String prefix = QueueContexts.uniquePrefix();
+		QueueContexts.runner(prefix)
 			.withBean(DeliveryBatchListener.class, () -> listener)
 			.withPropertyValues("delay-queue.topics.batched.batch-timeout=1m")
 			.run((context) -> {
@@ -171,7 +173,12 @@ class BatchListenerTests {
 				assertThat(runtime.isIdle()).isFalse();
 				assertThat(listener.batches).isEmpty();
 			});
-		assertThat(listener.received()).extracting(Delivery::payload).containsExactly("waiting");
+		assertThat(listener.received()).isEmpty();
+		QueueContexts.runner(prefix).run((context) -> {
+			TopicStats stats = context.getBean(RedisMessageStore.class).stats("batched");
+			assertThat(stats.ready()).as("handed back").isEqualTo(1);
+			assertThat(stats.inFlight()).isZero();
+		});
 	}
 
 	@Test

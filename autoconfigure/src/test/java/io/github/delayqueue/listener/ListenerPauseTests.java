@@ -7,7 +7,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
+import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.ListenerState;
@@ -77,6 +79,44 @@ class ListenerPauseTests {
 		});
 	}
 
+	/**
+	 * Before, a resume while the pause still waited for the paused listener's handlers
+	 * started a new listener at once, whose handlers ran beside the old ones: more than
+	 * the topic's concurrency at once. Now the resume returns at once and takes effect
+	 * when the pause has finished.
+	 */
+	@Test
+	void aResumeWhileThePauseWaitsForHandlersStartsTheListenerOnceThePauseHasFinished() {
+		ConcurrentListener listener = new ConcurrentListener();
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withBean(ConcurrentListener.class, () -> listener)
+			.withPropertyValues("delay-queue.listener.concurrency=1", "delay-queue.listener.shutdown-timeout=10s",
+					"delay-queue.broker.max-sleep=200ms")
+			.run((context) -> {
+				DelayQueueRuntime runtime = context.getBean(DelayQueueRuntime.class);
+				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+				template.send(DelayMessage.builder("concurrent", "m1").id("m1").build());
+				await().atMost(Duration.ofSeconds(20)).until(() -> listener.deliveries.size() == 1);
+				CompletableFuture<Boolean> paused = CompletableFuture.supplyAsync(() -> runtime.pause("concurrent"));
+				await().atMost(Duration.ofSeconds(20))
+					.until(() -> runtime.getListenerStates().get("concurrent") == ListenerState.PAUSED);
+				assertThat(runtime.resume("concurrent")).isTrue();
+				assertThat(runtime.resume("concurrent")).as("asked already").isFalse();
+				template.send(DelayMessage.builder("concurrent", "m2").id("m2").build());
+				// m2 is handled once m1's handler returns; before, at once, beside it.
+				await().during(Duration.ofSeconds(1))
+					.atMost(Duration.ofSeconds(20))
+					.until(() -> listener.deliveries.size() == 1 && listener.mostAtOnce.get() == 1);
+				assertThat(runtime.getListenerStates()).containsEntry("concurrent", ListenerState.PAUSED);
+				listener.release.countDown();
+				assertThat(paused.get(20, TimeUnit.SECONDS)).isTrue();
+				await().atMost(Duration.ofSeconds(20)).until(() -> listener.deliveries.size() == 2);
+				assertThat(listener.deliveries).containsExactly("m1", "m2");
+				assertThat(listener.mostAtOnce).as("handlers of the topic at once, with concurrency 1").hasValue(1);
+				assertThat(runtime.getListenerStates()).containsEntry("concurrent", ListenerState.RUNNING);
+			});
+	}
+
 	@Test
 	void pausingAPausedListenerOrResumingARunningOneChangesNothing() {
 		this.runner.run((context) -> {
@@ -124,6 +164,30 @@ class ListenerPauseTests {
 			await().atMost(Duration.ofSeconds(10))
 				.until(() -> runtime.getListenerStates().get("notes") == ListenerState.STOPPED);
 		});
+	}
+
+	static class ConcurrentListener {
+
+		final List<String> deliveries = new CopyOnWriteArrayList<>();
+
+		final AtomicInteger running = new AtomicInteger();
+
+		final AtomicInteger mostAtOnce = new AtomicInteger();
+
+		final CountDownLatch release = new CountDownLatch(1);
+
+		@DelayListener(topic = "concurrent")
+		void on(Delivery<String> delivery) throws InterruptedException {
+			this.mostAtOnce.accumulateAndGet(this.running.incrementAndGet(), Math::max);
+			try {
+				this.deliveries.add(delivery.id());
+				this.release.await(1, TimeUnit.MINUTES);
+			}
+			finally {
+				this.running.decrementAndGet();
+			}
+		}
+
 	}
 
 	static class NoteListener {

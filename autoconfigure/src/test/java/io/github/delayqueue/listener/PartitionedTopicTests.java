@@ -10,6 +10,7 @@ import java.util.stream.IntStream;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.core.SendFailedException;
 import io.github.delayqueue.core.SendResult;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.ListenerState;
@@ -160,11 +161,14 @@ class PartitionedTopicTests {
 			assertThat(context.getStartupFailure()).rootCause()
 				.isInstanceOf(PartitionCountException.class)
 				.hasMessageStartingWith("Topic 'orders' has 3 partitions in Redis, but 2 are configured here "
-						+ "(delay-queue.topics.orders.partitions), and its partitions 1 to 2 still hold");
+						+ "(delay-queue.topics.orders.partitions), and messages it holds (")
+				.hasMessageContaining("it can change only while the topic is empty");
 		});
 		QueueContexts.runner(this.prefix).run((context) -> {
 			DelayQueueTemplate queue = context.getBean(DelayQueueTemplate.class);
 			assertThatThrownBy(() -> queue.send(DelayMessage.builder(TOPIC, "x").id("x").build()))
+				.isInstanceOf(SendFailedException.class)
+				.cause()
 				.isInstanceOf(PartitionCountException.class)
 				.hasMessageContaining("but 1 are configured here");
 		});

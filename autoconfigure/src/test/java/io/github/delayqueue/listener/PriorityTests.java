@@ -18,6 +18,8 @@ import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -30,8 +32,9 @@ import static org.awaitility.Awaitility.await;
  * Among due messages that no consumer holds yet, a higher priority is claimed first,
  * however many of a lower one wait; within one priority, in due order. Retries, lease
  * expiry, release and dead-letter replay keep a message's priority, and acknowledging or
- * cancelling it forgets it. Most tests drive the scripts through the store with no
- * listener; the last one runs a listener.
+ * cancelling it forgets it. A dead letter keeps its priority apart from a new message of
+ * its id. Most tests drive the scripts through the store with no listener; the last one
+ * runs a listener.
  */
 class PriorityTests {
 
@@ -116,6 +119,69 @@ class PriorityTests {
 		});
 	}
 
+	@ParameterizedTest(name = "sent again with priority {0}")
+	@ValueSource(ints = { 0, 3 })
+	void aReplayedDeadLetterKeepsItsPriorityAfterANewMessageOfItsIdWasSentAndAcknowledged(int priority) {
+		inStore((store, redis) -> {
+			ClaimedMessage first = sendAndClaim(store, "refund-42", 9);
+			assertThat(store.deadLetter(TOPIC, "refund-42", first.leaseToken(), "failed")).isTrue();
+			assertThat(store.inspect(TOPIC, "refund-42", 100).priority()).isEqualTo(9);
+			// Dead letters do not block a send of their id: the new message's priority
+			// (none, or another) must not replace the dead letter's, nor must its
+			// acknowledgement drop it.
+			ClaimedMessage second = sendAndClaim(store, "refund-42", priority);
+			assertThat(store.inspect(TOPIC, "refund-42", 100).priority()).isEqualTo(priority);
+			assertThat(store.ack(TOPIC, "refund-42", second.leaseToken())).isTrue();
+			assertThat(store.inspect(TOPIC, "refund-42", 100).priority()).isEqualTo(9);
+			assertThat(store.replayDead(TOPIC, List.of("refund-42")).replayed()).containsExactly("refund-42");
+			assertThat(store.inspect(TOPIC, "refund-42", 100).priority()).isEqualTo(9);
+			promoteAll(store);
+			assertThat(readyList(redis, store, 9)).containsExactly("refund-42");
+		});
+	}
+
+	@Test
+	void aDeadLetterAndTheNewMessageOfItsIdThatDiedTooKeepTheirOwnPriorities() {
+		inStore((store, redis) -> {
+			ClaimedMessage first = sendAndClaim(store, "refund-42", 9);
+			store.deadLetter(TOPIC, "refund-42", first.leaseToken(), "first failure");
+			ClaimedMessage second = sendAndClaim(store, "refund-42", 2);
+			assertThat(store.inspect(TOPIC, "refund-42", 100).priority()).isEqualTo(2);
+			store.deadLetter(TOPIC, "refund-42", second.leaseToken(), "second failure");
+			// The earlier dead letter is kept under "<id>~<time it died>", with its
+			// priority.
+			List<String> dead = store.page(TOPIC, MessageState.DEAD, 0, 10)
+				.messages()
+				.stream()
+				.map(MessageSummary::id)
+				.toList();
+			assertThat(dead).hasSize(2).contains("refund-42");
+			String buried = dead.stream().filter((id) -> !id.equals("refund-42")).findFirst().orElseThrow();
+			assertThat(store.inspect(TOPIC, "refund-42", 100).priority()).isEqualTo(2);
+			assertThat(store.inspect(TOPIC, buried, 100).priority()).isEqualTo(9);
+			assertThat(store.replayDead(TOPIC, dead).replayed()).containsExactlyInAnyOrderElementsOf(dead);
+			promoteAll(store);
+			assertThat(readyList(redis, store, 9)).containsExactly(buried);
+			assertThat(readyList(redis, store, 2)).containsExactly("refund-42");
+			assertThat(deadPriorities(redis, store)).isEmpty();
+		});
+	}
+
+	@Test
+	void aMessageDeadLetteredByLeaseExpiryKeepsItsPriorityApartFromTheNewMessageOfItsId() {
+		inStore((store, redis) -> {
+			sendAndClaim(store, "refund-42", 8, Duration.ZERO);
+			assertThat(store.expireLeases(TOPIC, 10, 1).deadLettered()).containsExactly("refund-42");
+			assertThat(priorities(redis, store)).isEmpty();
+			assertThat(deadPriorities(redis, store)).containsOnly(Map.entry("refund-42", "8"));
+			ClaimedMessage again = sendAndClaim(store, "refund-42", 0);
+			assertThat(store.ack(TOPIC, "refund-42", again.leaseToken())).isTrue();
+			assertThat(store.replayDead(TOPIC, List.of("refund-42")).replayed()).containsExactly("refund-42");
+			assertThat(priorities(redis, store)).containsOnly(Map.entry("refund-42", "8"));
+			assertThat(deadPriorities(redis, store)).isEmpty();
+		});
+	}
+
 	@Test
 	void acknowledgingCancellingAndPurgingForgetTheMessagesPriority() {
 		inStore((store, redis) -> {
@@ -125,9 +191,10 @@ class PriorityTests {
 			store.deadLetter(TOPIC, "dead", dead.leaseToken(), "failed");
 			assertThat(store.ack(TOPIC, "acked", acked.leaseToken())).isTrue();
 			assertThat(store.cancel(TOPIC, "cancelled")).isTrue();
-			assertThat(priorities(redis, store)).containsOnlyKeys("dead");
-			assertThat(store.purgeDead(TOPIC, List.of("dead"))).isEqualTo(1);
 			assertThat(priorities(redis, store)).isEmpty();
+			assertThat(deadPriorities(redis, store)).containsOnlyKeys("dead");
+			assertThat(store.purgeDead(TOPIC, List.of("dead"))).isEqualTo(1);
+			assertThat(deadPriorities(redis, store)).isEmpty();
 		});
 	}
 
@@ -140,6 +207,40 @@ class PriorityTests {
 			assertThat(priorities(redis, store)).isEmpty();
 			promoteAll(store);
 			assertThat(readyList(redis, store, 0)).containsExactly("reminder");
+		});
+	}
+
+	@Test
+	void aReplacingSendWithoutPriorityInTheSameCallAsTheOriginalDropsItsPriority() {
+		inStore((store, redis) -> {
+			// A topic that has no priority yet: the call's first message gives it one.
+			store.send(TOPIC, List.of(NewMessage.afterDelay("reminder", Duration.ofHours(1), body("x")).withPriority(7),
+					NewMessage.afterDelay("reminder", Duration.ZERO, body("y")).replacingPending()));
+			assertThat(priorities(redis, store)).isEmpty();
+			promoteAll(store);
+			assertThat(readyList(redis, store, 7)).isEmpty();
+			assertThat(readyList(redis, store, 0)).containsExactly("reminder");
+		});
+	}
+
+	@Test
+	void aMessageCancelledWhileReadyAndSentAgainWithALowerPriorityIsClaimedByItsNewPriority() {
+		inStore((store, redis) -> {
+			store.send(TOPIC, List.of(message("again", 5)));
+			promoteAll(store);
+			assertThat(store.cancel(TOPIC, "again")).isTrue();
+			// Its id stays in the list of priority 5; sent again with priority 0, it is
+			// ready in the ready list too.
+			store.send(TOPIC, List.of(message("again", 0), message("mid", 3)));
+			promoteAll(store);
+			assertThat(readyList(redis, store, 5)).containsExactly("again");
+			assertThat(store.page(TOPIC, MessageState.READY, 0, 10).messages()).extracting(MessageSummary::id)
+				.containsExactly("mid", "again");
+			assertThat(store.claim(TOPIC, 1, Duration.ofMinutes(1))).extracting(ClaimedMessage::id)
+				.containsExactly("mid");
+			assertThat(readyList(redis, store, 5)).isEmpty();
+			assertThat(store.claim(TOPIC, 1, Duration.ofMinutes(1))).extracting(ClaimedMessage::id)
+				.containsExactly("again");
 		});
 	}
 
@@ -183,7 +284,12 @@ class PriorityTests {
 		inStore((store, redis) -> {
 			ClaimedMessage claimed = sendAndClaim(store, "plain", 0);
 			store.ack(TOPIC, "plain", claimed.leaseToken());
+			ClaimedMessage failed = sendAndClaim(store, "failed", 0);
+			store.deadLetter(TOPIC, "failed", failed.leaseToken(), "failed");
 			assertThat(store.stats(TOPIC).readyByPriority()).isEmpty();
+			assertThat(priorities(redis, store)).isEmpty();
+			assertThat(deadPriorities(redis, store)).isEmpty();
+			assertThat(store.replayDead(TOPIC, List.of("failed")).replayed()).containsExactly("failed");
 			assertThat(priorities(redis, store)).isEmpty();
 		});
 	}
@@ -269,6 +375,10 @@ class PriorityTests {
 
 	private static Map<Object, Object> priorities(StringRedisTemplate redis, RedisMessageStore store) {
 		return redis.opsForHash().entries(store.keys(TOPIC).priorities());
+	}
+
+	private static Map<Object, Object> deadPriorities(StringRedisTemplate redis, RedisMessageStore store) {
+		return redis.opsForHash().entries(store.keys(TOPIC).deadPriorities());
 	}
 
 	private static NewMessage message(String id, int priority) {

@@ -10,13 +10,17 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.RateLimit;
+import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -128,11 +132,80 @@ class RateLimitTests {
 	}
 
 	@Test
-	void eachPartitionGetsAnEqualShareOfAtLeastOne() {
+	void theLimitIsSplitOverThePartitionsWithTheRemainderSoThatTogetherTheyClaimItAllAndNoMore() {
+		Deliveries deliveries = new Deliveries();
+		Duration period = Duration.ofSeconds(2);
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withBean(Deliveries.class, () -> deliveries)
+			.withBean(PartnerListener.class)
+			.withBean(WarmUpListener.class)
+			.withPropertyValues("delay-queue.topics.partner.partitions=3",
+					"delay-queue.topics.partner.rate-limit.limit=5",
+					"delay-queue.topics.partner.rate-limit.period=" + period.toMillis() + "ms")
+			.run((context) -> {
+				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+				// Another topic warms the handlers up, so that the first deliveries of
+				// the topic start when they are claimed.
+				template.send("warm-up", "warm-up", Duration.ZERO);
+				await().atMost(Duration.ofSeconds(10)).until(() -> deliveries.starts.size() == 1);
+				DelayQueueRuntime runtime = context.getBean(DelayQueueRuntime.class);
+				runtime.pause("partner");
+				// Shares of 5 over 3 partitions: 2, 2 and 1. Two windows' worth in each.
+				List<DelayMessage> messages = new ArrayList<>();
+				int[] perPartition = { 4, 4, 2 };
+				for (int i = 0; messages.size() < 10; i++) {
+					String id = "m" + i;
+					int partition = TopicPartitions.indexOf(id, 3);
+					if (perPartition[partition] > 0) {
+						perPartition[partition]--;
+						messages.add(DelayMessage.builder("partner", id).id(id).build());
+					}
+				}
+				template.sendAll(messages);
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				await().atMost(Duration.ofSeconds(10)).until(() -> store.stats("partner").ready() == 10);
+				runtime.resume("partner");
+				await().atMost(Duration.ofSeconds(20)).until(() -> deliveries.starts.size() >= 11);
+				List<Start> partner = deliveries.starts.stream().filter((start) -> start.id().startsWith("m")).toList();
+				assertThat(partner).extracting(Start::id).doesNotHaveDuplicates().hasSize(10);
+				assertThat(partner).extracting(Start::attempt).containsOnly(1);
+				List<Long> nanos = partner.stream().map(Start::nanos).sorted().toList();
+				assertThat(Duration.ofNanos(nanos.get(4) - nanos.get(0)))
+					.as("the whole limit, 5, is delivered within the first period")
+					.isLessThan(period.dividedBy(2));
+				assertThat(busiestWindow(nanos, period.minusMillis(200).toNanos())).isLessThanOrEqualTo(5);
+			});
+	}
+
+	@Test
+	void eachPartitionGetsAnEqualShareAndTheFirstOnesOneMoreOfTheRemainder() {
 		RateLimit limit = new RateLimit(100, PERIOD);
-		assertThat(limit.share(1)).isEqualTo(limit);
-		assertThat(limit.share(3)).isEqualTo(new RateLimit(33, PERIOD));
-		assertThat(limit.share(128)).isEqualTo(new RateLimit(1, PERIOD));
+		assertThat(limit.share(0, 1)).isEqualTo(limit);
+		assertThat(List.of(limit.share(0, 3), limit.share(1, 3), limit.share(2, 3))).extracting(RateLimit::limit)
+			.containsExactly(34, 33, 33);
+		RateLimit five = new RateLimit(5, PERIOD);
+		assertThat(List.of(five.share(0, 3), five.share(1, 3), five.share(2, 3))).extracting(RateLimit::limit)
+			.containsExactly(2, 2, 1);
+		assertThat(five.share(4, 5).limit()).isEqualTo(1);
+		assertThatIllegalArgumentException().isThrownBy(() -> five.share(0, 6))
+			.withMessageContaining("at least the number of partitions (6), but was 5");
+	}
+
+	@Test
+	void aLimitBelowThePartitionCountFailsStartupNamingTheTopicTheLimitAndThePartitions() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withBean(Deliveries.class, Deliveries::new)
+			.withBean(PartnerListener.class)
+			.withPropertyValues("delay-queue.topics.partner.partitions=3",
+					"delay-queue.topics.partner.rate-limit.limit=1", "delay-queue.topics.partner.rate-limit.period=1s")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context).getFailure()
+					.rootCause()
+					.hasMessageContaining("delay-queue.topics.partner.rate-limit.limit must be at least "
+							+ "delay-queue.topics.partner.partitions (3), but was 1")
+					.hasMessageContaining("partitions of topic 'partner'");
+			});
 	}
 
 	@Test
@@ -200,6 +273,21 @@ class RateLimitTests {
 	static class Deliveries {
 
 		final List<Start> starts = new CopyOnWriteArrayList<>();
+
+	}
+
+	static class WarmUpListener {
+
+		private final Deliveries deliveries;
+
+		WarmUpListener(Deliveries deliveries) {
+			this.deliveries = deliveries;
+		}
+
+		@DelayListener(topic = "warm-up")
+		void call(Delivery<String> delivery) {
+			this.deliveries.starts.add(new Start(delivery.id(), delivery.attempt(), "warm-up", System.nanoTime()));
+		}
 
 	}
 

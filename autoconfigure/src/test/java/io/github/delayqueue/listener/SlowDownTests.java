@@ -1,12 +1,16 @@
 package io.github.delayqueue.listener;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.store.MessageState;
+import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 
@@ -18,7 +22,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * A handler that throws {@link SlowDownException} (say after an HTTP 429) gets its
  * message again after the pause, as the same attempt, and the topic's listener claims
- * nothing new meanwhile.
+ * nothing new meanwhile, in any of its partitions.
  */
 class SlowDownTests {
 
@@ -42,6 +46,36 @@ class SlowDownTests {
 				assertThat(partner.calls).extracting(Call::attempt).containsExactly(1, 1, 1);
 				for (Call later : partner.calls.subList(1, 3)) {
 					assertThat(later.nanos() - refused.nanos()).isGreaterThanOrEqualTo(PAUSE.toNanos());
+				}
+			});
+	}
+
+	@Test
+	void aSlowDownPausesTheClaimsOfEveryPartitionOfTheTopic() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withUserConfiguration(RateLimitedPartner.class)
+			.withPropertyValues("delay-queue.topics.partner.partitions=3")
+			.run((context) -> {
+				DelayQueueTemplate queue = context.getBean(DelayQueueTemplate.class);
+				RateLimitedPartner partner = context.getBean(RateLimitedPartner.class);
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				queue.send(DelayMessage.builder("partner", "first").id("first").build());
+				await().atMost(Duration.ofSeconds(10)).until(() -> partner.calls.size() == 1);
+				// Postponed once its handler asked for the pause: the pause has begun.
+				await().atMost(Duration.ofSeconds(10))
+					.until(() -> store.inspect("partner", "first", 10).state() == MessageState.SCHEDULED);
+				List<DelayMessage> messages = new ArrayList<>();
+				for (int i = 0; i < 30; i++) {
+					messages.add(DelayMessage.builder("partner", "m" + i).id("m" + i).build());
+				}
+				assertThat(messages).extracting((message) -> TopicPartitions.indexOf(message.id(), 3))
+					.contains(0, 1, 2);
+				queue.sendAll(messages);
+				await().atMost(Duration.ofSeconds(10)).until(() -> partner.calls.size() == 32);
+				Call refused = partner.calls.get(0);
+				for (Call later : partner.calls.subList(1, 32)) {
+					assertThat(later.nanos() - refused.nanos()).as("%s started after the pause", later.id())
+						.isGreaterThanOrEqualTo(PAUSE.toNanos());
 				}
 			});
 	}

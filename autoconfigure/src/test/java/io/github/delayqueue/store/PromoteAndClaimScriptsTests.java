@@ -44,7 +44,7 @@ class PromoteAndClaimScriptsTests {
 	@Test
 	void promoteTellsWhenTheEarliestLeaseEndsSoThatExpiryIsCheckedOnlyThen() {
 		ScriptTest.run((template, store, redis) -> {
-			assertThat(store.promote("jobs", 10, Duration.ZERO)).isEqualTo(new PromoteResult(0, null, null));
+			assertThat(store.promote("jobs", 10, Duration.ZERO)).isEqualTo(new PromoteResult(0, null, null, true));
 			send(template, "a", Duration.ZERO);
 			send(template, "c", Duration.ZERO);
 			send(template, "b", Duration.ofHours(1));

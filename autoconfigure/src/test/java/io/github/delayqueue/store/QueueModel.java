@@ -3,10 +3,13 @@ package io.github.delayqueue.store;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * What one topic of the queue should hold, by the rules written in the header of each
@@ -156,8 +159,17 @@ final class QueueModel {
 	 */
 	final List<List<String>> readyLists = new ArrayList<>(List.of(this.ready));
 
-	/** id → priority above 0 (the priorities hash), whatever the message's state. */
+	/**
+	 * id → priority above 0 of a stored message (the priorities hash), whatever its live
+	 * state.
+	 */
 	final Map<String, Integer> priorities = new TreeMap<>();
+
+	/**
+	 * id or buried name → priority above 0 of a dead letter (the dead priorities hash),
+	 * apart from the priority of a new message of its id.
+	 */
+	final Map<String, Integer> deadPriorities = new TreeMap<>();
 
 	/** id or buried name → dead letter. */
 	final Map<String, Dead> dead = new TreeMap<>();
@@ -171,13 +183,18 @@ final class QueueModel {
 	/** consumer → its last claim that leased messages. */
 	final Map<String, ClaimRecord> claimRecords = new HashMap<>();
 
+	/**
+	 * How many ids of ready messages claims dropped from the list of another priority
+	 * than the message's.
+	 */
+	int droppedOfAnotherPriority;
+
 	// send.lua: an id already stored is left as it is, unless the send replaces a
-	// scheduled one; the
-	// same body again is not a duplicate.
+	// scheduled one; the same body again is not a duplicate, unless the send was to
+	// replace (a ready or in-flight message is never replaced: always a duplicate).
 	// A message stored or replaced takes the priority sent; without one, it loses its
-	// entry only while the hash was not empty when the call began.
+	// entry (also one given earlier in the same call).
 	List<SendReply> send(List<NewMessage> messages, List<Long> dues) {
-		boolean prioritized = !this.priorities.isEmpty();
 		List<SendReply> replies = new ArrayList<>();
 		for (int i = 0; i < messages.size(); i++) {
 			NewMessage message = messages.get(i);
@@ -189,7 +206,7 @@ final class QueueModel {
 				replies.add(new SendReply(false, true, stored.due));
 			}
 			else if (stored != null) {
-				replies.add(new SendReply(!stored.body.equals(body), false, stored.due));
+				replies.add(new SendReply(message.replaceIfPending() || !stored.body.equals(body), false, stored.due));
 				continue;
 			}
 			else {
@@ -199,7 +216,7 @@ final class QueueModel {
 			if (message.priority() > 0) {
 				this.priorities.put(message.id(), message.priority());
 			}
-			else if (prioritized) {
+			else {
 				this.priorities.remove(message.id());
 			}
 		}
@@ -222,16 +239,25 @@ final class QueueModel {
 	 * @return the lists, most urgent first
 	 */
 	List<List<String>> listsToRead() {
-		List<List<String>> lists = new ArrayList<>();
+		return prioritiesToRead().stream().map(this.readyLists::get).toList();
+	}
+
+	/**
+	 * The priorities of the ready lists claim reads, in the order it reads them (see
+	 * {@link #listsToRead()}).
+	 * @return the priorities, 0 for the ready list
+	 */
+	List<Integer> prioritiesToRead() {
+		List<Integer> priorities = new ArrayList<>();
 		if (!this.priorities.isEmpty()) {
 			for (int priority = Script.MAX_PRIORITY; priority >= 1; priority--) {
 				if (!this.readyLists.get(priority).isEmpty()) {
-					lists.add(this.readyLists.get(priority));
+					priorities.add(priority);
 				}
 			}
 		}
-		lists.add(this.ready);
-		return lists;
+		priorities.add(0);
+		return priorities;
 	}
 
 	// promote.lua: scheduled ids due by now + lookahead, in due order (then id), to the
@@ -246,7 +272,9 @@ final class QueueModel {
 		return due.size();
 	}
 
-	// claim.lua, chunk by chunk as the script reads the ready list.
+	// claim.lua, chunk by chunk as the script reads the ready list. While the topic uses
+	// priorities, an id in the list of another priority than its message's is dropped:
+	// the message has an entry of its own in the list of its priority.
 	ClaimReply claim(long now, String consumer, String token, int limit, int earlyLimit, long deadline) {
 		ClaimRecord record = this.claimRecords.get(consumer);
 		if (record != null && record.token().equals(token)) {
@@ -266,10 +294,14 @@ final class QueueModel {
 		int claimedEarly = 0;
 		int looked = 0;
 		boolean full = false;
+		boolean prioritized = !this.priorities.isEmpty();
+		List<Integer> listPriorities = prioritiesToRead();
 		List<List<String>> lists = listsToRead();
 		List<Integer> listLooked = new ArrayList<>();
 		List<List<String>> listKept = new ArrayList<>();
-		for (List<String> list : lists) {
+		for (int l = 0; l < lists.size(); l++) {
+			List<String> list = lists.get(l);
+			int listPriority = listPriorities.get(l);
 			int at = 0;
 			List<String> kept = new ArrayList<>();
 			while (!full && looked < CLAIM_LOOK_LIMIT) {
@@ -282,7 +314,11 @@ final class QueueModel {
 				int read = ids.size();
 				for (String id : List.copyOf(ids)) {
 					Live message = this.live.get(id);
-					if (message != null && message.state == State.READY && !taken.contains(id)) {
+					boolean ownList = !prioritized || this.priorities.getOrDefault(id, 0) == listPriority;
+					if (message != null && message.state == State.READY && !taken.contains(id) && !ownList) {
+						this.droppedOfAnotherPriority++;
+					}
+					if (message != null && message.state == State.READY && !taken.contains(id) && ownList) {
 						boolean early = message.due > now;
 						if (early && claimedEarly >= earlyLimit) {
 							kept.add(id);
@@ -367,41 +403,71 @@ final class QueueModel {
 		return true;
 	}
 
-	// dead_letter.lua: in flight -> dead, attempts + 1, with the error.
+	// dead_letter.lua: in flight -> dead, attempts + 1, with the error; its priority
+	// moves to the dead priorities.
 	boolean deadLetter(String id, String token, String error) {
 		if (!holdsLease(id, token)) {
 			return false;
 		}
 		Live message = this.live.remove(id);
 		message.attempts++;
-		bury(id, message.stored(), error);
+		bury(id, message.stored(), error, this.priorities.remove(id));
 		return true;
 	}
 
-	// release.lua: in flight -> head of the ready list, attempts unchanged.
-	boolean release(String id, String token) {
-		if (!holdsLease(id, token)) {
-			return false;
+	// release.lua: each id whose lease its token holds (an id named twice: its first
+	// lease
+	// that holds) -> head of the ready list of its priority, in the order given, attempts
+	// unchanged.
+	List<Boolean> release(List<String> ids, List<String> tokens) {
+		List<Boolean> released = new ArrayList<>();
+		Map<List<String>, List<String>> heads = new IdentityHashMap<>();
+		for (int i = 0; i < ids.size(); i++) {
+			String id = ids.get(i);
+			boolean holds = holdsLease(id, tokens.get(i));
+			released.add(holds);
+			if (holds) {
+				Live message = this.live.get(id);
+				message.state = State.READY;
+				message.token = null;
+				heads.computeIfAbsent(readyListOf(id), (list) -> new ArrayList<>()).add(id);
+			}
 		}
-		Live message = this.live.get(id);
-		message.state = State.READY;
-		message.token = null;
-		readyListOf(id).add(0, id);
-		return true;
+		heads.forEach((list, head) -> list.addAll(0, head));
+		return released;
 	}
 
-	// extend_lease.lua: the token stays, the deadline is the observed one.
-	boolean extendLease(String id, String token, long deadline) {
-		if (!holdsLease(id, token)) {
-			return false;
+	// release_claim.lua: the ids of the consumer's recorded claim, when it has the token
+	// given, still leased to that token -> released as by release.lua, in the order
+	// claimed; the record stays. The test only names a claim whose record has not expired
+	// (its lease was long), or one the record no longer holds.
+	List<String> releaseClaim(String consumer, String token) {
+		ClaimRecord record = this.claimRecords.get(consumer);
+		if (record == null || !record.token().equals(token)) {
+			return List.of();
 		}
-		this.live.get(id).deadline = deadline;
-		return true;
+		List<String> held = record.ids().stream().filter((id) -> holdsLease(id, token)).toList();
+		release(held, held.stream().map((id) -> token).toList());
+		return held;
+	}
+
+	// extend_leases.lua: each lease its token holds gets the observed deadline; the token
+	// stays.
+	List<Boolean> extendLeases(List<String> ids, List<String> tokens, List<Long> deadlines) {
+		List<Boolean> extended = new ArrayList<>();
+		for (int i = 0; i < ids.size(); i++) {
+			boolean holds = holdsLease(ids.get(i), tokens.get(i));
+			extended.add(holds);
+			if (holds) {
+				this.live.get(ids.get(i)).deadline = deadlines.get(i);
+			}
+		}
+		return extended;
 	}
 
 	/**
-	 * The deadline extend_lease.lua should give: the later of the lease it had and the
-	 * new length from the script's time.
+	 * The lease deadline of a message in flight, of which extend_leases.lua gives the
+	 * later and the new length from the script's time.
 	 * @param id the id
 	 * @return its lease deadline now
 	 */
@@ -426,7 +492,8 @@ final class QueueModel {
 			if (message.attempts >= maxAttempts) {
 				this.live.remove(message.id);
 				bury(message.id, message.stored(),
-						"lease expired on attempt " + message.attempts + " of " + maxAttempts);
+						"lease expired on attempt " + message.attempts + " of " + maxAttempts,
+						this.priorities.remove(message.id));
 				deadLettered.add(message.id);
 			}
 			else {
@@ -470,8 +537,8 @@ final class QueueModel {
 		return message != null && message.state != State.IN_FLIGHT;
 	}
 
-	// replay.lua: dead -> scheduled, due at the replay's time, attempts 0, error dropped;
-	// skipped
+	// replay.lua: dead -> scheduled, due at the replay's time, attempts 0, error dropped,
+	// its priority moved back from the dead priorities; skipped
 	// while the id is stored again. Reads every id before it moves any; an id named twice
 	// counts
 	// once (seed 2291508825904, step 101 found it counted twice).
@@ -491,19 +558,24 @@ final class QueueModel {
 				String body = stored.substring(stored.indexOf(':', stored.indexOf(':') + 1) + 1);
 				this.live.put(id, new Live(id, body, now));
 				this.dead.remove(id);
+				Integer priority = this.deadPriorities.remove(id);
+				if (priority != null) {
+					this.priorities.put(id, priority);
+				}
 				replayed.add(id);
 			}
 		}
 		return new ReplayReply(replayed, ids.size() - replayed.size());
 	}
 
-	// purge_dead.lua: dead -> gone. Counts the ids found dead before it deletes any.
+	// purge_dead.lua: dead -> gone, with the dead letter's priority. Counts the ids found
+	// dead before it deletes any.
 	long purgeDead(List<String> ids) {
 		// An id named twice counts once (seed 2291508825904, step 123 found it counted
 		// twice).
 		List<String> found = ids.stream().distinct().filter(this.dead::containsKey).toList();
-		found.stream().filter((id) -> !this.live.containsKey(id)).forEach(this.priorities::remove);
 		ids.forEach(this.dead::remove);
+		ids.forEach(this.deadPriorities::remove);
 		return found.size();
 	}
 
@@ -557,8 +629,9 @@ final class QueueModel {
 	}
 
 	// include/bury.lua: an earlier dead letter of the id moves to
-	// "<id>~<time it died>", with more '~' until the name is free.
-	private void bury(String id, String stored, String error) {
+	// "<id>~<time it died>", with more '~' until the name is free, and its priority with
+	// it; the new one takes the priority the message had (null for none).
+	private void bury(String id, String stored, String error, @Nullable Integer priority) {
 		Dead earlier = this.dead.get(id);
 		if (earlier != null) {
 			String name = id + "~" + Math.max(0, earlier.diedAt());
@@ -566,8 +639,18 @@ final class QueueModel {
 				name = name + "~";
 			}
 			this.dead.put(name, earlier);
+			Integer earlierPriority = this.deadPriorities.get(id);
+			if (earlierPriority != null) {
+				this.deadPriorities.put(name, earlierPriority);
+			}
 		}
 		this.dead.put(id, new Dead(stored, error, -1));
+		if (priority != null) {
+			this.deadPriorities.put(id, priority);
+		}
+		else {
+			this.deadPriorities.remove(id);
+		}
 	}
 
 }

@@ -104,11 +104,7 @@ class ReplayedRequestsTests {
 	private static void run(ProxyTest test) {
 		TestRedis redis = TestRedis.shared();
 		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			QueueContexts
-				.runner(QueueContexts.uniquePrefix(), "spring.data.redis.host=" + proxy.host(),
-						"spring.data.redis.port=" + proxy.port(), "spring.data.redis.database=" + redis.database(),
-						"spring.data.redis.username=" + ((redis.username() != null) ? redis.username() : ""),
-						"spring.data.redis.password=" + ((redis.password() != null) ? redis.password() : ""))
+			QueueContexts.runner(QueueContexts.uniquePrefix(), proxy)
 				.run((context) -> test.run(proxy, context.getBean(DelayQueueTemplate.class),
 						context.getBean(RedisMessageStore.class), context.getBean(StringRedisTemplate.class)));
 		}

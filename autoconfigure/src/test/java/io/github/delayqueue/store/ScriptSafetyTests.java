@@ -55,6 +55,37 @@ class ScriptSafetyTests {
 	}
 
 	@Test
+	void deadLetterAndReplayThatFailOnTheDeadPrioritiesOfTheWrongTypeChangeNothing() {
+		ScriptTest.run((template, store, redis) -> {
+			ClaimedMessage claimed = sendAndClaim(template, store, "m1");
+			ClaimedMessage dying = sendAndClaim(template, store, "m2");
+			assertThat(store.deadLetter(TOPIC, "m2", dying.leaseToken(), "boom")).isTrue();
+			redis.opsForValue().set(store.keys(TOPIC).deadPriorities(), "not a hash");
+			assertThatThrownBy(() -> store.deadLetter(TOPIC, "m1", claimed.leaseToken(), "boom"))
+				.satisfies(this::isWrongType);
+			assertStillInFlight(store, redis, "m1");
+			assertThatThrownBy(() -> store.replayDead(TOPIC, List.of("m2"))).satisfies(this::isWrongType);
+			redis.delete(store.keys(TOPIC).deadPriorities());
+			assertThat(store.inspect(TOPIC, "m2", 10).state()).isEqualTo(MessageState.DEAD);
+		});
+	}
+
+	@Test
+	void replayOfADeadLetterWithAPriorityThatFailsOnThePrioritiesOfTheWrongTypeLeavesItDead() {
+		ScriptTest.run((template, store, redis) -> {
+			template.send(DelayMessage.builder(TOPIC, "payload of m1").id("m1").priority(7).build());
+			store.promote(TOPIC, 10);
+			ClaimedMessage claimed = store.claim(TOPIC, 1, LEASE).get(0);
+			assertThat(store.deadLetter(TOPIC, "m1", claimed.leaseToken(), "boom")).isTrue();
+			redis.opsForValue().set(store.keys(TOPIC).priorities(), "not a hash");
+			assertThatThrownBy(() -> store.replayDead(TOPIC, List.of("m1"))).satisfies(this::isWrongType);
+			redis.delete(store.keys(TOPIC).priorities());
+			assertThat(store.inspect(TOPIC, "m1", 10).state()).isEqualTo(MessageState.DEAD);
+			assertThat(store.inspect(TOPIC, "m1", 10).priority()).isEqualTo(7);
+		});
+	}
+
+	@Test
 	void leaseExpiryThatFailsOnAKeyOfTheWrongTypeLeavesTheMessageInFlight() {
 		ScriptTest.run((template, store, redis) -> {
 			send(template, "m1", Duration.ZERO);
@@ -162,6 +193,44 @@ class ScriptSafetyTests {
 			assertThat(stats.inFlight()).isEqualTo(1000);
 			assertThat(stats.ready()).isEqualTo(2000);
 			assertThat(redis.opsForList().size(store.keys(TOPIC).ready())).isEqualTo(2000);
+		});
+	}
+
+	@Test
+	void aThousandLeasesAreExtendedAndHandedBackInOneCallEach() {
+		ScriptTest.run((template, store, redis) -> {
+			List<DelayMessage> messages = new ArrayList<>();
+			for (int i = 0; i < 1000; i++) {
+				messages.add(DelayMessage.builder(TOPIC, "x").id("m" + i).build());
+			}
+			template.sendAll(messages);
+			store.promote(TOPIC, 1000);
+			List<ClaimedMessage> claimed = store.claim(TOPIC, "c", "c.1", 1000, 0, LEASE).messages();
+			List<String> ids = claimed.stream().map(ClaimedMessage::id).toList();
+			List<String> tokens = claimed.stream().map(ClaimedMessage::leaseToken).toList();
+			assertThat(store.extendLeases(TOPIC, ids, tokens, LEASE.multipliedBy(2)))
+				.allSatisfy((deadline) -> assertThat(deadline).isGreaterThan(claimed.get(0).leaseDeadlineMillis()));
+			assertThat(store.release(TOPIC, ids, tokens)).hasSize(1000).containsOnly(true);
+			assertThat(redis.opsForList().range(store.keys(TOPIC).ready(), 0, -1)).as("at the head, in order")
+				.containsExactlyElementsOf(ids);
+			assertThat(redis.opsForZSet().zCard(store.keys(TOPIC).inFlight())).isZero();
+		});
+	}
+
+	@Test
+	void extensionsAndHandBacksOfMoreThanOneCallCanTakeOrWithoutATokenPerIdAreRefused() {
+		ScriptTest.run((template, store, redis) -> {
+			List<String> ids = new ArrayList<>();
+			for (int i = 0; i <= RedisMessageStore.MAX_IDS_PER_CALL; i++) {
+				ids.add("m" + i);
+			}
+			assertThatIllegalArgumentException().isThrownBy(() -> store.extendLeases(TOPIC, ids, ids, LEASE))
+				.withMessage("A call takes 1 to 1000 message ids, but was given 1001");
+			assertThatIllegalArgumentException().isThrownBy(() -> store.release(TOPIC, ids, ids))
+				.withMessage("A call takes 1 to 1000 message ids, but was given 1001");
+			assertThatIllegalArgumentException()
+				.isThrownBy(() -> store.release(TOPIC, List.of("m1", "m2"), List.of("token")))
+				.withMessage("A call takes one lease token per message id, but was given 2 ids and 1 lease tokens");
 		});
 	}
 

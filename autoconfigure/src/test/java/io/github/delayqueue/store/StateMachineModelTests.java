@@ -23,6 +23,8 @@ import io.github.delayqueue.store.QueueModel.Live;
 import io.github.delayqueue.store.QueueModel.ReplayReply;
 import io.github.delayqueue.store.QueueModel.SendReply;
 import io.github.delayqueue.store.QueueModel.State;
+import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.testsupport.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
@@ -44,43 +46,58 @@ import static org.assertj.core.api.Assertions.fail;
  * <b>What is modeled.</b> Two producers send single messages and batches, with new and
  * reused ids, the same body again or another one, due in the past, in an hour, in five
  * hours (absolute epoch ms) or after a delay of 0 or an hour, a third of them with a
- * priority of 1 to 3; they cancel and reschedule. Three consumers, each with its own
- * consumer id and lease tokens, claim with random limits and early limits under a lease
- * of an hour or of zero (so that it has expired by the next call), and ack (in batches),
- * retry, dead-letter, release and extend what they hold, sometimes with a token that is
- * not theirs or no longer valid. A broker promotes (with a lookahead of 0 or of two
- * hours) and expires leases with random limits and maximum attempts; an operator replays
- * and purges dead letters, buried ones ({@code <id>~<time it died>}) included. The model
- * keeps the ready list of each priority with the stale ids that cancel and reschedule
- * leave in it, and the priorities hash, and follows claim.lua list by list and chunk by
- * chunk, so it predicts each reply exactly.
+ * priority of 1 to 3; they cancel (mostly a ready message with a priority, whose id is
+ * later sent again, due at once with another priority or none, and then mostly promoted
+ * while the old id may still wait in the list of its old priority) and reschedule. Three
+ * consumers, each with its own consumer id and lease tokens, claim with random limits and
+ * early limits under a lease of an hour or of zero (so that it has expired by the next
+ * call), and ack, release and extend what they hold in batches (one to four leases, valid
+ * and stale mixed, an id sometimes named twice) and retry and dead-letter one at a time,
+ * sometimes with a token that is not theirs or no longer valid; they hand back what a
+ * claim leased by its record ({@code release_claim}, as a consumer that stops while its
+ * claim is unanswered does), mostly their last claim, else one the record no longer
+ * holds. A broker promotes (with a lookahead of 0 or of two hours) and expires leases
+ * with random limits and maximum attempts; an operator replays and purges dead letters,
+ * buried ones ({@code <id>~<time it died>}) included. After a message with a priority
+ * dies, its id is mostly sent again (due at once, with another priority or none),
+ * promoted, claimed, acknowledged or dead-lettered, and then its dead letters are
+ * replayed. The model keeps the ready list of each priority with the stale ids that
+ * cancel and reschedule leave in it, the priorities hash and the dead priorities hash,
+ * and follows claim.lua list by list and chunk by chunk, so it predicts each reply
+ * exactly.
  * <p>
  * <b>Faults.</b> A dropped reply: a state-changing call is made twice with the same
  * arguments and token, as Lettuce re-sends a command after a reconnect; the pair must act
  * as one request (a claim returns the same messages, ack, retry, dead-letter and release
- * report the lease lost, a send of the same body is not a duplicate). A key of the wrong
- * type: one of the topic's keys (or a consumer's claim record) is overwritten with
- * another type; a call that uses the key must fail with WRONGTYPE and change nothing
- * (every key compared by {@code DUMP} before and after), then the key is restored.
+ * report the lease lost, a claim's hand-back returns nothing more, a send of the same
+ * body is not a duplicate). A key of the wrong type: one of the topic's keys (or a
+ * consumer's claim record) is overwritten with another type; a call that uses the key
+ * must fail with WRONGTYPE and change nothing (every key compared by {@code DUMP} before
+ * and after), then the key is restored.
  * <p>
  * <b>Checks after every step.</b> Every key of the topic equals the model (stored
  * messages, schedule, ready list, in-flight deadlines, lease tokens, dead letters with
- * their errors), so every message is in exactly one state and nothing is lost;
- * independently of the model, every stored id is scheduled, in flight or in the ready
- * list, and the lease and dead keys agree with their indexes; {@code stats()} and
- * {@code inspect()} agree with the model. Each reply is compared with the model's, which
- * also checks that no message is claimed before its due time minus the lookahead it was
- * promoted with, that claimed messages carry the modeled attempts, and that a token never
- * acks, retries, dead-letters, releases or extends a message leased to another.
+ * their errors, priorities of stored messages and of dead letters), so every message is
+ * in exactly one state and nothing is lost; independently of the model, every stored id
+ * is scheduled, in flight or in the ready list, the lease and dead keys agree with their
+ * indexes, and a priority belongs to a stored message or a dead letter; {@code stats()}
+ * and {@code inspect()} (priority included) agree with the model. Each reply is compared
+ * with the model's, which also checks that no message is claimed before its due time
+ * minus the lookahead it was promoted with, that claimed messages carry the modeled
+ * attempts, and that a token never acks, retries, dead-letters, releases or extends a
+ * message leased to another.
  * <p>
  * <b>Time.</b> Due times and lease deadlines are either in the past or an hour or more
  * away from the Redis clock, so that no decision depends on timing: runs must stay under
  * an hour. The Redis time is read around each call to check the times the scripts set.
  * <p>
- * <b>Running.</b> By default three seeds of 300 steps each, a few seconds. A failure
- * names its seed and step; run it again with {@code -Ddelay-queue.model.seed=<seed>}. A
- * long run (about 8 minutes per Redis version: each step reads the whole topic, which
- * grows; keep a run under an hour): <pre>
+ * <b>Running.</b> By default three seeds of 300 steps each, then one more with Redis 3 ms
+ * away (the store's calls go through a {@link FaultyRedisProxy} that holds every reply
+ * that long; the checks read Redis directly), a few seconds each. A failure names its
+ * seed and step; run it again with {@code -Ddelay-queue.model.seed=<seed>} (and
+ * {@code -Ddelay-queue.model.latency-ms=3} for the seed through the proxy). A long run
+ * (about 8 minutes per Redis version: each step reads the whole topic, which grows; keep
+ * a run under an hour): <pre>
  * ./mvnw -B -o -pl autoconfigure test -Dtest=StateMachineModelTests \
  *     -Ddelay-queue.model.steps=20000 -Ddelay-queue.model.seeds=1
  * </pre>
@@ -93,17 +110,36 @@ class StateMachineModelTests {
 
 	private static final int HISTORY = 12;
 
+	private static final Duration PROXY_LATENCY = Duration.ofMillis(3);
+
 	@Test
 	void randomSequencesOfCallsWithDroppedRepliesAndBrokenKeysLeaveRedisAsTheModelSays() {
 		Long fixedSeed = Long.getLong("delay-queue.model.seed");
 		long seed = (fixedSeed != null) ? fixedSeed : System.nanoTime();
 		int seeds = (fixedSeed != null) ? 1 : Integer.getInteger("delay-queue.model.seeds", 3);
 		int steps = Integer.getInteger("delay-queue.model.steps", 300);
-		QueueContexts.runner(QueueContexts.uniquePrefix()).run((context) -> {
-			RedisMessageStore store = context.getBean(RedisMessageStore.class);
+		Duration fixedLatency = Duration.ofMillis(Long.getLong("delay-queue.model.latency-ms", 0));
+		String prefix = QueueContexts.uniquePrefix();
+		QueueContexts.runner(prefix).run((context) -> {
 			StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
-			for (int i = 0; i < seeds; i++) {
-				new Run(seed + i, steps, store, redis).run();
+			if (fixedSeed == null || fixedLatency.isZero()) {
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				for (int i = 0; i < seeds; i++) {
+					new Run(seed + i, steps, store, redis, Duration.ZERO).run();
+				}
+			}
+			if (fixedSeed == null || !fixedLatency.isZero()) {
+				// One seed more with Redis a few milliseconds away: the store's calls go
+				// through a proxy that holds each reply, the checks go straight to Redis.
+				Duration latency = (fixedSeed != null) ? fixedLatency : PROXY_LATENCY;
+				TestRedis testRedis = TestRedis.shared();
+				try (FaultyRedisProxy proxy = FaultyRedisProxy.start(testRedis.host(), testRedis.port())) {
+					proxy.latency(latency);
+					QueueContexts.runner(prefix, proxy)
+						.run((proxied) -> new Run((fixedSeed != null) ? fixedSeed : seed + seeds, steps,
+								proxied.getBean(RedisMessageStore.class), redis, latency)
+							.run());
+				}
 			}
 		});
 	}
@@ -119,6 +155,9 @@ class StateMachineModelTests {
 
 		private final StringRedisTemplate redis;
 
+		/** How far the store's Redis is, through a proxy; zero for no proxy. */
+		private final Duration latency;
+
 		private final String topic;
 
 		private final TopicKeys keys;
@@ -130,6 +169,24 @@ class StateMachineModelTests {
 		private final List<Consumer> consumers = new ArrayList<>();
 
 		private final List<String> usedIds = new ArrayList<>();
+
+		/**
+		 * Ids cancelled while ready with a priority, to send again: id → that priority.
+		 */
+		private final Map<String, Integer> cancelledWithPriority = new LinkedHashMap<>();
+
+		/**
+		 * What the next step mostly is, after a cancel of such a message or the death of
+		 * a message with a priority.
+		 */
+		private Followup followup = Followup.NONE;
+
+		/**
+		 * A dead letter with a priority whose id the next steps mostly send again (with
+		 * another priority or none), promote, claim, acknowledge or dead-letter, and then
+		 * replay; {@code null} for none.
+		 */
+		private @Nullable String revived;
 
 		private final Deque<String> history = new ArrayDeque<>();
 
@@ -143,11 +200,12 @@ class StateMachineModelTests {
 
 		private int bodies;
 
-		Run(long seed, int steps, RedisMessageStore store, StringRedisTemplate redis) {
+		Run(long seed, int steps, RedisMessageStore store, StringRedisTemplate redis, Duration latency) {
 			this.seed = seed;
 			this.steps = steps;
 			this.store = store;
 			this.redis = redis;
+			this.latency = latency;
 			this.topic = "model-" + seed;
 			this.keys = store.keys(this.topic);
 			this.random = new Random(seed);
@@ -157,8 +215,9 @@ class StateMachineModelTests {
 		}
 
 		void run() {
-			System.out.println("StateMachineModelTests: seed " + this.seed + ", " + this.steps
-					+ " steps (replay with -Ddelay-queue.model.seed=" + this.seed + ")");
+			System.out.println("StateMachineModelTests: seed " + this.seed + ", " + this.steps + " steps"
+					+ (this.latency.isZero() ? "" : ", Redis " + this.latency.toMillis() + " ms away")
+					+ " (replay with " + replayProperties() + ")");
 			long started = System.nanoTime();
 			this.base = now();
 			for (this.step = 1; this.step <= this.steps; this.step++) {
@@ -176,6 +235,7 @@ class StateMachineModelTests {
 				}
 				check();
 			}
+			count("claim dropped an id of another priority", this.model.droppedOfAnotherPriority);
 			System.out.println("StateMachineModelTests: seed " + this.seed + " passed " + this.steps + " steps in "
 					+ Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms: " + this.counts);
 		}
@@ -324,8 +384,32 @@ class StateMachineModelTests {
 		private Operation nextOperation() {
 			int pick = this.random.nextInt(100);
 			Consumer consumer = this.consumers.get(this.random.nextInt(this.consumers.size()));
+			// Mostly, a ready message with a priority cancelled is sent again, promoted
+			// and claimed in the next steps, so that the claim meets its old id in the
+			// list of its old priority and its new one in the list of its new priority;
+			// and the id of a message with a priority that died is sent again (another
+			// priority or none), promoted, claimed, acknowledged or dead-lettered, and
+			// its dead letters replayed, so that each keeps its own priority.
+			Followup followup = this.followup;
+			this.followup = Followup.NONE;
+			if (followup != Followup.NONE && this.random.nextInt(10) < followup.odds) {
+				Operation next = switch (followup) {
+					case SEND -> send(Followup.SEND);
+					case REVIVE -> send(Followup.REVIVE);
+					case PROMOTE -> {
+						this.followup = Followup.CLAIM;
+						yield promote();
+					}
+					case SETTLE -> settleRevived();
+					case REPLAY -> replayRevived();
+					default -> claim(consumer);
+				};
+				if (next != null) {
+					return next;
+				}
+			}
 			if (pick < 20) {
-				return send();
+				return send(Followup.NONE);
 			}
 			if (pick < 30) {
 				return promote();
@@ -340,13 +424,16 @@ class StateMachineModelTests {
 				return retry(consumer);
 			}
 			if (pick < 63) {
-				return deadLetter(consumer);
+				return deadLetter(consumer, pickLease(consumer));
 			}
-			if (pick < 67) {
+			if (pick < 64) {
 				return release(consumer);
 			}
+			if (pick < 67) {
+				return releaseClaim(consumer);
+			}
 			if (pick < 71) {
-				return extendLease(consumer);
+				return extendLeases(consumer);
 			}
 			if (pick < 78) {
 				return expireLeases();
@@ -358,18 +445,39 @@ class StateMachineModelTests {
 				return reschedule();
 			}
 			if (pick < 96) {
-				return replay();
+				return replay(pickDeadIds());
 			}
 			return purge();
 		}
 
-		private Operation send() {
+		/**
+		 * A send of one or more messages.
+		 * @param followup {@link Followup#SEND} to send again, first, an id cancelled
+		 * while ready with a priority, if there is one; {@link Followup#REVIVE} to send
+		 * first a new message of the {@link #revived} dead letter's id, due at once, with
+		 * another priority or none; else {@link Followup#NONE}
+		 */
+		private Operation send(Followup followup) {
+			boolean again = followup == Followup.SEND;
+			String revive = (followup == Followup.REVIVE) ? this.revived : null;
 			int size = (this.random.nextInt(10) < 6) ? 1 : 2 + this.random.nextInt(4);
 			List<NewMessage> messages = new ArrayList<>();
 			for (int i = 0; i < size; i++) {
 				String id;
-				if (!messages.isEmpty() && this.random.nextInt(10) == 0) {
+				Integer oldPriority = null;
+				if (revive != null && i == 0) {
+					id = revive;
+				}
+				else if (!messages.isEmpty() && this.random.nextInt(10) == 0) {
 					id = messages.get(this.random.nextInt(messages.size())).id();
+				}
+				else if (!this.cancelledWithPriority.isEmpty() && ((again && i == 0) || this.random.nextInt(10) == 0)) {
+					// Sent again after a cancel while ready, due at once: its id may
+					// still
+					// wait in the list of its old priority.
+					List<String> cancelled = new ArrayList<>(this.cancelledWithPriority.keySet());
+					id = cancelled.get(this.random.nextInt(cancelled.size()));
+					oldPriority = this.cancelledWithPriority.remove(id);
 				}
 				else if (!this.usedIds.isEmpty() && this.random.nextInt(10) < 3) {
 					id = this.usedIds.get(this.random.nextInt(this.usedIds.size()));
@@ -388,7 +496,25 @@ class StateMachineModelTests {
 					case 3 -> new NewMessage(id, true, 0, bytes);
 					default -> new NewMessage(id, true, HOUR, bytes);
 				};
-				if (this.random.nextInt(3) == 0) {
+				if (revive != null && i == 0) {
+					// Its dead letter's priority is 1 to 6: another one is 1 to 3.
+					int deadPriority = this.model.deadPriorities.getOrDefault(id, 0);
+					int priority = this.random.nextBoolean() ? 0 : deadPriority % 3 + 1;
+					message = new NewMessage(id, true, 0, bytes).withPriority(priority);
+					count("sent the id of a dead letter with a priority");
+					this.followup = Followup.PROMOTE;
+				}
+				else if (oldPriority != null) {
+					// Another priority than before, mostly a lower one (or none), whose
+					// list
+					// claim reads after the old one.
+					int priority = (this.random.nextInt(4) > 0) ? this.random.nextInt(oldPriority)
+							: oldPriority + 1 + this.random.nextInt(3);
+					message = new NewMessage(id, true, 0, bytes).withPriority(priority);
+					count("sent again after a cancel while ready");
+					this.followup = Followup.PROMOTE;
+				}
+				else if (this.random.nextInt(3) == 0) {
 					message = message.withPriority(1 + this.random.nextInt(3));
 					count("sent with a priority");
 				}
@@ -527,6 +653,14 @@ class StateMachineModelTests {
 							.isLessThanOrEqualTo(after);
 						consumer.held.put(id, token);
 					}
+					if (Run.this.revived != null && expected.ids().contains(Run.this.revived)) {
+						Run.this.followup = Followup.SETTLE;
+					}
+					if (!expected.replayed()) {
+						// A claim that leased nothing deletes the record; one with a zero
+						// lease leaves a record that expires at once.
+						consumer.lastClaim = (!expected.ids().isEmpty() && !lease.isZero()) ? token : null;
+					}
 					count("claimed", expected.ids().size());
 				}
 
@@ -550,6 +684,10 @@ class StateMachineModelTests {
 				ids.add(lease[0]);
 				tokens.add(lease[1]);
 			}
+			return ack(consumer, ids, tokens);
+		}
+
+		private Operation ack(Consumer consumer, List<String> ids, List<String> tokens) {
 			return new Operation("ack " + ids + " " + tokens, this.keys.leases()) {
 
 				@Override
@@ -569,6 +707,9 @@ class StateMachineModelTests {
 					assertThat(reply).isEqualTo(Run.this.model.ack(ids, tokens));
 					for (int i = 0; i < ids.size(); i++) {
 						consumer.done(ids.get(i), tokens.get(i));
+						if (expected.get(i) && ids.get(i).equals(Run.this.revived)) {
+							Run.this.followup = Followup.REPLAY;
+						}
 					}
 				}
 
@@ -613,7 +754,10 @@ class StateMachineModelTests {
 		}
 
 		private Operation deadLetter(Consumer consumer) {
-			String[] lease = pickLease(consumer);
+			return deadLetter(consumer, pickLease(consumer));
+		}
+
+		private Operation deadLetter(Consumer consumer, String[] lease) {
 			String error = "error " + this.step;
 			return new Operation("dead-letter " + lease[0] + " " + lease[1], this.keys.leases()) {
 
@@ -628,6 +772,7 @@ class StateMachineModelTests {
 						.isEqualTo(Run.this.model.deadLetter(lease[0], lease[1], error));
 					if ((Boolean) reply) {
 						observeDeath(lease[0], before, after);
+						died(lease[0]);
 					}
 					consumer.done(lease[0], lease[1]);
 				}
@@ -641,57 +786,120 @@ class StateMachineModelTests {
 		}
 
 		private Operation release(Consumer consumer) {
-			String[] lease = pickLease(consumer);
-			return new Operation("release " + lease[0] + " " + lease[1], this.keys.leases()) {
+			List<String[]> leases = pickLeases(consumer);
+			List<String> ids = leases.stream().map((lease) -> lease[0]).toList();
+			List<String> tokens = leases.stream().map((lease) -> lease[1]).toList();
+			return new Operation("release " + ids + " " + tokens, this.keys.leases()) {
 
 				@Override
 				Object run() {
-					return Run.this.store.release(Run.this.topic, lease[0], lease[1]);
+					return Run.this.store.release(Run.this.topic, ids, tokens);
 				}
 
 				@Override
 				void expect(Object reply, long before, long after) {
-					assertThat(reply).as(describe("release holds the lease"))
-						.isEqualTo(Run.this.model.release(lease[0], lease[1]));
-					consumer.done(lease[0], lease[1]);
+					assertThat(reply).as(describe("releases: a token releases only the message leased to it, once"))
+						.isEqualTo(Run.this.model.release(ids, tokens));
+					for (int i = 0; i < ids.size(); i++) {
+						consumer.done(ids.get(i), tokens.get(i));
+					}
+					count("released", (int) ((List<?>) reply).stream().filter(Boolean.TRUE::equals).count());
 				}
 
 				@Override
+				@SuppressWarnings("unchecked")
 				void expectSentAgain(Object first, Object second) {
-					assertThat(second).as(describe("the same release again finds no lease")).isEqualTo(false);
+					assertThat((List<Boolean>) second).as(describe("the same release again finds no lease"))
+						.containsOnly(false);
 				}
 
 			};
 		}
 
-		private Operation extendLease(Consumer consumer) {
-			String[] lease = pickLease(consumer);
-			long length = this.random.nextBoolean() ? 0 : HOUR;
-			return new Operation("extend " + lease[0] + " " + lease[1] + " by " + length, this.keys.leases()) {
+		/**
+		 * A hand-back of a claim: mostly the consumer's last claim that leased messages
+		 * (while its record lives: its lease was long), else one of its older claims or
+		 * another consumer's, whose record it no longer is.
+		 */
+		private Operation releaseClaim(Consumer consumer) {
+			String token = (consumer.lastClaim != null && this.random.nextInt(10) < 7) ? consumer.lastClaim
+					: this.consumers.get(this.random.nextInt(this.consumers.size())).id + ".0";
+			String record = this.keys.claimRecord(consumer.id);
+			return new Operation("release claim " + token + " of " + consumer.id, List.of(record), record) {
 
 				@Override
 				Object run() {
-					return Run.this.store.extendLease(Run.this.topic, lease[0], lease[1], Duration.ofMillis(length));
+					return Run.this.store.releaseClaim(Run.this.topic, consumer.id, token);
 				}
 
 				@Override
 				void expect(Object reply, long before, long after) {
-					long deadline = (Long) reply;
-					assertThat(deadline != -1).as(describe("extension holds the lease"))
-						.isEqualTo(Run.this.model.holdsLease(lease[0], lease[1]));
-					if (deadline != -1) {
-						long old = Run.this.model.deadline(lease[0]);
-						assertThat(deadline)
-							.as(describe("extended deadline: the later of the old one and now + length"))
-							.isBetween(Math.max(old, before + length), Math.max(old, after + length));
-						Run.this.model.extendLease(lease[0], lease[1], deadline);
+					assertThat(reply).as(describe("a claim hands back what it leased and still holds, in order"))
+						.isEqualTo(Run.this.model.releaseClaim(consumer.id, token));
+					for (Object id : (List<?>) reply) {
+						consumer.done((String) id, token);
 					}
+					count("claims released");
+					count("released by claim", ((List<?>) reply).size());
 				}
 
 				@Override
 				void expectSentAgain(Object first, Object second) {
-					assertThat((Long) second).as(describe("the same extension again keeps the lease"))
-						.isGreaterThanOrEqualTo((Long) first);
+					assertThat((List<?>) second).as(describe("the same claim released again finds no lease")).isEmpty();
+				}
+
+			};
+		}
+
+		private Operation extendLeases(Consumer consumer) {
+			List<String[]> leases = pickLeases(consumer);
+			List<String> ids = leases.stream().map((lease) -> lease[0]).toList();
+			List<String> tokens = leases.stream().map((lease) -> lease[1]).toList();
+			long length = this.random.nextBoolean() ? 0 : HOUR;
+			return new Operation("extend " + ids + " " + tokens + " by " + length, this.keys.leases(),
+					this.keys.inFlight()) {
+
+				@Override
+				Object run() {
+					return Run.this.store.extendLeases(Run.this.topic, ids, tokens, Duration.ofMillis(length));
+				}
+
+				@Override
+				@SuppressWarnings("unchecked")
+				void expect(Object reply, long before, long after) {
+					List<Long> deadlines = (List<Long>) reply;
+					for (int i = 0; i < ids.size(); i++) {
+						long deadline = deadlines.get(i);
+						boolean holds = Run.this.model.holdsLease(ids.get(i), tokens.get(i));
+						assertThat(deadline != -1).as(describe("extension of " + ids.get(i) + " holds the lease"))
+							.isEqualTo(holds);
+						if (holds) {
+							long old = Run.this.model.deadline(ids.get(i));
+							assertThat(deadline)
+								.as(describe("extended deadline of " + ids.get(i)
+										+ ": the later of the old one and now + length"))
+								.isBetween(Math.max(old, before + length), Math.max(old, after + length));
+						}
+					}
+					List<Boolean> extended = deadlines.stream().map((deadline) -> deadline != -1).toList();
+					assertThat(Run.this.model.extendLeases(ids, tokens, deadlines)).isEqualTo(extended);
+					count("extended", (int) extended.stream().filter(Boolean::booleanValue).count());
+				}
+
+				@Override
+				@SuppressWarnings("unchecked")
+				void expectSentAgain(Object first, Object second) {
+					List<Long> firstDeadlines = (List<Long>) first;
+					List<Long> secondDeadlines = (List<Long>) second;
+					for (int i = 0; i < ids.size(); i++) {
+						if (firstDeadlines.get(i) == -1) {
+							assertThat(secondDeadlines.get(i)).as(describe("a lost lease stays lost")).isEqualTo(-1);
+						}
+						else {
+							assertThat(secondDeadlines.get(i)).as(describe("the same extension again keeps the lease"))
+								.isGreaterThanOrEqualTo(firstDeadlines.get(i));
+						}
+					}
 				}
 
 			};
@@ -717,6 +925,7 @@ class StateMachineModelTests {
 					assertThat(result.deadLettered()).as(describe("leases expired on the last attempt"))
 						.containsExactlyElementsOf(expected.deadLettered());
 					expected.deadLettered().forEach((id) -> observeDeath(id, before, after));
+					expected.deadLettered().forEach(Run.this::died);
 					boolean inFlight = Run.this.model.count(State.IN_FLIGHT) > 0;
 					assertThat(result.nextExpiryIn() != null).as(describe("a lease is left")).isEqualTo(inFlight);
 					count("expired", result.expired());
@@ -726,7 +935,13 @@ class StateMachineModelTests {
 		}
 
 		private Operation cancel() {
-			String id = pickId();
+			List<String> readyWithPriority = this.model.live.values()
+				.stream()
+				.filter((message) -> message.state == State.READY && this.model.priorities.containsKey(message.id))
+				.map((message) -> message.id)
+				.toList();
+			String id = (!readyWithPriority.isEmpty() && this.random.nextInt(10) < 7)
+					? readyWithPriority.get(this.random.nextInt(readyWithPriority.size())) : pickId();
 			return new Operation("cancel " + id, this.keys.messages(), this.keys.scheduled(), this.keys.inFlight()) {
 
 				@Override
@@ -736,6 +951,13 @@ class StateMachineModelTests {
 
 				@Override
 				void expect(Object reply, long before, long after) {
+					Live message = Run.this.model.live.get(id);
+					Integer priority = Run.this.model.priorities.get(id);
+					if (message != null && message.state == State.READY && priority != null) {
+						Run.this.cancelledWithPriority.put(id, priority);
+						Run.this.followup = Followup.SEND;
+						count("cancelled while ready with a priority");
+					}
 					assertThat(reply).as(describe("cancel")).isEqualTo(Run.this.model.cancel(id));
 				}
 
@@ -772,10 +994,9 @@ class StateMachineModelTests {
 			};
 		}
 
-		private Operation replay() {
-			List<String> ids = pickDeadIds();
+		private Operation replay(List<String> ids) {
 			return new Operation("replay " + ids, this.keys.deadMessages(), this.keys.messages(), this.keys.dead(),
-					this.keys.deadErrors(), this.keys.scheduled()) {
+					this.keys.deadErrors(), this.keys.scheduled(), this.keys.deadPriorities()) {
 
 				@Override
 				Object run() {
@@ -809,7 +1030,8 @@ class StateMachineModelTests {
 
 		private Operation purge() {
 			List<String> ids = pickDeadIds();
-			return new Operation("purge " + ids, this.keys.dead(), this.keys.deadMessages(), this.keys.deadErrors()) {
+			return new Operation("purge " + ids, this.keys.dead(), this.keys.deadMessages(), this.keys.deadErrors(),
+					this.keys.deadPriorities()) {
 
 				@Override
 				Object run() {
@@ -855,6 +1077,25 @@ class StateMachineModelTests {
 			return new String[] { pickId(), consumer.id + ".0" };
 		}
 
+		/**
+		 * One to four leases to act on in one call, each as {@link #pickLease(Consumer)}
+		 * picks it, valid and stale mixed; sometimes the same id twice.
+		 */
+		private List<String[]> pickLeases(Consumer consumer) {
+			List<String[]> leases = new ArrayList<>();
+			int size = 1 + this.random.nextInt(4);
+			for (int i = 0; i < size; i++) {
+				if (!leases.isEmpty() && this.random.nextInt(8) == 0) {
+					String[] again = leases.get(this.random.nextInt(leases.size()));
+					leases.add(new String[] { again[0], (this.random.nextBoolean() ? again[1] : consumer.id + ".0") });
+				}
+				else {
+					leases.add(pickLease(consumer));
+				}
+			}
+			return leases;
+		}
+
 		private String pickId() {
 			List<String> live = new ArrayList<>(this.model.live.keySet());
 			if (!live.isEmpty() && this.random.nextInt(10) < 8) {
@@ -879,6 +1120,59 @@ class StateMachineModelTests {
 				}
 			}
 			return ids;
+		}
+
+		/**
+		 * The new message of the {@link #revived} id, in flight, acknowledged or
+		 * dead-lettered by the consumer that holds it.
+		 * @return the call, or {@code null} if no consumer holds it
+		 */
+		private @Nullable Operation settleRevived() {
+			Live message = (this.revived != null) ? this.model.live.get(this.revived) : null;
+			if (message == null || message.state != State.IN_FLIGHT) {
+				return null;
+			}
+			for (Consumer consumer : this.consumers) {
+				if (message.token.equals(consumer.held.get(message.id))) {
+					return this.random.nextBoolean() ? ack(consumer, List.of(message.id), List.of(message.token))
+							: deadLetter(consumer, new String[] { message.id, message.token });
+				}
+			}
+			return null;
+		}
+
+		/**
+		 * A replay of the dead letters of the {@link #revived} id, buried ones included,
+		 * once its new message was settled.
+		 * @return the call, or {@code null} if it has none
+		 */
+		private @Nullable Operation replayRevived() {
+			String id = this.revived;
+			List<String> names = this.model.dead.keySet()
+				.stream()
+				.filter((name) -> name.equals(id) || name.startsWith(id + "~"))
+				.toList();
+			if (id == null || names.isEmpty()) {
+				return null;
+			}
+			this.revived = null;
+			count("replayed a dead letter with a priority after a new message of its id");
+			return replay(names);
+		}
+
+		/**
+		 * After a message died: the new message of the {@link #revived} id was settled
+		 * (replay its dead letters next), or a message with a priority died (send its id
+		 * again next).
+		 */
+		private void died(String id) {
+			if (id.equals(this.revived)) {
+				this.followup = Followup.REPLAY;
+			}
+			else if (this.model.deadPriorities.containsKey(id)) {
+				this.revived = id;
+				this.followup = Followup.REVIVE;
+			}
 		}
 
 		/** The time a message died is set by the Redis clock: read it into the model. */
@@ -906,6 +1200,7 @@ class StateMachineModelTests {
 			Map<String, Long> dead = zset(this.keys.dead());
 			Map<String, String> deadMessages = hash(this.keys.deadMessages());
 			Map<String, String> deadErrors = hash(this.keys.deadErrors());
+			Map<String, String> deadPriorities = hash(this.keys.deadPriorities());
 
 			// Each stored message in exactly one state, whatever the model says.
 			assertThat(messages.keySet()).as(describe("scheduled ids are stored")).containsAll(scheduled.keySet());
@@ -922,6 +1217,11 @@ class StateMachineModelTests {
 			}
 			assertThat(deadMessages.keySet()).as(describe("dead messages indexed")).isEqualTo(dead.keySet());
 			assertThat(deadErrors.keySet()).as(describe("dead errors indexed")).isEqualTo(dead.keySet());
+			// A priority belongs to a stored message or to a dead letter, never to both.
+			assertThat(messages.keySet()).as(describe("priorities only of stored messages"))
+				.containsAll(priorities.keySet());
+			assertThat(deadMessages.keySet()).as(describe("dead priorities only of dead letters"))
+				.containsAll(deadPriorities.keySet());
 
 			// Every key as the model says.
 			Map<String, String> expectedMessages = new TreeMap<>();
@@ -945,6 +1245,9 @@ class StateMachineModelTests {
 			Map<String, String> expectedPriorities = new TreeMap<>();
 			this.model.priorities.forEach((id, priority) -> expectedPriorities.put(id, priority.toString()));
 			assertThat(priorities).as(describe("priorities")).isEqualTo(expectedPriorities);
+			Map<String, String> expectedDeadPriorities = new TreeMap<>();
+			this.model.deadPriorities.forEach((id, priority) -> expectedDeadPriorities.put(id, priority.toString()));
+			assertThat(deadPriorities).as(describe("dead priorities")).isEqualTo(expectedDeadPriorities);
 			assertThat(inFlight).as(describe("lease deadlines")).isEqualTo(expectedInFlight);
 			assertThat(leases).as(describe("lease tokens")).isEqualTo(expectedLeases);
 			assertThat(deadMessages).as(describe("dead messages"))
@@ -992,10 +1295,12 @@ class StateMachineModelTests {
 				case IN_FLIGHT -> MessageState.IN_FLIGHT;
 			};
 			String stored = (live != null) ? live.stored() : this.model.dead.get(id).stored();
+			int priority = ((live != null) ? this.model.priorities : this.model.deadPriorities).getOrDefault(id, 0);
 			assertThat(snapshot).as(describe("inspect " + id)).isNotNull();
 			assertThat(snapshot.state()).as(describe("state of " + id)).isEqualTo(state);
 			assertThat(new String(snapshot.storedPrefix(), StandardCharsets.UTF_8)).as(describe("stored " + id))
 				.isEqualTo(stored);
+			assertThat(snapshot.priority()).as(describe("priority of " + id)).isEqualTo(priority);
 		}
 
 		private Map<String, String> hash(String key) {
@@ -1034,11 +1339,16 @@ class StateMachineModelTests {
 		}
 
 		private Supplier<String> describe(String what) {
-			return () -> what + " (seed " + this.seed + ", step " + this.step
-					+ "; replay with -Ddelay-queue.model.seed=" + this.seed + " -Ddelay-queue.model.steps=" + this.step
-					+ ")\nlast steps:\n  " + String.join("\n  ", this.history) + "\nmodel: "
-					+ abbreviate(this.model.live.values()) + "\nready list: " + abbreviate(this.model.ready)
-					+ "\ndead: " + abbreviate(this.model.dead.keySet());
+			return () -> what + " (seed " + this.seed + ", step " + this.step + "; replay with " + replayProperties()
+					+ " -Ddelay-queue.model.steps=" + this.step + ")\nlast steps:\n  "
+					+ String.join("\n  ", this.history) + "\nmodel: " + abbreviate(this.model.live.values())
+					+ "\nready list: " + abbreviate(this.model.ready) + "\ndead: "
+					+ abbreviate(this.model.dead.keySet());
+		}
+
+		private String replayProperties() {
+			return "-Ddelay-queue.model.seed=" + this.seed
+					+ (this.latency.isZero() ? "" : " -Ddelay-queue.model.latency-ms=" + this.latency.toMillis());
 		}
 
 		/**
@@ -1137,6 +1447,12 @@ class StateMachineModelTests {
 
 		final Map<String, String> held = new LinkedHashMap<>();
 
+		/**
+		 * The token of its last claim that leased messages with a long lease, while that
+		 * claim is its recorded one; {@code null} otherwise.
+		 */
+		@Nullable String lastClaim;
+
 		private int tokens;
 
 		Consumer(String id) {
@@ -1150,6 +1466,25 @@ class StateMachineModelTests {
 		/** The consumer is done with a lease, whatever the reply said. */
 		void done(String id, String token) {
 			this.held.remove(id, token);
+		}
+
+	}
+
+	/**
+	 * What the model test mostly does next, after a cancel of a ready message with a
+	 * priority (send its id again, promote, claim), or after a message with a priority
+	 * died (send its id again, promote, claim, settle the new message, replay the dead
+	 * letter).
+	 */
+	private enum Followup {
+
+		NONE(0), SEND(7), REVIVE(9), PROMOTE(7), CLAIM(7), SETTLE(9), REPLAY(9);
+
+		/** In how many of ten steps it is done when it is next. */
+		final int odds;
+
+		Followup(int odds) {
+			this.odds = odds;
 		}
 
 	}

@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.stream.IntStream;
 
 import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.codec.CRC16;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -65,6 +66,18 @@ class TopicPartitionsTests {
 		});
 		assertThat(IntStream.of(perPartition).boxed().toList())
 			.allSatisfy((count) -> assertThat(count).isBetween(850, 1150));
+	}
+
+	@Test
+	void theNamesOfEarlierDeadLettersOfAnIdFallInThePartitionOfTheId() {
+		for (String id : List.of("order-1", "a~b", "~", "x", "order~7", "order~7~~", "a~1~2")) {
+			int partition = TopicPartitions.indexOf(id, 7);
+			assertThat(TopicPartitions.indexOf(id + "~1764000000000", 7)).as(id).isEqualTo(partition);
+			assertThat(TopicPartitions.indexOf(id + "~1764000000000~~", 7)).as(id).isEqualTo(partition);
+		}
+		assertThat(TopicPartitions.indexOf("~17", 7)).isEqualTo(CRC16.crc16("~17".getBytes()) % 7);
+		assertThat(TopicPartitions.indexOf("order~", 7)).isEqualTo(CRC16.crc16("order~".getBytes()) % 7);
+		assertThat(TopicPartitions.indexOf("order-17", 7)).isEqualTo(CRC16.crc16("order-17".getBytes()) % 7);
 	}
 
 	@Test

@@ -6,6 +6,7 @@ import java.util.concurrent.CompletableFuture;
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.WriteGate;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.env.Environment;
@@ -35,11 +36,11 @@ public class FailingClaims extends RedisMessageStore {
 
 	@Override
 	public CompletableFuture<ClaimResult> claimAsync(String topic, String consumer, String token, int limit,
-			int earlyLimit, Duration lease, @Nullable RateLimit rateLimit) {
+			int earlyLimit, Duration lease, @Nullable RateLimit rateLimit, WriteGate gate) {
 		if (this.failing) {
 			throw new AssertionError("claim failed with an Error, as the test asked");
 		}
-		return super.claimAsync(topic, consumer, token, limit, earlyLimit, lease, rateLimit);
+		return super.claimAsync(topic, consumer, token, limit, earlyLimit, lease, rateLimit, gate);
 	}
 
 }

@@ -21,10 +21,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Queue;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -39,19 +41,21 @@ import org.jspecify.annotations.Nullable;
  * commands it wrote but had no reply for when it reconnects (with {@code autoReconnect},
  * the default), and our own code may retry after a timeout.
  * <p>
- * Each client connection gets its own connection to Redis and two daemon threads that
- * forward bytes, one complete RESP message at a time. The proxy parses the commands the
- * client sends (RESP arrays of bulk strings, or inline commands) and the replies Redis
- * sends (RESP2 and RESP3, including push messages and attributes), and pairs them in
- * order, since Redis answers the commands of one connection in order. Once a connection
- * enters subscribe mode ({@code SUBSCRIBE}, {@code PSUBSCRIBE}, {@code SSUBSCRIBE}) or
- * sends {@code MONITOR}, replies no longer pair with commands: such a connection is
- * forwarded as is and faults are never applied to it. RESP3 push messages are never
- * paired with a command either. Commands that get no reply ({@code CLIENT REPLY OFF} or
- * {@code SKIP}) are not supported.
+ * Each client connection gets its own connection to Redis and three daemon threads that
+ * forward bytes, one complete RESP message at a time: one passes the commands on, one
+ * reads the replies, one passes them on. The proxy parses the commands the client sends
+ * (RESP arrays of bulk strings, or inline commands) and the replies Redis sends (RESP2
+ * and RESP3, including push messages and attributes), and pairs them in order, since
+ * Redis answers the commands of one connection in order. Once a connection enters
+ * subscribe mode ({@code SUBSCRIBE}, {@code PSUBSCRIBE}, {@code SSUBSCRIBE}) or sends
+ * {@code MONITOR}, replies no longer pair with commands: such a connection is forwarded
+ * as is and faults are never applied to it. RESP3 push messages are never paired with a
+ * command either. Commands that get no reply ({@code CLIENT REPLY OFF} or {@code SKIP})
+ * are not supported.
  * <p>
  * Faults are armed by a test and fire once, on the next reply to a command whose name
- * (its first element, upper-cased with {@link Locale#ROOT}) matches a predicate:
+ * (its first element, upper-cased with {@link Locale#ROOT}) matches a predicate, or with
+ * {@link #delayNextReplyToCommand(Predicate, Duration)} whose name and arguments do:
  * <ul>
  * <li>{@link #dropNextReplyTo(Predicate)}: Redis runs the command, the proxy swallows its
  * reply and closes that client connection, so the client sees a disconnect, reconnects
@@ -61,8 +65,11 @@ import org.jspecify.annotations.Nullable;
  * client with a shorter timeout fails although the command ran.</li>
  * </ul>
  * {@link #cutAll()} closes all client connections, {@link #pause()} and {@link #resume()}
- * stop and restart accepting and forwarding, and {@link #forwardedCount(Predicate)}
- * counts the commands sent on to Redis.
+ * stop and restart accepting and forwarding, {@link #latency(Duration)} puts Redis a
+ * constant time away (every reply, push messages included, is passed on that long after
+ * it came from Redis, each on its own time, so that pipelined replies are not held one
+ * after another), and {@link #forwardedCount(Predicate)} counts the commands sent on to
+ * Redis.
  * <p>
  * Lettuce 6 and later open connections with {@code HELLO 3} and use RESP3 when Redis
  * accepts it. The proxy understands RESP3, so by default it lets {@code HELLO} through;
@@ -126,6 +133,8 @@ public final class FaultyRedisProxy implements AutoCloseable {
 
 	private volatile boolean forceResp2;
 
+	private volatile long latencyNanos;
+
 	private FaultyRedisProxy(String redisHost, int redisPort) throws IOException {
 		this.redisHost = redisHost;
 		this.redisPort = redisPort;
@@ -188,7 +197,7 @@ public final class FaultyRedisProxy implements AutoCloseable {
 	 * @return the armed fault
 	 */
 	public Fault dropNextReplyTo(Predicate<String> commandMatches) {
-		return arm(new Fault(commandMatches, null));
+		return arm(new Fault(byName(commandMatches), null));
 	}
 
 	/**
@@ -200,7 +209,36 @@ public final class FaultyRedisProxy implements AutoCloseable {
 	 * @return the armed fault
 	 */
 	public Fault delayNextReplyTo(Predicate<String> commandMatches, Duration delay) {
+		return arm(new Fault(byName(commandMatches), delay));
+	}
+
+	/**
+	 * Arms a fault that lets Redis run the next command that matches as a whole (its name
+	 * as sent, then its arguments) and holds its reply, and with it every later reply on
+	 * that connection, for the given time before forwarding it.
+	 * @param commandMatches tests the command and its arguments
+	 * @param delay how long to hold the reply
+	 * @return the armed fault
+	 * @see #withArgumentContaining(String, String)
+	 */
+	public Fault delayNextReplyToCommand(Predicate<List<String>> commandMatches, Duration delay) {
 		return arm(new Fault(commandMatches, delay));
+	}
+
+	/**
+	 * Returns a predicate matching a command of the given name (ignoring case) with an
+	 * argument that contains the given text, e.g. a script call naming a key.
+	 * @param name the command name, such as {@code EVALSHA}
+	 * @param text the text an argument contains
+	 * @return the predicate
+	 */
+	public static Predicate<List<String>> withArgumentContaining(String name, String text) {
+		return (command) -> command.get(0).equalsIgnoreCase(name)
+				&& command.subList(1, command.size()).stream().anyMatch((argument) -> argument.contains(text));
+	}
+
+	private static Predicate<List<String>> byName(Predicate<String> nameMatches) {
+		return (command) -> nameMatches.test(command.get(0).toUpperCase(Locale.ROOT));
 	}
 
 	private Fault arm(Fault fault) {
@@ -239,6 +277,21 @@ public final class FaultyRedisProxy implements AutoCloseable {
 			this.paused = false;
 			this.pauseMonitor.notifyAll();
 		}
+	}
+
+	/**
+	 * Holds every reply from Redis for a constant time before passing it on, as if Redis
+	 * were that far away: each reply is passed on at the time it came from Redis plus the
+	 * latency, in order, so replies to pipelined commands come that much later, not one
+	 * latency after another. Applies to replies that come from Redis from then on.
+	 * @param latency how long to hold each reply; zero for none
+	 * @throws IllegalArgumentException if the latency is negative
+	 */
+	public void latency(Duration latency) {
+		if (latency.isNegative()) {
+			throw new IllegalArgumentException("The latency must not be negative, but was " + latency);
+		}
+		this.latencyNanos = latency.toNanos();
 	}
 
 	/**
@@ -352,9 +405,9 @@ public final class FaultyRedisProxy implements AutoCloseable {
 		}
 	}
 
-	private @Nullable Fault claimFault(String commandName) {
+	private @Nullable Fault claimFault(List<String> command) {
 		for (Fault fault : this.faults) {
-			if (fault.matches(commandName) && fault.claim()) {
+			if (fault.matches(command) && fault.claim()) {
 				this.faults.remove(fault);
 				return fault;
 			}
@@ -379,7 +432,7 @@ public final class FaultyRedisProxy implements AutoCloseable {
 	 */
 	public static final class Fault {
 
-		private final Predicate<String> commandMatches;
+		private final Predicate<List<String>> commandMatches;
 
 		private final @Nullable Duration delay;
 
@@ -389,7 +442,7 @@ public final class FaultyRedisProxy implements AutoCloseable {
 
 		private volatile @Nullable String firedOn;
 
-		private Fault(Predicate<String> commandMatches, @Nullable Duration delay) {
+		private Fault(Predicate<List<String>> commandMatches, @Nullable Duration delay) {
 			this.commandMatches = commandMatches;
 			this.delay = delay;
 		}
@@ -434,8 +487,8 @@ public final class FaultyRedisProxy implements AutoCloseable {
 			return this.claimed.compareAndSet(false, true);
 		}
 
-		private boolean matches(String commandName) {
-			return !this.claimed.get() && this.commandMatches.test(commandName);
+		private boolean matches(List<String> command) {
+			return !this.claimed.get() && this.commandMatches.test(command);
 		}
 
 		private boolean claim() {
@@ -450,20 +503,28 @@ public final class FaultyRedisProxy implements AutoCloseable {
 	}
 
 	/**
-	 * A client connection, its connection to Redis, and the two threads forwarding
-	 * between them.
+	 * A client connection, its connection to Redis, and the three threads forwarding
+	 * between them: one passes the commands on, one reads the replies (and holds them for
+	 * a fault), one passes each reply on at its time.
 	 */
 	private final class ProxiedConnection {
+
+		/** Put after the replies to pass on: the connection closes once they are. */
+		private static final Reply CLOSE = new Reply(new byte[0], 0);
 
 		private final Socket client;
 
 		private final Socket server;
 
-		private final Queue<String> awaitingReply = new ConcurrentLinkedQueue<>();
+		private final Queue<List<String>> awaitingReply = new ConcurrentLinkedQueue<>();
+
+		private final BlockingQueue<Reply> replies = new LinkedBlockingQueue<>();
 
 		private final Thread clientToServer;
 
-		private final Thread serverToClient;
+		private final Thread serverToProxy;
+
+		private final Thread proxyToClient;
 
 		private volatile boolean unpaired;
 
@@ -475,8 +536,10 @@ public final class FaultyRedisProxy implements AutoCloseable {
 			String prefix = "faulty-redis-proxy-" + port() + "-" + number;
 			this.clientToServer = new Thread(this::forwardCommands, prefix + "-commands");
 			this.clientToServer.setDaemon(true);
-			this.serverToClient = new Thread(this::forwardReplies, prefix + "-replies");
-			this.serverToClient.setDaemon(true);
+			this.serverToProxy = new Thread(this::readReplies, prefix + "-replies");
+			this.serverToProxy.setDaemon(true);
+			this.proxyToClient = new Thread(this::passRepliesOn, prefix + "-replies-out");
+			this.proxyToClient.setDaemon(true);
 		}
 
 		void start() {
@@ -486,7 +549,8 @@ public final class FaultyRedisProxy implements AutoCloseable {
 				return;
 			}
 			this.clientToServer.start();
-			this.serverToClient.start();
+			this.serverToProxy.start();
+			this.proxyToClient.start();
 		}
 
 		private void forwardCommands() {
@@ -517,7 +581,7 @@ public final class FaultyRedisProxy implements AutoCloseable {
 						bytes = HELLO_4;
 					}
 					if (!this.unpaired) {
-						this.awaitingReply.add(name);
+						this.awaitingReply.add(command);
 					}
 					FaultyRedisProxy.this.forwardedCommands.add(name);
 					out.write(bytes);
@@ -532,38 +596,82 @@ public final class FaultyRedisProxy implements AutoCloseable {
 			}
 		}
 
-		private void forwardReplies() {
+		/**
+		 * Reads the replies from Redis, applies the faults, and queues each reply to be
+		 * passed on at the time it came plus the latency.
+		 */
+		private void readReplies() {
+			boolean closedByWriter = false;
 			try {
 				RespReader reader = new RespReader(this.server.getInputStream());
-				OutputStream out = new BufferedOutputStream(this.client.getOutputStream());
 				while (true) {
 					Character type = reader.readReply();
 					if (type == null) {
+						// Redis closed: the replies that came before still go out first.
+						this.replies.add(CLOSE);
+						closedByWriter = true;
 						break;
 					}
 					byte[] bytes = reader.message();
 					if (isPaused()) {
-						out.flush();
 						awaitNotPaused();
 					}
 					if (type != '>' && !this.unpaired) {
-						String name = this.awaitingReply.poll();
-						Fault fault = (name != null) ? claimFault(name) : null;
+						List<String> command = this.awaitingReply.poll();
+						Fault fault = (command != null) ? claimFault(command) : null;
+						String name = (command != null) ? command.get(0).toUpperCase(Locale.ROOT) : "";
 						if (fault != null && fault.delay == null) {
 							// Fired first, so that a client that saw the disconnect sees
-							// the fault fired
+							// the fault fired; the replies before this one still go out.
 							fault.fire(name);
-							close();
+							this.replies.add(CLOSE);
+							closedByWriter = true;
 							return;
 						}
 						if (fault != null) {
-							out.flush();
 							fault.fire(name);
 							FaultyRedisProxy.this.closedLatch.await(fault.delay.toNanos(), TimeUnit.NANOSECONDS);
 						}
 					}
-					out.write(bytes);
-					flushIfIdle(reader, out);
+					this.replies.add(new Reply(bytes, System.nanoTime() + FaultyRedisProxy.this.latencyNanos));
+				}
+			}
+			catch (IOException ex) {
+				// Either side closed the connection
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			finally {
+				if (!closedByWriter) {
+					close();
+				}
+			}
+		}
+
+		/** Passes each queued reply on to the client at its time, in order. */
+		private void passRepliesOn() {
+			try {
+				OutputStream out = new BufferedOutputStream(this.client.getOutputStream());
+				while (true) {
+					Reply reply = this.replies.take();
+					if (reply == CLOSE) {
+						break;
+					}
+					long wait = reply.dueNanos() - System.nanoTime();
+					if (wait > 0) {
+						out.flush();
+						TimeUnit.NANOSECONDS.sleep(wait);
+					}
+					if (isPaused()) {
+						out.flush();
+						awaitNotPaused();
+					}
+					out.write(reply.bytes());
+					Reply next = this.replies.peek();
+					if (next == null || next.dueNanos() - System.nanoTime() > 0) {
+						out.flush();
+					}
 				}
 			}
 			catch (IOException ex) {
@@ -585,12 +693,23 @@ public final class FaultyRedisProxy implements AutoCloseable {
 
 		void close() {
 			if (this.closed.compareAndSet(false, true)) {
+				this.replies.clear();
+				this.replies.add(CLOSE);
 				closeQuietly(this.client);
 				closeQuietly(this.server);
 				FaultyRedisProxy.this.connections.remove(this);
 			}
 		}
 
+	}
+
+	/**
+	 * A reply from Redis and the time to pass it on.
+	 *
+	 * @param bytes the reply as Redis sent it
+	 * @param dueNanos the {@link System#nanoTime()} to pass it on at
+	 */
+	private record Reply(byte[] bytes, long dueNanos) {
 	}
 
 	/**

@@ -44,6 +44,7 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -199,6 +200,20 @@ class FaultyRedisProxyTests {
 		assertThat(this.proxy.acceptedConnections()).isOne();
 	}
 
+	@Test
+	void delayedReplyToACommandWithAGivenArgumentLeavesOtherCommandsAlone() {
+		RedisCommands<String, String> commands = connect(ClientOptions.create(), Duration.ofMillis(200)).sync();
+		commands.set(this.key, "value");
+		FaultyRedisProxy.Fault fault = this.proxy.delayNextReplyToCommand(
+				FaultyRedisProxy.withArgumentContaining("GET", this.key + ":held"), Duration.ofMillis(600));
+		assertThat(commands.get(this.key)).isEqualTo("value");
+		assertThat(fault.hasFired()).isFalse();
+		assertThatExceptionOfType(RedisCommandTimeoutException.class)
+			.isThrownBy(() -> commands.get(this.key + ":held"));
+		assertThat(fault.awaitFired(WAIT)).isTrue();
+		assertThat(fault.firedOn()).isEqualTo("GET");
+	}
+
 	@ParameterizedTest(name = "RESP2 forced: {0}")
 	@ValueSource(booleans = { false, true })
 	void lettucePubSubWorksThroughTheProxy(boolean resp2) {
@@ -248,6 +263,41 @@ class FaultyRedisProxyTests {
 		await().during(Duration.ofMillis(200)).atMost(WAIT).until(() -> !value.isDone());
 		this.proxy.resume();
 		assertThat(value.get(5, TimeUnit.SECONDS)).isEqualTo("value");
+	}
+
+	@Test
+	void latencyHoldsEachReplyInOrderWithoutHoldingPipelinedRepliesOneAfterAnother() throws Exception {
+		Duration latency = Duration.ofMillis(300);
+		StatefulRedisConnection<String, String> connection = connect(ClientOptions.create(), Duration.ofSeconds(30));
+		connection.sync().set(this.key, "value");
+		this.proxy.latency(latency);
+		long started = System.nanoTime();
+		assertThat(connection.sync().get(this.key)).isEqualTo("value");
+		assertThat(Duration.ofNanos(System.nanoTime() - started)).as("a reply held for the latency")
+			.isGreaterThanOrEqualTo(latency);
+		// Held one after another, 50 replies would take 15 s.
+		RedisAsyncCommands<String, String> async = connection.async();
+		connection.setAutoFlushCommands(false);
+		List<RedisFuture<Long>> increments = new ArrayList<>();
+		for (int i = 0; i < 50; i++) {
+			increments.add(async.incr(this.key + ":counter"));
+		}
+		connection.flushCommands();
+		connection.setAutoFlushCommands(true);
+		assertThat(LettuceFutures.awaitAll(latency.multipliedBy(10), increments.toArray(new RedisFuture<?>[0])))
+			.as("pipelined replies held each for the latency, not one after another")
+			.isTrue();
+		for (int i = 0; i < 50; i++) {
+			assertThat(increments.get(i).get()).isEqualTo(i + 1);
+		}
+		this.proxy.latency(Duration.ZERO);
+		assertThat(connection.sync().del(this.key + ":counter")).isOne();
+	}
+
+	@Test
+	void latencyMustNotBeNegative() {
+		assertThatIllegalArgumentException().isThrownBy(() -> this.proxy.latency(Duration.ofMillis(-1)))
+			.withMessage("The latency must not be negative, but was PT-0.001S");
 	}
 
 	@Test

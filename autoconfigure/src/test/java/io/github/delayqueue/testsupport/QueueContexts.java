@@ -52,6 +52,20 @@ public final class QueueContexts {
 	}
 
 	/**
+	 * A runner on the shared test Redis through a proxy, with the given key prefix.
+	 * @param prefix the key prefix
+	 * @param proxy a proxy in front of the shared test Redis
+	 * @return the runner
+	 */
+	public static ApplicationContextRunner runner(String prefix, FaultyRedisProxy proxy) {
+		TestRedis redis = TestRedis.shared();
+		return runner(prefix, "spring.data.redis.host=" + proxy.host(), "spring.data.redis.port=" + proxy.port(),
+				"spring.data.redis.database=" + redis.database(),
+				"spring.data.redis.username=" + ((redis.username() != null) ? redis.username() : ""),
+				"spring.data.redis.password=" + ((redis.password() != null) ? redis.password() : ""));
+	}
+
+	/**
 	 * A runner on a given Redis with the given key prefix.
 	 * @param prefix the key prefix
 	 * @param redisProperties the {@code spring.data.redis.*} properties

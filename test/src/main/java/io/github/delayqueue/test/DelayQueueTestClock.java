@@ -47,6 +47,12 @@ public final class DelayQueueTestClock {
 
 	private static final Duration CLEAR_WAIT = Duration.ofSeconds(2);
 
+	/**
+	 * Ends the keys of a topic's number of partitions and of each partition's count
+	 * marker, which {@link #clear()} keeps: they are no message.
+	 */
+	private static final String PARTITION_COUNT_SUFFIX = "}:n";
+
 	private final RedisMessageStore store;
 
 	private final StringRedisTemplate redis;
@@ -155,7 +161,8 @@ public final class DelayQueueTestClock {
 	/**
 	 * Deletes every message of every topic (scheduled, ready, in flight and dead) after
 	 * waiting briefly for the listeners to finish what they hold; the clock keeps its
-	 * time. {@link EmbeddedDelayQueue @EmbeddedDelayQueue} calls it before each test.
+	 * time, and partitioned topics keep their number of partitions.
+	 * {@link EmbeddedDelayQueue @EmbeddedDelayQueue} calls it before each test.
 	 */
 	public void clear() {
 		try {
@@ -168,7 +175,7 @@ public final class DelayQueueTestClock {
 		try (Cursor<String> found = this.redis
 			.scan(ScanOptions.scanOptions().match(globEscape(this.store.prefix()) + ":*").count(1000).build())) {
 			found.forEachRemaining((key) -> {
-				if (!key.equals(this.offsetKey)) {
+				if (!key.equals(this.offsetKey) && !key.endsWith(PARTITION_COUNT_SUFFIX)) {
 					keys.add(key);
 				}
 			});

@@ -12,7 +12,8 @@ import java.time.Duration;
  */
 public record BrokerSettings(int batchSize, Duration maxSleep, Duration lookahead) {
 
-	private static final Duration MAX_LOOKAHEAD = Duration.ofMinutes(1);
+	/** The longest lookahead. */
+	public static final Duration MAX_LOOKAHEAD = Duration.ofMinutes(1);
 
 	/**
 	 * Checks the settings.

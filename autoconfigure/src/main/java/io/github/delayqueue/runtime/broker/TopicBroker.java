@@ -7,6 +7,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 import io.github.delayqueue.metrics.DelayQueueMetrics;
+import io.github.delayqueue.runtime.support.Nanoseconds;
 import io.github.delayqueue.runtime.support.OutageLog;
 import io.github.delayqueue.runtime.support.Replies;
 import io.github.delayqueue.runtime.support.TopicRepair;
@@ -47,6 +48,8 @@ public final class TopicBroker {
 
 	private final Runnable onReady;
 
+	private final CountMarkerListener onCountMarkerRead;
+
 	private final OutageLog outageLog;
 
 	private final DelayQueueMetrics metrics;
@@ -73,17 +76,22 @@ public final class TopicBroker {
 	 * @param settings the broker settings
 	 * @param maxAttempts the topic's maximum attempts, for messages whose lease expires
 	 * @param onReady called after messages were made ready, to wake local consumers
+	 * @param onCountMarkerRead called, on the scheduler, after each promote call with
+	 * whether the partition's count marker has the number of partitions the broker's
+	 * store names ({@code false}: the topic's count changed, or a change of it is on its
+	 * way); must return at once
 	 * @param metrics where expired leases are reported
 	 */
 	public TopicBroker(String topic, TopicStore store, ScheduledExecutorService scheduler, BrokerSettings settings,
-			int maxAttempts, Runnable onReady, DelayQueueMetrics metrics) {
+			int maxAttempts, Runnable onReady, CountMarkerListener onCountMarkerRead, DelayQueueMetrics metrics) {
 		this.topic = topic;
 		this.store = store;
 		this.scheduler = scheduler;
 		this.settings = settings;
-		this.halfLookaheadMicros = settings.lookahead().toNanos() / 2000;
+		this.halfLookaheadMicros = Nanoseconds.of(settings.lookahead()) / 2000;
 		this.maxAttempts = maxAttempts;
 		this.onReady = onReady;
+		this.onCountMarkerRead = onCountMarkerRead;
 		this.metrics = metrics;
 		this.outageLog = new OutageLog("broker of topic '" + topic + "'");
 	}
@@ -152,7 +160,7 @@ public final class TopicBroker {
 	 */
 	private void promote() {
 		Replies.send(() -> this.store.promote(this.settings.batchSize(), this.settings.lookahead()), this.scheduler,
-				this::promoted, this::abandonCycle);
+				this::promoted, (promoted, failure) -> abandonCycle());
 	}
 
 	/**
@@ -171,6 +179,7 @@ public final class TopicBroker {
 				throw Replies.rethrow(failure);
 			}
 			Assert.state(promoted != null, "A promote call returned no result");
+			this.onCountMarkerRead.markerRead(promoted.countAgreed());
 			if (promoted.moved() > 0) {
 				if (logger.isDebugEnabled()) {
 					logger.debug("Topic '" + this.topic + "': " + promoted.moved() + " due messages made ready");
@@ -207,7 +216,7 @@ public final class TopicBroker {
 	 * a cycle
 	 */
 	private long sleepAfter(PromoteResult promoted) {
-		long maxSleep = this.settings.maxSleep().toNanos() / 1000;
+		long maxSleep = Nanoseconds.of(this.settings.maxSleep()) / 1000;
 		// With a lookahead, wake when the next message is half the lookahead inside the
 		// window, so
 		// each call moves about half a lookahead's worth of messages, each ahead of its
@@ -250,7 +259,19 @@ public final class TopicBroker {
 	}
 
 	private static long micros(Duration duration) {
-		return TimeUnit.NANOSECONDS.toMicros(duration.toNanos());
+		return TimeUnit.NANOSECONDS.toMicros(Nanoseconds.of(duration));
+	}
+
+	/** Hears what each promote call read of the partition's count marker. */
+	@FunctionalInterface
+	public interface CountMarkerListener {
+
+		/**
+		 * A promote call read the partition's count marker.
+		 * @param agreed whether it has the number of partitions the broker's store names
+		 */
+		void markerRead(boolean agreed);
+
 	}
 
 	private static String sample(List<String> ids) {

@@ -2,6 +2,9 @@ package io.github.delayqueue.runtime.consumer;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -9,17 +12,21 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.github.delayqueue.store.TopicStore;
+import io.github.delayqueue.runtime.support.Replies;
 import io.github.delayqueue.store.StoreCalls;
+import io.github.delayqueue.store.TopicStore;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Acknowledges the messages whose handlers returned, many per script call: handlers hand
  * their settled message over and go on, and a flush on the shared scheduler sends
  * whatever has gathered a few milliseconds after the first one came. This turns one round
  * trip per message into one per batch, under load and in a trickle alike, without a
- * thread of its own.
+ * thread of its own; no thread waits for Redis either: the replies continue on the
+ * scheduler. A call that fails is sent again by the rule of {@link StoreCalls}, and once
+ * the consumer stops, only while it can be done by the stop's deadline.
  */
 final class AckBatcher {
 
@@ -45,7 +52,19 @@ final class AckBatcher {
 	/** Messages queued and not yet answered by Redis. */
 	private final AtomicInteger unanswered = new AtomicInteger();
 
-	private final Object sending = new Object();
+	/** Each batch sent and not yet answered (or given up). */
+	private final Set<CompletableFuture<Void>> onTheirWay = ConcurrentHashMap.newKeySet();
+
+	/**
+	 * Held while a batch is taken from the queue and added to {@link #onTheirWay}, so
+	 * that {@link #flushNow(long)} sees every batch taken before it.
+	 */
+	private final Object taking = new Object();
+
+	/**
+	 * Set once stopping: the {@link System#nanoTime()} after which nothing is retried.
+	 */
+	private volatile @Nullable Long stopDeadlineNanos;
 
 	AckBatcher(String topic, TopicStore store, ScheduledExecutorService scheduler) {
 		this.topic = topic;
@@ -71,27 +90,17 @@ final class AckBatcher {
 	}
 
 	/**
-	 * Sends what is queued, in the caller's thread, until the queue is empty or the
-	 * deadline passed.
-	 * @param deadlineNanos the {@link System#nanoTime()} by which to be done
+	 * Sends what is queued at once, without waiting for Redis; from now on a failed call
+	 * is sent again only if that can be done before the deadline.
+	 * @param deadlineNanos the {@link System#nanoTime()} of the stop's deadline
+	 * @return completes once every acknowledgement queued so far is answered or given up
 	 */
-	void flushNow(long deadlineNanos) {
-		while (!this.pending.isEmpty() && System.nanoTime() - deadlineNanos < 0) {
-			sendBatch();
+	CompletableFuture<Void> flushNow(long deadlineNanos) {
+		this.stopDeadlineNanos = deadlineNanos;
+		sendPending();
+		synchronized (this.taking) {
+			return CompletableFuture.allOf(this.onTheirWay.toArray(CompletableFuture[]::new));
 		}
-		if (!this.pending.isEmpty()) {
-			logger.warn("Topic '" + this.topic + "': " + this.pending.size() + " acknowledgements not sent before the"
-					+ " deadline; those messages are delivered again when their lease expires");
-			this.unanswered.addAndGet(-drop());
-		}
-	}
-
-	private int drop() {
-		int dropped = 0;
-		while (this.pending.poll() != null) {
-			dropped++;
-		}
-		return dropped;
 	}
 
 	private void scheduleFlush(long delayMicros) {
@@ -108,48 +117,82 @@ final class AckBatcher {
 
 	private void flush() {
 		this.flushScheduled.set(false);
-		sendBatch();
-		if (!this.pending.isEmpty()) {
-			scheduleFlush(0);
-		}
+		sendPending();
 	}
 
-	private void sendBatch() {
-		synchronized (this.sending) {
+	/** Sends every queued message, in batches of up to {@value #MAX_BATCH}. */
+	private void sendPending() {
+		while (true) {
 			List<InFlightMessage> batch = new ArrayList<>();
-			InFlightMessage next;
-			while (batch.size() < MAX_BATCH && (next = this.pending.poll()) != null) {
-				batch.add(next);
+			CompletableFuture<Void> answered = new CompletableFuture<>();
+			synchronized (this.taking) {
+				InFlightMessage next;
+				while (batch.size() < MAX_BATCH && (next = this.pending.poll()) != null) {
+					batch.add(next);
+				}
+				if (batch.isEmpty()) {
+					return;
+				}
+				this.onTheirWay.add(answered);
 			}
-			if (!batch.isEmpty()) {
-				send(batch);
-			}
+			send(new LeaseBatch(batch), 1, answered);
 		}
 	}
 
-	private void send(List<InFlightMessage> batch) {
-		List<String> ids = batch.stream().map(InFlightMessage::id).toList();
-		List<String> tokens = batch.stream().map(InFlightMessage::leaseToken).toList();
+	private void send(LeaseBatch batch, int attempt, CompletableFuture<Void> answered) {
+		Replies.send(() -> this.store.ack(batch.ids(), batch.leaseTokens()), this.scheduler,
+				(acked, failure) -> answered(batch, attempt, answered, acked, failure),
+				(acked, failure) -> answered(batch, StoreCalls.TRIES, answered, acked, failure));
+	}
+
+	private void answered(LeaseBatch batch, int attempt, CompletableFuture<Void> answered,
+			@Nullable List<Boolean> acked, @Nullable Throwable failure) {
+		if (acked != null) {
+			report(batch, acked);
+		}
+		else if (!retried(batch, attempt, answered)) {
+			logger.warn("Topic '" + this.topic + "': could not acknowledge messages " + batch.ids()
+					+ ", they are delivered again when their lease expires: " + failure);
+		}
+		else {
+			return;
+		}
+		this.unanswered.addAndGet(-batch.size());
+		this.onTheirWay.remove(answered);
+		answered.complete(null);
+	}
+
+	/**
+	 * @return whether the batch is sent again, after the wait of the {@link StoreCalls}
+	 * rule: not after the last try, nor past the stop's deadline
+	 */
+	private boolean retried(LeaseBatch batch, int attempt, CompletableFuture<Void> answered) {
+		if (attempt >= StoreCalls.TRIES) {
+			return false;
+		}
+		long delayNanos = StoreCalls.delayBefore(attempt).toNanos();
+		Long deadline = this.stopDeadlineNanos;
+		if (deadline != null && System.nanoTime() + delayNanos - deadline > 0) {
+			return false;
+		}
 		try {
-			report(ids, StoreCalls.withRetries(() -> this.store.ack(ids, tokens)));
+			this.scheduler.schedule(() -> send(batch, attempt + 1, answered), delayNanos, TimeUnit.NANOSECONDS);
+			return true;
 		}
-		catch (RuntimeException ex) {
-			logger.warn("Topic '" + this.topic + "': could not acknowledge messages " + ids
-					+ ", they are delivered again when their lease expires: " + ex);
-		}
-		finally {
-			this.unanswered.addAndGet(-batch.size());
+		catch (RejectedExecutionException ex) {
+			return false;
 		}
 	}
 
-	private void report(List<String> ids, List<Boolean> acked) {
-		for (int m = 0; m < ids.size(); m++) {
+	private void report(LeaseBatch batch, List<Boolean> acked) {
+		for (int m = 0; m < batch.size(); m++) {
+			String id = batch.messages().get(m).id();
 			if (!acked.get(m)) {
-				logger.warn("Topic '" + this.topic + "' message " + ids.get(m)
+				logger.warn("Topic '" + this.topic + "' message " + id
 						+ " handled, but its lease had expired: it may be delivered again");
 			}
 			else if (logger.isDebugEnabled()) {
-				logger.debug("Topic '" + this.topic + "' message " + ids.get(m) + " acknowledged");
+				logger.debug("Topic '" + this.topic + "' message " + id + " acknowledged");
 			}
 		}
 	}

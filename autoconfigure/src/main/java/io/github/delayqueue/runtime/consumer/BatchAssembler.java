@@ -63,32 +63,35 @@ final class BatchAssembler implements Fetcher.Dispatcher {
 	}
 
 	@Override
-	public synchronized void dispatch(InFlightMessage message, boolean holdsSlot) {
-		if (this.stopped) {
-			// The lease keeper hands it back.
-			return;
+	public void dispatch(InFlightMessage message, boolean holdsSlot) {
+		Batch full;
+		synchronized (this) {
+			if (this.stopped) {
+				// The lease keeper hands it back.
+				return;
+			}
+			this.forming.add(message);
+			if (holdsSlot) {
+				this.formingSlots++;
+			}
+			if (this.forming.size() == 1 && this.maxBatchSize > 1) {
+				scheduleTimeout(this.forming);
+			}
+			full = (this.forming.size() >= this.maxBatchSize) ? take() : null;
 		}
-		this.forming.add(message);
-		if (holdsSlot) {
-			this.formingSlots++;
-		}
-		if (this.forming.size() >= this.maxBatchSize) {
-			send();
-		}
-		else if (this.forming.size() == 1) {
-			scheduleTimeout(this.forming);
-		}
+		// Outside the monitor: the handler executor may wait for room, and the stop needs
+		// the monitor meanwhile.
+		send(full);
 	}
 
 	/**
-	 * Sends the forming batch at once and gathers no more: what comes later stays with
-	 * the lease keeper, which hands it back.
+	 * Gathers no more, and gives up the batch being gathered, which no handler has
+	 * started: the caller hands it back.
+	 * @return the messages of the batch being gathered
 	 */
-	synchronized void stop() {
+	synchronized List<InFlightMessage> stop() {
 		this.stopped = true;
-		if (!this.forming.isEmpty()) {
-			send();
-		}
+		return (this.forming.isEmpty()) ? List.of() : take().messages();
 	}
 
 	private void scheduleTimeout(List<InFlightMessage> batch) {
@@ -102,26 +105,46 @@ final class BatchAssembler implements Fetcher.Dispatcher {
 		}
 	}
 
-	private synchronized void timedOut(List<InFlightMessage> batch) {
-		if (this.forming == batch && !batch.isEmpty()) {
+	private void timedOut(List<InFlightMessage> batch) {
+		Batch due;
+		synchronized (this) {
+			if (this.stopped || this.forming != batch || batch.isEmpty()) {
+				return;
+			}
 			if (logger.isDebugEnabled()) {
 				logger.debug("Topic '" + this.topic + "': batch timeout " + this.batchTimeout + " passed, sending a"
 						+ " batch of " + batch.size());
 			}
-			send();
+			due = take();
 		}
+		send(due);
 	}
 
-	private void send() {
+	/** Takes the batch being gathered; call while holding the monitor. */
+	private Batch take() {
 		if (this.timeout != null) {
 			this.timeout.cancel(false);
 			this.timeout = null;
 		}
-		List<InFlightMessage> batch = this.forming;
-		int slots = this.formingSlots;
+		Batch batch = new Batch(this.forming, this.formingSlots);
 		this.forming = new ArrayList<>();
 		this.formingSlots = 0;
-		this.dispatcher.dispatch(batch, slots);
+		return batch;
+	}
+
+	private void send(@Nullable Batch batch) {
+		if (batch != null) {
+			this.dispatcher.dispatch(batch.messages(), batch.slots());
+		}
+	}
+
+	/**
+	 * A batch taken to be sent.
+	 *
+	 * @param messages its messages
+	 * @param slots how many of them took a handler slot
+	 */
+	private record Batch(List<InFlightMessage> messages, int slots) {
 	}
 
 	/** Hands finished batches to handlers. */

@@ -93,8 +93,7 @@ final class BatchDeliveryHandler {
 		}
 		if (failure instanceof SlowDownException slowDown) {
 			logger.info("Topic '" + this.topic + "' batch of " + prepared.size() + " messages asked to slow down:"
-					+ " delivered again in " + slowDown.pause() + " without counting an attempt, no new claim here"
-					+ " until then");
+					+ " no new claim here for " + slowDown.pause());
 			this.slowDown.accept(slowDown.pause());
 			observations.forEach((observation) -> observation.error(slowDown));
 			prepared.forEach((message) -> this.deliveries.postponed(message, slowDown, start));

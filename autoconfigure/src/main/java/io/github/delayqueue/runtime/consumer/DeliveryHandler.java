@@ -92,8 +92,8 @@ final class DeliveryHandler {
 			observation.observeChecked(() -> this.endpoint.invoke(prepared.argument()));
 		}
 		catch (SlowDownException ex) {
-			logger.info("Topic '" + this.topic + "' message " + inFlight.id() + " asked to slow down: delivered again"
-					+ " in " + ex.pause() + " without counting an attempt, no new claim here until then");
+			logger.info("Topic '" + this.topic + "' message " + inFlight.id() + " asked to slow down: no new claim"
+					+ " here for " + ex.pause());
 			this.slowDown.accept(ex.pause());
 			postponed(prepared, ex, start);
 			return;
@@ -128,8 +128,8 @@ final class DeliveryHandler {
 			message = MessageFormat.decode(claimed.id(), claimed.stored());
 		}
 		catch (CorruptMessageException ex) {
-			this.metrics.deadLetteredUnhandled(this.topic, "corrupt");
-			this.settlement.deadLetter(inFlight, "Stored message is corrupt: " + ex.getMessage());
+			this.settlement.deadLetter(inFlight, "Stored message is corrupt: " + ex.getMessage(),
+					() -> this.metrics.deadLetteredUnhandled(this.topic, "corrupt"));
 			return null;
 		}
 		int attempt = message.attempts() + 1;
@@ -137,9 +137,10 @@ final class DeliveryHandler {
 		Duration lateness = sinceDue.isNegative() ? Duration.ZERO : sinceDue;
 		if (this.settings.latePolicy() == LatePolicy.DEAD_LETTER
 				&& lateness.compareTo(this.settings.lateThreshold()) > 0) {
-			this.metrics.deadLetteredUnhandled(this.topic, "late");
-			this.settlement.deadLetter(inFlight, "Claimed " + lateness + " after its due time, later than the late "
-					+ "threshold " + this.settings.lateThreshold() + " of late policy " + LatePolicy.DEAD_LETTER);
+			this.settlement.deadLetter(inFlight,
+					"Claimed " + lateness + " after its due time, later than the late threshold "
+							+ this.settings.lateThreshold() + " of late policy " + LatePolicy.DEAD_LETTER,
+					() -> this.metrics.deadLetteredUnhandled(this.topic, "late"));
 			return null;
 		}
 		try {
@@ -147,8 +148,8 @@ final class DeliveryHandler {
 					this.endpoint.argument(message, lateness, this.converter));
 		}
 		catch (PayloadConversionException ex) {
-			this.metrics.deadLetteredUnhandled(this.topic, "unreadable");
-			this.settlement.deadLetter(inFlight, ex.getMessage());
+			this.settlement.deadLetter(inFlight, ex.getMessage(),
+					() -> this.metrics.deadLetteredUnhandled(this.topic, "unreadable"));
 			return null;
 		}
 	}
@@ -173,46 +174,62 @@ final class DeliveryHandler {
 	}
 
 	/**
-	 * The method returned normally: the message is acknowledged.
+	 * The method returned normally: the message is acknowledged, and counted as handled
+	 * if its lease had not ended meanwhile.
 	 * @param startNanos when the method was called
 	 */
 	void succeeded(Prepared prepared, long startNanos) {
-		this.metrics.handled(this.topic, HandlingOutcome.SUCCESS, since(startNanos), "none");
-		this.settlement.acknowledge(prepared.inFlight());
+		Duration took = since(startNanos);
+		this.settlement.acknowledge(prepared.inFlight(),
+				() -> this.metrics.handled(this.topic, HandlingOutcome.SUCCESS, took, "none"));
 	}
 
 	/**
-	 * The method asked to slow down: the message is postponed without counting an
-	 * attempt. Pausing the claims is the caller's part.
+	 * The method asked to slow down: the message is postponed without counting an attempt
+	 * (and counted so, if its lease had not ended meanwhile). Pausing the claims is the
+	 * caller's part.
 	 * @param startNanos when the method was called
 	 */
 	void postponed(Prepared prepared, SlowDownException ex, long startNanos) {
-		this.metrics.handled(this.topic, HandlingOutcome.SLOW_DOWN, since(startNanos), ex.getClass().getSimpleName());
-		this.settlement.postpone(prepared.inFlight(), ex.pause());
+		Duration took = since(startNanos);
+		InFlightMessage message = prepared.inFlight();
+		this.settlement.postpone(message, ex.pause(), () -> {
+			this.metrics.handled(this.topic, HandlingOutcome.SLOW_DOWN, took, ex.getClass().getSimpleName());
+			if (logger.isDebugEnabled()) {
+				logger.debug("Topic '" + this.topic + "' message " + message.id() + " postponed by " + ex.pause()
+						+ " without counting an attempt");
+			}
+		});
 	}
 
 	/**
 	 * The method failed for this message: it is retried after the backoff, or
-	 * dead-lettered on its last attempt.
+	 * dead-lettered on its last attempt; logged and counted so only if its lease had not
+	 * ended meanwhile (a handler interrupted by a stop, whose message was handed back, is
+	 * neither).
 	 * @param ex the failure
 	 * @param startNanos when the method was called
 	 */
 	void failed(Prepared prepared, Throwable ex, long startNanos) {
+		Duration took = since(startNanos);
 		InFlightMessage message = prepared.inFlight();
 		int attempt = prepared.attempt();
 		boolean last = attempt >= this.settings.maxAttempts();
-		this.metrics.handled(this.topic, last ? HandlingOutcome.DEAD : HandlingOutcome.RETRY, since(startNanos),
-				ex.getClass().getSimpleName());
+		String exception = ex.getClass().getSimpleName();
 		if (last) {
-			logger.warn("Topic '" + this.topic + "' message " + message.id() + " failed on its last attempt (" + attempt
-					+ " of " + this.settings.maxAttempts() + "), moving it to the dead-letter set", ex);
-			this.settlement.deadLetter(message, describe(ex));
+			this.settlement.deadLetter(message, describe(ex), () -> {
+				this.metrics.handled(this.topic, HandlingOutcome.DEAD, took, exception);
+				logger.warn("Topic '" + this.topic + "' message " + message.id() + " failed on its last attempt ("
+						+ attempt + " of " + this.settings.maxAttempts() + "), moving it to the dead-letter set", ex);
+			});
 			return;
 		}
 		Duration backoff = this.settings.backoff().after(attempt);
-		logger.warn("Topic '" + this.topic + "' message " + message.id() + " failed on attempt " + attempt + " of "
-				+ this.settings.maxAttempts() + ", retrying in " + backoff + ": " + ex);
-		this.settlement.retry(message, backoff);
+		this.settlement.retry(message, backoff, () -> {
+			this.metrics.handled(this.topic, HandlingOutcome.RETRY, took, exception);
+			logger.warn("Topic '" + this.topic + "' message " + message.id() + " failed on attempt " + attempt + " of "
+					+ this.settings.maxAttempts() + ", retrying in " + backoff + ": " + ex);
+		});
 	}
 
 	private static Duration since(long startNanos) {

@@ -1,22 +1,24 @@
 package io.github.delayqueue.runtime.consumer;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
+import io.github.delayqueue.runtime.consumer.Settlement.HandBack;
+import io.github.delayqueue.runtime.support.Nanoseconds;
 import io.github.delayqueue.runtime.support.OutageLog;
 import io.github.delayqueue.runtime.support.Replies;
 import io.github.delayqueue.runtime.support.TopicRepair;
@@ -38,11 +40,12 @@ import org.jspecify.annotations.Nullable;
  * when something may have become claimable (a wake-up signal, a slot freed, the idle
  * check), its reply is handled there, and the next claim follows at once while messages
  * keep coming. A claim that fails is sent again, with the same lease token, after a
- * backoff: it returns what it leased if it had run. An {@link Error} stops it for good,
- * and the topic's listener is then reported as stopped. For a rate-limited topic it
- * claims only for free handler slots and nothing early, so that a delivery starts when
- * its claim takes its place in the limit's window; when the limit holds messages back, it
- * claims again when the window has room, not before.
+ * backoff: it returns what it leased if it had run. When it stops, a claim whose outcome
+ * is not known (failed, or still on its way) is handed back ({@link #stop()}). An
+ * {@link Error} stops it for good, and the topic's listener is then reported as stopped.
+ * For a rate-limited topic it claims only for free handler slots and nothing early, so
+ * that a delivery starts when its claim takes its place in the limit's window; when the
+ * limit holds messages back, it claims again when the window has room, not before.
  */
 final class Fetcher {
 
@@ -93,23 +96,48 @@ final class Fetcher {
 
 	private long holds;
 
+	/** A slow-down asked by a handler of the topic, in any of its partitions. */
+	private final ClaimPause slowDown;
+
 	/**
-	 * When a slow-down asked by a handler, or the wait for room in the rate limit's
-	 * window, ends ({@link System#nanoTime()}).
+	 * When the wait for room in this partition's rate limit window ends
+	 * ({@link System#nanoTime()}).
 	 */
-	private final AtomicLong pausedUntilNanos = new AtomicLong(System.nanoTime());
+	private final AtomicLong rateLimitedUntilNanos = new AtomicLong(System.nanoTime());
 
 	private final AtomicBoolean requested = new AtomicBoolean();
 
 	private final AtomicBoolean active = new AtomicBoolean();
 
-	/** Guards {@link #claimInProgress} and the decision to send a claim while running. */
+	/**
+	 * Guards {@link #claimInProgress}, {@link #unanswered} and the decision to send a
+	 * claim while running.
+	 */
 	private final Object claimLock = new Object();
 
 	/**
-	 * Completes once the claim on its way has put what it leased under the lease keeper.
+	 * Orders the writes of claims and of the stop's hand-back; guards
+	 * {@link #writesClosed}.
+	 */
+	private final Object writes = new Object();
+
+	/** Whether the stop has written the hand-back: no claim is written any more. */
+	private boolean writesClosed;
+
+	/**
+	 * Completes once the reply of the claim on its way is handled.
 	 */
 	private @Nullable CompletableFuture<Void> claimInProgress;
+
+	/**
+	 * The claim whose outcome is not known: sent and not yet answered, or failed and to
+	 * be sent again; {@code null} once answered. At the stop it is handed back
+	 * ({@link #stop()}), and its reply, if one comes, is not taken.
+	 */
+	private @Nullable ClaimRequest unanswered;
+
+	/** The hand-back, at the stop, of what the claim unanswered then may have leased. */
+	private volatile CompletableFuture<Void> claimHandedBack = CompletableFuture.completedFuture(null);
 
 	private volatile boolean running;
 
@@ -132,12 +160,15 @@ final class Fetcher {
 	 * concurrency (times the maximum batch size for a batch listener) plus the prefetch
 	 * @param rateLimit the rate limit of the topic (this partition's share), or
 	 * {@code null} for none
+	 * @param slowDown the topic's pause of claims asked by its handlers, shared by its
+	 * partitions
 	 * @param metrics where claims held back by the rate limit are counted
 	 */
 	Fetcher(String topic, TopicStore store, ListenerSettings settings, int slots, @Nullable RateLimit rateLimit,
-			DelayQueueMetrics metrics, ScheduledExecutorService scheduler, Dispatcher dispatcher, LeaseKeeper leases,
-			OutageLog outageLog) {
+			ClaimPause slowDown, DelayQueueMetrics metrics, ScheduledExecutorService scheduler, Dispatcher dispatcher,
+			LeaseKeeper leases, OutageLog outageLog) {
 		this.topic = topic;
+		this.slowDown = slowDown;
 		this.store = store;
 		this.settings = settings;
 		this.rateLimit = rateLimit;
@@ -155,21 +186,95 @@ final class Fetcher {
 	}
 
 	/**
-	 * Stops claiming; a claim on its way finishes (see
-	 * {@link #awaitClaimInProgress(long)}).
+	 * Stops claiming. A claim whose outcome is not known (on its way, or failed and to be
+	 * sent again) is handed back at once with {@code release_claim.lua}, without waiting:
+	 * on the connection the claim went out on (the shared one of Spring Data Redis'
+	 * Lettuce, by default), Redis runs it after the claim, so that whatever the claim
+	 * leased is ready again even if its reply never reaches this application (say the
+	 * connection closes once the listeners stopped); the claim's reply, if it comes, is
+	 * handed back as well, which is harmless. On a connection of its own (no shared
+	 * native connection, or a pool), the hand-back may run before the claim: then what
+	 * the claim leased comes back when its reply does, or else when its lease expires.
+	 * @return the messages held until their due time, now given up: the caller hands them
+	 * back
 	 */
-	void stop() {
+	List<InFlightMessage> stop() {
 		this.running = false;
+		synchronized (this.writes) {
+			// Closed before the hand-back is written: a claim written from now on, or
+			// sent
+			// again because Redis lost its script, would come after it.
+			this.writesClosed = true;
+			ClaimRequest unknown;
+			synchronized (this.claimLock) {
+				unknown = this.unanswered;
+				this.unanswered = null;
+			}
+			if (unknown != null) {
+				this.claimHandedBack = handBackClaim(unknown);
+			}
+		}
 		synchronized (this) {
 			if (this.nextCheck != null) {
 				this.nextCheck.cancel(false);
 			}
 		}
+		List<InFlightMessage> notDue = new ArrayList<>();
 		synchronized (this.heldMessages) {
 			if (this.heldRelease != null) {
 				this.heldRelease.cancel(false);
 			}
+			this.heldMessages.forEach((held) -> notDue.add(held.message()));
+			this.heldMessages.clear();
+			this.held.set(0);
 		}
+		return notDue;
+	}
+
+	/**
+	 * Writes a claim, or its script in full after {@code NOSCRIPT}, unless the stop has
+	 * written the hand-back of the claim unanswered then: Redis runs the writes of the
+	 * shared connection in order, so a claim never runs after its hand-back.
+	 */
+	private boolean writeClaim(Runnable write) {
+		synchronized (this.writes) {
+			if (this.writesClosed) {
+				return false;
+			}
+			write.run();
+			return true;
+		}
+	}
+
+	/**
+	 * @return completes once Redis has answered the hand-back of a claim unanswered at
+	 * the stop (or it failed); completed if there was none
+	 */
+	CompletableFuture<Void> claimHandedBack() {
+		return this.claimHandedBack;
+	}
+
+	private CompletableFuture<Void> handBackClaim(ClaimRequest claim) {
+		CompletableFuture<List<String>> sent;
+		try {
+			sent = this.store.releaseClaim(this.consumerId, claim.token());
+		}
+		catch (RuntimeException ex) {
+			sent = CompletableFuture.failedFuture(ex);
+		}
+		return sent.handle((ids, failure) -> {
+			if (ids == null) {
+				Throwable cause = (failure instanceof CompletionException) ? failure.getCause() : failure;
+				logger.warn("Topic '" + this.topic + "': no answer to the hand-back of a claim unanswered when the "
+						+ "listener stopped (" + cause + "); unless Redis ran it, what the claim leased is "
+						+ "delivered again when its lease expires");
+			}
+			else if (!ids.isEmpty() && logger.isDebugEnabled()) {
+				logger.debug("Topic '" + this.topic + "': " + ids.size() + " messages of a claim unanswered when "
+						+ "the listener stopped handed back, not delivered: " + ids);
+			}
+			return null;
+		});
 	}
 
 	/**
@@ -178,30 +283,6 @@ final class Fetcher {
 	boolean isClaiming() {
 		synchronized (this.claimLock) {
 			return this.claimInProgress != null && !this.claimInProgress.isDone();
-		}
-	}
-
-	/**
-	 * Waits for a claim on its way, so that what it claims is handed back with the rest.
-	 * @param deadlineNanos the {@link System#nanoTime()} to wait until at most
-	 */
-	void awaitClaimInProgress(long deadlineNanos) {
-		CompletableFuture<Void> claim;
-		synchronized (this.claimLock) {
-			claim = this.claimInProgress;
-		}
-		if (claim == null) {
-			return;
-		}
-		try {
-			claim.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
-		catch (ExecutionException | TimeoutException ex) {
-			// Waited as long as stopping may: what it leases comes back when its lease
-			// expires.
 		}
 	}
 
@@ -220,13 +301,13 @@ final class Fetcher {
 	}
 
 	/**
-	 * Claims nothing new for a while: a handler asked to slow down. A pause already
-	 * longer stays.
-	 * @param pause how long
+	 * Claims nothing new until the rate limit's window has room. A wait already longer
+	 * stays.
+	 * @param wait how long
 	 */
-	void pauseFor(Duration pause) {
-		long until = System.nanoTime() + pause.toNanos();
-		this.pausedUntilNanos.accumulateAndGet(until, (current, next) -> (next - current > 0) ? next : current);
+	private void waitForRoom(Duration wait) {
+		long until = System.nanoTime() + Nanoseconds.of(wait);
+		this.rateLimitedUntilNanos.accumulateAndGet(until, (current, next) -> (next - current > 0) ? next : current);
 	}
 
 	/**
@@ -287,7 +368,7 @@ final class Fetcher {
 	 * scheduler
 	 */
 	private boolean sendClaim() {
-		long pausedFor = this.pausedUntilNanos.get() - System.nanoTime();
+		long pausedFor = Math.max(this.slowDown.remainingNanos(), this.rateLimitedUntilNanos.get() - System.nanoTime());
 		if (pausedFor > 0) {
 			checkAgainIn(Math.max(1, TimeUnit.NANOSECONDS.toMillis(pausedFor)));
 			return false;
@@ -310,23 +391,54 @@ final class Fetcher {
 				return false;
 			}
 			this.claimInProgress = inProgress;
+			this.unanswered = request;
 		}
 		ClaimRequest sent = request;
 		Replies.send(
 				() -> this.store.claim(this.consumerId, sent.token(), sent.wanted(), sent.earlyLimit(),
-						this.settings.visibilityTimeout(), this.rateLimit),
-				this.scheduler, (result, failure) -> claimed(sent, result, failure, inProgress), () -> {
-					// Stopping: the claim's leases expire and its messages are delivered
-					// again.
+						this.settings.visibilityTimeout(), this.rateLimit, this::writeClaim),
+				this.scheduler, (result, failure) -> claimed(sent, result, failure, inProgress), (result, failure) -> {
+					// The runtime stopped, so the claim was handed back at the stop: what
+					// its reply names goes back too.
+					handBackLate(result);
 					inProgress.complete(null);
 					this.active.set(false);
 				});
 		return true;
 	}
 
+	/**
+	 * @return whether the stop took the claim over ({@link #stop()}): its reply is not
+	 * taken; else, on a reply, the claim is no longer unanswered
+	 */
+	private boolean handedBackAtStop(ClaimRequest request, @Nullable ClaimResult result) {
+		synchronized (this.claimLock) {
+			if (this.unanswered != request) {
+				return true;
+			}
+			if (result != null) {
+				this.unanswered = null;
+			}
+			return false;
+		}
+	}
+
+	/** Hands back what the reply of a claim handed back at the stop names. */
+	private void handBackLate(@Nullable ClaimResult result) {
+		if (result != null && !result.messages().isEmpty()) {
+			this.leases.handBack(inFlight(result), HandBack.CLAIMED_AFTER_STOP);
+		}
+	}
+
 	private void claimed(ClaimRequest request, @Nullable ClaimResult result, @Nullable Throwable failure,
 			CompletableFuture<Void> inProgress) {
 		try {
+			if (handedBackAtStop(request, (failure == null) ? result : null)) {
+				handBackLate(result);
+				inProgress.complete(null);
+				endFetch();
+				return;
+			}
 			if (failure instanceof Error error) {
 				this.dead = true;
 				logger.error("Topic '" + this.topic + "': the listener stopped claiming after an error; restart or"
@@ -350,13 +462,14 @@ final class Fetcher {
 				endFetch();
 				return;
 			}
-			List<InFlightMessage> claimed = result.messages().stream().map(InFlightMessage::new).toList();
-			claimed.forEach(this.leases::keep);
+			List<InFlightMessage> claimed = inFlight(result);
+			// Not kept once the lease keeper stopped: then handed back.
+			boolean kept = this.leases.keep(claimed);
 			inProgress.complete(null);
 			this.failed = null;
 			this.outageLog.succeeded();
 			this.outageBackoffMillis = 0;
-			int due = handOver(claimed);
+			int due = kept ? handOver(claimed) : 0;
 			this.freeSlots.addAndGet(request.wanted() - due);
 			if (!result.rateLimitedFor().isZero()) {
 				if (logger.isDebugEnabled()) {
@@ -365,7 +478,7 @@ final class Fetcher {
 								+ result.rateLimitedFor());
 				}
 				this.metrics.rateLimited(this.topic);
-				pauseFor(result.rateLimitedFor());
+				waitForRoom(result.rateLimitedFor());
 				this.requested.set(true);
 			}
 			else if (result.more() || due == request.wanted()) {
@@ -383,13 +496,17 @@ final class Fetcher {
 		fetch();
 	}
 
+	private static List<InFlightMessage> inFlight(ClaimResult result) {
+		return result.messages().stream().map(InFlightMessage::new).toList();
+	}
+
 	/**
 	 * @return how many of the messages were due, and so took a slot
 	 */
 	private int handOver(List<InFlightMessage> claimed) {
 		int due = 0;
 		for (InFlightMessage message : claimed) {
-			long dueInNanos = message.claimed().dueIn().toNanos();
+			long dueInNanos = Nanoseconds.of(message.claimed().dueIn());
 			if (dueInNanos > 0) {
 				hold(message, dueInNanos);
 			}
@@ -420,6 +537,7 @@ final class Fetcher {
 
 	private void releaseDueHeldMessages() {
 		boolean wasFull;
+		List<InFlightMessage> due = new ArrayList<>();
 		synchronized (this.heldMessages) {
 			this.heldRelease = null;
 			wasFull = this.held.get() >= MAX_HELD;
@@ -428,7 +546,7 @@ final class Fetcher {
 			while (this.running && (head = this.heldMessages.peek()) != null && head.dueNanos() - now <= 0) {
 				this.heldMessages.poll();
 				this.held.decrementAndGet();
-				this.dispatcher.dispatch(head.message(), false);
+				due.add(head.message());
 			}
 			// Else stopping: the lease keeper hands the held messages back.
 			head = this.heldMessages.peek();
@@ -436,6 +554,11 @@ final class Fetcher {
 				scheduleRelease(head.dueNanos());
 			}
 		}
+		// Outside the lock: the handler executor may wait for room, and the stop needs
+		// the
+		// lock meanwhile. A message taken here and not yet dispatched when the listener
+		// stops stays with the lease keeper, which hands it back.
+		due.forEach((message) -> this.dispatcher.dispatch(message, false));
 		if (wasFull) {
 			request();
 		}

@@ -1,10 +1,16 @@
 package io.github.delayqueue.runtime.consumer;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.function.Supplier;
 
-import io.github.delayqueue.store.TopicStore;
+import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.StoreCalls;
+import io.github.delayqueue.store.TopicStore;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -14,7 +20,9 @@ import org.jspecify.annotations.Nullable;
  * {@link AckBatcher}), schedules its retry, dead-letters it, or hands it back unfinished.
  * The only caller of {@link InFlightMessage#settle()}: whichever end comes first wins,
  * and a later one (a handler that finishes after its message was handed back or its lease
- * lost) is refused with a WARN.
+ * lost) is refused with a WARN. An outcome is reported (logged and counted, by the
+ * caller's {@code report}) only once its end has won, so that a handler cut off by a stop
+ * is not reported as retried or dead-lettered while its message is in fact ready again.
  */
 final class Settlement {
 
@@ -32,20 +40,31 @@ final class Settlement {
 		this.acks = acks;
 	}
 
-	/** The handler returned normally: the message is acknowledged with the next batch. */
-	void acknowledge(InFlightMessage message) {
-		if (settle(message)) {
+	/**
+	 * The handler returned normally: the message is acknowledged with the next batch.
+	 * @param report reports the outcome, if this end wins
+	 */
+	void acknowledge(InFlightMessage message, Runnable report) {
+		synchronized (message) {
+			// Queued while settling, so that a stop, which hands back the unsettled
+			// messages and then sends the queued acknowledgements, sees it either way.
+			if (!settle(message)) {
+				return;
+			}
 			this.acks.acknowledge(message);
 		}
+		report.run();
 	}
 
 	/**
 	 * The handler failed: the message is scheduled again after the backoff, attempts + 1.
+	 * @param report reports the outcome, if this end wins, before Redis is asked
 	 */
-	void retry(InFlightMessage message, Duration backoff) {
+	void retry(InFlightMessage message, Duration backoff, Runnable report) {
 		if (!settle(message)) {
 			return;
 		}
+		report.run();
 		Long due = call(message, "schedule a retry",
 				() -> this.store.retry(message.id(), message.leaseToken(), backoff));
 		if (due != null && due < 0) {
@@ -57,11 +76,13 @@ final class Settlement {
 	/**
 	 * The handler asked to slow down: the message is scheduled again after the pause,
 	 * attempts unchanged.
+	 * @param report reports the outcome, if this end wins, before Redis is asked
 	 */
-	void postpone(InFlightMessage message, Duration pause) {
+	void postpone(InFlightMessage message, Duration pause, Runnable report) {
 		if (!settle(message)) {
 			return;
 		}
+		report.run();
 		Long due = call(message, "postpone", () -> this.store.postpone(message.id(), message.leaseToken(), pause));
 		if (due != null && due < 0) {
 			logger.warn("Topic '" + this.topic + "' message " + message.id()
@@ -69,12 +90,16 @@ final class Settlement {
 		}
 	}
 
-	/** The message failed for good: it moves to the dead-letter set with the error. */
-	void deadLetter(InFlightMessage message, String error) {
-		logger.warn("Topic '" + this.topic + "' message " + message.id() + " dead-lettered: " + error);
+	/**
+	 * The message failed for good: it moves to the dead-letter set with the error.
+	 * @param report reports the outcome, if this end wins, before Redis is asked
+	 */
+	void deadLetter(InFlightMessage message, String error, Runnable report) {
 		if (!settle(message)) {
 			return;
 		}
+		report.run();
+		logger.warn("Topic '" + this.topic + "' message " + message.id() + " dead-lettered: " + error);
 		Boolean moved = call(message, "dead-letter",
 				() -> this.store.deadLetter(message.id(), message.leaseToken(), error));
 		if (Boolean.FALSE.equals(moved)) {
@@ -83,19 +108,68 @@ final class Settlement {
 		}
 	}
 
-	/** The consumer stops before the message was handled: it is ready again at once. */
-	void handBack(InFlightMessage message) {
-		synchronized (message) {
-			if (message.isSettled()) {
-				return;
+	/**
+	 * Messages go back unhandled or unfinished: each is ready again at once, attempts
+	 * unchanged. Sends one call for every {@value RedisMessageStore#MAX_IDS_PER_CALL}
+	 * messages, all before any reply, and waits for none, so that it may run where
+	 * nothing may block; nothing is sent again: a message not handed back is delivered
+	 * again when its lease expires. A message whose lease was lost meanwhile (handed back
+	 * by another call, say) is left out of the log.
+	 * @param messages the messages; those already settled are left out
+	 * @param why why they go back, for the log
+	 * @return completes once Redis has answered every call, or it failed
+	 */
+	CompletableFuture<Void> handBack(Collection<InFlightMessage> messages, HandBack why) {
+		List<InFlightMessage> unsettled = new ArrayList<>(messages.size());
+		for (InFlightMessage message : messages) {
+			synchronized (message) {
+				if (!message.isSettled()) {
+					message.settle();
+					unsettled.add(message);
+				}
 			}
-			message.settle();
 		}
-		Boolean released = call(message, "hand back", () -> this.store.release(message.id(), message.leaseToken()));
-		if (Boolean.TRUE.equals(released)) {
-			logger.warn("Topic '" + this.topic + "' message " + message.id()
-					+ " unfinished at shutdown: handed back to be delivered again");
+		return CompletableFuture.allOf(LeaseBatch.of(unsettled, RedisMessageStore.MAX_IDS_PER_CALL)
+			.stream()
+			.map((batch) -> handBack(batch, why))
+			.toArray(CompletableFuture[]::new));
+	}
+
+	private CompletableFuture<Void> handBack(LeaseBatch batch, HandBack why) {
+		CompletableFuture<List<Boolean>> sent;
+		try {
+			sent = this.store.release(batch.ids(), batch.leaseTokens());
 		}
+		catch (RuntimeException ex) {
+			sent = CompletableFuture.failedFuture(ex);
+		}
+		return sent.handle((released, failure) -> {
+			if (released != null) {
+				List<InFlightMessage> handedBack = new ArrayList<>();
+				for (int m = 0; m < batch.size(); m++) {
+					if (released.get(m)) {
+						handedBack.add(batch.messages().get(m));
+					}
+				}
+				if (!handedBack.isEmpty() && (why.warns || logger.isDebugEnabled())) {
+					String line = "Topic '" + this.topic + "': " + handedBack.size() + " messages " + why.description
+							+ ", handed back to be delivered again: " + new LeaseBatch(handedBack).describeIds();
+					if (why.warns) {
+						logger.warn(line);
+					}
+					else {
+						logger.debug(line);
+					}
+				}
+			}
+			else {
+				Throwable cause = (failure instanceof CompletionException) ? failure.getCause() : failure;
+				logger.warn("Topic '" + this.topic + "': could not hand back " + batch.size() + " messages "
+						+ why.description + ", they are delivered again when their lease expires: "
+						+ batch.describeIds() + ": " + cause);
+			}
+			return null;
+		});
 	}
 
 	/** Redis no longer knows the lease (it expired and the message went back or on). */
@@ -132,6 +206,37 @@ final class Settlement {
 					+ ", it is delivered again when its lease expires: " + ex);
 			return null;
 		}
+	}
+
+	/** Why messages are handed back, for the log. */
+	enum HandBack {
+
+		/**
+		 * Their handlers were cut off by a stop or a pause (a WARN names them).
+		 */
+		UNFINISHED("unfinished when the listener stopped or paused", true),
+
+		/**
+		 * Claimed, but not handed to a handler before the listener stopped: waiting for a
+		 * handler or for their due time.
+		 */
+		NOT_STARTED("claimed and not yet handled when the listener stopped or paused", false),
+
+		/** Named by the reply of a claim that came after the listener stopped. */
+		CLAIMED_AFTER_STOP("leased by a claim answered after the listener stopped or paused", false),
+
+		/** The handler executor refused to run them (the refusal is logged). */
+		REFUSED("refused by the handler executor", false);
+
+		private final String description;
+
+		private final boolean warns;
+
+		HandBack(String description, boolean warns) {
+			this.description = description;
+			this.warns = warns;
+		}
+
 	}
 
 }

@@ -1,10 +1,11 @@
 package io.github.delayqueue.runtime.consumer;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -14,6 +15,7 @@ import io.github.delayqueue.listener.DelayListenerEndpoint;
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.observation.DelayQueueReceiverObservationConvention;
+import io.github.delayqueue.runtime.consumer.Settlement.HandBack;
 import io.github.delayqueue.runtime.support.OutageLog;
 import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.TopicStore;
@@ -36,17 +38,14 @@ public final class TopicConsumer {
 
 	private static final Log logger = LogFactory.getLog(TopicConsumer.class);
 
-	/**
-	 * Time left to send queued acknowledgements when stopping, even past the shutdown
-	 * timeout.
-	 */
-	private static final long ACK_GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
+	/** How long claims pause after the handler executor refused a handler call. */
+	static final Duration REFUSAL_PAUSE = Duration.ofSeconds(1);
 
 	private final DelayListenerEndpoint endpoint;
 
 	private final ListenerSettings settings;
 
-	private final ExecutorService handlers;
+	private final ConcurrencyLimitedExecutor<HandlerCall> handlers;
 
 	private final AckBatcher acks;
 
@@ -60,7 +59,17 @@ public final class TopicConsumer {
 
 	private final Fetcher fetcher;
 
+	private final ClaimPause claimPause;
+
 	private final ScheduledExecutorService scheduler;
+
+	/** Completes once stopping it has ended: see {@link #endStop()}. */
+	private final CompletableFuture<Void> stopEnded = new CompletableFuture<>();
+
+	/** The hand-back of the messages not started when it stopped claiming. */
+	private volatile CompletableFuture<Void> notStartedHandedBack = CompletableFuture.completedFuture(null);
+
+	private volatile boolean stopping;
 
 	/**
 	 * Creates a consumer.
@@ -75,27 +84,31 @@ public final class TopicConsumer {
 	 * {@code null} for the default one
 	 * @param handlerExecutor the executor shared by every topic's handlers, on which at
 	 * most the topic's concurrency run at once
+	 * @param partition the index of the partition it consumes, which gets its share of
+	 * the topic's rate limit
 	 * @param partitions the number of partitions of the topic, which share its rate limit
-	 * equally
+	 * (see {@link RateLimit#share(int, int)})
+	 * @param slowDown the topic's pause of claims asked by its handlers, shared by the
+	 * consumers of all its partitions
 	 */
 	public TopicConsumer(DelayListenerEndpoint endpoint, TopicStore store, PayloadConverter converter,
 			ScheduledExecutorService scheduler, DelayQueueMetrics metrics, ObservationRegistry observationRegistry,
 			@Nullable DelayQueueReceiverObservationConvention observationConvention, Executor handlerExecutor,
-			int partitions) {
+			int partition, int partitions, ClaimPause slowDown) {
 		String topic = endpoint.topic();
 		this.endpoint = endpoint;
 		this.settings = endpoint.settings();
 		this.scheduler = scheduler;
-		this.handlers = new ConcurrencyLimitedExecutor(handlerExecutor, this.settings.concurrency());
+		this.handlers = new ConcurrencyLimitedExecutor<>(handlerExecutor, this.settings.concurrency(), this::refused);
 		OutageLog outageLog = new OutageLog("listener of topic '" + topic + "'");
 		this.acks = new AckBatcher(topic, store, scheduler);
 		Settlement settlement = new Settlement(topic, store, this.acks);
 		this.leases = new LeaseKeeper(topic, store, this.settings.visibilityTimeout(), this.settings.maxHandlingTime(),
-				settlement, outageLog);
+				settlement, scheduler, outageLog);
 		this.deliveries = new DeliveryHandler(endpoint, converter, settlement, metrics, observationRegistry,
 				observationConvention, this::slowDown);
 		RateLimit configured = this.settings.rateLimit();
-		RateLimit rateLimit = (configured != null) ? configured.share(partitions) : null;
+		RateLimit rateLimit = (configured != null) ? configured.share(partition, partitions) : null;
 		// A rate-limited topic claims no prefetch: a delivery must start when it is
 		// claimed.
 		int prefetch = (rateLimit != null) ? 0 : this.settings.prefetch();
@@ -112,8 +125,9 @@ public final class TopicConsumer {
 			this.batchDeliveries = null;
 			this.batches = null;
 		}
-		this.fetcher = new Fetcher(topic, store, this.settings, slots, rateLimit, metrics, scheduler, dispatcher,
-				this.leases, outageLog);
+		this.claimPause = slowDown;
+		this.fetcher = new Fetcher(topic, store, this.settings, slots, rateLimit, slowDown, metrics, scheduler,
+				dispatcher, this.leases, outageLog);
 	}
 
 	/**
@@ -125,7 +139,7 @@ public final class TopicConsumer {
 
 	/** Starts claiming. */
 	public void start() {
-		this.leases.start(this.scheduler);
+		this.leases.start();
 		this.fetcher.start();
 		String batch = (this.batches != null)
 				? ", batches of up to " + this.settings.maxBatchSize() + " within " + this.settings.batchTimeout() : "";
@@ -136,34 +150,69 @@ public final class TopicConsumer {
 	}
 
 	/**
-	 * Stops claiming new messages; handlers already running go on, and a batch being
-	 * gathered goes to the handlers as it is.
+	 * Stops claiming new messages; handlers already running go on. What is in hand and
+	 * not started yet (claimed messages waiting for a handler, held until their due time,
+	 * or gathered into a batch not yet sent) is handed back at once, and so is what a
+	 * claim on its way, or one that failed, may have leased (see {@link Fetcher#stop()});
+	 * none of these calls is waited for.
 	 */
 	public void stopClaiming() {
-		this.fetcher.stop();
+		this.stopping = true;
+		List<InFlightMessage> notStarted = new ArrayList<>(this.fetcher.stop());
 		if (this.batches != null) {
-			this.batches.stop();
+			notStarted.addAll(this.batches.stop());
 		}
+		this.handlers.shutdown().forEach((call) -> notStarted.addAll(call.messages));
+		this.notStartedHandedBack = this.leases.handBack(notStarted, HandBack.NOT_STARTED);
 	}
 
 	/**
-	 * Lets running handlers finish until the deadline, then hands every message still
-	 * unfinished back to the ready list at once and sends the acknowledgements still
-	 * queued. Call {@link #stopClaiming()} first.
-	 * @param deadlineNanos the {@link System#nanoTime()} by which to be done
+	 * Lets running handlers finish until a deadline, then hands every message still
+	 * unfinished back to the ready list and sends the acknowledgements still queued,
+	 * without waiting for Redis. Call {@link #stopClaiming()} first.
+	 * @param handlersDeadlineNanos the {@link System#nanoTime()} until which running
+	 * handlers are waited for
+	 * @param deadlineNanos the {@link System#nanoTime()} of the stop's deadline, past
+	 * which no call is sent again
+	 * @return completes once Redis has answered every hand-back (those sent when it
+	 * stopped claiming too) and the acknowledgements, or they failed
 	 */
-	public void finishStopping(long deadlineNanos) {
-		this.fetcher.awaitClaimInProgress(deadlineNanos);
-		this.handlers.shutdown();
+	public CompletableFuture<Void> finishStopping(long handlersDeadlineNanos, long deadlineNanos) {
 		try {
-			this.handlers.awaitTermination(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+			this.handlers.awaitTermination(Math.max(0, handlersDeadlineNanos - System.nanoTime()),
+					TimeUnit.NANOSECONDS);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
-		this.leases.handBackUnfinished();
+		CompletableFuture<Void> handedBack = this.leases.handBackUnfinished();
 		this.handlers.shutdownNow();
-		this.acks.flushNow(Math.max(deadlineNanos, System.nanoTime() + ACK_GRACE_NANOS));
+		return CompletableFuture.allOf(this.fetcher.claimHandedBack(), this.notStartedHandedBack, handedBack,
+				this.acks.flushNow(deadlineNanos));
+	}
+
+	/**
+	 * Marks the end of its stop: whoever finished stopping it is done waiting (see
+	 * {@link #stopEnded()}).
+	 */
+	public void endStop() {
+		this.stopEnded.complete(null);
+	}
+
+	/**
+	 * @return completes once its stop has ended ({@link #endStop()}); the future may be
+	 * completed on the thread that ends it
+	 */
+	public CompletableFuture<Void> stopEnded() {
+		return this.stopEnded.thenApply((ended) -> ended);
+	}
+
+	/**
+	 * @return how many handler calls are running or queued (a batch listener's call takes
+	 * a batch)
+	 */
+	public int handlerCalls() {
+		return this.handlers.tasks();
 	}
 
 	/**
@@ -190,9 +239,12 @@ public final class TopicConsumer {
 		return !this.fetcher.isClaiming() && this.leases.holdsNone() && this.acks.isDone();
 	}
 
-	/** A handler asked to slow down: nothing new is claimed for the pause. */
+	/**
+	 * A handler asked to slow down: nothing new is claimed for the pause, in any
+	 * partition of the topic.
+	 */
 	private void slowDown(Duration pause) {
-		this.fetcher.pauseFor(pause);
+		this.claimPause.pauseFor(pause);
 	}
 
 	/** Claims at once, e.g. because a broker made messages ready. */
@@ -201,42 +253,74 @@ public final class TopicConsumer {
 	}
 
 	private void dispatch(InFlightMessage message, boolean holdsSlot) {
-		try {
-			this.handlers.execute(() -> {
-				try {
-					this.deliveries.handle(message);
-				}
-				finally {
-					this.leases.release(message);
-					if (holdsSlot) {
-						this.fetcher.slotsFreed(1);
-					}
-				}
-			});
-		}
-		catch (RejectedExecutionException ex) {
-			// Stopping: the message stays with the lease keeper, which hands it back.
-		}
+		execute(new HandlerCall(List.of(message), holdsSlot ? 1 : 0, () -> this.deliveries.handle(message)));
 	}
 
 	private void dispatchBatch(List<InFlightMessage> batch, int slots) {
 		BatchDeliveryHandler handler = Objects.requireNonNull(this.batchDeliveries);
+		execute(new HandlerCall(batch, slots, () -> handler.handle(batch)));
+	}
+
+	private void execute(HandlerCall call) {
 		try {
-			this.handlers.execute(() -> {
-				try {
-					handler.handle(batch);
-				}
-				finally {
-					batch.forEach(this.leases::release);
-					if (slots > 0) {
-						this.fetcher.slotsFreed(slots);
-					}
-				}
-			});
+			this.handlers.execute(call);
 		}
 		catch (RejectedExecutionException ex) {
-			// Stopping: the messages stay with the lease keeper, which hands them back.
+			// Stopping: not started, so handed back at once.
+			this.leases.handBack(call.messages, HandBack.NOT_STARTED);
 		}
+	}
+
+	/**
+	 * The handler executor refused (or failed) to run a handler call: its messages go
+	 * back at once, attempts unchanged, their slots are freed, and claims pause briefly,
+	 * so that a full executor does not make the listener claim and hand back in a loop.
+	 */
+	private void refused(HandlerCall call, RuntimeException ex) {
+		if (!this.stopping) {
+			logger.warn("Topic '" + topic() + "' message" + ((call.messages.size() == 1) ? " " : "s ")
+					+ new LeaseBatch(call.messages).describeIds() + ": the handler executor refused to run "
+					+ "the listener (" + ex + "); handed back to be delivered again, attempts unchanged, and no "
+					+ "new claim here for " + REFUSAL_PAUSE);
+			this.claimPause.pauseFor(REFUSAL_PAUSE);
+		}
+		this.leases.handBack(call.messages, HandBack.REFUSED);
+		if (call.slots > 0) {
+			this.fetcher.slotsFreed(call.slots);
+		}
+	}
+
+	/**
+	 * One call of the listener, on the handler executor: a message, or a batch of them,
+	 * and the handler slots they took.
+	 */
+	private final class HandlerCall implements Runnable {
+
+		private final List<InFlightMessage> messages;
+
+		private final int slots;
+
+		private final Runnable handler;
+
+		HandlerCall(List<InFlightMessage> messages, int slots, Runnable handler) {
+			this.messages = messages;
+			this.slots = slots;
+			this.handler = handler;
+		}
+
+		@Override
+		public void run() {
+			try {
+				this.handler.run();
+			}
+			finally {
+				this.messages.forEach(TopicConsumer.this.leases::release);
+				if (this.slots > 0) {
+					TopicConsumer.this.fetcher.slotsFreed(this.slots);
+				}
+			}
+		}
+
 	}
 
 }

@@ -26,11 +26,11 @@ public final class Replies {
 	 * @param executor where {@code next} runs
 	 * @param next takes the reply, or else the failure (never a
 	 * {@link CompletionException})
-	 * @param refused runs, where the reply arrived, if the executor refuses the task (it
-	 * is stopping)
+	 * @param refused takes the reply, or else the failure, where it arrived, if the
+	 * executor refuses the task (it is stopping); it must not block
 	 */
 	public static <T> void send(Supplier<CompletableFuture<T>> call, Executor executor,
-			BiConsumer<@Nullable T, @Nullable Throwable> next, Runnable refused) {
+			BiConsumer<@Nullable T, @Nullable Throwable> next, BiConsumer<@Nullable T, @Nullable Throwable> refused) {
 		CompletableFuture<T> sent;
 		try {
 			sent = call.get();
@@ -44,7 +44,7 @@ public final class Replies {
 				executor.execute(() -> next.accept(reply, cause));
 			}
 			catch (RejectedExecutionException ex) {
-				refused.run();
+				refused.accept(reply, cause);
 			}
 		});
 	}

@@ -1,17 +1,32 @@
--- bury: moves a message to the dead set with its last error (writes only the dead keys; the caller
--- removes it from where it was afterwards). An earlier dead letter of the same id is kept under
--- buried_name(). Call check_bury() before the first write of the script.
+-- bury: moves a message to the dead set with its last error and its priority (nil or false for
+-- none), into the dead keys that check_bury() returned (dead); writes only those, and the caller
+-- removes the message, and its entry in the priorities hash, from where it was afterwards. An
+-- earlier dead letter of the same id is kept under buried_name(), its priority with it. A topic
+-- whose dead letters have no priority pays nothing more for them. Call check_bury() before the
+-- first write of the script.
 -- @include buried_name
-local function bury(deadKey, deadMessagesKey, deadErrorsKey, id, stored, err, now)
-  local earlier = redis.call('HGET', deadMessagesKey, id)
+local function bury(dead, id, stored, err, priority, now)
+  local earlier = redis.call('HGET', dead.messages, id)
   if earlier then
-    local name = buried_name(deadMessagesKey, deadKey, id)
-    local died = redis.call('ZSCORE', deadKey, id) or now
-    redis.call('HSET', deadMessagesKey, name, earlier)
-    redis.call('HSET', deadErrorsKey, name, redis.call('HGET', deadErrorsKey, id) or '')
-    redis.call('ZADD', deadKey, died, name)
+    local name = buried_name(dead.messages, dead.index, id)
+    local died = redis.call('ZSCORE', dead.index, id) or now
+    redis.call('HSET', dead.messages, name, earlier)
+    redis.call('HSET', dead.errors, name, redis.call('HGET', dead.errors, id) or '')
+    if dead.prioritized then
+      local earlierPriority = redis.call('HGET', dead.priorities, id)
+      if earlierPriority then
+        redis.call('HSET', dead.priorities, name, earlierPriority)
+      end
+    end
+    redis.call('ZADD', dead.index, died, name)
   end
-  redis.call('HSET', deadMessagesKey, id, stored)
-  redis.call('HSET', deadErrorsKey, id, err)
-  redis.call('ZADD', deadKey, now, id)
+  redis.call('HSET', dead.messages, id, stored)
+  redis.call('HSET', dead.errors, id, err)
+  if priority then
+    redis.call('HSET', dead.priorities, id, priority)
+    dead.prioritized = true
+  elseif dead.prioritized then
+    redis.call('HDEL', dead.priorities, id)
+  end
+  redis.call('ZADD', dead.index, now, id)
 end

@@ -25,6 +25,7 @@ import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.PromoteResult;
 import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.TopicStore;
+import io.github.delayqueue.store.WriteGate;
 import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
@@ -130,7 +131,7 @@ class DeliveryPoliciesTests {
 	@Test
 	void aMessageHandedBackBeforeItsHandlerRanIsNotDelivered() {
 		InFlightMessage message = message("o-1", 0, "{\"id\":\"o-1\"}");
-		settlement().handBack(message);
+		settlement().handBack(List.of(message), Settlement.HandBack.NOT_STARTED).join();
 		handler(LatePolicy.DELIVER).handle(message);
 		assertThat(this.orders.received).isEmpty();
 		assertThat(this.store.calls).containsExactly("release o-1 token");
@@ -214,16 +215,16 @@ class DeliveryPoliciesTests {
 
 		@Override
 		public CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit,
-				Duration lease, @Nullable RateLimit rateLimit) {
+				Duration lease, @Nullable RateLimit rateLimit, WriteGate gate) {
 			throw new UnsupportedOperationException();
 		}
 
 		@Override
-		public List<Boolean> ack(List<String> ids, List<String> leaseTokens) {
+		public CompletableFuture<List<Boolean>> ack(List<String> ids, List<String> leaseTokens) {
 			for (int i = 0; i < ids.size(); i++) {
 				this.calls.add("ack " + ids.get(i) + " " + leaseTokens.get(i));
 			}
-			return ids.stream().map((id) -> true).toList();
+			return CompletableFuture.completedFuture(ids.stream().map((id) -> true).toList());
 		}
 
 		@Override
@@ -245,14 +246,21 @@ class DeliveryPoliciesTests {
 		}
 
 		@Override
-		public boolean release(String id, String leaseToken) {
-			this.calls.add("release " + id + " " + leaseToken);
-			return true;
+		public CompletableFuture<List<Boolean>> release(List<String> ids, List<String> leaseTokens) {
+			for (int i = 0; i < ids.size(); i++) {
+				this.calls.add("release " + ids.get(i) + " " + leaseTokens.get(i));
+			}
+			return CompletableFuture.completedFuture(ids.stream().map((id) -> true).toList());
 		}
 
 		@Override
-		public long extendLease(String id, String leaseToken, Duration length) {
-			return 1;
+		public CompletableFuture<List<String>> releaseClaim(String consumer, String token) {
+			throw new UnsupportedOperationException();
+		}
+
+		@Override
+		public CompletableFuture<List<Long>> extendLeases(List<String> ids, List<String> leaseTokens, Duration length) {
+			return CompletableFuture.completedFuture(ids.stream().map((id) -> 1L).toList());
 		}
 
 		@Override

@@ -1,0 +1,154 @@
+package io.github.delayqueue.runtime;
+
+import java.util.Collections;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+import io.github.delayqueue.store.PartitionCountException;
+import io.github.delayqueue.store.RedisMessageStore;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.dao.DataAccessException;
+import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
+
+/**
+ * Keeps the listeners' topics on the number of partitions Redis spreads them over. At
+ * start it agrees each topic's count with Redis (a {@link PartitionCountException} fails
+ * the start); when Redis does not answer then, it agrees in the background, again and
+ * again until Redis answers. While running, a broker whose partition's count marker no
+ * longer has this application's count (another application changed the count, or a change
+ * of it is on its way or was left half done) has the count checked again: markers left
+ * behind are repaired, and a count that changed is reported as a problem of the topic (an
+ * ERROR, and the {@code delayQueue} health is {@code DOWN}) until it is settled.
+ * Listeners keep consuming the partitions they have meanwhile. The checks run on a thread
+ * of their own, never on the shared scheduler, at most one at a time per topic and one
+ * per {@value #CHECK_INTERVAL_SECONDS} seconds.
+ */
+final class PartitionCountWatch implements AutoCloseable {
+
+	private static final Log logger = LogFactory.getLog(PartitionCountWatch.class);
+
+	private static final long CHECK_INTERVAL_SECONDS = 5;
+
+	private static final long MAX_RETRY_SECONDS = 5;
+
+	private final RedisMessageStore store;
+
+	private final ScheduledThreadPoolExecutor checks;
+
+	private final Map<String, String> problems = new ConcurrentHashMap<>();
+
+	/** Topics with a check on its way or done less than the check interval ago. */
+	private final Set<String> checked = ConcurrentHashMap.newKeySet();
+
+	PartitionCountWatch(RedisMessageStore store) {
+		this.store = store;
+		CustomizableThreadFactory threads = new CustomizableThreadFactory("delay-queue-partitions-");
+		threads.setDaemon(true);
+		this.checks = new ScheduledThreadPoolExecutor(1, threads);
+		this.checks.setRemoveOnCancelPolicy(true);
+	}
+
+	/**
+	 * Agrees a topic's count with Redis, or, with Redis out of reach, starts agreeing in
+	 * the background.
+	 * @param topic the topic
+	 * @throws PartitionCountException if Redis has another count that cannot change now
+	 */
+	void agree(String topic) {
+		try {
+			this.store.agreePartitions(topic);
+		}
+		catch (DataAccessException ex) {
+			logger.warn("Topic '" + topic + "': could not compare its number of partitions with the one in Redis ("
+					+ ex.getMessage() + "); trying again in the background until Redis answers");
+			agreeLater(topic, 1);
+		}
+	}
+
+	private void agreeLater(String topic, long delaySeconds) {
+		schedule(() -> {
+			try {
+				this.store.agreePartitions(topic);
+				logger.info("Topic '" + topic + "': its number of partitions agrees with the one in Redis");
+				this.problems.remove(topic);
+			}
+			catch (DataAccessException ex) {
+				agreeLater(topic, Math.min(MAX_RETRY_SECONDS, delaySeconds * 2));
+			}
+			catch (PartitionCountException ex) {
+				report(topic, ex);
+			}
+		}, delaySeconds);
+	}
+
+	/**
+	 * A broker read its partition's count marker: when it does not have this
+	 * application's count, or does again while a problem is reported for the topic,
+	 * checks the count again, unless it was checked a moment ago.
+	 * @param topic the topic
+	 * @param agreed whether the marker has this application's count
+	 */
+	void markerRead(String topic, boolean agreed) {
+		if (agreed && !this.problems.containsKey(topic)) {
+			return;
+		}
+		if (!this.checked.add(topic)) {
+			return;
+		}
+		schedule(() -> {
+			try {
+				this.store.checkPartitions(topic);
+				if (this.problems.remove(topic) != null) {
+					logger.info("Topic '" + topic + "': its number of partitions agrees with the one in Redis again");
+				}
+			}
+			catch (PartitionCountException ex) {
+				report(topic, ex);
+			}
+			catch (DataAccessException ex) {
+				logger.debug("Topic '" + topic + "': could not check its number of partitions", ex);
+			}
+			finally {
+				schedule(() -> this.checked.remove(topic), CHECK_INTERVAL_SECONDS);
+			}
+		}, 0);
+	}
+
+	private void report(String topic, PartitionCountException ex) {
+		String problem = ex.getMessage();
+		if (!problem.equals(this.problems.put(topic, problem))) {
+			logger.error("Topic '" + topic + "': " + problem + ". Until then this application's listener consumes"
+					+ " only the " + ex.configured() + " partitions it knows, and its sends and calls by id for the"
+					+ " topic fail");
+		}
+	}
+
+	/**
+	 * @return the topics whose count this application does not agree with Redis on, with
+	 * what is wrong
+	 */
+	Map<String, String> problems() {
+		return Collections.unmodifiableMap(this.problems);
+	}
+
+	private void schedule(Runnable task, long delaySeconds) {
+		try {
+			this.checks.schedule(task, delaySeconds, TimeUnit.SECONDS);
+		}
+		catch (RejectedExecutionException ex) {
+			// Closed: the runtime is stopping.
+		}
+	}
+
+	@Override
+	public void close() {
+		this.checks.shutdownNow();
+	}
+
+}

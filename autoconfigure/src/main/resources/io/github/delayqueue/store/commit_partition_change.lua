@@ -1,0 +1,32 @@
+-- commit_partition_change: make a change of a topic's number of partitions take effect, once the
+-- caller marked every other partition of both counts for it (see begin_partition_change): the
+-- topic's count becomes the new one for every application at once, and partition 0 refuses the
+-- calls of the old count from then on. Refused, changing nothing, when the change is no longer
+-- recorded (it expired) or when the new count is above 1 and partition 0 holds a message, stored or
+-- dead (the new count would look for it in another partition).
+-- KEYS[1] partition count STRING  the topic's count, absent for 1
+-- KEYS[2] partition change STRING "<token>:<new count>" of a change on its way; expires
+-- KEYS[3] messages HASH           partition 0's stored messages; only read
+-- KEYS[4] dead ZSET               partition 0's dead letters; only read
+-- ARGV[1] the count the change began from
+-- ARGV[2] the new count
+-- ARGV[3] the change's token
+-- Returns {1, 0} when committed; {0, 0} when the change is no longer recorded; {0, messages held}
+-- when partition 0 holds messages.
+-- Replayed: the second run finds no change recorded and returns {0, 0}; the caller then reads the
+-- count, finds the new one and keeps the markers.
+local change = redis.call('GET', KEYS[2])
+if change ~= ARGV[3] .. ':' .. ARGV[2] or (redis.call('GET', KEYS[1]) or '1') ~= ARGV[1] then
+  return {0, 0}
+end
+if ARGV[2] ~= '1' then
+  local held = redis.call('HLEN', KEYS[3]) + redis.call('ZCARD', KEYS[4])
+  if held > 0 then
+    return {0, held}
+  end
+  redis.call('SET', KEYS[1], ARGV[2])
+else
+  redis.call('DEL', KEYS[1])
+end
+redis.call('DEL', KEYS[2])
+return {1, 0}

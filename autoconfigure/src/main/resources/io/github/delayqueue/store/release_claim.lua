@@ -1,0 +1,56 @@
+-- release_claim: hand back what a claim leased when its consumer does not take the reply, e.g. it
+-- stopped while the claim was unanswered or after it failed (state: in flight -> ready, at the head
+-- of the ready list of its priority, in the order claimed; attempts unchanged). The ids come from
+-- the consumer's claim record, so the consumer need not have seen the reply: sent on the claim's
+-- connection after it, this runs after the claim, whatever becomes of the replies.
+-- KEYS[1] in-flight ZSET      id scored by lease deadline (epoch ms)
+-- KEYS[2] ready LIST          ids waiting for a consumer
+-- KEYS[3] leases HASH         id -> lease token
+-- KEYS[4] claim record STRING the consumer's last claim that leased messages (see claim.lua)
+-- KEYS[5] priorities HASH  id -> priority of messages sent with one above 0; only read
+-- KEYS[6] ready 1 LIST     ids of priority 1 waiting for a consumer, oldest first
+-- KEYS[7] ready 2 LIST     the same for priority 2
+-- KEYS[8] ready 3 LIST     the same for priority 3
+-- KEYS[9] ready 4 LIST     the same for priority 4
+-- KEYS[10] ready 5 LIST    the same for priority 5
+-- KEYS[11] ready 6 LIST    the same for priority 6
+-- KEYS[12] ready 7 LIST    the same for priority 7
+-- KEYS[13] ready 8 LIST    the same for priority 8
+-- KEYS[14] ready 9 LIST    the same for priority 9
+-- ARGV[1] signal channel
+-- ARGV[2] topic
+-- ARGV[3] the claim's lease token
+-- Returns the ids handed back, in the order claimed: those of the recorded claim still leased to
+-- its token; none when the consumer's last claim has another token, or it has none (the claim
+-- leased nothing, did not run, or its record expired with the lease). The record stays: the same
+-- claim sent again then returns nothing.
+-- Replayed: idempotent (the second run finds no lease for the token and returns none).
+-- @include hand_back
+local record = redis.call('GET', KEYS[4])
+if not record then
+  return {}
+end
+local claim = cmsgpack.unpack(record)
+if claim[1] ~= ARGV[3] then
+  return {}
+end
+local ids = {}
+for i = 4, #claim do
+  ids[#ids + 1] = claim[i]
+end
+if #ids == 0 then
+  return {}
+end
+local held = redis.call('HMGET', KEYS[3], unpack(ids))
+local released = {}
+for k, id in ipairs(ids) do
+  if held[k] == ARGV[3] then
+    released[#released + 1] = id
+  end
+end
+if #released == 0 then
+  return released
+end
+hand_back(KEYS[1], KEYS[2], KEYS[3], 5, released)
+signal(ARGV[1], 'r' .. ARGV[2])
+return released

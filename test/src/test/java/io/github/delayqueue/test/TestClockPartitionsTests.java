@@ -1,0 +1,82 @@
+package io.github.delayqueue.test;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.github.delayqueue.core.DelayMessage;
+import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.listener.DelayListener;
+import io.github.delayqueue.listener.Delivery;
+import io.github.delayqueue.test.DelayQueueTestClock;
+import io.github.delayqueue.test.EmbeddedDelayQueue;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The test kit with a partitioned topic: {@code @EmbeddedDelayQueue} calls
+ * {@link DelayQueueTestClock#clear()} before every test method, the first included, which
+ * deletes every message but keeps the topic's count and its partitions' count markers, so
+ * that the application, which agreed on 3 partitions when its listener started, goes on
+ * sending to them.
+ */
+@SpringBootTest(properties = "delay-queue.topics.clicks.partitions=3")
+@EmbeddedDelayQueue
+class TestClockPartitionsTests {
+
+	@Autowired
+	private DelayQueueTestClock clock;
+
+	@Autowired
+	private DelayQueueTemplate queue;
+
+	@Autowired
+	private Clicks clicks;
+
+	@Test
+	void aPartitionedTopicIsDeliveredAfterTheQueueWasClearedForTheNextTest() {
+		send("click-a");
+		this.clock.advance(Duration.ofMinutes(1));
+		assertThat(this.clicks.received).containsExactly("click-a");
+		// What @EmbeddedDelayQueue does before the next test method.
+		this.clock.clear();
+
+		send("click-b");
+		this.clock.advance(Duration.ofMinutes(1));
+		assertThat(this.clicks.received).containsExactly("click-a", "click-b");
+	}
+
+	private void send(String id) {
+		this.queue.send(DelayMessage.builder("clicks", id).id(id).delay(Duration.ofSeconds(30)).build());
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableAutoConfiguration
+	static class TestApplication {
+
+		@Bean
+		Clicks clicks() {
+			return new Clicks();
+		}
+
+	}
+
+	static class Clicks {
+
+		final List<String> received = new CopyOnWriteArrayList<>();
+
+		@DelayListener(topic = "clicks")
+		void onClick(Delivery<String> delivery) {
+			this.received.add(delivery.id());
+		}
+
+	}
+
+}
