@@ -129,7 +129,6 @@ public final class DelayListenerEndpoint {
 	/**
 	 * Converts a stored message to the method's argument, or for a batch listener to one
 	 * element of it.
-	 * @param topic the topic
 	 * @param message the stored message
 	 * @param lateness how long after its due time the message was claimed
 	 * @param converter the payload converter

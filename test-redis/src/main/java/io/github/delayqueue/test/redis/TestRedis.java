@@ -192,8 +192,8 @@ public final class TestRedis {
 	}
 
 	/**
-	 * Tells whether {@link #startPrivateServer()} can work here, that is whether a
-	 * {@code redis-server} binary is available.
+	 * Tells whether {@link #startPrivateServer(String...)} can work here, that is whether
+	 * a {@code redis-server} binary is available.
 	 * @return {@code true} if a private server can be started
 	 */
 	public static boolean canStartPrivateServer() {
