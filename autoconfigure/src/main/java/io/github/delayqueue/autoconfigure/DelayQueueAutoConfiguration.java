@@ -6,7 +6,6 @@ import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
-import io.github.delayqueue.convert.JsonPayloadConverter;
 import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.listener.DelayListenerAnnotationBeanPostProcessor;
@@ -30,7 +29,6 @@ import io.lettuce.core.resource.Delay;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
-import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
@@ -46,6 +44,7 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfigurat
 import org.springframework.context.annotation.Bean;
 import org.springframework.boot.thread.Threading;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.task.VirtualThreadTaskExecutor;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -59,10 +58,13 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 @AutoConfiguration(after = DataRedisAutoConfiguration.class,
 		afterName = { "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration",
 				"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration" })
-@ConditionalOnClass({ RedisConnectionFactory.class, JsonMapper.class })
+@ConditionalOnClass(RedisConnectionFactory.class)
 @ConditionalOnBean(RedisConnectionFactory.class)
 @ConditionalOnBooleanProperty(name = "delay-queue.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(DelayQueueProperties.class)
+@Import({ PayloadConverterConfigurations.ApplicationJackson3.class,
+		PayloadConverterConfigurations.ApplicationJackson2.class, PayloadConverterConfigurations.DefaultJackson3.class,
+		PayloadConverterConfigurations.DefaultJackson2.class, PayloadConverterConfigurations.TextOnly.class })
 public final class DelayQueueAutoConfiguration {
 
 	/**
@@ -96,12 +98,6 @@ public final class DelayQueueAutoConfiguration {
 	@ConditionalOnMissingBean
 	RedisSettingsCheck delayQueueRedisSettingsCheck(RedisConnectionFactory connectionFactory) {
 		return new RedisSettingsCheck(connectionFactory);
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	PayloadConverter delayQueuePayloadConverter(ObjectProvider<JsonMapper> jsonMapper) {
-		return new JsonPayloadConverter(jsonMapper.getIfAvailable(JsonMapper::new));
 	}
 
 	@Bean

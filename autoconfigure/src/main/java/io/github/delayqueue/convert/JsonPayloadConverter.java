@@ -1,7 +1,6 @@
 package io.github.delayqueue.convert;
 
 import java.lang.reflect.Type;
-import java.nio.charset.StandardCharsets;
 
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
@@ -13,14 +12,15 @@ import tools.jackson.databind.deser.ValueInstantiator;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The default {@link PayloadConverter}: {@code String} payloads are stored as their UTF-8
- * text, {@code byte[]} as they are, everything else as JSON written and read by the
- * application's Jackson {@link JsonMapper}. {@link #checkReadable(Type)} asks the mapper
- * for a deserializer of the type and fails for types it cannot create: abstract types
- * without type information and classes without a creator (no default constructor, no
- * {@code @JsonCreator}, not a record).
+ * The default {@link PayloadConverter} with Jackson 3: {@code String} payloads are stored
+ * as their UTF-8 text, {@code byte[]} as they are, everything else as JSON written and
+ * read by the application's {@link JsonMapper}. {@link #checkReadable(Type)} asks the
+ * mapper for a deserializer of the type and fails for types it cannot create: abstract
+ * types without type information and classes without a creator (no default constructor,
+ * no {@code @JsonCreator}, not a record). {@link Jackson2JsonPayloadConverter} does the
+ * same with Jackson 2.
  */
-public class JsonPayloadConverter implements PayloadConverter {
+public class JsonPayloadConverter extends TextPayloadConverter {
 
 	private final JsonMapper jsonMapper;
 
@@ -34,13 +34,7 @@ public class JsonPayloadConverter implements PayloadConverter {
 	}
 
 	@Override
-	public byte[] toBytes(Object payload) {
-		if (payload instanceof byte[] bytes) {
-			return bytes;
-		}
-		if (payload instanceof String text) {
-			return text.getBytes(StandardCharsets.UTF_8);
-		}
+	protected byte[] writeOther(Object payload) {
 		try {
 			return this.jsonMapper.writeValueAsBytes(payload);
 		}
@@ -51,13 +45,7 @@ public class JsonPayloadConverter implements PayloadConverter {
 	}
 
 	@Override
-	public Object fromBytes(byte[] bytes, Type targetType) {
-		if (targetType == byte[].class) {
-			return bytes;
-		}
-		if (targetType == String.class) {
-			return new String(bytes, StandardCharsets.UTF_8);
-		}
+	protected Object readOther(byte[] bytes, Type targetType) {
 		try {
 			return this.jsonMapper.readValue(bytes, this.jsonMapper.getTypeFactory().constructType(targetType));
 		}
@@ -68,10 +56,7 @@ public class JsonPayloadConverter implements PayloadConverter {
 	}
 
 	@Override
-	public void checkReadable(Type targetType) {
-		if (targetType == byte[].class || targetType == String.class) {
-			return;
-		}
+	protected void checkOtherReadable(Type targetType) {
 		try {
 			// Jackson 3's public way to a deserialization context, as
 			// ObjectMapper.readValue uses.
