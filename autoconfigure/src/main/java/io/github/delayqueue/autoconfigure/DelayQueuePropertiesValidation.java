@@ -8,6 +8,7 @@ import java.util.Map;
 import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.TopicPartitions;
+import io.github.delayqueue.time.Durations;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.validation.Errors;
@@ -48,8 +49,8 @@ final class DelayQueuePropertiesValidation {
 		validateKeyPrefix(properties.getKeyPrefix(), errors);
 		validateDurations(properties, errors);
 		if (properties.getHealth().getTimeout().toMillis() < 1) {
-			errors.rejectValue("health.timeout", "invalid",
-					"delay-queue.health.timeout must be positive, but was " + properties.getHealth().getTimeout());
+			errors.rejectValue("health.timeout", "invalid", "delay-queue.health.timeout must be positive, but was "
+					+ Durations.format(properties.getHealth().getTimeout()));
 		}
 		validateReplication(properties.getProducer().getReplication(), errors);
 		DelayQueueProperties.Listener listener = properties.getListener();
@@ -76,7 +77,7 @@ final class DelayQueuePropertiesValidation {
 		if (listener.getShutdownTimeout().isNegative()) {
 			errors.rejectValue("listener.shutdownTimeout", "invalid",
 					"delay-queue.listener.shutdown-timeout must not be negative, but was "
-							+ listener.getShutdownTimeout());
+							+ Durations.format(listener.getShutdownTimeout()));
 		}
 		Map<String, @Nullable Duration> durations = new LinkedHashMap<>();
 		durations.put("redis-reconnect-max-delay", properties.getRedisReconnectMaxDelay());
@@ -99,7 +100,7 @@ final class DelayQueuePropertiesValidation {
 		Duration lookahead = properties.getBroker().getLookahead();
 		if (lookahead.isNegative() || lookahead.compareTo(BrokerSettings.MAX_LOOKAHEAD) > 0) {
 			errors.rejectValue("broker.lookahead", "invalid", "delay-queue.broker.lookahead must be 0 to "
-					+ BrokerSettings.MAX_LOOKAHEAD.toSeconds() + "s, but was " + lookahead);
+					+ BrokerSettings.MAX_LOOKAHEAD.toSeconds() + "s, but was " + Durations.format(lookahead));
 		}
 		properties.getTopics().forEach((topic, settings) -> {
 			Map<String, @Nullable Duration> own = new LinkedHashMap<>();
@@ -115,7 +116,7 @@ final class DelayQueuePropertiesValidation {
 	private static void validateDuration(String field, String property, @Nullable Duration duration, Errors errors) {
 		if (duration != null && duration.compareTo(MAX_DURATION) > 0) {
 			errors.rejectValue(field, "invalid", property + " must be at most " + MAX_DURATION.toDays()
-					+ "d (about a hundred years, for as long as it takes), but was " + duration);
+					+ "d (about a hundred years, for as long as it takes), but was " + Durations.format(duration));
 		}
 	}
 
@@ -153,7 +154,8 @@ final class DelayQueuePropertiesValidation {
 		}
 		if (replication.getTimeout().toMillis() < 1) {
 			errors.rejectValue("producer.replication.timeout", "invalid",
-					"delay-queue.producer.replication.timeout must be positive, but was " + replication.getTimeout());
+					"delay-queue.producer.replication.timeout must be positive, but was "
+							+ Durations.format(replication.getTimeout()));
 		}
 	}
 

@@ -1,5 +1,6 @@
 package io.github.delayqueue.core;
 
+import io.github.delayqueue.time.Durations;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collections;
@@ -109,10 +110,10 @@ public final class DelayMessage {
 			throw new InvalidMessageException("Delay must not be null");
 		}
 		if (delay.isNegative()) {
-			throw new InvalidMessageException("Delay must not be negative, but was " + delay);
+			throw new InvalidMessageException("Delay must not be negative, but was " + Durations.format(delay));
 		}
 		if (delay.compareTo(MAX_DELAY) > 0) {
-			throw new InvalidMessageException("Delay must be at most ten years, but was " + delay);
+			throw new InvalidMessageException("Delay must be at most ten years, but was " + Durations.format(delay));
 		}
 		return delay;
 	}

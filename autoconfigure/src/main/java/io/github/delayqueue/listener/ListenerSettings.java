@@ -3,6 +3,7 @@ package io.github.delayqueue.listener;
 import java.time.Duration;
 
 import io.github.delayqueue.store.RateLimit;
+import io.github.delayqueue.time.Durations;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -70,16 +71,20 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 			throw new IllegalArgumentException("Max attempts must be at least 1, but was " + maxAttempts);
 		}
 		if (visibilityTimeout.toMillis() < 1) {
-			throw new IllegalArgumentException("Visibility timeout must be positive, but was " + visibilityTimeout);
+			throw new IllegalArgumentException(
+					"Visibility timeout must be positive, but was " + Durations.format(visibilityTimeout));
 		}
 		if (maxHandlingTime.toMillis() < 1) {
-			throw new IllegalArgumentException("Max handling time must be positive, but was " + maxHandlingTime);
+			throw new IllegalArgumentException(
+					"Max handling time must be positive, but was " + Durations.format(maxHandlingTime));
 		}
 		if (lateThreshold.isNegative()) {
-			throw new IllegalArgumentException("Late threshold must not be negative, but was " + lateThreshold);
+			throw new IllegalArgumentException(
+					"Late threshold must not be negative, but was " + Durations.format(lateThreshold));
 		}
 		if (idleCheckInterval.toMillis() < 1) {
-			throw new IllegalArgumentException("Idle check interval must be positive, but was " + idleCheckInterval);
+			throw new IllegalArgumentException(
+					"Idle check interval must be positive, but was " + Durations.format(idleCheckInterval));
 		}
 		String batchProblem = maxBatchSizeProblem(maxBatchSize);
 		if (batchProblem != null) {

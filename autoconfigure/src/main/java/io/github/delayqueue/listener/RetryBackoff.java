@@ -1,5 +1,6 @@
 package io.github.delayqueue.listener;
 
+import io.github.delayqueue.time.Durations;
 import java.time.Duration;
 
 /**
@@ -20,14 +21,14 @@ public record RetryBackoff(Duration initialInterval, double multiplier, Duration
 	public RetryBackoff {
 		if (initialInterval.isNegative()) {
 			throw new IllegalArgumentException(
-					"Backoff initial interval must not be negative, but was " + initialInterval);
+					"Backoff initial interval must not be negative, but was " + Durations.format(initialInterval));
 		}
 		if (!(multiplier >= 1.0) || Double.isInfinite(multiplier)) {
 			throw new IllegalArgumentException("Backoff multiplier must be at least 1, but was " + multiplier);
 		}
 		if (maxInterval.compareTo(initialInterval) < 0) {
 			throw new IllegalArgumentException("Backoff max interval " + maxInterval
-					+ " must not be less than the initial interval " + initialInterval);
+					+ " must not be less than the initial interval " + Durations.format(initialInterval));
 		}
 	}
 

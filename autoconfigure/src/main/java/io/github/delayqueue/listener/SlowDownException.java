@@ -1,5 +1,6 @@
 package io.github.delayqueue.listener;
 
+import io.github.delayqueue.time.Durations;
 import java.time.Duration;
 
 import org.jspecify.annotations.Nullable;
@@ -38,8 +39,8 @@ public class SlowDownException extends RuntimeException {
 	public SlowDownException(Duration pause, @Nullable Throwable cause) {
 		super("Slow down for " + pause, cause);
 		if (pause.isNegative() || pause.isZero() || pause.compareTo(MAX_PAUSE) > 0) {
-			throw new IllegalArgumentException(
-					"A slow-down pause must be positive and at most " + MAX_PAUSE + ", but is " + pause);
+			throw new IllegalArgumentException("A slow-down pause must be positive and at most "
+					+ Durations.format(MAX_PAUSE) + ", but is " + Durations.format(pause));
 		}
 		this.pause = pause;
 	}

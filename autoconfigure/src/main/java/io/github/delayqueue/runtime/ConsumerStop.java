@@ -14,6 +14,7 @@ import java.util.concurrent.TimeoutException;
 
 import io.github.delayqueue.runtime.consumer.TopicConsumer;
 import io.github.delayqueue.runtime.support.Nanoseconds;
+import io.github.delayqueue.time.Durations;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -131,9 +132,9 @@ final class ConsumerStop {
 				.stream()
 				.map((topic) -> "'" + topic.getKey() + "' " + topic.getValue())
 				.toList();
-			logger.info(
-					what + ": waiting up to " + handlersTime + " for " + calls + " handler calls to finish (by topic: "
-							+ String.join(", ", byTopic) + "); messages still unfinished then are handed back");
+			logger.info(what + ": waiting up to " + Durations.format(handlersTime) + " for " + calls
+					+ " handler calls to finish (by topic: " + String.join(", ", byTopic)
+					+ "); messages still unfinished then are handed back");
 		}
 		Set<String> paused = new LinkedHashSet<>();
 		finishing.forEach((consumer) -> paused.add("'" + consumer.topic() + "'"));

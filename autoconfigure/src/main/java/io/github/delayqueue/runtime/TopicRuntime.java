@@ -4,6 +4,7 @@ import java.util.function.Supplier;
 
 import io.github.delayqueue.runtime.broker.TopicBroker;
 import io.github.delayqueue.runtime.consumer.TopicConsumer;
+import io.github.delayqueue.time.Durations;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -140,7 +141,7 @@ public final class TopicRuntime {
 				logger.info("Topic '" + previous.topic() + "': resuming its listener"
 						+ ((previous.topic().equals(this.topic)) ? "" : " (partition '" + this.topic + "')")
 						+ " once its pause has finished: its handlers may still run, for at most "
-						+ previous.shutdownTimeout() + " from the pause");
+						+ Durations.format(previous.shutdownTimeout()) + " from the pause");
 				return true;
 			}
 			this.paused = false;

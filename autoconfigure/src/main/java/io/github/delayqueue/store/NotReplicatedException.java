@@ -1,5 +1,6 @@
 package io.github.delayqueue.store;
 
+import io.github.delayqueue.time.Durations;
 import java.time.Duration;
 
 import org.springframework.dao.TransientDataAccessException;
@@ -23,7 +24,8 @@ public class NotReplicatedException extends TransientDataAccessException {
 	 */
 	public NotReplicatedException(int required, long confirmed, Duration timeout) {
 		super("Written on the primary, but confirmed by " + confirmed + " of the " + required
-				+ " replicas required within " + timeout + " (delay-queue.producer.replication.*): it is lost only if "
+				+ " replicas required within " + Durations.format(timeout)
+				+ " (delay-queue.producer.replication.*): it is lost only if "
 				+ "the primary fails before its replicas catch up");
 		this.required = required;
 		this.confirmed = confirmed;

@@ -1,5 +1,6 @@
 package io.github.delayqueue.store;
 
+import io.github.delayqueue.time.Durations;
 import java.time.Duration;
 
 import org.jspecify.annotations.Nullable;
@@ -55,7 +56,7 @@ public record RateLimit(int limit, Duration period) {
 	 */
 	public static @Nullable String periodProblem(Duration period) {
 		if (period.toMillis() < 1 || period.compareTo(MAX_PERIOD) > 0) {
-			return "must be between 1ms and " + MAX_PERIOD + ", but was " + period;
+			return "must be between 1ms and " + Durations.format(MAX_PERIOD) + ", but was " + Durations.format(period);
 		}
 		return null;
 	}

@@ -13,6 +13,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 
 import io.github.delayqueue.store.ScriptRunner.ScriptCall;
+import io.github.delayqueue.time.Durations;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisFuture;
@@ -59,7 +60,7 @@ final class ReplicatedWrites implements AutoCloseable {
 		if (replicas < 1 || waitTimeout.isNegative() || waitTimeout.isZero()) {
 			throw new IllegalArgumentException(
 					"Confirmed replication needs at least one replica and a positive timeout, but got " + replicas
-							+ " and " + waitTimeout);
+							+ " and " + Durations.format(waitTimeout));
 		}
 		this.client = lettuce.getRequiredNativeClient();
 		this.replicas = replicas;

@@ -1,5 +1,6 @@
 package io.github.delayqueue.store;
 
+import io.github.delayqueue.time.Durations;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -163,8 +164,8 @@ final class ScriptRunner {
 		});
 		return reply.exceptionally((failure) -> {
 			Throwable cause = (failure instanceof CompletionException) ? failure.getCause() : failure;
-			throw (cause instanceof TimeoutException) ? new QueryTimeoutException(
-					"Redis did not answer within " + timeout + " (the call may still have run on the server)", cause)
+			throw (cause instanceof TimeoutException) ? new QueryTimeoutException("Redis did not answer within "
+					+ Durations.format(timeout) + " (the call may still have run on the server)", cause)
 					: translate(cause);
 		});
 	}
@@ -315,8 +316,8 @@ final class ScriptRunner {
 		}
 		catch (TimeoutException ex) {
 			future.cancel(true);
-			throw new QueryTimeoutException(
-					"Redis did not answer within " + timeout + " (the call may still have run on the server)", ex);
+			throw new QueryTimeoutException("Redis did not answer within " + Durations.format(timeout)
+					+ " (the call may still have run on the server)", ex);
 		}
 		catch (InterruptedException ex) {
 			future.cancel(true);

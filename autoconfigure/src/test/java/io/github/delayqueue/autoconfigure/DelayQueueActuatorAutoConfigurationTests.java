@@ -129,7 +129,7 @@ class DelayQueueActuatorAutoConfigurationTests {
 			assertThat(context).hasFailed();
 			assertThat(context).getFailure()
 				.rootCause()
-				.hasMessageContaining("delay-queue.health.timeout must be positive, but was PT0S");
+				.hasMessageContaining("delay-queue.health.timeout must be positive, but was 0s");
 		});
 	}
 

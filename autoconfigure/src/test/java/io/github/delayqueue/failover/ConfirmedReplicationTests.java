@@ -38,7 +38,7 @@ class ConfirmedReplicationTests {
 					.withMessageContaining("topic 'jobs'")
 					.havingCause()
 					.isInstanceOf(NotReplicatedException.class)
-					.withMessageContaining("confirmed by 0 of the 1 replicas required within PT0.1S");
+					.withMessageContaining("confirmed by 0 of the 1 replicas required within 100ms");
 				assertThat(context.getBean(RedisMessageStore.class).inspect("jobs", "unconfirmed", 100).state())
 					.isEqualTo(MessageState.SCHEDULED);
 			});

@@ -84,7 +84,7 @@ class GracefulStopTests {
 				context.close();
 				assertThat(Duration.ofNanos(System.nanoTime() - started)).as("the whole stop").isLessThan(STOP_BOUND);
 			});
-			assertThat(output).contains("Stopping the listeners: waiting up to PT0.4S for 8 handler calls");
+			assertThat(output).contains("Stopping the listeners: waiting up to 400ms for 8 handler calls");
 			proxy.resume();
 			BlockingListener next = new BlockingListener();
 			next.release.countDown();

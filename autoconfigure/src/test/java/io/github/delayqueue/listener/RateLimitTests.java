@@ -223,9 +223,9 @@ class RateLimitTests {
 					.hasMessageContaining(
 							"delay-queue.topics.a.rate-limit.limit must be between 1 and 1000000, but was 0")
 					.hasMessageContaining(
-							"delay-queue.topics.b.rate-limit.period must be between 1ms and PT24H, but was PT0S")
+							"delay-queue.topics.b.rate-limit.period must be between 1ms and 1d, but was 0s")
 					.hasMessageContaining("delay-queue.topics.c.rate-limit.limit must be between 1 and 1000000")
-					.hasMessageContaining("delay-queue.topics.c.rate-limit.period must be between 1ms and PT24H")
+					.hasMessageContaining("delay-queue.topics.c.rate-limit.period must be between 1ms and 1d")
 					.hasMessageContaining("delay-queue.topics[d.e].rate-limit.period must be set with "
 							+ "delay-queue.topics[d.e].rate-limit.limit");
 			});

@@ -70,7 +70,7 @@ class RepeatedPauseTests {
 			.withPropertyValues("delay-queue.broker.lookahead=2m")
 			.run((context) -> assertThat(context).getFailure()
 				.rootCause()
-				.hasMessageContaining("delay-queue.broker.lookahead must be 0 to 60s, but was PT2M"));
+				.hasMessageContaining("delay-queue.broker.lookahead must be 0 to 60s, but was 2m"));
 	}
 
 	static class CountingListener {

@@ -16,6 +16,7 @@ import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.ListenerState;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.TopicStats;
+import io.github.delayqueue.time.Durations;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -207,8 +208,8 @@ public final class DelayQueueTestClock {
 				return topics;
 			}
 			if (System.nanoTime() - deadlineNanos > 0) {
-				throw new AssertionError("The delay queue did not settle within " + this.timeout + " at " + now() + ": "
-						+ describe(pending, idleBefore));
+				throw new AssertionError("The delay queue did not settle within " + Durations.format(this.timeout)
+						+ " at " + now() + ": " + describe(pending, idleBefore));
 			}
 			if (System.nanoTime() - lastSignal > SIGNAL_AGAIN_NANOS) {
 				// A signal sent before the listeners subscribed is lost: send it again.

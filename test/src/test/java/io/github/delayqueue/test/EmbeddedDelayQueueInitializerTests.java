@@ -72,7 +72,7 @@ class EmbeddedDelayQueueInitializerTests {
 				try {
 					assertThatExceptionOfType(AssertionError.class)
 						.isThrownBy(() -> clock.advance(Duration.ofMinutes(5)))
-						.withMessageContaining("did not settle within PT0.3S")
+						.withMessageContaining("did not settle within 300ms")
 						.withMessageContaining("listeners still hold messages");
 				}
 				finally {

@@ -1,5 +1,6 @@
 package io.github.delayqueue.runtime.broker;
 
+import io.github.delayqueue.time.Durations;
 import java.time.Duration;
 
 /**
@@ -29,8 +30,8 @@ public record BrokerSettings(int batchSize, Duration maxSleep, Duration lookahea
 			throw new IllegalArgumentException("delay-queue.broker.max-sleep must be positive, but was " + maxSleep);
 		}
 		if (lookahead.isNegative() || lookahead.compareTo(MAX_LOOKAHEAD) > 0) {
-			throw new IllegalArgumentException(
-					"delay-queue.broker.lookahead must be zero to " + MAX_LOOKAHEAD + ", but was " + lookahead);
+			throw new IllegalArgumentException("delay-queue.broker.lookahead must be zero to "
+					+ Durations.format(MAX_LOOKAHEAD) + ", but was " + Durations.format(lookahead));
 		}
 	}
 

@@ -88,9 +88,9 @@ class DeliveryPoliciesTests {
 	@Test
 	void aSlowDownPauseMustBePositiveAndAtMostAnHour() {
 		assertThatIllegalArgumentException().isThrownBy(() -> new SlowDownException(Duration.ZERO))
-			.withMessageContaining("must be positive and at most PT1H");
+			.withMessageContaining("must be positive and at most 1h");
 		assertThatIllegalArgumentException().isThrownBy(() -> new SlowDownException(Duration.ofHours(2)))
-			.withMessageContaining("but is PT2H");
+			.withMessageContaining("but is 2h");
 	}
 
 	@Test
