@@ -99,6 +99,9 @@ public class DelayQueueRuntime implements SmartLifecycle {
 
 	private volatile boolean running;
 
+	/** Completes once the stop under way, or the last one, has finished. */
+	private CompletableFuture<Void> stopped = CompletableFuture.completedFuture(null);
+
 	/**
 	 * Creates the runtime.
 	 * @param store the Redis store
@@ -250,19 +253,55 @@ public class DelayQueueRuntime implements SmartLifecycle {
 		return Math.max(4, 4 * Runtime.getRuntime().availableProcessors());
 	}
 
+	/**
+	 * Stops the listeners within the longest shutdown timeout; a stop asked while another
+	 * is under way returns once that one has finished (at most that timeout later), so
+	 * that whoever closes the Redis connection next does not cut off its hand-backs.
+	 */
 	@Override
 	public void stop() {
-		Map<String, TopicRuntime> stopping;
-		AutoCloseable signalSubscription;
+		Map<String, TopicRuntime> stopping = Map.of();
+		AutoCloseable signalSubscription = null;
+		CompletableFuture<Void> stopEnded = new CompletableFuture<>();
+		CompletableFuture<Void> underWay = null;
 		synchronized (this) {
 			if (!this.running) {
-				return;
+				underWay = this.stopped;
 			}
-			this.running = false;
-			stopping = new LinkedHashMap<>(this.partitions);
-			signalSubscription = this.subscription;
-			this.subscription = null;
+			else {
+				this.running = false;
+				this.stopped = stopEnded;
+				stopping = new LinkedHashMap<>(this.partitions);
+				signalSubscription = this.subscription;
+				this.subscription = null;
+			}
 		}
+		if (underWay != null) {
+			// Outside the monitor, which the stop under way takes to finish.
+			awaitStop(underWay, longestShutdownTimeout());
+			return;
+		}
+		try {
+			stop(stopping, signalSubscription);
+		}
+		finally {
+			stopEnded.complete(null);
+		}
+	}
+
+	private static void awaitStop(CompletableFuture<Void> underWay, Duration timeout) {
+		try {
+			underWay.get(Nanoseconds.of(timeout), TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			// Waited as long as the stop itself may.
+		}
+	}
+
+	private void stop(Map<String, TopicRuntime> stopping, @Nullable AutoCloseable signalSubscription) {
 		long started = System.nanoTime();
 		Duration timeout = longestShutdownTimeout();
 		List<TopicConsumer> consumers = stopping.values()

@@ -836,31 +836,37 @@ public class RedisMessageStore implements AutoCloseable {
 	 * @param topic the topic
 	 * @param consumer the consumer's id
 	 * @param token the claim's lease token
+	 * @param lease the claim's lease length: if the claim has not run yet (the hand-back
+	 * went out on another connection), it is kept from leasing anything for that long
 	 * @return the ids handed back, in the order claimed; none if the consumer's last
 	 * claim has another token or leased nothing
 	 */
-	public List<String> releaseClaim(String topic, String consumer, String token) {
-		return await(releaseClaimAsync(topic, consumer, token));
+	public List<String> releaseClaim(String topic, String consumer, String token, Duration lease) {
+		return await(releaseClaimAsync(topic, consumer, token, lease));
 	}
 
 	/**
-	 * Hands back what a claim leased as {@link #releaseClaim(String, String, String)}
-	 * does, without waiting for Redis, and with the script sent in full: on the
-	 * connection shared by every call (the default of Spring Data Redis with Lettuce)
-	 * Redis runs it after the claim even if the caller never reads either reply, e.g.
-	 * because the connection closes right after. The future completes on the Redis
-	 * client's I/O thread, where nothing may block.
+	 * Hands back what a claim leased as
+	 * {@link #releaseClaim(String, String, String, Duration)} does, without waiting for
+	 * Redis, and with the script sent in full: on the connection shared by every call
+	 * (the default of Spring Data Redis with Lettuce) Redis runs it after the claim even
+	 * if the caller never reads either reply, e.g. because the connection closes right
+	 * after. The future completes on the Redis client's I/O thread, where nothing may
+	 * block.
 	 * @param topic the topic
 	 * @param consumer the consumer's id
 	 * @param token the claim's lease token
+	 * @param lease the claim's lease length: if the claim has not run yet, it is kept
+	 * from leasing anything for that long
 	 * @return the ids handed back, in the order claimed
 	 */
-	public CompletableFuture<List<String>> releaseClaimAsync(String topic, String consumer, String token) {
+	public CompletableFuture<List<String>> releaseClaimAsync(String topic, String consumer, String token,
+			Duration lease) {
 		TopicKeys keys = keys(topic);
 		return this.runner
 			.submitInFull(call(Script.RELEASE_CLAIM,
 					(role) -> (role == Script.Key.CLAIM_RECORD) ? keys.claimRecord(consumer) : keys.key(role),
-					List.of(signalChannel(topic), topic, token)), this.timeout)
+					List.of(signalChannel(topic), topic, token, lease.toMillis())), this.timeout)
 			.thenApply((reply) -> ((List<?>) reply).stream().map(RedisMessageStore::text).toList());
 	}
 

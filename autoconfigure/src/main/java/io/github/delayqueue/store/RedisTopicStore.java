@@ -62,8 +62,8 @@ final class RedisTopicStore implements TopicStore, TopicInspector {
 	}
 
 	@Override
-	public CompletableFuture<List<String>> releaseClaim(String consumer, String token) {
-		return this.store.releaseClaimAsync(this.topic, consumer, token);
+	public CompletableFuture<List<String>> releaseClaim(String consumer, String token, Duration lease) {
+		return this.store.releaseClaimAsync(this.topic, consumer, token, lease);
 	}
 
 	@Override

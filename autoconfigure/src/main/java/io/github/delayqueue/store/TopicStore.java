@@ -108,10 +108,12 @@ public interface TopicStore {
 	 * on the Redis client's I/O thread, where nothing may block.
 	 * @param consumer the consumer's id
 	 * @param token the claim's lease token
+	 * @param lease the claim's lease length: if the claim has not run yet (the hand-back
+	 * went out on another connection), it is kept from leasing anything for that long
 	 * @return the ids handed back; none if the consumer's last claim has another token or
 	 * leased nothing
 	 */
-	CompletableFuture<List<String>> releaseClaim(String consumer, String token);
+	CompletableFuture<List<String>> releaseClaim(String consumer, String token, Duration lease);
 
 	/**
 	 * Extends leases in one call. Does not wait for the reply; the future may complete on

@@ -2,7 +2,9 @@
 -- stopped while the claim was unanswered or after it failed (state: in flight -> ready, at the head
 -- of the ready list of its priority, in the order claimed; attempts unchanged). The ids come from
 -- the consumer's claim record, so the consumer need not have seen the reply: sent on the claim's
--- connection after it, this runs after the claim, whatever becomes of the replies.
+-- connection after it, this runs after the claim, whatever becomes of the replies. When it runs
+-- first (another connection: dedicated or pooled, a Cluster re-routing the claim), it records the
+-- claim as having leased nothing, so that the claim, if it runs later, leases nothing either.
 -- KEYS[1] in-flight ZSET      id scored by lease deadline (epoch ms)
 -- KEYS[2] ready LIST          ids waiting for a consumer
 -- KEYS[3] leases HASH         id -> lease token
@@ -19,19 +21,34 @@
 -- KEYS[14] ready 9 LIST    the same for priority 9
 -- ARGV[1] signal channel
 -- ARGV[2] topic
--- ARGV[3] the claim's lease token
+-- ARGV[3] the claim's lease token: the consumer's id, a dot, and a number that grows with each claim
+-- ARGV[4] the lease length in ms: how long the record kept for a claim that has not run lasts
 -- Returns the ids handed back, in the order claimed: those of the recorded claim still leased to
 -- its token; none when the consumer's last claim has another token, or it has none (the claim
 -- leased nothing, did not run, or its record expired with the lease). The record stays: the same
--- claim sent again then returns nothing.
+-- claim sent again then returns nothing. When the consumer has no record, or the record is of an
+-- earlier claim of the consumer (a smaller number), the claim has not run (a claim that runs records
+-- itself, or deletes the record when it leases nothing): the record becomes the claim's, without
+-- messages, for the lease length, and the claim sent again or late finds it and leases nothing.
 -- Replayed: idempotent (the second run finds no lease for the token and returns none).
 -- @include hand_back
-local record = redis.call('GET', KEYS[4])
-if not record then
-  return {}
+-- The consumer's id and the claim's number, from a token.
+local function token_parts(token)
+  local consumer, number = string.match(token, '^(.*)%.(%d+)$')
+  return consumer, tonumber(number)
 end
-local claim = cmsgpack.unpack(record)
-if claim[1] ~= ARGV[3] then
+local record = redis.call('GET', KEYS[4])
+local claim = record and cmsgpack.unpack(record)
+if not claim or claim[1] ~= ARGV[3] then
+  local earlier = not claim
+  if claim then
+    local consumer, number = token_parts(ARGV[3])
+    local recordConsumer, recordNumber = token_parts(claim[1])
+    earlier = consumer ~= nil and recordNumber ~= nil and consumer == recordConsumer and recordNumber < number
+  end
+  if earlier then
+    redis.call('SET', KEYS[4], cmsgpack.pack({ARGV[3], 0, 0}), 'PX', math.max(1, tonumber(ARGV[4])))
+  end
   return {}
 end
 local ids = {}

@@ -440,15 +440,34 @@ final class QueueModel {
 	// release_claim.lua: the ids of the consumer's recorded claim, when it has the token
 	// given, still leased to that token -> released as by release.lua, in the order
 	// claimed; the record stays. The test only names a claim whose record has not expired
-	// (its lease was long), or one the record no longer holds.
+	// (its lease was long), or one the record no longer holds. Without a record, or with
+	// one of an earlier claim of the same consumer, the claim has not run: the record
+	// becomes the claim's, without ids, so that the claim leases nothing if it runs.
 	List<String> releaseClaim(String consumer, String token) {
 		ClaimRecord record = this.claimRecords.get(consumer);
 		if (record == null || !record.token().equals(token)) {
+			if (record == null || isEarlierClaim(record.token(), token)) {
+				this.claimRecords.put(consumer, new ClaimRecord(token, 0, List.of()));
+			}
 			return List.of();
 		}
 		List<String> held = record.ids().stream().filter((id) -> holdsLease(id, token)).toList();
 		release(held, held.stream().map((id) -> token).toList());
 		return held;
+	}
+
+	private static boolean isEarlierClaim(String recorded, String token) {
+		int recordedDot = recorded.lastIndexOf('.');
+		int dot = token.lastIndexOf('.');
+		if (recordedDot < 0 || dot < 0 || !recorded.substring(0, recordedDot).equals(token.substring(0, dot))) {
+			return false;
+		}
+		try {
+			return Long.parseLong(recorded.substring(recordedDot + 1)) < Long.parseLong(token.substring(dot + 1));
+		}
+		catch (NumberFormatException ex) {
+			return false;
+		}
 	}
 
 	// extend_leases.lua: each lease its token holds gets the observed deadline; the token

@@ -32,7 +32,7 @@ class ReleaseClaimScriptTests {
 			assertThat(store.ack("jobs", "b", "consumer.1")).isTrue();
 			assertThat(store.release("jobs", "c", "consumer.1")).isTrue();
 			assertThat(ids(store.claim("jobs", "other", "other.1", 1, 0, LEASE))).containsExactly("c");
-			assertThat(store.releaseClaim("jobs", "consumer", "consumer.1")).containsExactly("a", "d");
+			assertThat(store.releaseClaim("jobs", "consumer", "consumer.1", LEASE)).containsExactly("a", "d");
 			TopicKeys keys = store.keys("jobs");
 			assertThat(redis.opsForList().range(keys.ready(), 0, -1)).containsExactly("a", "d", "e");
 			assertThat(redis.opsForZSet().range(keys.inFlight(), 0, -1)).containsExactly("c");
@@ -50,10 +50,10 @@ class ReleaseClaimScriptTests {
 			store.promote("jobs", 10);
 			assertThat(ids(store.claim("jobs", "consumer", "consumer.1", 1, 0, LEASE))).containsExactly("a");
 			assertThat(ids(store.claim("jobs", "consumer", "consumer.2", 1, 0, LEASE))).containsExactly("b");
-			assertThat(store.releaseClaim("jobs", "consumer", "consumer.1")).isEmpty();
-			assertThat(store.releaseClaim("jobs", "other", "consumer.2")).isEmpty();
+			assertThat(store.releaseClaim("jobs", "consumer", "consumer.1", LEASE)).isEmpty();
+			assertThat(store.releaseClaim("jobs", "other", "consumer.2", LEASE)).isEmpty();
 			assertThat(store.inspector("jobs").stats().inFlight()).isEqualTo(2);
-			assertThat(store.releaseClaim("jobs", "consumer", "consumer.2")).containsExactly("b");
+			assertThat(store.releaseClaim("jobs", "consumer", "consumer.2", LEASE)).containsExactly("b");
 		});
 	}
 
@@ -63,8 +63,8 @@ class ReleaseClaimScriptTests {
 			List.of("a", "b").forEach((id) -> send(template, id, 0));
 			store.promote("jobs", 10);
 			assertThat(ids(store.claim("jobs", "consumer", "consumer.1", 1, 0, LEASE))).containsExactly("a");
-			assertThat(store.releaseClaim("jobs", "consumer", "consumer.1")).containsExactly("a");
-			assertThat(store.releaseClaim("jobs", "consumer", "consumer.1")).isEmpty();
+			assertThat(store.releaseClaim("jobs", "consumer", "consumer.1", LEASE)).containsExactly("a");
+			assertThat(store.releaseClaim("jobs", "consumer", "consumer.1", LEASE)).isEmpty();
 			assertThat(ids(store.claim("jobs", "consumer", "consumer.1", 1, 0, LEASE))).as("the claim sent again")
 				.isEmpty();
 			assertThat(redis.opsForList().range(store.keys("jobs").ready(), 0, -1)).containsExactly("a", "b");
@@ -79,7 +79,7 @@ class ReleaseClaimScriptTests {
 			store.promote("jobs", 10);
 			assertThat(ids(store.claim("jobs", "consumer", "consumer.1", 2, 0, LEASE))).containsExactly("urgent",
 					"plain");
-			assertThat(store.releaseClaim("jobs", "consumer", "consumer.1")).containsExactly("urgent", "plain");
+			assertThat(store.releaseClaim("jobs", "consumer", "consumer.1", LEASE)).containsExactly("urgent", "plain");
 			TopicKeys keys = store.keys("jobs");
 			assertThat(redis.opsForList().range(keys.ready(5), 0, -1)).containsExactly("urgent");
 			assertThat(redis.opsForList().range(keys.ready(), 0, -1)).containsExactly("plain");

@@ -829,7 +829,7 @@ class StateMachineModelTests {
 
 				@Override
 				Object run() {
-					return Run.this.store.releaseClaim(Run.this.topic, consumer.id, token);
+					return Run.this.store.releaseClaim(Run.this.topic, consumer.id, token, LONG_LEASE);
 				}
 
 				@Override

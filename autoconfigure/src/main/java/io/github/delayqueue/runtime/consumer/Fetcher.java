@@ -193,8 +193,9 @@ final class Fetcher {
 	 * leased is ready again even if its reply never reaches this application (say the
 	 * connection closes once the listeners stopped); the claim's reply, if it comes, is
 	 * handed back as well, which is harmless. On a connection of its own (no shared
-	 * native connection, or a pool), the hand-back may run before the claim: then what
-	 * the claim leased comes back when its reply does, or else when its lease expires.
+	 * native connection, a pool, a Cluster re-routing the claim), the hand-back may run
+	 * before the claim: it then records the claim as having leased nothing, so that the
+	 * claim leases nothing when it runs.
 	 * @return the messages held until their due time, now given up: the caller hands them
 	 * back
 	 */
@@ -257,7 +258,7 @@ final class Fetcher {
 	private CompletableFuture<Void> handBackClaim(ClaimRequest claim) {
 		CompletableFuture<List<String>> sent;
 		try {
-			sent = this.store.releaseClaim(this.consumerId, claim.token());
+			sent = this.store.releaseClaim(this.consumerId, claim.token(), this.settings.visibilityTimeout());
 		}
 		catch (RuntimeException ex) {
 			sent = CompletableFuture.failedFuture(ex);

@@ -254,7 +254,7 @@ class DeliveryPoliciesTests {
 		}
 
 		@Override
-		public CompletableFuture<List<String>> releaseClaim(String consumer, String token) {
+		public CompletableFuture<List<String>> releaseClaim(String consumer, String token, Duration lease) {
 			throw new UnsupportedOperationException();
 		}
 
