@@ -440,8 +440,20 @@ public class DelayQueueRuntime implements SmartLifecycle {
 		List<TopicRuntime> runtimes = runtimesOf(topic);
 		List<TopicConsumer> paused = runtimes.stream().map(TopicRuntime::pause).filter(Objects::nonNull).toList();
 		if (!paused.isEmpty()) {
-			ConsumerStop.finish(paused, List.of(), longestShutdownTimeout(paused),
-					"Pausing the listener of topic '" + topic + "'");
+			long start = System.nanoTime();
+			Duration timeout = longestShutdownTimeout(paused);
+			ConsumerStop.finish(paused, List.of(), timeout, "Pausing the listener of topic '" + topic + "'");
+			// A pause of the same topic running at once may have reached some partitions
+			// first: the listener has stopped only when those have too.
+			List<TopicConsumer> others = runtimes.stream()
+				.map(TopicRuntime::pausing)
+				.filter((consumer) -> consumer != null && !paused.contains(consumer))
+				.map(Objects::requireNonNull)
+				.toList();
+			Duration left = timeout.minusNanos(System.nanoTime() - start);
+			if (!left.isNegative()) {
+				awaitStopsEnded(others, left);
+			}
 			return true;
 		}
 		// Paused already: returns once a pause still finishing has, as the first one
