@@ -26,9 +26,12 @@ import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.TopicStore;
+import io.github.delayqueue.store.StoreCalls;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+
+import org.springframework.util.backoff.BackOffExecution;
 
 /**
  * Claims a topic's ready messages for its consumer, as many as it has free slots
@@ -59,8 +62,6 @@ final class Fetcher {
 	 * {@code unpack}, which fails for a few thousand.
 	 */
 	static final int MAX_CLAIM = 1000;
-
-	private static final long MAX_OUTAGE_BACKOFF_MILLIS = 5_000;
 
 	private final String topic;
 
@@ -152,7 +153,8 @@ final class Fetcher {
 
 	private long claims;
 
-	private long outageBackoffMillis;
+	/** The waits while Redis does not answer; {@code null} while it does. */
+	private @Nullable BackOffExecution outage;
 
 	/**
 	 * Creates a fetcher.
@@ -351,7 +353,7 @@ final class Fetcher {
 		}
 		catch (RuntimeException ex) {
 			logger.error("Topic '" + this.topic + "': claiming failed unexpectedly, trying again", ex);
-			checkAgainIn(MAX_OUTAGE_BACKOFF_MILLIS);
+			checkAgainIn(StoreCalls.OUTAGE.longest().toMillis());
 		}
 		endFetch();
 	}
@@ -457,9 +459,10 @@ final class Fetcher {
 				TopicRepair.failed(this.store,
 						(failure != null) ? Replies.rethrow(failure) : new IllegalStateException("No claim result"),
 						this.outageLog);
-				this.outageBackoffMillis = Math.min(MAX_OUTAGE_BACKOFF_MILLIS,
-						Math.max(100, this.outageBackoffMillis * 2));
-				checkAgainIn(this.outageBackoffMillis);
+				if (this.outage == null) {
+					this.outage = StoreCalls.OUTAGE.start();
+				}
+				checkAgainIn(this.outage.nextBackOff());
 				endFetch();
 				return;
 			}
@@ -469,7 +472,7 @@ final class Fetcher {
 			inProgress.complete(null);
 			this.failed = null;
 			this.outageLog.succeeded();
-			this.outageBackoffMillis = 0;
+			this.outage = null;
 			int due = kept ? handOver(claimed) : 0;
 			this.freeSlots.addAndGet(request.wanted() - due);
 			if (!result.rateLimitedFor().isZero()) {
@@ -492,7 +495,7 @@ final class Fetcher {
 		catch (RuntimeException ex) {
 			inProgress.complete(null);
 			logger.error("Topic '" + this.topic + "': claiming failed unexpectedly, trying again", ex);
-			checkAgainIn(MAX_OUTAGE_BACKOFF_MILLIS);
+			checkAgainIn(StoreCalls.OUTAGE.longest().toMillis());
 		}
 		fetch();
 	}

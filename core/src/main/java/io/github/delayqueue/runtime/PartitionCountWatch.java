@@ -10,11 +10,13 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.StoreCalls;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
+import org.springframework.util.backoff.BackOffExecution;
 
 /**
  * Keeps the listeners' topics on the number of partitions Redis spreads them over. At
@@ -34,8 +36,6 @@ final class PartitionCountWatch implements AutoCloseable {
 	private static final Log logger = LogFactory.getLog(PartitionCountWatch.class);
 
 	private static final long CHECK_INTERVAL_SECONDS = 5;
-
-	private static final long MAX_RETRY_SECONDS = 5;
 
 	private final RedisMessageStore store;
 
@@ -67,11 +67,11 @@ final class PartitionCountWatch implements AutoCloseable {
 		catch (DataAccessException ex) {
 			logger.warn("Topic '" + topic + "': could not compare its number of partitions with the one in Redis ("
 					+ ex.getMessage() + "); trying again in the background until Redis answers");
-			agreeLater(topic, 1);
+			agreeLater(topic, StoreCalls.OUTAGE.start());
 		}
 	}
 
-	private void agreeLater(String topic, long delaySeconds) {
+	private void agreeLater(String topic, BackOffExecution outage) {
 		schedule(() -> {
 			try {
 				this.store.agreePartitions(topic);
@@ -79,12 +79,12 @@ final class PartitionCountWatch implements AutoCloseable {
 				this.problems.remove(topic);
 			}
 			catch (DataAccessException ex) {
-				agreeLater(topic, Math.min(MAX_RETRY_SECONDS, delaySeconds * 2));
+				agreeLater(topic, outage);
 			}
 			catch (PartitionCountException ex) {
 				report(topic, ex);
 			}
-		}, delaySeconds);
+		}, outage.nextBackOff());
 	}
 
 	/**
@@ -115,7 +115,7 @@ final class PartitionCountWatch implements AutoCloseable {
 				logger.debug("Topic '" + topic + "': could not check its number of partitions", ex);
 			}
 			finally {
-				schedule(() -> this.checked.remove(topic), CHECK_INTERVAL_SECONDS);
+				schedule(() -> this.checked.remove(topic), TimeUnit.SECONDS.toMillis(CHECK_INTERVAL_SECONDS));
 			}
 		}, 0);
 	}
@@ -137,9 +137,9 @@ final class PartitionCountWatch implements AutoCloseable {
 		return Collections.unmodifiableMap(this.problems);
 	}
 
-	private void schedule(Runnable task, long delaySeconds) {
+	private void schedule(Runnable task, long delayMillis) {
 		try {
-			this.checks.schedule(task, delaySeconds, TimeUnit.SECONDS);
+			this.checks.schedule(task, delayMillis, TimeUnit.MILLISECONDS);
 		}
 		catch (RejectedExecutionException ex) {
 			// Closed: the runtime is stopping.

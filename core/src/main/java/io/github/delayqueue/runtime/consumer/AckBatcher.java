@@ -19,14 +19,16 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.util.backoff.BackOffExecution;
+
 /**
  * Acknowledges the messages whose handlers returned, many per script call: handlers hand
  * their settled message over and go on, and a flush on the shared scheduler sends
  * whatever has gathered a few milliseconds after the first one came. This turns one round
  * trip per message into one per batch, under load and in a trickle alike, without a
  * thread of its own; no thread waits for Redis either: the replies continue on the
- * scheduler. A call that fails is sent again by the rule of {@link StoreCalls}, and once
- * the consumer stops, only while it can be done by the stop's deadline.
+ * scheduler. A call that fails is sent again by {@link StoreCalls#RETRIES}, and once the
+ * consumer stops, only while it can be done by the stop's deadline.
  */
 final class AckBatcher {
 
@@ -135,22 +137,26 @@ final class AckBatcher {
 				}
 				this.onTheirWay.add(answered);
 			}
-			send(new LeaseBatch(batch), 1, answered);
+			send(new LeaseBatch(batch), StoreCalls.RETRIES.start(), answered);
 		}
 	}
 
-	private void send(LeaseBatch batch, int attempt, CompletableFuture<Void> answered) {
+	private void send(LeaseBatch batch, BackOffExecution retries, CompletableFuture<Void> answered) {
 		Replies.send(() -> this.store.ack(batch.ids(), batch.leaseTokens()), this.scheduler,
-				(acked, failure) -> answered(batch, attempt, answered, acked, failure),
-				(acked, failure) -> answered(batch, StoreCalls.TRIES, answered, acked, failure));
+				(acked, failure) -> answered(batch, retries, answered, acked, failure),
+				(acked, failure) -> answered(batch, null, answered, acked, failure));
 	}
 
-	private void answered(LeaseBatch batch, int attempt, CompletableFuture<Void> answered,
+	/**
+	 * @param retries what is left of the retries, or {@code null} if the call may not be
+	 * sent again
+	 */
+	private void answered(LeaseBatch batch, @Nullable BackOffExecution retries, CompletableFuture<Void> answered,
 			@Nullable List<Boolean> acked, @Nullable Throwable failure) {
 		if (acked != null) {
 			report(batch, acked);
 		}
-		else if (!retried(batch, attempt, answered)) {
+		else if (retries == null || !retried(batch, retries, answered)) {
 			logger.warn("Topic '" + this.topic + "': could not acknowledge messages " + batch.ids()
 					+ ", they are delivered again when their lease expires: " + failure);
 		}
@@ -163,20 +169,22 @@ final class AckBatcher {
 	}
 
 	/**
-	 * @return whether the batch is sent again, after the wait of the {@link StoreCalls}
-	 * rule: not after the last try, nor past the stop's deadline
+	 * @return whether the batch is sent again, after the wait of the
+	 * {@link StoreCalls#RETRIES} rule: not after the last try, nor past the stop's
+	 * deadline
 	 */
-	private boolean retried(LeaseBatch batch, int attempt, CompletableFuture<Void> answered) {
-		if (attempt >= StoreCalls.TRIES) {
+	private boolean retried(LeaseBatch batch, BackOffExecution retries, CompletableFuture<Void> answered) {
+		long waitMillis = retries.nextBackOff();
+		if (waitMillis == BackOffExecution.STOP) {
 			return false;
 		}
-		long delayNanos = StoreCalls.delayBefore(attempt).toNanos();
+		long delayNanos = TimeUnit.MILLISECONDS.toNanos(waitMillis);
 		Long deadline = this.stopDeadlineNanos;
 		if (deadline != null && System.nanoTime() + delayNanos - deadline > 0) {
 			return false;
 		}
 		try {
-			this.scheduler.schedule(() -> send(batch, attempt + 1, answered), delayNanos, TimeUnit.NANOSECONDS);
+			this.scheduler.schedule(() -> send(batch, retries, answered), delayNanos, TimeUnit.NANOSECONDS);
 			return true;
 		}
 		catch (RejectedExecutionException ex) {

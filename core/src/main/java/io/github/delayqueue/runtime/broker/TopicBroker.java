@@ -14,10 +14,13 @@ import io.github.delayqueue.runtime.support.TopicRepair;
 import io.github.delayqueue.store.LeaseExpiryResult;
 import io.github.delayqueue.store.PromoteResult;
 import io.github.delayqueue.store.TopicStore;
+import io.github.delayqueue.store.StoreCalls;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+
 import org.springframework.util.Assert;
+import org.springframework.util.backoff.BackOffExecution;
 
 /**
  * Moves one topic's due messages to its ready list and takes back messages whose lease
@@ -31,8 +34,6 @@ import org.springframework.util.Assert;
 public final class TopicBroker {
 
 	private static final Log logger = LogFactory.getLog(TopicBroker.class);
-
-	private static final long MAX_OUTAGE_BACKOFF_MILLIS = 5_000;
 
 	private final String topic;
 
@@ -66,7 +67,8 @@ public final class TopicBroker {
 
 	private boolean wakeDuringCycle;
 
-	private long outageBackoffMillis;
+	/** The waits while Redis does not answer; {@code null} while it does. */
+	private @Nullable BackOffExecution outage;
 
 	/**
 	 * Creates a broker.
@@ -191,13 +193,15 @@ public final class TopicBroker {
 				return;
 			}
 			sleepMicros = sleepAfter(promoted);
-			this.outageBackoffMillis = 0;
+			this.outage = null;
 			this.outageLog.succeeded();
 		}
 		catch (RuntimeException ex) {
 			TopicRepair.failed(this.store, ex, this.outageLog);
-			this.outageBackoffMillis = Math.min(MAX_OUTAGE_BACKOFF_MILLIS, Math.max(100, this.outageBackoffMillis * 2));
-			sleepMicros = TimeUnit.MILLISECONDS.toMicros(this.outageBackoffMillis);
+			if (this.outage == null) {
+				this.outage = StoreCalls.OUTAGE.start();
+			}
+			sleepMicros = TimeUnit.MILLISECONDS.toMicros(this.outage.nextBackOff());
 		}
 		endCycle(sleepMicros);
 	}

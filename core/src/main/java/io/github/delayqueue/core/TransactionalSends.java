@@ -9,11 +9,13 @@ import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.StoreCalls;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.util.backoff.BackOffExecution;
 
 /**
  * The sends made inside one Spring transaction, held back until it commits and then sent
@@ -31,8 +33,6 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 final class TransactionalSends implements TransactionSynchronization {
 
 	private static final Log logger = LogFactory.getLog(TransactionalSends.class);
-
-	private static final int TRIES = 3;
 
 	private final RedisMessageStore store;
 
@@ -107,8 +107,11 @@ final class TransactionalSends implements TransactionSynchronization {
 		if (this.byTopic.isEmpty()) {
 			return;
 		}
-		RuntimeException failure = null;
-		for (int i = 0; i < TRIES; i++) {
+		RuntimeException failure;
+		int tries = 0;
+		BackOffExecution retries = StoreCalls.RETRIES.start();
+		while (true) {
+			tries++;
 			try {
 				long start = System.nanoTime();
 				DelayQueueTemplate.results(this.store.send(this.byTopic)).forEach((topic, results) -> {
@@ -128,13 +131,14 @@ final class TransactionalSends implements TransactionSynchronization {
 			}
 			catch (RuntimeException ex) {
 				failure = ex;
-				if (i + 1 < TRIES) {
-					pause(i);
+				long wait = retries.nextBackOff();
+				if (wait == BackOffExecution.STOP || !pause(wait)) {
+					break;
 				}
 			}
 		}
 		String reason = (failure instanceof PartitionCountException) ? failure.getMessage()
-				: "Redis failed " + TRIES + " times (" + failure + ")";
+				: "Redis failed " + tries + " times (" + failure + ")";
 		this.byTopic
 			.forEach(
 					(topic, messages) -> messages
@@ -161,12 +165,14 @@ final class TransactionalSends implements TransactionSynchronization {
 		}
 	}
 
-	private static void pause(int attempt) {
+	private static boolean pause(long millis) {
 		try {
-			Thread.sleep(100L << attempt);
+			Thread.sleep(millis);
+			return true;
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
+			return false;
 		}
 	}
 

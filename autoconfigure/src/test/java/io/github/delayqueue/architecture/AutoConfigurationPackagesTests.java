@@ -1,0 +1,62 @@
+package io.github.delayqueue.architecture;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The packages of the Spring Boot module and which of ours each may import: the Actuator
+ * support never imports the auto-configuration. The engine's own rules are in the
+ * engine's {@code PackageDependenciesTests}.
+ */
+class AutoConfigurationPackagesTests {
+
+	private static final Path SOURCES = Path.of("src/main/java/io/github/delayqueue");
+
+	private static final Pattern OWN_IMPORT = Pattern
+		.compile("^import (?:static )?io\\.github\\.delayqueue\\.([a-z]+)\\.");
+
+	private static final Set<String> ENGINE = Set.of("core", "convert", "listener", "metrics", "observation", "runtime",
+			"store", "time");
+
+	private static final Map<String, Set<String>> ALLOWED = Map.of("actuate",
+			Set.of("runtime", "store", "core", "listener", "time"), "autoconfigure", union(ENGINE, Set.of("actuate")));
+
+	@Test
+	void eachPackageImportsOnlyThePackagesItMayDependOn() throws IOException {
+		List<String> violations = new ArrayList<>();
+		try (Stream<Path> files = Files.walk(SOURCES)) {
+			for (Path source : files.filter((file) -> file.toString().endsWith(".java")).toList()) {
+				String owner = SOURCES.relativize(source).getName(0).toString();
+				assertThat(ALLOWED).as("a rule for package %s", owner).containsKey(owner);
+				for (String line : Files.readAllLines(source)) {
+					Matcher matcher = OWN_IMPORT.matcher(line);
+					if (matcher.find() && !matcher.group(1).equals(owner)
+							&& !ALLOWED.get(owner).contains(matcher.group(1))) {
+						violations.add(SOURCES.relativize(source) + ": " + line);
+					}
+				}
+			}
+		}
+		assertThat(violations).isEmpty();
+	}
+
+	private static Set<String> union(Set<String> first, Set<String> second) {
+		Set<String> union = new HashSet<>(first);
+		union.addAll(second);
+		return Set.copyOf(union);
+	}
+
+}
