@@ -55,6 +55,13 @@ final class DrainPhase {
 			result.put("duplicates", deliveries.duplicates());
 			result.put("drain_s", drainSeconds);
 			result.put("msg_per_s", Math.round(deliveries.distinct() / drainSeconds));
+			Map<String, Double> arrivals = new LinkedHashMap<>();
+			for (double percentile : new double[] { 0.1, 10, 50, 90, 99, 100 }) {
+				arrivals.put("p" + percentile, deliveries.latenessMillis(percentile));
+			}
+			// When the messages arrived after their due time: the start and the tail of
+			// the drain.
+			result.put("arrival_ms", arrivals);
 			result.put("redis_cpu_us_per_msg", (double) (run.server().cpuMicros() - cpuBefore) / messages);
 			result.put("client_cpu_us_per_msg", (double) (ClientCpu.micros() - clientCpuBefore) / messages);
 			result.put("slowest_ping_ms", probe.slowestMillis());
