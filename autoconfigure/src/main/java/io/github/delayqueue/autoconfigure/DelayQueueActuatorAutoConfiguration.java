@@ -1,13 +1,9 @@
 package io.github.delayqueue.autoconfigure;
 
-import io.github.delayqueue.actuate.DelayQueueEndpoint;
 import io.github.delayqueue.actuate.DelayQueueHealthIndicator;
-import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.RedisMessageStore;
 
-import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
-import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -18,34 +14,18 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 
 /**
- * Auto-configuration of the delay queue's operations support with Spring Boot Actuator:
- * the {@code delayqueue} endpoint (when available, that is exposed) and the
+ * Auto-configuration of the delay queue's operations support with Spring Boot 4's
+ * Actuator: the {@code delayqueue} endpoint (when available, that is exposed) and the
  * {@code delayQueue} health contributor ({@code management.health.delayqueue.enabled}).
  */
 @AutoConfiguration(after = DelayQueueAutoConfiguration.class)
 @ConditionalOnBooleanProperty(name = "delay-queue.enabled", matchIfMissing = true)
 @ConditionalOnBean({ RedisMessageStore.class, DelayQueueRuntime.class, DelayQueueProperties.class })
+@Import(DelayQueueEndpointConfiguration.class)
 public final class DelayQueueActuatorAutoConfiguration {
-
-	/**
-	 * The {@code delayqueue} endpoint.
-	 */
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
-	static class EndpointConfiguration {
-
-		@Bean
-		@ConditionalOnMissingBean
-		@ConditionalOnBean(DelayQueueTemplate.class)
-		@ConditionalOnAvailableEndpoint
-		DelayQueueEndpoint delayQueueEndpoint(RedisMessageStore store, DelayQueueTemplate template,
-				DelayQueueRuntime runtime) {
-			return new DelayQueueEndpoint(store, template, runtime);
-		}
-
-	}
 
 	/**
 	 * The {@code delayQueue} health contributor.

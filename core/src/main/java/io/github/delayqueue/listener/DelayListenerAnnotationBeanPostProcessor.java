@@ -18,7 +18,6 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
-import org.springframework.beans.factory.BeanInitializationException;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
@@ -96,7 +95,10 @@ public class DelayListenerAnnotationBeanPostProcessor
 				registry.register(new DelayListenerEndpoint(endpoint.topic, endpoint.bean, endpoint.method, settings));
 			}
 			catch (IllegalArgumentException | IllegalStateException ex) {
-				throw new BeanInitializationException("Bean '" + endpoint.beanName + "': " + ex.getMessage(), ex);
+				String method = DelayListenerEndpoint.describe(endpoint.method);
+				throw new InvalidDelayListenerException(method,
+						"(bean '" + endpoint.beanName + "') " + withoutMethod(String.valueOf(ex.getMessage()), method),
+						ex);
 			}
 		}
 		this.pending.clear();
@@ -105,15 +107,15 @@ public class DelayListenerAnnotationBeanPostProcessor
 	private PendingEndpoint check(Object bean, String beanName, Method method, DelayListener annotation) {
 		String name = method.getDeclaringClass().getName() + "." + method.getName();
 		if (method.getParameterCount() != 1) {
-			throw new BeanInitializationException("@DelayListener method " + name + " must take exactly one parameter"
-					+ " (the payload or a Delivery), but takes " + method.getParameterCount());
+			throw new InvalidDelayListenerException(name, "it must take exactly one parameter (the payload or a"
+					+ " Delivery), but takes " + method.getParameterCount(), null);
 		}
 		String topic = resolve(annotation.topic());
 		try {
 			Topics.requireValid(topic);
 		}
 		catch (InvalidMessageException ex) {
-			throw new BeanInitializationException("@DelayListener method " + name + ": " + ex.getMessage());
+			throw new InvalidDelayListenerException(name, ex.getMessage(), ex);
 		}
 		Integer concurrency = null;
 		String concurrencyText = resolve(annotation.concurrency());
@@ -125,13 +127,13 @@ public class DelayListenerAnnotationBeanPostProcessor
 				concurrency = 0;
 			}
 			if (concurrency < 1) {
-				throw new BeanInitializationException("@DelayListener method " + name
-						+ ": concurrency must be a whole number of at least 1, but was '" + concurrencyText + "'");
+				throw new InvalidDelayListenerException(name,
+						"concurrency must be a whole number of at least 1, but was '" + concurrencyText + "'", null);
 			}
 		}
 		String batchProblem = DelayListenerEndpoint.batchParameterProblem(method);
 		if (batchProblem != null) {
-			throw new BeanInitializationException("@DelayListener method " + name + ": " + batchProblem);
+			throw new InvalidDelayListenerException(name, batchProblem, null);
 		}
 		Integer maxBatchSize = null;
 		String maxBatchSizeText = resolve(annotation.maxBatchSize());
@@ -145,8 +147,7 @@ public class DelayListenerAnnotationBeanPostProcessor
 				problem = "must be a whole number, but was '" + maxBatchSizeText + "'";
 			}
 			if (problem != null) {
-				throw new BeanInitializationException(
-						"@DelayListener method " + name + " of topic '" + topic + "': maxBatchSize " + problem);
+				throw new InvalidDelayListenerException(name, "(topic '" + topic + "') maxBatchSize " + problem, null);
 			}
 		}
 		Duration batchTimeout = null;
@@ -161,13 +162,25 @@ public class DelayListenerAnnotationBeanPostProcessor
 				problem = "must be a duration such as '200ms' or 'PT1S', but was '" + batchTimeoutText + "'";
 			}
 			if (problem != null) {
-				throw new BeanInitializationException(
-						"@DelayListener method " + name + " of topic '" + topic + "': batchTimeout " + problem);
+				throw new InvalidDelayListenerException(name, "(topic '" + topic + "') batchTimeout " + problem, null);
 			}
 		}
 		Method invocable = AopUtils.selectInvocableMethod(method, bean.getClass());
 		return new PendingEndpoint(topic, bean, beanName, invocable, concurrency, annotation.maxAttempts(),
 				maxBatchSize, batchTimeout);
+	}
+
+	/**
+	 * @return a message about a listener method without the words that name it, which the
+	 * exception adds
+	 */
+	private static String withoutMethod(String message, String method) {
+		String named = "@DelayListener method " + method;
+		if (!message.startsWith(named)) {
+			return message;
+		}
+		String rest = message.substring(named.length());
+		return rest.startsWith(": ") ? rest.substring(2) : rest.strip();
 	}
 
 	private String resolve(String value) {

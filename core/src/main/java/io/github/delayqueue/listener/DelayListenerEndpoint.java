@@ -122,7 +122,7 @@ public final class DelayListenerEndpoint {
 		return describe(this.method);
 	}
 
-	private static String describe(Method method) {
+	static String describe(Method method) {
 		return method.getDeclaringClass().getName() + "." + method.getName();
 	}
 

@@ -15,7 +15,8 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.HttpStatus;
-import org.springframework.test.web.servlet.client.RestTestClient;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.client.RestClient;
 
 import static io.github.delayqueue.test.DelayQueueAssertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -34,11 +35,16 @@ class SampleApplicationTests {
 	@Autowired
 	private DelayQueueTestClock clock;
 
-	private RestTestClient client;
+	private RestClient client;
 
 	@BeforeEach
 	void setUp(@LocalServerPort int port) {
-		this.client = RestTestClient.bindToServer().baseUrl("http://localhost:" + port).build();
+		// Every status is an answer to check here, not an error.
+		this.client = RestClient.builder()
+			.baseUrl("http://localhost:" + port)
+			.defaultStatusHandler((status) -> true, (request, response) -> {
+			})
+			.build();
 	}
 
 	@Test
@@ -57,14 +63,12 @@ class SampleApplicationTests {
 	@Test
 	void aPaidOrderIsNeverCancelled() {
 		Order order = create();
-		Order paid = this.client.post()
+		ResponseEntity<Order> paid = this.client.post()
 			.uri("/orders/{id}/pay", order.id())
-			.exchange()
-			.expectStatus()
-			.isOk()
-			.returnResult(Order.class)
-			.getResponseBody();
-		assertThat(paid.status()).isEqualTo(OrderStatus.PAID);
+			.retrieve()
+			.toEntity(Order.class);
+		assertThat(paid.getStatusCode()).isEqualTo(HttpStatus.OK);
+		assertThat(paid.getBody().status()).isEqualTo(OrderStatus.PAID);
 		assertThat(this.clock).topic(OrderService.TIMEOUT_TOPIC).doesNotHave(order.id());
 
 		this.clock.advance(Duration.ofHours(1));
@@ -77,18 +81,19 @@ class SampleApplicationTests {
 		this.clock.advance(ORDER_TIMEOUT);
 		assertThat(get(order.id()).status()).isEqualTo(OrderStatus.CANCELLED);
 
-		this.client.post().uri("/orders/{id}/pay", order.id()).exchange().expectStatus().isEqualTo(HttpStatus.CONFLICT);
+		assertThat(status(this.client.post().uri("/orders/{id}/pay", order.id()))).isEqualTo(HttpStatus.CONFLICT);
 	}
 
 	@Test
 	void anUnknownOrderIsNotFound() {
-		this.client.get().uri("/orders/{id}", "no-such-order").exchange().expectStatus().isNotFound();
-		this.client.post().uri("/orders/{id}/pay", "no-such-order").exchange().expectStatus().isNotFound();
+		assertThat(status(this.client.get().uri("/orders/{id}", "no-such-order"))).isEqualTo(HttpStatus.NOT_FOUND);
+		assertThat(status(this.client.post().uri("/orders/{id}/pay", "no-such-order"))).isEqualTo(HttpStatus.NOT_FOUND);
 	}
 
 	@Test
 	void anOrderWithoutItemIsABadRequest() {
-		this.client.post().uri("/orders").body(Map.of("amount", 12.5)).exchange().expectStatus().isBadRequest();
+		assertThat(status(this.client.post().uri("/orders").body(Map.of("amount", 12.5))))
+			.isEqualTo(HttpStatus.BAD_REQUEST);
 	}
 
 	@Test
@@ -96,51 +101,36 @@ class SampleApplicationTests {
 		Order order = create();
 		this.clock.advance(ORDER_TIMEOUT);
 		assertThat(get(order.id()).status()).isEqualTo(OrderStatus.CANCELLED);
-		String health = this.client.get()
-			.uri("/actuator/health")
-			.exchange()
-			.expectStatus()
-			.isOk()
-			.returnResult(String.class)
-			.getResponseBody();
+		String health = ok(this.client.get().uri("/actuator/health").retrieve().toEntity(String.class));
 		assertThat(health).contains("\"delayQueue\"").contains("order-timeout");
-		String topics = this.client.get()
-			.uri("/actuator/delayqueue")
-			.exchange()
-			.expectStatus()
-			.isOk()
-			.returnResult(String.class)
-			.getResponseBody();
+		String topics = ok(this.client.get().uri("/actuator/delayqueue").retrieve().toEntity(String.class));
 		assertThat(topics).contains("\"order-timeout\"").contains("\"listener\"");
-		String acked = this.client.get()
-			.uri("/actuator/metrics/delay.queue.acked")
-			.exchange()
-			.expectStatus()
-			.isOk()
-			.returnResult(String.class)
-			.getResponseBody();
+		String acked = ok(
+				this.client.get().uri("/actuator/metrics/delay.queue.acked").retrieve().toEntity(String.class));
 		assertThat(acked).contains("\"COUNT\"");
 	}
 
 	private Order create() {
-		return this.client.post()
+		ResponseEntity<Order> created = this.client.post()
 			.uri("/orders")
 			.body(Map.of("item", "book", "amount", 12.5))
-			.exchange()
-			.expectStatus()
-			.isCreated()
-			.returnResult(Order.class)
-			.getResponseBody();
+			.retrieve()
+			.toEntity(Order.class);
+		assertThat(created.getStatusCode()).isEqualTo(HttpStatus.CREATED);
+		return created.getBody();
 	}
 
 	private Order get(String id) {
-		return this.client.get()
-			.uri("/orders/{id}", id)
-			.exchange()
-			.expectStatus()
-			.isOk()
-			.returnResult(Order.class)
-			.getResponseBody();
+		return ok(this.client.get().uri("/orders/{id}", id).retrieve().toEntity(Order.class));
+	}
+
+	private static <T> T ok(ResponseEntity<T> response) {
+		assertThat(response.getStatusCode()).isEqualTo(HttpStatus.OK);
+		return response.getBody();
+	}
+
+	private static HttpStatus status(RestClient.RequestHeadersSpec<?> request) {
+		return HttpStatus.valueOf(request.retrieve().toBodilessEntity().getStatusCode().value());
 	}
 
 }

@@ -56,7 +56,11 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  * message; replay or purge a topic's dead letters; pause or resume a topic's listener in
  * this application. Times are by the Redis clock; reads never load a whole set or list,
  * and only the topic list uses {@code SCAN}.
+ * <p>
+ * An optional parameter of an operation carries Spring's own {@code @Nullable} beside
+ * JSpecify's: Spring Boot 4 reads either, Spring Boot 3 only Spring's.
  */
+@SuppressWarnings("deprecation")
 @Endpoint(id = "delayqueue", defaultAccess = Access.READ_ONLY)
 public class DelayQueueEndpoint {
 
@@ -143,8 +147,9 @@ public class DelayQueueEndpoint {
 	 * @return the topic
 	 */
 	@ReadOperation
-	public TopicDescriptor topic(@Selector String topic, @Nullable String state, @Nullable Long offset,
-			@Nullable Integer limit) {
+	public TopicDescriptor topic(@Selector String topic, @org.springframework.lang.Nullable @Nullable String state,
+			@org.springframework.lang.Nullable @Nullable Long offset,
+			@org.springframework.lang.Nullable @Nullable Integer limit) {
 		return refusingStaleCounts(() -> doTopic(topic, state, offset, limit));
 	}
 
@@ -221,7 +226,8 @@ public class DelayQueueEndpoint {
 	 * @return what was done
 	 */
 	@WriteOperation
-	public ActionResult topicAction(@Selector String topic, String action, @Nullable Long limit) {
+	public ActionResult topicAction(@Selector String topic, String action,
+			@org.springframework.lang.Nullable @Nullable Long limit) {
 		return refusingStaleCounts(() -> doTopicAction(topic, action, limit));
 	}
 
@@ -253,7 +259,7 @@ public class DelayQueueEndpoint {
 	 */
 	@WriteOperation
 	public ActionResult messageAction(@Selector String topic, @Selector String id, String action,
-			@Nullable Duration delay) {
+			@org.springframework.lang.Nullable @Nullable Duration delay) {
 		return refusingStaleCounts(() -> doMessageAction(topic, id, action, delay));
 	}
 

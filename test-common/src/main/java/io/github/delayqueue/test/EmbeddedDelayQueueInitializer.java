@@ -3,7 +3,6 @@ package io.github.delayqueue.test;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Map;
 import java.util.UUID;
 
 import io.github.delayqueue.autoconfigure.DelayQueueProperties;
@@ -17,7 +16,6 @@ import io.github.delayqueue.test.redis.TestRedis;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.beans.factory.support.RootBeanDefinition;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
 import org.springframework.context.ApplicationContextInitializer;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.MapPropertySource;
@@ -75,7 +73,7 @@ public final class EmbeddedDelayQueueInitializer
 					Map.of("delay-queue.key-prefix", prefix, "delay-queue.broker.lookahead", "0ms")));
 		ConfigurableListableBeanFactory beans = context.getBeanFactory();
 		registry.registerBeanDefinition("embeddedDelayQueueRedisConnectionDetails",
-				new RootBeanDefinition(DataRedisConnectionDetails.class, () -> new TestRedisConnectionDetails(redis)));
+				TestRedisConnectionDetailsFactory.beanDefinition(redis));
 		registry.registerBeanDefinition("embeddedDelayQueueMessageStore",
 				new RootBeanDefinition(RedisMessageStore.class, () -> messageStore(beans, prefix)));
 		registry.registerBeanDefinition("embeddedDelayQueueRedisSettingsCheck",

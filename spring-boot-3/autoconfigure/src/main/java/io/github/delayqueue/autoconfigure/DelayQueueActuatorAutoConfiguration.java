@@ -1,0 +1,53 @@
+package io.github.delayqueue.autoconfigure;
+
+import io.github.delayqueue.actuate.DelayQueueHealthIndicator;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.store.RedisMessageStore;
+
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.actuate.health.HealthIndicator;
+import org.springframework.boot.actuate.health.Status;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+
+/**
+ * Auto-configuration of the delay queue's operations support with Spring Boot 3's
+ * Actuator: the {@code delayqueue} endpoint (when available, that is exposed) and the
+ * {@code delayQueue} health contributor ({@code management.health.delayqueue.enabled}).
+ */
+@AutoConfiguration(after = DelayQueueAutoConfiguration.class)
+@ConditionalOnBooleanProperty(name = "delay-queue.enabled", matchIfMissing = true)
+@ConditionalOnBean({ RedisMessageStore.class, DelayQueueRuntime.class, DelayQueueProperties.class })
+@Import(DelayQueueEndpointConfiguration.class)
+public final class DelayQueueActuatorAutoConfiguration {
+
+	/**
+	 * The {@code delayQueue} health contributor.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass({ HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class })
+	static class HealthConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "delayQueueHealthIndicator")
+		@ConditionalOnEnabledHealthIndicator("delayqueue")
+		DelayQueueHealthIndicator delayQueueHealthIndicator(RedisMessageStore store, DelayQueueRuntime runtime,
+				DelayQueueProperties properties) {
+			DelayQueueProperties.Health health = properties.getHealth();
+			Status latenessStatus = switch (health.getLatenessStatus()) {
+				case OUT_OF_SERVICE -> Status.OUT_OF_SERVICE;
+				case DOWN -> Status.DOWN;
+			};
+			return new DelayQueueHealthIndicator(store, runtime, health.getMaxLateness(), latenessStatus,
+					health.getTimeout());
+		}
+
+	}
+
+}

@@ -1,0 +1,52 @@
+package io.github.delayqueue.test;
+
+import io.github.delayqueue.test.redis.TestRedis;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.autoconfigure.data.redis.RedisConnectionDetails;
+
+/**
+ * The test Redis as Spring Boot 3's {@link RedisConnectionDetails}; registered in
+ * {@code META-INF/spring.factories}.
+ */
+final class SpringBoot3TestRedisConnectionDetailsFactory implements TestRedisConnectionDetailsFactory {
+
+	@Override
+	public Class<?> connectionDetailsType() {
+		return RedisConnectionDetails.class;
+	}
+
+	@Override
+	public Object connectionDetails(TestRedis redis) {
+		return new TestRedisConnectionDetails(redis);
+	}
+
+	/**
+	 * Points Spring Boot's Redis connection at the test Redis: a standalone node.
+	 */
+	private static final class TestRedisConnectionDetails implements RedisConnectionDetails {
+
+		private final TestRedis redis;
+
+		TestRedisConnectionDetails(TestRedis redis) {
+			this.redis = redis;
+		}
+
+		@Override
+		public @Nullable String getUsername() {
+			return this.redis.username();
+		}
+
+		@Override
+		public @Nullable String getPassword() {
+			return this.redis.password();
+		}
+
+		@Override
+		public Standalone getStandalone() {
+			return Standalone.of(this.redis.host(), this.redis.port(), this.redis.database());
+		}
+
+	}
+
+}

@@ -1,0 +1,203 @@
+package io.github.delayqueue.actuate;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.runtime.ListenerState;
+import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.TopicStats;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The delay queue's health, apart from Spring Boot's health API (which differs between
+ * Spring Boot 3 and 4): {@link Verdict#DOWN} when Redis does not answer, a topic's
+ * listener in this application has died, or this application does not agree with Redis on
+ * a listener topic's number of partitions; {@link Verdict#LATE} with a maximum lateness
+ * set, when a topic's oldest waiting message is later than that. Its details give, for
+ * each topic with a listener here, the listener's state and the topic's counts. It reads
+ * one small script per such topic and never scans Redis.
+ * <p>
+ * It answers within a timeout of its own, whatever the Redis client's command timeout is:
+ * the check runs on one of two daemon threads, and is {@code DOWN} when Redis has not
+ * answered in time or when both threads are still busy with earlier checks. Close it to
+ * stop those threads.
+ */
+public final class DelayQueueHealthCheck implements AutoCloseable {
+
+	private static final int CHECK_THREADS = 2;
+
+	private static final long IDLE_THREAD_SECONDS = 60;
+
+	private final RedisMessageStore store;
+
+	private final DelayQueueRuntime runtime;
+
+	private final @Nullable Duration maxLateness;
+
+	private final Duration timeout;
+
+	private final ThreadPoolExecutor checks;
+
+	/**
+	 * Creates the check.
+	 * @param store the Redis store
+	 * @param runtime the listeners of this application
+	 * @param maxLateness how late a topic's oldest waiting message may be, or
+	 * {@code null} for no limit
+	 * @param timeout how long to wait for Redis before reporting {@code DOWN}
+	 */
+	public DelayQueueHealthCheck(RedisMessageStore store, DelayQueueRuntime runtime, @Nullable Duration maxLateness,
+			Duration timeout) {
+		this.store = store;
+		this.runtime = runtime;
+		this.maxLateness = maxLateness;
+		this.timeout = timeout;
+		this.checks = new ThreadPoolExecutor(0, CHECK_THREADS, IDLE_THREAD_SECONDS, TimeUnit.SECONDS,
+				new SynchronousQueue<>(), daemonThreads());
+	}
+
+	private static ThreadFactory daemonThreads() {
+		AtomicInteger count = new AtomicInteger();
+		return (task) -> {
+			Thread thread = new Thread(task, "delay-queue-health-" + count.incrementAndGet());
+			thread.setDaemon(true);
+			return thread;
+		};
+	}
+
+	/**
+	 * Checks the delay queue's health, waiting for Redis at most the timeout.
+	 * @return the verdict and its details
+	 * @throws Exception what the check failed with, when Redis answered with an error
+	 */
+	public Health check() throws Exception {
+		Future<Health> check;
+		try {
+			check = this.checks.submit(this::checkNow);
+		}
+		catch (RejectedExecutionException ex) {
+			return Health.down("Earlier health checks are still waiting for Redis");
+		}
+		try {
+			return check.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (TimeoutException ex) {
+			check.cancel(true);
+			return Health
+				.down("Redis did not answer within " + this.timeout.toMillis() + " ms (delay-queue.health.timeout)");
+		}
+		catch (ExecutionException ex) {
+			throw (ex.getCause() instanceof Exception cause) ? cause : ex;
+		}
+		catch (InterruptedException ex) {
+			check.cancel(true);
+			Thread.currentThread().interrupt();
+			throw ex;
+		}
+	}
+
+	private Health checkNow() {
+		Map<String, ListenerState> listeners = this.runtime.getListenerStates();
+		if (listeners.isEmpty()) {
+			this.store.ping();
+			return new Health(Verdict.UP, Map.of());
+		}
+		boolean listenersStarted = this.runtime.isRunning();
+		Map<String, Map<String, Object>> topics = new LinkedHashMap<>();
+		List<String> died = new ArrayList<>();
+		List<String> late = new ArrayList<>();
+		listeners.forEach((topic, state) -> {
+			TopicStats stats = this.store.inspector(topic).stats();
+			Duration lateness = stats.oldestLateness();
+			Map<String, Object> details = new LinkedHashMap<>();
+			details.put("listener", state.name().toLowerCase(Locale.ROOT));
+			details.put("scheduled", stats.scheduled());
+			details.put("ready", stats.ready());
+			details.put("inFlight", stats.inFlight());
+			details.put("dead", stats.dead());
+			details.put("oldestLateness", lateness.toString());
+			topics.put(topic, details);
+			if (listenersStarted && state == ListenerState.STOPPED) {
+				died.add(topic);
+			}
+			if (this.maxLateness != null && lateness.compareTo(this.maxLateness) > 0) {
+				late.add(topic);
+			}
+		});
+		Map<String, Object> details = new LinkedHashMap<>();
+		Map<String, String> partitionCounts = this.runtime.getPartitionCountProblems();
+		Verdict verdict;
+		if (!died.isEmpty() || !partitionCounts.isEmpty()) {
+			verdict = Verdict.DOWN;
+			if (!died.isEmpty()) {
+				details.put("stoppedListeners", died);
+			}
+			if (!partitionCounts.isEmpty()) {
+				details.put("partitionCounts", partitionCounts);
+			}
+		}
+		else {
+			verdict = late.isEmpty() ? Verdict.UP : Verdict.LATE;
+		}
+		if (!late.isEmpty()) {
+			details.put("late", late);
+			details.put("maxLateness", String.valueOf(this.maxLateness));
+		}
+		details.put("topics", topics);
+		return new Health(verdict, details);
+	}
+
+	/**
+	 * Stops the threads that run the checks; a check still waiting for Redis is
+	 * interrupted.
+	 */
+	@Override
+	public void close() {
+		this.checks.shutdownNow();
+	}
+
+	/**
+	 * What a check found.
+	 */
+	public enum Verdict {
+
+		/** Redis answers and every listener works. */
+		UP,
+
+		/** Redis does not answer, a listener died, or a partition count disagrees. */
+		DOWN,
+
+		/** A topic's oldest waiting message is later than the maximum lateness. */
+		LATE
+
+	}
+
+	/**
+	 * The outcome of a check.
+	 *
+	 * @param verdict what the check found
+	 * @param details what it found, for the health endpoint
+	 */
+	public record Health(Verdict verdict, Map<String, Object> details) {
+
+		static Health down(String error) {
+			return new Health(Verdict.DOWN, Map.of("error", error));
+		}
+
+	}
+
+}

@@ -1,0 +1,230 @@
+package io.github.delayqueue.autoconfigure;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+
+import io.github.delayqueue.convert.PayloadConverter;
+import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.listener.DelayListenerAnnotationBeanPostProcessor;
+import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
+import io.github.delayqueue.listener.ListenerSettings;
+import io.github.delayqueue.listener.ListenerSettingsProvider;
+import io.github.delayqueue.listener.RetryBackoff;
+import io.github.delayqueue.metrics.DelayQueueMetrics;
+import io.github.delayqueue.metrics.MicrometerDelayQueueMetrics;
+import io.github.delayqueue.metrics.TopicGauges;
+import io.github.delayqueue.observation.DelayQueueReceiverObservationConvention;
+import io.github.delayqueue.observation.DelayQueueSenderObservationConvention;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.runtime.broker.BrokerSettings;
+import io.github.delayqueue.store.RateLimit;
+import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.RedisSettingsCheck;
+import io.github.delayqueue.store.TopicPartitions;
+import io.lettuce.core.resource.Delay;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/**
+ * The delay queue's beans, the same on Spring Boot 3 and 4: the
+ * {@link DelayQueueTemplate} for sending and the
+ * {@link io.github.delayqueue.listener.DelayListener @DelayListener} support for
+ * consuming, on the application's {@link RedisConnectionFactory}. Imported by the
+ * {@code DelayQueueAutoConfiguration} of each Spring Boot line, which decides whether it
+ * applies and adds what differs between the lines.
+ */
+@Configuration(proxyBeanMethods = false)
+@EnableConfigurationProperties(DelayQueueProperties.class)
+@Import({ PayloadConverterConfigurations.ApplicationJackson3.class,
+		PayloadConverterConfigurations.ApplicationJackson2.class, PayloadConverterConfigurations.DefaultJackson3.class,
+		PayloadConverterConfigurations.DefaultJackson2.class, PayloadConverterConfigurations.TextOnly.class })
+final class DelayQueueConfiguration {
+
+	/**
+	 * Name of the {@link Executor} bean that, when present, runs every topic's listener
+	 * handlers (at most each topic's concurrency at once) instead of a pool of handler
+	 * threads per topic.
+	 */
+	static final String HANDLER_EXECUTOR = "delayQueueHandlerExecutor";
+
+	private static final Duration MIN_RECONNECT_DELAY = Duration.ofMillis(1);
+
+	@Bean
+	@ConditionalOnMissingBean
+	RedisMessageStore delayQueueMessageStore(RedisConnectionFactory connectionFactory,
+			DelayQueueProperties properties) {
+		RedisMessageStore store = new RedisMessageStore(connectionFactory, properties.getKeyPrefix(),
+				properties.getProducer().getSendTimeout());
+		DelayQueueProperties.Replication replication = properties.getProducer().getReplication();
+		if (replication.getMinReplicas() > 0) {
+			store.confirmReplication(replication.getMinReplicas(), replication.getTimeout());
+		}
+		Map<String, Integer> partitions = new HashMap<>();
+		properties.getTopics().forEach((topic, settings) -> partitions.put(topic, settings.getPartitions()));
+		store.usePartitions(TopicPartitions.of(partitions));
+		if (connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware()
+				&& store.shardedSignalsAvailable()) {
+			store.useShardedSignals();
+		}
+		return store;
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RedisSettingsCheck delayQueueRedisSettingsCheck(RedisConnectionFactory connectionFactory) {
+		return new RedisSettingsCheck(connectionFactory);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	DelayQueueTemplate delayQueueTemplate(RedisMessageStore store, PayloadConverter payloadConverter,
+			DelayQueueProperties properties, ObjectProvider<DelayQueueMetrics> metrics,
+			ObjectProvider<ObservationRegistry> observationRegistry,
+			ObjectProvider<DelayQueueSenderObservationConvention> observationConvention) {
+		DelayQueueTemplate template = new DelayQueueTemplate(store, payloadConverter, properties.getMaxPayloadSize(),
+				properties.getProducer().isTransactionAware());
+		template.setMetrics(metrics.getIfAvailable(() -> DelayQueueMetrics.NONE));
+		template.setObservationRegistry(observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP));
+		observationConvention.ifAvailable(template::setObservationConvention);
+		return template;
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	ListenerSettingsProvider delayQueueListenerSettingsProvider(DelayQueueProperties properties) {
+		return new PropertiesListenerSettingsProvider(properties);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	DelayListenerEndpointRegistry delayListenerEndpointRegistry(PayloadConverter payloadConverter) {
+		return new DelayListenerEndpointRegistry(payloadConverter);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	DelayQueueRuntime delayQueueRuntime(RedisMessageStore store, PayloadConverter payloadConverter,
+			RedisConnectionFactory connectionFactory, DelayListenerEndpointRegistry registry,
+			DelayQueueProperties properties, ObjectProvider<DelayQueueMetrics> metrics,
+			ObjectProvider<ObservationRegistry> observationRegistry,
+			ObjectProvider<DelayQueueReceiverObservationConvention> observationConvention,
+			@Qualifier(HANDLER_EXECUTOR) ObjectProvider<Executor> handlerExecutor) {
+		DelayQueueProperties.Broker broker = properties.getBroker();
+		DelayQueueRuntime runtime = new DelayQueueRuntime(store, payloadConverter, connectionFactory,
+				new BrokerSettings(broker.getBatchSize(), broker.getMaxSleep(), broker.getLookahead()), registry);
+		runtime.setMetrics(metrics.getIfAvailable(() -> DelayQueueMetrics.NONE));
+		runtime.setObservationRegistry(observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP));
+		observationConvention.ifAvailable(runtime::setObservationConvention);
+		handlerExecutor.ifAvailable(runtime::setHandlerExecutor);
+		return runtime;
+	}
+
+	/**
+	 * Reports the queue's events to Micrometer when a {@link MeterRegistry} exists, and
+	 * binds the gauges of the listened topics wherever Spring Boot binds meter binders.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(MeterRegistry.class)
+	static class MicrometerMetricsConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		@ConditionalOnBean(MeterRegistry.class)
+		DelayQueueMetrics delayQueueMetrics(MeterRegistry meterRegistry, DelayQueueProperties properties) {
+			DelayQueueProperties.Metrics metrics = properties.getMetrics();
+			return new MicrometerDelayQueueMetrics(meterRegistry, metrics.getLatenessPercentiles(),
+					metrics.isLatenessHistogram());
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		TopicGauges delayQueueTopicGauges(RedisMessageStore store, DelayListenerAnnotationBeanPostProcessor listeners,
+				DelayQueueProperties properties) {
+			return new TopicGauges(() -> listeners.getTopics().stream().map(store::inspector).toList(),
+					properties.getMetrics().getGaugeRefreshInterval());
+		}
+
+	}
+
+	/**
+	 * The reconnect back-off of the Lettuce client: exponential from a millisecond up to
+	 * {@code delay-queue.redis-reconnect-max-delay}, so that the queue recovers soon
+	 * after Redis is back.
+	 * @param properties the properties
+	 * @return the back-off, or {@code null} to keep Lettuce's when the maximum is under a
+	 * millisecond
+	 */
+	static @Nullable Delay reconnectDelay(DelayQueueProperties properties) {
+		Duration maxDelay = properties.getRedisReconnectMaxDelay();
+		return (maxDelay.compareTo(MIN_RECONNECT_DELAY) >= 0)
+				? Delay.exponential(MIN_RECONNECT_DELAY, maxDelay, 2, TimeUnit.MILLISECONDS) : null;
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	static DelayListenerAnnotationBeanPostProcessor delayListenerAnnotationBeanPostProcessor() {
+		return new DelayListenerAnnotationBeanPostProcessor();
+	}
+
+	/**
+	 * Resolves a topic's listener settings: {@code delay-queue.topics.<topic>.*} over
+	 * {@code delay-queue.listener.*}.
+	 */
+	static final class PropertiesListenerSettingsProvider implements ListenerSettingsProvider {
+
+		private final DelayQueueProperties properties;
+
+		PropertiesListenerSettingsProvider(DelayQueueProperties properties) {
+			this.properties = properties;
+		}
+
+		@Override
+		public ListenerSettings forTopic(String topic) {
+			DelayQueueProperties.Listener defaults = this.properties.getListener();
+			DelayQueueProperties.Backoff backoff = defaults.getBackoff();
+			DelayQueueProperties.Topic own = this.properties.getTopics()
+				.getOrDefault(topic, new DelayQueueProperties.Topic());
+			DelayQueueProperties.TopicBackoff ownBackoff = own.getBackoff();
+			RetryBackoff retryBackoff = new RetryBackoff(
+					or(ownBackoff.getInitialInterval(), backoff.getInitialInterval()),
+					or(ownBackoff.getMultiplier(), backoff.getMultiplier()),
+					or(ownBackoff.getMaxInterval(), backoff.getMaxInterval()));
+			return new ListenerSettings(or(own.getConcurrency(), defaults.getConcurrency()), defaults.getPrefetch(),
+					or(own.getMaxAttempts(), defaults.getMaxAttempts()),
+					or(own.getVisibilityTimeout(), defaults.getVisibilityTimeout()), retryBackoff,
+					defaults.getIdleCheckInterval(), defaults.getShutdownTimeout(), defaults.getMaxHandlingTime(),
+					or(own.getLatePolicy(), defaults.getLatePolicy()),
+					or(own.getLateThreshold(), defaults.getLateThreshold()),
+					or(own.getMaxBatchSize(), ListenerSettings.DEFAULT_MAX_BATCH_SIZE),
+					or(own.getBatchTimeout(), ListenerSettings.DEFAULT_BATCH_TIMEOUT), rateLimit(own.getRateLimit()));
+		}
+
+		private static @Nullable RateLimit rateLimit(DelayQueueProperties.TopicRateLimit properties) {
+			Integer limit = properties.getLimit();
+			Duration period = properties.getPeriod();
+			return (limit != null && period != null) ? new RateLimit(limit, period) : null;
+		}
+
+		private static <T> T or(@Nullable T value, T fallback) {
+			return (value != null) ? value : fallback;
+		}
+
+	}
+
+}
