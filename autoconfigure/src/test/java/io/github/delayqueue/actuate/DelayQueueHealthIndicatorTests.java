@@ -214,8 +214,8 @@ class DelayQueueHealthIndicatorTests {
 			.values()
 			.stream()
 			.filter((stack) -> Arrays.stream(stack)
-				.anyMatch((frame) -> frame.getClassName().equals(DelayQueueHealthIndicator.class.getName())
-						&& frame.getMethodName().equals("check")))
+				.anyMatch((frame) -> frame.getClassName().equals(DelayQueueHealthCheck.class.getName())
+						&& frame.getMethodName().equals("checkNow")))
 			.count();
 	}
 

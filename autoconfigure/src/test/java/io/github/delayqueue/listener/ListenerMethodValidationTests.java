@@ -10,9 +10,11 @@ import com.fasterxml.jackson.annotation.JsonSubTypes;
 import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.autoconfigure.InvalidDelayListenerFailureAnalyzer;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -68,6 +70,22 @@ class ListenerMethodValidationTests {
 			.run((context) -> assertThat(mostSpecificFailure(context))
 				.hasMessageContaining(NoteListener.class.getName() + ".on")
 				.hasMessageContaining(SecondNoteListener.class.getName() + ".on"));
+	}
+
+	@Test
+	void aListenerDeclaredWronglyIsExplainedByAFailureAnalysisNamingTheMethodAndTheProblem() {
+		this.runner.withBean(BadConcurrency.class).run((context) -> {
+			FailureAnalysis analysis = new InvalidDelayListenerFailureAnalyzer().analyze(context.getStartupFailure());
+			assertThat(analysis).isNotNull();
+			assertThat(analysis.getDescription()).contains(BadConcurrency.class.getName() + ".on")
+				.contains("concurrency must be a whole number of at least 1, but was 'many'");
+			assertThat(analysis.getAction()).contains("Correct the @DelayListener annotation");
+		});
+		this.runner.withBean(NoteListener.class).withBean(SecondNoteListener.class).run((context) -> {
+			FailureAnalysis analysis = new InvalidDelayListenerFailureAnalyzer().analyze(context.getStartupFailure());
+			assertThat(analysis).isNotNull();
+			assertThat(analysis.getDescription()).contains("has two @DelayListener methods");
+		});
 	}
 
 	@Test

@@ -132,7 +132,7 @@ final class TransactionalSends implements TransactionSynchronization {
 			catch (RuntimeException ex) {
 				failure = ex;
 				long wait = retries.nextBackOff();
-				if (wait == BackOffExecution.STOP || !pause(wait)) {
+				if (wait == BackOffExecution.STOP || !StoreCalls.pause(wait)) {
 					break;
 				}
 			}
@@ -162,17 +162,6 @@ final class TransactionalSends implements TransactionSynchronization {
 		else if (logger.isDebugEnabled()) {
 			this.byTopic.forEach((topic, messages) -> messages.forEach((message) -> logger
 				.debug("Topic '" + topic + "' message " + message.id() + " dropped: the transaction did not commit")));
-		}
-	}
-
-	private static boolean pause(long millis) {
-		try {
-			Thread.sleep(millis);
-			return true;
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			return false;
 		}
 	}
 

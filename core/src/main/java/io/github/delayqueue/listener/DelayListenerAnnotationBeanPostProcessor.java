@@ -115,7 +115,7 @@ public class DelayListenerAnnotationBeanPostProcessor
 			Topics.requireValid(topic);
 		}
 		catch (InvalidMessageException ex) {
-			throw new InvalidDelayListenerException(name, ex.getMessage(), ex);
+			throw new InvalidDelayListenerException(name, String.valueOf(ex.getMessage()), null);
 		}
 		Integer concurrency = null;
 		String concurrencyText = resolve(annotation.concurrency());

@@ -44,14 +44,20 @@ public final class StoreCalls {
 			}
 			catch (RuntimeException ex) {
 				long wait = retries.nextBackOff();
-				if (wait == BackOffExecution.STOP || !sleep(wait)) {
+				if (wait == BackOffExecution.STOP || !pause(wait)) {
 					throw ex;
 				}
 			}
 		}
 	}
 
-	private static boolean sleep(long millis) {
+	/**
+	 * Waits before a retry.
+	 * @param millis how long
+	 * @return {@code true}, or {@code false} if the thread was interrupted meanwhile (its
+	 * interrupt flag set again): then the caller gives up
+	 */
+	public static boolean pause(long millis) {
 		try {
 			Thread.sleep(millis);
 			return true;

@@ -22,6 +22,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootVersion;
 import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
 import org.springframework.boot.actuate.autoconfigure.health.HealthContributorAutoConfiguration;
@@ -122,6 +123,12 @@ class SpringBoot3AutoConfigurationTests {
 				assertThat(context.getBean(DelayQueueEndpoint.class).topic("orders", null, null, null).scheduled())
 					.isEqualTo(1);
 			});
+	}
+
+	@Test
+	void theLineCheckRunsWithEveryApplication() {
+		assertThat(new SpringApplication(Object.class).getListeners())
+			.hasAtLeastOneElementOfType(SpringBoot3LineCheck.class);
 	}
 
 	@Test
