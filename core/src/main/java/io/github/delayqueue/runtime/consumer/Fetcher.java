@@ -1,6 +1,7 @@
 package io.github.delayqueue.runtime.consumer;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -90,6 +91,12 @@ final class Fetcher {
 	/** Messages held until their due time, earliest first; guards the fields below it. */
 	private final PriorityQueue<HeldMessage> heldMessages = new PriorityQueue<>(
 			Comparator.comparingLong(HeldMessage::dueNanos).thenComparingLong(HeldMessage::order));
+
+	/** Messages taken to be dispatched, in order; guarded by {@link #heldMessages}. */
+	private final ArrayDeque<ToDispatch> toDispatch = new ArrayDeque<>();
+
+	/** Whether a thread is dispatching; guarded by {@link #heldMessages}. */
+	private boolean dispatching;
 
 	private @Nullable ScheduledFuture<?> heldRelease;
 
@@ -198,8 +205,8 @@ final class Fetcher {
 	 * native connection, a pool, a Cluster re-routing the claim), the hand-back may run
 	 * before the claim: it then records the claim as having leased nothing, so that the
 	 * claim leases nothing when it runs.
-	 * @return the messages held until their due time, now given up: the caller hands them
-	 * back
+	 * @return the messages held until their due time or taken and not yet dispatched, now
+	 * given up: the caller hands them back
 	 */
 	List<InFlightMessage> stop() {
 		this.running = false;
@@ -227,6 +234,8 @@ final class Fetcher {
 			if (this.heldRelease != null) {
 				this.heldRelease.cancel(false);
 			}
+			this.toDispatch.forEach((taken) -> notDue.add(taken.message()));
+			this.toDispatch.clear();
 			this.heldMessages.forEach((held) -> notDue.add(held.message()));
 			this.heldMessages.clear();
 			this.held.set(0);
@@ -505,20 +514,26 @@ final class Fetcher {
 	}
 
 	/**
+	 * Hands claimed messages over: those due go to their handlers after every held
+	 * message due by now, those not yet due are held.
 	 * @return how many of the messages were due, and so took a slot
 	 */
 	private int handOver(List<InFlightMessage> claimed) {
 		int due = 0;
-		for (InFlightMessage message : claimed) {
-			long dueInNanos = Nanoseconds.of(message.claimed().dueIn());
-			if (dueInNanos > 0) {
-				hold(message, dueInNanos);
-			}
-			else {
-				due++;
-				this.dispatcher.dispatch(message, true);
+		synchronized (this.heldMessages) {
+			takeDueHeldMessages();
+			for (InFlightMessage message : claimed) {
+				long dueInNanos = Nanoseconds.of(message.claimed().dueIn());
+				if (dueInNanos > 0) {
+					hold(message, dueInNanos);
+				}
+				else {
+					due++;
+					this.toDispatch.add(new ToDispatch(message, true));
+				}
 			}
 		}
+		dispatchInOrder();
 		return due;
 	}
 
@@ -526,45 +541,83 @@ final class Fetcher {
 	 * Keeps a message the broker made ready before its due time until then; it is in
 	 * flight here meanwhile (leased, extended, handed back at shutdown) but takes no
 	 * handler slot. Held messages are handed over in due order, and in claim order within
-	 * the same due time, by one task at a time.
+	 * the same due time. Called holding the lock of {@link #heldMessages}.
 	 */
 	private void hold(InFlightMessage message, long dueInNanos) {
-		synchronized (this.heldMessages) {
-			this.heldMessages.add(new HeldMessage(System.nanoTime() + dueInNanos, this.holds++, message));
-			this.held.incrementAndGet();
-			HeldMessage head = this.heldMessages.peek();
-			if (head != null && (this.heldRelease == null || head.dueNanos() - this.heldReleaseNanos < 0)) {
-				scheduleRelease(head.dueNanos());
-			}
+		this.heldMessages.add(new HeldMessage(System.nanoTime() + dueInNanos, this.holds++, message));
+		this.held.incrementAndGet();
+		HeldMessage head = this.heldMessages.peek();
+		if (head != null && (this.heldRelease == null || head.dueNanos() - this.heldReleaseNanos < 0)) {
+			scheduleRelease(head.dueNanos());
 		}
 	}
 
 	private void releaseDueHeldMessages() {
 		boolean wasFull;
-		List<InFlightMessage> due = new ArrayList<>();
 		synchronized (this.heldMessages) {
 			this.heldRelease = null;
 			wasFull = this.held.get() >= MAX_HELD;
-			long now = System.nanoTime();
-			HeldMessage head;
-			while (this.running && (head = this.heldMessages.peek()) != null && head.dueNanos() - now <= 0) {
-				this.heldMessages.poll();
-				this.held.decrementAndGet();
-				due.add(head.message());
-			}
+			takeDueHeldMessages();
 			// Else stopping: the lease keeper hands the held messages back.
-			head = this.heldMessages.peek();
+			HeldMessage head = this.heldMessages.peek();
 			if (this.running && head != null) {
 				scheduleRelease(head.dueNanos());
 			}
 		}
-		// Outside the lock: the handler executor may wait for room, and the stop needs
-		// the
-		// lock meanwhile. A message taken here and not yet dispatched when the listener
-		// stops stays with the lease keeper, which hands it back.
-		due.forEach((message) -> this.dispatcher.dispatch(message, false));
+		dispatchInOrder();
 		if (wasFull) {
 			request();
+		}
+	}
+
+	/**
+	 * Moves the held messages due by now to the messages to dispatch, in due order.
+	 * Called holding the lock of {@link #heldMessages}.
+	 */
+	private void takeDueHeldMessages() {
+		long now = System.nanoTime();
+		HeldMessage head;
+		while (this.running && (head = this.heldMessages.peek()) != null && head.dueNanos() - now <= 0) {
+			this.heldMessages.poll();
+			this.held.decrementAndGet();
+			this.toDispatch.add(new ToDispatch(head.message(), false));
+		}
+	}
+
+	/**
+	 * Dispatches the messages taken for it, one at a time and in the order they were
+	 * taken, outside the lock: the handler executor may wait for room, and the stop needs
+	 * the lock meanwhile. One thread dispatches at a time; others leave their messages to
+	 * it. The stop takes back what is not dispatched yet.
+	 */
+	private void dispatchInOrder() {
+		synchronized (this.heldMessages) {
+			if (this.dispatching) {
+				return;
+			}
+			this.dispatching = true;
+		}
+		boolean done = false;
+		try {
+			while (true) {
+				ToDispatch next;
+				synchronized (this.heldMessages) {
+					next = this.running ? this.toDispatch.poll() : null;
+					if (next == null) {
+						this.dispatching = false;
+						done = true;
+						return;
+					}
+				}
+				this.dispatcher.dispatch(next.message(), next.holdsSlot());
+			}
+		}
+		finally {
+			if (!done) {
+				synchronized (this.heldMessages) {
+					this.dispatching = false;
+				}
+			}
 		}
 	}
 
@@ -609,6 +662,10 @@ final class Fetcher {
 		 */
 		void dispatch(InFlightMessage message, boolean holdsSlot);
 
+	}
+
+	/** A message taken to be dispatched, and whether it took a handler slot. */
+	private record ToDispatch(InFlightMessage message, boolean holdsSlot) {
 	}
 
 	/** A message held until its due time, by this JVM's clock. */
