@@ -16,14 +16,15 @@ import tools.jackson.databind.json.JsonMapper;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The README's property table lists every {@code delay-queue.*} property with the default
- * from the generated configuration metadata.
+ * The property table of {@code docs/configuration.md} (the reference the README links to)
+ * lists every {@code delay-queue.*} property with the default from the generated
+ * configuration metadata.
  */
 class ReadmePropertiesTests {
 
 	@Test
-	void readmeListsEveryPropertyWithItsDefault() throws IOException {
-		List<String> readme = Files.readAllLines(readme(), StandardCharsets.UTF_8);
+	void theConfigurationReferenceListsEveryPropertyWithItsDefault() throws IOException {
+		List<String> reference = Files.readAllLines(reference(), StandardCharsets.UTF_8);
 		JsonNode metadata;
 		try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
 			metadata = JsonMapper.builder().build().readTree(in);
@@ -34,29 +35,32 @@ class ReadmePropertiesTests {
 				continue;
 			}
 			if (name.equals("delay-queue.topics")) {
-				assertThat(String.join("\n", readme)).contains("`delay-queue.topics.<topic>.*`");
+				assertThat(String.join("\n", reference)).contains("`delay-queue.topics.<topic>.*`");
 				continue;
 			}
-			Optional<String> row = readme.stream().filter((line) -> line.startsWith("| `" + name + "` |")).findFirst();
-			assertThat(row).as("README row for %s", name).isPresent();
+			Optional<String> row = reference.stream()
+				.filter((line) -> line.startsWith("| `" + name + "` |"))
+				.findFirst();
+			assertThat(row).as("docs/configuration.md row for %s", name).isPresent();
 			JsonNode defaultValue = property.get("defaultValue");
 			if (defaultValue != null && !defaultValue.isArray()) {
 				String text = defaultValue.isBoolean() ? defaultValue.asString().toLowerCase(Locale.ROOT)
 						: defaultValue.asString();
 				String expected = "`" + text + "`";
-				assertThat(row.get().split("\\|")[2].trim()).as("README default of %s", name).isEqualTo(expected);
+				assertThat(row.get().split("\\|")[2].trim()).as("docs/configuration.md default of %s", name)
+					.isEqualTo(expected);
 			}
 		}
 	}
 
-	private static Path readme() {
+	private static Path reference() {
 		for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-			Path readme = dir.resolve("README.md");
-			if (Files.exists(readme) && Files.exists(dir.resolve("autoconfigure"))) {
-				return readme;
+			Path reference = dir.resolve("docs/configuration.md");
+			if (Files.exists(reference) && Files.exists(dir.resolve("autoconfigure"))) {
+				return reference;
 			}
 		}
-		throw new IllegalStateException("README.md not found above " + Path.of("").toAbsolutePath());
+		throw new IllegalStateException("docs/configuration.md not found above " + Path.of("").toAbsolutePath());
 	}
 
 }
