@@ -39,7 +39,7 @@ public class PartitionCountException extends IllegalStateException {
 				+ ".partitions), and messages it holds (" + held + " found: scheduled, ready, in flight or dead) would"
 				+ " then be out of reach of the calls that find them by id. Every application must use the same"
 				+ " count; it can change only while " + ((configured == 1) ? "partitions 1 and up are" : "the topic is")
-				+ " empty (see the README, \"Partitioned topics\")");
+				+ " empty (see docs/redis.md, \"Partitioned topics\")");
 	}
 
 	/**
@@ -51,11 +51,10 @@ public class PartitionCountException extends IllegalStateException {
 	 * @return the exception
 	 */
 	static PartitionCountException differs(String topic, int stored, int configured) {
-		return new PartitionCountException(topic, stored, configured,
-				"Topic '" + topic + "' has " + stored + " partitions in Redis, but " + configured
-						+ " are configured here (delay-queue.topics." + topic
-						+ ".partitions). Every application must use the same count; only a send or a listener starting"
-						+ " changes it, and only while no message would move (see the README, \"Partitioned topics\")");
+		return new PartitionCountException(topic, stored, configured, "Topic '" + topic + "' has " + stored
+				+ " partitions in Redis, but " + configured + " are configured here (delay-queue.topics." + topic
+				+ ".partitions). Every application must use the same count; only a send or a listener starting"
+				+ " changes it, and only while no message would move (see docs/redis.md, \"Partitioned topics\")");
 	}
 
 	/**
