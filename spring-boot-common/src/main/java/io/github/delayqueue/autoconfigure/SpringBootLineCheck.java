@@ -18,6 +18,8 @@ public abstract class SpringBootLineCheck implements ApplicationListener<Applica
 
 	private final int major;
 
+	private final int minimumMinor;
+
 	private final String starter;
 
 	private final String otherStarter;
@@ -27,12 +29,15 @@ public abstract class SpringBootLineCheck implements ApplicationListener<Applica
 	/**
 	 * Creates the check of a line.
 	 * @param major the Spring Boot major version the line is for
+	 * @param minimumMinor the oldest minor version of that major the line runs on
 	 * @param starter the starter of the line
 	 * @param otherStarter the starter of the other line
 	 * @param otherTestKit the test kit of the other line
 	 */
-	protected SpringBootLineCheck(int major, String starter, String otherStarter, String otherTestKit) {
+	protected SpringBootLineCheck(int major, int minimumMinor, String starter, String otherStarter,
+			String otherTestKit) {
 		this.major = major;
+		this.minimumMinor = minimumMinor;
 		this.starter = starter;
 		this.otherStarter = otherStarter;
 		this.otherTestKit = otherTestKit;
@@ -47,11 +52,33 @@ public abstract class SpringBootLineCheck implements ApplicationListener<Applica
 	 * Checks a Spring Boot version against this line.
 	 * @param version the version, or {@code null} when unknown (then nothing is checked)
 	 * @throws WrongSpringBootLineException if the version is of another major line
+	 * @throws IllegalStateException if the version is of this line but older than it runs
+	 * on
 	 */
 	void check(@Nullable String version) {
-		if (version != null && !version.startsWith(this.major + ".")) {
+		if (version == null) {
+			return;
+		}
+		String[] parts = version.split("[.-]");
+		int major = number(parts, 0);
+		int minor = number(parts, 1);
+		if (major != this.major) {
 			throw new WrongSpringBootLineException(version, this.major, this.starter, this.otherStarter,
 					this.otherTestKit);
+		}
+		if (minor >= 0 && minor < this.minimumMinor) {
+			throw new IllegalStateException("io.github.delayqueue:" + this.starter + " needs Spring Boot " + this.major
+					+ "." + this.minimumMinor + " or later, but this application runs Spring Boot " + version
+					+ ": upgrade Spring Boot");
+		}
+	}
+
+	private static int number(String[] parts, int index) {
+		try {
+			return (index < parts.length) ? Integer.parseInt(parts[index]) : -1;
+		}
+		catch (NumberFormatException ex) {
+			return -1;
 		}
 	}
 

@@ -7,9 +7,15 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDeta
 
 /**
  * The test Redis as Spring Boot 4's {@link DataRedisConnectionDetails}; registered in
- * {@code META-INF/spring.factories}.
+ * {@code META-INF/spring.factories}, where the test kit finds it; not for direct use.
  */
-final class SpringBoot4TestRedisConnectionDetailsFactory implements TestRedisConnectionDetailsFactory {
+public final class SpringBoot4TestRedisConnectionDetailsFactory implements TestRedisConnectionDetailsFactory {
+
+	/**
+	 * Creates the factory; the test kit does.
+	 */
+	public SpringBoot4TestRedisConnectionDetailsFactory() {
+	}
 
 	@Override
 	public Class<?> connectionDetailsType() {

@@ -35,6 +35,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.assertThatNoException;
 
 /**
@@ -135,6 +136,8 @@ class SpringBoot3AutoConfigurationTests {
 	void failsStartupNamingTheRightStarterOnTheWrongLine() {
 		SpringBootLineCheck check = new SpringBoot3LineCheck();
 		assertThatNoException().isThrownBy(() -> check.check("3.5.7"));
+		assertThatIllegalStateException().isThrownBy(() -> check.check("3.4.2"))
+			.withMessageContaining("needs Spring Boot 3.5 or later");
 		assertThatExceptionOfType(WrongSpringBootLineException.class).isThrownBy(() -> check.check("4.1.2"))
 			.satisfies((wrong) -> {
 				FailureAnalysis analysis = new WrongSpringBootLineFailureAnalyzer().analyze(wrong);

@@ -7,9 +7,15 @@ import org.springframework.boot.autoconfigure.data.redis.RedisConnectionDetails;
 
 /**
  * The test Redis as Spring Boot 3's {@link RedisConnectionDetails}; registered in
- * {@code META-INF/spring.factories}.
+ * {@code META-INF/spring.factories}, where the test kit finds it; not for direct use.
  */
-final class SpringBoot3TestRedisConnectionDetailsFactory implements TestRedisConnectionDetailsFactory {
+public final class SpringBoot3TestRedisConnectionDetailsFactory implements TestRedisConnectionDetailsFactory {
+
+	/**
+	 * Creates the factory; the test kit does.
+	 */
+	public SpringBoot3TestRedisConnectionDetailsFactory() {
+	}
 
 	@Override
 	public Class<?> connectionDetailsType() {
