@@ -2,8 +2,13 @@ package io.github.delayqueue.runtime.consumer;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
@@ -93,6 +98,51 @@ class DispatchOrderTests {
 					await().atMost(Duration.ofSeconds(10)).until(() -> listener.received.size() == 2);
 					assertThat(listener.received).containsExactly("0", "1");
 				});
+		}
+	}
+
+	@Test
+	void messagesDueTogetherComeInSendOrderRoundAfterRoundWhileRedisLatencyJitters() throws Exception {
+		TestRedis redis = TestRedis.shared();
+		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
+			AtomicBoolean jittering = new AtomicBoolean(true);
+			Thread jitter = new Thread(() -> {
+				while (jittering.get()) {
+					proxy.latency(Duration.ofMillis(ThreadLocalRandom.current().nextInt(12)));
+					LockSupport.parkNanos(Duration.ofMillis(3).toNanos());
+				}
+			});
+			jitter.setDaemon(true);
+			jitter.start();
+			try {
+				QueueContexts.runner(QueueContexts.uniquePrefix(), proxy)
+					.withBean(SequenceListener.class)
+					.withPropertyValues("delay-queue.broker.lookahead=300ms", "delay-queue.broker.batch-size=7")
+					.run((context) -> {
+						DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+						SequenceListener listener = context.getBean(SequenceListener.class);
+						for (int round = 0; round < 8; round++) {
+							listener.received.clear();
+							Instant dueAt = Instant.now().plusMillis(1500);
+							List<DelayMessage> messages = new ArrayList<>();
+							for (int i = 0; i < 60; i++) {
+								messages
+									.add(DelayMessage.builder("sequence", Integer.toString(i)).dueAt(dueAt).build());
+							}
+							template.sendAll(messages.subList(0, 20));
+							for (DelayMessage message : messages.subList(20, 60)) {
+								template.send(message);
+							}
+							await().atMost(Duration.ofSeconds(15)).until(() -> listener.received.size() == 60);
+							assertThat(listener.received).as("round " + round)
+								.isSortedAccordingTo(Comparator.comparingInt(Integer::parseInt));
+						}
+					});
+			}
+			finally {
+				jittering.set(false);
+				jitter.join();
+			}
 		}
 	}
 
