@@ -526,22 +526,33 @@ final class Fetcher {
 	 */
 	private int handOver(List<InFlightMessage> claimed) {
 		int due = 0;
+		boolean stopped;
 		synchronized (this.heldMessages) {
-			// Held messages due by the Redis clock of this claim go first, even if their
-			// own claim's reply came late and their release here is still to come.
-			long claimedAtMillis = claimed.isEmpty() ? Long.MIN_VALUE
-					: claimed.get(0).claimed().claimedAt().toEpochMilli();
-			takeDueHeldMessages(claimedAtMillis);
-			for (InFlightMessage message : claimed) {
-				long dueInNanos = Nanoseconds.of(message.claimed().dueIn());
-				if (dueInNanos > 0) {
-					hold(message, dueInNanos);
-				}
-				else {
-					due++;
-					this.toDispatch.add(new ToDispatch(message, true));
+			// Answered before the stop, and handed over after it took what was queued:
+			// nothing would dispatch them, so they go back at once.
+			stopped = !this.running;
+			if (!stopped) {
+				// Held messages due by the Redis clock of this claim go first, even if
+				// their own claim's reply came late and their release here is still to
+				// come.
+				long claimedAtMillis = claimed.isEmpty() ? Long.MIN_VALUE
+						: claimed.get(0).claimed().claimedAt().toEpochMilli();
+				takeDueHeldMessages(claimedAtMillis);
+				for (InFlightMessage message : claimed) {
+					long dueInNanos = Nanoseconds.of(message.claimed().dueIn());
+					if (dueInNanos > 0) {
+						hold(message, dueInNanos);
+					}
+					else {
+						due++;
+						this.toDispatch.add(new ToDispatch(message, true));
+					}
 				}
 			}
+		}
+		if (stopped) {
+			this.leases.handBack(claimed, HandBack.CLAIMED_AFTER_STOP);
+			return 0;
 		}
 		dispatchInOrder();
 		return due;
@@ -625,7 +636,7 @@ final class Fetcher {
 						return;
 					}
 				}
-				this.dispatcher.dispatch(next.message(), next.holdsSlot());
+				dispatch(next);
 			}
 		}
 		finally {
@@ -633,6 +644,25 @@ final class Fetcher {
 				synchronized (this.heldMessages) {
 					this.dispatching = false;
 				}
+			}
+		}
+	}
+
+	/**
+	 * Dispatches one message. Should the dispatcher fail, the message goes back at once
+	 * and its slot is freed, so that neither waits for its lease to expire, and the
+	 * messages queued behind it are still dispatched.
+	 */
+	private void dispatch(ToDispatch next) {
+		try {
+			this.dispatcher.dispatch(next.message(), next.holdsSlot());
+		}
+		catch (RuntimeException ex) {
+			logger.error("Topic '" + this.topic + "' message " + next.message().id() + ": could not hand it to a "
+					+ "handler, handing it back to be delivered again", ex);
+			this.leases.handBack(List.of(next.message()), HandBack.REFUSED);
+			if (next.holdsSlot()) {
+				slotsFreed(1);
 			}
 		}
 	}
