@@ -24,6 +24,7 @@ import io.github.delayqueue.runtime.support.OutageLog;
 import io.github.delayqueue.runtime.support.Replies;
 import io.github.delayqueue.runtime.support.TopicRepair;
 import io.github.delayqueue.store.ClaimResult;
+import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.TopicStore;
@@ -88,9 +89,14 @@ final class Fetcher {
 
 	private final AtomicInteger held = new AtomicInteger();
 
-	/** Messages held until their due time, earliest first; guards the fields below it. */
+	/**
+	 * Messages held until their due time, earliest first by the Redis clock, in claim
+	 * order within the same due time; guards the fields below it. Not ordered by when
+	 * they are released here: that time is estimated from the claim's reply, which may
+	 * come later for one claim than for the next.
+	 */
 	private final PriorityQueue<HeldMessage> heldMessages = new PriorityQueue<>(
-			Comparator.comparingLong(HeldMessage::dueNanos).thenComparingLong(HeldMessage::order));
+			Comparator.comparingLong(HeldMessage::dueAtMillis).thenComparingLong(HeldMessage::order));
 
 	/** Messages taken to be dispatched, in order; guarded by {@link #heldMessages}. */
 	private final ArrayDeque<ToDispatch> toDispatch = new ArrayDeque<>();
@@ -520,18 +526,33 @@ final class Fetcher {
 	 */
 	private int handOver(List<InFlightMessage> claimed) {
 		int due = 0;
+		boolean stopped;
 		synchronized (this.heldMessages) {
-			takeDueHeldMessages();
-			for (InFlightMessage message : claimed) {
-				long dueInNanos = Nanoseconds.of(message.claimed().dueIn());
-				if (dueInNanos > 0) {
-					hold(message, dueInNanos);
-				}
-				else {
-					due++;
-					this.toDispatch.add(new ToDispatch(message, true));
+			// Answered before the stop, and handed over after it took what was queued:
+			// nothing would dispatch them, so they go back at once.
+			stopped = !this.running;
+			if (!stopped) {
+				// Held messages due by the Redis clock of this claim go first, even if
+				// their own claim's reply came late and their release here is still to
+				// come.
+				long claimedAtMillis = claimed.isEmpty() ? Long.MIN_VALUE
+						: claimed.get(0).claimed().claimedAt().toEpochMilli();
+				takeDueHeldMessages(claimedAtMillis);
+				for (InFlightMessage message : claimed) {
+					long dueInNanos = Nanoseconds.of(message.claimed().dueIn());
+					if (dueInNanos > 0) {
+						hold(message, dueInNanos);
+					}
+					else {
+						due++;
+						this.toDispatch.add(new ToDispatch(message, true));
+					}
 				}
 			}
+		}
+		if (stopped) {
+			this.leases.handBack(claimed, HandBack.CLAIMED_AFTER_STOP);
+			return 0;
 		}
 		dispatchInOrder();
 		return due;
@@ -544,11 +565,13 @@ final class Fetcher {
 	 * the same due time. Called holding the lock of {@link #heldMessages}.
 	 */
 	private void hold(InFlightMessage message, long dueInNanos) {
-		this.heldMessages.add(new HeldMessage(System.nanoTime() + dueInNanos, this.holds++, message));
+		ClaimedMessage claimed = message.claimed();
+		long dueAtMillis = claimed.claimedAt().plus(claimed.dueIn()).toEpochMilli();
+		this.heldMessages.add(new HeldMessage(dueAtMillis, this.holds++, System.nanoTime() + dueInNanos, message));
 		this.held.incrementAndGet();
 		HeldMessage head = this.heldMessages.peek();
-		if (head != null && (this.heldRelease == null || head.dueNanos() - this.heldReleaseNanos < 0)) {
-			scheduleRelease(head.dueNanos());
+		if (head != null && (this.heldRelease == null || head.releaseNanos() - this.heldReleaseNanos < 0)) {
+			scheduleRelease(head.releaseNanos());
 		}
 	}
 
@@ -557,11 +580,11 @@ final class Fetcher {
 		synchronized (this.heldMessages) {
 			this.heldRelease = null;
 			wasFull = this.held.get() >= MAX_HELD;
-			takeDueHeldMessages();
+			takeDueHeldMessages(Long.MIN_VALUE);
 			// Else stopping: the lease keeper hands the held messages back.
 			HeldMessage head = this.heldMessages.peek();
 			if (this.running && head != null) {
-				scheduleRelease(head.dueNanos());
+				scheduleRelease(head.releaseNanos());
 			}
 		}
 		dispatchInOrder();
@@ -571,13 +594,17 @@ final class Fetcher {
 	}
 
 	/**
-	 * Moves the held messages due by now to the messages to dispatch, in due order.
-	 * Called holding the lock of {@link #heldMessages}.
+	 * Moves the held messages due by now to the messages to dispatch, in due order: the
+	 * first while its release time here has come or it is due by a Redis time known, and
+	 * so on. Called holding the lock of {@link #heldMessages}.
+	 * @param redisNowMillis the Redis clock of a claim just answered (epoch ms), or
+	 * {@link Long#MIN_VALUE} for none
 	 */
-	private void takeDueHeldMessages() {
+	private void takeDueHeldMessages(long redisNowMillis) {
 		long now = System.nanoTime();
 		HeldMessage head;
-		while (this.running && (head = this.heldMessages.peek()) != null && head.dueNanos() - now <= 0) {
+		while (this.running && (head = this.heldMessages.peek()) != null
+				&& (head.releaseNanos() - now <= 0 || head.dueAtMillis() <= redisNowMillis)) {
 			this.heldMessages.poll();
 			this.held.decrementAndGet();
 			this.toDispatch.add(new ToDispatch(head.message(), false));
@@ -609,7 +636,7 @@ final class Fetcher {
 						return;
 					}
 				}
-				this.dispatcher.dispatch(next.message(), next.holdsSlot());
+				dispatch(next);
 			}
 		}
 		finally {
@@ -617,6 +644,25 @@ final class Fetcher {
 				synchronized (this.heldMessages) {
 					this.dispatching = false;
 				}
+			}
+		}
+	}
+
+	/**
+	 * Dispatches one message. Should the dispatcher fail, the message goes back at once
+	 * and its slot is freed, so that neither waits for its lease to expire, and the
+	 * messages queued behind it are still dispatched.
+	 */
+	private void dispatch(ToDispatch next) {
+		try {
+			this.dispatcher.dispatch(next.message(), next.holdsSlot());
+		}
+		catch (RuntimeException ex) {
+			logger.error("Topic '" + this.topic + "' message " + next.message().id() + ": could not hand it to a "
+					+ "handler, handing it back to be delivered again", ex);
+			this.leases.handBack(List.of(next.message()), HandBack.REFUSED);
+			if (next.holdsSlot()) {
+				slotsFreed(1);
 			}
 		}
 	}
@@ -668,8 +714,15 @@ final class Fetcher {
 	private record ToDispatch(InFlightMessage message, boolean holdsSlot) {
 	}
 
-	/** A message held until its due time, by this JVM's clock. */
-	private record HeldMessage(long dueNanos, long order, InFlightMessage message) {
+	/**
+	 * A message held until its due time.
+	 *
+	 * @param dueAtMillis its due time by the Redis clock (epoch ms)
+	 * @param order the order in which it was claimed
+	 * @param releaseNanos its due time by this JVM's clock, as estimated from its claim
+	 * @param message the message
+	 */
+	private record HeldMessage(long dueAtMillis, long order, long releaseNanos, InFlightMessage message) {
 	}
 
 	/** One claim request: sent again with the same token until it gets an answer. */

@@ -1,0 +1,156 @@
+package io.github.delayqueue.runtime.consumer;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntFunction;
+
+import io.github.delayqueue.listener.LatePolicy;
+import io.github.delayqueue.listener.ListenerSettings;
+import io.github.delayqueue.listener.RetryBackoff;
+import io.github.delayqueue.metrics.DelayQueueMetrics;
+import io.github.delayqueue.runtime.support.OutageLog;
+import io.github.delayqueue.store.ClaimResult;
+import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.store.RateLimit;
+import io.github.delayqueue.store.WriteGate;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The fetcher against an in-memory fake of the topic store, at moments and with failures
+ * a test on Redis cannot choose.
+ */
+class FetcherTests {
+
+	private final List<Thread> schedulerThreads = new CopyOnWriteArrayList<>();
+
+	private final ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(2, (task) -> {
+		Thread thread = new Thread(task);
+		thread.setDaemon(true);
+		this.schedulerThreads.add(thread);
+		return thread;
+	});
+
+	@AfterEach
+	void stopScheduler() {
+		this.scheduler.shutdownNow();
+	}
+
+	/**
+	 * The claim's reply came before the stop (so the stop has no claim to hand back) and
+	 * is handed over after it (so the stop did not find its messages queued): they go
+	 * back at once, not when the lease keeper hands back what is unfinished, after the
+	 * running handlers (up to the shutdown timeout).
+	 */
+	@Test
+	void messagesOfAClaimAnsweredJustBeforeTheStopAreHandedBackAtOnce() {
+		CompletableFuture<ClaimResult> reply = new CompletableFuture<>();
+		ClaimingStore store = new ClaimingStore(reply);
+		OutageLog outageLog = new OutageLog("test");
+		Settlement settlement = new Settlement("orders", store, new AckBatcher("orders", store, this.scheduler));
+		LeaseKeeper leases = new LeaseKeeper("orders", store, Duration.ofSeconds(30), Duration.ofMinutes(5), settlement,
+				this.scheduler, outageLog);
+		List<String> dispatched = new CopyOnWriteArrayList<>();
+		Fetcher fetcher = new Fetcher("orders", store, settings(), 1, null, new ClaimPause(), DelayQueueMetrics.NONE,
+				this.scheduler, (message, holdsSlot) -> dispatched.add(message.id()), leases, outageLog);
+		leases.start();
+		fetcher.start();
+		await().atMost(Duration.ofSeconds(5)).until(() -> store.claims.get() == 1);
+		List<InFlightMessage> givenUp;
+		// Holding the lease keeper's monitor stops the reply's handling right before it
+		// hands the messages over.
+		synchronized (leases) {
+			reply.complete(new ClaimResult(List.of(due("m1"), due("m2")), false));
+			await().atMost(Duration.ofSeconds(5))
+				.until(() -> this.schedulerThreads.stream().anyMatch((t) -> t.getState() == Thread.State.BLOCKED));
+			givenUp = fetcher.stop();
+		}
+		assertThat(givenUp).isEmpty();
+		await().atMost(Duration.ofSeconds(2))
+			.untilAsserted(() -> assertThat(store.calls).contains("release m1 token", "release m2 token"));
+		assertThat(dispatched).isEmpty();
+	}
+
+	/**
+	 * A dispatcher that throws for a message neither loses the message until its lease
+	 * expires nor the handler slot it took: the message goes back at once, the next ones
+	 * queued are dispatched, and claims go on.
+	 */
+	@Test
+	void aDispatcherThatThrowsDoesNotWedgeTheListener() {
+		ClaimingStore store = new ClaimingStore(
+				CompletableFuture.completedFuture(new ClaimResult(List.of(due("m1")), false)));
+		store.next = (claim) -> (claim == 2)
+				? CompletableFuture.completedFuture(new ClaimResult(List.of(due("m2")), false))
+				: new CompletableFuture<>();
+		OutageLog outageLog = new OutageLog("test");
+		Settlement settlement = new Settlement("orders", store, new AckBatcher("orders", store, this.scheduler));
+		LeaseKeeper leases = new LeaseKeeper("orders", store, Duration.ofSeconds(30), Duration.ofMinutes(5), settlement,
+				this.scheduler, outageLog);
+		List<String> dispatched = new CopyOnWriteArrayList<>();
+		Fetcher[] fetcher = new Fetcher[1];
+		fetcher[0] = new Fetcher("orders", store, settings(), 1, null, new ClaimPause(), DelayQueueMetrics.NONE,
+				this.scheduler, (message, holdsSlot) -> {
+					if (message.id().equals("m1")) {
+						throw new IllegalStateException("dispatch failed");
+					}
+					dispatched.add(message.id());
+				}, leases, outageLog);
+		leases.start();
+		fetcher[0].start();
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+			assertThat(store.calls).contains("release m1 token");
+			assertThat(dispatched).containsExactly("m2");
+		});
+		fetcher[0].stop();
+	}
+
+	private static ListenerSettings settings() {
+		return new ListenerSettings(1, 0, 3, Duration.ofSeconds(30),
+				new RetryBackoff(Duration.ofSeconds(1), 2.0, Duration.ofMinutes(1)), Duration.ofMinutes(1),
+				Duration.ofSeconds(1), Duration.ofMinutes(5), LatePolicy.DELIVER, Duration.ofMinutes(1));
+	}
+
+	private static ClaimedMessage due(String id) {
+		Instant now = Instant.now();
+		byte[] stored = ("0:" + now.toEpochMilli() + ":x").getBytes(StandardCharsets.US_ASCII);
+		return new ClaimedMessage(id, "token", 0, now, stored);
+	}
+
+	/**
+	 * Answers the first claim with a given reply, and the later ones as {@link #next}
+	 * says: by default, never.
+	 */
+	static class ClaimingStore extends DeliveryPoliciesTests.RecordingTopicStore {
+
+		final AtomicInteger claims = new AtomicInteger();
+
+		volatile IntFunction<CompletableFuture<ClaimResult>> next = (claim) -> new CompletableFuture<>();
+
+		private final CompletableFuture<ClaimResult> first;
+
+		ClaimingStore(CompletableFuture<ClaimResult> first) {
+			this.first = first;
+		}
+
+		@Override
+		public CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit,
+				Duration lease, @Nullable RateLimit rateLimit, WriteGate gate) {
+			int claim = this.claims.incrementAndGet();
+			return (claim == 1) ? this.first : this.next.apply(claim);
+		}
+
+	}
+
+}
