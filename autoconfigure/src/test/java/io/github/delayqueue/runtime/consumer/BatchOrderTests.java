@@ -12,7 +12,6 @@ import java.util.concurrent.locks.LockSupport;
 
 import io.github.delayqueue.store.ClaimedMessage;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -37,9 +36,6 @@ class BatchOrderTests {
 	 * The dispatcher here stands for a timeout thread that loses the CPU between the two.
 	 */
 	@Test
-	@Disabled("hole: BatchAssembler.timedOut and dispatch hand batches on outside the monitor, so a batch sent by "
-			+ "its timeout may reach the handler executor after the next, full, batch (pre-existing, not from the "
-			+ "dispatch queue change)")
 	void aBatchSentByItsTimeoutReachesTheHandlersBeforeTheNextOne() {
 		List<List<String>> dispatched = new CopyOnWriteArrayList<>();
 		AtomicInteger calls = new AtomicInteger();

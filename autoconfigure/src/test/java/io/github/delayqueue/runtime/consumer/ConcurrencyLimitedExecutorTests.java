@@ -192,6 +192,28 @@ class ConcurrencyLimitedExecutorTests {
 		assertThat(ran.await(5, TimeUnit.SECONDS)).as("its place was free again").isTrue();
 	}
 
+	@Test
+	void aTaskTheExecutorCannotStartForWantOfAThreadIsRefusedAndFreesItsPlace() throws InterruptedException {
+		List<Throwable> failures = new CopyOnWriteArrayList<>();
+		AtomicBoolean noThreads = new AtomicBoolean(true);
+		Executor outOfThreads = (task) -> {
+			if (noThreads.get()) {
+				throw new OutOfMemoryError("unable to create native thread");
+			}
+			this.shared.execute(task);
+		};
+		ConcurrencyLimitedExecutor<Runnable> handlers = new ConcurrencyLimitedExecutor<>(outOfThreads, 1,
+				(task, ex) -> failures.add(ex));
+		handlers.execute(() -> {
+		});
+		assertThat(failures).singleElement().isInstanceOf(OutOfMemoryError.class);
+		assertThat(handlers.tasks()).isZero();
+		noThreads.set(false);
+		CountDownLatch ran = new CountDownLatch(1);
+		handlers.execute(ran::countDown);
+		assertThat(ran.await(5, TimeUnit.SECONDS)).as("its place was free again").isTrue();
+	}
+
 	private ConcurrencyLimitedExecutor<Runnable> limited(int concurrency) {
 		return new ConcurrencyLimitedExecutor<>(this.shared, concurrency, (task, ex) -> {
 			throw new AssertionError("Refused " + task, ex);

@@ -1,6 +1,7 @@
 package io.github.delayqueue.runtime.consumer;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
@@ -45,6 +46,12 @@ final class BatchAssembler implements Fetcher.Dispatcher {
 
 	private boolean stopped;
 
+	/** Batches taken to be sent, in order. */
+	private final ArrayDeque<Batch> toSend = new ArrayDeque<>();
+
+	/** Whether a thread is sending the batches taken. */
+	private boolean sending;
+
 	/**
 	 * Creates an assembler.
 	 * @param topic the topic
@@ -64,7 +71,6 @@ final class BatchAssembler implements Fetcher.Dispatcher {
 
 	@Override
 	public void dispatch(InFlightMessage message, boolean holdsSlot) {
-		Batch full;
 		synchronized (this) {
 			if (this.stopped) {
 				// The lease keeper hands it back.
@@ -77,21 +83,27 @@ final class BatchAssembler implements Fetcher.Dispatcher {
 			if (this.forming.size() == 1 && this.maxBatchSize > 1) {
 				scheduleTimeout(this.forming);
 			}
-			full = (this.forming.size() >= this.maxBatchSize) ? take() : null;
+			if (this.forming.size() >= this.maxBatchSize) {
+				this.toSend.add(take());
+			}
 		}
-		// Outside the monitor: the handler executor may wait for room, and the stop needs
-		// the monitor meanwhile.
-		send(full);
+		sendInOrder();
 	}
 
 	/**
-	 * Gathers no more, and gives up the batch being gathered, which no handler has
-	 * started: the caller hands it back.
-	 * @return the messages of the batch being gathered
+	 * Gathers no more, and gives up the batches taken and not sent yet and the batch
+	 * being gathered, which no handler has started: the caller hands them back.
+	 * @return the messages of those batches
 	 */
 	synchronized List<InFlightMessage> stop() {
 		this.stopped = true;
-		return (this.forming.isEmpty()) ? List.of() : take().messages();
+		List<InFlightMessage> notSent = new ArrayList<>();
+		this.toSend.forEach((batch) -> notSent.addAll(batch.messages()));
+		this.toSend.clear();
+		if (!this.forming.isEmpty()) {
+			notSent.addAll(take().messages());
+		}
+		return notSent;
 	}
 
 	private void scheduleTimeout(List<InFlightMessage> batch) {
@@ -106,7 +118,6 @@ final class BatchAssembler implements Fetcher.Dispatcher {
 	}
 
 	private void timedOut(List<InFlightMessage> batch) {
-		Batch due;
 		synchronized (this) {
 			if (this.stopped || this.forming != batch || batch.isEmpty()) {
 				return;
@@ -115,9 +126,9 @@ final class BatchAssembler implements Fetcher.Dispatcher {
 				logger.debug("Topic '" + this.topic + "': batch timeout " + this.batchTimeout + " passed, sending a"
 						+ " batch of " + batch.size());
 			}
-			due = take();
+			this.toSend.add(take());
 		}
-		send(due);
+		sendInOrder();
 	}
 
 	/** Takes the batch being gathered; call while holding the monitor. */
@@ -132,9 +143,39 @@ final class BatchAssembler implements Fetcher.Dispatcher {
 		return batch;
 	}
 
-	private void send(@Nullable Batch batch) {
-		if (batch != null) {
-			this.dispatcher.dispatch(batch.messages(), batch.slots());
+	/**
+	 * Sends the batches taken, one at a time and in the order they were taken, outside
+	 * the monitor: the handler executor may wait for room, and the stop needs the monitor
+	 * meanwhile. One thread sends at a time; others leave their batches to it.
+	 */
+	private void sendInOrder() {
+		synchronized (this) {
+			if (this.sending) {
+				return;
+			}
+			this.sending = true;
+		}
+		boolean done = false;
+		try {
+			while (true) {
+				Batch next;
+				synchronized (this) {
+					next = this.stopped ? null : this.toSend.poll();
+					if (next == null) {
+						this.sending = false;
+						done = true;
+						return;
+					}
+				}
+				this.dispatcher.dispatch(next.messages(), next.slots());
+			}
+		}
+		finally {
+			if (!done) {
+				synchronized (this) {
+					this.sending = false;
+				}
+			}
 		}
 	}
 

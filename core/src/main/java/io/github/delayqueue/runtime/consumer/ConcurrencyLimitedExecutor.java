@@ -30,7 +30,7 @@ final class ConcurrencyLimitedExecutor<T extends Runnable> {
 
 	private final int concurrency;
 
-	private final BiConsumer<T, RuntimeException> refused;
+	private final BiConsumer<T, Throwable> refused;
 
 	private final Queue<T> queued = new ArrayDeque<>();
 
@@ -54,7 +54,7 @@ final class ConcurrencyLimitedExecutor<T extends Runnable> {
 	 * thread that handed the task over, without this executor's monitor; it must not
 	 * throw
 	 */
-	ConcurrencyLimitedExecutor(Executor executor, int concurrency, BiConsumer<T, RuntimeException> refused) {
+	ConcurrencyLimitedExecutor(Executor executor, int concurrency, BiConsumer<T, Throwable> refused) {
 		this.executor = executor;
 		this.concurrency = concurrency;
 		this.refused = refused;
@@ -92,7 +92,10 @@ final class ConcurrencyLimitedExecutor<T extends Runnable> {
 			try {
 				this.executor.execute(() -> run(task));
 			}
-			catch (RuntimeException ex) {
+			catch (RuntimeException | Error ex) {
+				// An Error too, such as a thread that could not be created: the task is
+				// handed back, and its place given up, or the topic's handlers would
+				// stall.
 				synchronized (this) {
 					this.started--;
 					notifyAll();

@@ -276,7 +276,7 @@ public final class TopicConsumer {
 	 * back at once, attempts unchanged, their slots are freed, and claims pause briefly,
 	 * so that a full executor does not make the listener claim and hand back in a loop.
 	 */
-	private void refused(HandlerCall call, RuntimeException ex) {
+	private void refused(HandlerCall call, Throwable ex) {
 		if (!this.stopping) {
 			logger.warn("Topic '" + topic() + "' message" + ((call.messages.size() == 1) ? " " : "s ")
 					+ new LeaseBatch(call.messages).describeIds() + ": the handler executor refused to run "
