@@ -6,7 +6,7 @@ package io.github.delayqueue.autoconfigure;
 final class SpringBoot4LineCheck extends SpringBootLineCheck {
 
 	SpringBoot4LineCheck() {
-		super(4, 0, "delay-queue-spring-boot-starter", "delay-queue-spring-boot-3-starter",
+		super(4, 0, "delay-queue-spring-boot-starter", "delay-queue-test", "delay-queue-spring-boot-3-starter",
 				"delay-queue-spring-boot-3-test");
 	}
 

@@ -37,7 +37,8 @@ class SpringBootLineCheckTests {
 				FailureAnalysis analysis = new WrongSpringBootLineFailureAnalyzer().analyze(wrong);
 				assertThat(analysis.getDescription()).contains("Spring Boot 3.5.7")
 					.contains("delay-queue-spring-boot-starter")
-					.contains("Spring Boot 4.x");
+					.contains("Spring Boot 4.x")
+					.contains("the test kit io.github.delayqueue:delay-queue-test brings them");
 				assertThat(analysis.getAction()).contains("io.github.delayqueue:delay-queue-spring-boot-3-starter")
 					.contains("io.github.delayqueue:delay-queue-spring-boot-3-test");
 			});

@@ -22,6 +22,8 @@ public abstract class SpringBootLineCheck implements ApplicationListener<Applica
 
 	private final String starter;
 
+	private final String testKit;
+
 	private final String otherStarter;
 
 	private final String otherTestKit;
@@ -31,14 +33,16 @@ public abstract class SpringBootLineCheck implements ApplicationListener<Applica
 	 * @param major the Spring Boot major version the line is for
 	 * @param minimumMinor the oldest minor version of that major the line runs on
 	 * @param starter the starter of the line
+	 * @param testKit the test kit of the line
 	 * @param otherStarter the starter of the other line
 	 * @param otherTestKit the test kit of the other line
 	 */
-	protected SpringBootLineCheck(int major, int minimumMinor, String starter, String otherStarter,
+	protected SpringBootLineCheck(int major, int minimumMinor, String starter, String testKit, String otherStarter,
 			String otherTestKit) {
 		this.major = major;
 		this.minimumMinor = minimumMinor;
 		this.starter = starter;
+		this.testKit = testKit;
 		this.otherStarter = otherStarter;
 		this.otherTestKit = otherTestKit;
 	}
@@ -63,7 +67,7 @@ public abstract class SpringBootLineCheck implements ApplicationListener<Applica
 		int major = number(parts, 0);
 		int minor = number(parts, 1);
 		if (major != this.major) {
-			throw new WrongSpringBootLineException(version, this.major, this.starter, this.otherStarter,
+			throw new WrongSpringBootLineException(version, this.major, this.starter, this.testKit, this.otherStarter,
 					this.otherTestKit);
 		}
 		if (minor >= 0 && minor < this.minimumMinor) {

@@ -13,6 +13,8 @@ public class WrongSpringBootLineException extends IllegalStateException {
 
 	private final String starter;
 
+	private final String testKit;
+
 	private final String otherStarter;
 
 	private final String otherTestKit;
@@ -22,16 +24,19 @@ public class WrongSpringBootLineException extends IllegalStateException {
 	 * @param version the Spring Boot version the application runs
 	 * @param major the Spring Boot major version the artifacts are for
 	 * @param starter the starter of the artifacts found
+	 * @param testKit the test kit of the artifacts found, which brings them too
 	 * @param otherStarter the starter of the other line
 	 * @param otherTestKit the test kit of the other line
 	 */
-	public WrongSpringBootLineException(String version, int major, String starter, String otherStarter,
+	public WrongSpringBootLineException(String version, int major, String starter, String testKit, String otherStarter,
 			String otherTestKit) {
-		super("io.github.delayqueue:" + starter + " is for Spring Boot " + major + ".x, but this application runs"
-				+ " Spring Boot " + version + ": use io.github.delayqueue:" + otherStarter + " instead");
+		super("io.github.delayqueue:" + starter + " (or the test kit io.github.delayqueue:" + testKit
+				+ ") is for Spring Boot " + major + ".x, but this application runs Spring Boot " + version
+				+ ": use io.github.delayqueue:" + otherStarter + " (and " + otherTestKit + ") instead");
 		this.version = version;
 		this.major = major;
 		this.starter = starter;
+		this.testKit = testKit;
 		this.otherStarter = otherStarter;
 		this.otherTestKit = otherTestKit;
 	}
@@ -55,6 +60,13 @@ public class WrongSpringBootLineException extends IllegalStateException {
 	 */
 	public String getStarter() {
 		return this.starter;
+	}
+
+	/**
+	 * @return the test kit of the artifacts found, which brings them too
+	 */
+	public String getTestKit() {
+		return this.testKit;
 	}
 
 	/**

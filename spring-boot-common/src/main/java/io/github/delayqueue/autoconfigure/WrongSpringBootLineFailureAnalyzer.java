@@ -12,13 +12,15 @@ public final class WrongSpringBootLineFailureAnalyzer extends AbstractFailureAna
 
 	@Override
 	protected FailureAnalysis analyze(Throwable rootFailure, WrongSpringBootLineException cause) {
-		String other = cause.getOtherStarter();
-		String description = "This application runs Spring Boot " + cause.getVersion() + ", but io.github.delayqueue:"
-				+ cause.getStarter() + " (with its auto-configuration) is for Spring Boot " + cause.getMajor() + ".x.";
-		String action = "Replace io.github.delayqueue:" + cause.getStarter() + " with io.github.delayqueue:" + other
-				+ " (and the test kit with io.github.delayqueue:" + cause.getOtherTestKit()
-				+ "), at the same version: both lines"
-				+ " have the same annotations, properties and endpoint. The delay-queue-bom keeps the versions in line.";
+		String description = "This application runs Spring Boot " + cause.getVersion()
+				+ ", but the delay-queue artifacts for Spring Boot " + cause.getMajor()
+				+ ".x are on its class path: io.github.delayqueue:" + cause.getStarter()
+				+ " or the test kit io.github.delayqueue:" + cause.getTestKit() + " brings them.";
+		String action = "Replace io.github.delayqueue:" + cause.getStarter() + " with io.github.delayqueue:"
+				+ cause.getOtherStarter() + " and io.github.delayqueue:" + cause.getTestKit()
+				+ " with io.github.delayqueue:" + cause.getOtherTestKit()
+				+ ", whichever of them you have, at the same version: both lines have the same annotations,"
+				+ " properties, endpoint and test kit. The delay-queue-bom keeps the versions in line.";
 		return new FailureAnalysis(description, action, cause);
 	}
 

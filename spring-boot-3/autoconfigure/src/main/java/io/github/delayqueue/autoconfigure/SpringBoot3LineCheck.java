@@ -6,7 +6,8 @@ package io.github.delayqueue.autoconfigure;
 final class SpringBoot3LineCheck extends SpringBootLineCheck {
 
 	SpringBoot3LineCheck() {
-		super(3, 5, "delay-queue-spring-boot-3-starter", "delay-queue-spring-boot-starter", "delay-queue-test");
+		super(3, 5, "delay-queue-spring-boot-3-starter", "delay-queue-spring-boot-3-test",
+				"delay-queue-spring-boot-starter", "delay-queue-test");
 	}
 
 }
