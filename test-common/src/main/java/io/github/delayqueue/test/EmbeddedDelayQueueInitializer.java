@@ -87,22 +87,6 @@ public final class EmbeddedDelayQueueInitializer
 	}
 
 	/**
-	 * The test Redis is thrown away with the JVM: that it keeps nothing on disk is no
-	 * news worth a warning in every test.
-	 */
-	private static final class ThrowawayRedisSettingsCheck extends RedisSettingsCheck {
-
-		ThrowawayRedisSettingsCheck(RedisConnectionFactory connectionFactory) {
-			super(connectionFactory);
-		}
-
-		@Override
-		public void afterSingletonsInstantiated() {
-		}
-
-	}
-
-	/**
 	 * A store on the test clock, with the application's send timeout and partitions.
 	 */
 	private static RedisMessageStore messageStore(ConfigurableListableBeanFactory beans, String prefix) {

@@ -2,6 +2,8 @@ package io.github.delayqueue.test;
 
 import io.github.delayqueue.test.redis.TestRedis;
 
+import org.springframework.beans.factory.support.AbstractBeanDefinition;
+import org.springframework.beans.factory.support.BeanDefinitionBuilder;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.context.annotation.Import;
@@ -21,7 +23,8 @@ public class TestRedisConfiguration {
 
 	/**
 	 * Registers the connection to the test Redis, started on first use, as the connection
-	 * details Spring Boot's Redis auto-configuration uses.
+	 * details Spring Boot's Redis auto-configuration uses, and a check of Redis' settings
+	 * that does not warn that this Redis keeps nothing on disk.
 	 */
 	static class ConnectionDetailsRegistrar implements ImportBeanDefinitionRegistrar {
 
@@ -29,6 +32,10 @@ public class TestRedisConfiguration {
 		public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
 			registry.registerBeanDefinition("testRedisConnectionDetails",
 					TestRedisConnectionDetailsFactory.beanDefinition(TestRedis.shared()));
+			registry.registerBeanDefinition("testRedisSettingsCheck",
+					BeanDefinitionBuilder.genericBeanDefinition(ThrowawayRedisSettingsCheck.class)
+						.setAutowireMode(AbstractBeanDefinition.AUTOWIRE_CONSTRUCTOR)
+						.getBeanDefinition());
 		}
 
 	}
