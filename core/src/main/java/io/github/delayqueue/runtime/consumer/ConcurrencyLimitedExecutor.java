@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 
 /**
@@ -89,10 +90,19 @@ final class ConcurrencyLimitedExecutor<T extends Runnable> {
 				task = this.queued.poll();
 				this.started++;
 			}
+			AtomicBoolean ran = new AtomicBoolean();
 			try {
-				this.executor.execute(() -> run(task));
+				this.executor.execute(() -> {
+					ran.set(true);
+					run(task);
+				});
 			}
 			catch (RuntimeException | Error ex) {
+				if (ran.get()) {
+					// Run on this thread (a caller-runs executor), which already gave
+					// its place back: what it threw is the task's, not a refusal.
+					throw ex;
+				}
 				// An Error too, such as a thread that could not be created: the task is
 				// handed back, and its place given up, or the topic's handlers would
 				// stall.
