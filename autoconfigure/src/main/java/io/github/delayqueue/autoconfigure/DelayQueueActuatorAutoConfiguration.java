@@ -2,7 +2,7 @@ package io.github.delayqueue.autoconfigure;
 
 import io.github.delayqueue.actuate.DelayQueueHealthIndicator;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.MessageStore;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -23,7 +23,7 @@ import org.springframework.context.annotation.Import;
  */
 @AutoConfiguration(after = DelayQueueAutoConfiguration.class)
 @ConditionalOnBooleanProperty(name = "delay-queue.enabled", matchIfMissing = true)
-@ConditionalOnBean({ RedisMessageStore.class, DelayQueueRuntime.class, DelayQueueProperties.class })
+@ConditionalOnBean({ MessageStore.class, DelayQueueRuntime.class, DelayQueueProperties.class })
 @Import(DelayQueueEndpointConfiguration.class)
 public final class DelayQueueActuatorAutoConfiguration {
 
@@ -37,7 +37,7 @@ public final class DelayQueueActuatorAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean(name = "delayQueueHealthIndicator")
 		@ConditionalOnEnabledHealthIndicator("delayqueue")
-		DelayQueueHealthIndicator delayQueueHealthIndicator(RedisMessageStore store, DelayQueueRuntime runtime,
+		DelayQueueHealthIndicator delayQueueHealthIndicator(MessageStore store, DelayQueueRuntime runtime,
 				DelayQueueProperties properties) {
 			DelayQueueProperties.Health health = properties.getHealth();
 			Status latenessStatus = switch (health.getLatenessStatus()) {

@@ -17,35 +17,41 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The packages of the Spring Boot module and which of ours each may import: the Actuator
- * support never imports the auto-configuration. The engine's own rules are in the
- * engine's {@code PackageDependenciesTests}.
+ * The packages of the Spring Boot modules (this one and the code both lines share) and
+ * which of ours each may import: the Actuator support works through the store's port,
+ * never the Redis adapter, and never imports the auto-configuration, the only place that
+ * knows the adapter. The engine's own rules are in the engine's
+ * {@code PackageDependenciesTests}.
  */
 class AutoConfigurationPackagesTests {
 
-	private static final Path SOURCES = Path.of("src/main/java/io/github/delayqueue");
+	private static final List<Path> SOURCES = List.of(Path.of("src/main/java/io/github/delayqueue"),
+			Path.of("../spring-boot-common/src/main/java/io/github/delayqueue"));
 
 	private static final Pattern OWN_IMPORT = Pattern
-		.compile("^import (?:static )?io\\.github\\.delayqueue\\.([a-z]+)\\.");
+		.compile("^import (?:static )?io\\.github\\.delayqueue\\.((?:store\\.redis)|[a-z]+)\\.");
 
 	private static final Set<String> ENGINE = Set.of("core", "convert", "listener", "metrics", "observation", "runtime",
 			"store", "time");
 
 	private static final Map<String, Set<String>> ALLOWED = Map.of("actuate",
-			Set.of("runtime", "store", "core", "listener", "time"), "autoconfigure", union(ENGINE, Set.of("actuate")));
+			Set.of("runtime", "store", "core", "listener", "time"), "autoconfigure",
+			union(ENGINE, Set.of("actuate", "store.redis")));
 
 	@Test
 	void eachPackageImportsOnlyThePackagesItMayDependOn() throws IOException {
 		List<String> violations = new ArrayList<>();
-		try (Stream<Path> files = Files.walk(SOURCES)) {
-			for (Path source : files.filter((file) -> file.toString().endsWith(".java")).toList()) {
-				String owner = SOURCES.relativize(source).getName(0).toString();
-				assertThat(ALLOWED).as("a rule for package %s", owner).containsKey(owner);
-				for (String line : Files.readAllLines(source)) {
-					Matcher matcher = OWN_IMPORT.matcher(line);
-					if (matcher.find() && !matcher.group(1).equals(owner)
-							&& !ALLOWED.get(owner).contains(matcher.group(1))) {
-						violations.add(SOURCES.relativize(source) + ": " + line);
+		for (Path root : SOURCES) {
+			try (Stream<Path> files = Files.walk(root)) {
+				for (Path source : files.filter((file) -> file.toString().endsWith(".java")).toList()) {
+					String owner = root.relativize(source).getName(0).toString();
+					assertThat(ALLOWED).as("a rule for package %s", owner).containsKey(owner);
+					for (String line : Files.readAllLines(source)) {
+						Matcher matcher = OWN_IMPORT.matcher(line);
+						if (matcher.find() && !matcher.group(1).equals(owner)
+								&& !ALLOWED.get(owner).contains(matcher.group(1))) {
+							violations.add(root.relativize(source) + ": " + line);
+						}
 					}
 				}
 			}

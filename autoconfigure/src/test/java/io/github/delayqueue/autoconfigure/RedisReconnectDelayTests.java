@@ -2,10 +2,10 @@ package io.github.delayqueue.autoconfigure;
 
 import java.time.Duration;
 
-import io.github.delayqueue.store.RedisMessageStore;
-import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.testsupport.QueueContexts;
 import io.lettuce.core.resource.ClientResources;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;

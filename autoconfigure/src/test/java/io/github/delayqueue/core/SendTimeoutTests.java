@@ -8,10 +8,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
-import io.github.delayqueue.store.RedisMessageStore;
-import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.core.StringRedisTemplate;

@@ -3,7 +3,7 @@ package io.github.delayqueue.core;
 import java.time.Duration;
 import java.util.List;
 
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 

@@ -15,10 +15,10 @@ import java.util.Set;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
-import io.github.delayqueue.store.TopicKeys;
-import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;

@@ -10,9 +10,9 @@ import java.util.stream.IntStream;
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
-import io.github.delayqueue.store.RedisMessageStore;
-import io.github.delayqueue.store.TopicKeys;
 import io.github.delayqueue.store.TopicStats;
+import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 

@@ -11,8 +11,8 @@ import java.util.stream.IntStream;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
-import io.github.delayqueue.store.RedisMessageStore;
-import io.github.delayqueue.store.TopicKeys;
+import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.QueueContexts;

@@ -7,8 +7,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.core.SendResult;
-import io.github.delayqueue.store.RedisMessageStore;
-import io.github.delayqueue.store.TopicKeys;
+import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 

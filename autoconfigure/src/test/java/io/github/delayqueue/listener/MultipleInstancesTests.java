@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.core.SendResult;
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 

@@ -16,8 +16,8 @@ import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.ListenerState;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.PartitionCountException;
-import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.TopicPartitions;
+import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 

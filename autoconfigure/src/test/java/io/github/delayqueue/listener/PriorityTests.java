@@ -15,7 +15,7 @@ import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.store.NewMessage;
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

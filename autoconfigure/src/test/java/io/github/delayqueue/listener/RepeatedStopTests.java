@@ -10,8 +10,8 @@ import java.util.concurrent.TimeUnit;
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
-import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.TopicStats;
+import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 

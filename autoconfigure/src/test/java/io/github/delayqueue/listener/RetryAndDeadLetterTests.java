@@ -10,9 +10,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.core.SendResult;
 import io.github.delayqueue.store.MessageFormat;
-import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.StoredMessage;
-import io.github.delayqueue.store.TopicKeys;
+import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 

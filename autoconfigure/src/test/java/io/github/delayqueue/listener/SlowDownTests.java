@@ -9,8 +9,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.store.MessageState;
-import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.TopicPartitions;
+import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 

@@ -5,8 +5,8 @@ import java.util.concurrent.CompletableFuture;
 
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.RateLimit;
-import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.WriteGate;
+import io.github.delayqueue.store.redis.RedisMessageStore;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.env.Environment;

@@ -9,8 +9,8 @@ import java.util.stream.IntStream;
 
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.NewMessage;
-import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.TopicPartitions;
+import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.QueueContexts;

@@ -18,7 +18,7 @@ import io.github.delayqueue.observation.DelayQueueSenderObservationConvention;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.PartitionCountException;
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.Sent;
 import org.apache.commons.logging.Log;
 import io.micrometer.observation.Observation;
@@ -53,7 +53,7 @@ public class DelayQueueTemplate {
 
 	private static final Log logger = LogFactory.getLog(DelayQueueTemplate.class);
 
-	private final RedisMessageStore store;
+	private final MessageStore store;
 
 	private final PayloadConverter payloadConverter;
 
@@ -75,7 +75,7 @@ public class DelayQueueTemplate {
 	 * @param payloadConverter converts payloads to bytes
 	 * @param maxPayloadSize the largest payload accepted, after conversion
 	 */
-	public DelayQueueTemplate(RedisMessageStore store, PayloadConverter payloadConverter, DataSize maxPayloadSize) {
+	public DelayQueueTemplate(MessageStore store, PayloadConverter payloadConverter, DataSize maxPayloadSize) {
 		this(store, payloadConverter, maxPayloadSize, true);
 	}
 
@@ -87,7 +87,7 @@ public class DelayQueueTemplate {
 	 * @param transactionAware whether sends inside a Spring transaction wait for its
 	 * commit (and are dropped on rollback)
 	 */
-	public DelayQueueTemplate(RedisMessageStore store, PayloadConverter payloadConverter, DataSize maxPayloadSize,
+	public DelayQueueTemplate(MessageStore store, PayloadConverter payloadConverter, DataSize maxPayloadSize,
 			boolean transactionAware) {
 		this.store = store;
 		this.payloadConverter = payloadConverter;

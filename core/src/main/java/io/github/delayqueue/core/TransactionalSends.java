@@ -8,7 +8,7 @@ import java.util.Map;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.PartitionCountException;
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.StoreCalls;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -34,7 +34,7 @@ final class TransactionalSends implements TransactionSynchronization {
 
 	private static final Log logger = LogFactory.getLog(TransactionalSends.class);
 
-	private final RedisMessageStore store;
+	private final MessageStore store;
 
 	private final DelayQueueMetrics metrics;
 
@@ -44,7 +44,7 @@ final class TransactionalSends implements TransactionSynchronization {
 
 	private boolean flushed;
 
-	private TransactionalSends(RedisMessageStore store, DelayQueueMetrics metrics, Object key) {
+	private TransactionalSends(MessageStore store, DelayQueueMetrics metrics, Object key) {
 		this.store = store;
 		this.metrics = metrics;
 		this.key = key;
@@ -73,8 +73,7 @@ final class TransactionalSends implements TransactionSynchronization {
 	 * @param topic the topic
 	 * @param message the message
 	 */
-	static void defer(RedisMessageStore store, DelayQueueMetrics metrics, Object key, String topic,
-			NewMessage message) {
+	static void defer(MessageStore store, DelayQueueMetrics metrics, Object key, String topic, NewMessage message) {
 		TransactionalSends sends = (TransactionalSends) TransactionSynchronizationManager.getResource(key);
 		if (sends == null) {
 			sends = new TransactionalSends(store, metrics, key);

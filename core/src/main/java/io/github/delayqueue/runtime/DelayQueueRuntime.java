@@ -27,18 +27,13 @@ import io.github.delayqueue.runtime.broker.TopicBroker;
 import io.github.delayqueue.runtime.consumer.ClaimPause;
 import io.github.delayqueue.runtime.consumer.TopicConsumer;
 import io.github.delayqueue.runtime.support.Nanoseconds;
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.MessageStore;
 import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
-import org.springframework.core.task.SyncTaskExecutor;
-import org.springframework.dao.DataAccessException;
-import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.listener.ChannelTopic;
-import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
@@ -60,11 +55,9 @@ public class DelayQueueRuntime implements SmartLifecycle {
 
 	private static final long IDLE_HANDLER_SECONDS = 60;
 
-	private final RedisMessageStore store;
+	private final MessageStore store;
 
 	private final PayloadConverter converter;
-
-	private final RedisConnectionFactory connectionFactory;
 
 	private final BrokerSettings brokerSettings;
 
@@ -104,18 +97,15 @@ public class DelayQueueRuntime implements SmartLifecycle {
 
 	/**
 	 * Creates the runtime.
-	 * @param store the Redis store
+	 * @param store the message store
 	 * @param converter the payload converter
-	 * @param connectionFactory for the wake-up signal subscription
 	 * @param brokerSettings the broker settings
 	 * @param registry the listener endpoints to run
 	 */
-	public DelayQueueRuntime(RedisMessageStore store, PayloadConverter converter,
-			RedisConnectionFactory connectionFactory, BrokerSettings brokerSettings,
+	public DelayQueueRuntime(MessageStore store, PayloadConverter converter, BrokerSettings brokerSettings,
 			DelayListenerEndpointRegistry registry) {
 		this.store = store;
 		this.converter = converter;
-		this.connectionFactory = connectionFactory;
 		this.brokerSettings = brokerSettings;
 		this.registry = registry;
 	}
@@ -204,31 +194,8 @@ public class DelayQueueRuntime implements SmartLifecycle {
 			}
 			this.topics.put(topic, List.copyOf(runtimes));
 		}
-		this.subscription = subscribe();
+		this.subscription = this.store.subscribe(List.copyOf(this.partitions.keySet()), this.signals);
 		this.partitions.values().forEach(TopicRuntime::start);
-	}
-
-	/**
-	 * Subscribes to the wake-up signals: the topics' own channels when the store shards
-	 * them, else the prefix's channel.
-	 */
-	private AutoCloseable subscribe() {
-		if (this.store.shardedSignals()) {
-			List<String> channels = this.partitions.keySet().stream().map(this.store::signalChannel).toList();
-			return ShardedSignalSubscription.subscribe(this.connectionFactory, channels, this.signals,
-					this.store.timeout());
-		}
-		RedisMessageListenerContainer listenerContainer = new RedisMessageListenerContainer();
-		listenerContainer.setConnectionFactory(this.connectionFactory);
-		// A signal only queues a task on the scheduler: pass it on where it arrives,
-		// rather than on
-		// a new thread per message (the container's default), which a burst of signals
-		// would flood.
-		listenerContainer.setTaskExecutor(new SyncTaskExecutor());
-		listenerContainer.addMessageListener(this.signals, new ChannelTopic(this.store.signalChannel()));
-		listenerContainer.afterPropertiesSet();
-		listenerContainer.start();
-		return listenerContainer::destroy;
 	}
 
 	/**

@@ -9,7 +9,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import io.github.delayqueue.store.PartitionCountException;
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.StoreCalls;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -37,7 +37,7 @@ final class PartitionCountWatch implements AutoCloseable {
 
 	private static final long CHECK_INTERVAL_SECONDS = 5;
 
-	private final RedisMessageStore store;
+	private final MessageStore store;
 
 	private final ScheduledThreadPoolExecutor checks;
 
@@ -46,7 +46,7 @@ final class PartitionCountWatch implements AutoCloseable {
 	/** Topics with a check on its way or done less than the check interval ago. */
 	private final Set<String> checked = ConcurrentHashMap.newKeySet();
 
-	PartitionCountWatch(RedisMessageStore store) {
+	PartitionCountWatch(MessageStore store) {
 		this.store = store;
 		CustomizableThreadFactory threads = new CustomizableThreadFactory("delay-queue-partitions-");
 		threads.setDaemon(true);

@@ -3,8 +3,8 @@ package io.github.delayqueue.store;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One message as found by {@link RedisMessageStore#inspect(String, String, int)}: its
- * state and the start of its stored form, to decode with
+ * One message as found by {@link MessageStore#inspect(String, String, int)}: its state
+ * and the start of its stored form, to decode with
  * {@link MessageFormat#decode(String, byte[])}.
  *
  * @param id the message id

@@ -26,11 +26,16 @@ public enum MessageState {
 	/**
 	 * @return the one-letter code the scripts use
 	 */
-	String code() {
+	public String code() {
 		return this.code;
 	}
 
-	static MessageState ofCode(String code) {
+	/**
+	 * @param code a one-letter code the scripts use
+	 * @return the state it stands for
+	 * @throws IllegalArgumentException for an unknown code
+	 */
+	public static MessageState ofCode(String code) {
 		for (MessageState state : values()) {
 			if (state.code.equals(code)) {
 				return state;

@@ -27,10 +27,13 @@ public record NewMessage(String id, boolean relative, long when, byte[] body, bo
 	 * @param replaceIfPending whether it replaces a pending message of the same id
 	 * @param priority 0 to 9
 	 */
+	/** The highest priority; priority 0 messages wait in the ready list itself. */
+	public static final int MAX_PRIORITY = 9;
+
 	public NewMessage {
-		if (priority < 0 || priority > Script.MAX_PRIORITY) {
+		if (priority < 0 || priority > MAX_PRIORITY) {
 			throw new IllegalArgumentException(
-					"Priority must be between 0 and " + Script.MAX_PRIORITY + ", but was " + priority);
+					"Priority must be between 0 and " + MAX_PRIORITY + ", but was " + priority);
 		}
 	}
 
@@ -96,7 +99,7 @@ public record NewMessage(String id, boolean relative, long when, byte[] body, bo
 		return new NewMessage(id, false, millis, body);
 	}
 
-	static long ceilMillis(Duration duration) {
+	public static long ceilMillis(Duration duration) {
 		long millis = duration.toMillis();
 		return duration.minusMillis(millis).isZero() ? millis : millis + 1;
 	}

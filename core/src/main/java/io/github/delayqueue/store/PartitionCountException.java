@@ -33,7 +33,7 @@ public class PartitionCountException extends IllegalStateException {
 	 * @param held the messages, stored or dead, that would be out of reach
 	 * @return the exception
 	 */
-	static PartitionCountException wouldStrand(String topic, int stored, int configured, long held) {
+	public static PartitionCountException wouldStrand(String topic, int stored, int configured, long held) {
 		return new PartitionCountException(topic, stored, configured, "Topic '" + topic + "' has " + stored
 				+ " partitions in Redis, but " + configured + " are configured here (delay-queue.topics." + topic
 				+ ".partitions), and messages it holds (" + held + " found: scheduled, ready, in flight or dead) would"
@@ -50,7 +50,7 @@ public class PartitionCountException extends IllegalStateException {
 	 * @param configured its number of partitions configured here
 	 * @return the exception
 	 */
-	static PartitionCountException differs(String topic, int stored, int configured) {
+	public static PartitionCountException differs(String topic, int stored, int configured) {
 		return new PartitionCountException(topic, stored, configured, "Topic '" + topic + "' has " + stored
 				+ " partitions in Redis, but " + configured + " are configured here (delay-queue.topics." + topic
 				+ ".partitions). Every application must use the same count; only a send or a listener starting"
@@ -64,7 +64,7 @@ public class PartitionCountException extends IllegalStateException {
 	 * @param configured its number of partitions configured here
 	 * @return the exception
 	 */
-	static PartitionCountException changedElsewhere(String topic, int stored, int configured) {
+	public static PartitionCountException changedElsewhere(String topic, int stored, int configured) {
 		return new PartitionCountException(topic, stored, configured,
 				"Topic '" + topic + "' has " + stored + " partitions in Redis, but " + configured
 						+ " are configured here (delay-queue.topics." + topic + ".partitions): another application"
@@ -80,7 +80,7 @@ public class PartitionCountException extends IllegalStateException {
 	 * @param change the change on its way
 	 * @return the exception
 	 */
-	static PartitionCountException changing(String topic, int stored, int configured, String change) {
+	public static PartitionCountException changing(String topic, int stored, int configured, String change) {
 		return new PartitionCountException(topic, stored, configured,
 				"Topic '" + topic + "' has " + stored + " partitions in Redis, and an application is changing the"
 						+ " count (" + change + "); this one has " + configured + " configured (delay-queue.topics."
@@ -94,7 +94,7 @@ public class PartitionCountException extends IllegalStateException {
 	 * @param configured its number of partitions, here and in Redis
 	 * @return the exception
 	 */
-	static PartitionCountException refusedAgain(String topic, int configured) {
+	public static PartitionCountException refusedAgain(String topic, int configured) {
 		return new PartitionCountException(topic, configured, configured,
 				"Topic '" + topic + "': a partition refused a call made with the topic's count (" + configured
 						+ ") although Redis keeps that count; its count marker keeps changing. Try again");

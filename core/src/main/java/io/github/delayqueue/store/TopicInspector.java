@@ -4,8 +4,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Reads one topic's messages without changing them: the port that operations (the
- * Actuator endpoint, health, gauges) look through.
- * {@link RedisMessageStore#inspector(String)} gives the Redis one.
+ * Actuator endpoint, health, gauges) look through. {@link MessageStore#inspector(String)}
+ * gives one.
  */
 public interface TopicInspector {
 

@@ -111,7 +111,7 @@ public record TopicStats(long nowMillis, long scheduled, long ready, long inFlig
 	 * @return the counts of the priorities that have ready messages, and always of 0
 	 * while the topic uses priorities; empty while it uses none
 	 */
-	static Map<Integer, Long> byPriority(long ready, List<Long> listLengths) {
+	public static Map<Integer, Long> byPriority(long ready, List<Long> listLengths) {
 		Map<Integer, Long> counts = new TreeMap<>();
 		if (listLengths.isEmpty()) {
 			return counts;

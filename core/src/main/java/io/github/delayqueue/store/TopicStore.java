@@ -8,8 +8,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The state transitions of one topic's messages, one method per script: the port the
- * runtime (brokers and consumers) works through. {@link RedisMessageStore#topic(String)}
- * gives the Redis one; tests of the runtime's policies may use a fake.
+ * runtime (brokers and consumers) works through. {@link MessageStore#topic(String)} gives
+ * the Redis one; tests of the runtime's policies may use a fake.
  */
 public interface TopicStore {
 
@@ -52,7 +52,7 @@ public interface TopicStore {
 	 * Acknowledges messages in one call: each is deleted with all its data. Does not wait
 	 * for the reply; the future may complete on the Redis client's I/O thread, where
 	 * nothing may block.
-	 * @param ids the message ids, 1 to {@value RedisMessageStore#MAX_IDS_PER_CALL}
+	 * @param ids the message ids, 1 to {@value MessageStore#MAX_IDS_PER_CALL}
 	 * @param leaseTokens the lease token held for each id
 	 * @return for each id, whether it was acknowledged ({@code false}: its lease had been
 	 * lost)
@@ -92,7 +92,7 @@ public interface TopicStore {
 	 * Hands unfinished messages back in one call, each ready again at once. Does not wait
 	 * for the reply; the future may complete on the Redis client's I/O thread, where
 	 * nothing may block.
-	 * @param ids the message ids, 1 to {@value RedisMessageStore#MAX_IDS_PER_CALL}
+	 * @param ids the message ids, 1 to {@value MessageStore#MAX_IDS_PER_CALL}
 	 * @param leaseTokens the lease token held for each id
 	 * @return for each id, whether it is ready again ({@code false}: its lease had been
 	 * lost)
@@ -118,7 +118,7 @@ public interface TopicStore {
 	/**
 	 * Extends leases in one call. Does not wait for the reply; the future may complete on
 	 * the Redis client's I/O thread, where nothing may block.
-	 * @param ids the message ids, 1 to {@value RedisMessageStore#MAX_IDS_PER_CALL}
+	 * @param ids the message ids, 1 to {@value MessageStore#MAX_IDS_PER_CALL}
 	 * @param leaseTokens the lease token held for each id
 	 * @param length the new lease length
 	 * @return for each id, its new lease deadline (epoch ms), or -1 if its lease had been

@@ -17,25 +17,30 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The packages of the engine and whom each may import, so that dependencies run one way:
- * the store imports nothing of ours but {@code time}, the runtime is built on the store
- * and the listener API, and nothing imports Spring Boot. Reads the main sources' import
- * lines; a new package must be added here.
+ * the store port imports nothing of ours but {@code time}, its Redis adapter
+ * ({@code store.redis}) only the port, the runtime is built on the port and the listener
+ * API, nothing of the engine imports the adapter (only the auto-configuration and the
+ * test kit do) or talks to Redis but the adapter, and nothing imports Spring Boot. Reads
+ * the main sources' import lines; a new package must be added here.
  */
 class PackageDependenciesTests {
 
 	private static final Path SOURCES = Path.of("src/main/java/io/github/delayqueue");
 
 	private static final Pattern OWN_IMPORT = Pattern
-		.compile("^import (?:static )?io\\.github\\.delayqueue\\.([a-z]+)\\.");
+		.compile("^import (?:static )?io\\.github\\.delayqueue\\.((?:store\\.redis)|[a-z]+)\\.");
+
+	private static final Pattern REDIS_CLIENT_IMPORT = Pattern
+		.compile("^import (?:static )?(?:org\\.springframework\\.data\\.redis|io\\.lettuce)\\.");
 
 	private static final Pattern BOOT_IMPORT = Pattern.compile("^import (?:static )?org\\.springframework\\.boot\\.");
 
 	/**
 	 * For each top-level package, the packages of ours it may import (besides itself).
 	 */
-	private static final Map<String, Set<String>> ALLOWED = Map.of("time", Set.of(), "store", Set.of("time"), "convert",
-			Set.of(), "observation", Set.of(), "metrics", Set.of("store"), "core",
-			Set.of("store", "convert", "metrics", "observation", "time"), "listener",
+	private static final Map<String, Set<String>> ALLOWED = Map.of("time", Set.of(), "store", Set.of("time"),
+			"store.redis", Set.of("store", "time"), "convert", Set.of(), "observation", Set.of(), "metrics",
+			Set.of("store"), "core", Set.of("store", "convert", "metrics", "observation", "time"), "listener",
 			Set.of("core", "convert", "store", "time"), "runtime",
 			Set.of("store", "listener", "convert", "metrics", "observation", "time"));
 
@@ -49,6 +54,25 @@ class PackageDependenciesTests {
 				Matcher matcher = OWN_IMPORT.matcher(line);
 				if (matcher.find() && !matcher.group(1).equals(owner)
 						&& !ALLOWED.get(owner).contains(matcher.group(1))) {
+					violations.add(SOURCES.relativize(source) + ": " + line);
+				}
+			}
+		}
+		assertThat(violations).isEmpty();
+	}
+
+	@Test
+	void onlyTheRedisAdapterTalksToRedis() throws IOException {
+		List<String> violations = new ArrayList<>();
+		for (Path source : sources()) {
+			String owner = packageOf(source);
+			// Which partition names land on which Cluster slots is part of the
+			// partitions' definition.
+			if (owner.equals("store.redis") || source.endsWith("store/TopicPartitions.java")) {
+				continue;
+			}
+			for (String line : Files.readAllLines(source)) {
+				if (REDIS_CLIENT_IMPORT.matcher(line).find()) {
 					violations.add(SOURCES.relativize(source) + ": " + line);
 				}
 			}
@@ -82,7 +106,10 @@ class PackageDependenciesTests {
 	}
 
 	private static String packageOf(Path source) {
-		return SOURCES.relativize(source).getName(0).toString();
+		Path relative = SOURCES.relativize(source);
+		String top = relative.getName(0).toString();
+		return (top.equals("store") && relative.getNameCount() > 2 && relative.getName(1).toString().equals("redis"))
+				? "store.redis" : top;
 	}
 
 }

@@ -28,9 +28,9 @@ import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.MessagePage;
 import io.github.delayqueue.store.MessageSnapshot;
 import io.github.delayqueue.store.MessageState;
-import io.github.delayqueue.store.PartitionCountException;
+import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.MessageSummary;
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.ReplayResult;
 import io.github.delayqueue.store.StoredMessage;
 import io.github.delayqueue.store.TopicInspector;
@@ -87,7 +87,7 @@ public class DelayQueueEndpoint {
 
 	private static final Log logger = LogFactory.getLog(DelayQueueEndpoint.class);
 
-	private final RedisMessageStore store;
+	private final MessageStore store;
 
 	private final DelayQueueTemplate template;
 
@@ -99,7 +99,7 @@ public class DelayQueueEndpoint {
 	 * @param template the template, for cancel and reschedule
 	 * @param runtime the listeners of this application
 	 */
-	public DelayQueueEndpoint(RedisMessageStore store, DelayQueueTemplate template, DelayQueueRuntime runtime) {
+	public DelayQueueEndpoint(MessageStore store, DelayQueueTemplate template, DelayQueueRuntime runtime) {
 		this.store = store;
 		this.template = template;
 		this.runtime = runtime;

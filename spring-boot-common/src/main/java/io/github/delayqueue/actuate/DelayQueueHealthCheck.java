@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.ListenerState;
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.TopicStats;
 import org.jspecify.annotations.Nullable;
 
@@ -42,7 +42,7 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 
 	private static final long IDLE_THREAD_SECONDS = 60;
 
-	private final RedisMessageStore store;
+	private final MessageStore store;
 
 	private final DelayQueueRuntime runtime;
 
@@ -60,7 +60,7 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 	 * {@code null} for no limit
 	 * @param timeout how long to wait for Redis before reporting {@code DOWN}
 	 */
-	public DelayQueueHealthCheck(RedisMessageStore store, DelayQueueRuntime runtime, @Nullable Duration maxLateness,
+	public DelayQueueHealthCheck(MessageStore store, DelayQueueRuntime runtime, @Nullable Duration maxLateness,
 			Duration timeout) {
 		this.store = store;
 		this.runtime = runtime;

@@ -20,10 +20,11 @@ import io.github.delayqueue.observation.DelayQueueReceiverObservationConvention;
 import io.github.delayqueue.observation.DelayQueueSenderObservationConvention;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.broker.BrokerSettings;
+import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.RateLimit;
-import io.github.delayqueue.store.RedisMessageStore;
-import io.github.delayqueue.store.RedisSettingsCheck;
 import io.github.delayqueue.store.TopicPartitions;
+import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.store.redis.RedisSettingsCheck;
 import io.lettuce.core.resource.Delay;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
@@ -93,7 +94,7 @@ final class DelayQueueConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	DelayQueueTemplate delayQueueTemplate(RedisMessageStore store, PayloadConverter payloadConverter,
+	DelayQueueTemplate delayQueueTemplate(MessageStore store, PayloadConverter payloadConverter,
 			DelayQueueProperties properties, ObjectProvider<DelayQueueMetrics> metrics,
 			ObjectProvider<ObservationRegistry> observationRegistry,
 			ObjectProvider<DelayQueueSenderObservationConvention> observationConvention) {
@@ -119,14 +120,13 @@ final class DelayQueueConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	DelayQueueRuntime delayQueueRuntime(RedisMessageStore store, PayloadConverter payloadConverter,
-			RedisConnectionFactory connectionFactory, DelayListenerEndpointRegistry registry,
-			DelayQueueProperties properties, ObjectProvider<DelayQueueMetrics> metrics,
-			ObjectProvider<ObservationRegistry> observationRegistry,
+	DelayQueueRuntime delayQueueRuntime(MessageStore store, PayloadConverter payloadConverter,
+			DelayListenerEndpointRegistry registry, DelayQueueProperties properties,
+			ObjectProvider<DelayQueueMetrics> metrics, ObjectProvider<ObservationRegistry> observationRegistry,
 			ObjectProvider<DelayQueueReceiverObservationConvention> observationConvention,
 			@Qualifier(HANDLER_EXECUTOR) ObjectProvider<Executor> handlerExecutor) {
 		DelayQueueProperties.Broker broker = properties.getBroker();
-		DelayQueueRuntime runtime = new DelayQueueRuntime(store, payloadConverter, connectionFactory,
+		DelayQueueRuntime runtime = new DelayQueueRuntime(store, payloadConverter,
 				new BrokerSettings(broker.getBatchSize(), broker.getMaxSleep(), broker.getLookahead()), registry);
 		runtime.setMetrics(metrics.getIfAvailable(() -> DelayQueueMetrics.NONE));
 		runtime.setObservationRegistry(observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP));
@@ -154,7 +154,7 @@ final class DelayQueueConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		TopicGauges delayQueueTopicGauges(RedisMessageStore store, DelayListenerAnnotationBeanPostProcessor listeners,
+		TopicGauges delayQueueTopicGauges(MessageStore store, DelayListenerAnnotationBeanPostProcessor listeners,
 				DelayQueueProperties properties) {
 			return new TopicGauges(() -> listeners.getTopics().stream().map(store::inspector).toList(),
 					properties.getMetrics().getGaugeRefreshInterval());

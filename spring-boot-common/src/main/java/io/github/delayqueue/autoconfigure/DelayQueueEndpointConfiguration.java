@@ -3,7 +3,7 @@ package io.github.delayqueue.autoconfigure;
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.MessageStore;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -26,8 +26,7 @@ final class DelayQueueEndpointConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(DelayQueueTemplate.class)
 	@ConditionalOnAvailableEndpoint
-	DelayQueueEndpoint delayQueueEndpoint(RedisMessageStore store, DelayQueueTemplate template,
-			DelayQueueRuntime runtime) {
+	DelayQueueEndpoint delayQueueEndpoint(MessageStore store, DelayQueueTemplate template, DelayQueueRuntime runtime) {
 		return new DelayQueueEndpoint(store, template, runtime);
 	}
 

@@ -14,8 +14,8 @@ import java.util.stream.Stream;
 
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.ListenerState;
-import io.github.delayqueue.store.RedisMessageStore;
 import io.github.delayqueue.store.TopicStats;
+import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.time.Durations;
 import org.jspecify.annotations.Nullable;
 

@@ -7,10 +7,10 @@ import java.util.UUID;
 
 import io.github.delayqueue.autoconfigure.DelayQueueProperties;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
-import io.github.delayqueue.store.RedisMessageStore;
-import io.github.delayqueue.store.RedisSettingsCheck;
-import io.github.delayqueue.store.ScriptClock;
 import io.github.delayqueue.store.TopicPartitions;
+import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.store.redis.RedisSettingsCheck;
+import io.github.delayqueue.store.redis.ScriptClock;
 import io.github.delayqueue.test.redis.TestRedis;
 
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;

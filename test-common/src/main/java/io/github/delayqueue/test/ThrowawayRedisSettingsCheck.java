@@ -1,6 +1,6 @@
 package io.github.delayqueue.test;
 
-import io.github.delayqueue.store.RedisSettingsCheck;
+import io.github.delayqueue.store.redis.RedisSettingsCheck;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 

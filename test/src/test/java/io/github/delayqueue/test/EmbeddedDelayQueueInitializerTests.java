@@ -7,7 +7,7 @@ import java.util.concurrent.CountDownLatch;
 import io.github.delayqueue.autoconfigure.DelayQueueAutoConfiguration;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.listener.DelayListener;
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.redis.RedisMessageStore;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;

@@ -5,7 +5,7 @@ import java.util.UUID;
 
 import io.github.delayqueue.autoconfigure.DelayQueueAutoConfiguration;
 import io.github.delayqueue.core.DelayQueueTemplate;
-import io.github.delayqueue.store.RedisSettingsCheck;
+import io.github.delayqueue.store.redis.RedisSettingsCheck;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;

@@ -26,7 +26,7 @@ import io.github.delayqueue.runtime.support.TopicRepair;
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.RateLimit;
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.LeaseTokens;
 import io.github.delayqueue.store.TopicStore;
 import io.github.delayqueue.store.StoreCalls;
 import org.apache.commons.logging.Log;
@@ -67,7 +67,7 @@ final class Fetcher {
 
 	private final String topic;
 
-	private final String consumerId = RedisMessageStore.newToken();
+	private final String consumerId = LeaseTokens.newToken();
 
 	private final TopicStore store;
 

@@ -17,7 +17,7 @@ import io.github.delayqueue.runtime.consumer.Settlement.HandBack;
 import io.github.delayqueue.runtime.support.Nanoseconds;
 import io.github.delayqueue.runtime.support.OutageLog;
 import io.github.delayqueue.runtime.support.Replies;
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.TopicStore;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -27,11 +27,11 @@ import org.jspecify.annotations.Nullable;
  * Keeps the leases of the messages this consumer holds (held until due, or being
  * handled): extends them all every third of the visibility timeout, up to the maximum
  * handling time, and at shutdown hands every unfinished one back. A round of extension
- * sends one call for every {@value RedisMessageStore#MAX_IDS_PER_CALL} messages, all
- * before any reply, and no thread waits for Redis: the replies continue on the scheduler.
- * The next round starts a third of the visibility timeout after this one started, and
- * never before this one is answered. Tracks the messages by identity: one id may be held
- * twice after its lease expired.
+ * sends one call for every {@value MessageStore#MAX_IDS_PER_CALL} messages, all before
+ * any reply, and no thread waits for Redis: the replies continue on the scheduler. The
+ * next round starts a third of the visibility timeout after this one started, and never
+ * before this one is answered. Tracks the messages by identity: one id may be held twice
+ * after its lease expired.
  */
 final class LeaseKeeper {
 
@@ -151,7 +151,7 @@ final class LeaseKeeper {
 	/** One round: every lease held, in calls of up to 1,000, all sent at once. */
 	private void extendLeases() {
 		long started = System.nanoTime();
-		List<LeaseBatch> batches = LeaseBatch.of(extendable(), RedisMessageStore.MAX_IDS_PER_CALL);
+		List<LeaseBatch> batches = LeaseBatch.of(extendable(), MessageStore.MAX_IDS_PER_CALL);
 		if (batches.isEmpty()) {
 			scheduleRound(this.periodNanos);
 			return;

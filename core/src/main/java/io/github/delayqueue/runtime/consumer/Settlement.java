@@ -8,7 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Supplier;
 
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.StoreCalls;
 import io.github.delayqueue.store.TopicStore;
 import org.apache.commons.logging.Log;
@@ -110,7 +110,7 @@ final class Settlement {
 
 	/**
 	 * Messages go back unhandled or unfinished: each is ready again at once, attempts
-	 * unchanged. Sends one call for every {@value RedisMessageStore#MAX_IDS_PER_CALL}
+	 * unchanged. Sends one call for every {@value MessageStore#MAX_IDS_PER_CALL}
 	 * messages, all before any reply, and waits for none, so that it may run where
 	 * nothing may block; nothing is sent again: a message not handed back is delivered
 	 * again when its lease expires. A message whose lease was lost meanwhile (handed back
@@ -129,7 +129,7 @@ final class Settlement {
 				}
 			}
 		}
-		return CompletableFuture.allOf(LeaseBatch.of(unsettled, RedisMessageStore.MAX_IDS_PER_CALL)
+		return CompletableFuture.allOf(LeaseBatch.of(unsettled, MessageStore.MAX_IDS_PER_CALL)
 			.stream()
 			.map((batch) -> handBack(batch, why))
 			.toArray(CompletableFuture[]::new));

@@ -3,7 +3,7 @@ package io.github.delayqueue.actuate;
 import java.time.Duration;
 
 import io.github.delayqueue.runtime.DelayQueueRuntime;
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.MessageStore;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.health.AbstractHealthIndicator;
@@ -31,7 +31,7 @@ public class DelayQueueHealthIndicator extends AbstractHealthIndicator implement
 	 * @param latenessStatus the status when a topic is later than that
 	 * @param timeout how long to wait for Redis before reporting {@code DOWN}
 	 */
-	public DelayQueueHealthIndicator(RedisMessageStore store, DelayQueueRuntime runtime, @Nullable Duration maxLateness,
+	public DelayQueueHealthIndicator(MessageStore store, DelayQueueRuntime runtime, @Nullable Duration maxLateness,
 			Status latenessStatus, Duration timeout) {
 		super("Delay queue health check failed");
 		this.check = new DelayQueueHealthCheck(store, runtime, maxLateness, timeout);

@@ -16,7 +16,7 @@ import io.github.delayqueue.metrics.DelayQueueMeterNames;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.MessageSnapshot;
 import io.github.delayqueue.store.MessageState;
-import io.github.delayqueue.store.RedisMessageStore;
+import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

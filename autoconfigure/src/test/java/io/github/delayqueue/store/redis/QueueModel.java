@@ -1,0 +1,677 @@
+package io.github.delayqueue.store.redis;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import io.github.delayqueue.store.NewMessage;
+import io.github.delayqueue.store.TopicStats;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What one topic of the queue should hold, by the rules written in the header of each
+ * script, for {@link StateMachineModelTests}. One method per script: it takes the
+ * request, changes the model as the script's documented rule says and returns the reply
+ * the script should give.
+ * <p>
+ * The model knows every due time and lease deadline: due times it chose itself, and those
+ * that the Redis clock sets (a relative send, retry, reschedule, replay, a claim's lease
+ * deadline and the time a message died) are observed from the reply or the stored data
+ * and handed in. Whether something is due or expired is decided against {@code now}, the
+ * Redis time read just before the request: the test keeps every due time and deadline
+ * either in the past or an hour or more away, so that the decision never depends on the
+ * few milliseconds between that read and the script.
+ */
+final class QueueModel {
+
+	/** Most ids a claim looks at in one call, as {@code claim.lua}. */
+	static final int CLAIM_LOOK_LIMIT = 1000;
+
+	/** Most ids at the head of the ready list that {@code stats.lua} looks at. */
+	static final int STATS_READY_LOOKUP = 100;
+
+	/** The live states of a stored message. */
+	enum State {
+
+		SCHEDULED, READY, IN_FLIGHT
+
+	}
+
+	/** A stored (live) message. */
+	static final class Live {
+
+		final String id;
+
+		String body;
+
+		State state = State.SCHEDULED;
+
+		int attempts;
+
+		long due;
+
+		/** The lookahead of the promotion that made it ready last. */
+		long lookahead;
+
+		String token;
+
+		long deadline;
+
+		Live(String id, String body, long due) {
+			this.id = id;
+			this.body = body;
+			this.due = due;
+		}
+
+		String stored() {
+			return this.attempts + ":" + this.due + ":" + this.body;
+		}
+
+		@Override
+		public String toString() {
+			return this.id + "[" + this.state + ", attempts " + this.attempts + ", due " + this.due
+					+ ((this.state == State.IN_FLIGHT) ? ", token " + this.token + ", deadline " + this.deadline : "")
+					+ "]";
+		}
+
+	}
+
+	/**
+	 * A dead letter, under its id or, once the id died again, under its buried name.
+	 *
+	 * @param stored the stored message, {@code <attempts>:<due>:<body>}
+	 * @param error the last error
+	 * @param diedAt the time it died (Redis clock), -1 until observed
+	 */
+	record Dead(String stored, String error, long diedAt) {
+
+		Dead withDiedAt(long time) {
+			return new Dead(this.stored, this.error, time);
+		}
+
+	}
+
+	/**
+	 * A consumer's last claim that leased messages, as {@code claim.lua} records it.
+	 *
+	 * @param token the claim's lease token
+	 * @param deadline its lease deadline
+	 * @param ids the ids it leased, in order
+	 */
+	record ClaimRecord(String token, long deadline, List<String> ids) {
+	}
+
+	/**
+	 * What a send should report for one message.
+	 *
+	 * @param duplicate whether it is reported as a duplicate
+	 * @param replaced whether it is reported as having replaced a scheduled message
+	 * @param due the due time reported
+	 */
+	record SendReply(boolean duplicate, boolean replaced, long due) {
+	}
+
+	/**
+	 * What a claim should return.
+	 *
+	 * @param ids the ids leased (or, for a request sent again, leased then and still
+	 * held)
+	 * @param stored their stored messages, in the same order
+	 * @param more whether more ids may be waiting
+	 * @param replayed whether the request was answered from the consumer's claim record
+	 */
+	record ClaimReply(List<String> ids, List<String> stored, boolean more, boolean replayed) {
+	}
+
+	/**
+	 * What a lease expiry should return.
+	 *
+	 * @param requeued ids made ready again
+	 * @param deadLettered ids dead-lettered
+	 */
+	record ExpiryReply(List<String> requeued, List<String> deadLettered) {
+	}
+
+	/**
+	 * What a replay should return.
+	 *
+	 * @param replayed ids replayed, in request order
+	 * @param skipped ids left dead or not found
+	 */
+	record ReplayReply(List<String> replayed, int skipped) {
+	}
+
+	/** id → stored message: scheduled, ready and in flight (the messages hash). */
+	final Map<String, Live> live = new TreeMap<>();
+
+	/**
+	 * The ready list, oldest first, with the stale ids that cancel and reschedule leave
+	 * in it.
+	 */
+	final List<String> ready = new ArrayList<>();
+
+	/**
+	 * The ready list of each priority from 1 up (index 0 is {@link #ready}), with their
+	 * stale ids too.
+	 */
+	final List<List<String>> readyLists = new ArrayList<>(List.of(this.ready));
+
+	/**
+	 * id → priority above 0 of a stored message (the priorities hash), whatever its live
+	 * state.
+	 */
+	final Map<String, Integer> priorities = new TreeMap<>();
+
+	/**
+	 * id or buried name → priority above 0 of a dead letter (the dead priorities hash),
+	 * apart from the priority of a new message of its id.
+	 */
+	final Map<String, Integer> deadPriorities = new TreeMap<>();
+
+	/** id or buried name → dead letter. */
+	final Map<String, Dead> dead = new TreeMap<>();
+
+	{
+		for (int priority = 1; priority <= Script.MAX_PRIORITY; priority++) {
+			this.readyLists.add(new ArrayList<>());
+		}
+	}
+
+	/** consumer → its last claim that leased messages. */
+	final Map<String, ClaimRecord> claimRecords = new HashMap<>();
+
+	/**
+	 * How many ids of ready messages claims dropped from the list of another priority
+	 * than the message's.
+	 */
+	int droppedOfAnotherPriority;
+
+	// send.lua: an id already stored is left as it is, unless the send replaces a
+	// scheduled one; the same body again is not a duplicate, unless the send was to
+	// replace (a ready or in-flight message is never replaced: always a duplicate).
+	// A message stored or replaced takes the priority sent; without one, it loses its
+	// entry (also one given earlier in the same call).
+	List<SendReply> send(List<NewMessage> messages, List<Long> dues) {
+		List<SendReply> replies = new ArrayList<>();
+		for (int i = 0; i < messages.size(); i++) {
+			NewMessage message = messages.get(i);
+			String body = new String(message.body());
+			Live stored = this.live.get(message.id());
+			if (stored != null && message.replaceIfPending() && stored.state == State.SCHEDULED) {
+				stored.body = body;
+				stored.due = dues.get(i);
+				replies.add(new SendReply(false, true, stored.due));
+			}
+			else if (stored != null) {
+				replies.add(new SendReply(message.replaceIfPending() || !stored.body.equals(body), false, stored.due));
+				continue;
+			}
+			else {
+				this.live.put(message.id(), new Live(message.id(), body, dues.get(i)));
+				replies.add(new SendReply(false, false, dues.get(i)));
+			}
+			if (message.priority() > 0) {
+				this.priorities.put(message.id(), message.priority());
+			}
+			else {
+				this.priorities.remove(message.id());
+			}
+		}
+		return replies;
+	}
+
+	/**
+	 * The ready list an id goes to: the list of its priority while the topic uses
+	 * priorities, else the ready list.
+	 * @param id the id
+	 * @return the list
+	 */
+	List<String> readyListOf(String id) {
+		return this.priorities.isEmpty() ? this.ready : this.readyLists.get(this.priorities.getOrDefault(id, 0));
+	}
+
+	/**
+	 * The ready lists as claim reads them: the non-empty lists of priorities 9 down to 1
+	 * while the topic uses priorities, then the ready list.
+	 * @return the lists, most urgent first
+	 */
+	List<List<String>> listsToRead() {
+		return prioritiesToRead().stream().map(this.readyLists::get).toList();
+	}
+
+	/**
+	 * The priorities of the ready lists claim reads, in the order it reads them (see
+	 * {@link #listsToRead()}).
+	 * @return the priorities, 0 for the ready list
+	 */
+	List<Integer> prioritiesToRead() {
+		List<Integer> priorities = new ArrayList<>();
+		if (!this.priorities.isEmpty()) {
+			for (int priority = Script.MAX_PRIORITY; priority >= 1; priority--) {
+				if (!this.readyLists.get(priority).isEmpty()) {
+					priorities.add(priority);
+				}
+			}
+		}
+		priorities.add(0);
+		return priorities;
+	}
+
+	// promote.lua: scheduled ids due by now + lookahead, in due order (then id), to the
+	// tail.
+	int promote(long now, int limit, long lookahead) {
+		List<Live> due = scheduled().stream().filter((message) -> message.due <= now + lookahead).limit(limit).toList();
+		for (Live message : due) {
+			message.state = State.READY;
+			message.lookahead = lookahead;
+			readyListOf(message.id).add(message.id);
+		}
+		return due.size();
+	}
+
+	// claim.lua, chunk by chunk as the script reads the ready list. While the topic uses
+	// priorities, an id in the list of another priority than its message's is dropped:
+	// the message has an entry of its own in the list of its priority.
+	ClaimReply claim(long now, String consumer, String token, int limit, int earlyLimit, long deadline) {
+		ClaimRecord record = this.claimRecords.get(consumer);
+		if (record != null && record.token().equals(token)) {
+			List<String> ids = new ArrayList<>();
+			List<String> stored = new ArrayList<>();
+			for (String id : record.ids()) {
+				Live message = this.live.get(id);
+				if (message != null && message.state == State.IN_FLIGHT && token.equals(message.token)) {
+					ids.add(id);
+					stored.add(message.stored());
+				}
+			}
+			return new ClaimReply(ids, stored, false, true);
+		}
+		List<String> taken = new ArrayList<>();
+		int claimed = 0;
+		int claimedEarly = 0;
+		int looked = 0;
+		boolean full = false;
+		boolean prioritized = !this.priorities.isEmpty();
+		List<Integer> listPriorities = prioritiesToRead();
+		List<List<String>> lists = listsToRead();
+		List<Integer> listLooked = new ArrayList<>();
+		List<List<String>> listKept = new ArrayList<>();
+		for (int l = 0; l < lists.size(); l++) {
+			List<String> list = lists.get(l);
+			int listPriority = listPriorities.get(l);
+			int at = 0;
+			List<String> kept = new ArrayList<>();
+			while (!full && looked < CLAIM_LOOK_LIMIT) {
+				int chunk = (limit - claimed) + Math.min(earlyLimit - claimedEarly, 16);
+				chunk = Math.min(CLAIM_LOOK_LIMIT - looked, Math.max(Math.max(chunk, kept.size()), 1));
+				List<String> ids = list.subList(Math.min(at, list.size()), Math.min(at + chunk, list.size()));
+				if (ids.isEmpty()) {
+					break;
+				}
+				int read = ids.size();
+				for (String id : List.copyOf(ids)) {
+					Live message = this.live.get(id);
+					boolean ownList = !prioritized || this.priorities.getOrDefault(id, 0) == listPriority;
+					if (message != null && message.state == State.READY && !taken.contains(id) && !ownList) {
+						this.droppedOfAnotherPriority++;
+					}
+					if (message != null && message.state == State.READY && !taken.contains(id) && ownList) {
+						boolean early = message.due > now;
+						if (early && claimedEarly >= earlyLimit) {
+							kept.add(id);
+						}
+						else if (!early && claimed >= limit) {
+							full = true;
+							break;
+						}
+						else {
+							taken.add(id);
+							if (early) {
+								claimedEarly++;
+							}
+							else {
+								claimed++;
+							}
+						}
+					}
+					looked++;
+					at++;
+				}
+				if (read < chunk || claimed >= limit) {
+					break;
+				}
+			}
+			listLooked.add(at);
+			listKept.add(kept);
+			if (full || claimed >= limit || looked >= CLAIM_LOOK_LIMIT) {
+				break;
+			}
+		}
+		if (looked == 0) {
+			this.claimRecords.remove(consumer);
+			return new ClaimReply(List.of(), List.of(), false, false);
+		}
+		for (int l = 0; l < listLooked.size(); l++) {
+			lists.get(l).subList(0, listLooked.get(l)).clear();
+			lists.get(l).addAll(0, listKept.get(l));
+		}
+		List<String> stored = new ArrayList<>();
+		for (String id : taken) {
+			Live message = this.live.get(id);
+			message.state = State.IN_FLIGHT;
+			message.token = token;
+			message.deadline = deadline;
+			stored.add(message.stored());
+		}
+		if (taken.isEmpty()) {
+			this.claimRecords.remove(consumer);
+		}
+		else {
+			this.claimRecords.put(consumer, new ClaimRecord(token, deadline, List.copyOf(taken)));
+		}
+		return new ClaimReply(taken, stored, !full && looked >= CLAIM_LOOK_LIMIT, false);
+	}
+
+	// ack.lua: every token is checked before any message is deleted.
+	List<Boolean> ack(List<String> ids, List<String> tokens) {
+		List<Boolean> acked = new ArrayList<>();
+		for (int i = 0; i < ids.size(); i++) {
+			acked.add(holdsLease(ids.get(i), tokens.get(i)));
+		}
+		for (int i = 0; i < ids.size(); i++) {
+			if (acked.get(i)) {
+				this.live.remove(ids.get(i));
+				this.priorities.remove(ids.get(i));
+			}
+		}
+		return acked;
+	}
+
+	// retry.lua: in flight -> scheduled at the observed due time, attempts + 1.
+	boolean retry(String id, String token, long due) {
+		if (!holdsLease(id, token)) {
+			return false;
+		}
+		Live message = this.live.get(id);
+		message.attempts++;
+		message.due = due;
+		message.state = State.SCHEDULED;
+		message.token = null;
+		return true;
+	}
+
+	// dead_letter.lua: in flight -> dead, attempts + 1, with the error; its priority
+	// moves to the dead priorities.
+	boolean deadLetter(String id, String token, String error) {
+		if (!holdsLease(id, token)) {
+			return false;
+		}
+		Live message = this.live.remove(id);
+		message.attempts++;
+		bury(id, message.stored(), error, this.priorities.remove(id));
+		return true;
+	}
+
+	// release.lua: each id whose lease its token holds (an id named twice: its first
+	// lease
+	// that holds) -> head of the ready list of its priority, in the order given, attempts
+	// unchanged.
+	List<Boolean> release(List<String> ids, List<String> tokens) {
+		List<Boolean> released = new ArrayList<>();
+		Map<List<String>, List<String>> heads = new IdentityHashMap<>();
+		for (int i = 0; i < ids.size(); i++) {
+			String id = ids.get(i);
+			boolean holds = holdsLease(id, tokens.get(i));
+			released.add(holds);
+			if (holds) {
+				Live message = this.live.get(id);
+				message.state = State.READY;
+				message.token = null;
+				heads.computeIfAbsent(readyListOf(id), (list) -> new ArrayList<>()).add(id);
+			}
+		}
+		heads.forEach((list, head) -> list.addAll(0, head));
+		return released;
+	}
+
+	// release_claim.lua: the ids of the consumer's recorded claim, when it has the token
+	// given, still leased to that token -> released as by release.lua, in the order
+	// claimed; the record stays. The test only names a claim whose record has not expired
+	// (its lease was long), or one the record no longer holds. Without a record, or with
+	// one of an earlier claim of the same consumer, the claim has not run: the record
+	// becomes the claim's, without ids, so that the claim leases nothing if it runs.
+	List<String> releaseClaim(String consumer, String token) {
+		ClaimRecord record = this.claimRecords.get(consumer);
+		if (record == null || !record.token().equals(token)) {
+			if (record == null || isEarlierClaim(record.token(), token)) {
+				this.claimRecords.put(consumer, new ClaimRecord(token, 0, List.of()));
+			}
+			return List.of();
+		}
+		List<String> held = record.ids().stream().filter((id) -> holdsLease(id, token)).toList();
+		release(held, held.stream().map((id) -> token).toList());
+		return held;
+	}
+
+	private static boolean isEarlierClaim(String recorded, String token) {
+		int recordedDot = recorded.lastIndexOf('.');
+		int dot = token.lastIndexOf('.');
+		if (recordedDot < 0 || dot < 0 || !recorded.substring(0, recordedDot).equals(token.substring(0, dot))) {
+			return false;
+		}
+		try {
+			return Long.parseLong(recorded.substring(recordedDot + 1)) < Long.parseLong(token.substring(dot + 1));
+		}
+		catch (NumberFormatException ex) {
+			return false;
+		}
+	}
+
+	// extend_leases.lua: each lease its token holds gets the observed deadline; the token
+	// stays.
+	List<Boolean> extendLeases(List<String> ids, List<String> tokens, List<Long> deadlines) {
+		List<Boolean> extended = new ArrayList<>();
+		for (int i = 0; i < ids.size(); i++) {
+			boolean holds = holdsLease(ids.get(i), tokens.get(i));
+			extended.add(holds);
+			if (holds) {
+				this.live.get(ids.get(i)).deadline = deadlines.get(i);
+			}
+		}
+		return extended;
+	}
+
+	/**
+	 * The lease deadline of a message in flight, of which extend_leases.lua gives the
+	 * later and the new length from the script's time.
+	 * @param id the id
+	 * @return its lease deadline now
+	 */
+	long deadline(String id) {
+		return this.live.get(id).deadline;
+	}
+
+	// expire_leases.lua: leases ended by now, by deadline (then id), at most limit of
+	// them.
+	ExpiryReply expireLeases(long now, int limit, int maxAttempts) {
+		List<Live> expired = this.live.values()
+			.stream()
+			.filter((message) -> message.state == State.IN_FLIGHT && message.deadline <= now)
+			.sorted(Comparator.comparingLong((Live message) -> message.deadline).thenComparing((message) -> message.id))
+			.limit(limit)
+			.toList();
+		List<String> requeued = new ArrayList<>();
+		List<String> deadLettered = new ArrayList<>();
+		for (Live message : expired) {
+			message.attempts++;
+			message.token = null;
+			if (message.attempts >= maxAttempts) {
+				this.live.remove(message.id);
+				bury(message.id, message.stored(),
+						"lease expired on attempt " + message.attempts + " of " + maxAttempts,
+						this.priorities.remove(message.id));
+				deadLettered.add(message.id);
+			}
+			else {
+				message.state = State.READY;
+				readyListOf(message.id).add(message.id);
+				requeued.add(message.id);
+			}
+		}
+		return new ExpiryReply(requeued, deadLettered);
+	}
+
+	// cancel.lua: scheduled or ready -> gone; an id left in the ready list stays there.
+	boolean cancel(String id) {
+		Live message = this.live.get(id);
+		if (message == null || message.state == State.IN_FLIGHT) {
+			return false;
+		}
+		this.live.remove(id);
+		this.priorities.remove(id);
+		return true;
+	}
+
+	// reschedule.lua: scheduled or ready -> scheduled at the observed due time.
+	boolean reschedule(String id, long due) {
+		Live message = this.live.get(id);
+		if (message == null || message.state == State.IN_FLIGHT) {
+			return false;
+		}
+		message.due = due;
+		message.state = State.SCHEDULED;
+		return true;
+	}
+
+	/**
+	 * Whether reschedule.lua would reschedule the message.
+	 * @param id the id
+	 * @return whether it is pending
+	 */
+	boolean pending(String id) {
+		Live message = this.live.get(id);
+		return message != null && message.state != State.IN_FLIGHT;
+	}
+
+	// replay.lua: dead -> scheduled, due at the replay's time, attempts 0, error dropped,
+	// its priority moved back from the dead priorities; skipped
+	// while the id is stored again. Reads every id before it moves any; an id named twice
+	// counts
+	// once (seed 2291508825904, step 101 found it counted twice).
+	ReplayReply replay(List<String> named, long now) {
+		List<String> ids = named.stream().distinct().toList();
+		List<Boolean> replayable = new ArrayList<>();
+		for (String id : ids) {
+			replayable.add(this.dead.containsKey(id) && !this.live.containsKey(id));
+		}
+		Map<String, Dead> read = new LinkedHashMap<>();
+		ids.forEach((id) -> read.put(id, this.dead.get(id)));
+		List<String> replayed = new ArrayList<>();
+		for (int i = 0; i < ids.size(); i++) {
+			String id = ids.get(i);
+			if (replayable.get(i)) {
+				String stored = read.get(id).stored();
+				String body = stored.substring(stored.indexOf(':', stored.indexOf(':') + 1) + 1);
+				this.live.put(id, new Live(id, body, now));
+				this.dead.remove(id);
+				Integer priority = this.deadPriorities.remove(id);
+				if (priority != null) {
+					this.priorities.put(id, priority);
+				}
+				replayed.add(id);
+			}
+		}
+		return new ReplayReply(replayed, ids.size() - replayed.size());
+	}
+
+	// purge_dead.lua: dead -> gone, with the dead letter's priority. Counts the ids found
+	// dead before it deletes any.
+	long purgeDead(List<String> ids) {
+		// An id named twice counts once (seed 2291508825904, step 123 found it counted
+		// twice).
+		List<String> found = ids.stream().distinct().filter(this.dead::containsKey).toList();
+		ids.forEach(this.dead::remove);
+		ids.forEach(this.deadPriorities::remove);
+		return found.size();
+	}
+
+	boolean holdsLease(String id, String token) {
+		Live message = this.live.get(id);
+		return message != null && message.state == State.IN_FLIGHT && message.token.equals(token);
+	}
+
+	/**
+	 * @return the scheduled messages in the order of the schedule (due time, then id)
+	 */
+	List<Live> scheduled() {
+		return this.live.values()
+			.stream()
+			.filter((message) -> message.state == State.SCHEDULED)
+			.sorted(Comparator.comparingLong((Live message) -> message.due).thenComparing((message) -> message.id))
+			.toList();
+	}
+
+	long count(State state) {
+		return this.live.values().stream().filter((message) -> message.state == state).count();
+	}
+
+	/**
+	 * @return the due time of the first ready message among the first ids of the ready
+	 * list, or -1
+	 */
+	long oldestReadyDue() {
+		long oldest = -1;
+		for (List<String> list : listsToRead()) {
+			for (String id : list.subList(0, Math.min(STATS_READY_LOOKUP, list.size()))) {
+				Live message = this.live.get(id);
+				if (message != null && message.state == State.READY) {
+					oldest = (oldest < 0) ? message.due : Math.min(oldest, message.due);
+					break;
+				}
+			}
+		}
+		return oldest;
+	}
+
+	/**
+	 * @return the ready messages by priority that stats.lua reports
+	 */
+	Map<Integer, Long> readyByPriority() {
+		List<Long> lengths = new ArrayList<>();
+		if (!this.priorities.isEmpty()) {
+			this.readyLists.subList(1, this.readyLists.size()).forEach((list) -> lengths.add((long) list.size()));
+		}
+		return TopicStats.byPriority(count(State.READY), lengths);
+	}
+
+	// include/bury.lua: an earlier dead letter of the id moves to
+	// "<id>~<time it died>", with more '~' until the name is free, and its priority with
+	// it; the new one takes the priority the message had (null for none).
+	private void bury(String id, String stored, String error, @Nullable Integer priority) {
+		Dead earlier = this.dead.get(id);
+		if (earlier != null) {
+			String name = id + "~" + Math.max(0, earlier.diedAt());
+			while (this.dead.containsKey(name)) {
+				name = name + "~";
+			}
+			this.dead.put(name, earlier);
+			Integer earlierPriority = this.deadPriorities.get(id);
+			if (earlierPriority != null) {
+				this.deadPriorities.put(name, earlierPriority);
+			}
+		}
+		this.dead.put(id, new Dead(stored, error, -1));
+		if (priority != null) {
+			this.deadPriorities.put(id, priority);
+		}
+		else {
+			this.deadPriorities.remove(id);
+		}
+	}
+
+}

@@ -1,0 +1,59 @@
+package io.github.delayqueue.store.redis;
+
+import io.github.delayqueue.test.redis.RedisServerProcess;
+import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.testsupport.QueueContexts;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.data.redis.core.RedisCallback;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The startup check warns about Redis settings that lose messages.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class RedisSettingsCheckTests {
+
+	@Test
+	void warnsWhenRedisMayEvictKeysOrKeepsNothingOnDisk(CapturedOutput output) throws Exception {
+		Assumptions.assumeTrue(TestRedis.canStartPrivateServer(), "needs a redis-server binary");
+		try (RedisServerProcess redis = TestRedis.startPrivateServer()) {
+			QueueContexts.runner(QueueContexts.uniquePrefix(), redis.springProperties()).run((context) -> {
+				StringRedisTemplate template = context.getBean(StringRedisTemplate.class);
+				template.execute((RedisCallback<Object>) (connection) -> {
+					connection.serverCommands().setConfig("maxmemory-policy", "allkeys-lru");
+					return null;
+				});
+			});
+			QueueContexts.runner(QueueContexts.uniquePrefix(), redis.springProperties())
+				.run((context) -> assertThat(context).hasNotFailed());
+			assertThat(output).contains("Redis maxmemory-policy is 'allkeys-lru'").contains("Redis persistence is off");
+		}
+	}
+
+	@Test
+	void staysQuietWhenRedisPersistsAndNeverEvicts(CapturedOutput output) throws Exception {
+		Assumptions.assumeTrue(TestRedis.canStartPrivateServer(), "needs a redis-server binary");
+		try (RedisServerProcess redis = TestRedis.startPrivateServer()) {
+			QueueContexts.runner(QueueContexts.uniquePrefix(), redis.springProperties()).run((context) -> {
+				StringRedisTemplate template = context.getBean(StringRedisTemplate.class);
+				template.execute((RedisCallback<Object>) (connection) -> {
+					connection.serverCommands().setConfig("save", "900 1");
+					return null;
+				});
+			});
+			int before = output.getAll().length();
+			QueueContexts.runner(QueueContexts.uniquePrefix(), redis.springProperties())
+				.run((context) -> assertThat(context).hasNotFailed());
+			String after = output.getAll().substring(before);
+			assertThat(after).doesNotContain("maxmemory-policy").doesNotContain("persistence is off");
+		}
+	}
+
+}

@@ -1,0 +1,125 @@
+package io.github.delayqueue.store.redis;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.github.delayqueue.core.DelayMessage;
+import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.core.SendResult;
+import io.github.delayqueue.store.ClaimResult;
+import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.store.MessageState;
+import io.github.delayqueue.store.MessageSummary;
+import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.testsupport.FaultyRedisProxy;
+import io.github.delayqueue.testsupport.QueueContexts;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Requests whose reply is lost on the way back: Redis ran them, the proxy drops the reply
+ * and the connection, and Lettuce sends the same command again after it reconnects. Each
+ * must do what it did once, as the real client stack sends it.
+ */
+class ReplayedRequestsTests {
+
+	private static final String TOPIC = "jobs";
+
+	private static final Duration LEASE = Duration.ofMinutes(1);
+
+	private static final Duration WAIT = Duration.ofSeconds(10);
+
+	@Test
+	void claimSentAgainReturnsTheMessagesItLeasedAndNoOthers() {
+		run((proxy, template, store, redis) -> {
+			for (String id : List.of("m1", "m2", "m3")) {
+				send(template, id);
+			}
+			store.promote(TOPIC, 10);
+			store.claim(TOPIC, "consumer", "consumer.0", 1, 0, Duration.ofMillis(1)); // loads
+																						// the
+																						// script
+			store.release(TOPIC, "m1", "consumer.0");
+			int before = proxy.forwardedCount(FaultyRedisProxy.named("EVALSHA"));
+			FaultyRedisProxy.Fault fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA"));
+			ClaimResult claimed = store.claim(TOPIC, "consumer", "consumer.1", 2, 0, LEASE);
+			assertThat(fault.awaitFired(WAIT)).isTrue();
+			assertThat(proxy.forwardedCount(FaultyRedisProxy.named("EVALSHA")) - before).as("sent twice").isEqualTo(2);
+			assertThat(claimed.messages()).extracting(ClaimedMessage::id).containsExactly("m1", "m2");
+			assertThat(redis.opsForList().range(store.keys(TOPIC).ready(), 0, -1)).containsExactly("m3");
+			assertThat(store.ack(TOPIC, List.of("m1", "m2"), List.of("consumer.1", "consumer.1"))).containsExactly(true,
+					true);
+		});
+	}
+
+	@Test
+	void leaseExtensionSentAgainKeepsTheLease() {
+		run((proxy, template, store, redis) -> {
+			send(template, "m1");
+			store.promote(TOPIC, 10);
+			ClaimedMessage claimed = store.claim(TOPIC, 1, LEASE).get(0);
+			store.extendLease(TOPIC, "m1", claimed.leaseToken(), LEASE); // loads the
+																			// script
+			FaultyRedisProxy.Fault fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA"));
+			long extended = store.extendLease(TOPIC, "m1", claimed.leaseToken(), LEASE);
+			assertThat(fault.awaitFired(WAIT)).isTrue();
+			assertThat(extended).isPositive();
+			assertThat(store.ack(TOPIC, "m1", claimed.leaseToken())).isTrue();
+		});
+	}
+
+	@Test
+	void sendSentAgainReportsTheMessageAsStoredOnce() {
+		run((proxy, template, store, redis) -> {
+			send(template, "warm-up");
+			FaultyRedisProxy.Fault fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA"));
+			SendResult sent = template.send(DelayMessage.builder(TOPIC, "new order").delay(LEASE).build());
+			assertThat(fault.awaitFired(WAIT)).isTrue();
+			assertThat(sent.duplicate()).isFalse();
+			assertThat(store.stats(TOPIC).scheduled()).isEqualTo(2);
+		});
+	}
+
+	@Test
+	void purgeOfTheOldestDeadLettersSentAgainDeletesNoMore() {
+		run((proxy, template, store, redis) -> {
+			for (String id : List.of("d1", "d2", "d3")) {
+				send(template, id);
+				store.promote(TOPIC, 10);
+				ClaimedMessage claimed = store.claim(TOPIC, 1, LEASE).get(0);
+				store.deadLetter(TOPIC, id, claimed.leaseToken(), "boom");
+			}
+			store.purgeDead(TOPIC, List.of("unknown")); // loads the script
+			FaultyRedisProxy.Fault fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA"));
+			store.purgeDead(TOPIC, 1);
+			assertThat(fault.awaitFired(WAIT)).isTrue();
+			assertThat(store.page(TOPIC, MessageState.DEAD, 0, 10).messages()).extracting(MessageSummary::id)
+				.containsExactly("d2", "d3");
+		});
+	}
+
+	private static void send(DelayQueueTemplate template, String id) {
+		template.send(DelayMessage.builder(TOPIC, "payload of " + id).id(id).build());
+	}
+
+	private static void run(ProxyTest test) {
+		TestRedis redis = TestRedis.shared();
+		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
+			QueueContexts.runner(QueueContexts.uniquePrefix(), proxy)
+				.run((context) -> test.run(proxy, context.getBean(DelayQueueTemplate.class),
+						context.getBean(RedisMessageStore.class), context.getBean(StringRedisTemplate.class)));
+		}
+	}
+
+	@FunctionalInterface
+	private interface ProxyTest {
+
+		void run(FaultyRedisProxy proxy, DelayQueueTemplate template, RedisMessageStore store,
+				StringRedisTemplate redis);
+
+	}
+
+}

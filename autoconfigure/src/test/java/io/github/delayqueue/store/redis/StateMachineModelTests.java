@@ -1,0 +1,1511 @@
+package io.github.delayqueue.store.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+
+import io.github.delayqueue.store.ClaimResult;
+import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.store.LeaseExpiryResult;
+import io.github.delayqueue.store.MessageSnapshot;
+import io.github.delayqueue.store.MessageState;
+import io.github.delayqueue.store.NewMessage;
+import io.github.delayqueue.store.PromoteResult;
+import io.github.delayqueue.store.ReplayResult;
+import io.github.delayqueue.store.Sent;
+import io.github.delayqueue.store.TopicStats;
+import io.github.delayqueue.store.redis.QueueModel.ClaimReply;
+import io.github.delayqueue.store.redis.QueueModel.Dead;
+import io.github.delayqueue.store.redis.QueueModel.ExpiryReply;
+import io.github.delayqueue.store.redis.QueueModel.Live;
+import io.github.delayqueue.store.redis.QueueModel.ReplayReply;
+import io.github.delayqueue.store.redis.QueueModel.SendReply;
+import io.github.delayqueue.store.redis.QueueModel.State;
+import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.testsupport.FaultyRedisProxy;
+import io.github.delayqueue.testsupport.QueueContexts;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.dao.DataAccessException;
+import org.springframework.data.redis.connection.DataType;
+import org.springframework.data.redis.core.RedisCallback;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.ZSetOperations.TypedTuple;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+/**
+ * A randomized, model-based test of the queue's state machine: random sequences of store
+ * calls from several simulated clients, each checked against {@link QueueModel}, a plain
+ * Java model of what the scripts' headers say they do.
+ * <p>
+ * <b>What is modeled.</b> Two producers send single messages and batches, with new and
+ * reused ids, the same body again or another one, due in the past, in an hour, in five
+ * hours (absolute epoch ms) or after a delay of 0 or an hour, a third of them with a
+ * priority of 1 to 3; they cancel (mostly a ready message with a priority, whose id is
+ * later sent again, due at once with another priority or none, and then mostly promoted
+ * while the old id may still wait in the list of its old priority) and reschedule. Three
+ * consumers, each with its own consumer id and lease tokens, claim with random limits and
+ * early limits under a lease of an hour or of zero (so that it has expired by the next
+ * call), and ack, release and extend what they hold in batches (one to four leases, valid
+ * and stale mixed, an id sometimes named twice) and retry and dead-letter one at a time,
+ * sometimes with a token that is not theirs or no longer valid; they hand back what a
+ * claim leased by its record ({@code release_claim}, as a consumer that stops while its
+ * claim is unanswered does), mostly their last claim, else one the record no longer
+ * holds. A broker promotes (with a lookahead of 0 or of two hours) and expires leases
+ * with random limits and maximum attempts; an operator replays and purges dead letters,
+ * buried ones ({@code <id>~<time it died>}) included. After a message with a priority
+ * dies, its id is mostly sent again (due at once, with another priority or none),
+ * promoted, claimed, acknowledged or dead-lettered, and then its dead letters are
+ * replayed. The model keeps the ready list of each priority with the stale ids that
+ * cancel and reschedule leave in it, the priorities hash and the dead priorities hash,
+ * and follows claim.lua list by list and chunk by chunk, so it predicts each reply
+ * exactly.
+ * <p>
+ * <b>Faults.</b> A dropped reply: a state-changing call is made twice with the same
+ * arguments and token, as Lettuce re-sends a command after a reconnect; the pair must act
+ * as one request (a claim returns the same messages, ack, retry, dead-letter and release
+ * report the lease lost, a claim's hand-back returns nothing more, a send of the same
+ * body is not a duplicate). A key of the wrong type: one of the topic's keys (or a
+ * consumer's claim record) is overwritten with another type; a call that uses the key
+ * must fail with WRONGTYPE and change nothing (every key compared by {@code DUMP} before
+ * and after), then the key is restored.
+ * <p>
+ * <b>Checks after every step.</b> Every key of the topic equals the model (stored
+ * messages, schedule, ready list, in-flight deadlines, lease tokens, dead letters with
+ * their errors, priorities of stored messages and of dead letters), so every message is
+ * in exactly one state and nothing is lost; independently of the model, every stored id
+ * is scheduled, in flight or in the ready list, the lease and dead keys agree with their
+ * indexes, and a priority belongs to a stored message or a dead letter; {@code stats()}
+ * and {@code inspect()} (priority included) agree with the model. Each reply is compared
+ * with the model's, which also checks that no message is claimed before its due time
+ * minus the lookahead it was promoted with, that claimed messages carry the modeled
+ * attempts, and that a token never acks, retries, dead-letters, releases or extends a
+ * message leased to another.
+ * <p>
+ * <b>Time.</b> Due times and lease deadlines are either in the past or an hour or more
+ * away from the Redis clock, so that no decision depends on timing: runs must stay under
+ * an hour. The Redis time is read around each call to check the times the scripts set.
+ * <p>
+ * <b>Running.</b> By default three seeds of 300 steps each, then one more with Redis 3 ms
+ * away (the store's calls go through a {@link FaultyRedisProxy} that holds every reply
+ * that long; the checks read Redis directly), a few seconds each. A failure names its
+ * seed and step; run it again with {@code -Ddelay-queue.model.seed=<seed>} (and
+ * {@code -Ddelay-queue.model.latency-ms=3} for the seed through the proxy). A long run
+ * (about 8 minutes per Redis version: each step reads the whole topic, which grows; keep
+ * a run under an hour): <pre>
+ * ./mvnw -B -o -pl autoconfigure test -Dtest=StateMachineModelTests \
+ *     -Ddelay-queue.model.steps=20000 -Ddelay-queue.model.seeds=1
+ * </pre>
+ */
+class StateMachineModelTests {
+
+	private static final long HOUR = Duration.ofHours(1).toMillis();
+
+	private static final Duration LONG_LEASE = Duration.ofHours(1);
+
+	private static final int HISTORY = 12;
+
+	private static final Duration PROXY_LATENCY = Duration.ofMillis(3);
+
+	@Test
+	void randomSequencesOfCallsWithDroppedRepliesAndBrokenKeysLeaveRedisAsTheModelSays() {
+		Long fixedSeed = Long.getLong("delay-queue.model.seed");
+		long seed = (fixedSeed != null) ? fixedSeed : System.nanoTime();
+		int seeds = (fixedSeed != null) ? 1 : Integer.getInteger("delay-queue.model.seeds", 3);
+		int steps = Integer.getInteger("delay-queue.model.steps", 300);
+		Duration fixedLatency = Duration.ofMillis(Long.getLong("delay-queue.model.latency-ms", 0));
+		String prefix = QueueContexts.uniquePrefix();
+		QueueContexts.runner(prefix).run((context) -> {
+			StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
+			if (fixedSeed == null || fixedLatency.isZero()) {
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				for (int i = 0; i < seeds; i++) {
+					new Run(seed + i, steps, store, redis, Duration.ZERO).run();
+				}
+			}
+			if (fixedSeed == null || !fixedLatency.isZero()) {
+				// One seed more with Redis a few milliseconds away: the store's calls go
+				// through a proxy that holds each reply, the checks go straight to Redis.
+				Duration latency = (fixedSeed != null) ? fixedLatency : PROXY_LATENCY;
+				TestRedis testRedis = TestRedis.shared();
+				try (FaultyRedisProxy proxy = FaultyRedisProxy.start(testRedis.host(), testRedis.port())) {
+					proxy.latency(latency);
+					QueueContexts.runner(prefix, proxy)
+						.run((proxied) -> new Run((fixedSeed != null) ? fixedSeed : seed + seeds, steps,
+								proxied.getBean(RedisMessageStore.class), redis, latency)
+							.run());
+				}
+			}
+		});
+	}
+
+	/** One seeded run on a topic of its own. */
+	private static final class Run {
+
+		private final long seed;
+
+		private final int steps;
+
+		private final RedisMessageStore store;
+
+		private final StringRedisTemplate redis;
+
+		/** How far the store's Redis is, through a proxy; zero for no proxy. */
+		private final Duration latency;
+
+		private final String topic;
+
+		private final TopicKeys keys;
+
+		private final Random random;
+
+		private final QueueModel model = new QueueModel();
+
+		private final List<Consumer> consumers = new ArrayList<>();
+
+		private final List<String> usedIds = new ArrayList<>();
+
+		/**
+		 * Ids cancelled while ready with a priority, to send again: id → that priority.
+		 */
+		private final Map<String, Integer> cancelledWithPriority = new LinkedHashMap<>();
+
+		/**
+		 * What the next step mostly is, after a cancel of such a message or the death of
+		 * a message with a priority.
+		 */
+		private Followup followup = Followup.NONE;
+
+		/**
+		 * A dead letter with a priority whose id the next steps mostly send again (with
+		 * another priority or none), promote, claim, acknowledge or dead-letter, and then
+		 * replay; {@code null} for none.
+		 */
+		private @Nullable String revived;
+
+		private final Deque<String> history = new ArrayDeque<>();
+
+		private final Map<String, Integer> counts = new TreeMap<>();
+
+		private long base;
+
+		private int step;
+
+		private int ids;
+
+		private int bodies;
+
+		Run(long seed, int steps, RedisMessageStore store, StringRedisTemplate redis, Duration latency) {
+			this.seed = seed;
+			this.steps = steps;
+			this.store = store;
+			this.redis = redis;
+			this.latency = latency;
+			this.topic = "model-" + seed;
+			this.keys = store.keys(this.topic);
+			this.random = new Random(seed);
+			for (int i = 0; i < 3; i++) {
+				this.consumers.add(new Consumer("consumer-" + i));
+			}
+		}
+
+		void run() {
+			System.out.println("StateMachineModelTests: seed " + this.seed + ", " + this.steps + " steps"
+					+ (this.latency.isZero() ? "" : ", Redis " + this.latency.toMillis() + " ms away")
+					+ " (replay with " + replayProperties() + ")");
+			long started = System.nanoTime();
+			this.base = now();
+			for (this.step = 1; this.step <= this.steps; this.step++) {
+				Operation operation = nextOperation();
+				double fault = this.random.nextDouble();
+				if (fault < 0.05) {
+					breakKeyAndRun(operation);
+				}
+				else if (fault < 0.20 && operation.resendable()) {
+					runTwice(operation);
+				}
+				else {
+					note(operation.toString());
+					runOnce(operation);
+				}
+				check();
+			}
+			count("claim dropped an id of another priority", this.model.droppedOfAnotherPriority);
+			System.out.println("StateMachineModelTests: seed " + this.seed + " passed " + this.steps + " steps in "
+					+ Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms: " + this.counts);
+		}
+
+		// --- Faults
+		// -----------------------------------------------------------------------------
+
+		private void runOnce(Operation operation) {
+			long before = now();
+			Object reply = operation.run();
+			operation.expect(reply, before, now());
+		}
+
+		private void runTwice(Operation operation) {
+			note(operation + " (reply dropped, sent again)");
+			count("dropped reply");
+			long before = now();
+			Object first = operation.run();
+			operation.expect(first, before, now());
+			before = now();
+			Object second = operation.run();
+			operation.expect(second, before, now());
+			operation.expectSentAgain(first, second);
+		}
+
+		private void breakKeyAndRun(Operation operation) {
+			// Half the time a key the call uses on every call, so that it must fail.
+			List<String> candidates = new ArrayList<>(operation.alwaysTouched());
+			if (this.random.nextBoolean()) {
+				candidates = new ArrayList<>(this.keys.all());
+				candidates.addAll(operation.extraKeys());
+			}
+			candidates.sort(null);
+			String key = candidates.get(this.random.nextInt(candidates.size()));
+			note(operation + " (with " + key + " of the wrong type)");
+			count("wrong type");
+			Map<String, Dump> dumps = dumpAll(operation);
+			Map<String, Object> intact = contents(operation);
+			DataType type = this.keys.types().getOrDefault(key, DataType.STRING);
+			writeWrongType(key, type);
+			Map<String, Object> broken = contents(operation);
+			long before = now();
+			Object reply;
+			try {
+				reply = operation.run();
+			}
+			catch (DataAccessException ex) {
+				count("wrong type refused");
+				assertThat(RedisMessageStore.isWrongType(ex)).as(describe("a WRONGTYPE failure: " + ex)).isTrue();
+				assertThat(contents(operation)).as(describe("a call that failed changed nothing")).isEqualTo(broken);
+				restore(key, dumps.get(key));
+				assertThat(contents(operation)).as(describe("the broken key restored")).isEqualTo(intact);
+				return;
+			}
+			long after = now();
+			assertThat(operation.alwaysTouched())
+				.as(describe(operation + " uses " + key + " on every call, "
+						+ "so it should have failed with WRONGTYPE, but returned " + reply))
+				.doesNotContain(key);
+			// The call did not use the key at all: put it back and check the call as any
+			// other.
+			restore(key, dumps.get(key));
+			operation.expect(reply, before, after);
+		}
+
+		private void writeWrongType(String key, DataType expected) {
+			List<DataType> others = new ArrayList<>(
+					List.of(DataType.STRING, DataType.LIST, DataType.HASH, DataType.ZSET, DataType.SET));
+			others.remove(expected);
+			this.redis.delete(key);
+			switch (others.get(this.random.nextInt(others.size()))) {
+				case LIST -> this.redis.opsForList().rightPush(key, "wrong type");
+				case HASH -> this.redis.opsForHash().put(key, "wrong", "type");
+				case ZSET -> this.redis.opsForZSet().add(key, "wrong type", 1);
+				case SET -> this.redis.opsForSet().add(key, "wrong type");
+				default -> this.redis.opsForValue().set(key, "wrong type");
+			}
+		}
+
+		private Map<String, Dump> dumpAll(Operation operation) {
+			Map<String, Dump> dumps = new TreeMap<>();
+			for (String key : snapshotKeys(operation)) {
+				dumps.put(key, this.redis.execute((RedisCallback<Dump>) (connection) -> {
+					byte[] name = key.getBytes(StandardCharsets.UTF_8);
+					byte[] value = connection.keyCommands().dump(name);
+					Long ttl = connection.keyCommands().pTtl(name);
+					return (value != null) ? new Dump(value, (ttl != null && ttl > 0) ? ttl : 0) : null;
+				}));
+			}
+			return dumps;
+		}
+
+		/**
+		 * What every key holds, read by type: {@code DUMP} is no good for comparing, as a
+		 * restored hash or set may serialize its entries in another order.
+		 */
+		private Map<String, Object> contents(Operation operation) {
+			Map<String, Object> contents = new TreeMap<>();
+			for (String key : snapshotKeys(operation)) {
+				DataType type = this.redis.type(key);
+				Long ttl = this.redis.getExpire(key);
+				if (type == null || type == DataType.NONE || (ttl != null && ttl >= 0 && ttl < 60)) {
+					// Missing, or the claim record of a zero lease, which lives a
+					// millisecond.
+					continue;
+				}
+				contents.put(key, switch (type) {
+					case STRING -> new String(
+							this.redis.execute((RedisCallback<byte[]>) (connection) -> connection.stringCommands()
+								.get(key.getBytes(StandardCharsets.UTF_8))),
+							StandardCharsets.ISO_8859_1);
+					case LIST -> this.redis.opsForList().range(key, 0, -1);
+					case HASH -> hash(key);
+					case ZSET -> this.redis.opsForZSet()
+						.rangeWithScores(key, 0, -1)
+						.stream()
+						.map((tuple) -> tuple.getValue() + "=" + tuple.getScore())
+						.toList();
+					case SET -> new TreeSet<>(this.redis.opsForSet().members(key));
+					default -> type;
+				});
+			}
+			return contents;
+		}
+
+		private List<String> snapshotKeys(Operation operation) {
+			List<String> all = new ArrayList<>(this.keys.all());
+			this.consumers.forEach((consumer) -> all.add(this.keys.claimRecord(consumer.id)));
+			all.addAll(operation.extraKeys());
+			return all.stream().distinct().toList();
+		}
+
+		private void restore(String key, Dump dump) {
+			this.redis.delete(key);
+			if (dump != null) {
+				this.redis.execute((RedisCallback<Object>) (connection) -> {
+					connection.keyCommands().restore(key.getBytes(StandardCharsets.UTF_8), dump.ttl(), dump.value());
+					return null;
+				});
+			}
+		}
+
+		// --- Operations
+		// -------------------------------------------------------------------------
+
+		private Operation nextOperation() {
+			int pick = this.random.nextInt(100);
+			Consumer consumer = this.consumers.get(this.random.nextInt(this.consumers.size()));
+			// Mostly, a ready message with a priority cancelled is sent again, promoted
+			// and claimed in the next steps, so that the claim meets its old id in the
+			// list of its old priority and its new one in the list of its new priority;
+			// and the id of a message with a priority that died is sent again (another
+			// priority or none), promoted, claimed, acknowledged or dead-lettered, and
+			// its dead letters replayed, so that each keeps its own priority.
+			Followup followup = this.followup;
+			this.followup = Followup.NONE;
+			if (followup != Followup.NONE && this.random.nextInt(10) < followup.odds) {
+				Operation next = switch (followup) {
+					case SEND -> send(Followup.SEND);
+					case REVIVE -> send(Followup.REVIVE);
+					case PROMOTE -> {
+						this.followup = Followup.CLAIM;
+						yield promote();
+					}
+					case SETTLE -> settleRevived();
+					case REPLAY -> replayRevived();
+					default -> claim(consumer);
+				};
+				if (next != null) {
+					return next;
+				}
+			}
+			if (pick < 20) {
+				return send(Followup.NONE);
+			}
+			if (pick < 30) {
+				return promote();
+			}
+			if (pick < 45) {
+				return claim(consumer);
+			}
+			if (pick < 54) {
+				return ack(consumer);
+			}
+			if (pick < 59) {
+				return retry(consumer);
+			}
+			if (pick < 63) {
+				return deadLetter(consumer, pickLease(consumer));
+			}
+			if (pick < 64) {
+				return release(consumer);
+			}
+			if (pick < 67) {
+				return releaseClaim(consumer);
+			}
+			if (pick < 71) {
+				return extendLeases(consumer);
+			}
+			if (pick < 78) {
+				return expireLeases();
+			}
+			if (pick < 84) {
+				return cancel();
+			}
+			if (pick < 90) {
+				return reschedule();
+			}
+			if (pick < 96) {
+				return replay(pickDeadIds());
+			}
+			return purge();
+		}
+
+		/**
+		 * A send of one or more messages.
+		 * @param followup {@link Followup#SEND} to send again, first, an id cancelled
+		 * while ready with a priority, if there is one; {@link Followup#REVIVE} to send
+		 * first a new message of the {@link #revived} dead letter's id, due at once, with
+		 * another priority or none; else {@link Followup#NONE}
+		 */
+		private Operation send(Followup followup) {
+			boolean again = followup == Followup.SEND;
+			String revive = (followup == Followup.REVIVE) ? this.revived : null;
+			int size = (this.random.nextInt(10) < 6) ? 1 : 2 + this.random.nextInt(4);
+			List<NewMessage> messages = new ArrayList<>();
+			for (int i = 0; i < size; i++) {
+				String id;
+				Integer oldPriority = null;
+				if (revive != null && i == 0) {
+					id = revive;
+				}
+				else if (!messages.isEmpty() && this.random.nextInt(10) == 0) {
+					id = messages.get(this.random.nextInt(messages.size())).id();
+				}
+				else if (!this.cancelledWithPriority.isEmpty() && ((again && i == 0) || this.random.nextInt(10) == 0)) {
+					// Sent again after a cancel while ready, due at once: its id may
+					// still
+					// wait in the list of its old priority.
+					List<String> cancelled = new ArrayList<>(this.cancelledWithPriority.keySet());
+					id = cancelled.get(this.random.nextInt(cancelled.size()));
+					oldPriority = this.cancelledWithPriority.remove(id);
+				}
+				else if (!this.usedIds.isEmpty() && this.random.nextInt(10) < 3) {
+					id = this.usedIds.get(this.random.nextInt(this.usedIds.size()));
+				}
+				else {
+					id = "m" + (++this.ids);
+					this.usedIds.add(id);
+				}
+				Live stored = this.model.live.get(id);
+				String body = (stored != null && this.random.nextBoolean()) ? stored.body : "body-" + (++this.bodies);
+				byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+				NewMessage message = switch (this.random.nextInt(5)) {
+					case 0 -> new NewMessage(id, false, this.base - HOUR - this.random.nextInt(60_000), bytes);
+					case 1 -> new NewMessage(id, false, this.base + HOUR + this.random.nextInt(600_000), bytes);
+					case 2 -> new NewMessage(id, false, this.base + 5 * HOUR + this.random.nextInt(600_000), bytes);
+					case 3 -> new NewMessage(id, true, 0, bytes);
+					default -> new NewMessage(id, true, HOUR, bytes);
+				};
+				if (revive != null && i == 0) {
+					// Its dead letter's priority is 1 to 6: another one is 1 to 3.
+					int deadPriority = this.model.deadPriorities.getOrDefault(id, 0);
+					int priority = this.random.nextBoolean() ? 0 : deadPriority % 3 + 1;
+					message = new NewMessage(id, true, 0, bytes).withPriority(priority);
+					count("sent the id of a dead letter with a priority");
+					this.followup = Followup.PROMOTE;
+				}
+				else if (oldPriority != null) {
+					// Another priority than before, mostly a lower one (or none), whose
+					// list
+					// claim reads after the old one.
+					int priority = (this.random.nextInt(4) > 0) ? this.random.nextInt(oldPriority)
+							: oldPriority + 1 + this.random.nextInt(3);
+					message = new NewMessage(id, true, 0, bytes).withPriority(priority);
+					count("sent again after a cancel while ready");
+					this.followup = Followup.PROMOTE;
+				}
+				else if (this.random.nextInt(3) == 0) {
+					message = message.withPriority(1 + this.random.nextInt(3));
+					count("sent with a priority");
+				}
+				messages.add((this.random.nextInt(4) == 0) ? message.replacingPending() : message);
+			}
+			return new Operation("send " + messages.stream()
+				.map((message) -> message.id() + "(" + (message.relative() ? "+" : "@") + message.when() + ", "
+						+ new String(message.body(), StandardCharsets.UTF_8)
+						+ (message.replaceIfPending() ? ", replace" : "")
+						+ ((message.priority() > 0) ? ", priority " + message.priority() : "") + ")")
+				.toList(), this.keys.messages(), this.keys.scheduled()) {
+
+				@Override
+				Object run() {
+					return Run.this.store.send(Run.this.topic, messages);
+				}
+
+				@Override
+				void expect(Object reply, long before, long after) {
+					@SuppressWarnings("unchecked")
+					List<Sent> results = (List<Sent>) reply;
+					List<Long> dues = new ArrayList<>();
+					for (int i = 0; i < messages.size(); i++) {
+						NewMessage message = messages.get(i);
+						dues.add(message.relative() ? results.get(i).dueAtMillis() : message.when());
+					}
+					for (int i = 0; i < messages.size(); i++) {
+						NewMessage message = messages.get(i);
+						if (message.relative() && !Run.this.model.live.containsKey(message.id())
+								&& messages.subList(0, i).stream().noneMatch((m) -> m.id().equals(message.id()))) {
+							assertThat(dues.get(i)).as(describe("due time of " + message.id() + " from Redis time"))
+								.isBetween(before + message.when(), after + message.when());
+						}
+					}
+					List<SendReply> expected = Run.this.model.send(messages, dues);
+					assertThat(results)
+						.extracting(
+								(result) -> new SendReply(result.duplicate(), result.replaced(), result.dueAtMillis()))
+						.as(describe("send results"))
+						.containsExactlyElementsOf(expected);
+				}
+
+				@Override
+				void expectSentAgain(Object first, Object second) {
+					if (messages.stream().anyMatch(NewMessage::replaceIfPending)) {
+						// A replacing send again replaces what the first stored or
+						// replaced, so it may
+						// report otherwise (and make a later message of the same id in
+						// the batch a
+						// duplicate); the model has checked both runs.
+						return;
+					}
+					assertThat(second).as(describe("the same send again reports what the first did")).isEqualTo(first);
+				}
+
+			};
+		}
+
+		private Operation promote() {
+			int limit = this.random.nextBoolean() ? 1 + this.random.nextInt(5) : 1000;
+			long lookahead = this.random.nextBoolean() ? 0 : 2 * HOUR;
+			return new Operation("promote limit " + limit + " lookahead " + lookahead, this.keys.scheduled(),
+					this.keys.inFlight()) {
+
+				@Override
+				Object run() {
+					return Run.this.store.promote(Run.this.topic, limit, Duration.ofMillis(lookahead));
+				}
+
+				@Override
+				void expect(Object reply, long before, long after) {
+					PromoteResult result = (PromoteResult) reply;
+					assertThat(result.moved()).as(describe("messages promoted"))
+						.isEqualTo(Run.this.model.promote(before, limit, lookahead));
+					List<Live> scheduled = Run.this.model.scheduled();
+					long nextDue = scheduled.isEmpty() ? -1 : (scheduled.get(0).due <= before) ? 0 : 1;
+					assertThat(signum(result.nextDueIn())).as(describe("next due")).isEqualTo(nextDue);
+					long nextLease = Run.this.model.live.values()
+						.stream()
+						.filter((message) -> message.state == State.IN_FLIGHT)
+						.mapToLong((message) -> (message.deadline <= before) ? 0 : 1)
+						.min()
+						.orElse(-1);
+					assertThat(signum(result.nextLeaseEndIn())).as(describe("next lease end")).isEqualTo(nextLease);
+				}
+
+			};
+		}
+
+		private Operation claim(Consumer consumer) {
+			String token = consumer.nextToken();
+			int limit = (this.random.nextInt(10) == 0) ? 1000 : 1 + this.random.nextInt(4);
+			int earlyLimit = this.random.nextInt(4);
+			Duration lease = (this.random.nextInt(10) < 7) ? LONG_LEASE : Duration.ZERO;
+			String record = this.keys.claimRecord(consumer.id);
+			return new Operation(
+					"claim " + token + " limit " + limit + " early " + earlyLimit + " lease " + lease.toMillis(),
+					List.of(record), record, this.keys.ready()) {
+
+				@Override
+				Object run() {
+					return Run.this.store.claim(Run.this.topic, consumer.id, token, limit, earlyLimit, lease);
+				}
+
+				@Override
+				boolean resendable() {
+					// A zero lease ends the claim record with it: a claim sent again
+					// after it claims anew.
+					return !lease.isZero();
+				}
+
+				@Override
+				void expect(Object reply, long before, long after) {
+					ClaimResult result = (ClaimResult) reply;
+					long deadline = result.messages().isEmpty() ? 0 : result.messages().get(0).leaseDeadlineMillis();
+					ClaimReply expected = Run.this.model.claim(before, consumer.id, token, limit, earlyLimit, deadline);
+					assertThat(result.messages()).extracting(ClaimedMessage::id)
+						.as(describe("ids claimed"))
+						.containsExactlyElementsOf(expected.ids());
+					assertThat(result.messages())
+						.extracting((message) -> new String(message.stored(), StandardCharsets.UTF_8))
+						.as(describe("stored messages claimed, with their attempts"))
+						.containsExactlyElementsOf(expected.stored());
+					assertThat(result.more()).as(describe("more may be waiting")).isEqualTo(expected.more());
+					assertThat(result.messages()).extracting(ClaimedMessage::leaseDeadlineMillis)
+						.as(describe("one lease deadline for the claim"))
+						.allMatch((each) -> each == deadline);
+					if (!result.messages().isEmpty() && !expected.replayed()) {
+						assertThat(deadline).as(describe("lease deadline from Redis time"))
+							.isBetween(before + lease.toMillis(), after + lease.toMillis());
+					}
+					for (String id : expected.ids()) {
+						Live message = Run.this.model.live.get(id);
+						assertThat(message.due - message.lookahead)
+							.as(describe(id + " claimed no earlier than its due time minus its lookahead"))
+							.isLessThanOrEqualTo(after);
+						consumer.held.put(id, token);
+					}
+					if (Run.this.revived != null && expected.ids().contains(Run.this.revived)) {
+						Run.this.followup = Followup.SETTLE;
+					}
+					if (!expected.replayed()) {
+						// A claim that leased nothing deletes the record; one with a zero
+						// lease leaves a record that expires at once.
+						consumer.lastClaim = (!expected.ids().isEmpty() && !lease.isZero()) ? token : null;
+					}
+					count("claimed", expected.ids().size());
+				}
+
+				@Override
+				void expectSentAgain(Object first, Object second) {
+					assertThat(((ClaimResult) second).messages()).extracting(ClaimedMessage::id)
+						.as(describe("the same claim again returns what the first leased"))
+						.containsExactlyElementsOf(
+								((ClaimResult) first).messages().stream().map(ClaimedMessage::id).toList());
+				}
+
+			};
+		}
+
+		private Operation ack(Consumer consumer) {
+			int size = 1 + this.random.nextInt(3);
+			List<String> ids = new ArrayList<>();
+			List<String> tokens = new ArrayList<>();
+			for (int i = 0; i < size; i++) {
+				String[] lease = pickLease(consumer);
+				ids.add(lease[0]);
+				tokens.add(lease[1]);
+			}
+			return ack(consumer, ids, tokens);
+		}
+
+		private Operation ack(Consumer consumer, List<String> ids, List<String> tokens) {
+			return new Operation("ack " + ids + " " + tokens, this.keys.leases()) {
+
+				@Override
+				Object run() {
+					return Run.this.store.ack(Run.this.topic, ids, tokens);
+				}
+
+				@Override
+				void expect(Object reply, long before, long after) {
+					List<Boolean> expected = new ArrayList<>();
+					for (int i = 0; i < ids.size(); i++) {
+						Live message = Run.this.model.live.get(ids.get(i));
+						expected.add(message != null && tokens.get(i).equals(message.token));
+					}
+					assertThat(reply).as(describe("acks: a token acks only the message leased to it"))
+						.isEqualTo(expected);
+					assertThat(reply).isEqualTo(Run.this.model.ack(ids, tokens));
+					for (int i = 0; i < ids.size(); i++) {
+						consumer.done(ids.get(i), tokens.get(i));
+						if (expected.get(i) && ids.get(i).equals(Run.this.revived)) {
+							Run.this.followup = Followup.REPLAY;
+						}
+					}
+				}
+
+				@Override
+				@SuppressWarnings("unchecked")
+				void expectSentAgain(Object first, Object second) {
+					assertThat((List<Boolean>) second).as(describe("the same ack again finds no lease"))
+						.containsOnly(false);
+				}
+
+			};
+		}
+
+		private Operation retry(Consumer consumer) {
+			String[] lease = pickLease(consumer);
+			long backoff = this.random.nextBoolean() ? 0 : HOUR;
+			return new Operation("retry " + lease[0] + " " + lease[1] + " backoff " + backoff, this.keys.leases()) {
+
+				@Override
+				Object run() {
+					return Run.this.store.retry(Run.this.topic, lease[0], lease[1], Duration.ofMillis(backoff));
+				}
+
+				@Override
+				void expect(Object reply, long before, long after) {
+					long due = (Long) reply;
+					assertThat(due != -1).as(describe("retry holds the lease"))
+						.isEqualTo(Run.this.model.holdsLease(lease[0], lease[1]));
+					if (due != -1) {
+						assertThat(due).as(describe("retry due time")).isBetween(before + backoff, after + backoff);
+						Run.this.model.retry(lease[0], lease[1], due);
+					}
+					consumer.done(lease[0], lease[1]);
+				}
+
+				@Override
+				void expectSentAgain(Object first, Object second) {
+					assertThat(second).as(describe("the same retry again finds no lease")).isEqualTo(-1L);
+				}
+
+			};
+		}
+
+		private Operation deadLetter(Consumer consumer) {
+			return deadLetter(consumer, pickLease(consumer));
+		}
+
+		private Operation deadLetter(Consumer consumer, String[] lease) {
+			String error = "error " + this.step;
+			return new Operation("dead-letter " + lease[0] + " " + lease[1], this.keys.leases()) {
+
+				@Override
+				Object run() {
+					return Run.this.store.deadLetter(Run.this.topic, lease[0], lease[1], error);
+				}
+
+				@Override
+				void expect(Object reply, long before, long after) {
+					assertThat(reply).as(describe("dead-letter holds the lease"))
+						.isEqualTo(Run.this.model.deadLetter(lease[0], lease[1], error));
+					if ((Boolean) reply) {
+						observeDeath(lease[0], before, after);
+						died(lease[0]);
+					}
+					consumer.done(lease[0], lease[1]);
+				}
+
+				@Override
+				void expectSentAgain(Object first, Object second) {
+					assertThat(second).as(describe("the same dead-letter again finds no lease")).isEqualTo(false);
+				}
+
+			};
+		}
+
+		private Operation release(Consumer consumer) {
+			List<String[]> leases = pickLeases(consumer);
+			List<String> ids = leases.stream().map((lease) -> lease[0]).toList();
+			List<String> tokens = leases.stream().map((lease) -> lease[1]).toList();
+			return new Operation("release " + ids + " " + tokens, this.keys.leases()) {
+
+				@Override
+				Object run() {
+					return Run.this.store.release(Run.this.topic, ids, tokens);
+				}
+
+				@Override
+				void expect(Object reply, long before, long after) {
+					assertThat(reply).as(describe("releases: a token releases only the message leased to it, once"))
+						.isEqualTo(Run.this.model.release(ids, tokens));
+					for (int i = 0; i < ids.size(); i++) {
+						consumer.done(ids.get(i), tokens.get(i));
+					}
+					count("released", (int) ((List<?>) reply).stream().filter(Boolean.TRUE::equals).count());
+				}
+
+				@Override
+				@SuppressWarnings("unchecked")
+				void expectSentAgain(Object first, Object second) {
+					assertThat((List<Boolean>) second).as(describe("the same release again finds no lease"))
+						.containsOnly(false);
+				}
+
+			};
+		}
+
+		/**
+		 * A hand-back of a claim: mostly the consumer's last claim that leased messages
+		 * (while its record lives: its lease was long), else one of its older claims or
+		 * another consumer's, whose record it no longer is.
+		 */
+		private Operation releaseClaim(Consumer consumer) {
+			String token = (consumer.lastClaim != null && this.random.nextInt(10) < 7) ? consumer.lastClaim
+					: this.consumers.get(this.random.nextInt(this.consumers.size())).id + ".0";
+			String record = this.keys.claimRecord(consumer.id);
+			return new Operation("release claim " + token + " of " + consumer.id, List.of(record), record) {
+
+				@Override
+				Object run() {
+					return Run.this.store.releaseClaim(Run.this.topic, consumer.id, token, LONG_LEASE);
+				}
+
+				@Override
+				void expect(Object reply, long before, long after) {
+					assertThat(reply).as(describe("a claim hands back what it leased and still holds, in order"))
+						.isEqualTo(Run.this.model.releaseClaim(consumer.id, token));
+					for (Object id : (List<?>) reply) {
+						consumer.done((String) id, token);
+					}
+					count("claims released");
+					count("released by claim", ((List<?>) reply).size());
+				}
+
+				@Override
+				void expectSentAgain(Object first, Object second) {
+					assertThat((List<?>) second).as(describe("the same claim released again finds no lease")).isEmpty();
+				}
+
+			};
+		}
+
+		private Operation extendLeases(Consumer consumer) {
+			List<String[]> leases = pickLeases(consumer);
+			List<String> ids = leases.stream().map((lease) -> lease[0]).toList();
+			List<String> tokens = leases.stream().map((lease) -> lease[1]).toList();
+			long length = this.random.nextBoolean() ? 0 : HOUR;
+			return new Operation("extend " + ids + " " + tokens + " by " + length, this.keys.leases(),
+					this.keys.inFlight()) {
+
+				@Override
+				Object run() {
+					return Run.this.store.extendLeases(Run.this.topic, ids, tokens, Duration.ofMillis(length));
+				}
+
+				@Override
+				@SuppressWarnings("unchecked")
+				void expect(Object reply, long before, long after) {
+					List<Long> deadlines = (List<Long>) reply;
+					for (int i = 0; i < ids.size(); i++) {
+						long deadline = deadlines.get(i);
+						boolean holds = Run.this.model.holdsLease(ids.get(i), tokens.get(i));
+						assertThat(deadline != -1).as(describe("extension of " + ids.get(i) + " holds the lease"))
+							.isEqualTo(holds);
+						if (holds) {
+							long old = Run.this.model.deadline(ids.get(i));
+							assertThat(deadline)
+								.as(describe("extended deadline of " + ids.get(i)
+										+ ": the later of the old one and now + length"))
+								.isBetween(Math.max(old, before + length), Math.max(old, after + length));
+						}
+					}
+					List<Boolean> extended = deadlines.stream().map((deadline) -> deadline != -1).toList();
+					assertThat(Run.this.model.extendLeases(ids, tokens, deadlines)).isEqualTo(extended);
+					count("extended", (int) extended.stream().filter(Boolean::booleanValue).count());
+				}
+
+				@Override
+				@SuppressWarnings("unchecked")
+				void expectSentAgain(Object first, Object second) {
+					List<Long> firstDeadlines = (List<Long>) first;
+					List<Long> secondDeadlines = (List<Long>) second;
+					for (int i = 0; i < ids.size(); i++) {
+						if (firstDeadlines.get(i) == -1) {
+							assertThat(secondDeadlines.get(i)).as(describe("a lost lease stays lost")).isEqualTo(-1);
+						}
+						else {
+							assertThat(secondDeadlines.get(i)).as(describe("the same extension again keeps the lease"))
+								.isGreaterThanOrEqualTo(firstDeadlines.get(i));
+						}
+					}
+				}
+
+			};
+		}
+
+		private Operation expireLeases() {
+			int limit = this.random.nextBoolean() ? 1 + this.random.nextInt(3) : 1000;
+			int maxAttempts = 1 + this.random.nextInt(4);
+			return new Operation("expire leases limit " + limit + " max attempts " + maxAttempts,
+					this.keys.inFlight()) {
+
+				@Override
+				Object run() {
+					return Run.this.store.expireLeases(Run.this.topic, limit, maxAttempts);
+				}
+
+				@Override
+				void expect(Object reply, long before, long after) {
+					LeaseExpiryResult result = (LeaseExpiryResult) reply;
+					ExpiryReply expected = Run.this.model.expireLeases(before, limit, maxAttempts);
+					assertThat(result.requeued()).as(describe("leases expired and made ready again"))
+						.containsExactlyElementsOf(expected.requeued());
+					assertThat(result.deadLettered()).as(describe("leases expired on the last attempt"))
+						.containsExactlyElementsOf(expected.deadLettered());
+					expected.deadLettered().forEach((id) -> observeDeath(id, before, after));
+					expected.deadLettered().forEach(Run.this::died);
+					boolean inFlight = Run.this.model.count(State.IN_FLIGHT) > 0;
+					assertThat(result.nextExpiryIn() != null).as(describe("a lease is left")).isEqualTo(inFlight);
+					count("expired", result.expired());
+				}
+
+			};
+		}
+
+		private Operation cancel() {
+			List<String> readyWithPriority = this.model.live.values()
+				.stream()
+				.filter((message) -> message.state == State.READY && this.model.priorities.containsKey(message.id))
+				.map((message) -> message.id)
+				.toList();
+			String id = (!readyWithPriority.isEmpty() && this.random.nextInt(10) < 7)
+					? readyWithPriority.get(this.random.nextInt(readyWithPriority.size())) : pickId();
+			return new Operation("cancel " + id, this.keys.messages(), this.keys.scheduled(), this.keys.inFlight()) {
+
+				@Override
+				Object run() {
+					return Run.this.store.cancel(Run.this.topic, id);
+				}
+
+				@Override
+				void expect(Object reply, long before, long after) {
+					Live message = Run.this.model.live.get(id);
+					Integer priority = Run.this.model.priorities.get(id);
+					if (message != null && message.state == State.READY && priority != null) {
+						Run.this.cancelledWithPriority.put(id, priority);
+						Run.this.followup = Followup.SEND;
+						count("cancelled while ready with a priority");
+					}
+					assertThat(reply).as(describe("cancel")).isEqualTo(Run.this.model.cancel(id));
+				}
+
+				@Override
+				void expectSentAgain(Object first, Object second) {
+					assertThat(second).as(describe("the same cancel again finds nothing")).isEqualTo(false);
+				}
+
+			};
+		}
+
+		private Operation reschedule() {
+			String id = pickId();
+			long delay = List.of(0L, HOUR, 5 * HOUR).get(this.random.nextInt(3));
+			return new Operation("reschedule " + id + " by " + delay, this.keys.messages(), this.keys.scheduled(),
+					this.keys.inFlight()) {
+
+				@Override
+				Object run() {
+					return Run.this.store.reschedule(Run.this.topic, id, Duration.ofMillis(delay));
+				}
+
+				@Override
+				void expect(Object reply, long before, long after) {
+					long due = (Long) reply;
+					assertThat(due != -1).as(describe("reschedule finds a pending message"))
+						.isEqualTo(Run.this.model.pending(id));
+					if (due != -1) {
+						assertThat(due).as(describe("new due time")).isBetween(before + delay, after + delay);
+						Run.this.model.reschedule(id, due);
+					}
+				}
+
+			};
+		}
+
+		private Operation replay(List<String> ids) {
+			return new Operation("replay " + ids, this.keys.deadMessages(), this.keys.messages(), this.keys.dead(),
+					this.keys.deadErrors(), this.keys.scheduled(), this.keys.deadPriorities()) {
+
+				@Override
+				Object run() {
+					return Run.this.store.replayDead(Run.this.topic, ids);
+				}
+
+				@Override
+				void expect(Object reply, long before, long after) {
+					ReplayResult result = (ReplayResult) reply;
+					long now = -1;
+					if (!result.replayed().isEmpty()) {
+						now = Run.this.redis.opsForZSet()
+							.score(Run.this.keys.scheduled(), result.replayed().get(0))
+							.longValue();
+						assertThat(now).as(describe("replayed due at once")).isBetween(before, after);
+					}
+					ReplayReply expected = Run.this.model.replay(ids, now);
+					assertThat(result.replayed()).as(describe("ids replayed"))
+						.containsExactlyElementsOf(expected.replayed());
+					assertThat(result.skipped()).as(describe("ids left dead")).isEqualTo(expected.skipped());
+				}
+
+				@Override
+				void expectSentAgain(Object first, Object second) {
+					assertThat(((ReplayResult) second).replayed()).as(describe("the same replay again replays nothing"))
+						.isEmpty();
+				}
+
+			};
+		}
+
+		private Operation purge() {
+			List<String> ids = pickDeadIds();
+			return new Operation("purge " + ids, this.keys.dead(), this.keys.deadMessages(), this.keys.deadErrors(),
+					this.keys.deadPriorities()) {
+
+				@Override
+				Object run() {
+					return Run.this.store.purgeDead(Run.this.topic, ids);
+				}
+
+				@Override
+				void expect(Object reply, long before, long after) {
+					assertThat(reply).as(describe("dead letters purged")).isEqualTo(Run.this.model.purgeDead(ids));
+				}
+
+				@Override
+				void expectSentAgain(Object first, Object second) {
+					assertThat(second).as(describe("the same purge again finds nothing")).isEqualTo(0L);
+				}
+
+			};
+		}
+
+		/**
+		 * A lease to act on: mostly one the consumer holds; sometimes another consumer's
+		 * id with this consumer's token, or its own id with another's token.
+		 */
+		private String[] pickLease(Consumer consumer) {
+			int kind = this.random.nextInt(10);
+			List<Map.Entry<String, String>> own = new ArrayList<>(consumer.held.entrySet());
+			List<Map.Entry<String, String>> others = this.consumers.stream()
+				.filter((other) -> other != consumer)
+				.flatMap((other) -> other.held.entrySet().stream())
+				.toList();
+			if (kind < 7 && !own.isEmpty()) {
+				Map.Entry<String, String> lease = own.get(this.random.nextInt(own.size()));
+				return new String[] { lease.getKey(), lease.getValue() };
+			}
+			if (kind < 9 && !others.isEmpty()) {
+				Map.Entry<String, String> lease = others.get(this.random.nextInt(others.size()));
+				String token = own.isEmpty() ? consumer.id + ".0" : own.get(0).getValue();
+				return new String[] { lease.getKey(), token };
+			}
+			if (!own.isEmpty() && !others.isEmpty()) {
+				return new String[] { own.get(0).getKey(), others.get(this.random.nextInt(others.size())).getValue() };
+			}
+			return new String[] { pickId(), consumer.id + ".0" };
+		}
+
+		/**
+		 * One to four leases to act on in one call, each as {@link #pickLease(Consumer)}
+		 * picks it, valid and stale mixed; sometimes the same id twice.
+		 */
+		private List<String[]> pickLeases(Consumer consumer) {
+			List<String[]> leases = new ArrayList<>();
+			int size = 1 + this.random.nextInt(4);
+			for (int i = 0; i < size; i++) {
+				if (!leases.isEmpty() && this.random.nextInt(8) == 0) {
+					String[] again = leases.get(this.random.nextInt(leases.size()));
+					leases.add(new String[] { again[0], (this.random.nextBoolean() ? again[1] : consumer.id + ".0") });
+				}
+				else {
+					leases.add(pickLease(consumer));
+				}
+			}
+			return leases;
+		}
+
+		private String pickId() {
+			List<String> live = new ArrayList<>(this.model.live.keySet());
+			if (!live.isEmpty() && this.random.nextInt(10) < 8) {
+				return live.get(this.random.nextInt(live.size()));
+			}
+			return this.usedIds.isEmpty() ? "m0" : this.usedIds.get(this.random.nextInt(this.usedIds.size()));
+		}
+
+		private List<String> pickDeadIds() {
+			List<String> dead = new ArrayList<>(this.model.dead.keySet());
+			List<String> ids = new ArrayList<>();
+			int size = 1 + this.random.nextInt(3);
+			for (int i = 0; i < size; i++) {
+				if (!ids.isEmpty() && this.random.nextInt(8) == 0) {
+					ids.add(ids.get(0));
+				}
+				else if (!dead.isEmpty() && this.random.nextInt(10) < 8) {
+					ids.add(dead.get(this.random.nextInt(dead.size())));
+				}
+				else {
+					ids.add(pickId());
+				}
+			}
+			return ids;
+		}
+
+		/**
+		 * The new message of the {@link #revived} id, in flight, acknowledged or
+		 * dead-lettered by the consumer that holds it.
+		 * @return the call, or {@code null} if no consumer holds it
+		 */
+		private @Nullable Operation settleRevived() {
+			Live message = (this.revived != null) ? this.model.live.get(this.revived) : null;
+			if (message == null || message.state != State.IN_FLIGHT) {
+				return null;
+			}
+			for (Consumer consumer : this.consumers) {
+				if (message.token.equals(consumer.held.get(message.id))) {
+					return this.random.nextBoolean() ? ack(consumer, List.of(message.id), List.of(message.token))
+							: deadLetter(consumer, new String[] { message.id, message.token });
+				}
+			}
+			return null;
+		}
+
+		/**
+		 * A replay of the dead letters of the {@link #revived} id, buried ones included,
+		 * once its new message was settled.
+		 * @return the call, or {@code null} if it has none
+		 */
+		private @Nullable Operation replayRevived() {
+			String id = this.revived;
+			List<String> names = this.model.dead.keySet()
+				.stream()
+				.filter((name) -> name.equals(id) || name.startsWith(id + "~"))
+				.toList();
+			if (id == null || names.isEmpty()) {
+				return null;
+			}
+			this.revived = null;
+			count("replayed a dead letter with a priority after a new message of its id");
+			return replay(names);
+		}
+
+		/**
+		 * After a message died: the new message of the {@link #revived} id was settled
+		 * (replay its dead letters next), or a message with a priority died (send its id
+		 * again next).
+		 */
+		private void died(String id) {
+			if (id.equals(this.revived)) {
+				this.followup = Followup.REPLAY;
+			}
+			else if (this.model.deadPriorities.containsKey(id)) {
+				this.revived = id;
+				this.followup = Followup.REVIVE;
+			}
+		}
+
+		/** The time a message died is set by the Redis clock: read it into the model. */
+		private void observeDeath(String id, long before, long after) {
+			Double died = this.redis.opsForZSet().score(this.keys.dead(), id);
+			assertThat(died).as(describe(id + " is dead")).isNotNull();
+			assertThat(died.longValue()).as(describe("time of death of " + id)).isBetween(before, after);
+			this.model.dead.put(id, this.model.dead.get(id).withDiedAt(died.longValue()));
+		}
+
+		// --- Checks
+		// -----------------------------------------------------------------------------
+
+		private void check() {
+			Map<String, String> messages = hash(this.keys.messages());
+			Map<String, Long> scheduled = zset(this.keys.scheduled());
+			List<String> ready = this.redis.opsForList().range(this.keys.ready(), 0, -1);
+			List<List<String>> readyLists = new ArrayList<>();
+			for (int priority = 0; priority <= Script.MAX_PRIORITY; priority++) {
+				readyLists.add(this.redis.opsForList().range(this.keys.ready(priority), 0, -1));
+			}
+			Map<String, String> priorities = hash(this.keys.priorities());
+			Map<String, Long> inFlight = zset(this.keys.inFlight());
+			Map<String, String> leases = hash(this.keys.leases());
+			Map<String, Long> dead = zset(this.keys.dead());
+			Map<String, String> deadMessages = hash(this.keys.deadMessages());
+			Map<String, String> deadErrors = hash(this.keys.deadErrors());
+			Map<String, String> deadPriorities = hash(this.keys.deadPriorities());
+
+			// Each stored message in exactly one state, whatever the model says.
+			assertThat(messages.keySet()).as(describe("scheduled ids are stored")).containsAll(scheduled.keySet());
+			assertThat(messages.keySet()).as(describe("in-flight ids are stored")).containsAll(inFlight.keySet());
+			assertThat(scheduled.keySet()).as(describe("no id both scheduled and in flight"))
+				.noneMatch(inFlight::containsKey);
+			assertThat(leases.keySet()).as(describe("a lease token for each in-flight id"))
+				.isEqualTo(inFlight.keySet());
+			for (String id : messages.keySet()) {
+				if (!scheduled.containsKey(id) && !inFlight.containsKey(id)) {
+					assertThat(readyLists).as(describe("ready id " + id + " is in a ready list"))
+						.anyMatch((list) -> list.contains(id));
+				}
+			}
+			assertThat(deadMessages.keySet()).as(describe("dead messages indexed")).isEqualTo(dead.keySet());
+			assertThat(deadErrors.keySet()).as(describe("dead errors indexed")).isEqualTo(dead.keySet());
+			// A priority belongs to a stored message or to a dead letter, never to both.
+			assertThat(messages.keySet()).as(describe("priorities only of stored messages"))
+				.containsAll(priorities.keySet());
+			assertThat(deadMessages.keySet()).as(describe("dead priorities only of dead letters"))
+				.containsAll(deadPriorities.keySet());
+
+			// Every key as the model says.
+			Map<String, String> expectedMessages = new TreeMap<>();
+			Map<String, Long> expectedScheduled = new TreeMap<>();
+			Map<String, Long> expectedInFlight = new TreeMap<>();
+			Map<String, String> expectedLeases = new TreeMap<>();
+			for (Live message : this.model.live.values()) {
+				expectedMessages.put(message.id, message.stored());
+				if (message.state == State.SCHEDULED) {
+					expectedScheduled.put(message.id, message.due);
+				}
+				else if (message.state == State.IN_FLIGHT) {
+					expectedInFlight.put(message.id, message.deadline);
+					expectedLeases.put(message.id, message.token);
+				}
+			}
+			assertThat(messages).as(describe("stored messages")).isEqualTo(expectedMessages);
+			assertThat(scheduled).as(describe("schedule")).isEqualTo(expectedScheduled);
+			assertThat(ready).as(describe("ready list")).isEqualTo(this.model.ready);
+			assertThat(readyLists).as(describe("ready lists by priority")).isEqualTo(this.model.readyLists);
+			Map<String, String> expectedPriorities = new TreeMap<>();
+			this.model.priorities.forEach((id, priority) -> expectedPriorities.put(id, priority.toString()));
+			assertThat(priorities).as(describe("priorities")).isEqualTo(expectedPriorities);
+			Map<String, String> expectedDeadPriorities = new TreeMap<>();
+			this.model.deadPriorities.forEach((id, priority) -> expectedDeadPriorities.put(id, priority.toString()));
+			assertThat(deadPriorities).as(describe("dead priorities")).isEqualTo(expectedDeadPriorities);
+			assertThat(inFlight).as(describe("lease deadlines")).isEqualTo(expectedInFlight);
+			assertThat(leases).as(describe("lease tokens")).isEqualTo(expectedLeases);
+			assertThat(deadMessages).as(describe("dead messages"))
+				.isEqualTo(this.model.dead.entrySet()
+					.stream()
+					.collect(Collectors.toMap(Map.Entry::getKey, (entry) -> entry.getValue().stored(), (a, b) -> a,
+							TreeMap::new)));
+			assertThat(deadErrors).as(describe("dead errors"))
+				.isEqualTo(this.model.dead.entrySet()
+					.stream()
+					.collect(Collectors.toMap(Map.Entry::getKey, (entry) -> entry.getValue().error(), (a, b) -> a,
+							TreeMap::new)));
+			assertThat(dead).as(describe("times of death"))
+				.isEqualTo(this.model.dead.entrySet()
+					.stream()
+					.collect(Collectors.toMap(Map.Entry::getKey, (entry) -> entry.getValue().diedAt(), (a, b) -> a,
+							TreeMap::new)));
+
+			TopicStats stats = this.store.stats(this.topic);
+			List<Live> next = this.model.scheduled();
+			assertThat(List.of(stats.scheduled(), stats.ready(), stats.inFlight(), stats.dead(), stats.nextDueMillis(),
+					stats.oldestReadyDueMillis()))
+				.as(describe("stats: scheduled, ready, in flight, dead, next due, oldest ready due"))
+				.containsExactly(this.model.count(State.SCHEDULED), this.model.count(State.READY),
+						this.model.count(State.IN_FLIGHT), (long) this.model.dead.size(),
+						next.isEmpty() ? -1 : next.get(0).due, this.model.oldestReadyDue());
+			assertThat(stats.readyByPriority()).as(describe("stats: ready by priority"))
+				.isEqualTo(this.model.readyByPriority());
+
+			checkInspect();
+		}
+
+		private void checkInspect() {
+			List<String> known = new ArrayList<>(this.model.live.keySet());
+			known.addAll(this.model.dead.keySet());
+			if (known.isEmpty()) {
+				return;
+			}
+			String id = known.get(this.random.nextInt(known.size()));
+			MessageSnapshot snapshot = this.store.inspect(this.topic, id, 1000);
+			Live live = this.model.live.get(id);
+			MessageState state = (live == null) ? MessageState.DEAD : switch (live.state) {
+				case SCHEDULED -> MessageState.SCHEDULED;
+				case READY -> MessageState.READY;
+				case IN_FLIGHT -> MessageState.IN_FLIGHT;
+			};
+			String stored = (live != null) ? live.stored() : this.model.dead.get(id).stored();
+			int priority = ((live != null) ? this.model.priorities : this.model.deadPriorities).getOrDefault(id, 0);
+			assertThat(snapshot).as(describe("inspect " + id)).isNotNull();
+			assertThat(snapshot.state()).as(describe("state of " + id)).isEqualTo(state);
+			assertThat(new String(snapshot.storedPrefix(), StandardCharsets.UTF_8)).as(describe("stored " + id))
+				.isEqualTo(stored);
+			assertThat(snapshot.priority()).as(describe("priority of " + id)).isEqualTo(priority);
+		}
+
+		private Map<String, String> hash(String key) {
+			Map<String, String> values = new TreeMap<>();
+			this.redis.<String, String>opsForHash().entries(key).forEach(values::put);
+			return values;
+		}
+
+		private Map<String, Long> zset(String key) {
+			Map<String, Long> values = new TreeMap<>();
+			Set<TypedTuple<String>> tuples = this.redis.opsForZSet().rangeWithScores(key, 0, -1);
+			tuples.forEach((tuple) -> values.put(tuple.getValue(), tuple.getScore().longValue()));
+			return values;
+		}
+
+		// --- Bookkeeping
+		// ------------------------------------------------------------------------
+
+		private long now() {
+			return this.redis.execute((RedisCallback<Long>) (connection) -> connection.serverCommands().time());
+		}
+
+		private void note(String description) {
+			this.history.addLast(this.step + ": " + description);
+			if (this.history.size() > HISTORY) {
+				this.history.removeFirst();
+			}
+		}
+
+		private void count(String what) {
+			count(what, 1);
+		}
+
+		private void count(String what, int n) {
+			this.counts.merge(what, n, Integer::sum);
+		}
+
+		private Supplier<String> describe(String what) {
+			return () -> what + " (seed " + this.seed + ", step " + this.step + "; replay with " + replayProperties()
+					+ " -Ddelay-queue.model.steps=" + this.step + ")\nlast steps:\n  "
+					+ String.join("\n  ", this.history) + "\nmodel: " + abbreviate(this.model.live.values())
+					+ "\nready list: " + abbreviate(this.model.ready) + "\ndead: "
+					+ abbreviate(this.model.dead.keySet());
+		}
+
+		private String replayProperties() {
+			return "-Ddelay-queue.model.seed=" + this.seed
+					+ (this.latency.isZero() ? "" : " -Ddelay-queue.model.latency-ms=" + this.latency.toMillis());
+		}
+
+		/**
+		 * @return -1 for none, 0 for now, 1 for later
+		 */
+		private static long signum(@Nullable Duration until) {
+			return (until != null) ? until.compareTo(Duration.ZERO) : -1;
+		}
+
+		private static String abbreviate(Collection<?> values) {
+			return (values.size() <= 40) ? values.toString()
+					: values.stream()
+						.limit(40)
+						.map(String::valueOf)
+						.collect(Collectors.joining(", ", "[", ", ... (" + values.size() + " in all)]"));
+		}
+
+	}
+
+	/**
+	 * One store call, made by a client: its request is fixed when it is created, so that
+	 * it can be sent again as it was.
+	 */
+	private abstract static class Operation {
+
+		private final String description;
+
+		private final List<String> extraKeys;
+
+		private final Set<String> alwaysTouched;
+
+		/**
+		 * @param description what the call is, for failure messages
+		 * @param alwaysTouched the keys the script reads or writes on every call
+		 */
+		Operation(String description, String... alwaysTouched) {
+			this(description, List.of(), alwaysTouched);
+		}
+
+		Operation(String description, List<String> extraKeys, String... alwaysTouched) {
+			this.description = description;
+			this.extraKeys = extraKeys;
+			this.alwaysTouched = Set.of(alwaysTouched);
+		}
+
+		/**
+		 * @return the call's reply
+		 */
+		abstract Object run();
+
+		/**
+		 * Applies the call to the model and checks its reply.
+		 * @param reply the reply
+		 * @param before Redis time read just before the call
+		 * @param after Redis time read just after it
+		 */
+		abstract void expect(Object reply, long before, long after);
+
+		/**
+		 * @return whether a dropped reply of this call may be simulated
+		 */
+		boolean resendable() {
+			return true;
+		}
+
+		/**
+		 * Checks the documented relation between a call and the same call sent again.
+		 * @param first the first reply
+		 * @param second the second reply
+		 */
+		void expectSentAgain(Object first, Object second) {
+		}
+
+		/**
+		 * @return keys beyond the topic's that the call uses (a consumer's claim record)
+		 */
+		List<String> extraKeys() {
+			return this.extraKeys;
+		}
+
+		Set<String> alwaysTouched() {
+			return this.alwaysTouched;
+		}
+
+		@Override
+		public String toString() {
+			return this.description;
+		}
+
+	}
+
+	/** A consumer: its id, its lease tokens, and the leases it believes it holds. */
+	private static final class Consumer {
+
+		final String id;
+
+		final Map<String, String> held = new LinkedHashMap<>();
+
+		/**
+		 * The token of its last claim that leased messages with a long lease, while that
+		 * claim is its recorded one; {@code null} otherwise.
+		 */
+		@Nullable String lastClaim;
+
+		private int tokens;
+
+		Consumer(String id) {
+			this.id = id;
+		}
+
+		String nextToken() {
+			return this.id + "." + (++this.tokens);
+		}
+
+		/** The consumer is done with a lease, whatever the reply said. */
+		void done(String id, String token) {
+			this.held.remove(id, token);
+		}
+
+	}
+
+	/**
+	 * What the model test mostly does next, after a cancel of a ready message with a
+	 * priority (send its id again, promote, claim), or after a message with a priority
+	 * died (send its id again, promote, claim, settle the new message, replay the dead
+	 * letter).
+	 */
+	private enum Followup {
+
+		NONE(0), SEND(7), REVIVE(9), PROMOTE(7), CLAIM(7), SETTLE(9), REPLAY(9);
+
+		/** In how many of ten steps it is done when it is next. */
+		final int odds;
+
+		Followup(int odds) {
+			this.odds = odds;
+		}
+
+	}
+
+	/**
+	 * A key's {@code DUMP} and time to live, to restore it.
+	 *
+	 * @param value the serialized value
+	 * @param ttl ms to live, 0 for none
+	 */
+	private record Dump(byte[] value, long ttl) {
+	}
+
+}

@@ -1,0 +1,194 @@
+package io.github.delayqueue.store;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.dao.DataAccessException;
+
+/**
+ * Where the queue keeps its messages: the port through which the producer, the runtime
+ * and operations work, each state change one atomic call. The auto-configuration gives
+ * the Redis one; nothing else knows which it is. Implementations are thread-safe.
+ */
+public interface MessageStore {
+
+	/** Most ids one call may name (replay, purge, ack, release, extend leases). */
+	int MAX_IDS_PER_CALL = 1000;
+
+	/**
+	 * Stores and schedules messages of several topics; ids already stored are reported as
+	 * duplicates and left unchanged (or replaced, for a message that asks to replace a
+	 * pending one).
+	 * @param messagesByTopic the messages of each topic, in send order
+	 * @return the results of each topic, in the same order as its messages
+	 * @throws DataAccessException if the store failed or did not answer in time; any
+	 * subset of the messages may have been stored, and a retry with the same ids stores
+	 * the rest
+	 * @throws NotReplicatedException if replication is confirmed and too few replicas
+	 * confirmed the writes in time
+	 * @throws PartitionCountException if the store spreads a topic over another number of
+	 * partitions and the count cannot change now
+	 */
+	Map<String, List<Sent>> send(Map<String, List<NewMessage>> messagesByTopic);
+
+	/**
+	 * Stores and schedules messages of one topic, as {@link #send(Map)} does.
+	 * @param topic the topic
+	 * @param messages the messages, in send order
+	 * @return one result per message, in the same order
+	 */
+	default List<Sent> send(String topic, List<NewMessage> messages) {
+		return send(Map.of(topic, messages)).get(topic);
+	}
+
+	/**
+	 * Cancels a message that is still scheduled or ready.
+	 * @param topic the topic
+	 * @param id the message id
+	 * @return {@code true} if it was pending and is now gone
+	 */
+	boolean cancel(String topic, String id);
+
+	/**
+	 * Moves a pending message's due time.
+	 * @param topic the topic
+	 * @param id the message id
+	 * @param delay the new delay, from now (store time)
+	 * @return the new due time (epoch ms), or -1 if the message is not pending
+	 */
+	long reschedule(String topic, String id, Duration delay);
+
+	/**
+	 * @return how topics are spread over partitions
+	 */
+	TopicPartitions partitions();
+
+	/**
+	 * Makes sure that the store spreads a topic over the number of partitions configured
+	 * here, as a listener starting does: changes the count kept in the store if every
+	 * message stays within reach of the calls that find it by id.
+	 * @param topic the topic
+	 * @throws PartitionCountException if the counts differ and the count cannot change
+	 * now
+	 * @throws DataAccessException if the store failed or did not answer in time
+	 */
+	void agreePartitions(String topic);
+
+	/**
+	 * Checks again that the store spreads a topic over the number of partitions
+	 * configured here, as after a partition refused a call of this application; never
+	 * changes the count.
+	 * @param topic the topic
+	 * @throws PartitionCountException if the store has another count, or a change did not
+	 * end in time
+	 * @throws DataAccessException if the store failed or did not answer in time
+	 */
+	void checkPartitions(String topic);
+
+	/**
+	 * One partition's transitions, for the runtime.
+	 * @param partition the partition (for partition 0, the topic)
+	 * @return its transitions
+	 */
+	TopicStore topic(String partition);
+
+	/**
+	 * One topic's read-only view, over all its partitions, for operations.
+	 * @param topic the topic
+	 * @return its inspector
+	 */
+	TopicInspector inspector(String topic);
+
+	/**
+	 * Moves dead-lettered messages back to the schedule, due at once, with their attempts
+	 * reset to 0: looks at up to {@code limit} dead messages from a rank on, oldest
+	 * first.
+	 * @param topic the topic
+	 * @param limit the largest number of dead messages to look at, 1 to
+	 * {@value #MAX_IDS_PER_CALL}
+	 * @param fromRank the rank in the dead letters to start at, 0 for the oldest
+	 * @return the replayed ids and how many were left dead
+	 */
+	ReplayResult replayDead(String topic, int limit, long fromRank);
+
+	/**
+	 * Moves the given dead-lettered messages back to the schedule, due at once, with
+	 * their attempts reset to 0.
+	 * @param topic the topic
+	 * @param ids the ids, 1 to {@value #MAX_IDS_PER_CALL}
+	 * @return the replayed ids and how many were left dead or not found
+	 */
+	ReplayResult replayDead(String topic, List<String> ids);
+
+	/**
+	 * Deletes the oldest dead-lettered messages of a topic for good.
+	 * @param topic the topic
+	 * @param limit the largest number of messages to delete, 1 to
+	 * {@value #MAX_IDS_PER_CALL}
+	 * @return how many were deleted
+	 */
+	long purgeDead(String topic, int limit);
+
+	/**
+	 * Deletes the given dead-lettered messages for good; ids that are not dead are left
+	 * alone.
+	 * @param topic the topic
+	 * @param ids the ids, 1 to {@value #MAX_IDS_PER_CALL}
+	 * @return how many were deleted
+	 */
+	long purgeDead(String topic, List<String> ids);
+
+	/**
+	 * Counts a topic's messages in each state, over every partition; changes nothing.
+	 * @param topic the topic
+	 * @return the counts and times
+	 */
+	TopicStats stats(String topic);
+
+	/**
+	 * Finds one message in whatever state it is; changes nothing.
+	 * @param topic the topic
+	 * @param id the message id
+	 * @param maxBytes the most bytes of the stored message to read
+	 * @return the message, or {@code null} if the topic has no message with that id
+	 */
+	@Nullable MessageSnapshot inspect(String topic, String id, int maxBytes);
+
+	/**
+	 * Finds the topics that have messages: for operations, never for a hot path.
+	 * @param max the most topics to return
+	 * @return topic names in alphabetical order, at most {@code max}
+	 */
+	List<String> findTopics(int max);
+
+	/**
+	 * Checks that the store answers.
+	 * @throws DataAccessException if it does not
+	 */
+	void ping();
+
+	/**
+	 * @return the longest wait of any call for the store
+	 */
+	Duration timeout();
+
+	/**
+	 * @return the prefix of every key of this store, which sets it apart from other
+	 * queues sharing the same server
+	 */
+	String prefix();
+
+	/**
+	 * Subscribes to the store's wake-up signals of some partitions.
+	 * @param partitions the partitions (for partition 0, the topic)
+	 * @param listener where the signals go; it must not block
+	 * @return the subscription; close it to unsubscribe
+	 * @throws DataAccessException if the subscription failed or did not answer in time
+	 */
+	AutoCloseable subscribe(Collection<String> partitions, WakeUpListener listener);
+
+}

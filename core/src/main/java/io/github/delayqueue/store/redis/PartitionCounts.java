@@ -1,0 +1,376 @@
+package io.github.delayqueue.store.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import io.github.delayqueue.store.LeaseTokens;
+import io.github.delayqueue.store.PartitionCountException;
+import io.github.delayqueue.store.TopicPartitions;
+import io.github.delayqueue.store.redis.ScriptRunner.ScriptCall;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.dao.DataAccessException;
+
+/**
+ * Keeps every application of a topic on the number of partitions Redis spreads it over.
+ * Redis keeps the count with partition 0 ({@link TopicKeys#partitionCount()}), and every
+ * other partition a count marker of its own; the calls that store or find messages by id
+ * name the caller's count and are refused by a partition whose marker names another
+ * ({@code partition_refusal.lua}), so an application whose count is stale can neither
+ * strand a message nor miss one.
+ * <p>
+ * The first call of this application for a topic {@link #agree agrees}. A send, or a
+ * listener starting, changes Redis' count to this application's if it differs, in the
+ * steps of {@code begin_partition_change.lua}: it marks every partition of both counts
+ * with a marker that refuses every call, each only while it holds no message, so that
+ * nothing can be stored where the new count would not find it; then it commits and marks
+ * the new count's partitions for it. A change that would leave a message out of reach of
+ * the new count is refused with a {@link PartitionCountException}: the topic must be
+ * empty, or, to go down to one partition, its partitions 1 and up. Any other call (a
+ * cancel, a read) never changes the count: it is refused while the counts differ. After a
+ * refused call, the store {@link #settle settles} again: it repairs markers that a change
+ * left behind, waits for a change on its way, or throws when the count changed. Markers
+ * are always read before the count, and set only if they still hold what was read, so
+ * that a repair never undoes the marks of a change that began meanwhile. Every step waits
+ * for Redis at most until the deadline of the call it serves. Thread-safe.
+ */
+final class PartitionCounts {
+
+	private static final Log logger = LogFactory.getLog(PartitionCounts.class);
+
+	private static final long WAIT_STEP_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+	/** Error replies of a partition that refuses a call start with this. */
+	private static final String REFUSAL = "DQPARTITIONS";
+
+	/** How many changes one agreement tries while others get in their way. */
+	private static final int MAX_CHANGE_TRIES = 3;
+
+	/** Starts the marker a change on its way sets: it refuses every call. */
+	private static final String CHANGING = "?";
+
+	private final RedisMessageStore store;
+
+	private final TopicPartitions partitions;
+
+	private final Set<String> agreed = ConcurrentHashMap.newKeySet();
+
+	/**
+	 * @param store the store, whose calls are bounded by its timeout
+	 * @param partitions the partitions configured here
+	 */
+	PartitionCounts(RedisMessageStore store, TopicPartitions partitions) {
+		this.store = store;
+		this.partitions = partitions;
+	}
+
+	TopicPartitions partitions() {
+		return this.partitions;
+	}
+
+	/**
+	 * Whether a call failed because a partition refused this application's count.
+	 * @param failure the failure of a call
+	 * @return whether it is a refusal
+	 */
+	static boolean isRefusal(Throwable failure) {
+		return ScriptRunner.causeMessageContains(failure, REFUSAL);
+	}
+
+	/**
+	 * The time left until a deadline, at least a millisecond: a call made after the
+	 * deadline fails at once with a timeout.
+	 * @param deadline a {@link System#nanoTime()}
+	 * @return the time left
+	 */
+	static Duration remaining(long deadline) {
+		return Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(1), deadline - System.nanoTime()));
+	}
+
+	/**
+	 * Makes sure Redis spreads the topic over the count configured here; once per topic
+	 * and application, later calls return at once.
+	 * @param topic the topic
+	 * @param mayChange whether the call may change Redis' count to this application's (a
+	 * send, a listener starting) when that leaves every message within reach
+	 * @param deadline the {@link System#nanoTime()} by which to be done
+	 * @throws PartitionCountException if Redis has another count that this call cannot
+	 * change
+	 * @throws DataAccessException if Redis failed or did not answer in time
+	 */
+	void agree(String topic, boolean mayChange, long deadline) {
+		if (this.agreed.contains(topic)) {
+			return;
+		}
+		settle(topic, mayChange, false, deadline);
+		this.agreed.add(topic);
+	}
+
+	/**
+	 * Settles the topic's count after a partition refused a call of this application:
+	 * repairs markers left behind by a change, or waits for a change on its way to end;
+	 * then a call made again is accepted. Never changes the count.
+	 * @param topic the topic
+	 * @param deadline the {@link System#nanoTime()} by which to be done
+	 * @throws PartitionCountException if Redis now has another count, or a change did not
+	 * end by the deadline
+	 * @throws DataAccessException if Redis failed or did not answer in time
+	 */
+	void settle(String topic, long deadline) {
+		settle(topic, false, this.agreed.contains(topic), deadline);
+	}
+
+	private void settle(String topic, boolean mayChange, boolean wasAgreed, long deadline) {
+		int configured = this.partitions.count(topic);
+		List<String> others = others(TopicPartitions.names(topic, configured));
+		boolean changed = false;
+		int changes = 0;
+		while (true) {
+			// Markers first, then the count: a change that begins after the count was
+			// read
+			// has marked none of the markers read (see the class's Javadoc).
+			List<Marker> markers = read(others, deadline);
+			ScriptCodecs.PartitionCount.Reply count = readCount(topic, deadline);
+			if (!count.change().isEmpty()) {
+				if (System.nanoTime() + WAIT_STEP_NANOS - deadline > 0) {
+					throw PartitionCountException.changing(topic, count.count(), configured, count.change());
+				}
+				LockSupport.parkNanos(WAIT_STEP_NANOS);
+				continue;
+			}
+			if (count.count() == configured) {
+				if (repair(topic, configured, markers, deadline)) {
+					return;
+				}
+				continue;
+			}
+			if (wasAgreed || changed) {
+				throw PartitionCountException.changedElsewhere(topic, count.count(), configured);
+			}
+			if (!mayChange || changes == MAX_CHANGE_TRIES) {
+				throw PartitionCountException.differs(topic, count.count(), configured);
+			}
+			changed = change(topic, count.count(), configured, deadline);
+			changes++;
+		}
+	}
+
+	/**
+	 * Sets the markers that do not name the topic's count to it.
+	 * @return whether every marker names the count now; {@code false} if one changed
+	 * since it was read
+	 */
+	private boolean repair(String topic, int count, List<Marker> markers, long deadline) {
+		String wanted = Integer.toString(count);
+		List<Marker> stale = markers.stream().filter((marker) -> marker.count() != count).toList();
+		if (stale.isEmpty()) {
+			return true;
+		}
+		List<Marker> results = mark(stale, wanted, false, deadline);
+		boolean repaired = results.stream().allMatch((result) -> result.set() || result.value().equals(wanted));
+		if (repaired) {
+			logger.info("Topic '" + topic + "': count markers of partitions "
+					+ stale.stream().map(Marker::partition).toList() + " set to its " + count + " partitions (were "
+					+ stale.stream().map((marker) -> marker.value().isEmpty() ? "unset" : marker.value()).toList()
+					+ ")");
+		}
+		return repaired;
+	}
+
+	/**
+	 * Changes the topic's count, or leaves it to the caller to read the count again when
+	 * another application got there first.
+	 * @return whether the count changed
+	 * @throws PartitionCountException if a message would be out of reach of the new count
+	 */
+	private boolean change(String topic, int from, int to, long deadline) {
+		String token = LeaseTokens.newToken();
+		boolean begun;
+		try {
+			begun = this.store.run(topic,
+					new ScriptCodecs.BeginPartitionChange(from, to, token, Duration.ofMillis(expiryMillis())),
+					remaining(deadline));
+		}
+		catch (DataAccessException ex) {
+			// It may have begun: forget it rather than leave it to expire.
+			abort(topic, token, to, CHANGING + to + ":" + token, List.of(), deadline);
+			throw ex;
+		}
+		if (!begun) {
+			return false;
+		}
+		String mark = CHANGING + to + ":" + token;
+		Set<String> names = new LinkedHashSet<>(TopicPartitions.names(topic, from));
+		names.addAll(TopicPartitions.names(topic, to));
+		List<Marker> marked = new ArrayList<>();
+		boolean committed = false;
+		try {
+			List<Marker> found = read(others(List.copyOf(names)), deadline);
+			List<Marker> results = mark(found, mark, true, deadline);
+			long held = 0;
+			boolean raced = false;
+			for (int i = 0; i < results.size(); i++) {
+				Marker result = results.get(i);
+				if (result.set() || result.value().equals(mark)) {
+					marked.add(found.get(i));
+				}
+				else if (result.held() > 0) {
+					held += result.held();
+				}
+				else {
+					raced = true;
+				}
+			}
+			if (held > 0) {
+				throw PartitionCountException.wouldStrand(topic, from, to, held);
+			}
+			if (raced) {
+				return false;
+			}
+			ScriptCodecs.CommitPartitionChange.Reply commit = this.store.run(topic,
+					new ScriptCodecs.CommitPartitionChange(from, to, token), remaining(deadline));
+			committed = commit.committed();
+			if (!committed && commit.held() > 0) {
+				throw PartitionCountException.wouldStrand(topic, from, to, commit.held());
+			}
+			if (!committed && readCount(topic, deadline).count() == to) {
+				// Its commit ran, and the reply was lost.
+				committed = true;
+			}
+			if (committed) {
+				logger.info("Topic '" + topic + "' now has " + to + " partitions (had " + from + ")");
+				open(topic, to, token, mark, deadline);
+			}
+			return committed;
+		}
+		finally {
+			if (!committed) {
+				abort(topic, token, to, mark, marked, deadline);
+			}
+		}
+	}
+
+	/**
+	 * Marks the partitions of a count that just took effect for it, so that they accept
+	 * its calls. Best effort: a marker left refusing is repaired by the first call it
+	 * refuses.
+	 */
+	private void open(String topic, int count, String token, String mark, long deadline) {
+		List<Marker> changing = others(TopicPartitions.names(topic, count)).stream()
+			.map((partition) -> new Marker(partition, mark, false, 0))
+			.toList();
+		try {
+			mark(changing, count + ":" + token, false, deadline);
+		}
+		catch (DataAccessException ex) {
+			logger.warn("Topic '" + topic + "': could not mark its partitions for its new count " + count
+					+ "; each is marked by the first call it refuses: " + ex);
+		}
+	}
+
+	/**
+	 * Ends a change that did not commit: puts back the markers it set, unless the count
+	 * is the new one, and forgets it. Best effort: a marker left behind refuses every
+	 * call there, and is repaired by the first call it refuses once the change's record
+	 * is gone (at once, or when it expires).
+	 */
+	private void abort(String topic, String token, int to, String mark, List<Marker> marked, long deadline) {
+		long abortDeadline = Math.max(deadline, System.nanoTime() + this.store.timeout().toNanos());
+		try {
+			if (readCount(topic, abortDeadline).count() != to && !marked.isEmpty()) {
+				List<ScriptCall> calls = marked.stream()
+					.map((marker) -> this.store.call(marker.partition(),
+							new ScriptCodecs.MarkPartition(mark, marker.value(), false)))
+					.toList();
+				this.store.runAll(calls, remaining(abortDeadline));
+			}
+			this.store.run(topic, new ScriptCodecs.AbortPartitionChange(token + ":" + to), remaining(abortDeadline));
+		}
+		catch (DataAccessException ex) {
+			logger.warn("Topic '" + topic + "': could not end a change of its number of partitions that did not"
+					+ " take effect; it expires within " + expiryMillis() + " ms, and the markers it set refuse"
+					+ " every call until the first call they refuse repairs them: " + ex);
+		}
+	}
+
+	/**
+	 * How long a change stays recorded unless it ends: four store timeouts, at least 1 s.
+	 */
+	private long expiryMillis() {
+		return Math.max(1000, 4 * this.store.timeout().toMillis());
+	}
+
+	/** The markers of partitions, read in one round trip. */
+	private List<Marker> read(List<String> partitions, long deadline) {
+		List<Marker> unread = partitions.stream().map((partition) -> new Marker(partition, "?", false, 0)).toList();
+		return mark(unread, "", false, deadline);
+	}
+
+	/**
+	 * Sets markers that still hold what was read, in one round trip; a marker value of
+	 * {@code "?"} only reads.
+	 * @return for each, whether it was set, the value found and the messages held
+	 */
+	private List<Marker> mark(List<Marker> markers, String value, boolean onlyIfEmpty, long deadline) {
+		if (markers.isEmpty()) {
+			return List.of();
+		}
+		ScriptCodecs.MarkPartition[] marks = markers.stream()
+			.map((marker) -> new ScriptCodecs.MarkPartition(marker.value(), value, onlyIfEmpty))
+			.toArray(ScriptCodecs.MarkPartition[]::new);
+		List<ScriptCall> calls = new ArrayList<>(markers.size());
+		for (int i = 0; i < markers.size(); i++) {
+			calls.add(this.store.call(markers.get(i).partition(), marks[i]));
+		}
+		List<Object> replies = this.store.runAll(calls, remaining(deadline));
+		List<Marker> results = new ArrayList<>(markers.size());
+		for (int i = 0; i < markers.size(); i++) {
+			ScriptCodecs.MarkPartition.Reply reply = marks[i].read(replies.get(i));
+			results.add(new Marker(markers.get(i).partition(), reply.found(), reply.set(), reply.held()));
+		}
+		return results;
+	}
+
+	private ScriptCodecs.PartitionCount.Reply readCount(String topic, long deadline) {
+		return this.store.run(topic, new ScriptCodecs.PartitionCount(), remaining(deadline));
+	}
+
+	private static List<String> others(List<String> names) {
+		return names.subList(1, names.size());
+	}
+
+	/**
+	 * A partition's count marker as read or set.
+	 *
+	 * @param partition the partition's name
+	 * @param value the marker, empty when unset
+	 * @param set whether a call set it
+	 * @param held the messages the partition holds, stored or dead
+	 */
+	private record Marker(String partition, String value, boolean set, long held) {
+
+		/**
+		 * The count the marker names, as the scripts read it: 1 when unset, -1 while a
+		 * change marked it (it then refuses every count).
+		 */
+		int count() {
+			if (this.value.isEmpty()) {
+				return 1;
+			}
+			if (this.value.startsWith(CHANGING)) {
+				return -1;
+			}
+			int end = this.value.indexOf(':');
+			return Integer.parseInt((end < 0) ? this.value : this.value.substring(0, end));
+		}
+
+	}
+
+}

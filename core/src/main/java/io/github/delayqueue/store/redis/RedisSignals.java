@@ -1,0 +1,71 @@
+package io.github.delayqueue.store.redis;
+
+import java.nio.charset.StandardCharsets;
+
+import io.github.delayqueue.store.WakeUpListener;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.core.task.SyncTaskExecutor;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.listener.ChannelTopic;
+import org.springframework.data.redis.listener.RedisMessageListenerContainer;
+
+/**
+ * The wake-up signals the scripts publish: {@code b<partition>} when a message became the
+ * earliest due (wakes the partition's broker), {@code r<partition>} when messages became
+ * ready (wakes its listener). Subscribes to the prefix's channel with {@code SUBSCRIBE}
+ * and reads each signal; {@link ShardedSignalSubscription} does the same for sharded
+ * channels.
+ */
+final class RedisSignals {
+
+	private static final Log logger = LogFactory.getLog(RedisSignals.class);
+
+	private RedisSignals() {
+	}
+
+	/**
+	 * Subscribes to the prefix's signal channel.
+	 * @param connectionFactory the Redis connection factory
+	 * @param channel the prefix's signal channel
+	 * @param listener where the signals go
+	 * @return the subscription; close it to unsubscribe
+	 */
+	static AutoCloseable subscribe(RedisConnectionFactory connectionFactory, String channel, WakeUpListener listener) {
+		RedisMessageListenerContainer container = new RedisMessageListenerContainer();
+		container.setConnectionFactory(connectionFactory);
+		// A signal only queues a task on the scheduler: pass it on where it arrives,
+		// rather than on a new thread per message (the container's default), which a
+		// burst of signals would flood.
+		container.setTaskExecutor(new SyncTaskExecutor());
+		container.addMessageListener(
+				(message, pattern) -> deliver(new String(message.getBody(), StandardCharsets.UTF_8), listener),
+				new ChannelTopic(channel));
+		container.afterPropertiesSet();
+		container.start();
+		return container::destroy;
+	}
+
+	/**
+	 * Passes one signal on; an empty or unknown one is ignored.
+	 * @param body the signal: {@code b<partition>} or {@code r<partition>}
+	 * @param listener where it goes
+	 */
+	static void deliver(String body, WakeUpListener listener) {
+		if (body.isEmpty()) {
+			return;
+		}
+		if (logger.isTraceEnabled()) {
+			logger.trace("Wake-up signal " + body);
+		}
+		String partition = body.substring(1);
+		switch (body.charAt(0)) {
+			case 'b' -> listener.earlierMessage(partition);
+			case 'r' -> listener.readyMessages(partition);
+			default -> {
+			}
+		}
+	}
+
+}

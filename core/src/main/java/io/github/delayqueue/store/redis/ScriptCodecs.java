@@ -1,0 +1,921 @@
+package io.github.delayqueue.store.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.github.delayqueue.store.ClaimResult;
+import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.store.LeaseExpiryResult;
+import io.github.delayqueue.store.MessagePage;
+import io.github.delayqueue.store.MessageSnapshot;
+import io.github.delayqueue.store.MessageState;
+import io.github.delayqueue.store.MessageSummary;
+import io.github.delayqueue.store.NewMessage;
+import io.github.delayqueue.store.PromoteResult;
+import io.github.delayqueue.store.RateLimit;
+import io.github.delayqueue.store.ReplayResult;
+import io.github.delayqueue.store.Sent;
+import io.github.delayqueue.store.TopicStats;
+import io.github.delayqueue.store.redis.ScriptCodec.Signature;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The {@link ScriptCodec} of each script: its arguments and how its reply reads, next to
+ * the {@link Signature} its header must match.
+ */
+final class ScriptCodecs {
+
+	/** The due kind of a delay in ms from Redis time. */
+	private static final String DELAY = "d";
+
+	/** The due kind of an absolute due time (epoch ms). */
+	private static final String ABSOLUTE = "a";
+
+	/** Appended to the due kind of a message that replaces a scheduled one. */
+	private static final String REPLACE = "r";
+
+	private ScriptCodecs() {
+	}
+
+	/**
+	 * The signature of a script's codec.
+	 * @param script the script
+	 * @return how its header must describe its arguments and reply
+	 */
+	static Signature signature(Script script) {
+		return switch (script) {
+			case SEND -> Send.SIGNATURE;
+			case PROMOTE -> Promote.SIGNATURE;
+			case CLAIM -> Claim.SIGNATURE;
+			case ACK -> Ack.SIGNATURE;
+			case RETRY -> Retry.SIGNATURE;
+			case DEAD_LETTER -> DeadLetter.SIGNATURE;
+			case EXPIRE_LEASES -> ExpireLeases.SIGNATURE;
+			case RELEASE -> Release.SIGNATURE;
+			case RELEASE_CLAIM -> ReleaseClaim.SIGNATURE;
+			case EXTEND_LEASES -> ExtendLeases.SIGNATURE;
+			case CANCEL -> Cancel.SIGNATURE;
+			case RESCHEDULE -> Reschedule.SIGNATURE;
+			case REPLAY -> Replay.SIGNATURE;
+			case PURGE_DEAD -> PurgeDead.SIGNATURE;
+			case STATS -> Stats.SIGNATURE;
+			case PAGE -> Page.SIGNATURE;
+			case INSPECT -> Inspect.SIGNATURE;
+			case PARTITION_COUNT -> PartitionCount.SIGNATURE;
+			case BEGIN_PARTITION_CHANGE -> BeginPartitionChange.SIGNATURE;
+			case MARK_PARTITION -> MarkPartition.SIGNATURE;
+			case COMMIT_PARTITION_CHANGE -> CommitPartitionChange.SIGNATURE;
+			case ABORT_PARTITION_CHANGE -> AbortPartitionChange.SIGNATURE;
+		};
+	}
+
+	/**
+	 * Stores and schedules messages of one partition.
+	 *
+	 * @param channel the signal channel
+	 * @param partition the partition (for partition 0, the topic)
+	 * @param partitions the topic's number of partitions here
+	 * @param messages the messages, in send order
+	 */
+	record Send(String channel, String partition, int partitions,
+			List<NewMessage> messages) implements ScriptCodec<List<Sent>> {
+
+		static final Signature SIGNATURE = Signature.of(Script.SEND, "two integers per message: outcome",
+				"[1] signal channel", "[2] topic", "[3] the number of partitions",
+				"[4..] four values per message: id, due kind");
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			List<Object> args = new ArrayList<>(3 + this.messages.size() * 4);
+			args.add(this.channel);
+			args.add(this.partition);
+			args.add(this.partitions);
+			for (NewMessage message : this.messages) {
+				args.add(message.id());
+				String kind = message.relative() ? DELAY : ABSOLUTE;
+				kind = message.replaceIfPending() ? kind + REPLACE : kind;
+				args.add((message.priority() > 0) ? kind + message.priority() : kind);
+				args.add(message.when());
+				args.add(message.body());
+			}
+			return args;
+		}
+
+		@Override
+		public List<Sent> read(Object reply) {
+			List<?> values = (List<?>) reply;
+			List<Sent> results = new ArrayList<>(this.messages.size());
+			for (int i = 0; i < this.messages.size(); i++) {
+				long outcome = number(values.get(2 * i));
+				results.add(
+						new Sent(this.messages.get(i).id(), number(values.get(2 * i + 1)), outcome == 1, outcome == 2));
+			}
+			return results;
+		}
+
+	}
+
+	/**
+	 * Moves due messages of a partition to its ready lists.
+	 *
+	 * @param limit the largest number of messages to move
+	 * @param channel the signal channel
+	 * @param partition the partition
+	 * @param lookahead how long before their due time messages may move
+	 * @param partitions the topic's number of partitions here
+	 */
+	record Promote(int limit, String channel, String partition, Duration lookahead,
+			int partitions) implements ScriptCodec<PromoteResult> {
+
+		static final Signature SIGNATURE = Signature.of(Script.PROMOTE, "{messages moved, microseconds until",
+				"[1] largest number of messages to move", "[2] signal channel", "[3] topic", "[4] lookahead in ms",
+				"[5] the number of partitions");
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			return List.of(this.limit, this.channel, this.partition, this.lookahead.toMillis(), this.partitions);
+		}
+
+		@Override
+		public PromoteResult read(Object reply) {
+			List<?> values = (List<?>) reply;
+			return new PromoteResult((int) number(values.get(0)), microsOrNone(values.get(1)),
+					microsOrNone(values.get(2)), number(values.get(3)) == 1);
+		}
+
+	}
+
+	/**
+	 * Leases ready messages of a partition.
+	 *
+	 * @param limit the largest number of due messages to claim
+	 * @param lease how long the lease lasts
+	 * @param earlyLimit the largest number of messages not yet due to claim
+	 * @param token the claim's lease token
+	 * @param rateLimit the partition's rate limit, or {@code null} for none
+	 */
+	record Claim(int limit, Duration lease, int earlyLimit, String token,
+			@Nullable RateLimit rateLimit) implements ScriptCodec<ClaimResult> {
+
+		static final Signature SIGNATURE = Signature.of(Script.CLAIM, "{lease deadline (epoch ms), claim time",
+				"[1] largest number of due messages to claim", "[2] lease length in ms",
+				"[3] largest number of messages not yet due to claim", "[4] lease token", "[5] rate limit",
+				"[6] rate limit period in ms");
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			List<Object> args = new ArrayList<>(6);
+			args.add(this.limit);
+			args.add(this.lease.toMillis());
+			args.add(Math.max(0, this.earlyLimit));
+			args.add(this.token);
+			if (this.rateLimit != null) {
+				args.add(this.rateLimit.limit());
+				args.add(this.rateLimit.period().toMillis());
+			}
+			return args;
+		}
+
+		@Override
+		public ClaimResult read(Object reply) {
+			List<?> values = (List<?>) reply;
+			long deadline = number(values.get(0));
+			long claimedAtMicros = number(values.get(1));
+			Instant claimedAt = Instant.ofEpochSecond(claimedAtMicros / 1_000_000,
+					(claimedAtMicros % 1_000_000) * 1000);
+			List<ClaimedMessage> claimed = new ArrayList<>((values.size() - 3) / 2);
+			for (int i = 3; i + 1 < values.size(); i += 2) {
+				claimed.add(new ClaimedMessage(text(values.get(i)), this.token, deadline, claimedAt,
+						(byte[]) values.get(i + 1)));
+			}
+			// An odd element after the messages: how long the rate limit holds the rest
+			// back.
+			Duration rateLimitedFor = ((values.size() - 3) % 2 == 1)
+					? Duration.of(number(values.get(values.size() - 1)), ChronoUnit.MICROS) : Duration.ZERO;
+			return new ClaimResult(claimed, number(values.get(2)) == 1, rateLimitedFor);
+		}
+
+	}
+
+	/**
+	 * Acknowledges messages.
+	 *
+	 * @param ids the message ids
+	 * @param leaseTokens the lease token held for each id
+	 */
+	record Ack(List<String> ids, List<String> leaseTokens) implements ScriptCodec<List<Boolean>> {
+
+		static final Signature SIGNATURE = Signature.of(Script.ACK, "one integer per message: 1 if acknowledged",
+				"[1..] two values per message: id, lease token");
+
+		Ack {
+			requireLeases(ids, leaseTokens);
+		}
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			return leases(List.of(), this.ids, this.leaseTokens);
+		}
+
+		@Override
+		public List<Boolean> read(Object reply) {
+			return flags(reply);
+		}
+
+	}
+
+	/**
+	 * Schedules a leased message again: its next attempt, or a slow-down.
+	 *
+	 * @param id the message id
+	 * @param leaseToken the lease token held
+	 * @param delay how long to wait from now
+	 * @param channel the signal channel
+	 * @param partition the partition
+	 * @param countsAttempt whether the delivery counts as an attempt (a failure) or not
+	 * (a slow-down)
+	 */
+	record Retry(String id, String leaseToken, Duration delay, String channel, String partition,
+			boolean countsAttempt) implements ScriptCodec<Long> {
+
+		static final Signature SIGNATURE = Signature.of(Script.RETRY, "the due time of the next attempt", "[1] id",
+				"[2] lease token", "[3] backoff in ms", "[4] signal channel", "[5] topic", "[6] attempts to count");
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			return List.of(this.id, this.leaseToken, this.delay.toMillis(), this.channel, this.partition,
+					this.countsAttempt ? 1 : 0);
+		}
+
+		@Override
+		public Long read(Object reply) {
+			return number(reply);
+		}
+
+	}
+
+	/**
+	 * Moves a leased message to the dead letters.
+	 *
+	 * @param id the message id
+	 * @param leaseToken the lease token held
+	 * @param error the last error
+	 */
+	record DeadLetter(String id, String leaseToken, String error) implements ScriptCodec<Boolean> {
+
+		static final Signature SIGNATURE = Signature.of(Script.DEAD_LETTER, "1 if dead-lettered", "[1] id",
+				"[2] lease token", "[3] last error");
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			return List.of(this.id, this.leaseToken, this.error);
+		}
+
+		@Override
+		public Boolean read(Object reply) {
+			return number(reply) == 1;
+		}
+
+	}
+
+	/**
+	 * Takes back messages whose lease has expired.
+	 *
+	 * @param limit the largest number of messages to take back
+	 * @param maxAttempts the topic's maximum attempts
+	 * @param channel the signal channel
+	 * @param partition the partition
+	 */
+	record ExpireLeases(int limit, int maxAttempts, String channel,
+			String partition) implements ScriptCodec<LeaseExpiryResult> {
+
+		static final Signature SIGNATURE = Signature.of(Script.EXPIRE_LEASES,
+				"{messages made ready again, messages dead-lettered", "[1] largest number of messages to take back",
+				"[2] maximum attempts", "[3] signal channel", "[4] topic");
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			return List.of(this.limit, this.maxAttempts, this.channel, this.partition);
+		}
+
+		@Override
+		public LeaseExpiryResult read(Object reply) {
+			List<?> values = (List<?>) reply;
+			int requeued = (int) number(values.get(0));
+			List<String> ids = texts(values.subList(3, values.size()));
+			long nextExpiryMillis = number(values.get(2));
+			return new LeaseExpiryResult(ids.subList(0, requeued), ids.subList(requeued, ids.size()),
+					(nextExpiryMillis >= 0) ? Duration.ofMillis(nextExpiryMillis) : null);
+		}
+
+	}
+
+	/**
+	 * Hands leased messages back, ready again at once.
+	 *
+	 * @param channel the signal channel
+	 * @param partition the partition
+	 * @param ids the message ids
+	 * @param leaseTokens the lease token held for each id
+	 */
+	record Release(String channel, String partition, List<String> ids,
+			List<String> leaseTokens) implements ScriptCodec<List<Boolean>> {
+
+		static final Signature SIGNATURE = Signature.of(Script.RELEASE, "one integer per message: 1 if it is ready",
+				"[1] signal channel", "[2] topic", "[3..] two values per message: id, lease token");
+
+		Release {
+			requireLeases(ids, leaseTokens);
+		}
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			return leases(List.of(this.channel, this.partition), this.ids, this.leaseTokens);
+		}
+
+		@Override
+		public List<Boolean> read(Object reply) {
+			return flags(reply);
+		}
+
+	}
+
+	/**
+	 * Hands back what a consumer's claim leased.
+	 *
+	 * @param channel the signal channel
+	 * @param partition the partition
+	 * @param token the claim's lease token
+	 * @param lease the claim's lease length
+	 */
+	record ReleaseClaim(String channel, String partition, String token,
+			Duration lease) implements ScriptCodec<List<String>> {
+
+		static final Signature SIGNATURE = Signature.of(Script.RELEASE_CLAIM, "the ids handed back",
+				"[1] signal channel", "[2] topic", "[3] the claim's lease token", "[4] the lease length in ms");
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			return List.of(this.channel, this.partition, this.token, this.lease.toMillis());
+		}
+
+		@Override
+		public List<String> read(Object reply) {
+			return texts((List<?>) reply);
+		}
+
+	}
+
+	/**
+	 * Extends leases.
+	 *
+	 * @param length the new lease length
+	 * @param ids the message ids
+	 * @param leaseTokens the lease token held for each id
+	 */
+	record ExtendLeases(Duration length, List<String> ids,
+			List<String> leaseTokens) implements ScriptCodec<List<Long>> {
+
+		static final Signature SIGNATURE = Signature.of(Script.EXTEND_LEASES,
+				"one integer per message: its new lease deadline", "[1] lease length in ms",
+				"[2..] two values per message: id, lease token");
+
+		ExtendLeases {
+			requireLeases(ids, leaseTokens);
+		}
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			return leases(List.of(this.length.toMillis()), this.ids, this.leaseTokens);
+		}
+
+		@Override
+		public List<Long> read(Object reply) {
+			return ((List<?>) reply).stream().map(ScriptCodecs::number).toList();
+		}
+
+	}
+
+	/**
+	 * Deletes a pending message.
+	 *
+	 * @param id the message id
+	 * @param partitions the topic's number of partitions here
+	 */
+	record Cancel(String id, int partitions) implements ScriptCodec<Boolean> {
+
+		static final Signature SIGNATURE = Signature.of(Script.CANCEL, "1 if the message was pending", "[1] id",
+				"[2] the number of partitions");
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			return List.of(this.id, this.partitions);
+		}
+
+		@Override
+		public Boolean read(Object reply) {
+			return number(reply) == 1;
+		}
+
+	}
+
+	/**
+	 * Gives a pending message a new due time, a delay from now.
+	 *
+	 * @param id the message id
+	 * @param delay the delay
+	 * @param channel the signal channel
+	 * @param partition the partition
+	 * @param partitions the topic's number of partitions here
+	 */
+	record Reschedule(String id, Duration delay, String channel, String partition,
+			int partitions) implements ScriptCodec<Long> {
+
+		static final Signature SIGNATURE = Signature.of(Script.RESCHEDULE, "the new due time", "[1] id", "[2] due kind",
+				"[3] the delay or due time", "[4] signal channel", "[5] topic", "[6] the number of partitions");
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			return List.of(this.id, DELAY, NewMessage.ceilMillis(this.delay), this.channel, this.partition,
+					this.partitions);
+		}
+
+		@Override
+		public Long read(Object reply) {
+			return number(reply);
+		}
+
+	}
+
+	/**
+	 * Moves dead letters back to the schedule.
+	 *
+	 * @param channel the signal channel
+	 * @param partition the partition
+	 * @param partitions the topic's number of partitions here
+	 * @param ids the ids
+	 */
+	record Replay(String channel, String partition, int partitions,
+			List<String> ids) implements ScriptCodec<ReplayResult> {
+
+		static final Signature SIGNATURE = Signature.of(Script.REPLAY, "{messages replayed, ids left dead",
+				"[1] signal channel", "[2] topic", "[3] the number of partitions", "[4..] ids to replay");
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			List<Object> args = new ArrayList<>(3 + this.ids.size());
+			args.add(this.channel);
+			args.add(this.partition);
+			args.add(this.partitions);
+			args.addAll(this.ids);
+			return args;
+		}
+
+		@Override
+		public ReplayResult read(Object reply) {
+			List<?> values = (List<?>) reply;
+			return new ReplayResult(texts(values.subList(2, values.size())), (int) number(values.get(1)));
+		}
+
+	}
+
+	/**
+	 * Deletes dead letters for good.
+	 *
+	 * @param partitions the topic's number of partitions here
+	 * @param ids the ids
+	 */
+	record PurgeDead(int partitions, List<String> ids) implements ScriptCodec<Long> {
+
+		static final Signature SIGNATURE = Signature.of(Script.PURGE_DEAD, "the number of messages deleted",
+				"[1] the number of partitions", "[2..] ids to delete");
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			List<Object> args = new ArrayList<>(1 + this.ids.size());
+			args.add(this.partitions);
+			args.addAll(this.ids);
+			return args;
+		}
+
+		@Override
+		public Long read(Object reply) {
+			return number(reply);
+		}
+
+	}
+
+	/**
+	 * Counts a partition's messages in each state.
+	 *
+	 * @param readyHeadLookup the most ids at the head of each ready list to look at
+	 */
+	record Stats(int readyHeadLookup) implements ScriptCodec<TopicStats> {
+
+		static final Signature SIGNATURE = Signature.of(Script.STATS, "{Redis time (epoch ms), stored messages",
+				"[1] most ids at the head of each ready list");
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			return List.of(this.readyHeadLookup);
+		}
+
+		@Override
+		public TopicStats read(Object reply) {
+			List<?> values = (List<?>) reply;
+			long stored = number(values.get(1));
+			long scheduled = number(values.get(2));
+			long inFlight = number(values.get(3));
+			long ready = Math.max(0, stored - scheduled - inFlight);
+			List<Long> listLengths = values.subList(7, values.size()).stream().map(ScriptCodecs::number).toList();
+			return new TopicStats(number(values.get(0)), scheduled, ready, inFlight, number(values.get(4)),
+					number(values.get(5)), number(values.get(6)), TopicStats.byPriority(ready, listLengths));
+		}
+
+	}
+
+	/**
+	 * Reads a page of a partition's messages in one state.
+	 *
+	 * @param state the state
+	 * @param offset the rank of the first message
+	 * @param limit the largest number of messages
+	 */
+	record Page(MessageState state, long offset, int limit) implements ScriptCodec<MessagePage> {
+
+		static final Signature SIGNATURE = Signature.of(Script.PAGE, "{entries in the index", "[1] state", "[2] offset",
+				"[3] largest number of messages");
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			return List.of(this.state.code(), this.offset, this.limit);
+		}
+
+		@Override
+		public MessagePage read(Object reply) {
+			List<?> values = (List<?>) reply;
+			List<MessageSummary> summaries = new ArrayList<>((values.size() - 1) / 5);
+			for (int i = 1; i + 4 < values.size(); i += 5) {
+				String error = text(values.get(i + 4));
+				summaries.add(new MessageSummary(text(values.get(i)), this.state, number(values.get(i + 1)),
+						(int) Math.min(Integer.MAX_VALUE, number(values.get(i + 2))), number(values.get(i + 3)),
+						(this.state == MessageState.DEAD) ? error : null));
+			}
+			return new MessagePage(number(values.get(0)), summaries);
+		}
+
+	}
+
+	/**
+	 * Finds one message in whatever state it is.
+	 *
+	 * @param id the message id
+	 * @param maxBytes the most bytes of the stored message to read
+	 * @param partitions the topic's number of partitions here
+	 */
+	record Inspect(String id, int maxBytes, int partitions) implements ScriptCodec<@Nullable MessageSnapshot> {
+
+		static final Signature SIGNATURE = Signature.of(Script.INSPECT, "{} if the id is unknown", "[1] id",
+				"[2] most bytes of the stored message", "[3] the number of partitions");
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			return List.of(this.id, this.maxBytes, this.partitions);
+		}
+
+		@Override
+		public @Nullable MessageSnapshot read(Object reply) {
+			List<?> values = (List<?>) reply;
+			if (values.isEmpty()) {
+				return null;
+			}
+			MessageState state = MessageState.ofCode(text(values.get(0)));
+			String error = text(values.get(4));
+			return new MessageSnapshot(this.id, state, number(values.get(1)), number(values.get(2)),
+					(byte[]) values.get(3), (state == MessageState.DEAD) ? error : null, (int) number(values.get(5)));
+		}
+
+	}
+
+	/**
+	 * Reads a topic's number of partitions as Redis keeps it.
+	 */
+	record PartitionCount() implements ScriptCodec<PartitionCount.Reply> {
+
+		static final Signature SIGNATURE = Signature.of(Script.PARTITION_COUNT, "{the count, the change");
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			return List.of();
+		}
+
+		@Override
+		public Reply read(Object reply) {
+			List<?> values = (List<?>) reply;
+			return new Reply(Integer.parseInt(text(values.get(0))), text(values.get(1)));
+		}
+
+		/**
+		 * The count, and the change on its way.
+		 *
+		 * @param count the topic's number of partitions
+		 * @param change the change on its way, or {@code ""}
+		 */
+		record Reply(int count, String change) {
+		}
+
+	}
+
+	/**
+	 * Records a change of a topic's number of partitions, if the count is still the one
+	 * read and no other change is on its way.
+	 *
+	 * @param from the count read
+	 * @param to the new count
+	 * @param token the change's token
+	 * @param expiry how long the record lasts unless the change ends
+	 */
+	record BeginPartitionChange(int from, int to, String token, Duration expiry) implements ScriptCodec<Boolean> {
+
+		static final Signature SIGNATURE = Signature.of(Script.BEGIN_PARTITION_CHANGE, "{1 if begun else 0",
+				"[1] the count the caller read", "[2] the new count", "[3] the change's token",
+				"[4] ms until the record expires");
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			return List.of(this.from, this.to, this.token, this.expiry.toMillis());
+		}
+
+		@Override
+		public Boolean read(Object reply) {
+			return number(((List<?>) reply).get(0)) == 1;
+		}
+
+	}
+
+	/**
+	 * Sets a partition's count marker if it still holds what was read.
+	 *
+	 * @param expected the marker read ({@code ""} for none), or {@code "?"} to read only
+	 * @param marker the new marker ({@code ""} to delete it)
+	 * @param onlyIfEmpty whether to set it only while the partition holds no message
+	 */
+	record MarkPartition(String expected, String marker,
+			boolean onlyIfEmpty) implements ScriptCodec<MarkPartition.Reply> {
+
+		static final Signature SIGNATURE = Signature.of(Script.MARK_PARTITION, "{1 if set else 0",
+				"[1] the marker the caller read", "[2] the new marker", "[3] 1 to set it only while");
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			return List.of(this.expected, this.marker, this.onlyIfEmpty ? 1 : 0);
+		}
+
+		@Override
+		public Reply read(Object reply) {
+			List<?> values = (List<?>) reply;
+			return new Reply(number(values.get(0)) == 1, text(values.get(1)), number(values.get(2)));
+		}
+
+		/**
+		 * What a mark found.
+		 *
+		 * @param set whether the marker was set
+		 * @param found the marker found ({@code ""} for none)
+		 * @param held the messages the partition holds, stored and dead
+		 */
+		record Reply(boolean set, String found, long held) {
+		}
+
+	}
+
+	/**
+	 * Makes a recorded change of a topic's number of partitions take effect, if partition
+	 * 0 holds no message.
+	 *
+	 * @param from the count the change began from
+	 * @param to the new count
+	 * @param token the change's token
+	 */
+	record CommitPartitionChange(int from, int to, String token) implements ScriptCodec<CommitPartitionChange.Reply> {
+
+		static final Signature SIGNATURE = Signature.of(Script.COMMIT_PARTITION_CHANGE,
+				"{1, 0} when committed; {0, 0} when the change is no longer recorded", "[1] the count the change",
+				"[2] the new count", "[3] the change's token");
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			return List.of(this.from, this.to, this.token);
+		}
+
+		@Override
+		public Reply read(Object reply) {
+			List<?> values = (List<?>) reply;
+			return new Reply(number(values.get(0)) == 1, number(values.get(1)));
+		}
+
+		/**
+		 * Whether the change took effect.
+		 *
+		 * @param committed whether it did
+		 * @param held the messages partition 0 holds, which kept it from taking effect
+		 */
+		record Reply(boolean committed, long held) {
+		}
+
+	}
+
+	/**
+	 * Forgets a change of a topic's number of partitions that did not take effect.
+	 *
+	 * @param record the change record, {@code <token>:<new count>}
+	 */
+	record AbortPartitionChange(String record) implements ScriptCodec<Boolean> {
+
+		static final Signature SIGNATURE = Signature.of(Script.ABORT_PARTITION_CHANGE, "1 if it was recorded",
+				"[1] the change record");
+
+		@Override
+		public Script script() {
+			return SIGNATURE.script();
+		}
+
+		@Override
+		public List<Object> arguments() {
+			return List.of(this.record);
+		}
+
+		@Override
+		public Boolean read(Object reply) {
+			return number(reply) == 1;
+		}
+
+	}
+
+	private static void requireLeases(List<String> ids, List<String> leaseTokens) {
+		requireIds(ids);
+		if (leaseTokens.size() != ids.size()) {
+			throw new IllegalArgumentException("A call takes one lease token per message id, but was given "
+					+ ids.size() + " ids and " + leaseTokens.size() + " lease tokens");
+		}
+	}
+
+	/**
+	 * Checks the number of ids of one call.
+	 * @param ids the ids
+	 * @throws IllegalArgumentException unless there are 1 to
+	 * {@value io.github.delayqueue.store.MessageStore#MAX_IDS_PER_CALL}
+	 */
+	static void requireIds(List<String> ids) {
+		if (ids.isEmpty() || ids.size() > RedisMessageStore.MAX_IDS_PER_CALL) {
+			throw new IllegalArgumentException("A call takes 1 to " + RedisMessageStore.MAX_IDS_PER_CALL
+					+ " message ids, but was given " + ids.size());
+		}
+	}
+
+	/** The leading arguments, then each id and its lease token. */
+	private static List<Object> leases(List<?> leading, List<String> ids, List<String> leaseTokens) {
+		List<Object> args = new ArrayList<>(leading.size() + ids.size() * 2);
+		args.addAll(leading);
+		for (int i = 0; i < ids.size(); i++) {
+			args.add(ids.get(i));
+			args.add(leaseTokens.get(i));
+		}
+		return args;
+	}
+
+	private static List<Boolean> flags(Object reply) {
+		return ((List<?>) reply).stream().map((flag) -> number(flag) == 1).toList();
+	}
+
+	/**
+	 * @return a script's "µs until, or -1 for never" as a duration, or {@code null} for
+	 * never
+	 */
+	private static @Nullable Duration microsOrNone(Object value) {
+		long micros = number(value);
+		return (micros >= 0) ? Duration.ofNanos(micros * 1000) : null;
+	}
+
+	private static long number(Object value) {
+		return ((Number) value).longValue();
+	}
+
+	private static String text(Object value) {
+		return new String((byte[]) value, StandardCharsets.UTF_8);
+	}
+
+	private static List<String> texts(List<?> values) {
+		return values.stream().map(ScriptCodecs::text).toList();
+	}
+
+}

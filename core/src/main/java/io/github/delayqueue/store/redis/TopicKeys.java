@@ -1,0 +1,224 @@
+package io.github.delayqueue.store.redis;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.springframework.data.redis.connection.DataType;
+
+/**
+ * The Redis keys of one topic. Every key shares the hash tag {@code {topic}}, so all of a
+ * topic's keys live in one Redis Cluster slot and every script touches a single slot.
+ *
+ * @param prefix the configured key prefix
+ * @param topic the topic
+ */
+public record TopicKeys(String prefix, String topic) {
+
+	/**
+	 * @return HASH id → stored message, for scheduled, ready and in-flight messages
+	 */
+	public String messages() {
+		return key("m");
+	}
+
+	/**
+	 * @return ZSET of scheduled ids scored by due time (epoch ms)
+	 */
+	public String scheduled() {
+		return key("z");
+	}
+
+	/**
+	 * @return LIST of ready ids, oldest first
+	 */
+	public String ready() {
+		return key("r");
+	}
+
+	/**
+	 * The ready list of a priority: {@link #ready()} for priority 0.
+	 * @param priority the priority, 0 to 9
+	 * @return LIST of ready ids of that priority, oldest first
+	 */
+	public String ready(int priority) {
+		return (priority == 0) ? ready() : key("r:" + priority);
+	}
+
+	/**
+	 * @return HASH id → priority, for the stored (scheduled, ready and in-flight)
+	 * messages sent with a priority above 0, until they are acknowledged, cancelled or
+	 * dead-lettered
+	 */
+	public String priorities() {
+		return key("p");
+	}
+
+	/**
+	 * @return HASH id (or buried name) → priority, for the dead-lettered messages that
+	 * had a priority above 0, until they are replayed or purged; kept apart from
+	 * {@link #priorities()} so that a new message of a dead letter's id never shares its
+	 * entry
+	 */
+	public String deadPriorities() {
+		return key("dp");
+	}
+
+	/**
+	 * @return ZSET of in-flight ids scored by lease deadline (epoch ms)
+	 */
+	public String inFlight() {
+		return key("i");
+	}
+
+	/**
+	 * @return HASH id → lease token of the claim that holds it, for in-flight messages
+	 */
+	public String leases() {
+		return key("l");
+	}
+
+	/**
+	 * The record of one consumer's last claim, kept as long as its lease, so that a claim
+	 * request sent again (the client lost the reply) returns what the first one leased.
+	 * @param consumer the consumer's id
+	 * @return STRING key
+	 */
+	public String claimRecord(String consumer) {
+		return key("c:" + consumer);
+	}
+
+	/**
+	 * @return ZSET of dead-lettered ids scored by the time they died (epoch ms)
+	 */
+	public String dead() {
+		return key("d");
+	}
+
+	/**
+	 * @return HASH id → stored message, for dead-lettered messages
+	 */
+	public String deadMessages() {
+		return key("dm");
+	}
+
+	/**
+	 * @return HASH id → last error, for dead-lettered messages
+	 */
+	public String deadErrors() {
+		return key("de");
+	}
+
+	/**
+	 * The count marker: for a topic (partition 0), the number of partitions it has,
+	 * absent for 1; for a partition above 0, the count of the change that last marked it,
+	 * {@code "<count>"} or {@code "<count>:<change token>"}. Calls that store or find
+	 * messages by id are refused by a partition whose marker has another count than the
+	 * caller's.
+	 * @return STRING key
+	 */
+	public String partitionCount() {
+		return key("n");
+	}
+
+	/**
+	 * @return STRING: a change of the topic's number of partitions on its way,
+	 * {@code "<token>:<new count>"}, expiring on its own (only partition 0's is used)
+	 */
+	public String partitionChange() {
+		return key("nc");
+	}
+
+	/**
+	 * The sliding window of a rate-limited topic: one entry per message claimed within
+	 * the last period, scored by its claim time (epoch µs); absent for a topic without a
+	 * rate limit, and expiring a period after its last claim.
+	 * @return ZSET key
+	 */
+	public String rateWindow() {
+		return key("w");
+	}
+
+	/**
+	 * The key that plays a role in the scripts.
+	 * @param role the role
+	 * @return the key
+	 * @throws IllegalArgumentException for a role whose key depends on more than the
+	 * topic
+	 */
+	String key(Script.Key role) {
+		return switch (role) {
+			case MESSAGES -> messages();
+			case SCHEDULED -> scheduled();
+			case READY -> ready();
+			case IN_FLIGHT -> inFlight();
+			case LEASES -> leases();
+			case DEAD -> dead();
+			case DEAD_MESSAGES -> deadMessages();
+			case DEAD_ERRORS -> deadErrors();
+			case PARTITION_COUNT -> partitionCount();
+			case PARTITION_CHANGE -> partitionChange();
+			case PRIORITIES -> priorities();
+			case DEAD_PRIORITIES -> deadPriorities();
+			case READY_1, READY_2, READY_3, READY_4, READY_5, READY_6, READY_7, READY_8, READY_9 ->
+				ready(role.priority());
+			case RATE_WINDOW -> rateWindow();
+			case CLAIM_RECORD, STATE_INDEX, STATE_MESSAGES ->
+				throw new IllegalArgumentException("The " + role + " key depends on more than the topic");
+		};
+	}
+
+	/**
+	 * @return every key of the topic
+	 */
+	public List<String> all() {
+		return List.copyOf(types().keySet());
+	}
+
+	/**
+	 * @return every key of the topic with its Redis type
+	 */
+	public Map<String, DataType> types() {
+		Map<String, DataType> types = new LinkedHashMap<>();
+		types.put(messages(), DataType.HASH);
+		types.put(scheduled(), DataType.ZSET);
+		types.put(ready(), DataType.LIST);
+		types.put(inFlight(), DataType.ZSET);
+		types.put(leases(), DataType.HASH);
+		types.put(dead(), DataType.ZSET);
+		types.put(deadMessages(), DataType.HASH);
+		types.put(deadErrors(), DataType.HASH);
+		types.put(deadPriorities(), DataType.HASH);
+		types.put(priorities(), DataType.HASH);
+		for (int priority = 1; priority <= Script.MAX_PRIORITY; priority++) {
+			types.put(ready(priority), DataType.LIST);
+		}
+		return types;
+	}
+
+	/**
+	 * The pub/sub channel on which scripts publish wake-up signals for all topics under a
+	 * prefix.
+	 * @param prefix the configured key prefix
+	 * @return the channel name
+	 */
+	public static String signalChannel(String prefix) {
+		return prefix + ":signal";
+	}
+
+	/**
+	 * The channel of a topic's sharded wake-up signals ({@code SPUBLISH}): in the topic's
+	 * hash slot.
+	 * @param prefix the configured key prefix
+	 * @param topic the topic
+	 * @return the channel name
+	 */
+	public static String shardedSignalChannel(String prefix, String topic) {
+		return prefix + ":{" + topic + "}:s";
+	}
+
+	private String key(String suffix) {
+		return this.prefix + ":{" + this.topic + "}:" + suffix;
+	}
+
+}
