@@ -1,10 +1,14 @@
 package io.github.delayqueue.testsupport;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.delayqueue.store.ClaimResult;
+import io.github.delayqueue.store.LeaseExpiryResult;
+import io.github.delayqueue.store.PromoteResult;
 import io.github.delayqueue.store.RateLimit;
+import io.github.delayqueue.store.TopicStore;
 import io.github.delayqueue.store.WriteGate;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import org.jspecify.annotations.Nullable;
@@ -13,8 +17,9 @@ import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
- * A store whose claims can be made to fail with an {@link Error}, for tests of a listener
- * that stops on one. Register it as the application's {@link RedisMessageStore} bean.
+ * A store whose claims (through {@link #topic(String)}, as the runtime makes them) can be
+ * made to fail with an {@link Error}, for tests of a listener that stops on one. Register
+ * it as the application's {@link RedisMessageStore} bean.
  */
 public class FailingClaims extends RedisMessageStore {
 
@@ -35,12 +40,76 @@ public class FailingClaims extends RedisMessageStore {
 	}
 
 	@Override
-	public CompletableFuture<ClaimResult> claimAsync(String topic, String consumer, String token, int limit,
-			int earlyLimit, Duration lease, @Nullable RateLimit rateLimit, WriteGate gate) {
-		if (this.failing) {
-			throw new AssertionError("claim failed with an Error, as the test asked");
-		}
-		return super.claimAsync(topic, consumer, token, limit, earlyLimit, lease, rateLimit, gate);
+	public TopicStore topic(String topic) {
+		TopicStore store = super.topic(topic);
+		return new TopicStore() {
+
+			@Override
+			public String topic() {
+				return store.topic();
+			}
+
+			@Override
+			public CompletableFuture<PromoteResult> promote(int limit, Duration lookahead) {
+				return store.promote(limit, lookahead);
+			}
+
+			@Override
+			public CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit,
+					Duration lease, @Nullable RateLimit rateLimit, WriteGate gate) {
+				if (FailingClaims.this.failing) {
+					throw new AssertionError("claim failed with an Error, as the test asked");
+				}
+				return store.claim(consumer, token, limit, earlyLimit, lease, rateLimit, gate);
+			}
+
+			@Override
+			public CompletableFuture<List<Boolean>> ack(List<String> ids, List<String> leaseTokens) {
+				return store.ack(ids, leaseTokens);
+			}
+
+			@Override
+			public long retry(String id, String leaseToken, Duration backoff) {
+				return store.retry(id, leaseToken, backoff);
+			}
+
+			@Override
+			public long postpone(String id, String leaseToken, Duration delay) {
+				return store.postpone(id, leaseToken, delay);
+			}
+
+			@Override
+			public boolean deadLetter(String id, String leaseToken, String error) {
+				return store.deadLetter(id, leaseToken, error);
+			}
+
+			@Override
+			public CompletableFuture<List<Boolean>> release(List<String> ids, List<String> leaseTokens) {
+				return store.release(ids, leaseTokens);
+			}
+
+			@Override
+			public CompletableFuture<List<String>> releaseClaim(String consumer, String token, Duration lease) {
+				return store.releaseClaim(consumer, token, lease);
+			}
+
+			@Override
+			public CompletableFuture<List<Long>> extendLeases(List<String> ids, List<String> leaseTokens,
+					Duration length) {
+				return store.extendLeases(ids, leaseTokens, length);
+			}
+
+			@Override
+			public LeaseExpiryResult expireLeases(int limit, int maxAttempts) {
+				return store.expireLeases(limit, maxAttempts);
+			}
+
+			@Override
+			public List<String> repairAfter(RuntimeException failure) {
+				return store.repairAfter(failure);
+			}
+
+		};
 	}
 
 }

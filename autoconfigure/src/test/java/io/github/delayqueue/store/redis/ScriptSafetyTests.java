@@ -364,7 +364,7 @@ class ScriptSafetyTests {
 			assertThat(results).hasSize(2000).noneMatch(SendResult::duplicate);
 			assertThat(results).extracting(SendResult::id)
 				.containsExactlyElementsOf(messages.stream().map(DelayMessage::id).toList());
-			assertThat(calls).isGreaterThanOrEqualTo(2000 / RedisMessageStore.MAX_SEND_CHUNK);
+			assertThat(calls).isGreaterThanOrEqualTo(2000 / RedisSends.MAX_SEND_CHUNK);
 			assertThat(store.stats(TOPIC).scheduled() + store.stats("other").scheduled()).isEqualTo(2000);
 		});
 	}

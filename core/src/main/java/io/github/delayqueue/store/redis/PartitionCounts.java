@@ -56,18 +56,18 @@ final class PartitionCounts {
 	/** Starts the marker a change on its way sets: it refuses every call. */
 	private static final String CHANGING = "?";
 
-	private final RedisMessageStore store;
+	private final ScriptCalls calls;
 
 	private final TopicPartitions partitions;
 
 	private final Set<String> agreed = ConcurrentHashMap.newKeySet();
 
 	/**
-	 * @param store the store, whose calls are bounded by its timeout
+	 * @param calls runs the scripts, each call bounded by the store's timeout
 	 * @param partitions the partitions configured here
 	 */
-	PartitionCounts(RedisMessageStore store, TopicPartitions partitions) {
-		this.store = store;
+	PartitionCounts(ScriptCalls calls, TopicPartitions partitions) {
+		this.calls = calls;
 		this.partitions = partitions;
 	}
 
@@ -194,7 +194,7 @@ final class PartitionCounts {
 		String token = LeaseTokens.newToken();
 		boolean begun;
 		try {
-			begun = this.store.run(topic,
+			begun = this.calls.run(topic,
 					new ScriptCodecs.BeginPartitionChange(from, to, token, Duration.ofMillis(expiryMillis())),
 					remaining(deadline));
 		}
@@ -234,7 +234,7 @@ final class PartitionCounts {
 			if (raced) {
 				return false;
 			}
-			ScriptCodecs.CommitPartitionChange.Reply commit = this.store.run(topic,
+			ScriptCodecs.CommitPartitionChange.Reply commit = this.calls.run(topic,
 					new ScriptCodecs.CommitPartitionChange(from, to, token), remaining(deadline));
 			committed = commit.committed();
 			if (!committed && commit.held() > 0) {
@@ -282,16 +282,16 @@ final class PartitionCounts {
 	 * is gone (at once, or when it expires).
 	 */
 	private void abort(String topic, String token, int to, String mark, List<Marker> marked, long deadline) {
-		long abortDeadline = Math.max(deadline, System.nanoTime() + this.store.timeout().toNanos());
+		long abortDeadline = Math.max(deadline, System.nanoTime() + this.calls.timeout().toNanos());
 		try {
 			if (readCount(topic, abortDeadline).count() != to && !marked.isEmpty()) {
 				List<ScriptCall> calls = marked.stream()
-					.map((marker) -> this.store.call(marker.partition(),
+					.map((marker) -> this.calls.call(marker.partition(),
 							new ScriptCodecs.MarkPartition(mark, marker.value(), false)))
 					.toList();
-				this.store.runAll(calls, remaining(abortDeadline));
+				this.calls.runAll(calls, remaining(abortDeadline));
 			}
-			this.store.run(topic, new ScriptCodecs.AbortPartitionChange(token + ":" + to), remaining(abortDeadline));
+			this.calls.run(topic, new ScriptCodecs.AbortPartitionChange(token + ":" + to), remaining(abortDeadline));
 		}
 		catch (DataAccessException ex) {
 			logger.warn("Topic '" + topic + "': could not end a change of its number of partitions that did not"
@@ -304,7 +304,7 @@ final class PartitionCounts {
 	 * How long a change stays recorded unless it ends: four store timeouts, at least 1 s.
 	 */
 	private long expiryMillis() {
-		return Math.max(1000, 4 * this.store.timeout().toMillis());
+		return Math.max(1000, 4 * this.calls.timeout().toMillis());
 	}
 
 	/** The markers of partitions, read in one round trip. */
@@ -327,9 +327,9 @@ final class PartitionCounts {
 			.toArray(ScriptCodecs.MarkPartition[]::new);
 		List<ScriptCall> calls = new ArrayList<>(markers.size());
 		for (int i = 0; i < markers.size(); i++) {
-			calls.add(this.store.call(markers.get(i).partition(), marks[i]));
+			calls.add(this.calls.call(markers.get(i).partition(), marks[i]));
 		}
-		List<Object> replies = this.store.runAll(calls, remaining(deadline));
+		List<Object> replies = this.calls.runAll(calls, remaining(deadline));
 		List<Marker> results = new ArrayList<>(markers.size());
 		for (int i = 0; i < markers.size(); i++) {
 			ScriptCodecs.MarkPartition.Reply reply = marks[i].read(replies.get(i));
@@ -339,7 +339,7 @@ final class PartitionCounts {
 	}
 
 	private ScriptCodecs.PartitionCount.Reply readCount(String topic, long deadline) {
-		return this.store.run(topic, new ScriptCodecs.PartitionCount(), remaining(deadline));
+		return this.calls.run(topic, new ScriptCodecs.PartitionCount(), remaining(deadline));
 	}
 
 	private static List<String> others(List<String> names) {

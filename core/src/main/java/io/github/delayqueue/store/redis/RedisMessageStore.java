@@ -2,19 +2,10 @@ package io.github.delayqueue.store.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.function.Function;
-import java.util.function.Supplier;
 
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
@@ -24,7 +15,6 @@ import io.github.delayqueue.store.MessagePage;
 import io.github.delayqueue.store.MessageSnapshot;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageStore;
-import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.NotReplicatedException;
 import io.github.delayqueue.store.PartitionCountException;
@@ -38,63 +28,47 @@ import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.store.TopicStore;
 import io.github.delayqueue.store.WakeUpListener;
 import io.github.delayqueue.store.WriteGate;
-import io.github.delayqueue.store.redis.ScriptRunner.ScriptCall;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
-import org.springframework.data.redis.connection.DataType;
 import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.RedisTemplate;
-import org.springframework.data.redis.core.ScanOptions;
 import org.springframework.data.redis.serializer.RedisSerializer;
 
 /**
- * Runs the queue's state transitions against Redis, each as one Lua script, so that no
- * message is lost or duplicated between two steps. Thread-safe.
+ * The Redis {@link MessageStore}: every state change of a message is one Lua script, so
+ * that no message is lost or duplicated between two steps. A facade over the parts that
+ * do the work: {@link RedisSends} (sends), {@link RedisTopicStore} (a partition's
+ * transitions), {@link RedisOperations} (cancel, reschedule, replay, purge),
+ * {@link RedisQueries} (reads), {@link PartitionRouter} and {@link PartitionCounts}
+ * (partitions), all running their scripts through {@link ScriptCalls}. Its configuration
+ * (partitions, confirmed replication, sharded signals) is set once, before the first
+ * call; the synchronous forms of the transitions are for tools and tests. Thread-safe.
  */
 public class RedisMessageStore implements MessageStore, AutoCloseable {
-
-	private static final int READY_HEAD_LOOKUP = 1000;
 
 	/** Default of the longest wait for Redis. */
 	public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
 
-	/** Most messages in one send script call: about a millisecond of Redis time. */
-	static final int MAX_SEND_CHUNK = 250;
-
-	/** Most body bytes in one send script call. */
-	static final int MAX_SEND_CHUNK_BYTES = 512 * 1024;
-
-	/**
-	 * How far into a partitioned topic's messages of one state a page may end: each
-	 * partition is read up to there, to merge their pages in order.
-	 */
-	static final int MAX_MERGED_PAGE_END = 10_000;
+	private final RedisConnectionFactory connectionFactory;
 
 	private final RedisTemplate<String, byte[]> redis;
 
-	private final String prefix;
+	private final ScriptCalls calls;
 
-	private final String channel;
+	private final PartitionRouter router;
 
-	private final ScriptRunner runner;
+	private final RedisSends sends;
 
-	private final Duration timeout;
+	private final RedisQueries queries;
 
-	private final ScriptClock clock;
+	private final RedisOperations operations;
 
-	private final RedisConnectionFactory connectionFactory;
-
-	private @Nullable ReplicatedWrites replicatedWrites;
-
-	private volatile PartitionCounts partitionCounts;
-
-	private volatile boolean shardedSignals;
+	private final WrongTypeKeys wrongTypeKeys;
 
 	/**
 	 * Creates a store that waits at most {@link #DEFAULT_TIMEOUT} for Redis.
@@ -135,13 +109,13 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 		template.setHashValueSerializer(RedisSerializer.byteArray());
 		template.afterPropertiesSet();
 		this.redis = template;
-		this.prefix = prefix;
-		this.channel = TopicKeys.signalChannel(prefix);
-		this.runner = new ScriptRunner(connectionFactory);
-		this.timeout = timeout;
-		this.clock = clock;
 		this.connectionFactory = connectionFactory;
-		this.partitionCounts = new PartitionCounts(this, TopicPartitions.NONE);
+		this.calls = new ScriptCalls(connectionFactory, prefix, timeout, clock);
+		this.router = new PartitionRouter(this.calls);
+		this.sends = new RedisSends(this.calls, this.router);
+		this.queries = new RedisQueries(this.calls, this.router, template);
+		this.operations = new RedisOperations(this.calls, this.router, this.queries);
+		this.wrongTypeKeys = new WrongTypeKeys(template, this.calls);
 	}
 
 	/**
@@ -152,7 +126,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 * @param partitions the partitions of the topics
 	 */
 	public void usePartitions(TopicPartitions partitions) {
-		this.partitionCounts = new PartitionCounts(this, partitions);
+		this.router.use(partitions);
 	}
 
 	/**
@@ -160,7 +134,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 */
 	@Override
 	public TopicPartitions partitions() {
-		return this.partitionCounts.partitions();
+		return this.router.partitions();
 	}
 
 	/**
@@ -177,7 +151,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 */
 	@Override
 	public void agreePartitions(String topic) {
-		this.partitionCounts.agree(topic, true, deadline());
+		this.router.agree(topic, true, this.calls.deadline());
 	}
 
 	/**
@@ -192,54 +166,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 */
 	@Override
 	public void checkPartitions(String topic) {
-		this.partitionCounts.settle(topic, deadline());
-	}
-
-	/** When a call that starts now must be done: this store's timeout from now. */
-	private long deadline() {
-		return System.nanoTime() + this.timeout.toNanos();
-	}
-
-	/**
-	 * The partition of a message, once the topic's count is agreed (by a call that does
-	 * not change it).
-	 */
-	private String partitionOf(String topic, String id, long deadline) {
-		this.partitionCounts.agree(topic, false, deadline);
-		return partitions().nameFor(topic, id);
-	}
-
-	/** The number of partitions of the topic a partition (or topic) belongs to. */
-	private int countOf(String partition) {
-		return partitions().count(TopicPartitions.topicOf(partition));
-	}
-
-	/**
-	 * Runs one script call on a partition of a topic; if the partition refused this
-	 * application's count (which changed nothing), settles the count and runs it once
-	 * more.
-	 * @throws PartitionCountException if Redis has another count, or the call is refused
-	 * again
-	 */
-	private <T> T settlingRefusal(String topic, long deadline, Supplier<T> call) {
-		try {
-			return call.get();
-		}
-		catch (RuntimeException ex) {
-			if (!PartitionCounts.isRefusal(ex)) {
-				throw ex;
-			}
-		}
-		this.partitionCounts.settle(topic, deadline);
-		try {
-			return call.get();
-		}
-		catch (RuntimeException ex) {
-			if (PartitionCounts.isRefusal(ex)) {
-				throw PartitionCountException.refusedAgain(topic, partitions().count(topic));
-			}
-			throw ex;
-		}
+		this.router.settle(topic, this.calls.deadline());
 	}
 
 	/**
@@ -251,7 +178,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 * @throws IllegalStateException if the connection factory is not Lettuce's
 	 */
 	public void confirmReplication(int replicas, Duration timeout) {
-		this.replicatedWrites = new ReplicatedWrites(this.connectionFactory, replicas, timeout);
+		this.sends.confirmReplication(this.connectionFactory, replicas, timeout);
 	}
 
 	/**
@@ -259,9 +186,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 */
 	@Override
 	public void close() {
-		if (this.replicatedWrites != null) {
-			this.replicatedWrites.close();
-		}
+		this.sends.close();
 	}
 
 	/**
@@ -269,14 +194,14 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 */
 	@Override
 	public Duration timeout() {
-		return this.timeout;
+		return this.calls.timeout();
 	}
 
 	/**
 	 * @return the clock the scripts read
 	 */
 	public ScriptClock clock() {
-		return this.clock;
+		return this.calls.clock();
 	}
 
 	/**
@@ -284,7 +209,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 */
 	@Override
 	public String prefix() {
-		return this.prefix;
+		return this.calls.prefix();
 	}
 
 	/**
@@ -296,14 +221,14 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 * {@code SSUBSCRIBE}.
 	 */
 	public void useShardedSignals() {
-		this.shardedSignals = true;
+		this.calls.useShardedSignals();
 	}
 
 	/**
 	 * @return whether scripts send signals with {@code SPUBLISH} on each topic's channel
 	 */
 	public boolean shardedSignals() {
-		return this.shardedSignals;
+		return this.calls.shardedSignals();
 	}
 
 	/**
@@ -320,9 +245,8 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 			}
 			@SuppressWarnings("unchecked")
 			RedisClusterAsyncCommands<byte[], byte[]> async = (RedisClusterAsyncCommands<byte[], byte[]>) commands;
-			byte[] channel = TopicKeys.shardedSignalChannel(this.prefix, "probe").getBytes(StandardCharsets.UTF_8);
-			ScriptRunner.await(async.spublish(channel, new byte[0]), System.nanoTime() + this.timeout.toNanos(),
-					this.timeout);
+			byte[] channel = TopicKeys.shardedSignalChannel(prefix(), "probe").getBytes(StandardCharsets.UTF_8);
+			ScriptRunner.await(async.spublish(channel, new byte[0]), this.calls.deadline(), timeout());
 			return true;
 		}
 		catch (DataAccessException ex) {
@@ -338,7 +262,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 * @return the topic's own channel with sharded signals, else the prefix's channel
 	 */
 	public String signalChannel(String topic) {
-		return this.shardedSignals ? TopicKeys.shardedSignalChannel(this.prefix, topic) : this.channel;
+		return this.calls.signalChannel(topic);
 	}
 
 	/**
@@ -346,15 +270,15 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 * are sharded
 	 */
 	public String signalChannel() {
-		return this.channel;
+		return this.calls.signalChannel();
 	}
 
 	@Override
 	public AutoCloseable subscribe(Collection<String> partitions, WakeUpListener listener) {
-		return this.shardedSignals
+		return shardedSignals()
 				? ShardedSignalSubscription.subscribe(this.connectionFactory,
-						partitions.stream().map(this::signalChannel).toList(), listener, this.timeout)
-				: RedisSignals.subscribe(this.connectionFactory, this.channel, listener);
+						partitions.stream().map(this::signalChannel).toList(), listener, timeout())
+				: RedisSignals.subscribe(this.connectionFactory, signalChannel(), listener);
 	}
 
 	/**
@@ -364,7 +288,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 */
 	@Override
 	public TopicStore topic(String topic) {
-		return new RedisTopicStore(this, topic);
+		return partition(topic);
 	}
 
 	/**
@@ -374,7 +298,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 */
 	@Override
 	public TopicInspector inspector(String topic) {
-		return new RedisTopicStore(this, topic);
+		return new RedisTopicInspector(this.queries, topic);
 	}
 
 	/**
@@ -383,7 +307,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 * @return its keys
 	 */
 	public TopicKeys keys(String topic) {
-		return new TopicKeys(this.prefix, topic);
+		return this.calls.keys(topic);
 	}
 
 	/**
@@ -400,11 +324,10 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	}
 
 	/**
-	 * Stores and schedules messages of several topics: at most {@value #MAX_SEND_CHUNK}
-	 * messages (and about {@value #MAX_SEND_CHUNK_BYTES} bytes) per script call, all
-	 * calls sent before the first reply is awaited, so the whole batch costs one round
-	 * trip. A call that fails because Redis lost the script is sent again alone; the
-	 * others are not repeated.
+	 * Stores and schedules messages of several topics: at most 250 messages (and about
+	 * 512 KiB) per script call, all calls sent before the first reply is awaited, so the
+	 * whole batch costs one round trip. A call that fails because Redis lost the script
+	 * is sent again alone; the others are not repeated.
 	 * @param messagesByTopic the messages of each topic, in send order
 	 * @return the results of each topic, in the same order as its messages
 	 * @throws DataAccessException if Redis failed or did not answer in time; any subset
@@ -414,104 +337,11 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 */
 	@Override
 	public Map<String, List<Sent>> send(Map<String, List<NewMessage>> messagesByTopic) {
-		long deadline = deadline();
-		messagesByTopic.keySet().forEach((topic) -> this.partitionCounts.agree(topic, true, deadline));
-		TopicPartitions partitions = partitions();
-		if (!partitions.any()) {
-			return sendToPartitions(messagesByTopic, deadline);
-		}
-		Map<String, List<NewMessage>> byPartition = new LinkedHashMap<>();
-		messagesByTopic.forEach((topic,
-				messages) -> messages.forEach((message) -> byPartition
-					.computeIfAbsent(partitions.nameFor(topic, message.id()), (name) -> new ArrayList<>())
-					.add(message)));
-		Map<String, Iterator<Sent>> sent = new LinkedHashMap<>();
-		sendToPartitions(byPartition, deadline).forEach((name, results) -> sent.put(name, results.iterator()));
-		Map<String, List<Sent>> results = new LinkedHashMap<>();
-		messagesByTopic.forEach((topic, messages) -> results.put(topic,
-				messages.stream().map((message) -> sent.get(partitions.nameFor(topic, message.id())).next()).toList()));
-		return results;
+		return this.sends.send(messagesByTopic);
 	}
 
-	/**
-	 * Sends messages to partitions (or topics), all script calls before the first reply
-	 * is awaited. The calls a partition refused (they stored nothing) are sent once more,
-	 * alone, after the count is settled; the others are not repeated.
-	 */
-	private Map<String, List<Sent>> sendToPartitions(Map<String, List<NewMessage>> messagesByTopic, long deadline) {
-		List<String> topics = new ArrayList<>();
-		List<ScriptCodecs.Send> sends = new ArrayList<>();
-		List<ScriptCall> calls = new ArrayList<>();
-		messagesByTopic.forEach((topic, messages) -> {
-			for (List<NewMessage> chunk : chunks(messages)) {
-				ScriptCodecs.Send send = new ScriptCodecs.Send(signalChannel(topic), topic, countOf(topic), chunk);
-				topics.add(topic);
-				sends.add(send);
-				calls.add(call(topic, send));
-			}
-		});
-		List<Object> replies = new ArrayList<>(runSends(calls, deadline));
-		List<Integer> refused = refused(replies);
-		if (!refused.isEmpty()) {
-			refused.stream()
-				.map((i) -> TopicPartitions.topicOf(topics.get(i)))
-				.distinct()
-				.forEach((topic) -> this.partitionCounts.settle(topic, deadline));
-			List<Object> again = runSends(refused.stream().map(calls::get).toList(), deadline);
-			for (int r = 0; r < refused.size(); r++) {
-				if (again.get(r) instanceof RuntimeException) {
-					String topic = TopicPartitions.topicOf(topics.get(refused.get(r)));
-					throw PartitionCountException.refusedAgain(topic, partitions().count(topic));
-				}
-				replies.set(refused.get(r), again.get(r));
-			}
-		}
-		Map<String, List<Sent>> results = new LinkedHashMap<>();
-		messagesByTopic.keySet().forEach((topic) -> results.put(topic, new ArrayList<>()));
-		for (int i = 0; i < calls.size(); i++) {
-			results.get(topics.get(i)).addAll(sends.get(i).read(replies.get(i)));
-		}
-		return results;
-	}
-
-	/**
-	 * Runs send calls, all sent before the first reply is awaited, with confirmed
-	 * replication if it is on.
-	 * @return the replies, in order; the failure of a call that a partition refused
-	 */
-	private List<Object> runSends(List<ScriptCall> calls, long deadline) {
-		ReplicatedWrites replicated = this.replicatedWrites;
-		Duration timeout = PartitionCounts.remaining(deadline);
-		return (replicated != null) ? replicated.runAll(calls, timeout, PartitionCounts::isRefusal)
-				: this.runner.runAll(calls, timeout, PartitionCounts::isRefusal);
-	}
-
-	/** The indexes of the calls a partition refused. */
-	private static List<Integer> refused(List<Object> replies) {
-		List<Integer> refused = new ArrayList<>();
-		for (int i = 0; i < replies.size(); i++) {
-			if (replies.get(i) instanceof RuntimeException) {
-				refused.add(i);
-			}
-		}
-		return refused;
-	}
-
-	private static List<List<NewMessage>> chunks(List<NewMessage> messages) {
-		List<List<NewMessage>> chunks = new ArrayList<>();
-		int from = 0;
-		while (from < messages.size()) {
-			int to = from;
-			long bytes = 0;
-			while (to < messages.size() && to - from < MAX_SEND_CHUNK
-					&& (to == from || bytes + messages.get(to).body().length <= MAX_SEND_CHUNK_BYTES)) {
-				bytes += messages.get(to).body().length;
-				to++;
-			}
-			chunks.add(messages.subList(from, to));
-			from = to;
-		}
-		return chunks;
+	private RedisTopicStore partition(String partition) {
+		return new RedisTopicStore(this.calls, this.router, this.wrongTypeKeys, partition);
 	}
 
 	/**
@@ -546,7 +376,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 * @return what moved, when the next message is due and when the next lease ends
 	 */
 	public CompletableFuture<PromoteResult> promoteAsync(String topic, int limit, Duration lookahead) {
-		return submit(topic, new ScriptCodecs.Promote(limit, signalChannel(topic), topic, lookahead, countOf(topic)));
+		return partition(topic).promote(limit, lookahead);
 	}
 
 	/**
@@ -639,18 +469,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 */
 	public CompletableFuture<ClaimResult> claimAsync(String topic, String consumer, String token, int limit,
 			int earlyLimit, Duration lease, @Nullable RateLimit rateLimit, WriteGate gate) {
-		if (limit < 1 || limit > MAX_IDS_PER_CALL) {
-			throw new IllegalArgumentException("Claim limit must be 1 to " + MAX_IDS_PER_CALL + ", but was " + limit);
-		}
-		ScriptCodecs.Claim claim = new ScriptCodecs.Claim(limit, lease, earlyLimit, token, rateLimit);
-		return this.runner.submit(call(claim, consumerKeys(topic, consumer)), this.timeout, gate)
-			.thenApply(claim::read);
-	}
-
-	/** The keys of a topic, with the claim record of one consumer. */
-	private Function<Script.Key, String> consumerKeys(String topic, String consumer) {
-		TopicKeys keys = keys(topic);
-		return (role) -> (role == Script.Key.CLAIM_RECORD) ? keys.claimRecord(consumer) : keys.key(role);
+		return partition(topic).claim(consumer, token, limit, earlyLimit, lease, rateLimit, gate);
 	}
 
 	/**
@@ -687,7 +506,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 * been lost
 	 */
 	public CompletableFuture<List<Boolean>> ackAsync(String topic, List<String> ids, List<String> leaseTokens) {
-		return submit(topic, new ScriptCodecs.Ack(ids, leaseTokens));
+		return partition(topic).ack(ids, leaseTokens);
 	}
 
 	/**
@@ -700,7 +519,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 * lost
 	 */
 	public long retry(String topic, String id, String leaseToken, Duration backoff) {
-		return run(topic, new ScriptCodecs.Retry(id, leaseToken, backoff, signalChannel(topic), topic, true));
+		return partition(topic).retry(id, leaseToken, backoff);
 	}
 
 	/**
@@ -713,7 +532,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 * @return the new due time (epoch ms), or -1 if the lease was lost
 	 */
 	public long postpone(String topic, String id, String leaseToken, Duration delay) {
-		return run(topic, new ScriptCodecs.Retry(id, leaseToken, delay, signalChannel(topic), topic, false));
+		return partition(topic).postpone(id, leaseToken, delay);
 	}
 
 	/**
@@ -725,7 +544,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 * @return {@code true} if dead-lettered, {@code false} if the lease had been lost
 	 */
 	public boolean deadLetter(String topic, String id, String leaseToken, String error) {
-		return run(topic, new ScriptCodecs.DeadLetter(id, leaseToken, error));
+		return partition(topic).deadLetter(id, leaseToken, error);
 	}
 
 	/**
@@ -764,7 +583,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 * had been lost
 	 */
 	public CompletableFuture<List<Boolean>> releaseAsync(String topic, List<String> ids, List<String> leaseTokens) {
-		return submit(topic, new ScriptCodecs.Release(signalChannel(topic), topic, ids, leaseTokens));
+		return partition(topic).release(ids, leaseTokens);
 	}
 
 	/**
@@ -801,9 +620,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 */
 	public CompletableFuture<List<String>> releaseClaimAsync(String topic, String consumer, String token,
 			Duration lease) {
-		ScriptCodecs.ReleaseClaim release = new ScriptCodecs.ReleaseClaim(signalChannel(topic), topic, token, lease);
-		return this.runner.submitInFull(call(release, consumerKeys(topic, consumer)), this.timeout)
-			.thenApply(release::read);
+		return partition(topic).releaseClaim(consumer, token, lease);
 	}
 
 	/**
@@ -845,7 +662,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 */
 	public CompletableFuture<List<Long>> extendLeasesAsync(String topic, List<String> ids, List<String> leaseTokens,
 			Duration length) {
-		return submit(topic, new ScriptCodecs.ExtendLeases(length, ids, leaseTokens));
+		return partition(topic).extendLeases(ids, leaseTokens, length);
 	}
 
 	/**
@@ -857,38 +674,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 * @return what was taken back and when the next lease ends
 	 */
 	public LeaseExpiryResult expireLeases(String topic, int limit, int maxAttempts) {
-		return run(topic, new ScriptCodecs.ExpireLeases(limit, maxAttempts, signalChannel(topic), topic));
-	}
-
-	/**
-	 * Deletes a pending message.
-	 * @param topic the topic
-	 * @param id the message id
-	 * @return {@code true} if it was scheduled or ready and is now gone
-	 */
-	@Override
-	public boolean cancel(String topic, String id) {
-		long deadline = deadline();
-		String partition = partitionOf(topic, id, deadline);
-		return settlingRefusal(topic, deadline,
-				() -> run(partition, new ScriptCodecs.Cancel(id, countOf(partition)), remaining(deadline)));
-	}
-
-	/**
-	 * Gives a pending message a new due time.
-	 * @param topic the topic
-	 * @param id the message id
-	 * @param delay the new delay, from Redis time
-	 * @return the new due time (epoch ms), or -1 if the message is not pending
-	 */
-	@Override
-	public long reschedule(String topic, String id, Duration delay) {
-		long deadline = deadline();
-		String partition = partitionOf(topic, id, deadline);
-		return settlingRefusal(topic, deadline,
-				() -> run(partition,
-						new ScriptCodecs.Reschedule(id, delay, signalChannel(partition), partition, countOf(partition)),
-						remaining(deadline)));
+		return partition(topic).expireLeases(limit, maxAttempts);
 	}
 
 	/**
@@ -899,15 +685,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 * @return the keys that were moved aside
 	 */
 	public List<String> quarantineWrongTypes(String topic) {
-		List<String> moved = new ArrayList<>();
-		keys(topic).types().forEach((key, expected) -> {
-			DataType actual = this.redis.type(key);
-			if (actual != null && actual != DataType.NONE && actual != expected) {
-				this.redis.rename(key, key + ":quarantined:" + System.currentTimeMillis());
-				moved.add(key + " (" + actual.code() + ", expected " + expected.code() + ")");
-			}
-		});
-		return moved;
+		return this.wrongTypeKeys.quarantine(topic);
 	}
 
 	/**
@@ -916,127 +694,48 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 * @return {@code true} for a WRONGTYPE error
 	 */
 	public static boolean isWrongType(Throwable ex) {
-		return ScriptRunner.causeMessageContains(ex, "WRONGTYPE");
+		return WrongTypeKeys.isWrongType(ex);
 	}
 
-	/**
-	 * Moves dead-lettered messages back to the schedule, due at once, with their attempts
-	 * reset to 0 and their last error dropped: looks at up to {@code limit} dead messages
-	 * from a rank of the dead-letter set on, oldest first. Reads their ids first and then
-	 * replays those ids, so that a call sent twice never replays more than the ones it
-	 * read. Messages whose id was sent anew since they died, or whose stored header is
-	 * unreadable, stay dead at their rank.
-	 * @param topic the topic
-	 * @param limit the largest number of dead messages to look at, 1 to 1000
-	 * @param fromRank the rank in the dead-letter set to start at, 0 for the oldest
-	 * @return the replayed ids and how many were left dead
-	 */
+	@Override
+	public boolean cancel(String topic, String id) {
+		return this.operations.cancel(topic, id);
+	}
+
+	@Override
+	public long reschedule(String topic, String id, Duration delay) {
+		return this.operations.reschedule(topic, id, delay);
+	}
+
 	@Override
 	public ReplayResult replayDead(String topic, int limit, long fromRank) {
-		List<String> ids = deadIds(topic, limit, fromRank);
-		return ids.isEmpty() ? new ReplayResult(List.of(), 0) : replayDead(topic, ids);
+		return this.operations.replayDead(topic, limit, fromRank);
 	}
 
-	/**
-	 * Moves the given dead-lettered messages back to the schedule, due at once, with
-	 * their attempts reset to 0 and their last error dropped.
-	 * @param topic the topic
-	 * @param ids the ids, 1 to 1000
-	 * @return the replayed ids and how many were left dead or not found
-	 */
 	@Override
 	public ReplayResult replayDead(String topic, List<String> ids) {
-		ScriptCodecs.requireIds(ids);
-		long deadline = deadline();
-		List<String> replayed = new ArrayList<>();
-		int skipped = 0;
-		for (Map.Entry<String, List<String>> partition : byPartition(topic, ids, deadline).entrySet()) {
-			ReplayResult result = settlingRefusal(topic, deadline,
-					() -> replayDeadIn(partition.getKey(), partition.getValue(), deadline));
-			replayed.addAll(result.replayed());
-			skipped += result.skipped();
-		}
-		return new ReplayResult(replayed, skipped);
+		return this.operations.replayDead(topic, ids);
 	}
 
-	private Map<String, List<String>> byPartition(String topic, List<String> ids, long deadline) {
-		Map<String, List<String>> byPartition = new LinkedHashMap<>();
-		ids.forEach((id) -> byPartition.computeIfAbsent(partitionOf(topic, id, deadline), (name) -> new ArrayList<>())
-			.add(id));
-		return byPartition;
-	}
-
-	private ReplayResult replayDeadIn(String partition, List<String> ids, long deadline) {
-		return run(partition, new ScriptCodecs.Replay(signalChannel(partition), partition, countOf(partition), ids),
-				remaining(deadline));
-	}
-
-	/**
-	 * Deletes the oldest dead-lettered messages of a topic for good. Reads their ids
-	 * first and then deletes those ids, so that a call sent twice never deletes more than
-	 * the ones it read.
-	 * @param topic the topic
-	 * @param limit the largest number of messages to delete, 1 to 1000
-	 * @return how many were deleted
-	 */
 	@Override
 	public long purgeDead(String topic, int limit) {
-		List<String> ids = deadIds(topic, limit, 0);
-		return ids.isEmpty() ? 0 : purgeDead(topic, ids);
+		return this.operations.purgeDead(topic, limit);
 	}
 
-	/**
-	 * Deletes the given dead-lettered messages for good; ids that are not dead are left
-	 * alone.
-	 * @param topic the topic
-	 * @param ids the ids, 1 to 1000
-	 * @return how many were deleted
-	 */
 	@Override
 	public long purgeDead(String topic, List<String> ids) {
-		ScriptCodecs.requireIds(ids);
-		long deadline = deadline();
-		long deleted = 0;
-		for (Map.Entry<String, List<String>> partition : byPartition(topic, ids, deadline).entrySet()) {
-			ScriptCodecs.PurgeDead purge = new ScriptCodecs.PurgeDead(countOf(partition.getKey()),
-					partition.getValue());
-			deleted += settlingRefusal(topic, deadline, () -> run(partition.getKey(), purge, remaining(deadline)));
-		}
-		return deleted;
+		return this.operations.purgeDead(topic, ids);
 	}
 
-	private List<String> deadIds(String topic, int limit, long fromRank) {
-		if (limit < 1 || limit > MAX_IDS_PER_CALL) {
-			throw new IllegalArgumentException("Limit must be 1 to " + MAX_IDS_PER_CALL + ", but was " + limit);
-		}
-		return page(topic, MessageState.DEAD, fromRank, limit).messages().stream().map(MessageSummary::id).toList();
-	}
-
-	/**
-	 * Counts a topic's messages in each state and reads its next and oldest waiting due
-	 * times, at one instant, over every partition; changes nothing.
-	 * @param topic the topic
-	 * @return the counts and times
-	 * @throws PartitionCountException if Redis spreads the topic over another number of
-	 * partitions than this application (its counts would miss partitions)
-	 */
 	@Override
 	public TopicStats stats(String topic) {
-		this.partitionCounts.agree(TopicPartitions.topicOf(topic), false, deadline());
-		return partitions().names(topic).stream().map(this::partitionStats).reduce(TopicStats::plus).orElseThrow();
-	}
-
-	/** The stats of one partition, or of a topic without partitions. */
-	TopicStats partitionStats(String topic) {
-		return run(topic, new ScriptCodecs.Stats(READY_HEAD_LOOKUP));
+		return this.queries.stats(topic);
 	}
 
 	/**
-	 * Reads one page of a topic's messages in one state, oldest first (by due time, lease
-	 * deadline or time of death; ready messages by due time), without their payloads;
-	 * changes nothing. Ready ids that claim would drop are left out of a ready page. A
-	 * partitioned topic's pages are in that order across its partitions, and end at most
-	 * {@value #MAX_MERGED_PAGE_END} messages in.
+	 * Reads one page of a topic's messages in one state, oldest first, without their
+	 * payloads; changes nothing. A partitioned topic's pages are merged in order across
+	 * its partitions, and end at most 10,000 messages in.
 	 * @param topic the topic
 	 * @param state the state
 	 * @param offset the rank of the first message, 0-based
@@ -1046,99 +745,17 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 * of a partitioned topic that ends too far in
 	 */
 	public MessagePage page(String topic, MessageState state, long offset, int limit) {
-		if (limit < 1 || offset < 0) {
-			throw new IllegalArgumentException("A page needs a limit of 1 or more and an offset of 0 or more, but was "
-					+ "limit " + limit + ", offset " + offset);
-		}
-		this.partitionCounts.agree(TopicPartitions.topicOf(topic), false, deadline());
-		List<String> names = partitions().names(topic);
-		if (names.size() == 1) {
-			return partitionPage(topic, state, offset, limit);
-		}
-		if (offset + limit > MAX_MERGED_PAGE_END) {
-			throw new IllegalArgumentException(
-					"A page of a topic with " + names.size() + " partitions ends at most " + MAX_MERGED_PAGE_END
-							+ " messages in (offset + limit), but was offset " + offset + ", limit " + limit);
-		}
-		// Each partition's first offset + limit messages, merged in order: the page of
-		// the
-		// topic is then in order across its partitions too.
-		long total = 0;
-		List<MessageSummary> merged = new ArrayList<>();
-		for (String name : names) {
-			MessagePage page = partitionPage(name, state, 0, (int) (offset + limit));
-			total += page.total();
-			merged.addAll(page.messages());
-		}
-		merged.sort(Comparator.comparingLong(
-				(MessageSummary message) -> (state == MessageState.READY) ? message.dueAtMillis() : message.score()));
-		int from = (int) Math.min(offset, merged.size());
-		return new MessagePage(total, List.copyOf(merged.subList(from, Math.min(merged.size(), from + limit))));
+		return this.queries.page(topic, state, offset, limit);
 	}
 
-	private MessagePage partitionPage(String topic, MessageState state, long offset, int limit) {
-		TopicKeys keys = keys(topic);
-		String index = switch (state) {
-			case SCHEDULED -> keys.scheduled();
-			case READY -> keys.ready();
-			case IN_FLIGHT -> keys.inFlight();
-			case DEAD -> keys.dead();
-		};
-		String messages = (state == MessageState.DEAD) ? keys.deadMessages() : keys.messages();
-		return run(new ScriptCodecs.Page(state, offset, limit), (role) -> switch (role) {
-			case STATE_INDEX -> index;
-			case STATE_MESSAGES -> messages;
-			default -> keys.key(role);
-		}, this.timeout);
-	}
-
-	/**
-	 * Finds one message in whatever state it is; changes nothing.
-	 * @param topic the topic
-	 * @param id the message id
-	 * @param maxBytes the most bytes of the stored message to read
-	 * @return the message, or {@code null} if the topic has no message with that id
-	 */
 	@Override
 	public @Nullable MessageSnapshot inspect(String topic, String id, int maxBytes) {
-		long deadline = deadline();
-		String partition = partitionOf(topic, id, deadline);
-		return settlingRefusal(topic, deadline,
-				() -> run(partition, new ScriptCodecs.Inspect(id, maxBytes, countOf(partition)), remaining(deadline)));
+		return this.queries.inspect(topic, id, maxBytes);
 	}
 
-	/**
-	 * Finds the topics that have messages under this store's prefix, with {@code SCAN}:
-	 * for operations, never for a hot path.
-	 * @param max the most topics to return
-	 * @return topic names in alphabetical order, at most {@code max}
-	 */
 	@Override
 	public List<String> findTopics(int max) {
-		String pattern = globEscape(this.prefix) + ":{*}:[mzd]";
-		Set<String> topics = new TreeSet<>();
-		int start = this.prefix.length() + 2;
-		try (Cursor<String> keys = this.redis.scan(ScanOptions.scanOptions().match(pattern).count(1000).build())) {
-			while (keys.hasNext() && topics.size() < max) {
-				String key = keys.next();
-				if (key.length() > start + 3 && key.startsWith(this.prefix + ":{")
-						&& key.startsWith("}:", key.length() - 3)) {
-					topics.add(TopicPartitions.topicOf(key.substring(start, key.length() - 3)));
-				}
-			}
-		}
-		return new ArrayList<>(topics);
-	}
-
-	private static String globEscape(String text) {
-		StringBuilder escaped = new StringBuilder(text.length());
-		for (char c : text.toCharArray()) {
-			if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') {
-				escaped.append('\\');
-			}
-			escaped.append(c);
-		}
-		return escaped.toString();
+		return this.queries.findTopics(max);
 	}
 
 	/**
@@ -1150,78 +767,8 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 		this.redis.execute((RedisCallback<String>) (connection) -> connection.ping());
 	}
 
-	/** Sends one call to a partition without waiting for its reply. */
-	private <R> CompletableFuture<R> submit(String partition, ScriptCodec<R> codec) {
-		return this.runner.submit(call(partition, codec), this.timeout).thenApply(codec::read);
-	}
-
-	/** Waits for a call sent with {@link #submit}; its own timeout bounds the wait. */
 	private static <T> T await(CompletableFuture<T> call) {
-		try {
-			return call.join();
-		}
-		catch (CompletionException ex) {
-			if (ex.getCause() instanceof RuntimeException failure) {
-				throw failure;
-			}
-			if (ex.getCause() instanceof Error error) {
-				throw error;
-			}
-			throw ex;
-		}
-	}
-
-	/**
-	 * Runs one call on a partition, waiting for its reply at most this store's timeout.
-	 * @param partition the partition (for partition 0, the topic)
-	 * @param codec the call
-	 * @return its reply
-	 */
-	<R> R run(String partition, ScriptCodec<R> codec) {
-		return run(partition, codec, this.timeout);
-	}
-
-	/**
-	 * Runs one call on a partition, waiting for its reply at most a given time.
-	 * @param partition the partition (for partition 0, the topic)
-	 * @param codec the call
-	 * @param timeout the longest wait
-	 * @return its reply
-	 */
-	<R> R run(String partition, ScriptCodec<R> codec, Duration timeout) {
-		return run(codec, keys(partition)::key, timeout);
-	}
-
-	private <R> R run(ScriptCodec<R> codec, Function<Script.Key, String> keys, Duration timeout) {
-		return codec.read(this.runner.run(call(codec, keys), timeout));
-	}
-
-	/**
-	 * A call on a partition, on this store's clock.
-	 * @param partition the partition (for partition 0, the topic)
-	 * @param codec the call
-	 * @return the call, to run
-	 */
-	ScriptCall call(String partition, ScriptCodec<?> codec) {
-		return call(codec, keys(partition)::key);
-	}
-
-	private ScriptCall call(ScriptCodec<?> codec, Function<Script.Key, String> keys) {
-		return this.clock.call(codec.script(), keys, codec.arguments(), this.shardedSignals);
-	}
-
-	/**
-	 * Runs calls, all sent before the first reply is awaited.
-	 * @param calls the calls
-	 * @param timeout the longest wait for all replies
-	 * @return their replies, in order, to be read by their codecs
-	 */
-	List<Object> runAll(List<ScriptCall> calls, Duration timeout) {
-		return this.runner.runAll(calls, timeout);
-	}
-
-	private static Duration remaining(long deadline) {
-		return PartitionCounts.remaining(deadline);
+		return ScriptCalls.await(call);
 	}
 
 }

@@ -6,105 +6,114 @@ import java.util.concurrent.CompletableFuture;
 
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.LeaseExpiryResult;
-import io.github.delayqueue.store.MessagePage;
-import io.github.delayqueue.store.MessageSnapshot;
-import io.github.delayqueue.store.MessageState;
+import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.PromoteResult;
 import io.github.delayqueue.store.RateLimit;
-import io.github.delayqueue.store.TopicInspector;
-import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.store.TopicStore;
 import io.github.delayqueue.store.WriteGate;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One topic of a {@link RedisMessageStore}: its transitions and its read-only view.
+ * One partition's transitions on Redis, each one script call.
  */
-final class RedisTopicStore implements TopicStore, TopicInspector {
+final class RedisTopicStore implements TopicStore {
 
-	private final RedisMessageStore store;
+	private final ScriptCalls calls;
 
-	private final String topic;
+	private final PartitionRouter router;
 
-	RedisTopicStore(RedisMessageStore store, String topic) {
-		this.store = store;
-		this.topic = topic;
+	private final WrongTypeKeys wrongTypeKeys;
+
+	private final String partition;
+
+	RedisTopicStore(ScriptCalls calls, PartitionRouter router, WrongTypeKeys wrongTypeKeys, String partition) {
+		this.calls = calls;
+		this.router = router;
+		this.wrongTypeKeys = wrongTypeKeys;
+		this.partition = partition;
 	}
 
 	@Override
 	public String topic() {
-		return this.topic;
+		return this.partition;
 	}
 
 	@Override
 	public CompletableFuture<PromoteResult> promote(int limit, Duration lookahead) {
-		return this.store.promoteAsync(this.topic, limit, lookahead);
+		return this.calls.submit(this.partition, new ScriptCodecs.Promote(limit, signalChannel(), this.partition,
+				lookahead, this.router.countOf(this.partition)));
 	}
 
 	@Override
 	public CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit,
 			Duration lease, @Nullable RateLimit rateLimit, WriteGate gate) {
-		return this.store.claimAsync(this.topic, consumer, token, limit, earlyLimit, lease, rateLimit, gate);
+		if (limit < 1 || limit > MessageStore.MAX_IDS_PER_CALL) {
+			throw new IllegalArgumentException(
+					"Claim limit must be 1 to " + MessageStore.MAX_IDS_PER_CALL + ", but was " + limit);
+		}
+		return this.calls.submit(this.partition, consumer,
+				new ScriptCodecs.Claim(limit, lease, earlyLimit, token, rateLimit), gate);
 	}
 
 	@Override
 	public CompletableFuture<List<Boolean>> ack(List<String> ids, List<String> leaseTokens) {
-		return this.store.ackAsync(this.topic, ids, leaseTokens);
+		return this.calls.submit(this.partition, new ScriptCodecs.Ack(ids, leaseTokens));
 	}
 
 	@Override
 	public long retry(String id, String leaseToken, Duration backoff) {
-		return this.store.retry(this.topic, id, leaseToken, backoff);
+		return this.calls.run(this.partition,
+				new ScriptCodecs.Retry(id, leaseToken, backoff, signalChannel(), this.partition, true));
 	}
 
 	@Override
 	public long postpone(String id, String leaseToken, Duration delay) {
-		return this.store.postpone(this.topic, id, leaseToken, delay);
+		return this.calls.run(this.partition,
+				new ScriptCodecs.Retry(id, leaseToken, delay, signalChannel(), this.partition, false));
 	}
 
 	@Override
 	public boolean deadLetter(String id, String leaseToken, String error) {
-		return this.store.deadLetter(this.topic, id, leaseToken, error);
+		return this.calls.run(this.partition, new ScriptCodecs.DeadLetter(id, leaseToken, error));
 	}
 
 	@Override
 	public CompletableFuture<List<Boolean>> release(List<String> ids, List<String> leaseTokens) {
-		return this.store.releaseAsync(this.topic, ids, leaseTokens);
+		return this.calls.submit(this.partition,
+				new ScriptCodecs.Release(signalChannel(), this.partition, ids, leaseTokens));
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Sent in full ({@code EVAL}): on the connection shared by every call (the default of
+	 * Spring Data Redis with Lettuce) Redis runs it after the claim even if the caller
+	 * never reads either reply, e.g. because the connection closes right after.
+	 */
 	@Override
 	public CompletableFuture<List<String>> releaseClaim(String consumer, String token, Duration lease) {
-		return this.store.releaseClaimAsync(this.topic, consumer, token, lease);
+		return this.calls.submitInFull(this.partition, consumer,
+				new ScriptCodecs.ReleaseClaim(signalChannel(), this.partition, token, lease));
 	}
 
 	@Override
 	public CompletableFuture<List<Long>> extendLeases(List<String> ids, List<String> leaseTokens, Duration length) {
-		return this.store.extendLeasesAsync(this.topic, ids, leaseTokens, length);
+		return this.calls.submit(this.partition, new ScriptCodecs.ExtendLeases(length, ids, leaseTokens));
 	}
 
 	@Override
 	public LeaseExpiryResult expireLeases(int limit, int maxAttempts) {
-		return this.store.expireLeases(this.topic, limit, maxAttempts);
+		return this.calls.run(this.partition,
+				new ScriptCodecs.ExpireLeases(limit, maxAttempts, signalChannel(), this.partition));
 	}
 
 	@Override
 	public List<String> repairAfter(RuntimeException failure) {
-		return RedisMessageStore.isWrongType(failure) ? this.store.quarantineWrongTypes(this.topic) : List.of();
+		return WrongTypeKeys.isWrongType(failure) ? this.wrongTypeKeys.quarantine(this.partition) : List.of();
 	}
 
-	@Override
-	public TopicStats stats() {
-		return this.store.stats(this.topic);
-	}
-
-	@Override
-	public MessagePage page(MessageState state, long offset, int limit) {
-		return this.store.page(this.topic, state, offset, limit);
-	}
-
-	@Override
-	public @Nullable MessageSnapshot inspect(String id, int maxBytes) {
-		return this.store.inspect(this.topic, id, maxBytes);
+	private String signalChannel() {
+		return this.calls.signalChannel(this.partition);
 	}
 
 }

@@ -1,0 +1,103 @@
+package io.github.delayqueue.store.redis;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+import io.github.delayqueue.store.PartitionCountException;
+import io.github.delayqueue.store.TopicPartitions;
+
+/**
+ * Routes the calls that name a topic and a message id to the message's partition, once
+ * the topic's number of partitions agrees with Redis, and settles a partition's refusal
+ * of this application's count before the call is made once more.
+ */
+final class PartitionRouter {
+
+	private final ScriptCalls calls;
+
+	private volatile PartitionCounts counts;
+
+	PartitionRouter(ScriptCalls calls) {
+		this.calls = calls;
+		this.counts = new PartitionCounts(calls, TopicPartitions.NONE);
+	}
+
+	/** Spreads topics over partitions from now on; call before the first send. */
+	void use(TopicPartitions partitions) {
+		this.counts = new PartitionCounts(this.calls, partitions);
+	}
+
+	TopicPartitions partitions() {
+		return this.counts.partitions();
+	}
+
+	/**
+	 * Makes sure Redis spreads the topic over the count configured here.
+	 * @see PartitionCounts#agree(String, boolean, long)
+	 */
+	void agree(String topic, boolean mayChange, long deadline) {
+		this.counts.agree(topic, mayChange, deadline);
+	}
+
+	/**
+	 * Settles the topic's count after a partition refused a call.
+	 * @see PartitionCounts#settle(String, long)
+	 */
+	void settle(String topic, long deadline) {
+		this.counts.settle(topic, deadline);
+	}
+
+	/**
+	 * The partition of a message, once the topic's count is agreed (by a call that does
+	 * not change it).
+	 */
+	String partitionOf(String topic, String id, long deadline) {
+		this.counts.agree(topic, false, deadline);
+		return partitions().nameFor(topic, id);
+	}
+
+	/** The ids by partition, in the order given within each. */
+	Map<String, List<String>> byPartition(String topic, List<String> ids, long deadline) {
+		Map<String, List<String>> byPartition = new LinkedHashMap<>();
+		ids.forEach((id) -> byPartition.computeIfAbsent(partitionOf(topic, id, deadline), (name) -> new ArrayList<>())
+			.add(id));
+		return byPartition;
+	}
+
+	/** The number of partitions of the topic a partition (or topic) belongs to. */
+	int countOf(String partition) {
+		return partitions().count(TopicPartitions.topicOf(partition));
+	}
+
+	/**
+	 * Runs one call on a partition of a topic; if the partition refused this
+	 * application's count (which changed nothing), settles the count and runs it once
+	 * more.
+	 * @throws PartitionCountException if Redis has another count, or the call is refused
+	 * again
+	 */
+	<T> T settlingRefusal(String topic, long deadline, Supplier<T> call) {
+		try {
+			return call.get();
+		}
+		catch (RuntimeException ex) {
+			if (!PartitionCounts.isRefusal(ex)) {
+				throw ex;
+			}
+		}
+		settle(topic, deadline);
+		try {
+			return call.get();
+		}
+		catch (RuntimeException ex) {
+			if (PartitionCounts.isRefusal(ex)) {
+				throw PartitionCountException.refusedAgain(topic, partitions().count(topic));
+			}
+			throw ex;
+		}
+	}
+
+}

@@ -1,0 +1,148 @@
+package io.github.delayqueue.store.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import io.github.delayqueue.store.MessageState;
+import io.github.delayqueue.store.MessageStore;
+import io.github.delayqueue.store.MessageSummary;
+import io.github.delayqueue.store.ReplayResult;
+
+/**
+ * The writes that find messages by id, each routed to the message's partition: cancel,
+ * reschedule, and the replay and purge of dead letters.
+ */
+final class RedisOperations {
+
+	private final ScriptCalls calls;
+
+	private final PartitionRouter router;
+
+	private final RedisQueries queries;
+
+	RedisOperations(ScriptCalls calls, PartitionRouter router, RedisQueries queries) {
+		this.calls = calls;
+		this.router = router;
+		this.queries = queries;
+	}
+
+	/**
+	 * Deletes a pending message.
+	 * @param topic the topic
+	 * @param id the message id
+	 * @return {@code true} if it was scheduled or ready and is now gone
+	 */
+	boolean cancel(String topic, String id) {
+		long deadline = this.calls.deadline();
+		String partition = this.router.partitionOf(topic, id, deadline);
+		return this.router.settlingRefusal(topic, deadline, () -> this.calls.run(partition,
+				new ScriptCodecs.Cancel(id, this.router.countOf(partition)), PartitionCounts.remaining(deadline)));
+	}
+
+	/**
+	 * Gives a pending message a new due time.
+	 * @param topic the topic
+	 * @param id the message id
+	 * @param delay the new delay, from Redis time
+	 * @return the new due time (epoch ms), or -1 if the message is not pending
+	 */
+	long reschedule(String topic, String id, Duration delay) {
+		long deadline = this.calls.deadline();
+		String partition = this.router.partitionOf(topic, id, deadline);
+		return this.router.settlingRefusal(topic, deadline,
+				() -> this.calls.run(partition, new ScriptCodecs.Reschedule(id, delay,
+						this.calls.signalChannel(partition), partition, this.router.countOf(partition)),
+						PartitionCounts.remaining(deadline)));
+	}
+
+	/**
+	 * Moves dead-lettered messages back to the schedule, due at once, with their attempts
+	 * reset to 0 and their last error dropped: looks at up to {@code limit} dead messages
+	 * from a rank of the dead-letter set on, oldest first. Reads their ids first and then
+	 * replays those ids, so that a call sent twice never replays more than the ones it
+	 * read. Messages whose id was sent anew since they died, or whose stored header is
+	 * unreadable, stay dead at their rank.
+	 * @param topic the topic
+	 * @param limit the largest number of dead messages to look at, 1 to 1000
+	 * @param fromRank the rank in the dead-letter set to start at, 0 for the oldest
+	 * @return the replayed ids and how many were left dead
+	 */
+	ReplayResult replayDead(String topic, int limit, long fromRank) {
+		List<String> ids = deadIds(topic, limit, fromRank);
+		return ids.isEmpty() ? new ReplayResult(List.of(), 0) : replayDead(topic, ids);
+	}
+
+	/**
+	 * Moves the given dead-lettered messages back to the schedule, due at once, with
+	 * their attempts reset to 0 and their last error dropped.
+	 * @param topic the topic
+	 * @param ids the ids, 1 to 1000
+	 * @return the replayed ids and how many were left dead or not found
+	 */
+	ReplayResult replayDead(String topic, List<String> ids) {
+		ScriptCodecs.requireIds(ids);
+		long deadline = this.calls.deadline();
+		List<String> replayed = new ArrayList<>();
+		int skipped = 0;
+		for (Map.Entry<String, List<String>> partition : this.router.byPartition(topic, ids, deadline).entrySet()) {
+			ReplayResult result = this.router.settlingRefusal(topic, deadline,
+					() -> replayDeadIn(partition.getKey(), partition.getValue(), deadline));
+			replayed.addAll(result.replayed());
+			skipped += result.skipped();
+		}
+		return new ReplayResult(replayed, skipped);
+	}
+
+	private ReplayResult replayDeadIn(String partition, List<String> ids, long deadline) {
+		return this.calls.run(partition, new ScriptCodecs.Replay(this.calls.signalChannel(partition), partition,
+				this.router.countOf(partition), ids), PartitionCounts.remaining(deadline));
+	}
+
+	/**
+	 * Deletes the oldest dead-lettered messages of a topic for good. Reads their ids
+	 * first and then deletes those ids, so that a call sent twice never deletes more than
+	 * the ones it read.
+	 * @param topic the topic
+	 * @param limit the largest number of messages to delete, 1 to 1000
+	 * @return how many were deleted
+	 */
+	long purgeDead(String topic, int limit) {
+		List<String> ids = deadIds(topic, limit, 0);
+		return ids.isEmpty() ? 0 : purgeDead(topic, ids);
+	}
+
+	/**
+	 * Deletes the given dead-lettered messages for good; ids that are not dead are left
+	 * alone.
+	 * @param topic the topic
+	 * @param ids the ids, 1 to 1000
+	 * @return how many were deleted
+	 */
+	long purgeDead(String topic, List<String> ids) {
+		ScriptCodecs.requireIds(ids);
+		long deadline = this.calls.deadline();
+		long deleted = 0;
+		for (Map.Entry<String, List<String>> partition : this.router.byPartition(topic, ids, deadline).entrySet()) {
+			ScriptCodecs.PurgeDead purge = new ScriptCodecs.PurgeDead(this.router.countOf(partition.getKey()),
+					partition.getValue());
+			deleted += this.router.settlingRefusal(topic, deadline,
+					() -> this.calls.run(partition.getKey(), purge, PartitionCounts.remaining(deadline)));
+		}
+		return deleted;
+	}
+
+	private List<String> deadIds(String topic, int limit, long fromRank) {
+		if (limit < 1 || limit > MessageStore.MAX_IDS_PER_CALL) {
+			throw new IllegalArgumentException(
+					"Limit must be 1 to " + MessageStore.MAX_IDS_PER_CALL + ", but was " + limit);
+		}
+		return this.queries.page(topic, MessageState.DEAD, fromRank, limit)
+			.messages()
+			.stream()
+			.map(MessageSummary::id)
+			.toList();
+	}
+
+}

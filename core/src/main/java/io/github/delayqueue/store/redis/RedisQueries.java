@@ -1,0 +1,182 @@
+package io.github.delayqueue.store.redis;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+import io.github.delayqueue.store.MessagePage;
+import io.github.delayqueue.store.MessageSnapshot;
+import io.github.delayqueue.store.MessageState;
+import io.github.delayqueue.store.MessageSummary;
+import io.github.delayqueue.store.PartitionCountException;
+import io.github.delayqueue.store.TopicPartitions;
+import io.github.delayqueue.store.TopicStats;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.data.redis.core.Cursor;
+import org.springframework.data.redis.core.RedisTemplate;
+import org.springframework.data.redis.core.ScanOptions;
+
+/**
+ * The reads of operations: a topic's counts, pages of its messages, one message, the
+ * topics there are; each over every partition of a topic, and none changes anything.
+ */
+final class RedisQueries {
+
+	/** Most ids at the head of each ready list the stats look at for the oldest one. */
+	private static final int READY_HEAD_LOOKUP = 1000;
+
+	/**
+	 * How far into a partitioned topic's messages of one state a page may end: each
+	 * partition is read up to there, to merge their pages in order.
+	 */
+	static final int MAX_MERGED_PAGE_END = 10_000;
+
+	private final ScriptCalls calls;
+
+	private final PartitionRouter router;
+
+	private final RedisTemplate<String, byte[]> redis;
+
+	RedisQueries(ScriptCalls calls, PartitionRouter router, RedisTemplate<String, byte[]> redis) {
+		this.calls = calls;
+		this.router = router;
+		this.redis = redis;
+	}
+
+	/**
+	 * Counts a topic's messages in each state and reads its next and oldest waiting due
+	 * times, at one instant, over every partition; changes nothing.
+	 * @param topic the topic
+	 * @return the counts and times
+	 * @throws PartitionCountException if Redis spreads the topic over another number of
+	 * partitions than this application (its counts would miss partitions)
+	 */
+	TopicStats stats(String topic) {
+		this.router.agree(TopicPartitions.topicOf(topic), false, this.calls.deadline());
+		return this.router.partitions()
+			.names(topic)
+			.stream()
+			.map(this::partitionStats)
+			.reduce(TopicStats::plus)
+			.orElseThrow();
+	}
+
+	/** The stats of one partition, or of a topic without partitions. */
+	TopicStats partitionStats(String topic) {
+		return this.calls.run(topic, new ScriptCodecs.Stats(READY_HEAD_LOOKUP));
+	}
+
+	/**
+	 * Reads one page of a topic's messages in one state, oldest first (by due time, lease
+	 * deadline or time of death; ready messages by due time), without their payloads;
+	 * changes nothing. Ready ids that claim would drop are left out of a ready page. A
+	 * partitioned topic's pages are in that order across its partitions, and end at most
+	 * {@value #MAX_MERGED_PAGE_END} messages in.
+	 * @param topic the topic
+	 * @param state the state
+	 * @param offset the rank of the first message, 0-based
+	 * @param limit the largest number of messages
+	 * @return the page
+	 * @throws IllegalArgumentException for a limit under 1, a negative offset, or a page
+	 * of a partitioned topic that ends too far in
+	 */
+	MessagePage page(String topic, MessageState state, long offset, int limit) {
+		if (limit < 1 || offset < 0) {
+			throw new IllegalArgumentException("A page needs a limit of 1 or more and an offset of 0 or more, but was "
+					+ "limit " + limit + ", offset " + offset);
+		}
+		this.router.agree(TopicPartitions.topicOf(topic), false, this.calls.deadline());
+		List<String> names = this.router.partitions().names(topic);
+		if (names.size() == 1) {
+			return partitionPage(topic, state, offset, limit);
+		}
+		if (offset + limit > MAX_MERGED_PAGE_END) {
+			throw new IllegalArgumentException(
+					"A page of a topic with " + names.size() + " partitions ends at most " + MAX_MERGED_PAGE_END
+							+ " messages in (offset + limit), but was offset " + offset + ", limit " + limit);
+		}
+		// Each partition's first offset + limit messages, merged in order: the page of
+		// the
+		// topic is then in order across its partitions too.
+		long total = 0;
+		List<MessageSummary> merged = new ArrayList<>();
+		for (String name : names) {
+			MessagePage page = partitionPage(name, state, 0, (int) (offset + limit));
+			total += page.total();
+			merged.addAll(page.messages());
+		}
+		merged.sort(Comparator.comparingLong(
+				(MessageSummary message) -> (state == MessageState.READY) ? message.dueAtMillis() : message.score()));
+		int from = (int) Math.min(offset, merged.size());
+		return new MessagePage(total, List.copyOf(merged.subList(from, Math.min(merged.size(), from + limit))));
+	}
+
+	private MessagePage partitionPage(String topic, MessageState state, long offset, int limit) {
+		TopicKeys keys = this.calls.keys(topic);
+		String index = switch (state) {
+			case SCHEDULED -> keys.scheduled();
+			case READY -> keys.ready();
+			case IN_FLIGHT -> keys.inFlight();
+			case DEAD -> keys.dead();
+		};
+		String messages = (state == MessageState.DEAD) ? keys.deadMessages() : keys.messages();
+		return this.calls.run(new ScriptCodecs.Page(state, offset, limit), (role) -> switch (role) {
+			case STATE_INDEX -> index;
+			case STATE_MESSAGES -> messages;
+			default -> keys.key(role);
+		}, this.calls.timeout());
+	}
+
+	/**
+	 * Finds one message in whatever state it is; changes nothing.
+	 * @param topic the topic
+	 * @param id the message id
+	 * @param maxBytes the most bytes of the stored message to read
+	 * @return the message, or {@code null} if the topic has no message with that id
+	 */
+	@Nullable MessageSnapshot inspect(String topic, String id, int maxBytes) {
+		long deadline = this.calls.deadline();
+		String partition = this.router.partitionOf(topic, id, deadline);
+		return this.router.settlingRefusal(topic, deadline,
+				() -> this.calls.run(partition, new ScriptCodecs.Inspect(id, maxBytes, this.router.countOf(partition)),
+						PartitionCounts.remaining(deadline)));
+	}
+
+	/**
+	 * Finds the topics that have messages under this store's prefix, with {@code SCAN}:
+	 * for operations, never for a hot path.
+	 * @param max the most topics to return
+	 * @return topic names in alphabetical order, at most {@code max}
+	 */
+	List<String> findTopics(int max) {
+		String prefix = this.calls.prefix();
+		String pattern = globEscape(prefix) + ":{*}:[mzd]";
+		Set<String> topics = new TreeSet<>();
+		int start = prefix.length() + 2;
+		try (Cursor<String> keys = this.redis.scan(ScanOptions.scanOptions().match(pattern).count(1000).build())) {
+			while (keys.hasNext() && topics.size() < max) {
+				String key = keys.next();
+				if (key.length() > start + 3 && key.startsWith(prefix + ":{")
+						&& key.startsWith("}:", key.length() - 3)) {
+					topics.add(TopicPartitions.topicOf(key.substring(start, key.length() - 3)));
+				}
+			}
+		}
+		return new ArrayList<>(topics);
+	}
+
+	private static String globEscape(String text) {
+		StringBuilder escaped = new StringBuilder(text.length());
+		for (char c : text.toCharArray()) {
+			if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') {
+				escaped.append('\\');
+			}
+			escaped.append(c);
+		}
+		return escaped.toString();
+	}
+
+}

@@ -1,0 +1,44 @@
+package io.github.delayqueue.store.redis;
+
+import io.github.delayqueue.store.MessagePage;
+import io.github.delayqueue.store.MessageSnapshot;
+import io.github.delayqueue.store.MessageState;
+import io.github.delayqueue.store.TopicInspector;
+import io.github.delayqueue.store.TopicStats;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One topic's read-only view, over all its partitions.
+ */
+final class RedisTopicInspector implements TopicInspector {
+
+	private final RedisQueries queries;
+
+	private final String topic;
+
+	RedisTopicInspector(RedisQueries queries, String topic) {
+		this.queries = queries;
+		this.topic = topic;
+	}
+
+	@Override
+	public String topic() {
+		return this.topic;
+	}
+
+	@Override
+	public TopicStats stats() {
+		return this.queries.stats(this.topic);
+	}
+
+	@Override
+	public MessagePage page(MessageState state, long offset, int limit) {
+		return this.queries.page(this.topic, state, offset, limit);
+	}
+
+	@Override
+	public @Nullable MessageSnapshot inspect(String id, int maxBytes) {
+		return this.queries.inspect(this.topic, id, maxBytes);
+	}
+
+}
