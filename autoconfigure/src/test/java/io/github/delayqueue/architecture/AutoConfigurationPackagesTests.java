@@ -17,19 +17,20 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The packages of the Spring Boot modules (this one and the code both lines share) and
- * which of ours each may import: the Actuator support works through the store's port,
- * never the Redis adapter, and never imports the auto-configuration, the only place that
- * knows the adapter. The engine's own rules are in the engine's
- * {@code PackageDependenciesTests}.
+ * The packages of the Spring Boot modules (both lines and the code they share) and which
+ * of ours each may import: the Actuator support works through the store's port, never the
+ * Redis adapter, and never imports the auto-configuration, the only place that knows the
+ * adapter. The engine's own rules are in the engine's {@code PackageDependenciesTests}.
  */
 class AutoConfigurationPackagesTests {
 
 	private static final List<Path> SOURCES = List.of(Path.of("src/main/java/io/github/delayqueue"),
-			Path.of("../spring-boot-common/src/main/java/io/github/delayqueue"));
+			Path.of("../spring-boot-common/src/main/java/io/github/delayqueue"),
+			Path.of("../spring-boot-3/autoconfigure/src/main/java/io/github/delayqueue"));
 
-	private static final Pattern OWN_IMPORT = Pattern
-		.compile("^import (?:static )?io\\.github\\.delayqueue\\.((?:store\\.redis)|[a-z]+)\\.");
+	/** A use of one of our packages, in an import or by its full name in the code. */
+	private static final Pattern OWN_REFERENCE = Pattern
+		.compile("\\bio\\.github\\.delayqueue\\.((?:store\\.redis)|[a-z]+)\\.");
 
 	private static final Set<String> ENGINE = Set.of("core", "convert", "listener", "metrics", "observation", "runtime",
 			"store", "time");
@@ -39,18 +40,20 @@ class AutoConfigurationPackagesTests {
 			union(ENGINE, Set.of("actuate", "store.redis")));
 
 	@Test
-	void eachPackageImportsOnlyThePackagesItMayDependOn() throws IOException {
+	void eachPackageUsesOnlyThePackagesItMayDependOn() throws IOException {
 		List<String> violations = new ArrayList<>();
 		for (Path root : SOURCES) {
+			assertThat(root).as("sources of a Spring Boot module").isDirectory();
 			try (Stream<Path> files = Files.walk(root)) {
 				for (Path source : files.filter((file) -> file.toString().endsWith(".java")).toList()) {
 					String owner = root.relativize(source).getName(0).toString();
 					assertThat(ALLOWED).as("a rule for package %s", owner).containsKey(owner);
-					for (String line : Files.readAllLines(source)) {
-						Matcher matcher = OWN_IMPORT.matcher(line);
-						if (matcher.find() && !matcher.group(1).equals(owner)
-								&& !ALLOWED.get(owner).contains(matcher.group(1))) {
-							violations.add(root.relativize(source) + ": " + line);
+					for (String line : codeLines(source)) {
+						Matcher matcher = OWN_REFERENCE.matcher(line);
+						while (matcher.find()) {
+							if (!matcher.group(1).equals(owner) && !ALLOWED.get(owner).contains(matcher.group(1))) {
+								violations.add(root.relativize(source) + ": " + line.trim());
+							}
 						}
 					}
 				}
@@ -63,6 +66,18 @@ class AutoConfigurationPackagesTests {
 		Set<String> union = new HashSet<>(first);
 		union.addAll(second);
 		return Set.copyOf(union);
+	}
+
+	/**
+	 * The lines of a source that are code: imports and statements, without the package
+	 * line and comments.
+	 */
+	private static List<String> codeLines(Path source) throws IOException {
+		return Files.readAllLines(source).stream().filter((line) -> {
+			String code = line.trim();
+			return !code.startsWith("package ") && !code.startsWith("*") && !code.startsWith("/*")
+					&& !code.startsWith("//");
+		}).toList();
 	}
 
 }

@@ -25,6 +25,7 @@ import io.github.delayqueue.listener.RetryBackoff;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageFormat;
+import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.QueueContexts;
@@ -154,6 +155,22 @@ class DelayQueueAutoConfigurationTests {
 			.run((context) -> {
 				assertThat(context).hasSingleBean(RedisMessageStore.class);
 				assertThat(context.getBean(RedisMessageStore.class).prefix()).isEqualTo(ownPrefix);
+				context.getBean(DelayQueueTemplate.class).send("orders", "x", Duration.ofMinutes(1));
+				StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
+				assertThat(redis.keys(ownPrefix + ":*")).isNotEmpty();
+				assertThat(redis.keys(this.prefix + ":*")).isEmpty();
+			});
+	}
+
+	@Test
+	void userStoreDeclaredAsTheMessageStorePortReplacesTheDefault() {
+		String ownPrefix = QueueContexts.uniquePrefix();
+		this.runner.withUserConfiguration(OwnPortStoreConfig.class)
+			.withPropertyValues("own-store.prefix=" + ownPrefix)
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context).hasSingleBean(MessageStore.class);
+				assertThat(context).doesNotHaveBean("delayQueueMessageStore");
 				context.getBean(DelayQueueTemplate.class).send("orders", "x", Duration.ofMinutes(1));
 				StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
 				assertThat(redis.keys(ownPrefix + ":*")).isNotEmpty();
@@ -596,6 +613,16 @@ class DelayQueueAutoConfigurationTests {
 
 		@Bean
 		RedisMessageStore ownStore(RedisConnectionFactory connectionFactory, Environment environment) {
+			return new RedisMessageStore(connectionFactory, environment.getRequiredProperty("own-store.prefix"));
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class OwnPortStoreConfig {
+
+		@Bean
+		MessageStore ownStore(RedisConnectionFactory connectionFactory, Environment environment) {
 			return new RedisMessageStore(connectionFactory, environment.getRequiredProperty("own-store.prefix"));
 		}
 

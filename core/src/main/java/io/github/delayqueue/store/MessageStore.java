@@ -183,11 +183,12 @@ public interface MessageStore {
 	String prefix();
 
 	/**
-	 * Subscribes to the store's wake-up signals of some partitions.
+	 * Subscribes to the store's wake-up signals of some partitions. Returns within the
+	 * store's {@link #timeout()}: a subscription the store does not answer in time goes
+	 * on in the background (signals only shorten waits), which is logged at WARN.
 	 * @param partitions the partitions (for partition 0, the topic)
 	 * @param listener where the signals go; it must not block
 	 * @return the subscription; close it to unsubscribe
-	 * @throws DataAccessException if the subscription failed or did not answer in time
 	 */
 	AutoCloseable subscribe(Collection<String> partitions, WakeUpListener listener);
 

@@ -67,7 +67,7 @@ final class DelayQueueConfiguration {
 	private static final Duration MIN_RECONNECT_DELAY = Duration.ofMillis(1);
 
 	@Bean
-	@ConditionalOnMissingBean
+	@ConditionalOnMissingBean(MessageStore.class)
 	RedisMessageStore delayQueueMessageStore(RedisConnectionFactory connectionFactory,
 			DelayQueueProperties properties) {
 		RedisMessageStore store = new RedisMessageStore(connectionFactory, properties.getKeyPrefix(),

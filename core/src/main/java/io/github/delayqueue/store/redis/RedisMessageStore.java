@@ -278,7 +278,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 		return shardedSignals()
 				? ShardedSignalSubscription.subscribe(this.connectionFactory,
 						partitions.stream().map(this::signalChannel).toList(), listener, timeout())
-				: RedisSignals.subscribe(this.connectionFactory, signalChannel(), listener);
+				: RedisSignals.subscribe(this.connectionFactory, signalChannel(), listener, timeout());
 	}
 
 	/**

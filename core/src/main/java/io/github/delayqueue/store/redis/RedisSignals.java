@@ -1,8 +1,14 @@
 package io.github.delayqueue.store.redis;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import io.github.delayqueue.store.WakeUpListener;
+import io.github.delayqueue.time.Durations;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -26,13 +32,18 @@ final class RedisSignals {
 	}
 
 	/**
-	 * Subscribes to the prefix's signal channel.
+	 * Subscribes to the prefix's signal channel, on a thread of its own: returns once
+	 * subscribed, or after the timeout with the subscription still being made in the
+	 * background (Spring Data Redis' listener container tries again until Redis answers),
+	 * which is logged at WARN.
 	 * @param connectionFactory the Redis connection factory
 	 * @param channel the prefix's signal channel
 	 * @param listener where the signals go
+	 * @param timeout the longest wait for the subscription
 	 * @return the subscription; close it to unsubscribe
 	 */
-	static AutoCloseable subscribe(RedisConnectionFactory connectionFactory, String channel, WakeUpListener listener) {
+	static AutoCloseable subscribe(RedisConnectionFactory connectionFactory, String channel, WakeUpListener listener,
+			Duration timeout) {
 		RedisMessageListenerContainer container = new RedisMessageListenerContainer();
 		container.setConnectionFactory(connectionFactory);
 		// A signal only queues a task on the scheduler: pass it on where it arrives,
@@ -43,7 +54,33 @@ final class RedisSignals {
 				(message, pattern) -> deliver(new String(message.getBody(), StandardCharsets.UTF_8), listener),
 				new ChannelTopic(channel));
 		container.afterPropertiesSet();
-		container.start();
+		CompletableFuture<Void> started = new CompletableFuture<>();
+		Thread subscriber = new Thread(() -> {
+			try {
+				container.start();
+				started.complete(null);
+			}
+			catch (Throwable ex) {
+				started.completeExceptionally(ex);
+			}
+		}, "delay-queue-signals");
+		subscriber.setDaemon(true);
+		subscriber.start();
+		try {
+			started.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (TimeoutException ex) {
+			logger.warn("Could not subscribe to the wake-up signal channel '" + channel + "' within "
+					+ Durations.format(timeout) + "; subscribing in the background until Redis answers, while brokers"
+					+ " and listeners wake on their own schedule");
+		}
+		catch (ExecutionException ex) {
+			logger.warn("Could not subscribe to the wake-up signal channel '" + channel + "' (" + ex.getCause()
+					+ "); brokers and listeners wake on their own schedule");
+		}
 		return container::destroy;
 	}
 

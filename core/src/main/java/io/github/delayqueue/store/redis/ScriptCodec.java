@@ -1,6 +1,11 @@
 package io.github.delayqueue.store.redis;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * One call of a script, declared once: its arguments in the order its {@code .lua} header
@@ -19,14 +24,24 @@ sealed interface ScriptCodec<R> permits ScriptCodecs.Send, ScriptCodecs.Promote,
 		ScriptCodecs.CommitPartitionChange, ScriptCodecs.AbortPartitionChange {
 
 	/**
-	 * @return the script this call runs
+	 * @return the script's arguments and reply, declared once
 	 */
-	Script script();
+	Signature<?> signature();
 
 	/**
-	 * @return the arguments ({@code ARGV}), in order
+	 * @return the script this call runs
 	 */
-	List<Object> arguments();
+	default Script script() {
+		return signature().script();
+	}
+
+	/**
+	 * @return the arguments ({@code ARGV}), in order, as the signature writes them
+	 */
+	@SuppressWarnings("unchecked")
+	default List<Object> arguments() {
+		return ((Signature<Object>) signature()).write(this);
+	}
 
 	/**
 	 * Reads the script's reply.
@@ -37,18 +52,69 @@ sealed interface ScriptCodec<R> permits ScriptCodecs.Send, ScriptCodecs.Promote,
 	R read(Object reply);
 
 	/**
-	 * How a script's header must describe its arguments and reply.
+	 * A script's arguments, in order, each as its header names it and how it is written
+	 * from a call, and how the header's {@code Returns} line goes on.
 	 *
+	 * @param <C> the codec whose calls it writes
 	 * @param script the script
-	 * @param arguments for each {@code ARGV} line of the header, in order, how it starts:
-	 * the index in brackets ({@code [1]}, or {@code [3..]} for the rest) and the
-	 * argument's name
 	 * @param returns how the header's {@code Returns} line goes on
+	 * @param arguments the arguments, in order
 	 */
-	record Signature(Script script, List<String> arguments, String returns) {
+	record Signature<C>(Script script, String returns, List<Argument<C>> arguments) {
 
-		static Signature of(Script script, String returns, String... arguments) {
-			return new Signature(script, List.of(arguments), returns);
+		@SafeVarargs
+		static <C> Signature<C> of(Script script, String returns, Argument<C>... arguments) {
+			return new Signature<>(script, returns, List.of(arguments));
+		}
+
+		/**
+		 * @return for each {@code ARGV} line of the header, how it must start
+		 */
+		List<String> headers() {
+			return this.arguments.stream().map(Argument::header).toList();
+		}
+
+		/**
+		 * Writes the arguments of a call.
+		 * @param call the call
+		 * @return its arguments, in order
+		 */
+		List<Object> write(C call) {
+			List<Object> out = new ArrayList<>();
+			this.arguments.forEach((argument) -> argument.writer().accept(call, out));
+			return out;
+		}
+
+	}
+
+	/**
+	 * One argument of a script (or, for the last, the rest of them).
+	 *
+	 * @param <C> the codec whose calls it writes
+	 * @param header how the header's {@code ARGV} line starts: the index in brackets
+	 * ({@code [1]}, or {@code [3..]} for the rest) and the argument's name
+	 * @param writer appends the argument's values of a call
+	 */
+	record Argument<C>(String header, BiConsumer<C, List<Object>> writer) {
+
+		/** One value. */
+		static <C> Argument<C> of(String header, Function<C, Object> value) {
+			return new Argument<>(header, (call, out) -> out.add(value.apply(call)));
+		}
+
+		/** One value, or none when it is {@code null}: only at the end. */
+		static <C> Argument<C> optional(String header, Function<C, @Nullable Object> value) {
+			return new Argument<>(header, (call, out) -> {
+				Object written = value.apply(call);
+				if (written != null) {
+					out.add(written);
+				}
+			});
+		}
+
+		/** The rest of the arguments. */
+		static <C> Argument<C> rest(String header, BiConsumer<C, List<Object>> values) {
+			return new Argument<>(header, values);
 		}
 
 	}

@@ -20,6 +20,7 @@ import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.ReplayResult;
 import io.github.delayqueue.store.Sent;
 import io.github.delayqueue.store.TopicStats;
+import io.github.delayqueue.store.redis.ScriptCodec.Argument;
 import io.github.delayqueue.store.redis.ScriptCodec.Signature;
 import org.jspecify.annotations.Nullable;
 
@@ -46,7 +47,7 @@ final class ScriptCodecs {
 	 * @param script the script
 	 * @return how its header must describe its arguments and reply
 	 */
-	static Signature signature(Script script) {
+	static Signature<?> signature(Script script) {
 		return switch (script) {
 			case SEND -> Send.SIGNATURE;
 			case PROMOTE -> Promote.SIGNATURE;
@@ -84,30 +85,28 @@ final class ScriptCodecs {
 	record Send(String channel, String partition, int partitions,
 			List<NewMessage> messages) implements ScriptCodec<List<Sent>> {
 
-		static final Signature SIGNATURE = Signature.of(Script.SEND, "two integers per message: outcome",
-				"[1] signal channel", "[2] topic", "[3] the number of partitions",
-				"[4..] four values per message: id, due kind");
+		static final Signature<Send> SIGNATURE = Signature.of(Script.SEND, "two integers per message: outcome",
+				Argument.of("[1] signal channel", Send::channel), Argument.of("[2] topic", Send::partition),
+				Argument.of("[3] the number of partitions", Send::partitions),
+				Argument.rest("[4..] four values per message: id, due kind", Send::writeMessages));
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
-		@Override
-		public List<Object> arguments() {
-			List<Object> args = new ArrayList<>(3 + this.messages.size() * 4);
-			args.add(this.channel);
-			args.add(this.partition);
-			args.add(this.partitions);
+		/**
+		 * Four values per message: id, due kind (with replace and priority), when, body.
+		 */
+		private void writeMessages(List<Object> out) {
 			for (NewMessage message : this.messages) {
-				args.add(message.id());
+				out.add(message.id());
 				String kind = message.relative() ? DELAY : ABSOLUTE;
 				kind = message.replaceIfPending() ? kind + REPLACE : kind;
-				args.add((message.priority() > 0) ? kind + message.priority() : kind);
-				args.add(message.when());
-				args.add(message.body());
+				out.add((message.priority() > 0) ? kind + message.priority() : kind);
+				out.add(message.when());
+				out.add(message.body());
 			}
-			return args;
 		}
 
 		@Override
@@ -136,18 +135,15 @@ final class ScriptCodecs {
 	record Promote(int limit, String channel, String partition, Duration lookahead,
 			int partitions) implements ScriptCodec<PromoteResult> {
 
-		static final Signature SIGNATURE = Signature.of(Script.PROMOTE, "{messages moved, microseconds until",
-				"[1] largest number of messages to move", "[2] signal channel", "[3] topic", "[4] lookahead in ms",
-				"[5] the number of partitions");
+		static final Signature<Promote> SIGNATURE = Signature.of(Script.PROMOTE, "{messages moved, microseconds until",
+				Argument.of("[1] largest number of messages to move", Promote::limit),
+				Argument.of("[2] signal channel", Promote::channel), Argument.of("[3] topic", Promote::partition),
+				Argument.of("[4] lookahead in ms", (promote) -> promote.lookahead().toMillis()),
+				Argument.of("[5] the number of partitions", Promote::partitions));
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			return List.of(this.limit, this.channel, this.partition, this.lookahead.toMillis(), this.partitions);
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -171,28 +167,20 @@ final class ScriptCodecs {
 	record Claim(int limit, Duration lease, int earlyLimit, String token,
 			@Nullable RateLimit rateLimit) implements ScriptCodec<ClaimResult> {
 
-		static final Signature SIGNATURE = Signature.of(Script.CLAIM, "{lease deadline (epoch ms), claim time",
-				"[1] largest number of due messages to claim", "[2] lease length in ms",
-				"[3] largest number of messages not yet due to claim", "[4] lease token", "[5] rate limit",
-				"[6] rate limit period in ms");
+		static final Signature<Claim> SIGNATURE = Signature.of(Script.CLAIM, "{lease deadline (epoch ms), claim time",
+				Argument.of("[1] largest number of due messages to claim", Claim::limit),
+				Argument.of("[2] lease length in ms", (claim) -> claim.lease().toMillis()),
+				Argument.of("[3] largest number of messages not yet due to claim",
+						(claim) -> Math.max(0, claim.earlyLimit())),
+				Argument.of("[4] lease token", Claim::token),
+				Argument.optional("[5] rate limit",
+						(claim) -> (claim.rateLimit() != null) ? claim.rateLimit().limit() : null),
+				Argument.optional("[6] rate limit period in ms",
+						(claim) -> (claim.rateLimit() != null) ? claim.rateLimit().period().toMillis() : null));
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			List<Object> args = new ArrayList<>(6);
-			args.add(this.limit);
-			args.add(this.lease.toMillis());
-			args.add(Math.max(0, this.earlyLimit));
-			args.add(this.token);
-			if (this.rateLimit != null) {
-				args.add(this.rateLimit.limit());
-				args.add(this.rateLimit.period().toMillis());
-			}
-			return args;
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -224,21 +212,17 @@ final class ScriptCodecs {
 	 */
 	record Ack(List<String> ids, List<String> leaseTokens) implements ScriptCodec<List<Boolean>> {
 
-		static final Signature SIGNATURE = Signature.of(Script.ACK, "one integer per message: 1 if acknowledged",
-				"[1..] two values per message: id, lease token");
+		static final Signature<Ack> SIGNATURE = Signature.of(Script.ACK, "one integer per message: 1 if acknowledged",
+				Argument.rest("[1..] two values per message: id, lease token",
+						(ack, out) -> leases(out, ack.ids(), ack.leaseTokens())));
 
 		Ack {
 			requireLeases(ids, leaseTokens);
 		}
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			return leases(List.of(), this.ids, this.leaseTokens);
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -262,18 +246,15 @@ final class ScriptCodecs {
 	record Retry(String id, String leaseToken, Duration delay, String channel, String partition,
 			boolean countsAttempt) implements ScriptCodec<Long> {
 
-		static final Signature SIGNATURE = Signature.of(Script.RETRY, "the due time of the next attempt", "[1] id",
-				"[2] lease token", "[3] backoff in ms", "[4] signal channel", "[5] topic", "[6] attempts to count");
+		static final Signature<Retry> SIGNATURE = Signature.of(Script.RETRY, "the due time of the next attempt",
+				Argument.of("[1] id", Retry::id), Argument.of("[2] lease token", Retry::leaseToken),
+				Argument.of("[3] backoff in ms", (retry) -> retry.delay().toMillis()),
+				Argument.of("[4] signal channel", Retry::channel), Argument.of("[5] topic", Retry::partition),
+				Argument.of("[6] attempts to count", (retry) -> retry.countsAttempt() ? 1 : 0));
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			return List.of(this.id, this.leaseToken, this.delay.toMillis(), this.channel, this.partition,
-					this.countsAttempt ? 1 : 0);
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -292,17 +273,13 @@ final class ScriptCodecs {
 	 */
 	record DeadLetter(String id, String leaseToken, String error) implements ScriptCodec<Boolean> {
 
-		static final Signature SIGNATURE = Signature.of(Script.DEAD_LETTER, "1 if dead-lettered", "[1] id",
-				"[2] lease token", "[3] last error");
+		static final Signature<DeadLetter> SIGNATURE = Signature.of(Script.DEAD_LETTER, "1 if dead-lettered",
+				Argument.of("[1] id", DeadLetter::id), Argument.of("[2] lease token", DeadLetter::leaseToken),
+				Argument.of("[3] last error", DeadLetter::error));
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			return List.of(this.id, this.leaseToken, this.error);
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -323,18 +300,16 @@ final class ScriptCodecs {
 	record ExpireLeases(int limit, int maxAttempts, String channel,
 			String partition) implements ScriptCodec<LeaseExpiryResult> {
 
-		static final Signature SIGNATURE = Signature.of(Script.EXPIRE_LEASES,
-				"{messages made ready again, messages dead-lettered", "[1] largest number of messages to take back",
-				"[2] maximum attempts", "[3] signal channel", "[4] topic");
+		static final Signature<ExpireLeases> SIGNATURE = Signature.of(Script.EXPIRE_LEASES,
+				"{messages made ready again, messages dead-lettered",
+				Argument.of("[1] largest number of messages to take back", ExpireLeases::limit),
+				Argument.of("[2] maximum attempts", ExpireLeases::maxAttempts),
+				Argument.of("[3] signal channel", ExpireLeases::channel),
+				Argument.of("[4] topic", ExpireLeases::partition));
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			return List.of(this.limit, this.maxAttempts, this.channel, this.partition);
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -360,21 +335,19 @@ final class ScriptCodecs {
 	record Release(String channel, String partition, List<String> ids,
 			List<String> leaseTokens) implements ScriptCodec<List<Boolean>> {
 
-		static final Signature SIGNATURE = Signature.of(Script.RELEASE, "one integer per message: 1 if it is ready",
-				"[1] signal channel", "[2] topic", "[3..] two values per message: id, lease token");
+		static final Signature<Release> SIGNATURE = Signature.of(Script.RELEASE,
+				"one integer per message: 1 if it is ready", Argument.of("[1] signal channel", Release::channel),
+				Argument.of("[2] topic", Release::partition),
+				Argument.rest("[3..] two values per message: id, lease token",
+						(release, out) -> leases(out, release.ids(), release.leaseTokens())));
 
 		Release {
 			requireLeases(ids, leaseTokens);
 		}
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			return leases(List.of(this.channel, this.partition), this.ids, this.leaseTokens);
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -395,17 +368,15 @@ final class ScriptCodecs {
 	record ReleaseClaim(String channel, String partition, String token,
 			Duration lease) implements ScriptCodec<List<String>> {
 
-		static final Signature SIGNATURE = Signature.of(Script.RELEASE_CLAIM, "the ids handed back",
-				"[1] signal channel", "[2] topic", "[3] the claim's lease token", "[4] the lease length in ms");
+		static final Signature<ReleaseClaim> SIGNATURE = Signature.of(Script.RELEASE_CLAIM, "the ids handed back",
+				Argument.of("[1] signal channel", ReleaseClaim::channel),
+				Argument.of("[2] topic", ReleaseClaim::partition),
+				Argument.of("[3] the claim's lease token", ReleaseClaim::token),
+				Argument.of("[4] the lease length in ms", (release) -> release.lease().toMillis()));
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			return List.of(this.channel, this.partition, this.token, this.lease.toMillis());
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -425,22 +396,19 @@ final class ScriptCodecs {
 	record ExtendLeases(Duration length, List<String> ids,
 			List<String> leaseTokens) implements ScriptCodec<List<Long>> {
 
-		static final Signature SIGNATURE = Signature.of(Script.EXTEND_LEASES,
-				"one integer per message: its new lease deadline", "[1] lease length in ms",
-				"[2..] two values per message: id, lease token");
+		static final Signature<ExtendLeases> SIGNATURE = Signature.of(Script.EXTEND_LEASES,
+				"one integer per message: its new lease deadline",
+				Argument.of("[1] lease length in ms", (extend) -> extend.length().toMillis()),
+				Argument.rest("[2..] two values per message: id, lease token",
+						(extend, out) -> leases(out, extend.ids(), extend.leaseTokens())));
 
 		ExtendLeases {
 			requireLeases(ids, leaseTokens);
 		}
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			return leases(List.of(this.length.toMillis()), this.ids, this.leaseTokens);
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -458,17 +426,12 @@ final class ScriptCodecs {
 	 */
 	record Cancel(String id, int partitions) implements ScriptCodec<Boolean> {
 
-		static final Signature SIGNATURE = Signature.of(Script.CANCEL, "1 if the message was pending", "[1] id",
-				"[2] the number of partitions");
+		static final Signature<Cancel> SIGNATURE = Signature.of(Script.CANCEL, "1 if the message was pending",
+				Argument.of("[1] id", Cancel::id), Argument.of("[2] the number of partitions", Cancel::partitions));
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			return List.of(this.id, this.partitions);
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -490,18 +453,15 @@ final class ScriptCodecs {
 	record Reschedule(String id, Duration delay, String channel, String partition,
 			int partitions) implements ScriptCodec<Long> {
 
-		static final Signature SIGNATURE = Signature.of(Script.RESCHEDULE, "the new due time", "[1] id", "[2] due kind",
-				"[3] the delay or due time", "[4] signal channel", "[5] topic", "[6] the number of partitions");
+		static final Signature<Reschedule> SIGNATURE = Signature.of(Script.RESCHEDULE, "the new due time",
+				Argument.of("[1] id", Reschedule::id), Argument.of("[2] due kind", (reschedule) -> DELAY),
+				Argument.of("[3] the delay or due time", (reschedule) -> NewMessage.ceilMillis(reschedule.delay())),
+				Argument.of("[4] signal channel", Reschedule::channel), Argument.of("[5] topic", Reschedule::partition),
+				Argument.of("[6] the number of partitions", Reschedule::partitions));
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			return List.of(this.id, DELAY, NewMessage.ceilMillis(this.delay), this.channel, this.partition,
-					this.partitions);
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -522,22 +482,14 @@ final class ScriptCodecs {
 	record Replay(String channel, String partition, int partitions,
 			List<String> ids) implements ScriptCodec<ReplayResult> {
 
-		static final Signature SIGNATURE = Signature.of(Script.REPLAY, "{messages replayed, ids left dead",
-				"[1] signal channel", "[2] topic", "[3] the number of partitions", "[4..] ids to replay");
+		static final Signature<Replay> SIGNATURE = Signature.of(Script.REPLAY, "{messages replayed, ids left dead",
+				Argument.of("[1] signal channel", Replay::channel), Argument.of("[2] topic", Replay::partition),
+				Argument.of("[3] the number of partitions", Replay::partitions),
+				Argument.rest("[4..] ids to replay", (replay, out) -> out.addAll(replay.ids())));
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			List<Object> args = new ArrayList<>(3 + this.ids.size());
-			args.add(this.channel);
-			args.add(this.partition);
-			args.add(this.partitions);
-			args.addAll(this.ids);
-			return args;
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -556,20 +508,13 @@ final class ScriptCodecs {
 	 */
 	record PurgeDead(int partitions, List<String> ids) implements ScriptCodec<Long> {
 
-		static final Signature SIGNATURE = Signature.of(Script.PURGE_DEAD, "the number of messages deleted",
-				"[1] the number of partitions", "[2..] ids to delete");
+		static final Signature<PurgeDead> SIGNATURE = Signature.of(Script.PURGE_DEAD, "the number of messages deleted",
+				Argument.of("[1] the number of partitions", PurgeDead::partitions),
+				Argument.rest("[2..] ids to delete", (purge, out) -> out.addAll(purge.ids())));
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			List<Object> args = new ArrayList<>(1 + this.ids.size());
-			args.add(this.partitions);
-			args.addAll(this.ids);
-			return args;
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -586,17 +531,12 @@ final class ScriptCodecs {
 	 */
 	record Stats(int readyHeadLookup) implements ScriptCodec<TopicStats> {
 
-		static final Signature SIGNATURE = Signature.of(Script.STATS, "{Redis time (epoch ms), stored messages",
-				"[1] most ids at the head of each ready list");
+		static final Signature<Stats> SIGNATURE = Signature.of(Script.STATS, "{Redis time (epoch ms), stored messages",
+				Argument.of("[1] most ids at the head of each ready list", Stats::readyHeadLookup));
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			return List.of(this.readyHeadLookup);
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -622,17 +562,13 @@ final class ScriptCodecs {
 	 */
 	record Page(MessageState state, long offset, int limit) implements ScriptCodec<MessagePage> {
 
-		static final Signature SIGNATURE = Signature.of(Script.PAGE, "{entries in the index", "[1] state", "[2] offset",
-				"[3] largest number of messages");
+		static final Signature<Page> SIGNATURE = Signature.of(Script.PAGE, "{entries in the index",
+				Argument.of("[1] state", (page) -> page.state().code()), Argument.of("[2] offset", Page::offset),
+				Argument.of("[3] largest number of messages", Page::limit));
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			return List.of(this.state.code(), this.offset, this.limit);
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -659,17 +595,14 @@ final class ScriptCodecs {
 	 */
 	record Inspect(String id, int maxBytes, int partitions) implements ScriptCodec<@Nullable MessageSnapshot> {
 
-		static final Signature SIGNATURE = Signature.of(Script.INSPECT, "{} if the id is unknown", "[1] id",
-				"[2] most bytes of the stored message", "[3] the number of partitions");
+		static final Signature<Inspect> SIGNATURE = Signature.of(Script.INSPECT, "{} if the id is unknown",
+				Argument.of("[1] id", Inspect::id),
+				Argument.of("[2] most bytes of the stored message", Inspect::maxBytes),
+				Argument.of("[3] the number of partitions", Inspect::partitions));
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			return List.of(this.id, this.maxBytes, this.partitions);
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -691,16 +624,12 @@ final class ScriptCodecs {
 	 */
 	record PartitionCount() implements ScriptCodec<PartitionCount.Reply> {
 
-		static final Signature SIGNATURE = Signature.of(Script.PARTITION_COUNT, "{the count, the change");
+		static final Signature<PartitionCount> SIGNATURE = Signature.of(Script.PARTITION_COUNT,
+				"{the count, the change");
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			return List.of();
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -731,18 +660,15 @@ final class ScriptCodecs {
 	 */
 	record BeginPartitionChange(int from, int to, String token, Duration expiry) implements ScriptCodec<Boolean> {
 
-		static final Signature SIGNATURE = Signature.of(Script.BEGIN_PARTITION_CHANGE, "{1 if begun else 0",
-				"[1] the count the caller read", "[2] the new count", "[3] the change's token",
-				"[4] ms until the record expires");
+		static final Signature<BeginPartitionChange> SIGNATURE = Signature.of(Script.BEGIN_PARTITION_CHANGE,
+				"{1 if begun else 0", Argument.of("[1] the count the caller read", BeginPartitionChange::from),
+				Argument.of("[2] the new count", BeginPartitionChange::to),
+				Argument.of("[3] the change's token", BeginPartitionChange::token),
+				Argument.of("[4] ms until the record expires", (begin) -> begin.expiry().toMillis()));
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			return List.of(this.from, this.to, this.token, this.expiry.toMillis());
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -762,17 +688,14 @@ final class ScriptCodecs {
 	record MarkPartition(String expected, String marker,
 			boolean onlyIfEmpty) implements ScriptCodec<MarkPartition.Reply> {
 
-		static final Signature SIGNATURE = Signature.of(Script.MARK_PARTITION, "{1 if set else 0",
-				"[1] the marker the caller read", "[2] the new marker", "[3] 1 to set it only while");
+		static final Signature<MarkPartition> SIGNATURE = Signature.of(Script.MARK_PARTITION, "{1 if set else 0",
+				Argument.of("[1] the marker the caller read", MarkPartition::expected),
+				Argument.of("[2] the new marker", MarkPartition::marker),
+				Argument.of("[3] 1 to set it only while", (mark) -> mark.onlyIfEmpty() ? 1 : 0));
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			return List.of(this.expected, this.marker, this.onlyIfEmpty ? 1 : 0);
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -803,18 +726,15 @@ final class ScriptCodecs {
 	 */
 	record CommitPartitionChange(int from, int to, String token) implements ScriptCodec<CommitPartitionChange.Reply> {
 
-		static final Signature SIGNATURE = Signature.of(Script.COMMIT_PARTITION_CHANGE,
-				"{1, 0} when committed; {0, 0} when the change is no longer recorded", "[1] the count the change",
-				"[2] the new count", "[3] the change's token");
+		static final Signature<CommitPartitionChange> SIGNATURE = Signature.of(Script.COMMIT_PARTITION_CHANGE,
+				"{1, 0} when committed; {0, 0} when the change is no longer recorded",
+				Argument.of("[1] the count the change", CommitPartitionChange::from),
+				Argument.of("[2] the new count", CommitPartitionChange::to),
+				Argument.of("[3] the change's token", CommitPartitionChange::token));
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			return List.of(this.from, this.to, this.token);
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -841,17 +761,12 @@ final class ScriptCodecs {
 	 */
 	record AbortPartitionChange(String record) implements ScriptCodec<Boolean> {
 
-		static final Signature SIGNATURE = Signature.of(Script.ABORT_PARTITION_CHANGE, "1 if it was recorded",
-				"[1] the change record");
+		static final Signature<AbortPartitionChange> SIGNATURE = Signature.of(Script.ABORT_PARTITION_CHANGE,
+				"1 if it was recorded", Argument.of("[1] the change record", AbortPartitionChange::record));
 
 		@Override
-		public Script script() {
-			return SIGNATURE.script();
-		}
-
-		@Override
-		public List<Object> arguments() {
-			return List.of(this.record);
+		public Signature<?> signature() {
+			return SIGNATURE;
 		}
 
 		@Override
@@ -882,15 +797,12 @@ final class ScriptCodecs {
 		}
 	}
 
-	/** The leading arguments, then each id and its lease token. */
-	private static List<Object> leases(List<?> leading, List<String> ids, List<String> leaseTokens) {
-		List<Object> args = new ArrayList<>(leading.size() + ids.size() * 2);
-		args.addAll(leading);
+	/** Each id and its lease token. */
+	private static void leases(List<Object> out, List<String> ids, List<String> leaseTokens) {
 		for (int i = 0; i < ids.size(); i++) {
-			args.add(ids.get(i));
-			args.add(leaseTokens.get(i));
+			out.add(ids.get(i));
+			out.add(leaseTokens.get(i));
 		}
-		return args;
 	}
 
 	private static List<Boolean> flags(Object reply) {

@@ -11,6 +11,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.github.delayqueue.store.WakeUpListener;
+import io.github.delayqueue.time.Durations;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.event.ClusterTopologyChangedEvent;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
@@ -33,7 +34,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * changes (a replica promoted after a failover, slots moved), it subscribes anew on a new
  * connection, which finds each channel on the node that holds it now, and then closes the
  * old one; a try that fails or times out (the topology may still be settling) is made
- * again a second later, until one succeeds or the next change comes. Lettuce only.
+ * again a second later, until one succeeds or the next change comes. The first
+ * subscription is made the same way, so that Redis out of reach at the start delays it,
+ * never the caller. Lettuce only.
  */
 final class ShardedSignalSubscription implements AutoCloseable {
 
@@ -61,7 +64,11 @@ final class ShardedSignalSubscription implements AutoCloseable {
 	/** Tries that failed since the last that worked. */
 	private int failures;
 
-	private volatile StatefulRedisClusterPubSubConnection<String, String> connection;
+	/** The subscribed connection; none until the first subscription worked. */
+	private volatile @Nullable StatefulRedisClusterPubSubConnection<String, String> connection;
+
+	/** Completes when the first subscription worked. */
+	private final CompletableFuture<Void> subscribed = new CompletableFuture<>();
 
 	private volatile @Nullable Disposable topologyChanges;
 
@@ -73,11 +80,12 @@ final class ShardedSignalSubscription implements AutoCloseable {
 		this.channels = List.copyOf(channels);
 		this.signals = signals;
 		this.timeout = timeout;
-		this.connection = open();
 	}
 
 	/**
-	 * Subscribes to the channels.
+	 * Subscribes to the channels, in the background: returns once subscribed, or after
+	 * the timeout with the subscription tried again every second until it works, which is
+	 * logged at WARN.
 	 * @param connectionFactory a Lettuce connection factory of a Redis Cluster
 	 * @param channels the topics' signal channels
 	 * @param signals where the signals go
@@ -85,7 +93,6 @@ final class ShardedSignalSubscription implements AutoCloseable {
 	 * @return the subscription; close it to unsubscribe
 	 * @throws IllegalStateException if the connection factory is not Lettuce's for a
 	 * Cluster
-	 * @throws RedisSystemException if the subscription fails or times out
 	 */
 	static ShardedSignalSubscription subscribe(RedisConnectionFactory connectionFactory, Collection<String> channels,
 			WakeUpListener signals, Duration timeout) {
@@ -99,6 +106,18 @@ final class ShardedSignalSubscription implements AutoCloseable {
 			.get()
 			.filter(ClusterTopologyChangedEvent.class::isInstance)
 			.subscribe((event) -> subscription.topologyChanged());
+		subscription.topologyChanged();
+		try {
+			subscription.subscribed.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			logger.warn("Could not subscribe to the signal channels " + subscription.channels + " within "
+					+ Durations.format(timeout) + "; trying on every second, while brokers and listeners wake on"
+					+ " their own schedule");
+		}
 		return subscription;
 	}
 
@@ -155,19 +174,24 @@ final class ShardedSignalSubscription implements AutoCloseable {
 			StatefulRedisClusterPubSubConnection<String, String> renewed = open();
 			StatefulRedisClusterPubSubConnection<String, String> old = this.connection;
 			this.connection = renewed;
-			old.closeAsync();
+			if (old != null) {
+				old.closeAsync();
+			}
 			if (this.closed) {
 				renewed.closeAsync();
 			}
-			logger.debug("The Redis Cluster topology changed: subscribed anew to the signal channels " + this.channels);
+			if (!this.subscribed.complete(null)) {
+				logger.debug(
+						"The Redis Cluster topology changed: subscribed anew to the signal channels " + this.channels);
+			}
 			this.failures = 0;
 			again = this.changedMeanwhile.get();
 		}
 		catch (RuntimeException ex) {
 			if (++this.failures == WARN_AFTER_FAILURES) {
-				logger.warn("Could not subscribe anew to the signal channels " + this.channels + " after a Redis "
-						+ "Cluster topology change, " + this.failures + " tries so far; trying on every second, while "
-						+ "brokers and listeners wake on their own schedule: " + ex.getMessage());
+				logger.warn("Could not subscribe to the signal channels " + this.channels + ", " + this.failures
+						+ " tries so far; trying on every second, while brokers and listeners wake on their own"
+						+ " schedule: " + ex.getMessage());
 			}
 			again = true;
 		}
@@ -189,7 +213,10 @@ final class ShardedSignalSubscription implements AutoCloseable {
 		if (changes != null) {
 			changes.dispose();
 		}
-		this.connection.close();
+		StatefulRedisClusterPubSubConnection<String, String> subscribedConnection = this.connection;
+		if (subscribedConnection != null) {
+			subscribedConnection.close();
+		}
 	}
 
 }

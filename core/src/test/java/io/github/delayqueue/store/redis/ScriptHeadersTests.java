@@ -1,12 +1,16 @@
 package io.github.delayqueue.store.redis;
 
 import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -43,14 +47,27 @@ class ScriptHeadersTests {
 	@ParameterizedTest
 	@EnumSource(Script.class)
 	void headerNamesTheArgumentsTheCodecDeclaresInItsOrder(Script script) throws IOException {
-		ScriptCodec.Signature signature = ScriptCodecs.signature(script);
+		ScriptCodec.Signature<?> signature = ScriptCodecs.signature(script);
 		assertThat(signature.script()).as("script of the signature declared for %s", script).isEqualTo(script);
 		List<String> header = lines(script, ARGUMENT_LINE);
-		assertThat(header).as("ARGV lines of %s.lua", script.fileName()).hasSameSizeAs(signature.arguments());
+		assertThat(header).as("ARGV lines of %s.lua", script.fileName()).hasSameSizeAs(signature.headers());
 		for (int i = 0; i < header.size(); i++) {
 			assertThat(header.get(i)).as("ARGV line %d of %s.lua", i + 1, script.fileName())
-				.startsWith(signature.arguments().get(i));
+				.startsWith(signature.headers().get(i));
 		}
+	}
+
+	@Test
+	void everyCodecWritesItsArgumentsThroughItsSignatureAndEveryScriptHasOneCodec() throws Exception {
+		List<Script> scripts = new ArrayList<>();
+		for (Class<?> codec : ScriptCodec.class.getPermittedSubclasses()) {
+			assertThat(Arrays.stream(codec.getDeclaredMethods()).map(Method::getName)).as(codec.getSimpleName())
+				.doesNotContain("arguments", "script");
+			Field signature = codec.getDeclaredField("SIGNATURE");
+			signature.setAccessible(true);
+			scripts.add(((ScriptCodec.Signature<?>) signature.get(null)).script());
+		}
+		assertThat(scripts).containsExactlyInAnyOrder(Script.values());
 	}
 
 	@ParameterizedTest
