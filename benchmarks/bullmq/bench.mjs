@@ -9,6 +9,8 @@
 // scenario consumes), except that every job is removed when it completes. A topic of the
 // Java harness is a BullMQ queue of the same name; the payload (Payloads.java: sequence,
 // due time, dots to 100 characters) is the job's data.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { Worker as ThreadWorker } from 'node:worker_threads';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue, Worker } from 'bullmq';
@@ -16,9 +18,9 @@ import { Redis } from 'ioredis';
 
 const MINUTE = 60_000;
 
+const CRASH_VICTIM = 'crash-victim';
+
 const UNSUPPORTED = {
-  crash: 'not built in the BullMQ harness yet (a killed worker\'s job comes back through stalled-job detection, after lockDuration 30 s)',
-  backlog: 'not built in the BullMQ harness yet',
   topics: 'measures delay-queue\'s listener containers and JVM threads; BullMQ has no counterpart',
   cluster: 'measured for delay-queue only',
 };
@@ -375,11 +377,14 @@ class Bull {
     return this.queues.get(topic);
   }
 
-  /** Starts a Worker on the topic whose no-op processor hands each payload to the current handler. */
-  async consume(topic, concurrency) {
+  /**
+   * Starts a Worker on the topic whose no-op processor hands each payload to the current
+   * handler; `settings` are Worker options beyond BullMQ's defaults (the crash scenario's).
+   */
+  async consume(topic, concurrency, settings = {}) {
     const worker = new Worker(topic, async (job) => {
       this.handler(job.data);
-    }, { connection: this.connection, concurrency });
+    }, { ...settings, connection: this.connection, concurrency });
     worker.on('error', (error) => console.error(`Worker ${topic}: ${error}`));
     worker.on('failed', (job, error) => console.error(`Worker ${topic}: job ${job?.id} failed: ${error}`));
     this.workers.push(worker);
@@ -639,6 +644,83 @@ async function idle(options, server, bull) {
   };
 }
 
+/**
+ * Enqueue, drain and lateness again, with many messages already pending one to two days
+ * ahead (Scenarios.backlog in Java). --messages and --drain-messages exist only here, to
+ * make a smoke run small; their defaults are the Java harness's fixed 200k and 100k.
+ */
+async function backlog(options, server, bull, redisUrl) {
+  const pending = options.integer('backlog', 5_000_000);
+  const messages = options.integer('messages', 200_000);
+  const drainMessages = options.integer('drain-messages', 100_000);
+  await bull.consume('backlog', 4);
+  const DAY = 24 * 60 * MINUTE;
+  const result = { backlog: pending };
+  result.fill = await enqueuePhase(server, bull, 'backlog', pending, 4, 1000, DAY, 2 * DAY);
+  result.enqueue = await enqueuePhase(server, bull, 'backlog', messages, 4, 1, 5 * MINUTE, 65 * MINUTE);
+  result.enqueue_batch = await enqueuePhase(server, bull, 'backlog', messages, 4, 100, 5 * MINUTE, 65 * MINUTE);
+  result.drain = await drainPhase(server, bull, redisUrl, 'backlog', drainMessages, 15_000, 5 * MINUTE, 1000);
+  const rate = options.integer('rate', 2000);
+  const duration = options.duration('duration', 20_000);
+  const warmUp = options.duration('warm-up', 15_000);
+  await latenessPhase(server, bull, 'backlog', rate, warmUp, 100, 2000);
+  result.lateness = await latenessPhase(server, bull, 'backlog', rate, duration, 100, 2000);
+  result.used_memory = await server.usedMemory();
+  return result;
+}
+
+/**
+ * CrashScenario.java: a worker process dies inside its processor (SIGKILL, as the JVM
+ * halts there); another worker then waits for the job to be delivered again. BullMQ
+ * gets it back through its stalled-job check: the dead worker's lock expires after
+ * lockDuration, and a check, every stalledInterval, moves the job back to wait.
+ */
+async function crash(options, server, bull, redisUrl) {
+  const settings = crashSettings(options);
+  await bull.send('crash', payload(0, Date.now()), Date.now());
+  const victim = spawn(process.execPath, [fileURLToPath(import.meta.url), `--scenario=${CRASH_VICTIM}`,
+    `--redis-url=${redisUrl}`, `--lock-duration=${settings.lockDuration}ms`,
+    `--stalled-interval=${settings.stalledInterval}ms`], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const exit = await Promise.race([
+    new Promise((resolve) => victim.on('exit', (code, signal) => resolve({ code, signal }))),
+    sleep(2 * MINUTE).then(() => null),
+  ]);
+  if (!exit) {
+    victim.kill('SIGKILL');
+  }
+  const died = Date.now();
+  const wait = options.duration('wait', 2 * MINUTE);
+  let redelivered;
+  const again = new Promise((resolve) => {
+    redelivered = resolve;
+  });
+  bull.handler = () => redelivered(Date.now());
+  await bull.consume('crash', 1, settings);
+  const at = await Promise.race([again, sleep(wait).then(() => null)]);
+  return {
+    victim_exit_code: exit ? (exit.code ?? 128 + { SIGKILL: 9 }[exit.signal]) : 'did not exit',
+    delivered_again: at !== null,
+    seconds_until_delivered_again: at !== null ? decimal((at - died) / 1000) : null,
+    waited_s: Math.floor(wait / 1000),
+  };
+}
+
+/** BullMQ's defaults unless --lock-duration or --stalled-interval say otherwise. */
+function crashSettings(options) {
+  return {
+    lockDuration: options.duration('lock-duration', 30_000),
+    stalledInterval: options.duration('stalled-interval', 30_000),
+  };
+}
+
+/** Runs in the victim process: consume the topic and die inside the processor. */
+async function crashVictim(options, bull) {
+  bull.handler = () => process.kill(process.pid, 'SIGKILL');
+  await bull.consume('crash', 1, crashSettings(options));
+  await sleep(MINUTE);
+  process.exitCode = 2;
+}
+
 const SCENARIOS = {
   enqueue: (options, server, bull) => enqueue(options, server, bull, false),
   'enqueue-batch': (options, server, bull) => enqueue(options, server, bull, true),
@@ -646,6 +728,8 @@ const SCENARIOS = {
   lateness,
   memory,
   idle,
+  crash,
+  backlog,
 };
 
 async function main() {
@@ -660,13 +744,17 @@ async function main() {
     return;
   }
   const run = SCENARIOS[scenario];
-  if (!run) {
+  if (!run && scenario !== CRASH_VICTIM) {
     throw new Error(`Unknown scenario '${scenario}': use ${[...Object.keys(SCENARIOS), ...Object.keys(UNSUPPORTED)].join(', ')}`);
   }
   const redisUrl = options.required('redis-url');
   const server = new RedisServer(redisUrl);
   const bull = new Bull(redisUrl);
   try {
+    if (scenario === CRASH_VICTIM) {
+      await crashVictim(options, bull);
+      return;
+    }
     await server.redis.flushall();
     const figures = await run(options, server, bull, redisUrl);
     options.rejectUnused();
