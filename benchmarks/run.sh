@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Runs the benchmarks: every scenario, for delay-queue and for Redisson's RDelayedQueue, each
-# against its own private redis-server (loopback, free port, no persistence), stopped by PID.
+# Runs the benchmarks: every scenario, for delay-queue, for Redisson's RDelayedQueue and, when
+# Node is installed, for BullMQ (benchmarks/bullmq, installed here with npm ci from its lock file),
+# each against its own private redis-server (loopback, free port, no persistence), stopped by PID.
 # Prints one JSON line per scenario and queue, and appends them to benchmarks/target/results.jsonl.
 #
-#   benchmarks/run.sh                      all scenarios, both queues
+#   benchmarks/run.sh                      all scenarios, all queues
 #   benchmarks/run.sh drain lateness       some scenarios
-#   QUEUES=delay-queue benchmarks/run.sh   one queue
+#   QUEUES=delay-queue benchmarks/run.sh   one queue (delay-queue, redisson or bullmq)
 #   ARGS="--backlog=1000000" benchmarks/run.sh backlog
+#   BULLMQ_ARGS="--messages=5000"          BullMQ's options instead of ARGS (default: ARGS)
 #   REDIS_SERVER=/path/to/redis-server     another server binary (default: the one on PATH)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,17 +17,45 @@ scenarios=("$@")
 if [ ${#scenarios[@]} -eq 0 ]; then
   scenarios=(enqueue enqueue-batch drain lateness memory idle crash topics backlog cluster)
 fi
-queues=(${QUEUES:-delay-queue redisson})
+if [ -n "${QUEUES:-}" ]; then
+  queues=($QUEUES)
+  bullmq_default=false
+elif command -v node >/dev/null && command -v npm >/dev/null; then
+  queues=(delay-queue redisson bullmq)
+  bullmq_default=true
+else
+  echo "No Node on PATH: BullMQ left out" >&2
+  queues=(delay-queue redisson)
+  bullmq_default=false
+fi
 redis_server=${REDIS_SERVER:-$(command -v redis-server || true)}
 if [ -z "$redis_server" ]; then
   echo "No redis-server on PATH: install Redis or set REDIS_SERVER" >&2
   exit 1
 fi
 jar=benchmarks/target/delay-queue-benchmarks.jar
-./mvnw -q -B -DskipTests package -pl benchmarks -am
 results=benchmarks/target/results.jsonl
 logs=benchmarks/target/logs
 mkdir -p "$logs"
+
+# BullMQ: its exact dependencies, from the committed lock file, once per run.
+if [[ " ${queues[*]} " == *" bullmq "* ]]; then
+  if ! command -v node >/dev/null || ! npm ci --prefix benchmarks/bullmq --no-audit --no-fund >"$logs/npm-ci.log" 2>&1 \
+    || [ ! -d benchmarks/bullmq/node_modules ]; then
+    if [ "$bullmq_default" = true ]; then
+      echo "npm ci for BullMQ failed (see $logs/npm-ci.log): BullMQ left out" >&2
+      queues=(delay-queue redisson)
+    else
+      echo "BullMQ needs Node 20 and npm ci --prefix benchmarks/bullmq (see $logs/npm-ci.log)" >&2
+      exit 1
+    fi
+  fi
+fi
+java_queues=false
+if [[ " ${queues[*]} " == *" delay-queue "* || " ${queues[*]} " == *" redisson "* ]]; then
+  java_queues=true
+  ./mvnw -q -B -DskipTests package -pl benchmarks -am
+fi
 
 free_port() {
   local port
@@ -48,6 +78,15 @@ wait_for_redis() {
   done
   echo "redis-server on port $port did not answer" >&2
   return 1
+}
+
+# One scenario for BullMQ, Node's harness in benchmarks/bullmq, against the server on the port.
+run_bullmq() {
+  local scenario=$1 port=$2
+  # shellcheck disable=SC2086
+  node benchmarks/bullmq/bench.mjs --scenario="$scenario" --redis-url="redis://127.0.0.1:$port" ${BULLMQ_ARGS-${ARGS:-}} \
+    2>"$logs/$scenario-bullmq.err" | grep '^{' | tee -a "$results" \
+    || echo "{\"scenario\":\"$scenario\",\"queue\":\"bullmq\",\"failed\":true}" | tee -a "$results"
 }
 
 # The cluster scenario: three primaries in cluster mode, formed by redis-cli, for delay-queue only.
@@ -78,7 +117,12 @@ run_cluster() {
 
 for scenario in "${scenarios[@]}"; do
   if [ "$scenario" = cluster ]; then
-    run_cluster
+    if [ "$java_queues" = true ]; then
+      run_cluster
+    fi
+    if [[ " ${queues[*]} " == *" bullmq "* ]]; then
+      run_bullmq cluster 0
+    fi
     continue
   fi
   for queue in "${queues[@]}"; do
@@ -88,9 +132,13 @@ for scenario in "${scenarios[@]}"; do
     redis_pid=$!
     trap 'kill $redis_pid 2>/dev/null || true' EXIT
     wait_for_redis "$port"
-    # shellcheck disable=SC2086
-    java -jar "$jar" --scenario="$scenario" --queue="$queue" --redis-url="redis://127.0.0.1:$port" ${ARGS:-} \
-      2>"$logs/$scenario-$queue.err" | grep '^{' | tee -a "$results" || echo "{\"scenario\":\"$scenario\",\"queue\":\"$queue\",\"failed\":true}" | tee -a "$results"
+    if [ "$queue" = bullmq ]; then
+      run_bullmq "$scenario" "$port"
+    else
+      # shellcheck disable=SC2086
+      java -jar "$jar" --scenario="$scenario" --queue="$queue" --redis-url="redis://127.0.0.1:$port" ${ARGS:-} \
+        2>"$logs/$scenario-$queue.err" | grep '^{' | tee -a "$results" || echo "{\"scenario\":\"$scenario\",\"queue\":\"$queue\",\"failed\":true}" | tee -a "$results"
+    fi
     kill "$redis_pid"
     wait "$redis_pid" 2>/dev/null || true
     trap - EXIT
