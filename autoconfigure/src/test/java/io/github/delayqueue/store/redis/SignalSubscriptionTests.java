@@ -1,0 +1,192 @@
+package io.github.delayqueue.store.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import io.github.delayqueue.store.WakeUpListener;
+import io.github.delayqueue.test.redis.TestRedis;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.github.delayqueue.testsupport.FaultyRedisProxy;
+import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.TcpForwarder;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.RedisCallback;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The wake-up signal subscription on the prefix's channel: neither subscribing nor
+ * closing holds up its caller longer than the store's timeout, Redis answering or not,
+ * refusing connections or not, and once Redis answers the signals arrive (reviews 21 and
+ * 21b).
+ */
+class SignalSubscriptionTests {
+
+	@Test
+	void aSubscriptionRedisDoesNotAnswerReturnsWithinTheTimeoutAndSubscribesOnceRedisAnswers() throws Exception {
+		TestRedis redis = TestRedis.shared();
+		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
+			QueueContexts.runner(QueueContexts.uniquePrefix(), proxy)
+				.withPropertyValues("delay-queue.producer.send-timeout=1s")
+				.run((context) -> {
+					RedisMessageStore store = context.getBean(RedisMessageStore.class);
+					store.ping();
+					Signals signals = new Signals();
+					proxy.pause();
+					long start = System.nanoTime();
+					AutoCloseable subscription = store.subscribe(List.of("orders"), signals);
+					try {
+						assertThat(Duration.ofNanos(System.nanoTime() - start))
+							.isLessThan(store.timeout().plusSeconds(2));
+						proxy.resume();
+						StringRedisTemplate template = context.getBean(StringRedisTemplate.class);
+						await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+							template.convertAndSend(store.signalChannel(), "rorders");
+							assertThat(signals.ready).contains("orders");
+						});
+					}
+					finally {
+						subscription.close();
+					}
+				});
+		}
+	}
+
+	@Test
+	void signalsReachTheListenerByKind() throws Exception {
+		QueueContexts.runner(QueueContexts.uniquePrefix()).run((context) -> {
+			RedisMessageStore store = context.getBean(RedisMessageStore.class);
+			Signals signals = new Signals();
+			try (AutoCloseable subscription = store.subscribe(List.of("orders"), signals)) {
+				StringRedisTemplate template = context.getBean(StringRedisTemplate.class);
+				template.convertAndSend(store.signalChannel(), "borders");
+				template.convertAndSend(store.signalChannel(), "rinvoices");
+				template.convertAndSend(store.signalChannel(), "");
+				template.convertAndSend(store.signalChannel(), "xorders");
+				await().atMost(Duration.ofSeconds(10))
+					.untilAsserted(() -> assertThat(signals.ready).containsExactly("invoices"));
+				assertThat(signals.earlier).containsExactly("orders");
+			}
+		});
+	}
+
+	@Test
+	void closingASubscriptionStillBeingMadeReturnsAtOnceAndLeavesNothingSubscribed() throws Exception {
+		TestRedis redis = TestRedis.shared();
+		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
+			QueueContexts.runner(QueueContexts.uniquePrefix(), proxy)
+				.withPropertyValues("delay-queue.producer.send-timeout=1s")
+				.run((context) -> {
+					RedisMessageStore store = context.getBean(RedisMessageStore.class);
+					store.ping();
+					proxy.pause();
+					AutoCloseable subscription = store.subscribe(List.of("orders"), new Signals());
+					long start = System.nanoTime();
+					subscription.close();
+					assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(1));
+					proxy.resume();
+					StringRedisTemplate template = context.getBean(StringRedisTemplate.class);
+					await().during(Duration.ofSeconds(3))
+						.atMost(Duration.ofSeconds(10))
+						.until(() -> subscribers(template, store.signalChannel()) == 0);
+				});
+		}
+	}
+
+	@Test
+	void closingAMadeSubscriptionWhileRedisDoesNotAnswerReturnsAtOnce() throws Exception {
+		TestRedis redis = TestRedis.shared();
+		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
+			QueueContexts.runner(QueueContexts.uniquePrefix(), proxy)
+				.withPropertyValues("delay-queue.producer.send-timeout=1s")
+				.run((context) -> {
+					RedisMessageStore store = context.getBean(RedisMessageStore.class);
+					AutoCloseable subscription = store.subscribe(List.of("orders"), new Signals());
+					assertThat(subscribers(context.getBean(StringRedisTemplate.class), store.signalChannel()))
+						.isEqualTo(1);
+					proxy.pause();
+					long start = System.nanoTime();
+					subscription.close();
+					assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(1));
+				});
+		}
+	}
+
+	@Test
+	void aSubscriptionMadeWhileRedisRefusedConnectionsReceivesSignalsOnceRedisIsBack() throws Exception {
+		TestRedis redis = TestRedis.shared();
+		int port = TcpForwarder.freePort();
+		RedisStandaloneConfiguration configuration = new RedisStandaloneConfiguration("127.0.0.1", port);
+		configuration.setDatabase(redis.database());
+		configuration.setUsername(redis.username());
+		configuration.setPassword(redis.password());
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(configuration);
+		factory.afterPropertiesSet();
+		factory.start();
+		try {
+			RedisMessageStore store = new RedisMessageStore(factory, QueueContexts.uniquePrefix(),
+					Duration.ofSeconds(1));
+			Signals signals = new Signals();
+			long start = System.nanoTime();
+			try (AutoCloseable subscription = store.subscribe(List.of("orders"), signals);
+					TcpForwarder redisBack = TcpForwarder.start(port, redis.host(), redis.port())) {
+				assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(3));
+				StringRedisTemplate template = new StringRedisTemplate(factory);
+				await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+					template.convertAndSend(store.signalChannel(), "rorders");
+					assertThat(signals.ready).contains("orders");
+				});
+			}
+		}
+		finally {
+			factory.destroy();
+		}
+	}
+
+	@SuppressWarnings("unchecked")
+	private static long subscribers(StringRedisTemplate template, String channel) {
+		return template.execute((RedisCallback<Long>) (connection) -> {
+			RedisClusterAsyncCommands<byte[], byte[]> commands = (RedisClusterAsyncCommands<byte[], byte[]>) connection
+				.getNativeConnection();
+			try {
+				return commands.pubsubNumsub(channel.getBytes(StandardCharsets.UTF_8))
+					.get(5, TimeUnit.SECONDS)
+					.values()
+					.stream()
+					.mapToLong(Long::longValue)
+					.sum();
+			}
+			catch (Exception ex) {
+				throw new IllegalStateException(ex);
+			}
+		});
+	}
+
+	static final class Signals implements WakeUpListener {
+
+		final Set<String> earlier = ConcurrentHashMap.newKeySet();
+
+		final Set<String> ready = ConcurrentHashMap.newKeySet();
+
+		@Override
+		public void earlierMessage(String partition) {
+			this.earlier.add(partition);
+		}
+
+		@Override
+		public void readyMessages(String partition) {
+			this.ready.add(partition);
+		}
+
+	}
+
+}
