@@ -10,48 +10,16 @@ import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.QueueContexts;
-import io.github.delayqueue.testsupport.TcpForwarder;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The wake-up signals across an outage (review 21b): an application started while Redis
- * was down is woken by signals once it is back, not only by its own schedule, and stops
- * and starts while Redis does not answer stay within their timeouts.
+ * The wake-up signals across an outage (review 21b): stops and starts while Redis does
+ * not answer stay within their timeouts, and messages are delivered once it answers.
  */
 class WakeUpSignalOutageTests {
-
-	@Test
-	void anApplicationStartedWhileRedisRefusedConnectionsIsWokenBySignalsOnceRedisIsBack() throws Exception {
-		TestRedis redis = TestRedis.shared();
-		int port = TcpForwarder.freePort();
-		Listener listener = new Listener();
-		QueueContexts
-			.runner(QueueContexts.uniquePrefix(), "spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + port,
-					"spring.data.redis.database=" + redis.database(),
-					"spring.data.redis.username=" + ((redis.username() != null) ? redis.username() : ""),
-					"spring.data.redis.password=" + ((redis.password() != null) ? redis.password() : ""))
-			.withBean(Listener.class, () -> listener)
-			// Their own schedule would wake them only after 30 s.
-			.withPropertyValues("delay-queue.producer.send-timeout=1s", "delay-queue.listener.shutdown-timeout=2s",
-					"delay-queue.broker.max-sleep=30s", "delay-queue.listener.idle-check-interval=30s")
-			.run((context) -> {
-				assertThat(context).hasNotFailed();
-				try (TcpForwarder redisBack = TcpForwarder.start(port, redis.host(), redis.port())) {
-					DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
-					await().atMost(Duration.ofSeconds(20))
-						.ignoreExceptions()
-						.until(() -> template.send(DelayMessage.builder("outage", "warm").id("warm").build()) != null);
-					await().atMost(Duration.ofSeconds(40)).until(() -> listener.deliveries.contains("warm"));
-					long sent = System.nanoTime();
-					template.send(DelayMessage.builder("outage", "m1").id("m1").build());
-					await().atMost(Duration.ofSeconds(10)).until(() -> listener.deliveries.contains("m1"));
-					assertThat(Duration.ofNanos(System.nanoTime() - sent)).isLessThan(Duration.ofSeconds(5));
-				}
-			});
-	}
 
 	@Test
 	void restartsWhileRedisDoesNotAnswerStayWithinTheirTimeoutsAndDeliverOnceRedisAnswers() throws Exception {

@@ -188,7 +188,9 @@ public interface MessageStore {
 	 * on in the background (signals only shorten waits), which is logged at WARN.
 	 * @param partitions the partitions (for partition 0, the topic)
 	 * @param listener where the signals go; it must not block
-	 * @return the subscription; close it to unsubscribe
+	 * @return the subscription; close it to unsubscribe, which returns at once
+	 * @throws DataAccessException if the store refused the subscription (it refuses
+	 * connections): a start without the store gets a clear answer
 	 */
 	AutoCloseable subscribe(Collection<String> partitions, WakeUpListener listener);
 

@@ -275,9 +275,10 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 
 	@Override
 	public AutoCloseable subscribe(Collection<String> partitions, WakeUpListener listener) {
-		List<String> channels = shardedSignals() ? partitions.stream().map(this::signalChannel).toList()
-				: List.of(signalChannel());
-		return SignalSubscription.subscribe(this.connectionFactory, shardedSignals(), channels, listener, timeout());
+		return shardedSignals()
+				? ShardedSignalSubscription.subscribe(this.connectionFactory,
+						partitions.stream().map(this::signalChannel).toList(), listener, timeout())
+				: RedisSignals.subscribe(this.connectionFactory, signalChannel(), listener, timeout());
 	}
 
 	/**
