@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The codecs (review 21) read each script's reply and build its arguments as the code
@@ -115,14 +116,14 @@ class ScriptCodecsTests {
 			List<ClaimedMessage> claimed = store.claim("orders", 10, Duration.ofMillis(1));
 			assertThat(claimed).hasSize(2);
 			// a second attempt for "b" only: its attempts reach the maximum of 2
-			sleep(20);
-			LeaseExpiryResult first = store.expireLeases("orders", 10, 5);
+			LeaseExpiryResult first = await().atMost(Duration.ofSeconds(5))
+				.until(() -> store.expireLeases("orders", 10, 5), (result) -> !result.requeued().isEmpty());
 			assertThat(first.requeued()).containsExactlyInAnyOrder("a", "b");
 			assertThat(first.deadLettered()).isEmpty();
 			List<ClaimedMessage> again = store.claim("orders", 10, Duration.ofMillis(1));
 			assertThat(again).hasSize(2);
-			sleep(20);
-			LeaseExpiryResult second = store.expireLeases("orders", 10, 2);
+			LeaseExpiryResult second = await().atMost(Duration.ofSeconds(5))
+				.until(() -> store.expireLeases("orders", 10, 2), (result) -> !result.deadLettered().isEmpty());
 			assertThat(second.requeued()).isEmpty();
 			assertThat(second.deadLettered()).containsExactlyInAnyOrder("a", "b");
 			assertThat(second.nextExpiryIn()).isNull();
@@ -140,15 +141,6 @@ class ScriptCodecsTests {
 			assertThat(stats.ready()).isEqualTo(3);
 			assertThat(stats.readyByPriority()).containsEntry(3, 2L).containsEntry(0, 1L);
 		});
-	}
-
-	private static void sleep(long millis) {
-		try {
-			Thread.sleep(millis);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
 	}
 
 }
