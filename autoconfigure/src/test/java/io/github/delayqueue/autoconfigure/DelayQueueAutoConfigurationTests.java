@@ -329,7 +329,7 @@ class DelayQueueAutoConfigurationTests {
 			.withPropertyValues("delay-queue.key-prefix=" + this.prefix)
 			.run((context) -> {
 				ListenerSettings settings = context.getBean(ListenerSettingsProvider.class).forTopic("orders");
-				assertThat(settings).isEqualTo(new ListenerSettings(1, 0, 5, Duration.ofSeconds(30),
+				assertThat(settings).isEqualTo(new ListenerSettings(1, 256, 5, Duration.ofSeconds(30),
 						new RetryBackoff(Duration.ofSeconds(1), 2.0, Duration.ofMinutes(10)), Duration.ofSeconds(5),
 						Duration.ofSeconds(30), Duration.ofMinutes(10), LatePolicy.DELIVER, Duration.ofHours(1)));
 			});
@@ -474,37 +474,27 @@ class DelayQueueAutoConfigurationTests {
 	}
 
 	@Test
-	void listenerConcurrencyPlusPrefetchOverAThousandFailsStartupNamingBothPropertiesAndValues() {
-		this.runner.withPropertyValues("delay-queue.listener.concurrency=600", "delay-queue.listener.prefetch=401")
+	void aConcurrencyOrPrefetchOverAThousandFailsStartupNamingThePropertyAndValue() {
+		this.runner
+			.withPropertyValues("delay-queue.listener.concurrency=1001", "delay-queue.listener.prefetch=1001",
+					"delay-queue.topics.orders.concurrency=995", "delay-queue.topics[order.created].concurrency=5000")
 			.run((context) -> {
 				assertThat(context).hasFailed();
 				assertThat(context).getFailure()
 					.rootCause()
+					.hasMessageContaining("delay-queue.listener.concurrency must be 1 to 1000, but was 1001")
+					.hasMessageContaining("delay-queue.listener.prefetch must be 0 to 1000, but was 1001")
 					.hasMessageContaining(
-							"delay-queue.listener.concurrency (600) + delay-queue.listener.prefetch (401) must be at most 1000, but is 1001");
+							"delay-queue.topics[order.created].concurrency must be 1 to 1000, but was 5000")
+					.hasMessageNotContaining("delay-queue.topics.orders.concurrency");
 			});
 	}
 
 	@Test
-	void topicConcurrencyPlusPrefetchOverAThousandFailsStartupNamingTheTopicProperty() {
+	void aConcurrencyAndPrefetchOfAThousandEachAreAccepted() {
 		this.runner
-			.withPropertyValues("delay-queue.listener.prefetch=10", "delay-queue.topics.orders.concurrency=995",
-					"delay-queue.topics[order.created].concurrency=5000")
-			.run((context) -> {
-				assertThat(context).hasFailed();
-				assertThat(context).getFailure()
-					.rootCause()
-					.hasMessageContaining(
-							"delay-queue.topics.orders.concurrency (995) + delay-queue.listener.prefetch (10) must be at most 1000")
-					.hasMessageContaining("delay-queue.topics[order.created].concurrency (5000)");
-			});
-	}
-
-	@Test
-	void concurrencyPlusPrefetchOfExactlyAThousandIsAccepted() {
-		this.runner
-			.withPropertyValues("delay-queue.listener.concurrency=500", "delay-queue.listener.prefetch=500",
-					"delay-queue.topics.orders.concurrency=500")
+			.withPropertyValues("delay-queue.listener.concurrency=1000", "delay-queue.listener.prefetch=1000",
+					"delay-queue.topics.orders.concurrency=1000")
 			.run((context) -> assertThat(context).hasNotFailed());
 	}
 
@@ -528,14 +518,14 @@ class DelayQueueAutoConfigurationTests {
 				assertThat(context).hasFailed();
 				assertThat(context).getFailure()
 					.rootCause()
-					.hasMessageContaining("delay-queue.listener.concurrency must be at least 1, but was 0")
-					.hasMessageContaining("delay-queue.topics.orders.concurrency must be at least 1, but was -2");
+					.hasMessageContaining("delay-queue.listener.concurrency must be 1 to 1000, but was 0")
+					.hasMessageContaining("delay-queue.topics.orders.concurrency must be 1 to 1000, but was -2");
 			});
 		this.runner.withPropertyValues("delay-queue.listener.prefetch=-1").run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(context).getFailure()
 				.rootCause()
-				.hasMessageContaining("delay-queue.listener.prefetch must not be negative, but was -1");
+				.hasMessageContaining("delay-queue.listener.prefetch must be 0 to 1000, but was -1");
 		});
 	}
 

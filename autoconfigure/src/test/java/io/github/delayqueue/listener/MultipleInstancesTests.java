@@ -61,6 +61,26 @@ class MultipleInstancesTests {
 		}));
 	}
 
+	@Test
+	void withTheDefaultPrefetchSlowHandlersClaimNothingAheadSoTwoInstancesShareABacklog() {
+		String prefix = QueueContexts.uniquePrefix();
+		Map<Object, AtomicInteger> handledBy = new ConcurrentHashMap<>();
+		ApplicationContextRunner runner = QueueContexts.runner(prefix)
+			.withBean(SlowListener.class, () -> new SlowListener(handledBy));
+		runner.run((first) -> runner.run((second) -> {
+			List<DelayMessage> backlog = new ArrayList<>();
+			for (int i = 0; i < 20; i++) {
+				backlog.add(DelayMessage.builder("slow", "m" + i).build());
+			}
+			first.getBean(DelayQueueTemplate.class).sendAll(backlog);
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> handledBy.values().stream().mapToInt(AtomicInteger::get).sum() == 20);
+			// A listener that kept 256 ahead would have taken nearly all of them.
+			assertThat(handledBy).hasSize(2);
+			assertThat(handledBy.values()).allSatisfy((count) -> assertThat(count.get()).isGreaterThanOrEqualTo(5));
+		}));
+	}
+
 	private static void record(Ledger ledger, List<SendResult> results) {
 		for (SendResult result : results) {
 			assertThat(result.duplicate()).isFalse();
@@ -89,6 +109,23 @@ class MultipleInstancesTests {
 		final Map<Object, Boolean> instances = new ConcurrentHashMap<>();
 
 		final AtomicInteger deliveries = new AtomicInteger();
+
+	}
+
+	/** Takes 100 ms a message, and counts the messages of each instance. */
+	static class SlowListener {
+
+		private final Map<Object, AtomicInteger> handledBy;
+
+		SlowListener(Map<Object, AtomicInteger> handledBy) {
+			this.handledBy = handledBy;
+		}
+
+		@DelayListener(topic = "slow")
+		void on(String payload) throws InterruptedException {
+			Thread.sleep(100);
+			this.handledBy.computeIfAbsent(this, (instance) -> new AtomicInteger()).incrementAndGet();
+		}
 
 	}
 

@@ -76,7 +76,7 @@ final class CrashScenario {
 		}
 		command.addAll(List.of("--scenario=" + VICTIM, "--queue=" + run.kind().label(), "--redis-url=" + run.redisUrl(),
 				"--visibility-timeout=" + run.options().string("visibility-timeout", "5s"),
-				"--prefetch=" + run.options().string("prefetch", "32")));
+				"--prefetch=" + run.options().string("prefetch", Run.DEFAULT)));
 		return new ProcessBuilder(command).inheritIO().start();
 	}
 

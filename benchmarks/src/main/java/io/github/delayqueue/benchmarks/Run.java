@@ -8,6 +8,9 @@ import java.util.Map;
  */
 final class Run {
 
+	/** The value of an option that leaves the setting at the starter's default. */
+	static final String DEFAULT = "default";
+
 	private final Options options;
 
 	private final QueueClient.Kind kind;
@@ -57,11 +60,12 @@ final class Run {
 	}
 
 	/**
-	 * @return the delay-queue listener settings given on the command line, with the
-	 * benchmark's defaults
+	 * @return the delay-queue listener settings given on the command line; none by
+	 * default, so that a run measures what users get without setting anything
 	 */
 	Map<String, String> listenerProperties() {
-		return Map.of("delay-queue.listener.prefetch", this.options.string("prefetch", "32"));
+		String prefetch = this.options.string("prefetch", DEFAULT);
+		return DEFAULT.equals(prefetch) ? Map.of() : Map.of("delay-queue.listener.prefetch", prefetch);
 	}
 
 }

@@ -139,17 +139,18 @@ public class DelayQueueProperties implements Validator {
 	public static class Listener {
 
 		/**
-		 * How many messages of one topic an application handles at once; with the
-		 * prefetch at most 1000.
+		 * How many messages of one topic an application handles at once; at most 1000.
 		 */
 		private int concurrency = 1;
 
 		/**
-		 * How many claimed messages may wait in this application for a free handler
-		 * thread; more raises throughput and, when handlers are slow, the lateness of the
-		 * messages waiting. With the concurrency at most 1000.
+		 * Most claimed messages that may wait in this application for a free handler, at
+		 * most 1000; 0 claims only for free handlers. Within it, a listener claims ahead
+		 * as many as its handlers finish in about 10 ms, judged from how long they take:
+		 * many while a backlog is due and the handlers are fast, none while they are slow
+		 * or have not finished a message yet.
 		 */
-		private int prefetch;
+		private int prefetch = 256;
 
 		/**
 		 * Deliveries a message gets before it goes to the dead-letter set.
@@ -515,8 +516,7 @@ public class DelayQueueProperties implements Validator {
 	public static class Topic {
 
 		/**
-		 * How many messages of this topic an application handles at once; with the
-		 * prefetch at most 1000.
+		 * How many messages of this topic an application handles at once; at most 1000.
 		 */
 		private @Nullable Integer concurrency;
 

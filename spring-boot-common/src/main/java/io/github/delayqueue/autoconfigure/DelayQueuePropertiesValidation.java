@@ -26,9 +26,8 @@ final class DelayQueuePropertiesValidation {
 	static final int MAX_KEY_PREFIX_LENGTH = 100;
 
 	/**
-	 * Most messages one claim of a listener may take: its concurrency plus the prefetch.
-	 * The claim script passes them to Lua's {@code unpack}, which fails for a few
-	 * thousand.
+	 * Largest concurrency, and largest prefetch: a listener claims at most this many
+	 * messages in one Redis script call, which passes them to Lua's {@code unpack}.
 	 */
 	static final int MAX_CLAIM = 1000;
 
@@ -54,15 +53,14 @@ final class DelayQueuePropertiesValidation {
 		}
 		validateReplication(properties.getProducer().getReplication(), errors);
 		DelayQueueProperties.Listener listener = properties.getListener();
-		boolean prefetchValid = validatePrefetch(listener.getPrefetch(), errors);
+		validatePrefetch(listener.getPrefetch(), errors);
 		validateConcurrency("listener.concurrency", "delay-queue.listener.concurrency", listener.getConcurrency(),
-				listener.getPrefetch(), prefetchValid, errors);
+				errors);
 		for (Map.Entry<String, DelayQueueProperties.Topic> topic : properties.getTopics().entrySet()) {
 			Integer concurrency = topic.getValue().getConcurrency();
 			if (concurrency != null) {
 				validateConcurrency("topics[" + topic.getKey() + "].concurrency",
-						topicProperty(topic.getKey(), "concurrency"), concurrency, listener.getPrefetch(),
-						prefetchValid, errors);
+						topicProperty(topic.getKey(), "concurrency"), concurrency, errors);
 			}
 			validatePartitions(topic.getKey(), topic.getValue().getPartitions(), errors);
 		}
@@ -232,25 +230,18 @@ final class DelayQueuePropertiesValidation {
 		return null;
 	}
 
-	private static boolean validatePrefetch(int prefetch, Errors errors) {
-		if (prefetch < 0) {
+	private static void validatePrefetch(int prefetch, Errors errors) {
+		if (prefetch < 0 || prefetch > MAX_CLAIM) {
 			errors.rejectValue("listener.prefetch", "invalid",
-					"delay-queue.listener.prefetch must not be negative, but was " + prefetch);
-			return false;
+					"delay-queue.listener.prefetch must be 0 to " + MAX_CLAIM + ", but was " + prefetch);
 		}
-		return true;
 	}
 
-	private static void validateConcurrency(String field, String property, int concurrency, int prefetch,
-			boolean prefetchValid, Errors errors) {
-		if (concurrency < 1) {
-			errors.rejectValue(field, "invalid", property + " must be at least 1, but was " + concurrency);
-		}
-		else if (prefetchValid && concurrency + prefetch > MAX_CLAIM) {
+	private static void validateConcurrency(String field, String property, int concurrency, Errors errors) {
+		if (concurrency < 1 || concurrency > MAX_CLAIM) {
 			errors.rejectValue(field, "invalid",
-					property + " (" + concurrency + ") + delay-queue.listener.prefetch (" + prefetch
-							+ ") must be at most " + MAX_CLAIM + ", but is " + (concurrency + prefetch)
-							+ ": a listener claims that many messages in one Redis script call");
+					property + " must be 1 to " + MAX_CLAIM + ", but was " + concurrency + ((concurrency > MAX_CLAIM)
+							? ": a listener claims at most that many messages in one Redis " + "script call" : ""));
 		}
 	}
 

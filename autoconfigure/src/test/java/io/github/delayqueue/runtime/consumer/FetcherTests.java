@@ -62,7 +62,8 @@ class FetcherTests {
 		LeaseKeeper leases = new LeaseKeeper("orders", store, Duration.ofSeconds(30), Duration.ofMinutes(5), settlement,
 				this.scheduler, outageLog);
 		List<String> dispatched = new CopyOnWriteArrayList<>();
-		Fetcher fetcher = new Fetcher("orders", store, settings(), 1, null, new ClaimPause(), DelayQueueMetrics.NONE,
+		Fetcher fetcher = new Fetcher("orders", store, settings(), 1,
+				new AdaptivePrefetch(0, 1, Duration.ofSeconds(30)), null, new ClaimPause(), DelayQueueMetrics.NONE,
 				this.scheduler, (message, holdsSlot) -> dispatched.add(message.id()), leases, outageLog);
 		leases.start();
 		fetcher.start();
@@ -100,8 +101,8 @@ class FetcherTests {
 				this.scheduler, outageLog);
 		List<String> dispatched = new CopyOnWriteArrayList<>();
 		Fetcher[] fetcher = new Fetcher[1];
-		fetcher[0] = new Fetcher("orders", store, settings(), 1, null, new ClaimPause(), DelayQueueMetrics.NONE,
-				this.scheduler, (message, holdsSlot) -> {
+		fetcher[0] = new Fetcher("orders", store, settings(), 1, new AdaptivePrefetch(0, 1, Duration.ofSeconds(30)),
+				null, new ClaimPause(), DelayQueueMetrics.NONE, this.scheduler, (message, holdsSlot) -> {
 					if (message.id().equals("m1")) {
 						throw new IllegalStateException("dispatch failed");
 					}

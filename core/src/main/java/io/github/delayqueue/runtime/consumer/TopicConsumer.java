@@ -61,6 +61,8 @@ public final class TopicConsumer {
 
 	private final ClaimPause claimPause;
 
+	private final AdaptivePrefetch prefetch;
+
 	private final ScheduledExecutorService scheduler;
 
 	/** Completes once stopping it has ended: see {@link #endStop()}. */
@@ -111,14 +113,15 @@ public final class TopicConsumer {
 		RateLimit rateLimit = (configured != null) ? configured.share(partition, partitions) : null;
 		// A rate-limited topic claims no prefetch: a delivery must start when it is
 		// claimed.
-		int prefetch = (rateLimit != null) ? 0 : this.settings.prefetch();
-		int slots = this.settings.concurrency() + prefetch;
+		this.prefetch = new AdaptivePrefetch((rateLimit != null) ? 0 : this.settings.prefetch(),
+				this.settings.concurrency(), this.settings.visibilityTimeout());
+		int handlerSlots = this.settings.concurrency();
 		Fetcher.Dispatcher dispatcher = this::dispatch;
 		if (endpoint.isBatch()) {
 			this.batchDeliveries = new BatchDeliveryHandler(endpoint, this.deliveries, this::slowDown);
 			this.batches = new BatchAssembler(topic, this.settings.maxBatchSize(), this.settings.batchTimeout(),
 					scheduler, this::dispatchBatch);
-			slots = this.settings.concurrency() * this.settings.maxBatchSize() + prefetch;
+			handlerSlots = this.settings.concurrency() * this.settings.maxBatchSize();
 			dispatcher = this.batches;
 		}
 		else {
@@ -126,8 +129,8 @@ public final class TopicConsumer {
 			this.batches = null;
 		}
 		this.claimPause = slowDown;
-		this.fetcher = new Fetcher(topic, store, this.settings, slots, rateLimit, slowDown, metrics, scheduler,
-				dispatcher, this.leases, outageLog);
+		this.fetcher = new Fetcher(topic, store, this.settings, handlerSlots, this.prefetch, rateLimit, slowDown,
+				metrics, scheduler, dispatcher, this.leases, outageLog);
 	}
 
 	/**
@@ -310,10 +313,12 @@ public final class TopicConsumer {
 
 		@Override
 		public void run() {
+			long started = System.nanoTime();
 			try {
 				this.handler.run();
 			}
 			finally {
+				TopicConsumer.this.prefetch.handled(this.messages.size(), System.nanoTime() - started);
 				this.messages.forEach(TopicConsumer.this.leases::release);
 				if (this.slots > 0) {
 					TopicConsumer.this.fetcher.slotsFreed(this.slots);
