@@ -8,6 +8,7 @@ import brave.Tracing;
 import brave.handler.MutableSpan;
 import brave.handler.SpanHandler;
 import brave.propagation.ThreadLocalCurrentTraceContext;
+import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.listener.Delivery;
@@ -81,6 +82,34 @@ class TracePropagationTests {
 				await().atMost(Duration.ofSeconds(5))
 					.until(() -> this.spans.stream().anyMatch((span) -> "traced receive".equals(span.name())));
 				assertThat(this.spans).extracting(MutableSpan::name).contains("traced send", "traced receive");
+			});
+	}
+
+	@Test
+	void listenerSpanContinuesTheTraceOfAnAsynchronousSend() {
+		Propagator propagator = new BravePropagator(this.tracing);
+		ObservationRegistry observations = ObservationRegistry.create();
+		observations.observationConfig()
+			.observationHandler(new PropagatingSenderTracingObservationHandler<>(this.tracer, propagator))
+			.observationHandler(new PropagatingReceiverTracingObservationHandler<>(this.tracer, propagator))
+			.observationHandler(new DefaultTracingObservationHandler(this.tracer));
+		TracedListener listener = new TracedListener(this.tracer);
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withBean(ObservationRegistry.class, () -> observations)
+			.withBean(TracedListener.class, () -> listener)
+			.run((context) -> {
+				Span parent = this.tracer.nextSpan().name("place order").start();
+				try (Tracer.SpanInScope scope = this.tracer.withSpan(parent)) {
+					context.getBean(DelayQueueTemplate.class)
+						.sendAsync(DelayMessage.builder("traced", "hello").delay(Duration.ofMillis(300)).build())
+						.join();
+				}
+				finally {
+					parent.end();
+				}
+				await().atMost(Duration.ofSeconds(10)).until(() -> listener.traceIds.size() == 1);
+				assertThat(listener.traceIds).containsExactly(parent.context().traceId());
+				assertThat(this.spans).extracting(MutableSpan::name).contains("traced send");
 			});
 	}
 

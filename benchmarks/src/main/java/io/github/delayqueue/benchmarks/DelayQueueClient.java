@@ -5,6 +5,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
@@ -22,7 +24,14 @@ final class DelayQueueClient implements QueueClient {
 
 	private final ConfigurableApplicationContext context;
 
+	/** Most asynchronous sends on their way at once. */
+	private static final int MAX_ON_THEIR_WAY = 1000;
+
 	private final DelayQueueTemplate template;
+
+	private final Semaphore onTheirWay = new Semaphore(MAX_ON_THEIR_WAY);
+
+	private final AtomicReference<Throwable> failed = new AtomicReference<>();
 
 	DelayQueueClient(String redisUrl, ConsumerSpec consumers, Map<String, String> properties) {
 		Map<String, Object> all = new LinkedHashMap<>();
@@ -44,6 +53,28 @@ final class DelayQueueClient implements QueueClient {
 	@Override
 	public void send(String topic, String payload, long dueAtMillis) {
 		this.template.sendAt(topic, payload, Instant.ofEpochMilli(dueAtMillis));
+	}
+
+	@Override
+	public void sendAsync(String topic, String payload, long dueAtMillis) {
+		this.onTheirWay.acquireUninterruptibly();
+		this.template.sendAsync(DelayMessage.builder(topic, payload).dueAt(Instant.ofEpochMilli(dueAtMillis)).build())
+			.whenComplete((result, failure) -> {
+				if (failure != null) {
+					this.failed.compareAndSet(null, failure);
+				}
+				this.onTheirWay.release();
+			});
+	}
+
+	@Override
+	public void awaitSends() {
+		this.onTheirWay.acquireUninterruptibly(MAX_ON_THEIR_WAY);
+		this.onTheirWay.release(MAX_ON_THEIR_WAY);
+		Throwable failure = this.failed.getAndSet(null);
+		if (failure != null) {
+			throw new IllegalStateException("An asynchronous send failed", failure);
+		}
 	}
 
 	@Override

@@ -27,7 +27,8 @@ final class EnqueuePhase {
 	 * @param topic the topic
 	 * @param messages how many messages in all
 	 * @param threads how many producer threads
-	 * @param batchSize 1 to send one by one, else the size of each {@code sendAll}
+	 * @param batchSize 1 to send one by one, else the size of each {@code sendAll}; 0 to
+	 * send one by one without waiting ({@code sendAsync})
 	 * @param minDelayMillis the shortest delay
 	 * @param maxDelayMillis the longest delay
 	 * @return seconds, messages per second, and Redis CPU time and commands per message
@@ -70,11 +71,15 @@ final class EnqueuePhase {
 	private static void send(QueueClient client, String topic, int from, int to, int batchSize, long minDelayMillis,
 			long maxDelayMillis) {
 		ThreadLocalRandom random = ThreadLocalRandom.current();
-		List<String> payloads = new ArrayList<>(batchSize);
-		long[] dueAt = new long[batchSize];
+		List<String> payloads = new ArrayList<>(Math.max(1, batchSize));
+		long[] dueAt = new long[Math.max(1, batchSize)];
 		for (int i = from; i < to; i++) {
 			long due = System.currentTimeMillis() + random.nextLong(minDelayMillis, maxDelayMillis + 1);
 			String payload = Payloads.of(i, due);
+			if (batchSize == 0) {
+				client.sendAsync(topic, payload, due);
+				continue;
+			}
 			if (batchSize == 1) {
 				client.send(topic, payload, due);
 				continue;
@@ -87,6 +92,7 @@ final class EnqueuePhase {
 				payloads.clear();
 			}
 		}
+		client.awaitSends();
 	}
 
 }

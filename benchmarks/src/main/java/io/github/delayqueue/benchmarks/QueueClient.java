@@ -25,6 +25,25 @@ interface QueueClient extends AutoCloseable {
 	 */
 	void sendAll(String topic, List<String> payloads, long[] dueAtMillis);
 
+	/**
+	 * Sends one message without waiting for the queue, a bounded number on their way at
+	 * once; {@link #awaitSends()} waits for them.
+	 * @param topic the topic
+	 * @param payload the payload
+	 * @param dueAtMillis when it is due, epoch milliseconds
+	 * @throws UnsupportedOperationException if the queue has no asynchronous send here
+	 */
+	default void sendAsync(String topic, String payload, long dueAtMillis) {
+		throw new UnsupportedOperationException("No asynchronous send");
+	}
+
+	/**
+	 * Waits until every message sent with {@link #sendAsync} is stored.
+	 * @throws IllegalStateException if a send failed
+	 */
+	default void awaitSends() {
+	}
+
 	@Override
 	void close();
 

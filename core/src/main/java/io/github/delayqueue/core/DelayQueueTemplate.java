@@ -8,6 +8,8 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
@@ -188,54 +190,140 @@ public class DelayQueueTemplate {
 	 * of the messages may have been stored, and the exception carries all their ids
 	 */
 	public List<SendResult> sendAll(List<DelayMessage> messages) {
+		Outgoing outgoing = outgoing(messages);
+		try {
+			if (outgoing.byTopic.isEmpty()) {
+				return List.of();
+			}
+			if (this.transactionAware && TransactionalSends.canDefer(this)) {
+				return defer(outgoing);
+			}
+			long start = System.nanoTime();
+			return sent(outgoing, store(outgoing.byTopic), start);
+		}
+		catch (RuntimeException ex) {
+			outgoing.observations.forEach((observation) -> observation.error(ex));
+			throw ex;
+		}
+		finally {
+			outgoing.observations.forEach(Observation::stop);
+		}
+	}
+
+	/**
+	 * Sends a message as {@link #send(DelayMessage)} does, without waiting for Redis: the
+	 * call is written at once, pipelined with every other send on the connection, and the
+	 * future completes when Redis answered. The future may complete on the Redis client's
+	 * I/O thread: what depends on it must not block there (use the {@code ...Async}
+	 * methods of the future with an executor for that). Inside a transaction the send is
+	 * held back until it commits, as with {@code send}, and the future is complete.
+	 * @param message the message
+	 * @return the id, the due time and whether it was a duplicate; or a failure with a
+	 * {@link SendFailedException} if Redis failed or did not answer within
+	 * {@code delay-queue.producer.send-timeout}: the message may have been stored, and
+	 * the exception carries its id
+	 * @throws InvalidMessageException if the message is not acceptable; nothing is stored
+	 */
+	public CompletableFuture<SendResult> sendAsync(DelayMessage message) {
+		if (message == null) {
+			throw new InvalidMessageException("Message must not be null");
+		}
+		return sendAllAsync(List.of(message)).thenApply((results) -> results.get(0));
+	}
+
+	/**
+	 * Sends a batch of messages as {@link #sendAll(List)} does, without waiting for
+	 * Redis; see {@link #sendAsync(DelayMessage)}.
+	 * @param messages the messages
+	 * @return one result per message, in the same order; or a failure with a
+	 * {@link SendFailedException} if Redis failed or did not answer in time: any subset
+	 * of the messages may have been stored, and the exception carries all their ids
+	 * @throws InvalidMessageException if any message is not acceptable; nothing is stored
+	 * then
+	 */
+	public CompletableFuture<List<SendResult>> sendAllAsync(List<DelayMessage> messages) {
+		Outgoing outgoing = outgoing(messages);
+		CompletableFuture<Map<String, List<Sent>>> sent;
+		long start = System.nanoTime();
+		try {
+			if (outgoing.byTopic.isEmpty() || (this.transactionAware && TransactionalSends.canDefer(this))) {
+				List<SendResult> deferred = outgoing.byTopic.isEmpty() ? List.of() : defer(outgoing);
+				outgoing.observations.forEach(Observation::stop);
+				return CompletableFuture.completedFuture(deferred);
+			}
+			sent = this.store.sendAsync(outgoing.byTopic);
+		}
+		catch (RuntimeException ex) {
+			sent = CompletableFuture.failedFuture(ex);
+		}
+		return sent.handle((sentByTopic, failure) -> {
+			try {
+				if (failure != null) {
+					throw sendFailed(outgoing.byTopic,
+							(failure instanceof CompletionException) ? failure.getCause() : failure);
+				}
+				return sent(outgoing, results(sentByTopic), start);
+			}
+			catch (RuntimeException ex) {
+				outgoing.observations.forEach((observation) -> observation.error(ex));
+				throw ex;
+			}
+			finally {
+				outgoing.observations.forEach(Observation::stop);
+			}
+		});
+	}
+
+	/**
+	 * Checks and encodes messages, each with its sender observation started.
+	 * @throws InvalidMessageException if any message is not acceptable; the observations
+	 * started are then stopped with the error
+	 */
+	private Outgoing outgoing(List<DelayMessage> messages) {
 		if (messages == null) {
 			throw new InvalidMessageException("Messages must not be null");
 		}
-		Map<String, List<NewMessage>> byTopic = new LinkedHashMap<>();
-		List<Observation> observations = new ArrayList<>(messages.size());
+		Outgoing outgoing = new Outgoing(messages, new LinkedHashMap<>(), new ArrayList<>(messages.size()));
 		try {
 			for (DelayMessage message : messages) {
 				if (message == null) {
 					throw new InvalidMessageException("Messages must not contain null");
 				}
 				Map<String, String> headers = new LinkedHashMap<>(message.headers());
-				observations.add(senderObservation(message.topic(), headers).start());
-				byTopic.computeIfAbsent(message.topic(), (topic) -> new ArrayList<>())
+				outgoing.observations.add(senderObservation(message.topic(), headers).start());
+				outgoing.byTopic.computeIfAbsent(message.topic(), (topic) -> new ArrayList<>())
 					.add(toNewMessage(message, headers));
 			}
-			return sendAll(messages, byTopic);
+			return outgoing;
 		}
 		catch (RuntimeException ex) {
-			observations.forEach((observation) -> observation.error(ex));
+			outgoing.observations.forEach((observation) -> observation.error(ex).stop());
 			throw ex;
-		}
-		finally {
-			observations.forEach(Observation::stop);
 		}
 	}
 
-	private List<SendResult> sendAll(List<DelayMessage> messages, Map<String, List<NewMessage>> byTopic) {
-		if (byTopic.isEmpty()) {
-			return List.of();
+	/** Holds messages back until the transaction commits. */
+	private List<SendResult> defer(Outgoing outgoing) {
+		List<SendResult> deferred = new ArrayList<>(outgoing.messages.size());
+		Map<String, Iterator<NewMessage>> pending = new LinkedHashMap<>();
+		outgoing.byTopic.forEach((topic, stored) -> pending.put(topic, stored.iterator()));
+		for (DelayMessage message : outgoing.messages) {
+			NewMessage stored = pending.get(message.topic()).next();
+			TransactionalSends.defer(this.store, this.metrics, this, message.topic(), stored);
+			deferred.add(new SendResult(stored.id(), estimatedDueAt(stored), false));
 		}
-		if (this.transactionAware && TransactionalSends.canDefer(this)) {
-			List<SendResult> deferred = new ArrayList<>(messages.size());
-			Map<String, Iterator<NewMessage>> pending = new LinkedHashMap<>();
-			byTopic.forEach((topic, stored) -> pending.put(topic, stored.iterator()));
-			for (DelayMessage message : messages) {
-				NewMessage stored = pending.get(message.topic()).next();
-				TransactionalSends.defer(this.store, this.metrics, this, message.topic(), stored);
-				deferred.add(new SendResult(stored.id(), estimatedDueAt(stored), false));
-			}
-			return deferred;
-		}
-		long start = System.nanoTime();
-		Map<String, List<SendResult>> resultsByTopic = store(byTopic);
-		resultsByTopic.forEach((topic, topicResults) -> report(this.metrics, topic, topicResults, start));
+		return deferred;
+	}
+
+	/**
+	 * Reports sent messages and puts their results in the order of the messages.
+	 */
+	private List<SendResult> sent(Outgoing outgoing, Map<String, List<SendResult>> resultsByTopic, long startNanos) {
+		resultsByTopic.forEach((topic, topicResults) -> report(this.metrics, topic, topicResults, startNanos));
 		Map<String, Iterator<SendResult>> cursors = new LinkedHashMap<>();
 		resultsByTopic.forEach((topic, results) -> cursors.put(topic, results.iterator()));
-		List<SendResult> results = new ArrayList<>(messages.size());
-		for (DelayMessage message : messages) {
+		List<SendResult> results = new ArrayList<>(outgoing.messages.size());
+		for (DelayMessage message : outgoing.messages) {
 			SendResult result = cursors.get(message.topic()).next();
 			logSent(message.topic(), result);
 			results.add(result);
@@ -327,9 +415,21 @@ public class DelayQueueTemplate {
 			return results(this.store.send(byTopic));
 		}
 		catch (DataAccessException | PartitionCountException ex) {
-			List<String> ids = byTopic.values().stream().flatMap(List::stream).map(NewMessage::id).toList();
-			throw new SendFailedException(List.copyOf(byTopic.keySet()), ids, ex);
+			throw sendFailed(byTopic, ex);
 		}
+	}
+
+	/**
+	 * @return the failure of a send to the store: a {@link SendFailedException} that
+	 * carries the ids for a failure of the store, which may have stored them; else the
+	 * failure itself
+	 */
+	private static RuntimeException sendFailed(Map<String, List<NewMessage>> byTopic, Throwable failure) {
+		if (failure instanceof DataAccessException || failure instanceof PartitionCountException) {
+			List<String> ids = byTopic.values().stream().flatMap(List::stream).map(NewMessage::id).toList();
+			return new SendFailedException(List.copyOf(byTopic.keySet()), ids, failure);
+		}
+		return (failure instanceof RuntimeException runtime) ? runtime : new CompletionException(failure);
 	}
 
 	static Map<String, List<SendResult>> results(Map<String, List<Sent>> sentByTopic) {
@@ -351,6 +451,14 @@ public class DelayQueueTemplate {
 
 	private static Instant estimatedDueAt(NewMessage message) {
 		return message.relative() ? Instant.now().plusMillis(message.when()) : Instant.ofEpochMilli(message.when());
+	}
+
+	/**
+	 * Messages on their way to the store: as given, by topic, and their sender
+	 * observations.
+	 */
+	private record Outgoing(List<DelayMessage> messages, Map<String, List<NewMessage>> byTopic,
+			List<Observation> observations) {
 	}
 
 	private static void logSent(String topic, SendResult result) {

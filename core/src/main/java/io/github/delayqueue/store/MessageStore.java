@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 import org.jspecify.annotations.Nullable;
 
@@ -34,6 +35,24 @@ public interface MessageStore {
 	 * partitions and the count cannot change now
 	 */
 	Map<String, List<Sent>> send(Map<String, List<NewMessage>> messagesByTopic);
+
+	/**
+	 * Stores and schedules messages as {@link #send(Map)} does, without waiting for the
+	 * store: the future completes with the results, or fails with one of the exceptions
+	 * {@code send} throws. It may complete on the store client's I/O thread, where
+	 * nothing may block. This default sends on the caller's thread and returns a
+	 * completed future.
+	 * @param messagesByTopic the messages of each topic, in send order
+	 * @return the results of each topic, in the same order as its messages
+	 */
+	default CompletableFuture<Map<String, List<Sent>>> sendAsync(Map<String, List<NewMessage>> messagesByTopic) {
+		try {
+			return CompletableFuture.completedFuture(send(messagesByTopic));
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
 
 	/**
 	 * Stores and schedules messages of one topic, as {@link #send(Map)} does.

@@ -340,6 +340,20 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 		return this.sends.send(messagesByTopic);
 	}
 
+	/**
+	 * Stores and schedules messages as {@link #send(Map)} does, pipelined: the script
+	 * calls go out at once and the future completes, on the Redis client's I/O thread,
+	 * when Redis answered them all. Only the first send to a topic waits, for its
+	 * partition count, and with confirmed replication, or when a partition refused a
+	 * call, the rest of the send continues on a thread of the store.
+	 * @param messagesByTopic the messages of each topic, in send order
+	 * @return the results of each topic, in the same order as its messages
+	 */
+	@Override
+	public CompletableFuture<Map<String, List<Sent>>> sendAsync(Map<String, List<NewMessage>> messagesByTopic) {
+		return this.sends.sendAsync(messagesByTopic);
+	}
+
 	private RedisTopicStore partition(String partition) {
 		return new RedisTopicStore(this.calls, this.router, this.wrongTypeKeys, partition);
 	}

@@ -6,6 +6,11 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
 
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.NotReplicatedException;
@@ -17,6 +22,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
  * Sends messages: each partition's share in chunks of one script call, all calls of a
@@ -36,6 +42,12 @@ final class RedisSends implements AutoCloseable {
 
 	private volatile @Nullable ReplicatedWrites replicatedWrites;
 
+	/**
+	 * Where an asynchronous send goes on when it has to wait for Redis: with confirmed
+	 * replication, or after a partition refused a call; a thread only while one does.
+	 */
+	private final ExecutorService waiting = Executors.newCachedThreadPool(waitingThreads());
+
 	RedisSends(ScriptCalls calls, PartitionRouter router) {
 		this.calls = calls;
 		this.router = router;
@@ -49,8 +61,15 @@ final class RedisSends implements AutoCloseable {
 		this.replicatedWrites = new ReplicatedWrites(connectionFactory, replicas, timeout);
 	}
 
+	private static ThreadFactory waitingThreads() {
+		CustomizableThreadFactory threads = new CustomizableThreadFactory("delay-queue-send-");
+		threads.setDaemon(true);
+		return threads;
+	}
+
 	@Override
 	public void close() {
+		this.waiting.shutdown();
 		ReplicatedWrites replicated = this.replicatedWrites;
 		if (replicated != null) {
 			replicated.close();
@@ -74,16 +93,88 @@ final class RedisSends implements AutoCloseable {
 		long deadline = this.calls.deadline();
 		messagesByTopic.keySet().forEach((topic) -> this.router.agree(topic, true, deadline));
 		TopicPartitions partitions = this.router.partitions();
+		SendCalls sends = new SendCalls(byPartition(messagesByTopic, partitions));
+		List<Object> replies = new ArrayList<>(runSends(sends.calls, deadline));
+		return byTopic(messagesByTopic, partitions, sends.results(sendRefusedAgain(sends, replies, deadline)));
+	}
+
+	/**
+	 * Stores and schedules messages as {@link #send(Map)} does, without waiting: every
+	 * script call is written at once, and the future completes on the Redis client's I/O
+	 * thread once Redis answered them all. Only the first send to a topic waits, for its
+	 * partition count. With confirmed replication the whole send, and after a partition
+	 * refused a call the calls it refused, run on a thread of their own, as they wait for
+	 * Redis.
+	 * @param messagesByTopic the messages of each topic, in send order
+	 * @return the results of each topic, in the same order as its messages; or a failure
+	 * with the exceptions {@link #send(Map)} throws
+	 */
+	CompletableFuture<Map<String, List<Sent>>> sendAsync(Map<String, List<NewMessage>> messagesByTopic) {
+		long deadline = this.calls.deadline();
+		SendCalls sends;
+		TopicPartitions partitions;
+		try {
+			messagesByTopic.keySet().forEach((topic) -> this.router.agree(topic, true, deadline));
+			if (this.replicatedWrites != null) {
+				return CompletableFuture.supplyAsync(() -> send(messagesByTopic), this.waiting);
+			}
+			partitions = this.router.partitions();
+			sends = new SendCalls(byPartition(messagesByTopic, partitions));
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+		List<CompletableFuture<Object>> submitted = sends.calls.stream().map(this.calls::submit).toList();
+		return CompletableFuture.allOf(submitted.toArray(CompletableFuture[]::new))
+			.handle((all, failure) -> replies(submitted))
+			.thenCompose((replies) -> refused(replies).isEmpty() ? CompletableFuture.completedFuture(replies)
+					: CompletableFuture.supplyAsync(() -> sendRefusedAgain(sends, replies, deadline), this.waiting))
+			.thenApply((replies) -> byTopic(messagesByTopic, partitions, sends.results(replies)));
+	}
+
+	/**
+	 * The replies of calls that all completed, a partition's refusal in place of its
+	 * call's reply.
+	 * @throws RuntimeException the first other failure
+	 */
+	private static List<Object> replies(List<CompletableFuture<Object>> submitted) {
+		List<Object> replies = new ArrayList<>(submitted.size());
+		for (CompletableFuture<Object> call : submitted) {
+			try {
+				replies.add(ScriptCalls.await(call));
+			}
+			catch (RuntimeException ex) {
+				if (!PartitionCounts.isRefusal(ex)) {
+					throw ex;
+				}
+				replies.add(ex);
+			}
+		}
+		return replies;
+	}
+
+	/** The messages of each partition (or topic), in send order. */
+	private static Map<String, List<NewMessage>> byPartition(Map<String, List<NewMessage>> messagesByTopic,
+			TopicPartitions partitions) {
 		if (!partitions.any()) {
-			return sendToPartitions(messagesByTopic, deadline);
+			return messagesByTopic;
 		}
 		Map<String, List<NewMessage>> byPartition = new LinkedHashMap<>();
 		messagesByTopic.forEach((topic,
 				messages) -> messages.forEach((message) -> byPartition
 					.computeIfAbsent(partitions.nameFor(topic, message.id()), (name) -> new ArrayList<>())
 					.add(message)));
+		return byPartition;
+	}
+
+	/** The results of each topic, in the order of its messages. */
+	private static Map<String, List<Sent>> byTopic(Map<String, List<NewMessage>> messagesByTopic,
+			TopicPartitions partitions, Map<String, List<Sent>> byPartition) {
+		if (!partitions.any()) {
+			return byPartition;
+		}
 		Map<String, Iterator<Sent>> sent = new LinkedHashMap<>();
-		sendToPartitions(byPartition, deadline).forEach((name, results) -> sent.put(name, results.iterator()));
+		byPartition.forEach((name, results) -> sent.put(name, results.iterator()));
 		Map<String, List<Sent>> results = new LinkedHashMap<>();
 		messagesByTopic.forEach((topic, messages) -> results.put(topic,
 				messages.stream().map((message) -> sent.get(partitions.nameFor(topic, message.id())).next()).toList()));
@@ -91,45 +182,31 @@ final class RedisSends implements AutoCloseable {
 	}
 
 	/**
-	 * Sends messages to partitions (or topics), all script calls before the first reply
-	 * is awaited. The calls a partition refused (they stored nothing) are sent once more,
-	 * alone, after the count is settled; the others are not repeated.
+	 * Sends once more, alone, the calls a partition refused (they stored nothing), after
+	 * the count is settled; the others are not repeated.
+	 * @param replies the replies of the calls, a refusal in place of a refused call's
+	 * @return the replies, each refusal replaced by the reply of its call sent again
+	 * @throws PartitionCountException if a partition refused a call again
 	 */
-	private Map<String, List<Sent>> sendToPartitions(Map<String, List<NewMessage>> messagesByTopic, long deadline) {
-		List<String> topics = new ArrayList<>();
-		List<ScriptCodecs.Send> sends = new ArrayList<>();
-		List<ScriptCall> calls = new ArrayList<>();
-		messagesByTopic.forEach((topic, messages) -> {
-			for (List<NewMessage> chunk : chunks(messages)) {
-				ScriptCodecs.Send send = new ScriptCodecs.Send(this.calls.signalChannel(topic), topic,
-						this.router.countOf(topic), chunk);
-				topics.add(topic);
-				sends.add(send);
-				calls.add(this.calls.call(topic, send));
-			}
-		});
-		List<Object> replies = new ArrayList<>(runSends(calls, deadline));
+	private List<Object> sendRefusedAgain(SendCalls sends, List<Object> replies, long deadline) {
 		List<Integer> refused = refused(replies);
-		if (!refused.isEmpty()) {
-			refused.stream()
-				.map((i) -> TopicPartitions.topicOf(topics.get(i)))
-				.distinct()
-				.forEach((topic) -> this.router.settle(topic, deadline));
-			List<Object> again = runSends(refused.stream().map(calls::get).toList(), deadline);
-			for (int r = 0; r < refused.size(); r++) {
-				if (again.get(r) instanceof RuntimeException) {
-					String topic = TopicPartitions.topicOf(topics.get(refused.get(r)));
-					throw PartitionCountException.refusedAgain(topic, this.router.partitions().count(topic));
-				}
-				replies.set(refused.get(r), again.get(r));
+		if (refused.isEmpty()) {
+			return replies;
+		}
+		List<Object> answered = new ArrayList<>(replies);
+		refused.stream()
+			.map((i) -> TopicPartitions.topicOf(sends.partitions.get(i)))
+			.distinct()
+			.forEach((topic) -> this.router.settle(topic, deadline));
+		List<Object> again = runSends(refused.stream().map(sends.calls::get).toList(), deadline);
+		for (int r = 0; r < refused.size(); r++) {
+			if (again.get(r) instanceof RuntimeException) {
+				String topic = TopicPartitions.topicOf(sends.partitions.get(refused.get(r)));
+				throw PartitionCountException.refusedAgain(topic, this.router.partitions().count(topic));
 			}
+			answered.set(refused.get(r), again.get(r));
 		}
-		Map<String, List<Sent>> results = new LinkedHashMap<>();
-		messagesByTopic.keySet().forEach((topic) -> results.put(topic, new ArrayList<>()));
-		for (int i = 0; i < calls.size(); i++) {
-			results.get(topics.get(i)).addAll(sends.get(i).read(replies.get(i)));
-		}
-		return results;
+		return answered;
 	}
 
 	/**
@@ -153,6 +230,45 @@ final class RedisSends implements AutoCloseable {
 			}
 		}
 		return refused;
+	}
+
+	/**
+	 * The script calls of a send: each partition's (or topic's) messages in chunks of one
+	 * call, in order.
+	 */
+	private final class SendCalls {
+
+		private final List<String> partitions = new ArrayList<>();
+
+		private final List<ScriptCodecs.Send> sends = new ArrayList<>();
+
+		private final List<ScriptCall> calls = new ArrayList<>();
+
+		private final Set<String> names;
+
+		SendCalls(Map<String, List<NewMessage>> messagesByPartition) {
+			this.names = messagesByPartition.keySet();
+			messagesByPartition.forEach((partition, messages) -> {
+				for (List<NewMessage> chunk : chunks(messages)) {
+					ScriptCodecs.Send send = new ScriptCodecs.Send(RedisSends.this.calls.signalChannel(partition),
+							partition, RedisSends.this.router.countOf(partition), chunk);
+					this.partitions.add(partition);
+					this.sends.add(send);
+					this.calls.add(RedisSends.this.calls.call(partition, send));
+				}
+			});
+		}
+
+		/** The results of each partition, read from the replies of its calls. */
+		Map<String, List<Sent>> results(List<Object> replies) {
+			Map<String, List<Sent>> results = new LinkedHashMap<>();
+			this.names.forEach((name) -> results.put(name, new ArrayList<>()));
+			for (int i = 0; i < this.calls.size(); i++) {
+				results.get(this.partitions.get(i)).addAll(this.sends.get(i).read(replies.get(i)));
+			}
+			return results;
+		}
+
 	}
 
 	private static List<List<NewMessage>> chunks(List<NewMessage> messages) {

@@ -92,6 +92,15 @@ final class ScriptCalls {
 	}
 
 	/**
+	 * Sends a call made by {@link #call(String, ScriptCodec)} without waiting for its
+	 * reply, to be read by its codec; the future completes on the Redis client's I/O
+	 * thread, where nothing may block.
+	 */
+	CompletableFuture<Object> submit(ScriptCall call) {
+		return this.runner.submit(call, this.timeout);
+	}
+
+	/**
 	 * Sends a call that names a consumer's claim record, writing it only through a gate.
 	 */
 	<R> CompletableFuture<R> submit(String partition, String consumer, ScriptCodec<R> codec, WriteGate gate) {
