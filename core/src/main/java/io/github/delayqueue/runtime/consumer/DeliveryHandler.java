@@ -10,6 +10,7 @@ import io.github.delayqueue.listener.DelayListenerEndpoint;
 import io.github.delayqueue.listener.LatePolicy;
 import io.github.delayqueue.listener.SlowDownException;
 import io.github.delayqueue.listener.ListenerSettings;
+import io.github.delayqueue.runtime.support.Nanoseconds;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.metrics.HandlingOutcome;
 import io.github.delayqueue.observation.DefaultDelayQueueReceiverObservationConvention;
@@ -113,12 +114,21 @@ final class DeliveryHandler {
 	 * converts its payload, dead-lettering it when one of these fails.
 	 * @param inFlight the message, leased to this consumer
 	 * @return the message with the method's argument, or {@code null} if it is settled
-	 * already (handed back while it waited, or dead-lettered here)
+	 * already (handed back while it waited, or dead-lettered here), or it waited here
+	 * longer than the maximum handling time, after which its lease is no longer extended
+	 * and it is delivered again when the lease expires
 	 */
 	@Nullable Prepared prepare(InFlightMessage inFlight) {
 		synchronized (inFlight) {
 			if (inFlight.isSettled()) {
 				// Handed back while it waited for a handler (the consumer is stopping).
+				return null;
+			}
+			if (inFlight.handlingNanos() > Nanoseconds.of(this.settings.maxHandlingTime())) {
+				logger.warn("Topic '" + this.topic + "' message " + inFlight.id() + " waited for a handler longer "
+						+ "than delay-queue.listener.max-handling-time (" + this.settings.maxHandlingTime()
+						+ "): not started here, as its lease is no longer extended; it is delivered again when the "
+						+ "lease expires");
 				return null;
 			}
 		}

@@ -516,7 +516,12 @@ final class Fetcher {
 				waitForRoom(result.rateLimitedFor());
 				this.requested.set(true);
 			}
-			else if (result.more() || due == request.wanted()) {
+			else if (due == request.wanted() || tookAllEarly(request, result, due)
+					|| (result.more() && (due > 0 || request.earlyLimit() > 0 || this.rateLimit != null))) {
+				// More may be waiting: due messages, or early ones past the claim's
+				// limit.
+				// Not when the held messages are full and it took nothing due: their
+				// release claims again.
 				this.requested.set(true);
 			}
 			else {
@@ -529,6 +534,14 @@ final class Fetcher {
 			checkAgainIn(StoreCalls.OUTAGE.longest().toMillis());
 		}
 		fetch();
+	}
+
+	/**
+	 * @return whether the claim took as many messages not yet due as it asked for, so
+	 * that more of them may be waiting
+	 */
+	private static boolean tookAllEarly(ClaimRequest request, ClaimResult result, int due) {
+		return request.earlyLimit() > 0 && result.messages().size() - due >= request.earlyLimit();
 	}
 
 	private static List<InFlightMessage> inFlight(ClaimResult result) {

@@ -91,7 +91,16 @@ final class PartitionCounts {
 	 * @return the time left
 	 */
 	static Duration remaining(long deadline) {
-		return Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(1), deadline - System.nanoTime()));
+		long millis = TimeUnit.NANOSECONDS
+			.toMillis(deadline - System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1) - 1);
+		return Duration.ofMillis(Math.max(1, millis));
+	}
+
+	/**
+	 * @return whether the topic's count is agreed, so that {@link #agree} returns at once
+	 */
+	boolean isAgreed(String topic) {
+		return this.agreed.contains(topic);
 	}
 
 	/**

@@ -43,6 +43,13 @@ final class PartitionRouter {
 	}
 
 	/**
+	 * @return whether the topic's count is agreed, so that {@link #agree} returns at once
+	 */
+	boolean isAgreed(String topic) {
+		return this.counts.isAgreed(topic);
+	}
+
+	/**
 	 * Settles the topic's count after a partition refused a call.
 	 * @see PartitionCounts#settle(String, long)
 	 */

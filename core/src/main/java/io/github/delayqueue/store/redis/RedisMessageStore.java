@@ -343,9 +343,9 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	/**
 	 * Stores and schedules messages as {@link #send(Map)} does, pipelined: the script
 	 * calls go out at once and the future completes, on the Redis client's I/O thread,
-	 * when Redis answered them all. Only the first send to a topic waits, for its
-	 * partition count, and with confirmed replication, or when a partition refused a
-	 * call, the rest of the send continues on a thread of the store.
+	 * when Redis answered them all. The first send to a topic (which reads its partition
+	 * count), a send with confirmed replication, and the calls a partition refused go on
+	 * on one of a few threads of the store, as they wait for Redis.
 	 * @param messagesByTopic the messages of each topic, in send order
 	 * @return the results of each topic, in the same order as its messages
 	 */

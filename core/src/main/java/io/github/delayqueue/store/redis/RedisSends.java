@@ -8,9 +8,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.NotReplicatedException;
@@ -21,6 +23,7 @@ import io.github.delayqueue.store.redis.ScriptRunner.ScriptCall;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
@@ -42,11 +45,15 @@ final class RedisSends implements AutoCloseable {
 
 	private volatile @Nullable ReplicatedWrites replicatedWrites;
 
+	/** Most threads on which asynchronous sends wait for Redis. */
+	static final int WAITING_THREADS = 4;
+
 	/**
-	 * Where an asynchronous send goes on when it has to wait for Redis: with confirmed
-	 * replication, or after a partition refused a call; a thread only while one does.
+	 * Where an asynchronous send goes on when it has to wait for Redis: the first send to
+	 * a topic, with confirmed replication, or after a partition refused a call; at most
+	 * {@value #WAITING_THREADS} threads, gone after a minute idle, and a queue.
 	 */
-	private final ExecutorService waiting = Executors.newCachedThreadPool(waitingThreads());
+	private final ThreadPoolExecutor waiting = waitingThreads();
 
 	RedisSends(ScriptCalls calls, PartitionRouter router) {
 		this.calls = calls;
@@ -61,10 +68,13 @@ final class RedisSends implements AutoCloseable {
 		this.replicatedWrites = new ReplicatedWrites(connectionFactory, replicas, timeout);
 	}
 
-	private static ThreadFactory waitingThreads() {
+	private static ThreadPoolExecutor waitingThreads() {
 		CustomizableThreadFactory threads = new CustomizableThreadFactory("delay-queue-send-");
 		threads.setDaemon(true);
-		return threads;
+		ThreadPoolExecutor executor = new ThreadPoolExecutor(WAITING_THREADS, WAITING_THREADS, 1, TimeUnit.MINUTES,
+				new LinkedBlockingQueue<>(), threads);
+		executor.allowCoreThreadTimeOut(true);
+		return executor;
 	}
 
 	@Override
@@ -101,35 +111,67 @@ final class RedisSends implements AutoCloseable {
 	/**
 	 * Stores and schedules messages as {@link #send(Map)} does, without waiting: every
 	 * script call is written at once, and the future completes on the Redis client's I/O
-	 * thread once Redis answered them all. Only the first send to a topic waits, for its
-	 * partition count. With confirmed replication the whole send, and after a partition
-	 * refused a call the calls it refused, run on a thread of their own, as they wait for
-	 * Redis.
+	 * thread once Redis answered them all. The first send to a topic (which reads its
+	 * partition count), a send with confirmed replication, and the calls a partition
+	 * refused go on on one of {@value #WAITING_THREADS} threads, as they wait for Redis;
+	 * never on the caller's thread.
 	 * @param messagesByTopic the messages of each topic, in send order
 	 * @return the results of each topic, in the same order as its messages; or a failure
 	 * with the exceptions {@link #send(Map)} throws
 	 */
 	CompletableFuture<Map<String, List<Sent>>> sendAsync(Map<String, List<NewMessage>> messagesByTopic) {
-		long deadline = this.calls.deadline();
-		SendCalls sends;
+		if (this.replicatedWrites != null) {
+			return whileWaiting(() -> send(messagesByTopic));
+		}
+		if (!messagesByTopic.keySet().stream().allMatch(this.router::isAgreed)) {
+			// The first send to a topic reads its partition count: not on the caller's
+			// thread, which may be the Redis client's I/O thread.
+			return whileWaiting(() -> {
+				long deadline = this.calls.deadline();
+				messagesByTopic.keySet().forEach((topic) -> this.router.agree(topic, true, deadline));
+				return deadline;
+			}).thenCompose((deadline) -> submitAll(messagesByTopic, deadline));
+		}
+		return submitAll(messagesByTopic, this.calls.deadline());
+	}
+
+	/**
+	 * Writes every script call of a send to topics whose partition counts are agreed.
+	 */
+	private CompletableFuture<Map<String, List<Sent>>> submitAll(Map<String, List<NewMessage>> messagesByTopic,
+			long deadline) {
 		TopicPartitions partitions;
+		SendCalls sends;
 		try {
-			messagesByTopic.keySet().forEach((topic) -> this.router.agree(topic, true, deadline));
-			if (this.replicatedWrites != null) {
-				return CompletableFuture.supplyAsync(() -> send(messagesByTopic), this.waiting);
-			}
 			partitions = this.router.partitions();
 			sends = new SendCalls(byPartition(messagesByTopic, partitions));
 		}
 		catch (RuntimeException ex) {
 			return CompletableFuture.failedFuture(ex);
 		}
-		List<CompletableFuture<Object>> submitted = sends.calls.stream().map(this.calls::submit).toList();
+		Duration timeout = PartitionCounts.remaining(deadline);
+		List<CompletableFuture<Object>> submitted = sends.calls.stream()
+			.map((call) -> this.calls.submit(call, timeout))
+			.toList();
 		return CompletableFuture.allOf(submitted.toArray(CompletableFuture[]::new))
 			.handle((all, failure) -> replies(submitted))
 			.thenCompose((replies) -> refused(replies).isEmpty() ? CompletableFuture.completedFuture(replies)
-					: CompletableFuture.supplyAsync(() -> sendRefusedAgain(sends, replies, deadline), this.waiting))
+					: whileWaiting(() -> sendRefusedAgain(sends, replies, deadline)))
 			.thenApply((replies) -> byTopic(messagesByTopic, partitions, sends.results(replies)));
+	}
+
+	/**
+	 * Runs work that waits for Redis on a thread of the store's few for that; the work
+	 * queues while they are busy.
+	 */
+	private <T> CompletableFuture<T> whileWaiting(Supplier<T> work) {
+		try {
+			return CompletableFuture.supplyAsync(work, this.waiting);
+		}
+		catch (RejectedExecutionException ex) {
+			return CompletableFuture
+				.failedFuture(new DataAccessResourceFailureException("The message store is closed", ex));
+		}
 	}
 
 	/**

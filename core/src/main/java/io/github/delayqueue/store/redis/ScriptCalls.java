@@ -93,11 +93,11 @@ final class ScriptCalls {
 
 	/**
 	 * Sends a call made by {@link #call(String, ScriptCodec)} without waiting for its
-	 * reply, to be read by its codec; the future completes on the Redis client's I/O
-	 * thread, where nothing may block.
+	 * reply, longer than a given time, to be read by its codec; the future completes on
+	 * the Redis client's I/O thread, where nothing may block.
 	 */
-	CompletableFuture<Object> submit(ScriptCall call) {
-		return this.runner.submit(call, this.timeout);
+	CompletableFuture<Object> submit(ScriptCall call, Duration timeout) {
+		return this.runner.submit(call, timeout);
 	}
 
 	/**

@@ -1,0 +1,71 @@
+package io.github.delayqueue.listener;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.IntStream;
+
+import io.github.delayqueue.core.DelayMessage;
+import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.testsupport.FaultyRedisProxy;
+import io.github.delayqueue.testsupport.QueueContexts;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Many messages made ready ahead of their due time at the head of the ready list, more
+ * than a listener holds (1000): the listener does not claim in a loop while they are not
+ * yet due (script calls counted through a proxy), and delivers them all on time.
+ */
+class ManyEarlyMessagesTests {
+
+	@ParameterizedTest
+	@ValueSource(ints = { 600, 1500, 2500 })
+	void manyEarlyMessagesAtTheHeadDoNotMakeTheListenerClaimInALoop(int count) throws Exception {
+		TestRedis redis = TestRedis.shared();
+		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
+			QueueContexts.runner(QueueContexts.uniquePrefix(), proxy)
+				.withBean(CountingListener.class)
+				.withPropertyValues("delay-queue.broker.lookahead=4s")
+				.run((context) -> {
+					CountingListener listener = context.getBean(CountingListener.class);
+					Instant dueAt = Instant.now().plusSeconds(5);
+					List<DelayMessage> messages = IntStream.range(0, count)
+						.mapToObj((i) -> DelayMessage.builder("jobs", "m" + i).dueAt(dueAt).build())
+						.toList();
+					context.getBean(DelayQueueTemplate.class).sendAll(messages);
+					// Promoted about 4 s before they are due; measure one quiet second in
+					// between.
+					Thread.sleep(Duration.between(Instant.now(), dueAt.minusMillis(3000)).toMillis());
+					int before = proxy.forwardedCount(FaultyRedisProxy.named("EVALSHA", "EVAL"));
+					Thread.sleep(1000);
+					int scripts = proxy.forwardedCount(FaultyRedisProxy.named("EVALSHA", "EVAL")) - before;
+					await().atMost(Duration.ofSeconds(30)).until(() -> listener.lateness.size() == count);
+					Duration worst = listener.lateness.values().stream().max(Duration::compareTo).orElseThrow();
+					// About 35 script calls in all for 600 or 1500 messages (sends,
+					// promote,
+					// claims, acks); a fetcher claiming in a loop sends hundreds more.
+					assertThat(proxy.forwardedCount(FaultyRedisProxy.named("EVALSHA", "EVAL"))).isLessThan(200);
+					assertThat(worst).isLessThan(Duration.ofSeconds(1));
+				});
+		}
+	}
+
+	static class CountingListener {
+
+		final Map<String, Duration> lateness = new ConcurrentHashMap<>();
+
+		@DelayListener(topic = "jobs")
+		void on(Delivery<String> delivery) {
+			this.lateness.put(delivery.id(), Duration.between(delivery.dueAt(), Instant.now()));
+		}
+
+	}
+
+}

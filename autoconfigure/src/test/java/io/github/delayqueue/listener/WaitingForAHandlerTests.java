@@ -1,0 +1,86 @@
+package io.github.delayqueue.listener;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
+
+import io.github.delayqueue.core.DelayMessage;
+import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.testsupport.QueueContexts;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.store.redis.TopicKeys;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Messages claimed ahead that wait for a handler (prefetch, or held until due by the
+ * lookahead) are never delivered twice when the handlers turn slow: a message that waited
+ * longer than the maximum handling time, after which its lease is no longer extended, is
+ * not started here but delivered again once its lease expires. Scaled down (lease 1 s,
+ * maximum handling time 3 s, handlers of 100 ms after 100 fast ones).
+ */
+class WaitingForAHandlerTests {
+
+	@ParameterizedTest
+	@CsvSource({ "256, 0", "0, 0", "0, 20ms" })
+	void aMessageWaitingForAHandlerIsNotDeliveredTwice(int prefetch, String lookahead) {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withBean(FastThenSlowListener.class)
+			.withPropertyValues("delay-queue.listener.prefetch=" + prefetch,
+					"delay-queue.listener.visibility-timeout=1s", "delay-queue.listener.max-handling-time=3s",
+					"delay-queue.broker.lookahead=" + lookahead)
+			.run((context) -> {
+				FastThenSlowListener listener = context.getBean(FastThenSlowListener.class);
+				Instant dueAt = Instant.now().plusMillis(500);
+				List<DelayMessage> messages = IntStream.range(0, 200)
+					.mapToObj((i) -> DelayMessage.builder("jobs", (i < 100) ? "fast" : "slow")
+						.dueAt(dueAt.plusMillis(i))
+						.build())
+					.toList();
+				StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
+				TopicKeys keys = context.getBean(RedisMessageStore.class).keys("jobs");
+				long[] mostInFlight = new long[1];
+				context.getBean(DelayQueueTemplate.class).sendAll(messages);
+				await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20)).until(() -> {
+					Long inFlight = redis.opsForZSet().zCard(keys.inFlight());
+					mostInFlight[0] = Math.max(mostInFlight[0], (inFlight != null) ? inFlight : 0);
+					return listener.deliveries.size() == 200;
+				});
+				// Let lapsed leases come back and be delivered again.
+				int before;
+				do {
+					before = listener.calls.get();
+					Thread.sleep(3000);
+				}
+				while (listener.calls.get() != before);
+				long twice = listener.deliveries.values().stream().filter((count) -> count.get() > 1).count();
+				assertThat(twice).isZero();
+			});
+	}
+
+	static class FastThenSlowListener {
+
+		final Map<String, AtomicInteger> deliveries = new ConcurrentHashMap<>();
+
+		final AtomicInteger calls = new AtomicInteger();
+
+		@DelayListener(topic = "jobs")
+		void on(Delivery<String> delivery) throws InterruptedException {
+			this.calls.incrementAndGet();
+			this.deliveries.computeIfAbsent(delivery.id(), (id) -> new AtomicInteger()).incrementAndGet();
+			if (delivery.payload().equals("slow")) {
+				Thread.sleep(100);
+			}
+		}
+
+	}
+
+}
