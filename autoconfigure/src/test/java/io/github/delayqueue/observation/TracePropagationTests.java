@@ -59,12 +59,7 @@ class TracePropagationTests {
 
 	@Test
 	void listenerSpanContinuesTheTraceOfTheSenderAfterTheDelay() {
-		Propagator propagator = new BravePropagator(this.tracing);
-		ObservationRegistry observations = ObservationRegistry.create();
-		observations.observationConfig()
-			.observationHandler(new PropagatingSenderTracingObservationHandler<>(this.tracer, propagator))
-			.observationHandler(new PropagatingReceiverTracingObservationHandler<>(this.tracer, propagator))
-			.observationHandler(new DefaultTracingObservationHandler(this.tracer));
+		ObservationRegistry observations = tracingObservations();
 		TracedListener listener = new TracedListener(this.tracer);
 		QueueContexts.runner(QueueContexts.uniquePrefix())
 			.withBean(ObservationRegistry.class, () -> observations)
@@ -87,12 +82,7 @@ class TracePropagationTests {
 
 	@Test
 	void listenerSpanContinuesTheTraceOfAnAsynchronousSend() {
-		Propagator propagator = new BravePropagator(this.tracing);
-		ObservationRegistry observations = ObservationRegistry.create();
-		observations.observationConfig()
-			.observationHandler(new PropagatingSenderTracingObservationHandler<>(this.tracer, propagator))
-			.observationHandler(new PropagatingReceiverTracingObservationHandler<>(this.tracer, propagator))
-			.observationHandler(new DefaultTracingObservationHandler(this.tracer));
+		ObservationRegistry observations = tracingObservations();
 		TracedListener listener = new TracedListener(this.tracer);
 		QueueContexts.runner(QueueContexts.uniquePrefix())
 			.withBean(ObservationRegistry.class, () -> observations)
@@ -111,6 +101,16 @@ class TracePropagationTests {
 				assertThat(listener.traceIds).containsExactly(parent.context().traceId());
 				assertThat(this.spans).extracting(MutableSpan::name).contains("traced send");
 			});
+	}
+
+	private ObservationRegistry tracingObservations() {
+		Propagator propagator = new BravePropagator(this.tracing);
+		ObservationRegistry observations = ObservationRegistry.create();
+		observations.observationConfig()
+			.observationHandler(new PropagatingSenderTracingObservationHandler<>(this.tracer, propagator))
+			.observationHandler(new PropagatingReceiverTracingObservationHandler<>(this.tracer, propagator))
+			.observationHandler(new DefaultTracingObservationHandler(this.tracer));
+		return observations;
 	}
 
 	static class TracedListener {
