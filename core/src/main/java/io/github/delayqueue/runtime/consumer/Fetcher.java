@@ -516,12 +516,7 @@ final class Fetcher {
 				waitForRoom(result.rateLimitedFor());
 				this.requested.set(true);
 			}
-			else if (due == request.wanted() || tookAllEarly(request, result, due)
-					|| (result.more() && (due > 0 || request.earlyLimit() > 0 || this.rateLimit != null))) {
-				// More may be waiting: due messages, or early ones past the claim's
-				// limit.
-				// Not when the held messages are full and it took nothing due: their
-				// release claims again.
+			else if (mayHaveMore(request, result, due)) {
 				this.requested.set(true);
 			}
 			else {
@@ -537,11 +532,15 @@ final class Fetcher {
 	}
 
 	/**
-	 * @return whether the claim took as many messages not yet due as it asked for, so
-	 * that more of them may be waiting
+	 * Tells whether a claim should follow at once: the claim took all the due messages it
+	 * asked for, or all the early ones, or says more may be waiting. Not when it could
+	 * take no early message because the held ones are full and it took nothing due: the
+	 * release of the held messages claims again.
 	 */
-	private static boolean tookAllEarly(ClaimRequest request, ClaimResult result, int due) {
-		return request.earlyLimit() > 0 && result.messages().size() - due >= request.earlyLimit();
+	private boolean mayHaveMore(ClaimRequest request, ClaimResult result, int due) {
+		boolean tookAllEarly = request.earlyLimit() > 0 && result.messages().size() - due >= request.earlyLimit();
+		boolean heldFull = request.earlyLimit() == 0 && this.rateLimit == null;
+		return due == request.wanted() || tookAllEarly || (result.more() && (due > 0 || !heldFull));
 	}
 
 	private static List<InFlightMessage> inFlight(ClaimResult result) {

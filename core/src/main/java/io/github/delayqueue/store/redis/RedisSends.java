@@ -104,8 +104,8 @@ final class RedisSends implements AutoCloseable {
 		messagesByTopic.keySet().forEach((topic) -> this.router.agree(topic, true, deadline));
 		TopicPartitions partitions = this.router.partitions();
 		SendCalls sends = new SendCalls(byPartition(messagesByTopic, partitions));
-		List<Object> replies = new ArrayList<>(runSends(sends.calls, deadline));
-		return byTopic(messagesByTopic, partitions, sends.results(sendRefusedAgain(sends, replies, deadline)));
+		List<Object> replies = sendRefusedAgain(sends, runSends(sends.calls, deadline), deadline);
+		return byTopic(messagesByTopic, partitions, sends.results(replies));
 	}
 
 	/**
