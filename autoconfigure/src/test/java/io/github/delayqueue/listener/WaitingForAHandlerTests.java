@@ -54,13 +54,11 @@ class WaitingForAHandlerTests {
 					mostInFlight[0] = Math.max(mostInFlight[0], (inFlight != null) ? inFlight : 0);
 					return listener.deliveries.size() == 200;
 				});
-				// Let lapsed leases come back and be delivered again.
-				int before;
-				do {
-					before = listener.calls.get();
-					Thread.sleep(3000);
-				}
-				while (listener.calls.get() != before);
+				// Lapsed leases would bring messages back, to be delivered again: wait
+				// until none is in flight for a while.
+				await().during(Duration.ofSeconds(3))
+					.atMost(Duration.ofSeconds(60))
+					.until(() -> Long.valueOf(0).equals(redis.opsForZSet().zCard(keys.inFlight())));
 				long twice = listener.deliveries.values().stream().filter((count) -> count.get() > 1).count();
 				assertThat(twice).isZero();
 			});
@@ -70,13 +68,11 @@ class WaitingForAHandlerTests {
 
 		final Map<String, AtomicInteger> deliveries = new ConcurrentHashMap<>();
 
-		final AtomicInteger calls = new AtomicInteger();
-
 		@DelayListener(topic = "jobs")
 		void on(Delivery<String> delivery) throws InterruptedException {
-			this.calls.incrementAndGet();
 			this.deliveries.computeIfAbsent(delivery.id(), (id) -> new AtomicInteger()).incrementAndGet();
 			if (delivery.payload().equals("slow")) {
+				// Stands for slow work.
 				Thread.sleep(100);
 			}
 		}

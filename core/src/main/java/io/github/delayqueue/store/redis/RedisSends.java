@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -45,19 +46,31 @@ final class RedisSends implements AutoCloseable {
 
 	private volatile @Nullable ReplicatedWrites replicatedWrites;
 
-	/** Most threads on which asynchronous sends wait for Redis. */
+	/** Most threads on which sends the partitions refused are sent again. */
 	static final int WAITING_THREADS = 4;
 
 	/**
-	 * Where an asynchronous send goes on when it has to wait for Redis: the first send to
-	 * a topic, with confirmed replication, or after a partition refused a call; at most
-	 * {@value #WAITING_THREADS} threads, gone after a minute idle, and a queue.
+	 * Where sends that a partition refused are sent again once its count is settled, as
+	 * they wait for Redis: at most {@value #WAITING_THREADS} threads, gone after a minute
+	 * idle, and a queue.
 	 */
-	private final ThreadPoolExecutor waiting = waitingThreads();
+	private final ThreadPoolExecutor waiting = threads(WAITING_THREADS);
+
+	/**
+	 * The lane: one thread, on which the sends that must wait for Redis before they are
+	 * written (see {@link #sendAsync}) are written in order.
+	 */
+	private final ThreadPoolExecutor lane = threads(1);
+
+	/** How many sends to each topic are on the lane; guards the choice of the lane. */
+	private final Map<String, Integer> inLane = new HashMap<>();
+
+	private final SendCoalescer coalescer;
 
 	RedisSends(ScriptCalls calls, PartitionRouter router) {
 		this.calls = calls;
 		this.router = router;
+		this.coalescer = new SendCoalescer(calls, router);
 	}
 
 	/**
@@ -68,10 +81,10 @@ final class RedisSends implements AutoCloseable {
 		this.replicatedWrites = new ReplicatedWrites(connectionFactory, replicas, timeout);
 	}
 
-	private static ThreadPoolExecutor waitingThreads() {
+	private static ThreadPoolExecutor threads(int count) {
 		CustomizableThreadFactory threads = new CustomizableThreadFactory("delay-queue-send-");
 		threads.setDaemon(true);
-		ThreadPoolExecutor executor = new ThreadPoolExecutor(WAITING_THREADS, WAITING_THREADS, 1, TimeUnit.MINUTES,
+		ThreadPoolExecutor executor = new ThreadPoolExecutor(count, count, 1, TimeUnit.MINUTES,
 				new LinkedBlockingQueue<>(), threads);
 		executor.allowCoreThreadTimeOut(true);
 		return executor;
@@ -79,6 +92,7 @@ final class RedisSends implements AutoCloseable {
 
 	@Override
 	public void close() {
+		this.lane.shutdown();
 		this.waiting.shutdown();
 		ReplicatedWrites replicated = this.replicatedWrites;
 		if (replicated != null) {
@@ -100,39 +114,88 @@ final class RedisSends implements AutoCloseable {
 	 * confirmed the writes in time
 	 */
 	Map<String, List<Sent>> send(Map<String, List<NewMessage>> messagesByTopic) {
-		long deadline = this.calls.deadline();
-		messagesByTopic.keySet().forEach((topic) -> this.router.agree(topic, true, deadline));
-		TopicPartitions partitions = this.router.partitions();
-		SendCalls sends = new SendCalls(byPartition(messagesByTopic, partitions));
-		List<Object> replies = sendRefusedAgain(sends, runSends(sends.calls, deadline), deadline);
-		return byTopic(messagesByTopic, partitions, sends.results(replies));
+		if (this.replicatedWrites != null) {
+			return sendReplicated(messagesByTopic, this.calls.deadline());
+		}
+		return ScriptCalls.await(sendAsync(messagesByTopic));
 	}
 
 	/**
-	 * Stores and schedules messages as {@link #send(Map)} does, without waiting: every
-	 * script call is written at once, and the future completes on the Redis client's I/O
-	 * thread once Redis answered them all. The first send to a topic (which reads its
-	 * partition count), a send with confirmed replication, and the calls a partition
-	 * refused go on on one of {@value #WAITING_THREADS} threads, as they wait for Redis;
-	 * never on the caller's thread.
+	 * Stores and schedules messages as {@link #send(Map)} does, without waiting: the
+	 * script calls are written at once (see {@link SendCoalescer}), and the future
+	 * completes on the Redis client's I/O thread once Redis answered them all. Calls are
+	 * written in the order of the sends. A send to a topic whose partition count is not
+	 * agreed yet (the first send to it, which reads the count), the sends behind it to
+	 * the same topic, and every send with confirmed replication go through the lane, one
+	 * thread on which they are written one after the other, in order; never on the
+	 * caller's thread, which may be the Redis client's I/O thread.
 	 * @param messagesByTopic the messages of each topic, in send order
 	 * @return the results of each topic, in the same order as its messages; or a failure
 	 * with the exceptions {@link #send(Map)} throws
 	 */
 	CompletableFuture<Map<String, List<Sent>>> sendAsync(Map<String, List<NewMessage>> messagesByTopic) {
-		if (this.replicatedWrites != null) {
-			return whileWaiting(() -> send(messagesByTopic));
+		long deadline = this.calls.deadline();
+		Set<String> topics = messagesByTopic.keySet();
+		boolean direct;
+		synchronized (this.inLane) {
+			direct = this.replicatedWrites == null && topics.stream()
+				.allMatch((topic) -> this.router.isAgreed(topic) && !this.inLane.containsKey(topic));
+			if (!direct) {
+				topics.forEach((topic) -> this.inLane.merge(topic, 1, Integer::sum));
+			}
 		}
-		if (!messagesByTopic.keySet().stream().allMatch(this.router::isAgreed)) {
-			// The first send to a topic reads its partition count: not on the caller's
-			// thread, which may be the Redis client's I/O thread.
-			return whileWaiting(() -> {
-				long deadline = this.calls.deadline();
-				messagesByTopic.keySet().forEach((topic) -> this.router.agree(topic, true, deadline));
-				return deadline;
-			}).thenCompose((deadline) -> submitAll(messagesByTopic, deadline));
+		if (direct) {
+			return submitAll(messagesByTopic, deadline);
 		}
-		return submitAll(messagesByTopic, this.calls.deadline());
+		try {
+			return CompletableFuture.supplyAsync(() -> inLane(messagesByTopic, deadline), this.lane)
+				.thenCompose((sent) -> sent);
+		}
+		catch (RejectedExecutionException ex) {
+			leaveLane(topics);
+			return CompletableFuture
+				.failedFuture(new DataAccessResourceFailureException("The message store is closed", ex));
+		}
+	}
+
+	/**
+	 * A send on the lane: with confirmed replication, sent and waited for; else the
+	 * topics' counts agreed and the calls written.
+	 */
+	private CompletableFuture<Map<String, List<Sent>>> inLane(Map<String, List<NewMessage>> messagesByTopic,
+			long deadline) {
+		try {
+			if (this.replicatedWrites != null) {
+				return CompletableFuture.completedFuture(sendReplicated(messagesByTopic, deadline));
+			}
+			messagesByTopic.keySet().forEach((topic) -> this.router.agree(topic, true, deadline));
+			return submitAll(messagesByTopic, deadline);
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+		finally {
+			leaveLane(messagesByTopic.keySet());
+		}
+	}
+
+	private void leaveLane(Set<String> topics) {
+		synchronized (this.inLane) {
+			topics.forEach(
+					(topic) -> this.inLane.computeIfPresent(topic, (name, sends) -> (sends > 1) ? sends - 1 : null));
+		}
+	}
+
+	/**
+	 * Sends with confirmed replication: all calls written before the first reply is
+	 * awaited, then the replicas' confirmation.
+	 */
+	private Map<String, List<Sent>> sendReplicated(Map<String, List<NewMessage>> messagesByTopic, long deadline) {
+		messagesByTopic.keySet().forEach((topic) -> this.router.agree(topic, true, deadline));
+		TopicPartitions partitions = this.router.partitions();
+		SendCalls sends = new SendCalls(byPartition(messagesByTopic, partitions));
+		List<Object> replies = sendRefusedAgain(sends, runSends(sends.calls(), deadline), deadline);
+		return byTopic(messagesByTopic, partitions, sends.results(replies));
 	}
 
 	/**
@@ -149,10 +212,10 @@ final class RedisSends implements AutoCloseable {
 		catch (RuntimeException ex) {
 			return CompletableFuture.failedFuture(ex);
 		}
-		Duration timeout = PartitionCounts.remaining(deadline);
-		List<CompletableFuture<Object>> submitted = sends.calls.stream()
-			.map((call) -> this.calls.submit(call, timeout))
-			.toList();
+		List<CompletableFuture<Object>> submitted = new ArrayList<>(sends.size());
+		for (int i = 0; i < sends.size(); i++) {
+			submitted.add(this.coalescer.submit(sends.partitions.get(i), sends.sends.get(i).messages(), deadline));
+		}
 		return CompletableFuture.allOf(submitted.toArray(CompletableFuture[]::new))
 			.handle((all, failure) -> replies(submitted))
 			.thenCompose((replies) -> refused(replies).isEmpty() ? CompletableFuture.completedFuture(replies)
@@ -240,7 +303,7 @@ final class RedisSends implements AutoCloseable {
 			.map((i) -> TopicPartitions.topicOf(sends.partitions.get(i)))
 			.distinct()
 			.forEach((topic) -> this.router.settle(topic, deadline));
-		List<Object> again = runSends(refused.stream().map(sends.calls::get).toList(), deadline);
+		List<Object> again = runSends(refused.stream().map(sends::call).toList(), deadline);
 		for (int r = 0; r < refused.size(); r++) {
 			if (again.get(r) instanceof RuntimeException) {
 				String topic = TopicPartitions.topicOf(sends.partitions.get(refused.get(r)));
@@ -284,28 +347,41 @@ final class RedisSends implements AutoCloseable {
 
 		private final List<ScriptCodecs.Send> sends = new ArrayList<>();
 
-		private final List<ScriptCall> calls = new ArrayList<>();
-
 		private final Set<String> names;
 
 		SendCalls(Map<String, List<NewMessage>> messagesByPartition) {
 			this.names = messagesByPartition.keySet();
 			messagesByPartition.forEach((partition, messages) -> {
 				for (List<NewMessage> chunk : chunks(messages)) {
-					ScriptCodecs.Send send = new ScriptCodecs.Send(RedisSends.this.calls.signalChannel(partition),
-							partition, RedisSends.this.router.countOf(partition), chunk);
 					this.partitions.add(partition);
-					this.sends.add(send);
-					this.calls.add(RedisSends.this.calls.call(partition, send));
+					this.sends.add(new ScriptCodecs.Send(RedisSends.this.calls.signalChannel(partition), partition,
+							RedisSends.this.router.countOf(partition), chunk));
 				}
 			});
+		}
+
+		int size() {
+			return this.sends.size();
+		}
+
+		/** The script call of one chunk, to be run on its own. */
+		ScriptCall call(int chunk) {
+			return RedisSends.this.calls.call(this.partitions.get(chunk), this.sends.get(chunk));
+		}
+
+		List<ScriptCall> calls() {
+			List<ScriptCall> calls = new ArrayList<>(size());
+			for (int i = 0; i < size(); i++) {
+				calls.add(call(i));
+			}
+			return calls;
 		}
 
 		/** The results of each partition, read from the replies of its calls. */
 		Map<String, List<Sent>> results(List<Object> replies) {
 			Map<String, List<Sent>> results = new LinkedHashMap<>();
 			this.names.forEach((name) -> results.put(name, new ArrayList<>()));
-			for (int i = 0; i < this.calls.size(); i++) {
+			for (int i = 0; i < size(); i++) {
 				results.get(this.partitions.get(i)).addAll(this.sends.get(i).read(replies.get(i)));
 			}
 			return results;
