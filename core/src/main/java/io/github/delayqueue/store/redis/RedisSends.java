@@ -46,13 +46,16 @@ final class RedisSends implements AutoCloseable {
 
 	private volatile @Nullable ReplicatedWrites replicatedWrites;
 
-	/** Most threads on which sends the partitions refused are sent again. */
+	/**
+	 * Most threads on which asynchronous sends with confirmed replication, and sends the
+	 * partitions refused, wait for Redis.
+	 */
 	static final int WAITING_THREADS = 4;
 
 	/**
-	 * Where sends that a partition refused are sent again once its count is settled, as
-	 * they wait for Redis: at most {@value #WAITING_THREADS} threads, gone after a minute
-	 * idle, and a queue.
+	 * Where asynchronous sends with confirmed replication are sent and confirmed, and
+	 * sends that a partition refused are sent again once its count is settled: at most
+	 * {@value #WAITING_THREADS} threads, gone after a minute idle, and a queue.
 	 */
 	private final ThreadPoolExecutor waiting = threads(WAITING_THREADS);
 
@@ -125,20 +128,24 @@ final class RedisSends implements AutoCloseable {
 	 * script calls are written at once (see {@link SendCoalescer}), and the future
 	 * completes on the Redis client's I/O thread once Redis answered them all. Calls are
 	 * written in the order of the sends. A send to a topic whose partition count is not
-	 * agreed yet (the first send to it, which reads the count), the sends behind it to
-	 * the same topic, and every send with confirmed replication go through the lane, one
-	 * thread on which they are written one after the other, in order; never on the
-	 * caller's thread, which may be the Redis client's I/O thread.
+	 * agreed yet (the first send to it, which reads the count) and the sends behind it to
+	 * the same topic go through the lane, one thread on which they are written one after
+	 * the other, in order; never on the caller's thread, which may be the Redis client's
+	 * I/O thread. With confirmed replication, each send is written and confirmed on one
+	 * of {@value #WAITING_THREADS} threads of the store, in no set order.
 	 * @param messagesByTopic the messages of each topic, in send order
 	 * @return the results of each topic, in the same order as its messages; or a failure
 	 * with the exceptions {@link #send(Map)} throws
 	 */
 	CompletableFuture<Map<String, List<Sent>>> sendAsync(Map<String, List<NewMessage>> messagesByTopic) {
 		long deadline = this.calls.deadline();
+		if (this.replicatedWrites != null) {
+			return whileWaiting(() -> sendReplicated(messagesByTopic, deadline));
+		}
 		Set<String> topics = messagesByTopic.keySet();
 		boolean direct;
 		synchronized (this.inLane) {
-			direct = this.replicatedWrites == null && topics.stream()
+			direct = topics.stream()
 				.allMatch((topic) -> this.router.isAgreed(topic) && !this.inLane.containsKey(topic));
 			if (!direct) {
 				topics.forEach((topic) -> this.inLane.merge(topic, 1, Integer::sum));
@@ -159,15 +166,11 @@ final class RedisSends implements AutoCloseable {
 	}
 
 	/**
-	 * A send on the lane: with confirmed replication, sent and waited for; else the
-	 * topics' counts agreed and the calls written.
+	 * A send on the lane: the topics' counts agreed, then the calls written.
 	 */
 	private CompletableFuture<Map<String, List<Sent>>> inLane(Map<String, List<NewMessage>> messagesByTopic,
 			long deadline) {
 		try {
-			if (this.replicatedWrites != null) {
-				return CompletableFuture.completedFuture(sendReplicated(messagesByTopic, deadline));
-			}
 			messagesByTopic.keySet().forEach((topic) -> this.router.agree(topic, true, deadline));
 			return submitAll(messagesByTopic, deadline);
 		}

@@ -7,9 +7,12 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 import io.github.delayqueue.store.NewMessage;
 import org.jspecify.annotations.Nullable;
+
+import org.springframework.dao.QueryTimeoutException;
 
 /**
  * Puts the sends to one partition (or topic) that are on their way at the same moment
@@ -26,6 +29,12 @@ final class SendCoalescer {
 
 	/** Most calls of one partition on their way at once. */
 	static final int CALLS_ON_THEIR_WAY = 2;
+
+	/**
+	 * How far apart the deadlines of the sends in one call may be: the call waits for
+	 * Redis until the latest of them.
+	 */
+	static final long DEADLINE_SPREAD_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
 	private final ScriptCalls calls;
 
@@ -68,43 +77,92 @@ final class SendCoalescer {
 		}
 
 		void add(Pending pending) {
-			List<Pending> batch;
+			Call call;
 			synchronized (this) {
 				this.waiting.add(pending);
 				if (this.onTheirWay >= CALLS_ON_THEIR_WAY) {
 					return;
 				}
 				this.onTheirWay++;
-				batch = takeBatch();
+				call = takeCall();
 			}
-			write(batch);
-		}
-
-		/** A call answered: the next one takes what waits, if anything does. */
-		private void next() {
-			List<Pending> batch;
-			synchronized (this) {
-				if (this.waiting.isEmpty()) {
-					this.onTheirWay--;
-					return;
-				}
-				batch = takeBatch();
-			}
-			write(batch);
+			follow(call);
 		}
 
 		/**
-		 * Takes the sends for one call, oldest first, within the limits of a call; at
-		 * least one. Called holding the lock, with at least one send waiting.
+		 * Follows calls, one after the other, while each fails before it goes out (no
+		 * connection, say), so that a queue of them fails in a loop rather than deeper
+		 * and deeper; once one is on its way, its reply continues from here.
+		 */
+		private void follow(@Nullable Call first) {
+			Call call = first;
+			while (call != null) {
+				CompletableFuture<Object> reply = call.reply;
+				if (reply != null) {
+					if (!reply.isDone()) {
+						List<Pending> sent = call.batch;
+						reply.whenComplete((value, failure) -> {
+							try {
+								// The next call first, so that Redis stays busy while the
+								// replies are handed out.
+								follow(next());
+							}
+							finally {
+								answer(sent, value, failure);
+							}
+						});
+						return;
+					}
+					answer(call.batch, reply);
+				}
+				call = next();
+			}
+		}
+
+		/**
+		 * @return the next call, written, or {@code null} when nothing waits: the room is
+		 * given back
+		 */
+		private @Nullable Call next() {
+			synchronized (this) {
+				if (this.waiting.isEmpty()) {
+					this.onTheirWay--;
+					return null;
+				}
+				return takeCall();
+			}
+		}
+
+		/**
+		 * Takes the sends for one call and writes it, holding the lock, so that calls go
+		 * out in the order their sends came. Called holding the lock, with at least one
+		 * send waiting.
+		 */
+		private Call takeCall() {
+			List<Pending> batch = takeBatch();
+			return new Call(batch, batch.isEmpty() ? null : write(batch));
+		}
+
+		/**
+		 * Takes the sends for one call, oldest first, within the limits of a call and
+		 * with deadlines close to the first's, so that no send waits much longer than its
+		 * own deadline, nor gives up much earlier. Sends already past their deadline fail
+		 * here, not sent. Called holding the lock, with at least one send waiting.
 		 */
 		private List<Pending> takeBatch() {
 			List<Pending> batch = new ArrayList<>();
 			int messages = 0;
 			long bytes = 0;
+			long now = System.nanoTime();
 			while (!this.waiting.isEmpty()) {
 				Pending next = this.waiting.peek();
+				if (next.deadline - now <= 0) {
+					this.waiting.poll().expire();
+					continue;
+				}
 				if (!batch.isEmpty() && (messages + next.messages.size() > RedisSends.MAX_SEND_CHUNK
-						|| bytes + next.bytes > RedisSends.MAX_SEND_CHUNK_BYTES)) {
+						|| bytes + next.bytes > RedisSends.MAX_SEND_CHUNK_BYTES
+						|| next.deadline - batch.get(0).deadline > DEADLINE_SPREAD_NANOS)) {
 					break;
 				}
 				batch.add(this.waiting.poll());
@@ -114,29 +172,39 @@ final class SendCoalescer {
 			return batch;
 		}
 
-		private void write(List<Pending> batch) {
+		/**
+		 * Writes one call for the sends of a batch, waiting for Redis until the latest of
+		 * their deadlines.
+		 * @return its reply; failed if it could not be written
+		 */
+		private CompletableFuture<Object> write(List<Pending> batch) {
 			List<NewMessage> messages = new ArrayList<>();
 			long deadline = batch.get(0).deadline;
 			for (Pending pending : batch) {
 				messages.addAll(pending.messages);
-				deadline = (pending.deadline - deadline < 0) ? pending.deadline : deadline;
+				deadline = (pending.deadline - deadline > 0) ? pending.deadline : deadline;
 			}
-			CompletableFuture<Object> reply;
 			try {
 				ScriptCodecs.Send send = new ScriptCodecs.Send(SendCoalescer.this.calls.signalChannel(this.name),
 						this.name, SendCoalescer.this.router.countOf(this.name), messages);
-				reply = SendCoalescer.this.calls.submit(SendCoalescer.this.calls.call(this.name, send),
+				return SendCoalescer.this.calls.submit(SendCoalescer.this.calls.call(this.name, send),
 						PartitionCounts.remaining(deadline));
 			}
 			catch (RuntimeException ex) {
-				reply = CompletableFuture.failedFuture(ex);
+				return CompletableFuture.failedFuture(ex);
 			}
-			reply.whenComplete((value, failure) -> {
-				// The next call first, so that Redis stays busy while the replies are
-				// handed out.
-				next();
-				answer(batch, value, failure);
-			});
+		}
+
+		private void answer(List<Pending> batch, CompletableFuture<Object> done) {
+			Object value = null;
+			Throwable failure = null;
+			try {
+				value = done.join();
+			}
+			catch (RuntimeException ex) {
+				failure = ex;
+			}
+			answer(batch, value, failure);
 		}
 
 		private void answer(List<Pending> batch, @Nullable Object value, @Nullable Throwable failure) {
@@ -160,6 +228,13 @@ final class SendCoalescer {
 
 	}
 
+	/**
+	 * The sends of one call, and its reply: {@code null} when every send taken had passed
+	 * its deadline.
+	 */
+	private record Call(List<Pending> batch, @Nullable CompletableFuture<Object> reply) {
+	}
+
 	/** A send waiting for its call, and its reply. */
 	private static final class Pending {
 
@@ -170,6 +245,12 @@ final class SendCoalescer {
 		private final long bytes;
 
 		private final CompletableFuture<Object> reply = new CompletableFuture<>();
+
+		/** Fails the send, not sent: its deadline passed while it waited for room. */
+		void expire() {
+			this.reply.completeExceptionally(new QueryTimeoutException(
+					"Redis did not answer in time: the send waited for earlier ones and was not sent"));
+		}
 
 		Pending(List<NewMessage> messages, long deadline) {
 			this.messages = messages;
