@@ -55,7 +55,7 @@ final class RedisSends implements AutoCloseable {
 	/**
 	 * Where asynchronous sends with confirmed replication are sent and confirmed, and
 	 * sends that a partition refused are sent again once its count is settled: at most
-	 * {@value #WAITING_THREADS} threads, gone after a minute idle, and a queue.
+	 * {@value #WAITING_THREADS} threads, gone after 10 s idle, and a queue.
 	 */
 	private final ThreadPoolExecutor waiting = threads(WAITING_THREADS);
 
@@ -87,7 +87,7 @@ final class RedisSends implements AutoCloseable {
 	private static ThreadPoolExecutor threads(int count) {
 		CustomizableThreadFactory threads = new CustomizableThreadFactory("delay-queue-send-");
 		threads.setDaemon(true);
-		ThreadPoolExecutor executor = new ThreadPoolExecutor(count, count, 1, TimeUnit.MINUTES,
+		ThreadPoolExecutor executor = new ThreadPoolExecutor(count, count, 10, TimeUnit.SECONDS,
 				new LinkedBlockingQueue<>(), threads);
 		executor.allowCoreThreadTimeOut(true);
 		return executor;
