@@ -9,6 +9,7 @@
 #   QUEUES=delay-queue benchmarks/run.sh   one queue (delay-queue, redisson or bullmq)
 #   ARGS="--backlog=1000000" benchmarks/run.sh backlog
 #   BULLMQ_ARGS="--messages=5000"          BullMQ's options instead of ARGS (default: ARGS)
+#   JAVA_OPTS="-agentpath:..."             options of the JVM that runs the Java queues (a profiler)
 #   REDIS_SERVER=/path/to/redis-server     another server binary (default: the one on PATH)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -107,7 +108,7 @@ run_cluster() {
   "$(dirname "$redis_server")/redis-cli" --cluster create ${nodes//,/ } --cluster-replicas 0 --cluster-yes >"$logs/cluster-create.log"
   until "$(dirname "$redis_server")/redis-cli" -p "${ports[0]}" cluster info | grep -q cluster_state:ok; do sleep 0.2; done
   # shellcheck disable=SC2086
-  java -jar "$jar" --scenario=cluster --queue=delay-queue --redis-url="redis://127.0.0.1:${ports[0]}" \
+  java ${JAVA_OPTS:-} -jar "$jar" --scenario=cluster --queue=delay-queue --redis-url="redis://127.0.0.1:${ports[0]}" \
     --cluster-nodes="$nodes" ${ARGS:-} 2>"$logs/cluster-delay-queue.err" | grep '^{' | tee -a "$results" \
     || echo '{"scenario":"cluster","queue":"delay-queue","failed":true}' | tee -a "$results"
   kill "${pids[@]}"
@@ -136,7 +137,7 @@ for scenario in "${scenarios[@]}"; do
       run_bullmq "$scenario" "$port"
     else
       # shellcheck disable=SC2086
-      java -jar "$jar" --scenario="$scenario" --queue="$queue" --redis-url="redis://127.0.0.1:$port" ${ARGS:-} \
+      java ${JAVA_OPTS:-} -jar "$jar" --scenario="$scenario" --queue="$queue" --redis-url="redis://127.0.0.1:$port" ${ARGS:-} \
         2>"$logs/$scenario-$queue.err" | grep '^{' | tee -a "$results" || echo "{\"scenario\":\"$scenario\",\"queue\":\"$queue\",\"failed\":true}" | tee -a "$results"
     fi
     kill "$redis_pid"

@@ -25,11 +25,12 @@ final class DelayQueueClient implements QueueClient {
 	private final ConfigurableApplicationContext context;
 
 	/** Most asynchronous sends on their way at once. */
-	private static final int MAX_ON_THEIR_WAY = 1000;
 
 	private final DelayQueueTemplate template;
 
-	private final Semaphore onTheirWay = new Semaphore(MAX_ON_THEIR_WAY);
+	private int maxOnTheirWay = 1000;
+
+	private Semaphore onTheirWay = new Semaphore(this.maxOnTheirWay);
 
 	private final AtomicReference<Throwable> failed = new AtomicReference<>();
 
@@ -56,21 +57,31 @@ final class DelayQueueClient implements QueueClient {
 	}
 
 	@Override
+	public void limitSendsOnTheirWay(int max) {
+		if (max < 1) {
+			throw new IllegalArgumentException("--on-their-way must be at least 1, got " + max);
+		}
+		this.maxOnTheirWay = max;
+		this.onTheirWay = new Semaphore(max);
+	}
+
+	@Override
 	public void sendAsync(String topic, String payload, long dueAtMillis) {
-		this.onTheirWay.acquireUninterruptibly();
+		Semaphore onTheirWay = this.onTheirWay;
+		onTheirWay.acquireUninterruptibly();
 		this.template.sendAsync(DelayMessage.builder(topic, payload).dueAt(Instant.ofEpochMilli(dueAtMillis)).build())
 			.whenComplete((result, failure) -> {
 				if (failure != null) {
 					this.failed.compareAndSet(null, failure);
 				}
-				this.onTheirWay.release();
+				onTheirWay.release();
 			});
 	}
 
 	@Override
 	public void awaitSends() {
-		this.onTheirWay.acquireUninterruptibly(MAX_ON_THEIR_WAY);
-		this.onTheirWay.release(MAX_ON_THEIR_WAY);
+		this.onTheirWay.acquireUninterruptibly(this.maxOnTheirWay);
+		this.onTheirWay.release(this.maxOnTheirWay);
 		Throwable failure = this.failed.getAndSet(null);
 		if (failure != null) {
 			throw new IllegalStateException("An asynchronous send failed", failure);

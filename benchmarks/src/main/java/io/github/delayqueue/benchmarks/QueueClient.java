@@ -38,6 +38,14 @@ interface QueueClient extends AutoCloseable {
 	}
 
 	/**
+	 * Sets how many messages sent with {@link #sendAsync} may be on their way at once
+	 * (1000 unless set); call it before the first of them.
+	 * @param max the most on their way
+	 */
+	default void limitSendsOnTheirWay(int max) {
+	}
+
+	/**
 	 * Waits until every message sent with {@link #sendAsync} is stored.
 	 * @throws IllegalStateException if a send failed
 	 */

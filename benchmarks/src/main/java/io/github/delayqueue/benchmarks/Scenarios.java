@@ -48,6 +48,9 @@ final class Scenarios {
 			return Map.of("supported", false, "why", "not measured: the adapter sends with offer");
 		}
 		try (QueueClient client = run.open(ConsumerSpec.none())) {
+			if (batchSize == 0) {
+				client.limitSendsOnTheirWay(run.options().integer("on-their-way", 1000));
+			}
 			EnqueuePhase.run(run, client, "warm-up", run.options().integer("warm-up-messages", 100_000), threads,
 					batchSize, 5 * MINUTE, 65 * MINUTE);
 			Map<String, Object> result = EnqueuePhase.run(run, client, "enqueue", messages, threads, batchSize,
