@@ -789,6 +789,15 @@ public class DelayQueueProperties implements Validator {
 	}
 
 	/**
+	 * The operators' web dashboard (with Spring Boot Actuator and Spring MVC).
+	 */
+	private final Dashboard dashboard = new Dashboard();
+
+	public Dashboard getDashboard() {
+		return this.dashboard;
+	}
+
+	/**
 	 * The delayQueue health contributor (with Spring Boot Actuator).
 	 */
 	private final Health health = new Health();
@@ -856,6 +865,42 @@ public class DelayQueueProperties implements Validator {
 			/** {@code DOWN}. */
 			DOWN
 
+		}
+
+	}
+
+	/**
+	 * The operators' web dashboard, served by the application itself.
+	 */
+	public static class Dashboard {
+
+		/**
+		 * Whether the application serves the dashboard. Off by default: turn it on only
+		 * where its path is secured (it shows message payloads and, when the delayqueue
+		 * endpoint's access is unrestricted, can cancel and replay them).
+		 */
+		private boolean enabled;
+
+		/**
+		 * Path the dashboard is served at, starting with '/', within the application's
+		 * servlet context.
+		 */
+		private String path = "/delay-queue";
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public String getPath() {
+			return this.path;
+		}
+
+		public void setPath(String path) {
+			this.path = path;
 		}
 
 	}

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.store.RateLimit;
@@ -37,6 +38,12 @@ final class DelayQueuePropertiesValidation {
 	 */
 	static final Duration MAX_DURATION = Duration.ofDays(36_500);
 
+	/**
+	 * A dashboard path: '/', then segments of safe characters, none of dots only, no
+	 * trailing '/'.
+	 */
+	private static final Pattern DASHBOARD_PATH = Pattern.compile("(/(?!\\.+(/|$))[A-Za-z0-9._-]+)+");
+
 	private DelayQueuePropertiesValidation() {
 	}
 
@@ -46,6 +53,7 @@ final class DelayQueuePropertiesValidation {
 			.forEach((topic, settings) -> validateRateLimit(topic, settings.getRateLimit(), settings.getPartitions(),
 					errors));
 		validateKeyPrefix(properties.getKeyPrefix(), errors);
+		validateDashboardPath(properties.getDashboard().getPath(), errors);
 		validateDurations(properties, errors);
 		if (properties.getHealth().getTimeout().toMillis() < 1) {
 			errors.rejectValue("health.timeout", "invalid", "delay-queue.health.timeout must be positive, but was "
@@ -70,6 +78,13 @@ final class DelayQueuePropertiesValidation {
 	 * Refuses durations longer than {@link #MAX_DURATION}, and a negative shutdown
 	 * timeout.
 	 */
+	private static void validateDashboardPath(String path, Errors errors) {
+		if (!DASHBOARD_PATH.matcher(path).matches()) {
+			errors.rejectValue("dashboard.path", "invalid", "delay-queue.dashboard.path must start with '/' and be "
+					+ "made of letters, digits and '-', '_', '.', '/' (not ending with '/'), but was '" + path + "'");
+		}
+	}
+
 	private static void validateDurations(DelayQueueProperties properties, Errors errors) {
 		DelayQueueProperties.Listener listener = properties.getListener();
 		if (listener.getShutdownTimeout().isNegative()) {

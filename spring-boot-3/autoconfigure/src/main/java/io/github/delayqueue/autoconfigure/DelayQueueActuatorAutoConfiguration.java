@@ -18,13 +18,14 @@ import org.springframework.context.annotation.Import;
 
 /**
  * Auto-configuration of the delay queue's operations support with Spring Boot 3's
- * Actuator: the {@code delayqueue} endpoint (when available, that is exposed) and the
- * {@code delayQueue} health contributor ({@code management.health.delayqueue.enabled}).
+ * Actuator: the {@code delayqueue} endpoint (when available, that is exposed), the
+ * {@code delayQueue} health contributor ({@code management.health.delayqueue.enabled})
+ * and the operators' dashboard ({@code delay-queue.dashboard.enabled}).
  */
 @AutoConfiguration(after = DelayQueueAutoConfiguration.class)
 @ConditionalOnBooleanProperty(name = "delay-queue.enabled", matchIfMissing = true)
 @ConditionalOnBean({ MessageStore.class, DelayQueueRuntime.class, DelayQueueProperties.class })
-@Import(DelayQueueEndpointConfiguration.class)
+@Import({ DelayQueueEndpointConfiguration.class, DelayQueueDashboardConfiguration.class })
 public final class DelayQueueActuatorAutoConfiguration {
 
 	/**

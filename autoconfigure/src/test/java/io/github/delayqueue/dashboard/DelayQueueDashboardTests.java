@@ -1,0 +1,249 @@
+package io.github.delayqueue.dashboard;
+
+import java.time.Duration;
+import java.util.Map;
+
+import io.github.delayqueue.core.DelayMessage;
+import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.testsupport.QueueContexts;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.servlet.client.RestTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The dashboard in a running application on real Redis: its page and scripts from the
+ * jar, under restrictive security headers, and its JSON, read through the endpoint's
+ * operations with the endpoint's default access.
+ */
+@SpringBootTest(classes = DelayQueueDashboardTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = { "delay-queue.dashboard.enabled=true", "delay-queue.topics.dashboard-partitioned.partitions=3" })
+class DelayQueueDashboardTests {
+
+	private static final String PREFIX = QueueContexts.uniquePrefix();
+
+	@Autowired
+	private DelayQueueTemplate template;
+
+	private RestTestClient client;
+
+	@DynamicPropertySource
+	static void redis(DynamicPropertyRegistry registry) {
+		QueueContexts.register(registry, PREFIX);
+	}
+
+	@BeforeEach
+	void setUp(@LocalServerPort int port) {
+		this.client = RestTestClient.bindToServer().baseUrl("http://localhost:" + port + "/delay-queue").build();
+	}
+
+	@Test
+	void thePageComesFromTheJarWithHeadersThatForbidInlineScriptsAndFraming() {
+		String page = this.client.get()
+			.uri("/")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectHeader()
+			.contentTypeCompatibleWith(MediaType.TEXT_HTML)
+			.expectHeader()
+			.valueEquals("Content-Security-Policy", DelayQueueDashboard.CONTENT_SECURITY_POLICY)
+			.expectHeader()
+			.valueEquals("X-Content-Type-Options", "nosniff")
+			.expectHeader()
+			.valueEquals("X-Frame-Options", "DENY")
+			.expectBody(String.class)
+			.returnResult()
+			.getResponseBody();
+		assertThat(page).contains("<script src=\"assets/dashboard.js\" defer></script>").doesNotContain("http");
+		this.client.get()
+			.uri("/assets/dashboard.js")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectHeader()
+			.contentTypeCompatibleWith(MediaType.valueOf("text/javascript"));
+		this.client.get().uri("/assets/dashboard.css").exchange().expectStatus().isOk();
+	}
+
+	@Test
+	void thePathWithoutItsSlashRedirectsToThePage() {
+		this.client.get()
+			.uri("")
+			.exchange()
+			.expectStatus()
+			.isFound()
+			.expectHeader()
+			.valueEquals(HttpHeaders.LOCATION, "delay-queue/");
+	}
+
+	@Test
+	void theOverviewListsTopicsWithTheirCountsAndTheAccess() {
+		this.template.send(DelayMessage.builder("dashboard-overview", "x").delay(Duration.ofHours(1)).build());
+		this.template.send(DelayMessage.builder("dashboard-overview", "y").delay(Duration.ofHours(2)).build());
+		this.client.get()
+			.uri("/api/overview")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectHeader()
+			.valueEquals(HttpHeaders.CACHE_CONTROL, "no-store")
+			.expectBody()
+			.jsonPath("$.access")
+			.isEqualTo("read-only")
+			.jsonPath("$.queue.topics.dashboard-overview.scheduled")
+			.isEqualTo(2)
+			.jsonPath("$.queue.topics.dashboard-overview.ready")
+			.isEqualTo(0);
+	}
+
+	@Test
+	void aTopicIsShownPageByPage() {
+		for (int i = 0; i < 5; i++) {
+			this.template.send(DelayMessage.builder("dashboard-pages", "m" + i)
+				.id("page-" + i)
+				.delay(Duration.ofMinutes(10 + i))
+				.build());
+		}
+		this.client.get()
+			.uri("/api/topics/dashboard-pages?state=scheduled&offset=2&limit=2")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.page.total")
+			.isEqualTo(5)
+			.jsonPath("$.page.messages[0].id")
+			.isEqualTo("page-2")
+			.jsonPath("$.page.messages[1].id")
+			.isEqualTo("page-3")
+			.jsonPath("$.page.messages.length()")
+			.isEqualTo(2);
+	}
+
+	@Test
+	void aMessageIsFoundByIdWithItsPayloadAsJsonText() {
+		this.template.send(DelayMessage.builder("dashboard-message", "<script>alert(1)</script>")
+			.id("script-payload")
+			.header("tenant", "<b>acme</b>")
+			.delay(Duration.ofHours(1))
+			.build());
+		this.client.get()
+			.uri("/api/topics/dashboard-message/messages/script-payload")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectHeader()
+			.contentTypeCompatibleWith(MediaType.APPLICATION_JSON)
+			.expectHeader()
+			.valueEquals("X-Content-Type-Options", "nosniff")
+			.expectBody()
+			.jsonPath("$.state")
+			.isEqualTo("scheduled")
+			.jsonPath("$.payload")
+			.isEqualTo("<script>alert(1)</script>")
+			.jsonPath("$.headers.tenant")
+			.isEqualTo("<b>acme</b>");
+	}
+
+	@Test
+	void aPartitionedTopicIsReadAcrossItsPartitions() {
+		for (int i = 0; i < 6; i++) {
+			this.template.send(DelayMessage.builder("dashboard-partitioned", "p" + i)
+				.id("spread-" + i)
+				.delay(Duration.ofMinutes(30 + i))
+				.build());
+		}
+		this.client.get()
+			.uri("/api/topics/dashboard-partitioned?limit=10")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.scheduled")
+			.isEqualTo(6)
+			.jsonPath("$.page.total")
+			.isEqualTo(6)
+			.jsonPath("$.page.messages[0].id")
+			.isEqualTo("spread-0")
+			.jsonPath("$.page.messages[5].id")
+			.isEqualTo("spread-5");
+		for (int i = 0; i < 6; i++) {
+			this.client.get()
+				.uri("/api/topics/dashboard-partitioned/messages/spread-" + i)
+				.exchange()
+				.expectStatus()
+				.isOk()
+				.expectBody()
+				.jsonPath("$.payload")
+				.isEqualTo("p" + i);
+		}
+	}
+
+	@Test
+	void anUnknownMessageIsNotFoundWithAnErrorThatNamesIt() {
+		this.client.get()
+			.uri("/api/topics/dashboard-message/messages/no-such-id")
+			.exchange()
+			.expectStatus()
+			.isNotFound()
+			.expectBody()
+			.jsonPath("$.error")
+			.isEqualTo("Topic 'dashboard-message' has no message with id 'no-such-id'");
+	}
+
+	@Test
+	void badPageArgumentsAreRefusedWithAClearError() {
+		this.client.get()
+			.uri("/api/topics/dashboard-pages?offset=abc")
+			.exchange()
+			.expectStatus()
+			.isBadRequest()
+			.expectBody()
+			.jsonPath("$.error")
+			.isEqualTo("offset must be a whole number, but was 'abc'");
+		this.client.get()
+			.uri("/api/topics/dashboard-pages?state=lost")
+			.exchange()
+			.expectStatus()
+			.isBadRequest()
+			.expectBody()
+			.jsonPath("$.error")
+			.value((error) -> assertThat((String) error).contains("lost"));
+	}
+
+	@Test
+	void theDashboardOffersNoWayToChangeMessages() {
+		this.client.post()
+			.uri("/api/topics/dashboard-message/messages/script-payload")
+			.contentType(MediaType.APPLICATION_JSON)
+			.body(Map.of("action", "cancel"))
+			.exchange()
+			.expectStatus()
+			.is4xxClientError();
+		this.client.delete()
+			.uri("/api/topics/dashboard-message/messages/script-payload")
+			.exchange()
+			.expectStatus()
+			.is4xxClientError();
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	static class App {
+
+	}
+
+}

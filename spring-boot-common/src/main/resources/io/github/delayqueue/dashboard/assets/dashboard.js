@@ -1,0 +1,216 @@
+// The delay-queue dashboard: reads the application's JSON under api/ and shows it.
+// Every value from Redis goes into the page as text (textContent), never as HTML.
+'use strict';
+
+const STATES = ['scheduled', 'ready', 'in-flight', 'dead'];
+const PAGE_SIZE = 20;
+const REFRESH_MS = 5000;
+let refreshTimer = null;
+
+function el(tag, attributes, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes || {})) {
+    if (value !== undefined && value !== null) {
+      node.setAttribute(name, String(value));
+    }
+  }
+  for (const child of children) {
+    if (child === undefined || child === null) {
+      continue;
+    }
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+// "PT1M30.5S" -> "1 min 30 s"; anything else as it is.
+function duration(iso) {
+  const parts = /^PT(?:(-?\d+)H)?(?:(-?\d+)M)?(?:(-?[\d.]+)S)?$/.exec(iso || '');
+  if (!parts) {
+    return iso;
+  }
+  const ms = ((+(parts[1] || 0)) * 3600 + (+(parts[2] || 0)) * 60 + (+(parts[3] || 0))) * 1000;
+  if (ms < 1000) return Math.round(ms) + ' ms';
+  if (ms < 60000) return (ms / 1000).toFixed(1) + ' s';
+  if (ms < 3600000) return Math.floor(ms / 60000) + ' min ' + Math.round((ms % 60000) / 1000) + ' s';
+  return Math.floor(ms / 3600000) + ' h ' + Math.round((ms % 3600000) / 60000) + ' min';
+}
+
+// An instant with how far it is from now: "2026-11-26 21:07:48Z (in 10 min)".
+function instant(iso) {
+  if (!iso) {
+    return '—';
+  }
+  const millis = Date.parse(iso) - Date.now();
+  const far = Math.abs(millis);
+  const amount = far < 60000 ? Math.round(far / 1000) + ' s'
+    : far < 3600000 ? Math.round(far / 60000) + ' min'
+      : far < 172800000 ? Math.round(far / 3600000) + ' h' : Math.round(far / 86400000) + ' d';
+  return iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') + (millis >= 0 ? ' (in ' + amount + ')' : ' (' + amount + ' ago)');
+}
+
+function topicLink(topic, state, offset) {
+  let hash = '#/topics/' + encodeURIComponent(topic);
+  const query = [];
+  if (state) query.push('state=' + encodeURIComponent(state));
+  if (offset) query.push('offset=' + offset);
+  return query.length ? hash + '?' + query.join('&') : hash;
+}
+
+function messageLink(topic, id) {
+  return '#/topics/' + encodeURIComponent(topic) + '/messages/' + encodeURIComponent(id);
+}
+
+async function read(path) {
+  const response = await fetch('api/' + path, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+  let body = null;
+  try {
+    body = await response.json();
+  } catch (ignored) {
+    body = null;
+  }
+  if (!response.ok) {
+    throw new Error((body && body.error) || ('HTTP ' + response.status));
+  }
+  return body;
+}
+
+function show(...nodes) {
+  const view = document.getElementById('view');
+  view.replaceChildren(...nodes);
+}
+
+function showError(error) {
+  show(el('p', { class: 'error', role: 'alert' }, error.message));
+}
+
+function listenerCell(listener) {
+  if (!listener) {
+    return el('td', { class: 'muted' }, 'none here');
+  }
+  return el('td', { class: 'state-' + listener.state, title: listener.method }, listener.state);
+}
+
+function readyCell(topic) {
+  const byPriority = topic.readyByPriority || {};
+  const priorities = Object.keys(byPriority);
+  const title = priorities.length
+    ? priorities.map((p) => 'priority ' + p + ': ' + byPriority[p]).join(', ')
+    : null;
+  return el('td', { class: 'num', title: title }, topic.ready);
+}
+
+async function overview() {
+  const data = await read('overview');
+  document.getElementById('access').textContent = data.access;
+  document.getElementById('clock').textContent = data.queue.time ? 'Redis time ' + data.queue.time : '';
+  const rows = Object.entries(data.queue.topics).map(([name, topic]) => el('tr', { 'data-topic': name },
+    el('td', null, el('a', { href: topicLink(name) }, name)),
+    el('td', { class: 'num' }, topic.scheduled),
+    readyCell(topic),
+    el('td', { class: 'num' }, topic.inFlight),
+    el('td', { class: 'num' }, topic.dead),
+    el('td', { title: topic.nextDue }, instant(topic.nextDue)),
+    el('td', { title: topic.oldestLateness }, topic.oldestLateness ? duration(topic.oldestLateness) : '—'),
+    listenerCell(topic.listener)));
+  const table = el('table', { id: 'topics' },
+    el('thead', null, el('tr', null, el('th', null, 'Topic'), el('th', { class: 'num' }, 'Scheduled'),
+      el('th', { class: 'num' }, 'Ready'), el('th', { class: 'num' }, 'In flight'), el('th', { class: 'num' }, 'Dead'),
+      el('th', null, 'Next due'), el('th', null, 'Oldest lateness'), el('th', null, 'Listener'))),
+    el('tbody', null, ...rows));
+  const notes = [];
+  if (data.queue.truncated) {
+    notes.push(el('p', { class: 'muted' }, 'Only the first topics found are listed.'));
+  }
+  for (const [name, problem] of Object.entries(data.queue.errors || {})) {
+    notes.push(el('p', { class: 'error' }, name + ': ' + problem));
+  }
+  show(el('h1', null, 'Topics'), rows.length ? table : el('p', { class: 'muted' }, 'No topics yet.'), ...notes);
+}
+
+async function topicPage(topic, state, offset) {
+  const query = new URLSearchParams({ state: state, offset: String(offset), limit: String(PAGE_SIZE) });
+  const data = await read('topics/' + encodeURIComponent(topic) + '?' + query);
+  const tabs = el('nav', { class: 'tabs' }, ...STATES.map((name) => el('a',
+    { href: topicLink(topic, name), class: name === state ? 'current' : null },
+    name + ' (' + (name === 'in-flight' ? data.inFlight : data[name]) + ')')));
+  const page = data.page;
+  const rows = page.messages.map((message) => el('tr', { 'data-id': message.id },
+    el('td', null, el('a', { href: messageLink(topic, message.id) }, message.id)),
+    el('td', { title: message.due }, instant(message.due)),
+    el('td', { class: 'num' }, message.attempts === null || message.attempts === undefined ? '—' : message.attempts),
+    el('td', null, message.leaseDeadline || message.deadSince ? instant(message.leaseDeadline || message.deadSince) : ''),
+    el('td', null, message.lastError || '')));
+  const table = el('table', { id: 'messages' },
+    el('thead', null, el('tr', null, el('th', null, 'Id'), el('th', null, 'Due'), el('th', { class: 'num' }, 'Attempts'),
+      el('th', null, state === 'dead' ? 'Dead since' : 'Lease ends'), el('th', null, 'Last error'))),
+    el('tbody', null, ...rows));
+  const last = Math.min(page.total, page.offset + page.messages.length);
+  const pager = el('div', { class: 'pager' },
+    page.offset > 0 ? el('a', { href: topicLink(topic, state, Math.max(0, page.offset - PAGE_SIZE)) }, '‹ previous') : null,
+    el('span', { class: 'muted' }, page.total ? (page.offset + 1) + '–' + last + ' of ' + page.total : 'none'),
+    last < page.total ? el('a', { href: topicLink(topic, state, page.offset + PAGE_SIZE) }, 'next ›') : null);
+  const listener = data.listener
+    ? el('p', null, 'Listener here: ', el('span', { class: 'state-' + data.listener.state }, data.listener.state),
+      ' · ' + data.listener.method + ' · concurrency ' + data.listener.concurrency)
+    : el('p', { class: 'muted' }, 'No listener for this topic in this application.');
+  show(el('h1', null, el('a', { href: '#/' }, 'Topics'), ' / ', topic), listener, tabs,
+    page.messages.length ? table : el('p', { class: 'muted' }, 'No ' + state + ' messages.'), pager);
+}
+
+async function messagePage(topic, id) {
+  const message = await read('topics/' + encodeURIComponent(topic) + '/messages/' + encodeURIComponent(id));
+  const facts = [['State', message.state], ['Due', message.due && instant(message.due)], ['Attempts', message.attempts],
+    ['Priority', message.priority], ['Lease ends', message.leaseDeadline && instant(message.leaseDeadline)],
+    ['Dead since', message.deadSince && instant(message.deadSince)],
+    ['Last error', message.lastError], ['Payload size', message.payloadSize === undefined ? null : message.payloadSize + ' bytes'],
+    ['Corrupt', message.corrupt]];
+  const list = el('dl', { id: 'message' });
+  for (const [name, value] of facts) {
+    if (value !== undefined && value !== null) {
+      list.append(el('dt', null, name), el('dd', null, value));
+    }
+  }
+  const headers = Object.entries(message.headers || {});
+  const headerTable = headers.length
+    ? el('table', { id: 'headers' }, el('tbody', null, ...headers.map(([name, value]) => el('tr', null, el('td', null, name), el('td', null, value)))))
+    : el('p', { class: 'muted' }, 'No headers.');
+  const payload = message.payload !== undefined && message.payload !== null ? message.payload
+    : (message.payloadBase64 ? 'Base64: ' + message.payloadBase64 : '');
+  show(el('h1', null, el('a', { href: '#/' }, 'Topics'), ' / ', el('a', { href: topicLink(topic, message.state) }, topic), ' / ', id),
+    list, el('h2', null, 'Headers'), headerTable,
+    el('h2', null, 'Payload' + (message.payloadTruncated ? ' (the start)' : '')), el('pre', { id: 'payload' }, payload));
+}
+
+async function route() {
+  clearTimeout(refreshTimer);
+  const hash = location.hash.replace(/^#/, '') || '/';
+  const [path, queryString] = hash.split('?');
+  const query = new URLSearchParams(queryString || '');
+  const parts = path.split('/').filter((part) => part.length).map(decodeURIComponent);
+  try {
+    if (parts.length === 0) {
+      await overview();
+      refreshTimer = setTimeout(route, REFRESH_MS);
+    } else if (parts[0] === 'topics' && parts.length === 2) {
+      const state = STATES.includes(query.get('state')) ? query.get('state') : 'scheduled';
+      await topicPage(parts[1], state, Math.max(0, parseInt(query.get('offset') || '0', 10) || 0));
+    } else if (parts[0] === 'topics' && parts.length === 4 && parts[2] === 'messages') {
+      await messagePage(parts[1], parts[3]);
+    } else {
+      show(el('p', { class: 'error' }, 'No such page.'));
+    }
+  } catch (error) {
+    showError(error);
+  }
+}
+
+document.addEventListener('DOMContentLoaded', () => {
+  document.getElementById('find').addEventListener('submit', (event) => {
+    event.preventDefault();
+    location.hash = messageLink(document.getElementById('find-topic').value.trim(),
+      document.getElementById('find-id').value.trim());
+  });
+  window.addEventListener('hashchange', route);
+  route();
+});
