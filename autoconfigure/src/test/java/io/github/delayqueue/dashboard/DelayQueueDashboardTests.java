@@ -225,19 +225,37 @@ class DelayQueueDashboardTests {
 	}
 
 	@Test
-	void theDashboardOffersNoWayToChangeMessages() {
+	void aReadOnlyDashboardRefusesActionsAndChangesNothing() {
+		this.template
+			.send(DelayMessage.builder("dashboard-read-only", "x").id("kept").delay(Duration.ofHours(1)).build());
 		this.client.post()
-			.uri("/api/topics/dashboard-message/messages/script-payload")
+			.uri("/api/topics/dashboard-read-only/messages/kept/actions")
+			.header(CrossSiteRequestGuard.HEADER, "1")
 			.contentType(MediaType.APPLICATION_JSON)
 			.body(Map.of("action", "cancel"))
 			.exchange()
 			.expectStatus()
-			.is4xxClientError();
-		this.client.delete()
-			.uri("/api/topics/dashboard-message/messages/script-payload")
+			.isForbidden()
+			.expectBody()
+			.jsonPath("$.error")
+			.isEqualTo("The dashboard is read-only: the delayqueue endpoint's access is read-only "
+					+ "(management.endpoint.delayqueue.access=unrestricted allows actions)");
+		this.client.post()
+			.uri("/api/topics/dashboard-read-only/actions")
+			.header(CrossSiteRequestGuard.HEADER, "1")
+			.contentType(MediaType.APPLICATION_JSON)
+			.body(Map.of("action", "purge-dead"))
 			.exchange()
 			.expectStatus()
-			.is4xxClientError();
+			.isForbidden();
+		this.client.get()
+			.uri("/api/topics/dashboard-read-only/messages/kept")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.state")
+			.isEqualTo("scheduled");
 	}
 
 	@SpringBootConfiguration

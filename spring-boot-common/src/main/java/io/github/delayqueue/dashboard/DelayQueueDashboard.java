@@ -2,6 +2,7 @@ package io.github.delayqueue.dashboard;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -80,9 +81,13 @@ public final class DelayQueueDashboard {
 			.GET(this.path + "/assets/dashboard.js",
 					(request) -> page("dashboard.js", MediaType.valueOf("text/javascript")))
 			.GET(this.path + "/assets/dashboard.css", (request) -> page("dashboard.css", MediaType.valueOf("text/css")))
+			.GET(this.path + "/api/access", (request) -> json(() -> Map.of("access", this.access.name())))
 			.GET(this.path + "/api/overview", (request) -> json(this::overview))
 			.GET(this.path + "/api/topics/{topic}", (request) -> json(() -> topic(request)))
 			.GET(this.path + "/api/topics/{topic}/messages/{id}", (request) -> json(() -> message(request)))
+			.POST(this.path + "/api/topics/{topic}/actions", (request) -> action(request, this::topicAction))
+			.POST(this.path + "/api/topics/{topic}/messages/{id}/actions",
+					(request) -> action(request, this::messageAction))
 			.build();
 	}
 
@@ -106,6 +111,38 @@ public final class DelayQueueDashboard {
 			throw new NotFoundException("Topic '" + topic + "' has no message with id '" + id + "'");
 		}
 		return message;
+	}
+
+	private Object topicAction(ServerRequest request, ActionRequest action) {
+		return this.endpoint.topicAction(request.pathVariable("topic"), action.requiredAction(), action.limit());
+	}
+
+	private Object messageAction(ServerRequest request, ActionRequest action) {
+		return this.endpoint.messageAction(request.pathVariable("topic"), request.pathVariable("id"),
+				action.requiredAction(), action.parsedDelay());
+	}
+
+	/**
+	 * Runs a state-changing request: only from the dashboard's own page, and only with
+	 * the endpoint's unrestricted access.
+	 */
+	private ServerResponse action(ServerRequest request, BiFunction<ServerRequest, ActionRequest, Object> act) {
+		String refusal = CrossSiteRequestGuard.refusal(request);
+		if (refusal != null) {
+			return error(HttpStatus.FORBIDDEN, refusal);
+		}
+		if (!this.access.canWrite()) {
+			return error(HttpStatus.FORBIDDEN, "The dashboard is read-only: the delayqueue endpoint's access is "
+					+ this.access.name() + " (management.endpoint.delayqueue.access=unrestricted allows actions)");
+		}
+		ActionRequest action;
+		try {
+			action = request.body(ActionRequest.class);
+		}
+		catch (Exception ex) {
+			return error(HttpStatus.BAD_REQUEST, "The body must be JSON such as {\"action\":\"cancel\"}");
+		}
+		return json(() -> act.apply(request, action));
 	}
 
 	private static <T> @Nullable T number(ServerRequest request, String name, Function<String, T> parse) {

@@ -6,6 +6,8 @@ const STATES = ['scheduled', 'ready', 'in-flight', 'dead'];
 const PAGE_SIZE = 20;
 const REFRESH_MS = 5000;
 let refreshTimer = null;
+let canWrite = false;
+let notice = null;
 
 function el(tag, attributes, ...children) {
   const node = document.createElement(tag);
@@ -49,6 +51,10 @@ function instant(iso) {
   return iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') + (millis >= 0 ? ' (in ' + amount + ')' : ' (' + amount + ' ago)');
 }
 
+function deadLetters(count) {
+  return count === 1 ? '1 dead letter' : count + ' dead letters';
+}
+
 function topicLink(topic, state, offset) {
   let hash = '#/topics/' + encodeURIComponent(topic);
   const query = [];
@@ -75,8 +81,52 @@ async function read(path) {
   return body;
 }
 
-function show(...nodes) {
+// Sends an action; only the page itself can: it needs the dashboard's header and JSON.
+async function act(path, body) {
+  const response = await fetch('api/' + path, {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-Delay-Queue-Dashboard': '1' },
+    body: JSON.stringify(body)
+  });
+  let result = null;
+  try {
+    result = await response.json();
+  } catch (ignored) {
+    result = null;
+  }
+  if (!response.ok) {
+    throw new Error((result && result.error) || ('HTTP ' + response.status));
+  }
+  return result;
+}
+
+function actionButton(label, run, question) {
+  const button = el('button', { type: 'button', class: 'action' }, label);
+  button.addEventListener('click', async () => {
+    if (question && !window.confirm(question)) {
+      return;
+    }
+    button.disabled = true;
+    try {
+      const result = await run();
+      const detail = result.detail || (result.action + ': ' + result.affected);
+      notice = { text: (result.id ? result.id + ': ' : result.topic + ': ') + detail, error: false };
+    } catch (error) {
+      notice = { text: error.message, error: true };
+    }
+    route();
+  });
+  return button;
+}
+
+function show(...given) {
   const view = document.getElementById('view');
+  const nodes = given.filter((node) => node !== null && node !== undefined);
+  if (notice) {
+    nodes.unshift(el('p', { id: 'notice', class: notice.error ? 'error' : 'notice', role: 'status' }, notice.text));
+    notice = null;
+  }
   view.replaceChildren(...nodes);
 }
 
@@ -150,11 +200,21 @@ async function topicPage(topic, state, offset) {
     page.offset > 0 ? el('a', { href: topicLink(topic, state, Math.max(0, page.offset - PAGE_SIZE)) }, '‹ previous') : null,
     el('span', { class: 'muted' }, page.total ? (page.offset + 1) + '–' + last + ' of ' + page.total : 'none'),
     last < page.total ? el('a', { href: topicLink(topic, state, page.offset + PAGE_SIZE) }, 'next ›') : null);
+  const topicPath = 'topics/' + encodeURIComponent(topic) + '/actions';
   const listener = data.listener
-    ? el('p', null, 'Listener here: ', el('span', { class: 'state-' + data.listener.state }, data.listener.state),
-      ' · ' + data.listener.method + ' · concurrency ' + data.listener.concurrency)
+    ? el('p', { id: 'listener' }, 'Listener here: ', el('span', { class: 'state-' + data.listener.state }, data.listener.state),
+      ' · ' + data.listener.method + ' · concurrency ' + data.listener.concurrency + ' ',
+      canWrite && data.listener.state === 'running' ? actionButton('Pause', () => act(topicPath, { action: 'pause' })) : null,
+      canWrite && data.listener.state === 'paused' ? actionButton('Resume', () => act(topicPath, { action: 'resume' })) : null)
     : el('p', { class: 'muted' }, 'No listener for this topic in this application.');
-  show(el('h1', null, el('a', { href: '#/' }, 'Topics'), ' / ', topic), listener, tabs,
+  const bulk = canWrite && state === 'dead' && data.dead > 0
+    ? el('p', { class: 'bulk' },
+      actionButton('Replay all ' + deadLetters(data.dead), () => act(topicPath, { action: 'replay-dead', limit: data.dead }),
+        'Replay ' + deadLetters(data.dead) + ' of ' + topic + ' (due now, attempts reset)?'), ' ',
+      actionButton('Purge all ' + deadLetters(data.dead), () => act(topicPath, { action: 'purge-dead', limit: data.dead }),
+        'Delete ' + deadLetters(data.dead) + ' of ' + topic + ' for good?'))
+    : null;
+  show(el('h1', null, el('a', { href: '#/' }, 'Topics'), ' / ', topic), listener, tabs, bulk,
     page.messages.length ? table : el('p', { class: 'muted' }, 'No ' + state + ' messages.'), pager);
 }
 
@@ -177,7 +237,21 @@ async function messagePage(topic, id) {
     : el('p', { class: 'muted' }, 'No headers.');
   const payload = message.payload !== undefined && message.payload !== null ? message.payload
     : (message.payloadBase64 ? 'Base64: ' + message.payloadBase64 : '');
+  const messagePath = 'topics/' + encodeURIComponent(topic) + '/messages/' + encodeURIComponent(id) + '/actions';
+  const buttons = [];
+  if (canWrite && (message.state === 'scheduled' || message.state === 'ready')) {
+    buttons.push(actionButton('Cancel', () => act(messagePath, { action: 'cancel' }), 'Cancel message ' + id + '?'));
+    buttons.push(actionButton('Reschedule…', () => {
+      const delay = window.prompt('New delay from now (such as 10m, 2h or PT30S)', '10m');
+      return delay === null ? Promise.reject(new Error('Not rescheduled')) : act(messagePath, { action: 'reschedule', delay: delay });
+    }));
+  }
+  if (canWrite && message.state === 'dead') {
+    buttons.push(actionButton('Replay', () => act(messagePath, { action: 'replay' }), 'Replay message ' + id + ' (due now, attempts reset)?'));
+    buttons.push(actionButton('Purge', () => act(messagePath, { action: 'purge' }), 'Delete message ' + id + ' for good?'));
+  }
   show(el('h1', null, el('a', { href: '#/' }, 'Topics'), ' / ', el('a', { href: topicLink(topic, message.state) }, topic), ' / ', id),
+    buttons.length ? el('p', { class: 'actions' }, ...buttons) : null,
     list, el('h2', null, 'Headers'), headerTable,
     el('h2', null, 'Payload' + (message.payloadTruncated ? ' (the start)' : '')), el('pre', { id: 'payload' }, payload));
 }
@@ -212,5 +286,10 @@ document.addEventListener('DOMContentLoaded', () => {
       document.getElementById('find-id').value.trim());
   });
   window.addEventListener('hashchange', route);
-  route();
+  read('access').then((data) => {
+    canWrite = data.access === 'unrestricted';
+    document.getElementById('access').textContent = data.access;
+  }).catch(() => {
+    canWrite = false;
+  }).finally(route);
 });

@@ -1,0 +1,137 @@
+package io.github.delayqueue.dashboard;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.github.delayqueue.core.DelayMessage;
+import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.listener.DelayListener;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.runtime.ListenerState;
+import io.github.delayqueue.testsupport.QueueContexts;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Dashboard actions as an operator takes them, in headless Chromium, with the endpoint's
+ * access unrestricted: a dead letter replayed and then delivered, a listener paused and
+ * resumed. Skipped, saying why, without Debian's chromium and chromium-driver.
+ */
+@SpringBootTest(classes = DashboardActionsBrowserTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = { "delay-queue.dashboard.enabled=true", "management.endpoint.delayqueue.access=unrestricted" })
+class DashboardActionsBrowserTests {
+
+	private static final String PREFIX = QueueContexts.uniquePrefix();
+
+	private static Chromium chromium;
+
+	@Autowired
+	private DelayQueueTemplate template;
+
+	@Autowired
+	private DelayQueueRuntime runtime;
+
+	@Autowired
+	private RefusingListener listener;
+
+	@LocalServerPort
+	private int port;
+
+	@DynamicPropertySource
+	static void redis(DynamicPropertyRegistry registry) {
+		QueueContexts.register(registry, PREFIX);
+	}
+
+	@BeforeAll
+	static void startChromium(@TempDir Path profile) {
+		chromium = Chromium.startOrSkip(profile);
+	}
+
+	@AfterAll
+	static void stopChromium() {
+		if (chromium != null) {
+			chromium.close();
+		}
+	}
+
+	@Test
+	void aDeadLetterReplayedFromItsPageIsDeliveredAgain() throws IOException {
+		this.template.send(DelayMessage.builder("browser-refused", "pay-7").id("pay-7").delay(Duration.ZERO).build());
+		await().atMost(Duration.ofSeconds(10)).until(() -> this.listener.refused.contains("pay-7"));
+		chromium.open(this.port, "/delay-queue/#/topics/browser-refused?state=dead");
+		chromium.awaitText(By.cssSelector(".tabs a.current"), "dead (1)");
+		chromium.screenshot("dead-letters");
+		this.listener.refusing = false;
+		chromium.shown(By.cssSelector("table#messages tr[data-id='pay-7'] a")).click();
+		chromium.shown(By.xpath("//button[text()='Replay']")).click();
+		chromium.confirm();
+		chromium.awaitText(By.id("notice"), "pay-7: replayed, due now");
+		await().atMost(Duration.ofSeconds(10)).until(() -> this.listener.delivered.contains("pay-7"));
+	}
+
+	@Test
+	void aListenerIsPausedAndResumedFromItsTopicPage() {
+		chromium.open(this.port, "/delay-queue/#/topics/browser-paused");
+		chromium.shown(By.xpath("//p[@id='listener']/button[text()='Pause']")).click();
+		chromium.shown(By.xpath("//p[@id='listener']/button[text()='Resume']"));
+		assertThat(this.runtime.getListenerStates()).containsEntry("browser-paused", ListenerState.PAUSED);
+		chromium.shown(By.xpath("//p[@id='listener']/button[text()='Resume']")).click();
+		chromium.shown(By.xpath("//p[@id='listener']/button[text()='Pause']"));
+		assertThat(this.runtime.getListenerStates()).containsEntry("browser-paused", ListenerState.RUNNING);
+	}
+
+	/** Refuses every message while told to, on its only attempt, so that it dies. */
+	static class RefusingListener {
+
+		final List<String> refused = new CopyOnWriteArrayList<>();
+
+		final List<String> delivered = new CopyOnWriteArrayList<>();
+
+		volatile boolean refusing = true;
+
+		@DelayListener(topic = "browser-refused", maxAttempts = 1)
+		void onPayment(String payload) {
+			if (this.refusing) {
+				this.refused.add(payload);
+				throw new IllegalStateException("Payment service refused " + payload);
+			}
+			this.delivered.add(payload);
+		}
+
+		@DelayListener(topic = "browser-paused")
+		void onAnything(String payload) {
+		}
+
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	static class App {
+
+		@Bean
+		RefusingListener refusingListener() {
+			return new RefusingListener();
+		}
+
+	}
+
+}
