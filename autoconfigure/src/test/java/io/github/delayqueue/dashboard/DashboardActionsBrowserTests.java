@@ -11,9 +11,12 @@ import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.ListenerState;
+import io.github.delayqueue.test.browser.Chromium;
 import io.github.delayqueue.testsupport.QueueContexts;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
@@ -42,7 +45,7 @@ class DashboardActionsBrowserTests {
 
 	private static final String PREFIX = QueueContexts.uniquePrefix();
 
-	private static Chromium chromium;
+	private static @Nullable Chromium chromium;
 
 	@Autowired
 	private DelayQueueTemplate template;
@@ -63,7 +66,12 @@ class DashboardActionsBrowserTests {
 
 	@BeforeAll
 	static void startChromium(@TempDir Path profile) {
-		chromium = Chromium.startOrSkip(profile);
+		chromium = Chromium.startIfInstalled(profile);
+	}
+
+	@BeforeEach
+	void needsChromium() {
+		Chromium.assumeInstalled();
 	}
 
 	@AfterAll

@@ -7,9 +7,12 @@ import java.util.List;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.test.browser.Chromium;
 import io.github.delayqueue.testsupport.QueueContexts;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
@@ -42,7 +45,7 @@ class DashboardBrowserTests {
 
 	private static final String SCRIPT_PAYLOAD = "<script>window.injected = true</script><img src=x onerror=\"window.injected = true\">";
 
-	private static Chromium chromium;
+	private static @Nullable Chromium chromium;
 
 	@Autowired
 	private DelayQueueTemplate template;
@@ -57,7 +60,12 @@ class DashboardBrowserTests {
 
 	@BeforeAll
 	static void startChromium(@TempDir Path profile) {
-		chromium = Chromium.startOrSkip(profile);
+		chromium = Chromium.startIfInstalled(profile);
+	}
+
+	@BeforeEach
+	void needsChromium() {
+		Chromium.assumeInstalled();
 	}
 
 	@AfterAll

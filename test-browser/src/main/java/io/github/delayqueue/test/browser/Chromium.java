@@ -1,4 +1,4 @@
-package io.github.delayqueue.dashboard;
+package io.github.delayqueue.test.browser;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Assumptions;
 import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
@@ -20,10 +21,10 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Debian's headless Chromium, driven through its chromedriver, for the dashboard's
- * browser tests: never a browser or driver downloaded by a test tool. A test class that
- * starts one is skipped, saying why, where they are not installed.
+ * browser tests: never a browser or driver downloaded by a test tool. Where they are not
+ * installed, each test that calls {@link #assumeInstalled()} is skipped, saying why.
  */
-final class Chromium implements AutoCloseable {
+public final class Chromium implements AutoCloseable {
 
 	private static final Path BROWSER = Path.of("/usr/bin/chromium");
 
@@ -36,14 +37,23 @@ final class Chromium implements AutoCloseable {
 	}
 
 	/**
-	 * Starts Chromium, or skips the calling test class when it is not installed.
-	 * @param profile an empty directory for the browser's profile
-	 * @return the browser
+	 * Skips the calling test, saying why, when Chromium is not installed: call it before
+	 * each test, so that each is reported as skipped.
 	 */
-	static Chromium startOrSkip(Path profile) {
-		Assumptions.assumeTrue(Files.isExecutable(BROWSER) && Files.isExecutable(DRIVER),
-				"The dashboard's browser tests need Debian's chromium and chromium-driver (" + BROWSER + ", " + DRIVER
-						+ "): apt-get install chromium chromium-driver; .ci/run does on CI");
+	public static void assumeInstalled() {
+		Assumptions.assumeTrue(installed(), "The dashboard's browser tests need Debian's chromium and chromium-driver ("
+				+ BROWSER + ", " + DRIVER + "): apt-get install chromium chromium-driver; .ci/run does on CI");
+	}
+
+	/**
+	 * Starts Chromium when it is installed.
+	 * @param profile an empty directory for the browser's profile
+	 * @return the browser, or {@code null} when it is not installed
+	 */
+	public static @Nullable Chromium startIfInstalled(Path profile) {
+		if (!installed()) {
+			return null;
+		}
 		ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(DRIVER.toFile())
 			.usingAnyFreePort()
 			.build();
@@ -57,11 +67,24 @@ final class Chromium implements AutoCloseable {
 		return new Chromium(driver);
 	}
 
-	WebDriver driver() {
+	private static boolean installed() {
+		return Files.isExecutable(BROWSER) && Files.isExecutable(DRIVER);
+	}
+
+	/**
+	 * The browser's driver.
+	 * @return the driver
+	 */
+	public WebDriver driver() {
 		return this.driver;
 	}
 
-	void open(int port, String path) {
+	/**
+	 * Opens a page of an application on this machine.
+	 * @param port the application's port
+	 * @param path the page's path, with its fragment if any
+	 */
+	public void open(int port, String path) {
 		this.driver.get("http://localhost:" + port + path);
 	}
 
@@ -70,7 +93,7 @@ final class Chromium implements AutoCloseable {
 	 * @param selector the element
 	 * @return the element
 	 */
-	WebElement shown(By selector) {
+	public WebElement shown(By selector) {
 		return await().atMost(Duration.ofSeconds(10))
 			.ignoreExceptions()
 			.until(() -> this.driver.findElement(selector), WebElement::isDisplayed);
@@ -81,7 +104,7 @@ final class Chromium implements AutoCloseable {
 	 * @param selector the element
 	 * @param text the text it must come to have
 	 */
-	void awaitText(By selector, String text) {
+	public void awaitText(By selector, String text) {
 		await().atMost(Duration.ofSeconds(10))
 			.ignoreExceptions()
 			.until(() -> this.driver.findElement(selector).getText(), text::equals);
@@ -90,7 +113,7 @@ final class Chromium implements AutoCloseable {
 	/**
 	 * Accepts the confirmation the page asked for.
 	 */
-	void confirm() {
+	public void confirm() {
 		await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> {
 			this.driver.switchTo().alert().accept();
 			return true;
@@ -100,8 +123,9 @@ final class Chromium implements AutoCloseable {
 	/**
 	 * Saves what the browser shows to {@code target/dashboard-screenshots/<name>.png}.
 	 * @param name the screenshot's name
+	 * @throws IOException if it cannot be written
 	 */
-	void screenshot(String name) throws IOException {
+	public void screenshot(String name) throws IOException {
 		Path directory = Path.of("target/dashboard-screenshots");
 		Files.createDirectories(directory);
 		Path shot = ((TakesScreenshot) this.driver).getScreenshotAs(OutputType.FILE).toPath();

@@ -1,0 +1,7 @@
+/**
+ * Debian's headless Chromium for the dashboard's browser tests.
+ */
+@NullMarked
+package io.github.delayqueue.test.browser;
+
+import org.jspecify.annotations.NullMarked;
