@@ -1,7 +1,6 @@
 package io.github.delayqueue.dashboard;
 
 import java.io.IOException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
@@ -9,12 +8,8 @@ import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.test.browser.Chromium;
 import io.github.delayqueue.testsupport.QueueContexts;
-import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.WebElement;
@@ -45,7 +40,8 @@ class DashboardBrowserTests {
 
 	private static final String SCRIPT_PAYLOAD = "<script>window.injected = true</script><img src=x onerror=\"window.injected = true\">";
 
-	private static @Nullable Chromium chromium;
+	@RegisterExtension
+	static final Chromium chromium = new Chromium();
 
 	@Autowired
 	private DelayQueueTemplate template;
@@ -56,23 +52,6 @@ class DashboardBrowserTests {
 	@DynamicPropertySource
 	static void redis(DynamicPropertyRegistry registry) {
 		QueueContexts.register(registry, PREFIX);
-	}
-
-	@BeforeAll
-	static void startChromium(@TempDir Path profile) {
-		chromium = Chromium.startIfInstalled(profile);
-	}
-
-	@BeforeEach
-	void needsChromium() {
-		Chromium.assumeInstalled();
-	}
-
-	@AfterAll
-	static void stopChromium() {
-		if (chromium != null) {
-			chromium.close();
-		}
 	}
 
 	@Test

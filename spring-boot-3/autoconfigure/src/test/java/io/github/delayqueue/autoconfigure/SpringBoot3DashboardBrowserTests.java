@@ -1,19 +1,12 @@
 package io.github.delayqueue.autoconfigure;
 
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.UUID;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.test.browser.Chromium;
-import io.github.delayqueue.test.redis.TestRedis;
-import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
 
@@ -39,7 +32,8 @@ class SpringBoot3DashboardBrowserTests {
 
 	private static final String SCRIPT_PAYLOAD = "<img src=x onerror=\"window.injected = true\">";
 
-	private static @Nullable Chromium chromium;
+	@RegisterExtension
+	static final Chromium chromium = new Chromium();
 
 	@Autowired
 	private DelayQueueTemplate template;
@@ -49,28 +43,7 @@ class SpringBoot3DashboardBrowserTests {
 
 	@DynamicPropertySource
 	static void redis(DynamicPropertyRegistry registry) {
-		for (String property : TestRedis.shared().springProperties()) {
-			int equals = property.indexOf('=');
-			registry.add(property.substring(0, equals), () -> property.substring(equals + 1));
-		}
-		registry.add("delay-queue.key-prefix", () -> "boot3-" + UUID.randomUUID().toString().substring(0, 8));
-	}
-
-	@BeforeAll
-	static void startChromium(@TempDir Path profile) {
-		chromium = Chromium.startIfInstalled(profile);
-	}
-
-	@BeforeEach
-	void needsChromium() {
-		Chromium.assumeInstalled();
-	}
-
-	@AfterAll
-	static void stopChromium() {
-		if (chromium != null) {
-			chromium.close();
-		}
+		TestRedisProperties.register(registry);
 	}
 
 	@Test

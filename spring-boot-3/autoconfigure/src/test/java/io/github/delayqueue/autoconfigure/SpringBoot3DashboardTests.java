@@ -1,12 +1,10 @@
 package io.github.delayqueue.autoconfigure;
 
 import java.time.Duration;
-import java.util.UUID;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.dashboard.DelayQueueDashboard;
-import io.github.delayqueue.test.redis.TestRedis;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -39,11 +37,7 @@ class SpringBoot3DashboardTests {
 
 	@DynamicPropertySource
 	static void redis(DynamicPropertyRegistry registry) {
-		for (String property : TestRedis.shared().springProperties()) {
-			int equals = property.indexOf('=');
-			registry.add(property.substring(0, equals), () -> property.substring(equals + 1));
-		}
-		registry.add("delay-queue.key-prefix", () -> "boot3-" + UUID.randomUUID().toString().substring(0, 8));
+		TestRedisProperties.register(registry);
 	}
 
 	@Test

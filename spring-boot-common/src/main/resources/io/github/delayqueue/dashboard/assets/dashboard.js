@@ -67,8 +67,9 @@ function messageLink(topic, id) {
   return '#/topics/' + encodeURIComponent(topic) + '/messages/' + encodeURIComponent(id);
 }
 
-async function read(path) {
-  const response = await fetch('api/' + path, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+// Calls the dashboard's JSON API; fails with the server's error message.
+async function call(path, options) {
+  const response = await fetch('api/' + path, Object.assign({ credentials: 'same-origin' }, options));
   let body = null;
   try {
     body = await response.json();
@@ -81,24 +82,17 @@ async function read(path) {
   return body;
 }
 
+function read(path) {
+  return call(path, { headers: { Accept: 'application/json' } });
+}
+
 // Sends an action; only the page itself can: it needs the dashboard's header and JSON.
-async function act(path, body) {
-  const response = await fetch('api/' + path, {
+function act(path, body) {
+  return call(path, {
     method: 'POST',
-    credentials: 'same-origin',
     headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-Delay-Queue-Dashboard': '1' },
     body: JSON.stringify(body)
   });
-  let result = null;
-  try {
-    result = await response.json();
-  } catch (ignored) {
-    result = null;
-  }
-  if (!response.ok) {
-    throw new Error((result && result.error) || ('HTTP ' + response.status));
-  }
-  return result;
 }
 
 function actionButton(label, run, question) {

@@ -5,9 +5,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
+import java.util.Comparator;
+import java.util.stream.Stream;
 
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
@@ -21,39 +27,28 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Debian's headless Chromium, driven through its chromedriver, for the dashboard's
- * browser tests: never a browser or driver downloaded by a test tool. Where they are not
- * installed, each test that calls {@link #assumeInstalled()} is skipped, saying why.
+ * browser tests: never a browser or driver downloaded by a test tool. Register it in a
+ * test class
+ * ({@code @RegisterExtension static final Chromium chromium = new Chromium();}): it
+ * starts the browser before the class's tests and quits it after them; where Chromium is
+ * not installed, each test is skipped, saying why.
  */
-public final class Chromium implements AutoCloseable {
+public final class Chromium implements BeforeAllCallback, BeforeEachCallback, AfterAllCallback {
 
 	private static final Path BROWSER = Path.of("/usr/bin/chromium");
 
 	private static final Path DRIVER = Path.of("/usr/bin/chromedriver");
 
-	private final WebDriver driver;
+	private @Nullable WebDriver driver;
 
-	private Chromium(WebDriver driver) {
-		this.driver = driver;
-	}
+	private @Nullable Path profile;
 
-	/**
-	 * Skips the calling test, saying why, when Chromium is not installed: call it before
-	 * each test, so that each is reported as skipped.
-	 */
-	public static void assumeInstalled() {
-		Assumptions.assumeTrue(installed(), "The dashboard's browser tests need Debian's chromium and chromium-driver ("
-				+ BROWSER + ", " + DRIVER + "): apt-get install chromium chromium-driver; .ci/run does on CI");
-	}
-
-	/**
-	 * Starts Chromium when it is installed.
-	 * @param profile an empty directory for the browser's profile
-	 * @return the browser, or {@code null} when it is not installed
-	 */
-	public static @Nullable Chromium startIfInstalled(Path profile) {
+	@Override
+	public void beforeAll(ExtensionContext context) throws IOException {
 		if (!installed()) {
-			return null;
+			return;
 		}
+		this.profile = Files.createTempDirectory("delay-queue-chromium-");
 		ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(DRIVER.toFile())
 			.usingAnyFreePort()
 			.build();
@@ -61,10 +56,32 @@ public final class Chromium implements AutoCloseable {
 		options.setBinary(BROWSER.toFile());
 		options.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
 				"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-				"--window-size=1280,860", "--user-data-dir=" + profile.toAbsolutePath());
-		ChromeDriver driver = new ChromeDriver(service, options);
-		driver.manage().timeouts().pageLoadTimeout(Duration.ofSeconds(20));
-		return new Chromium(driver);
+				"--window-size=1280,860", "--user-data-dir=" + this.profile.toAbsolutePath());
+		ChromeDriver started = new ChromeDriver(service, options);
+		started.manage().timeouts().pageLoadTimeout(Duration.ofSeconds(20));
+		this.driver = started;
+	}
+
+	@Override
+	public void beforeEach(ExtensionContext context) {
+		Assumptions.assumeTrue(installed(), "The dashboard's browser tests need Debian's chromium and chromium-driver ("
+				+ BROWSER + ", " + DRIVER + "): apt-get install chromium chromium-driver; .ci/run does on CI");
+	}
+
+	@Override
+	public void afterAll(ExtensionContext context) throws IOException {
+		if (this.driver != null) {
+			this.driver.quit();
+			this.driver = null;
+		}
+		if (this.profile != null) {
+			try (Stream<Path> files = Files.walk(this.profile)) {
+				for (Path file : files.sorted(Comparator.reverseOrder()).toList()) {
+					Files.deleteIfExists(file);
+				}
+			}
+			this.profile = null;
+		}
 	}
 
 	private static boolean installed() {
@@ -76,7 +93,11 @@ public final class Chromium implements AutoCloseable {
 	 * @return the driver
 	 */
 	public WebDriver driver() {
-		return this.driver;
+		WebDriver started = this.driver;
+		if (started == null) {
+			throw new IllegalStateException("Chromium is not started: register Chromium with @RegisterExtension");
+		}
+		return started;
 	}
 
 	/**
@@ -85,7 +106,7 @@ public final class Chromium implements AutoCloseable {
 	 * @param path the page's path, with its fragment if any
 	 */
 	public void open(int port, String path) {
-		this.driver.get("http://localhost:" + port + path);
+		driver().get("http://localhost:" + port + path);
 	}
 
 	/**
@@ -96,7 +117,7 @@ public final class Chromium implements AutoCloseable {
 	public WebElement shown(By selector) {
 		return await().atMost(Duration.ofSeconds(10))
 			.ignoreExceptions()
-			.until(() -> this.driver.findElement(selector), WebElement::isDisplayed);
+			.until(() -> driver().findElement(selector), WebElement::isDisplayed);
 	}
 
 	/**
@@ -107,7 +128,7 @@ public final class Chromium implements AutoCloseable {
 	public void awaitText(By selector, String text) {
 		await().atMost(Duration.ofSeconds(10))
 			.ignoreExceptions()
-			.until(() -> this.driver.findElement(selector).getText(), text::equals);
+			.until(() -> driver().findElement(selector).getText(), text::equals);
 	}
 
 	/**
@@ -115,7 +136,7 @@ public final class Chromium implements AutoCloseable {
 	 */
 	public void confirm() {
 		await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> {
-			this.driver.switchTo().alert().accept();
+			driver().switchTo().alert().accept();
 			return true;
 		});
 	}
@@ -128,13 +149,8 @@ public final class Chromium implements AutoCloseable {
 	public void screenshot(String name) throws IOException {
 		Path directory = Path.of("target/dashboard-screenshots");
 		Files.createDirectories(directory);
-		Path shot = ((TakesScreenshot) this.driver).getScreenshotAs(OutputType.FILE).toPath();
+		Path shot = ((TakesScreenshot) driver()).getScreenshotAs(OutputType.FILE).toPath();
 		Files.copy(shot, directory.resolve(name + ".png"), StandardCopyOption.REPLACE_EXISTING);
-	}
-
-	@Override
-	public void close() {
-		this.driver.quit();
 	}
 
 }
