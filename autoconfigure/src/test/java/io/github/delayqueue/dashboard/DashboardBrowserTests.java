@@ -110,6 +110,24 @@ class DashboardBrowserTests {
 	}
 
 	@Test
+	void aMessageWhoseIdIsTwoDotsIsFound() {
+		send("browser-dots", "..", "the payload of dots", Duration.ofHours(1));
+		open("/delay-queue/");
+		chromium.driver().findElement(By.id("find-topic")).sendKeys("browser-dots");
+		chromium.driver().findElement(By.id("find-id")).sendKeys("..");
+		chromium.driver().findElement(By.cssSelector("#find button")).click();
+		assertThat(chromium.shown(By.id("payload")).getText()).isEqualTo("the payload of dots");
+	}
+
+	@Test
+	void aTopicWithASlashInItsNameShowsItsMessages() {
+		send("browser/slash", "slash-1", "y", Duration.ofHours(1));
+		open("/delay-queue/");
+		chromium.shown(By.cssSelector("tr[data-topic='browser/slash'] a")).click();
+		chromium.shown(By.cssSelector("table#messages tr[data-id='slash-1']"));
+	}
+
+	@Test
 	void anUnknownMessageShowsWhatWasNotFound() {
 		open("/delay-queue/#/topics/browser-orders/messages/no-such-id");
 		WebElement error = chromium.shown(By.cssSelector("#view .error"));

@@ -32,7 +32,7 @@ class DelayQueueDashboardActionsTests {
 
 	private static final String PREFIX = QueueContexts.uniquePrefix();
 
-	private static final String ACTIONS = "/api/topics/dashboard-actions/messages/{id}/actions";
+	private static final String ACTIONS = "/api/message/actions?topic=dashboard-actions&id={id}";
 
 	@Autowired
 	private DelayQueueTemplate template;
@@ -77,7 +77,7 @@ class DelayQueueDashboardActionsTests {
 			.jsonPath("$.affected")
 			.isEqualTo(1);
 		this.client.get()
-			.uri("/api/topics/dashboard-actions/messages/to-cancel")
+			.uri("/api/message?topic=dashboard-actions&id=to-cancel")
 			.exchange()
 			.expectStatus()
 			.isNotFound();
@@ -183,7 +183,7 @@ class DelayQueueDashboardActionsTests {
 
 	private void assertStillScheduled(String id) {
 		this.client.get()
-			.uri("/api/topics/dashboard-actions/messages/{id}", id)
+			.uri("/api/message?topic=dashboard-actions&id={id}", id)
 			.exchange()
 			.expectStatus()
 			.isOk()

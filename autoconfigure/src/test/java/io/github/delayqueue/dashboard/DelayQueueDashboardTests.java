@@ -118,7 +118,7 @@ class DelayQueueDashboardTests {
 				.build());
 		}
 		this.client.get()
-			.uri("/api/topics/dashboard-pages?state=scheduled&offset=2&limit=2")
+			.uri("/api/topic?topic=dashboard-pages&state=scheduled&offset=2&limit=2")
 			.exchange()
 			.expectStatus()
 			.isOk()
@@ -141,7 +141,7 @@ class DelayQueueDashboardTests {
 			.delay(Duration.ofHours(1))
 			.build());
 		this.client.get()
-			.uri("/api/topics/dashboard-message/messages/script-payload")
+			.uri("/api/message?topic=dashboard-message&id=script-payload")
 			.exchange()
 			.expectStatus()
 			.isOk()
@@ -167,7 +167,7 @@ class DelayQueueDashboardTests {
 				.build());
 		}
 		this.client.get()
-			.uri("/api/topics/dashboard-partitioned?limit=10")
+			.uri("/api/topic?topic=dashboard-partitioned&limit=10")
 			.exchange()
 			.expectStatus()
 			.isOk()
@@ -182,7 +182,7 @@ class DelayQueueDashboardTests {
 			.isEqualTo("spread-5");
 		for (int i = 0; i < 6; i++) {
 			this.client.get()
-				.uri("/api/topics/dashboard-partitioned/messages/spread-" + i)
+				.uri("/api/message?topic=dashboard-partitioned&id=spread-" + i)
 				.exchange()
 				.expectStatus()
 				.isOk()
@@ -195,7 +195,7 @@ class DelayQueueDashboardTests {
 	@Test
 	void anUnknownMessageIsNotFoundWithAnErrorThatNamesIt() {
 		this.client.get()
-			.uri("/api/topics/dashboard-message/messages/no-such-id")
+			.uri("/api/message?topic=dashboard-message&id=no-such-id")
 			.exchange()
 			.expectStatus()
 			.isNotFound()
@@ -207,7 +207,7 @@ class DelayQueueDashboardTests {
 	@Test
 	void badPageArgumentsAreRefusedWithAClearError() {
 		this.client.get()
-			.uri("/api/topics/dashboard-pages?offset=abc")
+			.uri("/api/topic?topic=dashboard-pages&offset=abc")
 			.exchange()
 			.expectStatus()
 			.isBadRequest()
@@ -215,7 +215,7 @@ class DelayQueueDashboardTests {
 			.jsonPath("$.error")
 			.isEqualTo("offset must be a whole number, but was 'abc'");
 		this.client.get()
-			.uri("/api/topics/dashboard-pages?state=lost")
+			.uri("/api/topic?topic=dashboard-pages&state=lost")
 			.exchange()
 			.expectStatus()
 			.isBadRequest()
@@ -229,7 +229,7 @@ class DelayQueueDashboardTests {
 		this.template
 			.send(DelayMessage.builder("dashboard-read-only", "x").id("kept").delay(Duration.ofHours(1)).build());
 		this.client.post()
-			.uri("/api/topics/dashboard-read-only/messages/kept/actions")
+			.uri("/api/message/actions?topic=dashboard-read-only&id=kept")
 			.header(CrossSiteRequestGuard.HEADER, "1")
 			.contentType(MediaType.APPLICATION_JSON)
 			.body(Map.of("action", "cancel"))
@@ -241,7 +241,7 @@ class DelayQueueDashboardTests {
 			.isEqualTo("The dashboard is read-only: the delayqueue endpoint's access is read-only "
 					+ "(management.endpoint.delayqueue.access=unrestricted allows actions)");
 		this.client.post()
-			.uri("/api/topics/dashboard-read-only/actions")
+			.uri("/api/topic/actions?topic=dashboard-read-only")
 			.header(CrossSiteRequestGuard.HEADER, "1")
 			.contentType(MediaType.APPLICATION_JSON)
 			.body(Map.of("action", "purge-dead"))
@@ -249,7 +249,7 @@ class DelayQueueDashboardTests {
 			.expectStatus()
 			.isForbidden();
 		this.client.get()
-			.uri("/api/topics/dashboard-read-only/messages/kept")
+			.uri("/api/message?topic=dashboard-read-only&id=kept")
 			.exchange()
 			.expectStatus()
 			.isOk()

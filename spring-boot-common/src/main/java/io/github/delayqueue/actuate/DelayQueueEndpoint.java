@@ -70,6 +70,9 @@ public class DelayQueueEndpoint {
 	/** Most messages per page; a larger limit is lowered to this. */
 	public static final int MAX_PAGE_SIZE = 100;
 
+	/** Largest offset of a page. */
+	public static final long MAX_OFFSET = 1_000_000_000L;
+
 	/** Most topics found by {@code SCAN} that the overview lists. */
 	public static final int MAX_TOPICS = 1000;
 
@@ -159,13 +162,21 @@ public class DelayQueueEndpoint {
 		MessageState messageState = (state != null) ? parseState(state) : MessageState.SCHEDULED;
 		long from = (offset != null) ? offset : 0;
 		int size = (limit != null) ? Math.min(limit, MAX_PAGE_SIZE) : DEFAULT_PAGE_SIZE;
-		if (from < 0 || size < 1) {
-			throw new InvalidEndpointRequestException("offset must be 0 or more and limit 1 or more",
+		if (from < 0 || from > MAX_OFFSET || size < 1) {
+			throw new InvalidEndpointRequestException(
+					"offset must be 0 to " + MAX_OFFSET + " and limit 1 or more, but were " + from + " and " + size,
 					"Bad offset or limit");
 		}
 		TopicInspector inspector = this.store.inspector(topic);
 		TopicStats stats = inspector.stats();
-		MessagePage page = inspector.page(messageState, from, size);
+		MessagePage page;
+		try {
+			page = inspector.page(messageState, from, size);
+		}
+		catch (IllegalArgumentException ex) {
+			// A page too far into a partitioned topic, whose partitions are merged here.
+			throw new InvalidEndpointRequestException(ex.getMessage(), "Bad offset");
+		}
 		List<MessageEntry> entries = page.messages().stream().map(MessageEntry::of).toList();
 		PageDescriptor pageDescriptor = new PageDescriptor(stateName(messageState), from, size, page.total(), entries);
 		return TopicDescriptor.of(topic, stats, listener(topic, this.runtime.getListenerStates()), pageDescriptor);

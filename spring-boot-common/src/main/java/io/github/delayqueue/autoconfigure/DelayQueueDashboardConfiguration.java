@@ -46,7 +46,7 @@ final class DelayQueueDashboardConfiguration {
 		EndpointAccessResolver resolver = accessResolver.getIfAvailable(() -> (id, defaultAccess) -> defaultAccess);
 		DashboardAccess access = new DashboardAccess(resolver.accessFor(ENDPOINT, Access.READ_ONLY));
 		return new DelayQueueDashboard(endpoint.getIfAvailable(() -> new DelayQueueEndpoint(store, template, runtime)),
-				access, properties.getDashboard().getPath());
+				access, properties.getDashboard().getPath(), properties.getDashboard().getTimeout());
 	}
 
 	@Bean

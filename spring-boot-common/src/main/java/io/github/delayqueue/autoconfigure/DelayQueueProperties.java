@@ -887,6 +887,20 @@ public class DelayQueueProperties implements Validator {
 		 */
 		private String path = "/delay-queue";
 
+		/**
+		 * Longest a dashboard request waits for Redis, whatever the Redis client's own
+		 * command timeout is; past it the request answers 503.
+		 */
+		private Duration timeout = Duration.ofSeconds(5);
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
 		public boolean isEnabled() {
 			return this.enabled;
 		}

@@ -54,6 +54,11 @@ final class DelayQueuePropertiesValidation {
 					errors));
 		validateKeyPrefix(properties.getKeyPrefix(), errors);
 		validateDashboardPath(properties.getDashboard().getPath(), errors);
+		if (properties.getDashboard().getTimeout().isNegative() || properties.getDashboard().getTimeout().isZero()) {
+			errors.rejectValue("dashboard.timeout", "invalid",
+					"delay-queue.dashboard.timeout must be positive, but was "
+							+ Durations.format(properties.getDashboard().getTimeout()));
+		}
 		validateDurations(properties, errors);
 		if (properties.getHealth().getTimeout().toMillis() < 1) {
 			errors.rejectValue("health.timeout", "invalid", "delay-queue.health.timeout must be positive, but was "
@@ -108,6 +113,7 @@ final class DelayQueuePropertiesValidation {
 		durations.put("metrics.gauge-refresh-interval", properties.getMetrics().getGaugeRefreshInterval());
 		durations.put("health.timeout", properties.getHealth().getTimeout());
 		durations.put("health.max-lateness", properties.getHealth().getMaxLateness());
+		durations.put("dashboard.timeout", properties.getDashboard().getTimeout());
 		durations.forEach(
 				(property, duration) -> validateDuration(field(property), "delay-queue." + property, duration, errors));
 		Duration lookahead = properties.getBroker().getLookahead();

@@ -33,8 +33,9 @@ record ActionRequest(@Nullable String action, @Nullable Long limit, @Nullable St
 			return DurationStyle.detectAndParse(this.delay.trim());
 		}
 		catch (IllegalArgumentException ex) {
+			String shown = (this.delay.length() > 64) ? this.delay.substring(0, 64) + "…" : this.delay;
 			throw new InvalidEndpointRequestException(
-					"delay must be a duration such as 10m or PT10M, but was '" + this.delay + "'", "Bad delay");
+					"delay must be a duration such as 10m or PT10M, but was '" + shown + "'", "Bad delay");
 		}
 	}
 

@@ -1,7 +1,17 @@
 package io.github.delayqueue.dashboard;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -33,7 +43,7 @@ import org.springframework.web.servlet.function.ServerResponse;
  * framing and content sniffing, so that no stored payload can run as code in an
  * operator's browser; the page itself only ever shows payloads as text.
  */
-public final class DelayQueueDashboard {
+public final class DelayQueueDashboard implements AutoCloseable {
 
 	/** Where the page and its scripts are in the jar. */
 	static final String ASSETS = "io/github/delayqueue/dashboard/assets/";
@@ -46,6 +56,12 @@ public final class DelayQueueDashboard {
 	public static final String CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; "
 			+ "img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
+	/** The largest body of an action: a few short fields. */
+	static final int MAX_ACTION_BYTES = 16 * 1024;
+
+	/** Reads waiting for Redis at once; a further one is answered 503 at once. */
+	private static final int READ_THREADS = 4;
+
 	private static final Log logger = LogFactory.getLog(DelayQueueDashboard.class);
 
 	private final DelayQueueEndpoint endpoint;
@@ -54,16 +70,33 @@ public final class DelayQueueDashboard {
 
 	private final String path;
 
+	private final Duration timeout;
+
+	private final ThreadPoolExecutor reads;
+
 	/**
-	 * Creates the dashboard.
+	 * Creates the dashboard; close it to stop its threads.
 	 * @param endpoint the operations it reads through
 	 * @param access what its users may do
 	 * @param path where it is served, such as {@code /delay-queue}
+	 * @param timeout the longest a request waits for Redis before answering 503
 	 */
-	public DelayQueueDashboard(DelayQueueEndpoint endpoint, DashboardAccess access, String path) {
+	public DelayQueueDashboard(DelayQueueEndpoint endpoint, DashboardAccess access, String path, Duration timeout) {
 		this.endpoint = endpoint;
 		this.access = access;
 		this.path = path;
+		this.timeout = timeout;
+		this.reads = new ThreadPoolExecutor(0, READ_THREADS, 60, TimeUnit.SECONDS, new SynchronousQueue<>(),
+				daemonThreads());
+	}
+
+	private static ThreadFactory daemonThreads() {
+		AtomicInteger count = new AtomicInteger();
+		return (task) -> {
+			Thread thread = new Thread(task, "delay-queue-dashboard-" + count.incrementAndGet());
+			thread.setDaemon(true);
+			return thread;
+		};
 	}
 
 	/**
@@ -83,11 +116,10 @@ public final class DelayQueueDashboard {
 			.GET(this.path + "/assets/dashboard.css", (request) -> page("dashboard.css", MediaType.valueOf("text/css")))
 			.GET(this.path + "/api/access", (request) -> json(() -> Map.of("access", this.access.name())))
 			.GET(this.path + "/api/overview", (request) -> json(this::overview))
-			.GET(this.path + "/api/topics/{topic}", (request) -> json(() -> topic(request)))
-			.GET(this.path + "/api/topics/{topic}/messages/{id}", (request) -> json(() -> message(request)))
-			.POST(this.path + "/api/topics/{topic}/actions", (request) -> action(request, this::topicAction))
-			.POST(this.path + "/api/topics/{topic}/messages/{id}/actions",
-					(request) -> action(request, this::messageAction))
+			.GET(this.path + "/api/topic", (request) -> json(() -> topic(request)))
+			.GET(this.path + "/api/message", (request) -> json(() -> message(request)))
+			.POST(this.path + "/api/topic/actions", (request) -> action(request, this::topicAction))
+			.POST(this.path + "/api/message/actions", (request) -> action(request, this::messageAction))
 			.build();
 	}
 
@@ -99,13 +131,13 @@ public final class DelayQueueDashboard {
 	}
 
 	private Object topic(ServerRequest request) {
-		return this.endpoint.topic(request.pathVariable("topic"), request.param("state").orElse(null),
+		return this.endpoint.topic(required(request, "topic"), request.param("state").orElse(null),
 				number(request, "offset", Long::valueOf), number(request, "limit", Integer::valueOf));
 	}
 
 	private Object message(ServerRequest request) {
-		String topic = request.pathVariable("topic");
-		String id = request.pathVariable("id");
+		String topic = required(request, "topic");
+		String id = required(request, "id");
 		MessageDescriptor message = this.endpoint.message(topic, id);
 		if (message == null) {
 			throw new NotFoundException("Topic '" + topic + "' has no message with id '" + id + "'");
@@ -114,12 +146,12 @@ public final class DelayQueueDashboard {
 	}
 
 	private Object topicAction(ServerRequest request, ActionRequest action) {
-		return this.endpoint.topicAction(request.pathVariable("topic"), action.requiredAction(), action.limit());
+		return this.endpoint.topicAction(required(request, "topic"), action.requiredAction(), action.limit());
 	}
 
 	private Object messageAction(ServerRequest request, ActionRequest action) {
-		return this.endpoint.messageAction(request.pathVariable("topic"), request.pathVariable("id"),
-				action.requiredAction(), action.parsedDelay());
+		return this.endpoint.messageAction(required(request, "topic"), required(request, "id"), action.requiredAction(),
+				action.parsedDelay());
 	}
 
 	/**
@@ -135,6 +167,14 @@ public final class DelayQueueDashboard {
 			return error(HttpStatus.FORBIDDEN, "The dashboard is read-only: the delayqueue endpoint's access is "
 					+ this.access.name() + " (management.endpoint.delayqueue.access=unrestricted allows actions)");
 		}
+		long length = request.headers().contentLength().orElse(-1);
+		if (length < 0) {
+			return error(HttpStatus.LENGTH_REQUIRED, "A dashboard action must give its Content-Length");
+		}
+		if (length > MAX_ACTION_BYTES) {
+			return error(HttpStatus.valueOf(413),
+					"A dashboard action's body must be at most " + MAX_ACTION_BYTES + " bytes, but was " + length);
+		}
 		ActionRequest action;
 		try {
 			action = request.body(ActionRequest.class);
@@ -142,7 +182,14 @@ public final class DelayQueueDashboard {
 		catch (Exception ex) {
 			return error(HttpStatus.BAD_REQUEST, "The body must be JSON such as {\"action\":\"cancel\"}");
 		}
-		return json(() -> act.apply(request, action));
+		return answer(() -> act.apply(request, action));
+	}
+
+	private static String required(ServerRequest request, String name) {
+		return request.param(name)
+			.filter((value) -> !value.isEmpty())
+			.orElseThrow(() -> new InvalidEndpointRequestException("The parameter '" + name + "' is missing",
+					"Missing " + name));
 	}
 
 	private static <T> @Nullable T number(ServerRequest request, String name, Function<String, T> parse) {
@@ -164,13 +211,18 @@ public final class DelayQueueDashboard {
 		return secured(ServerResponse.ok()).contentType(type).cacheControl(CacheControl.noCache()).body(resource);
 	}
 
+	/** Reads JSON through the endpoint, waiting for Redis at most the timeout. */
 	private ServerResponse json(Supplier<Object> read) {
 		if (!this.access.canRead()) {
 			return error(HttpStatus.FORBIDDEN,
 					"The delayqueue endpoint's access is none (management.endpoint.delayqueue.access)");
 		}
+		return answer(() -> withinTimeout(read));
+	}
+
+	private ServerResponse answer(Supplier<Object> operation) {
 		try {
-			Object body = read.get();
+			Object body = operation.get();
 			return secured(ServerResponse.ok()).cacheControl(CacheControl.noStore())
 				.contentType(MediaType.APPLICATION_JSON)
 				.body(body);
@@ -181,10 +233,59 @@ public final class DelayQueueDashboard {
 		catch (NotFoundException ex) {
 			return error(HttpStatus.NOT_FOUND, ex.getMessage());
 		}
+		catch (RedisWaitException ex) {
+			logger.warn("Dashboard: " + ex.getMessage());
+			return error(HttpStatus.SERVICE_UNAVAILABLE, ex.getMessage());
+		}
 		catch (DataAccessException ex) {
 			logger.warn("Dashboard: Redis could not be read", ex);
 			return error(HttpStatus.SERVICE_UNAVAILABLE, "Redis could not be read: " + ex.getMessage());
 		}
+	}
+
+	/**
+	 * Runs a read on one of the dashboard's threads, so that a request never waits for
+	 * Redis longer than the timeout, whatever the Redis client's own timeout is.
+	 */
+	private Object withinTimeout(Supplier<Object> read) {
+		Future<Object> future;
+		try {
+			future = this.reads.submit(read::get);
+		}
+		catch (RejectedExecutionException ex) {
+			throw new RedisWaitException("Earlier dashboard requests are still waiting for Redis");
+		}
+		try {
+			return future.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (TimeoutException ex) {
+			future.cancel(true);
+			throw new RedisWaitException(
+					"Redis did not answer within " + this.timeout.toMillis() + " ms (delay-queue.dashboard.timeout)");
+		}
+		catch (ExecutionException ex) {
+			if (ex.getCause() instanceof RuntimeException failure) {
+				throw failure;
+			}
+			if (ex.getCause() instanceof Error error) {
+				throw error;
+			}
+			throw new IllegalStateException(ex.getCause());
+		}
+		catch (InterruptedException ex) {
+			future.cancel(true);
+			Thread.currentThread().interrupt();
+			throw new RedisWaitException("Interrupted while waiting for Redis");
+		}
+	}
+
+	/**
+	 * Stops the threads that read Redis for the dashboard; a read still waiting is
+	 * interrupted.
+	 */
+	@Override
+	public void close() {
+		this.reads.shutdownNow();
 	}
 
 	private static ServerResponse error(HttpStatus status, @Nullable String message) {
@@ -198,6 +299,15 @@ public final class DelayQueueDashboard {
 			.header("X-Content-Type-Options", "nosniff")
 			.header("X-Frame-Options", "DENY")
 			.header("Referrer-Policy", "no-referrer");
+	}
+
+	/** Redis did not answer a read in time, or too many reads wait for it already. */
+	private static final class RedisWaitException extends RuntimeException {
+
+		RedisWaitException(String message) {
+			super(message);
+		}
+
 	}
 
 	/** A message asked for by id that the topic does not have. */

@@ -61,7 +61,7 @@ class SpringBoot3DashboardTests {
 		assertThat(overview.getStatusCode()).isEqualTo(HttpStatus.OK);
 		assertThat(overview.getBody()).contains("\"access\":\"read-only\"").contains("\"boot3-dashboard\":{");
 		ResponseEntity<String> message = this.rest
-			.getForEntity("/delay-queue/api/topics/boot3-dashboard/messages/boot3-m1", String.class);
+			.getForEntity("/delay-queue/api/message?topic=boot3-dashboard&id=boot3-m1", String.class);
 		assertThat(message.getStatusCode()).isEqualTo(HttpStatus.OK);
 		assertThat(message.getBody()).contains("\"state\":\"scheduled\"");
 		assertThat(message.getHeaders().getContentType()).isNotNull()

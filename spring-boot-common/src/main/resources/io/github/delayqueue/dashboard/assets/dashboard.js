@@ -173,8 +173,8 @@ async function overview() {
 }
 
 async function topicPage(topic, state, offset) {
-  const query = new URLSearchParams({ state: state, offset: String(offset), limit: String(PAGE_SIZE) });
-  const data = await read('topics/' + encodeURIComponent(topic) + '?' + query);
+  const query = new URLSearchParams({ topic: topic, state: state, offset: String(offset), limit: String(PAGE_SIZE) });
+  const data = await read('topic?' + query);
   const tabs = el('nav', { class: 'tabs' }, ...STATES.map((name) => el('a',
     { href: topicLink(topic, name), class: name === state ? 'current' : null },
     name + ' (' + (name === 'in-flight' ? data.inFlight : data[name]) + ')')));
@@ -194,7 +194,7 @@ async function topicPage(topic, state, offset) {
     page.offset > 0 ? el('a', { href: topicLink(topic, state, Math.max(0, page.offset - PAGE_SIZE)) }, '‹ previous') : null,
     el('span', { class: 'muted' }, page.total ? (page.offset + 1) + '–' + last + ' of ' + page.total : 'none'),
     last < page.total ? el('a', { href: topicLink(topic, state, page.offset + PAGE_SIZE) }, 'next ›') : null);
-  const topicPath = 'topics/' + encodeURIComponent(topic) + '/actions';
+  const topicPath = 'topic/actions?' + new URLSearchParams({ topic: topic });
   const listener = data.listener
     ? el('p', { id: 'listener' }, 'Listener here: ', el('span', { class: 'state-' + data.listener.state }, data.listener.state),
       ' · ' + data.listener.method + ' · concurrency ' + data.listener.concurrency + ' ',
@@ -213,7 +213,7 @@ async function topicPage(topic, state, offset) {
 }
 
 async function messagePage(topic, id) {
-  const message = await read('topics/' + encodeURIComponent(topic) + '/messages/' + encodeURIComponent(id));
+  const message = await read('message?' + new URLSearchParams({ topic: topic, id: id }));
   const facts = [['State', message.state], ['Due', message.due && instant(message.due)], ['Attempts', message.attempts],
     ['Priority', message.priority], ['Lease ends', message.leaseDeadline && instant(message.leaseDeadline)],
     ['Dead since', message.deadSince && instant(message.deadSince)],
@@ -231,7 +231,7 @@ async function messagePage(topic, id) {
     : el('p', { class: 'muted' }, 'No headers.');
   const payload = message.payload !== undefined && message.payload !== null ? message.payload
     : (message.payloadBase64 ? 'Base64: ' + message.payloadBase64 : '');
-  const messagePath = 'topics/' + encodeURIComponent(topic) + '/messages/' + encodeURIComponent(id) + '/actions';
+  const messagePath = 'message/actions?' + new URLSearchParams({ topic: topic, id: id });
   const buttons = [];
   if (canWrite && (message.state === 'scheduled' || message.state === 'ready')) {
     buttons.push(actionButton('Cancel', () => act(messagePath, { action: 'cancel' }), 'Cancel message ' + id + '?'));

@@ -1,0 +1,161 @@
+package io.github.delayqueue.dashboard;
+
+import java.time.Duration;
+import java.util.Map;
+
+import io.github.delayqueue.core.DelayMessage;
+import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.testsupport.QueueContexts;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.http.MediaType;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.servlet.client.RestTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * What the dashboard does with input at its edges: topics and ids with characters that
+ * paths cannot carry, pages far away, bodies too large. Always a clear 4xx, never a 500
+ * and never a change.
+ */
+@SpringBootTest(classes = DashboardInputTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = { "delay-queue.dashboard.enabled=true", "management.endpoint.delayqueue.access=unrestricted",
+				"delay-queue.topics.input-partitioned.partitions=4" })
+class DashboardInputTests {
+
+	private static final String PREFIX = QueueContexts.uniquePrefix();
+
+	@Autowired
+	private DelayQueueTemplate template;
+
+	private RestTestClient client;
+
+	@DynamicPropertySource
+	static void redis(DynamicPropertyRegistry registry) {
+		QueueContexts.register(registry, PREFIX);
+	}
+
+	@BeforeEach
+	void setUp(@LocalServerPort int port) {
+		this.client = RestTestClient.bindToServer().baseUrl("http://localhost:" + port + "/delay-queue").build();
+	}
+
+	@Test
+	void topicsAndIdsWithSlashesAndDotsCanBeRead() {
+		send("input/slash", "order/42");
+		send("input-plain", "..");
+		this.client.get()
+			.uri("/api/message?topic={topic}&id={id}", "input/slash", "order/42")
+			.exchange()
+			.expectStatus()
+			.isOk();
+		this.client.get()
+			.uri("/api/message?topic={topic}&id={id}", "input-plain", "..")
+			.exchange()
+			.expectStatus()
+			.isOk();
+		this.client.get()
+			.uri("/api/topic?topic={topic}", "input/slash")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.page.messages[0].id")
+			.isEqualTo("order/42");
+	}
+
+	@Test
+	void aMissingParameterIsNamed() {
+		this.client.get()
+			.uri("/api/message?topic=input-plain")
+			.exchange()
+			.expectStatus()
+			.isBadRequest()
+			.expectBody()
+			.jsonPath("$.error")
+			.isEqualTo("The parameter 'id' is missing");
+	}
+
+	@Test
+	void aPageTooFarIntoAPartitionedTopicIsABadRequest() {
+		send("input-partitioned", "p1");
+		this.client.get()
+			.uri("/api/topic?topic=input-partitioned&offset=10000&limit=20")
+			.exchange()
+			.expectStatus()
+			.isBadRequest()
+			.expectBody()
+			.jsonPath("$.error")
+			.value((error) -> assertThat((String) error).contains("partitions"));
+	}
+
+	@Test
+	void aHugeOffsetIsABadRequest() {
+		send("input-plain", "a1");
+		this.client.get()
+			.uri("/api/topic?topic=input-plain&offset=9223372036854775807")
+			.exchange()
+			.expectStatus()
+			.isBadRequest()
+			.expectBody()
+			.jsonPath("$.error")
+			.isEqualTo("offset must be 0 to 1000000000 and limit 1 or more, but were 9223372036854775807 and 20");
+	}
+
+	@Test
+	void aBodyTooLargeIsRefusedBeforeItIsRead() {
+		send("input-plain", "kept");
+		this.client.post()
+			.uri("/api/message/actions?topic=input-plain&id=kept")
+			.header(CrossSiteRequestGuard.HEADER, "1")
+			.contentType(MediaType.APPLICATION_JSON)
+			.body(Map.of("action", "cancel", "delay", "x".repeat(DelayQueueDashboard.MAX_ACTION_BYTES)))
+			.exchange()
+			.expectStatus()
+			.isEqualTo(413);
+		this.client.get()
+			.uri("/api/message?topic=input-plain&id=kept")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.state")
+			.isEqualTo("scheduled");
+	}
+
+	@Test
+	void aBadDelayIsShownShortened() {
+		send("input-plain", "kept-2");
+		this.client.post()
+			.uri("/api/message/actions?topic=input-plain&id=kept-2")
+			.header(CrossSiteRequestGuard.HEADER, "1")
+			.contentType(MediaType.APPLICATION_JSON)
+			.body(Map.of("action", "reschedule", "delay", "y".repeat(1000)))
+			.exchange()
+			.expectStatus()
+			.isBadRequest()
+			.expectBody()
+			.jsonPath("$.error")
+			.isEqualTo("delay must be a duration such as 10m or PT10M, but was '" + "y".repeat(64) + "…'");
+	}
+
+	private void send(String topic, String id) {
+		this.template.send(DelayMessage.builder(topic, "x").id(id).delay(Duration.ofHours(1)).build());
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	static class App {
+
+	}
+
+}
