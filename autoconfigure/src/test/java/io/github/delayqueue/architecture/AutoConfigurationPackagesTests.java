@@ -20,8 +20,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The packages of the Spring Boot modules (both lines and the code they share) and which
  * of ours each may import: the Actuator support works through the store's port, never the
  * Redis adapter, and never imports the auto-configuration, the only place that knows the
- * adapter; the dashboard works through the Actuator endpoint's operations only. The
- * engine's own rules are in the engine's {@code PackageDependenciesTests}.
+ * adapter; the dashboard works through the Actuator endpoint's operations and reads the
+ * meters by name. The engine's own rules are in the engine's
+ * {@code PackageDependenciesTests}.
  */
 class AutoConfigurationPackagesTests {
 
@@ -37,8 +38,8 @@ class AutoConfigurationPackagesTests {
 			"store", "time");
 
 	private static final Map<String, Set<String>> ALLOWED = Map.of("actuate",
-			Set.of("runtime", "store", "core", "listener", "time"), "dashboard", Set.of("actuate"), "autoconfigure",
-			union(ENGINE, Set.of("actuate", "dashboard", "store.redis")));
+			Set.of("runtime", "store", "core", "listener", "time"), "dashboard", Set.of("actuate", "metrics"),
+			"autoconfigure", union(ENGINE, Set.of("actuate", "dashboard", "store.redis")));
 
 	@Test
 	void eachPackageUsesOnlyThePackagesItMayDependOn() throws IOException {

@@ -66,6 +66,7 @@ class DashboardBrowserTests {
 		assertThat(cells.get(1).getText()).isEqualTo("2");
 		assertThat(cells.get(4).getText()).isEqualTo("0");
 		assertThat(chromium.driver().findElement(By.id("access")).getText()).isEqualTo("read-only");
+		assertThat(chromium.shown(By.cssSelector("#chart-sent figcaption")).getText()).startsWith("Sent");
 		chromium.screenshot("overview");
 	}
 

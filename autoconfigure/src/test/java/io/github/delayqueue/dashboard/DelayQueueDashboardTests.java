@@ -110,6 +110,27 @@ class DelayQueueDashboardTests {
 	}
 
 	@Test
+	void theMetersOfTheLiveChartsAreTheApplicationsOwn() {
+		this.template.send(DelayMessage.builder("dashboard-meters", "x").delay(Duration.ofHours(1)).build());
+		this.client.get()
+			.uri("/api/meters")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.available")
+			.isEqualTo(true)
+			.jsonPath("$.sent")
+			.value((sent) -> assertThat(((Number) sent).doubleValue()).isGreaterThanOrEqualTo(1))
+			.jsonPath("$.delivered")
+			.isNumber()
+			.jsonPath("$.failed")
+			.isNumber()
+			.jsonPath("$.latenessMaxMs")
+			.isNumber();
+	}
+
+	@Test
 	void aTopicIsShownPageByPage() {
 		for (int i = 0; i < 5; i++) {
 			this.template.send(DelayMessage.builder("dashboard-pages", "m" + i)

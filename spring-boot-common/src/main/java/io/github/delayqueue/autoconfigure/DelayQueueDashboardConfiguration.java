@@ -1,11 +1,16 @@
 package io.github.delayqueue.autoconfigure;
 
+import java.util.Map;
+import java.util.function.Supplier;
+
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.dashboard.DashboardAccess;
+import io.github.delayqueue.dashboard.DashboardMeters;
 import io.github.delayqueue.dashboard.DelayQueueDashboard;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.MessageStore;
+import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.endpoint.Access;
@@ -42,16 +47,36 @@ final class DelayQueueDashboardConfiguration {
 	@ConditionalOnMissingBean
 	DelayQueueDashboard delayQueueDashboard(MessageStore store, DelayQueueTemplate template, DelayQueueRuntime runtime,
 			DelayQueueProperties properties, ObjectProvider<DelayQueueEndpoint> endpoint,
-			ObjectProvider<EndpointAccessResolver> accessResolver) {
+			ObjectProvider<EndpointAccessResolver> accessResolver, ObjectProvider<DashboardMetersSource> meters) {
 		EndpointAccessResolver resolver = accessResolver.getIfAvailable(() -> (id, defaultAccess) -> defaultAccess);
 		DashboardAccess access = new DashboardAccess(resolver.accessFor(ENDPOINT, Access.READ_ONLY));
 		return new DelayQueueDashboard(endpoint.getIfAvailable(() -> new DelayQueueEndpoint(store, template, runtime)),
-				access, properties.getDashboard().getPath(), properties.getDashboard().getTimeout());
+				access, properties.getDashboard().getPath(), properties.getDashboard().getTimeout(),
+				meters.getIfAvailable(() -> () -> Map.of("available", false)));
 	}
 
 	@Bean
 	RouterFunction<ServerResponse> delayQueueDashboardRoutes(DelayQueueDashboard dashboard) {
 		return dashboard.routes();
+	}
+
+	/** The meters of the live charts, with Micrometer. */
+	interface DashboardMetersSource extends Supplier<Map<String, Object>> {
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(MeterRegistry.class)
+	static class MetersConfiguration {
+
+		@Bean
+		DashboardMetersSource delayQueueDashboardMeters(ObjectProvider<MeterRegistry> registry) {
+			return () -> {
+				MeterRegistry meters = registry.getIfAvailable();
+				return (meters != null) ? new DashboardMeters(meters).get() : Map.of("available", false);
+			};
+		}
+
 	}
 
 }

@@ -74,15 +74,21 @@ public final class DelayQueueDashboard implements AutoCloseable {
 
 	private final ThreadPoolExecutor reads;
 
+	private final Supplier<Map<String, Object>> meters;
+
 	/**
 	 * Creates the dashboard; close it to stop its threads.
 	 * @param endpoint the operations it reads through
 	 * @param access what its users may do
 	 * @param path where it is served, such as {@code /delay-queue}
 	 * @param timeout the longest a request waits for Redis before answering 503
+	 * @param meters the application's meters for the live charts, such as
+	 * {@link DashboardMeters}; {@code available: false} without them
 	 */
-	public DelayQueueDashboard(DelayQueueEndpoint endpoint, DashboardAccess access, String path, Duration timeout) {
+	public DelayQueueDashboard(DelayQueueEndpoint endpoint, DashboardAccess access, String path, Duration timeout,
+			Supplier<Map<String, Object>> meters) {
 		this.endpoint = endpoint;
+		this.meters = meters;
 		this.access = access;
 		this.path = path;
 		this.timeout = timeout;
@@ -116,6 +122,7 @@ public final class DelayQueueDashboard implements AutoCloseable {
 			.GET(this.path + "/assets/dashboard.css", (request) -> page("dashboard.css", MediaType.valueOf("text/css")))
 			.GET(this.path + "/api/access", (request) -> json(() -> Map.of("access", this.access.name())))
 			.GET(this.path + "/api/overview", (request) -> json(this::overview))
+			.GET(this.path + "/api/meters", (request) -> json(this.meters::get))
 			.GET(this.path + "/api/topic", (request) -> json(() -> topic(request)))
 			.GET(this.path + "/api/message", (request) -> json(() -> message(request)))
 			.POST(this.path + "/api/topic/actions", (request) -> action(request, this::topicAction))

@@ -8,6 +8,9 @@ const REFRESH_MS = 5000;
 let refreshTimer = null;
 let canWrite = false;
 let notice = null;
+// Readings of the application's meters, oldest first: the last 5 minutes.
+const readings = [];
+const MAX_READINGS = 60;
 
 function el(tag, attributes, ...children) {
   const node = document.createElement(tag);
@@ -144,7 +147,69 @@ function readyCell(topic) {
   return el('td', { class: 'num', title: title }, topic.ready);
 }
 
+// Per-second rates between readings, and the lateness of each reading.
+function series() {
+  const sent = [], delivered = [], failed = [], lateness = [];
+  for (const reading of readings) {
+    const m = reading.meters;
+    lateness.push(m.latenessP99Ms !== undefined ? m.latenessP99Ms : m.latenessMaxMs);
+  }
+  for (let i = 1; i < readings.length; i++) {
+    const seconds = (readings[i].at - readings[i - 1].at) / 1000;
+    const rate = (name) => Math.max(0, (readings[i].meters[name] - readings[i - 1].meters[name]) / seconds);
+    sent.push(rate('sent'));
+    delivered.push(rate('delivered'));
+    failed.push(rate('failed'));
+  }
+  return { sent, delivered, failed, lateness };
+}
+
+function sparkline(values) {
+  const svgNs = 'http://www.w3.org/2000/svg';
+  const width = 220, height = 48;
+  const svg = document.createElementNS(svgNs, 'svg');
+  svg.setAttribute('viewBox', '0 0 ' + width + ' ' + height);
+  svg.setAttribute('width', String(width));
+  svg.setAttribute('height', String(height));
+  if (values.length > 1) {
+    const top = Math.max(...values, 1e-9);
+    const points = values.map((value, i) => (i * width / (MAX_READINGS - 2)).toFixed(1) + ','
+      + (height - 2 - (value / top) * (height - 4)).toFixed(1));
+    const line = document.createElementNS(svgNs, 'polyline');
+    line.setAttribute('points', points.join(' '));
+    line.setAttribute('class', 'line');
+    svg.append(line);
+  }
+  return svg;
+}
+
+function chart(id, title, values, unit) {
+  const last = values.length ? values[values.length - 1] : null;
+  const shown = last === null ? '—' : (last >= 100 ? Math.round(last) : last.toFixed(1)) + ' ' + unit;
+  return el('figure', { class: 'chart', id: id }, el('figcaption', null, title, ' ', el('strong', null, shown)),
+    sparkline(values));
+}
+
+async function charts() {
+  const meters = await read('meters');
+  if (!meters.available) {
+    return el('p', { class: 'muted' }, 'No meters here (add Micrometer, e.g. Spring Boot Actuator) for live charts.');
+  }
+  readings.push({ at: Date.now(), meters: meters });
+  if (readings.length > MAX_READINGS) {
+    readings.shift();
+  }
+  const data = series();
+  const latenessTitle = meters.latenessP99Ms !== undefined ? 'Lateness p99' : 'Lateness max';
+  return el('section', { class: 'charts', 'aria-label': 'This application, the last 5 minutes' },
+    chart('chart-sent', 'Sent', data.sent, '/s'),
+    chart('chart-delivered', 'Delivered', data.delivered, '/s'),
+    chart('chart-failed', 'Failed', data.failed, '/s'),
+    chart('chart-lateness', latenessTitle, data.lateness, 'ms'));
+}
+
 async function overview() {
+  const liveCharts = await charts();
   const data = await read('overview');
   document.getElementById('access').textContent = data.access;
   document.getElementById('clock').textContent = data.queue.time ? 'Redis time ' + data.queue.time : '';
@@ -169,7 +234,7 @@ async function overview() {
   for (const [name, problem] of Object.entries(data.queue.errors || {})) {
     notes.push(el('p', { class: 'error' }, name + ': ' + problem));
   }
-  show(el('h1', null, 'Topics'), rows.length ? table : el('p', { class: 'muted' }, 'No topics yet.'), ...notes);
+  show(el('h1', null, 'Topics'), liveCharts, rows.length ? table : el('p', { class: 'muted' }, 'No topics yet.'), ...notes);
 }
 
 async function topicPage(topic, state, offset) {
@@ -259,7 +324,8 @@ async function route() {
   try {
     if (parts.length === 0) {
       await overview();
-      refreshTimer = setTimeout(route, REFRESH_MS);
+      // A second reading soon, so that the rates show at once.
+      refreshTimer = setTimeout(route, readings.length < 2 ? 1000 : REFRESH_MS);
     } else if (parts[0] === 'topics' && parts.length === 2) {
       const state = STATES.includes(query.get('state')) ? query.get('state') : 'scheduled';
       await topicPage(parts[1], state, Math.max(0, parseInt(query.get('offset') || '0', 10) || 0));
