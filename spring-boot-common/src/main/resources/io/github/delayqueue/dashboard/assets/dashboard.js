@@ -173,7 +173,9 @@ function sparkline(values) {
   svg.setAttribute('height', String(height));
   if (values.length > 1) {
     const top = Math.max(...values, 1e-9);
-    const points = values.map((value, i) => (i * width / (MAX_READINGS - 2)).toFixed(1) + ','
+    // The history so far fills the width; at most the last 5 minutes.
+    const span = values.length - 1;
+    const points = values.map((value, i) => (i * width / span).toFixed(1) + ','
       + (height - 2 - (value / top) * (height - 4)).toFixed(1));
     const line = document.createElementNS(svgNs, 'polyline');
     line.setAttribute('points', points.join(' '));
