@@ -63,8 +63,9 @@ class DashboardBrowserTests {
 		WebElement row = chromium.shown(By.cssSelector("tr[data-topic='browser-orders']"));
 		List<WebElement> cells = row.findElements(By.tagName("td"));
 		assertThat(cells.get(0).getText()).isEqualTo("browser-orders");
-		assertThat(cells.get(1).getText()).isEqualTo("2");
-		assertThat(cells.get(4).getText()).isEqualTo("0");
+		assertThat(cells.get(1).getText()).isEqualTo("1");
+		assertThat(cells.get(2).getText()).isEqualTo("2");
+		assertThat(cells.get(5).getText()).isEqualTo("0");
 		assertThat(chromium.driver().findElement(By.id("access")).getText()).isEqualTo("read-only");
 		assertThat(chromium.shown(By.cssSelector("#chart-sent figcaption")).getText()).startsWith("Sent");
 		chromium.screenshot("overview");

@@ -193,6 +193,8 @@ class DelayQueueDashboardTests {
 			.expectStatus()
 			.isOk()
 			.expectBody()
+			.jsonPath("$.partitions")
+			.isEqualTo(3)
 			.jsonPath("$.scheduled")
 			.isEqualTo(6)
 			.jsonPath("$.page.total")

@@ -31,10 +31,12 @@ import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.store.PartitionCountException;
+import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.ReplayResult;
 import io.github.delayqueue.store.StoredMessage;
 import io.github.delayqueue.store.TopicInspector;
 import io.github.delayqueue.store.TopicStats;
+import io.github.delayqueue.time.Durations;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -133,7 +135,8 @@ public class DelayQueueEndpoint {
 				continue;
 			}
 			time = instant(stats.nowMillis());
-			descriptors.put(topic, TopicDescriptor.of(null, stats, listener(topic, states), null));
+			descriptors.put(topic, TopicDescriptor.of(null, this.store.partitions().count(topic), stats,
+					listener(topic, states), null));
 		}
 		return new QueueDescriptor(this.store.prefix(), time, descriptors, truncated ? Boolean.TRUE : null,
 				errors.isEmpty() ? null : errors);
@@ -179,7 +182,8 @@ public class DelayQueueEndpoint {
 		}
 		List<MessageEntry> entries = page.messages().stream().map(MessageEntry::of).toList();
 		PageDescriptor pageDescriptor = new PageDescriptor(stateName(messageState), from, size, page.total(), entries);
-		return TopicDescriptor.of(topic, stats, listener(topic, this.runtime.getListenerStates()), pageDescriptor);
+		return TopicDescriptor.of(topic, this.store.partitions().count(topic), stats,
+				listener(topic, this.runtime.getListenerStates()), pageDescriptor);
 	}
 
 	/**
@@ -450,7 +454,11 @@ public class DelayQueueEndpoint {
 		ListenerState state = states.getOrDefault(topic, ListenerState.STOPPED);
 		return new ListenerDescriptor(endpoint.describe(), state.name().toLowerCase(Locale.ROOT),
 				endpoint.settings().concurrency(), endpoint.settings().maxAttempts(),
-				endpoint.settings().visibilityTimeout().toString());
+				endpoint.settings().visibilityTimeout().toString(), rateLimit(endpoint.settings().rateLimit()));
+	}
+
+	private static @Nullable String rateLimit(@Nullable RateLimit rateLimit) {
+		return (rateLimit != null) ? rateLimit.limit() + " per " + Durations.format(rateLimit.period()) : null;
 	}
 
 	private static @Nullable String instant(long epochMillis) {
@@ -483,6 +491,7 @@ public class DelayQueueEndpoint {
 	 * One topic.
 	 *
 	 * @param topic the topic, only when asked for by name
+	 * @param partitions the number of partitions this application spreads the topic over
 	 * @param scheduled messages waiting for their due time
 	 * @param ready messages due and waiting for a consumer
 	 * @param readyByPriority ready messages of each priority that has some (see
@@ -496,14 +505,14 @@ public class DelayQueueEndpoint {
 	 * @param listener the topic's listener in this application, absent if none
 	 * @param page a page of messages, only when asked for by name
 	 */
-	public record TopicDescriptor(@Nullable String topic, long scheduled, long ready,
+	public record TopicDescriptor(@Nullable String topic, int partitions, long scheduled, long ready,
 			@Nullable Map<Integer, Long> readyByPriority, long inFlight, long dead, @Nullable String nextDue,
 			String oldestLateness, @Nullable ListenerDescriptor listener,
 			@Nullable PageDescriptor page) implements OperationResponseBody {
 
-		static TopicDescriptor of(@Nullable String topic, TopicStats stats, @Nullable ListenerDescriptor listener,
-				@Nullable PageDescriptor page) {
-			return new TopicDescriptor(topic, stats.scheduled(), stats.ready(),
+		static TopicDescriptor of(@Nullable String topic, int partitions, TopicStats stats,
+				@Nullable ListenerDescriptor listener, @Nullable PageDescriptor page) {
+			return new TopicDescriptor(topic, partitions, stats.scheduled(), stats.ready(),
 					stats.readyByPriority().isEmpty() ? null : stats.readyByPriority(), stats.inFlight(), stats.dead(),
 					instant(stats.nextDueMillis()), stats.oldestLateness().toString(), listener, page);
 		}
@@ -518,9 +527,10 @@ public class DelayQueueEndpoint {
 	 * @param concurrency messages it handles at once
 	 * @param maxAttempts deliveries before a message is dead-lettered
 	 * @param visibilityTimeout lease length, ISO-8601
+	 * @param rateLimit the topic's rate limit, such as {@code 100 per 1s}, absent if none
 	 */
 	public record ListenerDescriptor(String method, String state, int concurrency, int maxAttempts,
-			String visibilityTimeout) {
+			String visibilityTimeout, @Nullable String rateLimit) {
 	}
 
 	/**

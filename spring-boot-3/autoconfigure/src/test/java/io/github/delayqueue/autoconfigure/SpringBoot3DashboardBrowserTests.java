@@ -53,7 +53,7 @@ class SpringBoot3DashboardBrowserTests {
 			.delay(Duration.ofHours(1))
 			.build());
 		chromium.open(this.port, "/delay-queue/");
-		chromium.awaitText(By.cssSelector("tr[data-topic='boot3-browser'] td:nth-child(2)"), "1");
+		chromium.awaitText(By.cssSelector("tr[data-topic='boot3-browser'] td:nth-child(3)"), "1");
 		chromium.open(this.port, "/delay-queue/#/topics/boot3-browser/messages/boot3-unsafe");
 		assertThat(chromium.shown(By.id("payload")).getText()).isEqualTo(SCRIPT_PAYLOAD);
 		assertThat(((JavascriptExecutor) chromium.driver()).executeScript("return window.injected === true"))

@@ -135,7 +135,8 @@ function listenerCell(listener) {
   if (!listener) {
     return el('td', { class: 'muted' }, 'none here');
   }
-  return el('td', { class: 'state-' + listener.state, title: listener.method }, listener.state);
+  return el('td', { class: 'state-' + listener.state, title: listener.method },
+    listener.state + (listener.rateLimit ? ' · ' + listener.rateLimit : ''));
 }
 
 function readyCell(topic) {
@@ -217,6 +218,7 @@ async function overview() {
   document.getElementById('clock').textContent = data.queue.time ? 'Redis time ' + data.queue.time : '';
   const rows = Object.entries(data.queue.topics).map(([name, topic]) => el('tr', { 'data-topic': name },
     el('td', null, el('a', { href: topicLink(name) }, name)),
+    el('td', { class: 'num' }, topic.partitions),
     el('td', { class: 'num' }, topic.scheduled),
     readyCell(topic),
     el('td', { class: 'num' }, topic.inFlight),
@@ -225,7 +227,8 @@ async function overview() {
     el('td', { title: topic.oldestLateness }, topic.oldestLateness ? duration(topic.oldestLateness) : '—'),
     listenerCell(topic.listener)));
   const table = el('table', { id: 'topics' },
-    el('thead', null, el('tr', null, el('th', null, 'Topic'), el('th', { class: 'num' }, 'Scheduled'),
+    el('thead', null, el('tr', null, el('th', null, 'Topic'), el('th', { class: 'num' }, 'Partitions'),
+      el('th', { class: 'num' }, 'Scheduled'),
       el('th', { class: 'num' }, 'Ready'), el('th', { class: 'num' }, 'In flight'), el('th', { class: 'num' }, 'Dead'),
       el('th', null, 'Next due'), el('th', null, 'Oldest lateness'), el('th', null, 'Listener'))),
     el('tbody', null, ...rows));
@@ -264,7 +267,9 @@ async function topicPage(topic, state, offset) {
   const topicPath = 'topic/actions?' + new URLSearchParams({ topic: topic });
   const listener = data.listener
     ? el('p', { id: 'listener' }, 'Listener here: ', el('span', { class: 'state-' + data.listener.state }, data.listener.state),
-      ' · ' + data.listener.method + ' · concurrency ' + data.listener.concurrency + ' ',
+      ' · ' + data.listener.method + ' · concurrency ' + data.listener.concurrency
+        + (data.listener.rateLimit ? ' · rate limit ' + data.listener.rateLimit : '')
+        + (data.partitions > 1 ? ' · ' + data.partitions + ' partitions' : '') + ' ',
       canWrite && data.listener.state === 'running' ? actionButton('Pause', () => act(topicPath, { action: 'pause' })) : null,
       canWrite && data.listener.state === 'paused' ? actionButton('Resume', () => act(topicPath, { action: 'resume' })) : null)
     : el('p', { class: 'muted' }, 'No listener for this topic in this application.');
