@@ -24,8 +24,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The dashboard on a Redis Cluster of three primaries: the overview lists the topics of
- * every primary, a partitioned topic spread over all three counts all its messages, and a
- * message of each is found by id.
+ * every primary, a partitioned topic spread over all three counts all its messages, a
+ * message of each is found by id, and the Redis panel shows the three primaries.
  */
 class DashboardClusterTests {
 
@@ -47,7 +47,7 @@ class DashboardClusterTests {
 	}
 
 	@Test
-	void theOverviewListsTheTopicsOfEveryPrimaryAndFindsTheirMessages() {
+	void theOverviewListsTheTopicsOfEveryPrimaryFindsTheirMessagesAndShowsEachPrimary() {
 		assertThat(TOPICS.stream().map((topic) -> cluster.primaryOf(SlotHash.getSlot(topic))).distinct()).hasSize(3);
 		try (ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class)
 			.properties("server.port=0", "delay-queue.dashboard.enabled=true",
@@ -96,6 +96,21 @@ class DashboardClusterTests {
 				.expectBody()
 				.jsonPath("$.page.total")
 				.isEqualTo(9);
+			client.get()
+				.uri("/api/redis")
+				.exchange()
+				.expectStatus()
+				.isOk()
+				.expectBody()
+				.jsonPath("$.mode")
+				.isEqualTo("cluster")
+				.jsonPath("$.primaries.length()")
+				.isEqualTo(3)
+				.jsonPath("$.primaries[*].address")
+				.value((addresses) -> assertThat(addresses).asString()
+					.contains(cluster.primaries().stream().map((primary) -> ":" + primary.port()).toList()))
+				.jsonPath("$.primaries[*].version")
+				.value((versions) -> assertThat(versions).asString().doesNotContain("null"));
 		}
 	}
 

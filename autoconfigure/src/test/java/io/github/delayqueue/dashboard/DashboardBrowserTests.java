@@ -55,7 +55,7 @@ class DashboardBrowserTests {
 	}
 
 	@Test
-	void theOverviewListsEveryTopicWithItsCounts() throws IOException {
+	void theOverviewListsEveryTopicWithItsCountsAndShowsTheRedisItRunsOn() throws IOException {
 		send("browser-orders", "order-1", "{\"order\":1}", Duration.ofMinutes(30));
 		send("browser-orders", "order-2", "{\"order\":2}", Duration.ofMinutes(45));
 		send("browser-webhooks", "hook-1", "{\"url\":\"https://example.com\"}", Duration.ofMinutes(5));
@@ -68,6 +68,8 @@ class DashboardBrowserTests {
 		assertThat(cells.get(5).getText()).isEqualTo("0");
 		assertThat(chromium.driver().findElement(By.id("access")).getText()).isEqualTo("read-only");
 		assertThat(chromium.shown(By.cssSelector("#chart-sent figcaption")).getText()).startsWith("Sent");
+		assertThat(chromium.shown(By.id("redis-mode")).getText()).isEqualTo("standalone · 1 primary");
+		assertThat(chromium.driver().findElements(By.cssSelector("#primaries tbody tr"))).hasSize(1);
 		chromium.screenshot("overview");
 	}
 

@@ -8,6 +8,8 @@ import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
@@ -15,6 +17,7 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -146,6 +149,52 @@ class DashboardInputTests {
 			.expectBody()
 			.jsonPath("$.error")
 			.isEqualTo("delay must be a duration such as 10m or PT10M, but was '" + "y".repeat(64) + "…'");
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
+			"application/merge-patch+json" })
+	void anActionWhoseBodyIsNotPlainlyJsonIsRefusedAndChangesNothing(String contentType) {
+		send("input-plain", "kept-3");
+		this.client.post()
+			.uri("/api/message/actions?topic=input-plain&id=kept-3")
+			.header(CrossSiteRequestGuard.HEADER, "1")
+			.header(HttpHeaders.CONTENT_TYPE, contentType)
+			.body("{\"action\":\"cancel\"}")
+			.exchange()
+			.expectStatus()
+			.isForbidden()
+			.expectBody()
+			.jsonPath("$.error")
+			.isEqualTo("Refused: a dashboard action must send JSON (Content-Type: application/json)");
+		assertStillScheduled("kept-3");
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "*/*", "application/*" })
+	void anActionWithAWildcardContentTypeIsRefusedAndChangesNothing(String contentType) {
+		// Spring MVC refuses a wildcard Content-Type before any route sees the request.
+		send("input-plain", "kept-4");
+		this.client.post()
+			.uri("/api/message/actions?topic=input-plain&id=kept-4")
+			.header(CrossSiteRequestGuard.HEADER, "1")
+			.header(HttpHeaders.CONTENT_TYPE, contentType)
+			.body("{\"action\":\"cancel\"}")
+			.exchange()
+			.expectStatus()
+			.value((status) -> assertThat(status).isGreaterThanOrEqualTo(400));
+		assertStillScheduled("kept-4");
+	}
+
+	private void assertStillScheduled(String id) {
+		this.client.get()
+			.uri("/api/message?topic=input-plain&id={id}", id)
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.state")
+			.isEqualTo("scheduled");
 	}
 
 	private void send(String topic, String id) {

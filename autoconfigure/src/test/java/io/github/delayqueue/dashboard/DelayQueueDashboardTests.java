@@ -131,11 +131,12 @@ class DelayQueueDashboardTests {
 	}
 
 	@Test
-	void aTopicIsShownPageByPage() {
+	void aTopicIsShownPageByPageWithThePriorityOfEachMessage() {
 		for (int i = 0; i < 5; i++) {
 			this.template.send(DelayMessage.builder("dashboard-pages", "m" + i)
 				.id("page-" + i)
 				.delay(Duration.ofMinutes(10 + i))
+				.priority(i)
 				.build());
 		}
 		this.client.get()
@@ -148,10 +149,32 @@ class DelayQueueDashboardTests {
 			.isEqualTo(5)
 			.jsonPath("$.page.messages[0].id")
 			.isEqualTo("page-2")
+			.jsonPath("$.page.messages[0].priority")
+			.isEqualTo(2)
 			.jsonPath("$.page.messages[1].id")
 			.isEqualTo("page-3")
 			.jsonPath("$.page.messages.length()")
 			.isEqualTo(2);
+	}
+
+	@Test
+	void theRedisPanelShowsTheModeAndThePrimaryWithItsVersion() {
+		this.client.get()
+			.uri("/api/redis")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.mode")
+			.isEqualTo("standalone")
+			.jsonPath("$.primaries.length()")
+			.isEqualTo(1)
+			.jsonPath("$.primaries[0].version")
+			.isNotEmpty()
+			.jsonPath("$.primaries[0].persistence")
+			.isNotEmpty()
+			.jsonPath("$.warnings")
+			.isArray();
 	}
 
 	@Test

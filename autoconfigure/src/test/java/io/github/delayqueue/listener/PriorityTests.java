@@ -26,6 +26,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -276,6 +277,31 @@ class PriorityTests {
 			store.deadLetter(TOPIC, "ready", claimed.leaseToken(), "failed");
 			assertThat(store.inspect(TOPIC, "ready", 100).state()).isEqualTo(MessageState.DEAD);
 			assertThat(store.inspect(TOPIC, "ready", 100).priority()).isEqualTo(6);
+		});
+	}
+
+	@Test
+	void pagesShowThePriorityOfEachMessageInEveryState() {
+		inStore((store, redis) -> {
+			store.send(TOPIC, List.of(message("ready", 6), message("plain", 0), message("failing", 3),
+					NewMessage.afterDelay("scheduled", Duration.ofHours(1), body("scheduled")).withPriority(2)));
+			promoteAll(store);
+			assertThat(store.page(TOPIC, MessageState.SCHEDULED, 0, 10).messages())
+				.extracting(MessageSummary::id, MessageSummary::priority)
+				.containsExactly(tuple("scheduled", 2));
+			assertThat(store.page(TOPIC, MessageState.READY, 0, 10).messages())
+				.extracting(MessageSummary::id, MessageSummary::priority)
+				.containsExactly(tuple("ready", 6), tuple("failing", 3), tuple("plain", 0));
+			ClaimedMessage ready = store.claim(TOPIC, 1, Duration.ofMinutes(1)).get(0);
+			assertThat(store.page(TOPIC, MessageState.IN_FLIGHT, 0, 10).messages())
+				.extracting(MessageSummary::id, MessageSummary::priority)
+				.containsExactly(tuple("ready", 6));
+			ClaimedMessage failing = store.claim(TOPIC, 1, Duration.ofMinutes(1)).get(0);
+			store.deadLetter(TOPIC, failing.id(), failing.leaseToken(), "failed");
+			store.ack(TOPIC, ready.id(), ready.leaseToken());
+			assertThat(store.page(TOPIC, MessageState.DEAD, 0, 10).messages())
+				.extracting(MessageSummary::id, MessageSummary::priority)
+				.containsExactly(tuple("failing", 3));
 		});
 	}
 

@@ -14,7 +14,8 @@ import org.jspecify.annotations.Nullable;
  * @param dueAtMillis its due time (epoch ms), -1 if the stored message is gone or its
  * header unreadable
  * @param lastError the last error, for a dead message
+ * @param priority its priority, 0 (the default) to 9 (the most urgent)
  */
 public record MessageSummary(String id, MessageState state, long score, int attempts, long dueAtMillis,
-		@Nullable String lastError) {
+		@Nullable String lastError, int priority) {
 }

@@ -553,16 +553,17 @@ public class DelayQueueEndpoint {
 	 * @param due its due time, absent if unreadable
 	 * @param attempts deliveries that ended without an acknowledgement, absent if
 	 * unreadable
+	 * @param priority its priority, 0 (the default) to 9
 	 * @param leaseDeadline for a message in flight: when its lease ends
 	 * @param deadSince for a dead message: when it died
 	 * @param lastError for a dead message: its last error
 	 */
-	public record MessageEntry(String id, @Nullable String due, @Nullable Integer attempts,
+	public record MessageEntry(String id, @Nullable String due, @Nullable Integer attempts, int priority,
 			@Nullable String leaseDeadline, @Nullable String deadSince, @Nullable String lastError) {
 
 		static MessageEntry of(MessageSummary summary) {
 			return new MessageEntry(summary.id(), instant(summary.dueAtMillis()),
-					(summary.attempts() >= 0) ? summary.attempts() : null,
+					(summary.attempts() >= 0) ? summary.attempts() : null, summary.priority(),
 					(summary.state() == MessageState.IN_FLIGHT) ? instant(summary.score()) : null,
 					(summary.state() == MessageState.DEAD) ? instant(summary.score()) : null, summary.lastError());
 		}

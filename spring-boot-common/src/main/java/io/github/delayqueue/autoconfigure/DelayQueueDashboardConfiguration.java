@@ -10,6 +10,8 @@ import io.github.delayqueue.dashboard.DashboardMeters;
 import io.github.delayqueue.dashboard.DelayQueueDashboard;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.MessageStore;
+import io.github.delayqueue.store.ServerInspector;
+import io.github.delayqueue.store.redis.RedisServerInspector;
 import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -25,6 +27,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication.Type;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.web.servlet.function.RouterFunction;
 import org.springframework.web.servlet.function.ServerResponse;
 
@@ -47,12 +50,19 @@ final class DelayQueueDashboardConfiguration {
 	@ConditionalOnMissingBean
 	DelayQueueDashboard delayQueueDashboard(MessageStore store, DelayQueueTemplate template, DelayQueueRuntime runtime,
 			DelayQueueProperties properties, ObjectProvider<DelayQueueEndpoint> endpoint,
-			ObjectProvider<EndpointAccessResolver> accessResolver, ObjectProvider<DashboardMetersSource> meters) {
+			ObjectProvider<EndpointAccessResolver> accessResolver, ObjectProvider<DashboardMetersSource> meters,
+			ServerInspector servers) {
 		EndpointAccessResolver resolver = accessResolver.getIfAvailable(() -> (id, defaultAccess) -> defaultAccess);
 		DashboardAccess access = new DashboardAccess(resolver.accessFor(ENDPOINT, Access.READ_ONLY));
 		return new DelayQueueDashboard(endpoint.getIfAvailable(() -> new DelayQueueEndpoint(store, template, runtime)),
 				access, properties.getDashboard().getPath(), properties.getDashboard().getTimeout(),
-				meters.getIfAvailable(() -> () -> Map.of("available", false)));
+				meters.getIfAvailable(() -> () -> Map.of("available", false)), servers);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	ServerInspector delayQueueServerInspector(RedisConnectionFactory connectionFactory) {
+		return new RedisServerInspector(connectionFactory);
 	}
 
 	@Bean

@@ -5,6 +5,7 @@ import java.net.URI;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpHeaders;
+import org.springframework.http.InvalidMediaTypeException;
 import org.springframework.http.MediaType;
 import org.springframework.web.servlet.function.ServerRequest;
 
@@ -36,8 +37,7 @@ final class CrossSiteRequestGuard {
 		if (!"1".equals(headers.getFirst(HEADER))) {
 			return "Refused: a dashboard action must carry the header " + HEADER + ": 1";
 		}
-		MediaType contentType = headers.getContentType();
-		if (contentType == null || !MediaType.APPLICATION_JSON.isCompatibleWith(contentType)) {
+		if (!json(headers)) {
 			return "Refused: a dashboard action must send JSON (Content-Type: application/json)";
 		}
 		String fetchSite = headers.getFirst("Sec-Fetch-Site");
@@ -49,6 +49,17 @@ final class CrossSiteRequestGuard {
 			return "Refused: a cross-site request (Origin: " + origin + ")";
 		}
 		return null;
+	}
+
+	/** Exactly {@code application/json}, whatever its parameters: no wildcard. */
+	private static boolean json(HttpHeaders headers) {
+		try {
+			MediaType contentType = headers.getContentType();
+			return contentType != null && MediaType.APPLICATION_JSON.equalsTypeAndSubtype(contentType);
+		}
+		catch (InvalidMediaTypeException ex) {
+			return false;
+		}
 	}
 
 	private static boolean sameHost(String origin, URI target) {

@@ -18,6 +18,7 @@ import java.util.function.Supplier;
 
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
 import io.github.delayqueue.actuate.DelayQueueEndpoint.MessageDescriptor;
+import io.github.delayqueue.store.ServerInspector;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -76,6 +77,8 @@ public final class DelayQueueDashboard implements AutoCloseable {
 
 	private final Supplier<Map<String, Object>> meters;
 
+	private final ServerInspector servers;
+
 	/**
 	 * Creates the dashboard; close it to stop its threads.
 	 * @param endpoint the operations it reads through
@@ -84,11 +87,13 @@ public final class DelayQueueDashboard implements AutoCloseable {
 	 * @param timeout the longest a request waits for Redis before answering 503
 	 * @param meters the application's meters for the live charts, such as
 	 * {@link DashboardMeters}; {@code available: false} without them
+	 * @param servers what the Redis panel reads of the servers
 	 */
 	public DelayQueueDashboard(DelayQueueEndpoint endpoint, DashboardAccess access, String path, Duration timeout,
-			Supplier<Map<String, Object>> meters) {
+			Supplier<Map<String, Object>> meters, ServerInspector servers) {
 		this.endpoint = endpoint;
 		this.meters = meters;
+		this.servers = servers;
 		this.access = access;
 		this.path = path;
 		this.timeout = timeout;
@@ -123,6 +128,7 @@ public final class DelayQueueDashboard implements AutoCloseable {
 			.GET(this.path + "/api/access", (request) -> json(() -> Map.of("access", this.access.name())))
 			.GET(this.path + "/api/overview", (request) -> json(this::overview))
 			.GET(this.path + "/api/meters", (request) -> json(this.meters::get))
+			.GET(this.path + "/api/redis", (request) -> json(this.servers::inspect))
 			.GET(this.path + "/api/topic", (request) -> json(() -> topic(request)))
 			.GET(this.path + "/api/message", (request) -> json(() -> message(request)))
 			.POST(this.path + "/api/topic/actions", (request) -> action(request, this::topicAction))

@@ -574,12 +574,12 @@ final class ScriptCodecs {
 		@Override
 		public MessagePage read(Object reply) {
 			List<?> values = (List<?>) reply;
-			List<MessageSummary> summaries = new ArrayList<>((values.size() - 1) / 5);
-			for (int i = 1; i + 4 < values.size(); i += 5) {
+			List<MessageSummary> summaries = new ArrayList<>((values.size() - 1) / 6);
+			for (int i = 1; i + 5 < values.size(); i += 6) {
 				String error = text(values.get(i + 4));
 				summaries.add(new MessageSummary(text(values.get(i)), this.state, number(values.get(i + 1)),
 						(int) Math.min(Integer.MAX_VALUE, number(values.get(i + 2))), number(values.get(i + 3)),
-						(this.state == MessageState.DEAD) ? error : null));
+						(this.state == MessageState.DEAD) ? error : null, (int) number(values.get(i + 5))));
 			}
 			return new MessagePage(number(values.get(0)), summaries);
 		}

@@ -15,6 +15,7 @@
 -- KEYS[13] ready 7 LIST  the same for priority 7
 -- KEYS[14] ready 8 LIST  the same for priority 8
 -- KEYS[15] ready 9 LIST  the same for priority 9
+-- KEYS[16] dead priorities HASH  id -> priority of dead messages sent with one above 0
 -- ARGV[1] state: "z" scheduled (by due time), "r" ready (list order), "i" in flight (by lease
 --         deadline), "d" dead (by time of death)
 -- ARGV[2] offset: rank (or list index) of the first message, 0-based
@@ -23,9 +24,10 @@
 -- another priority than their message's) are left out, so a page may hold fewer messages than
 -- asked for; while the topic uses priorities, the ready lists are read one after the other in the
 -- order claim takes them (priority 9 first, the ready list last).
--- Returns {entries in the index (for "r", in the ready lists), then five values per message: id,
+-- Returns {entries in the index (for "r", in the ready lists), then six values per message: id,
 --          score (due time, lease deadline or time of death; -1 for "r"), attempts, due time
---          (-1 and -1 when the stored message is gone or its header unreadable), last error or ""}.
+--          (-1 and -1 when the stored message is gone or its header unreadable), last error or "",
+--          priority (0 to 9)}.
 -- @include header
 -- @include ready_lists
 local kind = ARGV[1]
@@ -59,7 +61,8 @@ for i = 1, #ids, step do
   local id = ids[i]
   local score = (kind == 'r') and -1 or tonumber(ids[i + 1])
   local listPriority = idPriorities[i]
-  local ownList = not listPriority or (tonumber(redis.call('HGET', KEYS[6], id)) or 0) == listPriority
+  local priority = tonumber(redis.call('HGET', (kind == 'd') and KEYS[16] or KEYS[6], id)) or 0
+  local ownList = not listPriority or priority == listPriority
   if kind ~= 'r' or (not redis.call('ZSCORE', KEYS[4], id) and not redis.call('ZSCORE', KEYS[5], id)
       and ownList) then
     local stored = redis.call('HGET', KEYS[2], id)
@@ -74,6 +77,7 @@ for i = 1, #ids, step do
       out[#out + 1] = attempts or -1
       out[#out + 1] = due or -1
       out[#out + 1] = err or ''
+      out[#out + 1] = priority
     end
   end
 end

@@ -11,6 +11,9 @@ let notice = null;
 // Readings of the application's meters, oldest first: the last 5 minutes.
 const readings = [];
 const MAX_READINGS = 60;
+// The last reading of the Redis servers, read again after REDIS_REFRESH_MS.
+let redisReading = null;
+const REDIS_REFRESH_MS = 30000;
 
 function el(tag, attributes, ...children) {
   const node = document.createElement(tag);
@@ -211,6 +214,46 @@ async function charts() {
     chart('chart-lateness', latenessTitle, data.lateness, 'ms'));
 }
 
+function bytes(count) {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = count, unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return (unit === 0 ? value : value.toFixed(1)) + ' ' + units[unit];
+}
+
+// The Redis panel: mode, each primary, and the warnings of their settings.
+async function redisPanel() {
+  if (!redisReading || Date.now() - redisReading.at > REDIS_REFRESH_MS) {
+    try {
+      redisReading = { at: Date.now(), report: await read('redis') };
+    } catch (error) {
+      redisReading = null;
+      return el('section', { id: 'redis' }, el('h2', null, 'Redis'), el('p', { class: 'error' }, error.message));
+    }
+  }
+  const report = redisReading.report;
+  const rows = report.primaries.map((primary) => el('tr', null,
+    el('td', null, primary.address),
+    el('td', null, primary.version || '—'),
+    el('td', { class: 'num' }, primary.replicas),
+    el('td', { class: 'num' }, primary.error ? '—' : bytes(primary.usedMemoryBytes)
+      + (primary.maxMemoryBytes ? ' of ' + bytes(primary.maxMemoryBytes) : ' (no limit)')),
+    el('td', null, primary.evictionPolicy || '—'),
+    el('td', null, primary.persistence)));
+  const primaries = report.primaries.length === 1 ? '1 primary' : report.primaries.length + ' primaries';
+  return el('section', { id: 'redis' },
+    el('h2', null, 'Redis ', el('span', { class: 'muted', id: 'redis-mode' }, report.mode + ' · ' + primaries)),
+    el('table', { id: 'primaries' },
+      el('thead', null, el('tr', null, el('th', null, 'Primary'), el('th', null, 'Version'),
+        el('th', { class: 'num' }, 'Replicas'), el('th', { class: 'num' }, 'Memory'), el('th', null, 'Eviction policy'),
+        el('th', null, 'Persistence'))),
+      el('tbody', null, ...rows)),
+    ...report.warnings.map((warning) => el('p', { class: 'warning' }, warning)));
+}
+
 async function overview() {
   const liveCharts = await charts();
   const data = await read('overview');
@@ -239,7 +282,9 @@ async function overview() {
   for (const [name, problem] of Object.entries(data.queue.errors || {})) {
     notes.push(el('p', { class: 'error' }, name + ': ' + problem));
   }
-  show(el('h1', null, 'Topics'), liveCharts, rows.length ? table : el('p', { class: 'muted' }, 'No topics yet.'), ...notes);
+  const redis = await redisPanel();
+  show(el('h1', null, 'Topics'), liveCharts, rows.length ? table : el('p', { class: 'muted' }, 'No topics yet.'), ...notes,
+    redis);
 }
 
 async function topicPage(topic, state, offset) {
@@ -253,11 +298,12 @@ async function topicPage(topic, state, offset) {
     el('td', null, el('a', { href: messageLink(topic, message.id) }, message.id)),
     el('td', { title: message.due }, instant(message.due)),
     el('td', { class: 'num' }, message.attempts === null || message.attempts === undefined ? '—' : message.attempts),
+    el('td', { class: 'num' }, message.priority || 0),
     el('td', null, message.leaseDeadline || message.deadSince ? instant(message.leaseDeadline || message.deadSince) : ''),
     el('td', null, message.lastError || '')));
   const table = el('table', { id: 'messages' },
     el('thead', null, el('tr', null, el('th', null, 'Id'), el('th', null, 'Due'), el('th', { class: 'num' }, 'Attempts'),
-      el('th', null, state === 'dead' ? 'Dead since' : 'Lease ends'), el('th', null, 'Last error'))),
+      el('th', { class: 'num' }, 'Priority'), el('th', null, state === 'dead' ? 'Dead since' : 'Lease ends'), el('th', null, 'Last error'))),
     el('tbody', null, ...rows));
   const last = Math.min(page.total, page.offset + page.messages.length);
   const pager = el('div', { class: 'pager' },

@@ -1,0 +1,17 @@
+package io.github.delayqueue.store;
+
+/**
+ * Describes the servers that keep the messages, without changing anything: the port that
+ * operations (the dashboard, the startup check) look through to show what the queue runs
+ * on and what in its settings may lose messages.
+ */
+public interface ServerInspector {
+
+	/**
+	 * Reads what the servers say of themselves now.
+	 * @return the servers and the warnings their settings call for
+	 * @throws org.springframework.dao.DataAccessException if no server can be read
+	 */
+	ServerReport inspect();
+
+}
