@@ -32,8 +32,10 @@ final class Scenarios {
 			case "crash" -> CrashScenario.run(run);
 			case "topics" -> TopicsScenario.run(run);
 			case "cluster" -> ClusterScenario.run(run);
+			case "dashboard" -> DashboardScenario.run(run);
 			default -> throw new IllegalArgumentException("Unknown scenario '" + scenario
-					+ "': use enqueue, enqueue-batch, enqueue-async, drain, lateness, memory, backlog, idle, crash, topics or cluster");
+					+ "': use enqueue, enqueue-batch, enqueue-async, drain, lateness, memory, backlog, idle, crash, topics,"
+					+ " cluster or dashboard");
 		};
 	}
 

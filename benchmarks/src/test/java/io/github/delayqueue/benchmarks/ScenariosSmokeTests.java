@@ -68,6 +68,15 @@ class ScenariosSmokeTests {
 	}
 
 	@Test
+	@SuppressWarnings("unchecked")
+	void dashboardTimesEachReadOfLargeTopics() throws Exception {
+		Map<String, Object> result = run("dashboard", "delay-queue", "--messages=12000", "--repeats=3");
+		assertThat(result).containsEntry("messages_per_topic", 12000);
+		assertThat((Map<String, Object>) result.get("ms")).containsKeys("overview", "redis_panel",
+				"scheduled_last_page", "ready_last_page", "partitioned_page_500", "partitioned_message_by_id");
+	}
+
+	@Test
 	void redissonHasNoListenerTopics() throws Exception {
 		assertThat(run("topics", "redisson")).containsEntry("supported", false);
 	}
