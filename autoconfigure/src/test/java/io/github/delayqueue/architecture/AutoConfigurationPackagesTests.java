@@ -38,7 +38,7 @@ class AutoConfigurationPackagesTests {
 			"store", "time");
 
 	private static final Map<String, Set<String>> ALLOWED = Map.of("actuate",
-			Set.of("runtime", "store", "core", "listener", "time"), "dashboard", Set.of("actuate", "metrics"),
+			Set.of("runtime", "store", "core", "listener", "time"), "dashboard", Set.of("actuate", "metrics", "store"),
 			"autoconfigure", union(ENGINE, Set.of("actuate", "dashboard", "store.redis")));
 
 	@Test

@@ -89,7 +89,7 @@ class DelayQueueTemplateTests {
 		run((queue) -> {
 			queue.template.send(DelayMessage.builder(TOPIC, "first").id("o-1").build());
 			ClaimedMessage inFlight = queue.promoteAndClaimOne(TOPIC);
-			assertThat(queue.store.retry(TOPIC, "o-1", inFlight.leaseToken(), Duration.ofHours(1))).isPositive();
+			assertThat(queue.store.retry(TOPIC, "o-1", inFlight.leaseToken(), Duration.ofHours(1), null)).isPositive();
 			SendResult replaced = queue.template
 				.send(DelayMessage.builder(TOPIC, "second").id("o-1").replaceIfPending().build());
 			assertThat(replaced.replaced()).isTrue();

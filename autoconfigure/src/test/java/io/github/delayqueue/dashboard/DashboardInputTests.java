@@ -1,5 +1,9 @@
 package io.github.delayqueue.dashboard;
 
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
 
@@ -27,8 +31,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * What the dashboard does with input at its edges: topics and ids with characters that
- * paths cannot carry, pages far away, bodies too large. Always a clear 4xx, never a 500
- * and never a change.
+ * paths cannot carry, pages far away, bodies too large, bodies that are not plainly JSON.
+ * Always a clear 4xx and never a change; only a wildcard Content-Type, which Spring MVC
+ * refuses before any route sees the request, gets its 500.
  */
 @SpringBootTest(classes = DashboardInputTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "delay-queue.dashboard.enabled=true", "management.endpoint.delayqueue.access=unrestricted",
@@ -42,6 +47,8 @@ class DashboardInputTests {
 
 	private RestTestClient client;
 
+	private String baseUrl;
+
 	@DynamicPropertySource
 	static void redis(DynamicPropertyRegistry registry) {
 		QueueContexts.register(registry, PREFIX);
@@ -49,7 +56,8 @@ class DashboardInputTests {
 
 	@BeforeEach
 	void setUp(@LocalServerPort int port) {
-		this.client = RestTestClient.bindToServer().baseUrl("http://localhost:" + port + "/delay-queue").build();
+		this.baseUrl = "http://localhost:" + port + "/delay-queue";
+		this.client = RestTestClient.bindToServer().baseUrl(this.baseUrl).build();
 	}
 
 	@Test
@@ -171,7 +179,23 @@ class DashboardInputTests {
 	}
 
 	@ParameterizedTest
-	@ValueSource(strings = { "*/*", "application/*" })
+	@ValueSource(strings = { "json", "application/json;charset=\"", "application/json, text/plain" })
+	void anActionWithAMalformedContentTypeIsRefusedAndChangesNothing(String contentType) throws Exception {
+		send("input-plain", "kept-5");
+		HttpRequest request = HttpRequest
+			.newBuilder(URI.create(this.baseUrl + "/api/message/actions?topic=input-plain&id=kept-5"))
+			.header(CrossSiteRequestGuard.HEADER, "1")
+			.header(HttpHeaders.CONTENT_TYPE, contentType)
+			.POST(HttpRequest.BodyPublishers.ofString("{\"action\":\"cancel\"}"))
+			.build();
+		HttpResponse<String> response = HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
+		assertThat(response.statusCode()).isEqualTo(403);
+		assertThat(response.body()).contains("must send JSON (Content-Type: application/json)");
+		assertStillScheduled("kept-5");
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "*/*", "application/*", "application/*+json" })
 	void anActionWithAWildcardContentTypeIsRefusedAndChangesNothing(String contentType) {
 		// Spring MVC refuses a wildcard Content-Type before any route sees the request.
 		send("input-plain", "kept-4");

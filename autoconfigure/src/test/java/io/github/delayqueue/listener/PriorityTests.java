@@ -80,7 +80,7 @@ class PriorityTests {
 	void aRetriedMessageKeepsItsPriority() {
 		inStore((store, redis) -> {
 			ClaimedMessage claimed = sendAndClaim(store, "urgent", 7);
-			store.retry(TOPIC, "urgent", claimed.leaseToken(), Duration.ZERO);
+			store.retry(TOPIC, "urgent", claimed.leaseToken(), Duration.ZERO, null);
 			promoteAll(store);
 			assertThat(readyList(redis, store, 7)).containsExactly("urgent");
 			assertThat(readyList(redis, store, 0)).isEmpty();
@@ -302,6 +302,50 @@ class PriorityTests {
 			assertThat(store.page(TOPIC, MessageState.DEAD, 0, 10).messages())
 				.extracting(MessageSummary::id, MessageSummary::priority)
 				.containsExactly(tuple("failing", 3));
+		});
+	}
+
+	@Test
+	void aPartitionedTopicsReadyPagesListEveryMessageOnceInTheOrderClaimTakesThem() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withPropertyValues("delay-queue.topics." + TOPIC + ".partitions=3")
+			.run((context) -> {
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				Instant now = Instant.now();
+				List<NewMessage> messages = new ArrayList<>();
+				for (int i = 0; i < 12; i++) {
+					// The older a message, the lower its priority.
+					messages.add(dueAt("m" + i, now.minusSeconds(100 - i), i % 10));
+				}
+				store.send(TOPIC, messages);
+				for (String partition : store.partitions().names(TOPIC)) {
+					while (store.promote(partition, 5000).moved() > 0) {
+						// until nothing due is left in the partition's schedule
+					}
+				}
+				List<MessageSummary> paged = new ArrayList<>();
+				for (int offset = 0; offset < 12; offset += 2) {
+					paged.addAll(store.page(TOPIC, MessageState.READY, offset, 2).messages());
+				}
+				assertThat(paged).extracting(MessageSummary::id).hasSize(12).doesNotHaveDuplicates();
+				assertThat(paged).extracting(MessageSummary::priority)
+					.isSortedAccordingTo((left, right) -> Integer.compare(right, left));
+			});
+	}
+
+	@Test
+	void aPriorityEntryThatIsNoPriorityIsShownWithinZeroToNine() {
+		inStore((store, redis) -> {
+			store.send(TOPIC,
+					List.of(NewMessage.afterDelay("s1", Duration.ofHours(1), body("x")).withPriority(3),
+							NewMessage.afterDelay("s2", Duration.ofHours(2), body("x")).withPriority(3),
+							NewMessage.afterDelay("s3", Duration.ofHours(3), body("x")).withPriority(3)));
+			String priorities = store.keys(TOPIC).priorities();
+			redis.opsForHash().put(priorities, "s1", "0x10");
+			redis.opsForHash().put(priorities, "s2", "-3");
+			redis.opsForHash().put(priorities, "s3", "abc");
+			assertThat(store.page(TOPIC, MessageState.SCHEDULED, 0, 10).messages()).extracting(MessageSummary::priority)
+				.allSatisfy((priority) -> assertThat(priority).isBetween(0, 9));
 		});
 	}
 

@@ -69,8 +69,8 @@ public class FailingClaims extends RedisMessageStore {
 			}
 
 			@Override
-			public long retry(String id, String leaseToken, Duration backoff) {
-				return store.retry(id, leaseToken, backoff);
+			public long retry(String id, String leaseToken, Duration backoff, @Nullable String error) {
+				return store.retry(id, leaseToken, backoff, error);
 			}
 
 			@Override

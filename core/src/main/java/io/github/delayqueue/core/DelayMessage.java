@@ -1,5 +1,7 @@
 package io.github.delayqueue.core;
 
+import io.github.delayqueue.store.MessageFormat;
+
 import io.github.delayqueue.time.Durations;
 import java.time.Duration;
 import java.time.Instant;
@@ -201,13 +203,18 @@ public final class DelayMessage {
 
 		/**
 		 * Adds a header, delivered with the message.
-		 * @param name header name
+		 * @param name header name; names starting with {@code delay-queue-} are reserved
+		 * for the queue's own
 		 * @param value header value
 		 * @return this builder
 		 */
 		public Builder header(String name, String value) {
 			if (name == null || value == null) {
 				throw new InvalidMessageException("Header name and value must not be null");
+			}
+			if (name.startsWith(MessageFormat.RESERVED_HEADER_PREFIX)) {
+				throw new InvalidMessageException("Header '" + name + "' is reserved: names starting with '"
+						+ MessageFormat.RESERVED_HEADER_PREFIX + "' are the queue's own");
 			}
 			this.headers.put(name, value);
 			return this;

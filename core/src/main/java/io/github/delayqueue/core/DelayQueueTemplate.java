@@ -389,12 +389,18 @@ public class DelayQueueTemplate {
 					+ " bytes (payload " + payload.length + " bytes, headers " + (size - payload.length) + " bytes), "
 					+ "more than delay-queue.max-payload-size (" + this.maxPayloadBytes + " bytes)");
 		}
-		byte[] body = MessageFormat.encodeBody(headers, payload);
+		Map<String, String> stored = headers;
+		if (message.priority() > 0) {
+			// The priority travels with the message too, for the listener's Delivery.
+			stored = new LinkedHashMap<>(headers);
+			stored.put(MessageFormat.PRIORITY_HEADER, Integer.toString(message.priority()));
+		}
+		byte[] body = MessageFormat.encodeBody(stored, payload);
 		String id = (message.id() != null) ? message.id() : this.idGenerator.next();
-		NewMessage stored = (message.dueAt() != null) ? NewMessage.dueAt(id, message.dueAt(), body)
+		NewMessage created = (message.dueAt() != null) ? NewMessage.dueAt(id, message.dueAt(), body)
 				: NewMessage.afterDelay(id, (message.delay() != null) ? message.delay() : Duration.ZERO, body);
-		stored = stored.withPriority(message.priority());
-		return message.replaceIfPending() ? stored.replacingPending() : stored;
+		created = created.withPriority(message.priority());
+		return message.replaceIfPending() ? created.replacingPending() : created;
 	}
 
 	private static long headerBytes(Map<String, String> headers) {

@@ -10,7 +10,9 @@ import java.lang.annotation.Target;
  * Marks a bean method as the consumer of a topic. The method takes exactly one parameter:
  * the payload ({@code String}, {@code byte[]} or any type the JSON mapper can read) or a
  * {@link Delivery}. Returning normally acknowledges the message; throwing asks for a
- * retry after backoff, until the topic's maximum attempts send it to the dead-letter set.
+ * retry after backoff, until the topic's maximum attempts send it to the dead-letter set
+ * (an exception of {@link #noRetryFor()} at once; a {@link DelayListenerErrorHandler}
+ * bean may decide otherwise).
  *
  * <p>
  * A parameter {@code List<T>} or {@code List<Delivery<T>>} makes a batch listener: it
@@ -67,5 +69,14 @@ public @interface DelayListener {
 	 * @return the batch timeout, or empty
 	 */
 	String batchTimeout() default "";
+
+	/**
+	 * Exceptions that are not retried: a failure whose exception, or one of its causes,
+	 * is an instance of one of them is dead-lettered at once with its error. Applies
+	 * together with {@code delay-queue.topics.<topic>.no-retry-for} and
+	 * {@code delay-queue.listener.no-retry-for}.
+	 * @return the exceptions not retried
+	 */
+	Class<? extends Throwable>[] noRetryFor() default {};
 
 }

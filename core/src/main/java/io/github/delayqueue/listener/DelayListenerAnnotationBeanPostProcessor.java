@@ -91,6 +91,11 @@ public class DelayListenerAnnotationBeanPostProcessor
 			if (endpoint.batchTimeout != null) {
 				settings = settings.withBatchTimeout(endpoint.batchTimeout);
 			}
+			if (endpoint.noRetryFor.length > 0) {
+				Set<Class<? extends Throwable>> noRetryFor = new LinkedHashSet<>(settings.noRetryFor());
+				noRetryFor.addAll(List.of(endpoint.noRetryFor));
+				settings = settings.withNoRetryFor(List.copyOf(noRetryFor));
+			}
 			try {
 				registry.register(new DelayListenerEndpoint(endpoint.topic, endpoint.bean, endpoint.method, settings));
 			}
@@ -167,7 +172,7 @@ public class DelayListenerAnnotationBeanPostProcessor
 		}
 		Method invocable = AopUtils.selectInvocableMethod(method, bean.getClass());
 		return new PendingEndpoint(topic, bean, beanName, invocable, concurrency, annotation.maxAttempts(),
-				maxBatchSize, batchTimeout);
+				maxBatchSize, batchTimeout, annotation.noRetryFor());
 	}
 
 	/**
@@ -193,7 +198,7 @@ public class DelayListenerAnnotationBeanPostProcessor
 
 	private record PendingEndpoint(String topic, Object bean, String beanName, Method method,
 			@Nullable Integer concurrency, int maxAttempts, @Nullable Integer maxBatchSize,
-			@Nullable Duration batchTimeout) {
+			@Nullable Duration batchTimeout, Class<? extends Throwable>[] noRetryFor) {
 	}
 
 }

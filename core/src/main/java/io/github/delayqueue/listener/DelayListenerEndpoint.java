@@ -6,8 +6,10 @@ import java.lang.reflect.Type;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 
 import io.github.delayqueue.convert.PayloadConverter;
+import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.StoredMessage;
 import org.jspecify.annotations.Nullable;
 
@@ -141,8 +143,10 @@ public final class DelayListenerEndpoint {
 		if (!this.wantsDelivery) {
 			return payload;
 		}
+		Map<String, String> headers = message.headers();
 		return new Delivery<>(message.id(), this.topic, payload, Instant.ofEpochMilli(message.dueAtMillis()),
-				message.attempts() + 1, message.headers(), lateness);
+				message.attempts() + 1, MessageFormat.userHeaders(headers), lateness, MessageFormat.priority(headers),
+				headers.get(MessageFormat.ERROR_HEADER));
 	}
 
 	/**

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One delivery of a message to a {@link DelayListener} method. Delivery is at least once:
  * use {@link #id()} to make handlers idempotent.
@@ -17,7 +19,28 @@ import java.util.Map;
  * @param headers the headers sent with the message
  * @param lateness how long after {@code dueAt} the message was claimed, by the Redis
  * clock: a few milliseconds normally, more after an outage, a stop or a backlog
+ * @param priority the priority it was sent with, 0 (the default) to 9
+ * @param previousError on a retry, the error of the attempt before (the exception's class
+ * and message, at most 2000 characters); {@code null} on a first delivery, after a replay
+ * or a lease expiry
  */
 public record Delivery<T>(String id, String topic, T payload, Instant dueAt, int attempt, Map<String, String> headers,
-		Duration lateness) {
+		Duration lateness, int priority, @Nullable String previousError) {
+
+	/**
+	 * A delivery of priority 0 without a previous error, as in a first delivery: for
+	 * tests of handlers.
+	 * @param id the message id
+	 * @param topic the topic
+	 * @param payload the payload
+	 * @param dueAt when this delivery was due
+	 * @param attempt 1 on the first delivery, 2 on the first retry, and so on
+	 * @param headers the headers sent with the message
+	 * @param lateness how long after {@code dueAt} the message was claimed
+	 */
+	public Delivery(String id, String topic, T payload, Instant dueAt, int attempt, Map<String, String> headers,
+			Duration lateness) {
+		this(id, topic, payload, dueAt, attempt, headers, lateness, 0, null);
+	}
+
 }

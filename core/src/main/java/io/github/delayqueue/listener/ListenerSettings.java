@@ -1,6 +1,7 @@
 package io.github.delayqueue.listener;
 
 import java.time.Duration;
+import java.util.List;
 
 import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.time.Durations;
@@ -26,11 +27,13 @@ import org.jspecify.annotations.Nullable;
  * by a listener of single messages
  * @param rateLimit most deliveries of the topic in any window of a period, across every
  * application together, or {@code null} for none
+ * @param noRetryFor exceptions dead-lettered at their first failure: an exception or one
+ * of its causes is an instance of one of them
  */
 public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, Duration visibilityTimeout,
 		RetryBackoff backoff, Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime,
 		LatePolicy latePolicy, Duration lateThreshold, int maxBatchSize, Duration batchTimeout,
-		@Nullable RateLimit rateLimit) {
+		@Nullable RateLimit rateLimit, List<Class<? extends Throwable>> noRetryFor) {
 
 	/** The maximum batch size unless configured. */
 	public static final int DEFAULT_MAX_BATCH_SIZE = 100;
@@ -59,8 +62,10 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	 * @param maxBatchSize most messages in one call of a batch listener
 	 * @param batchTimeout longest wait to fill a batch
 	 * @param rateLimit most deliveries in any window of a period, or {@code null}
+	 * @param noRetryFor exceptions dead-lettered at their first failure
 	 */
 	public ListenerSettings {
+		noRetryFor = List.copyOf(noRetryFor);
 		if (concurrency < 1) {
 			throw new IllegalArgumentException("Concurrency must be at least 1, but was " + concurrency);
 		}
@@ -115,7 +120,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 			RetryBackoff backoff, Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime,
 			LatePolicy latePolicy, Duration lateThreshold, int maxBatchSize, Duration batchTimeout) {
 		this(concurrency, prefetch, maxAttempts, visibilityTimeout, backoff, idleCheckInterval, shutdownTimeout,
-				maxHandlingTime, latePolicy, lateThreshold, maxBatchSize, batchTimeout, null);
+				maxHandlingTime, latePolicy, lateThreshold, maxBatchSize, batchTimeout, null, List.of());
 	}
 
 	/**
@@ -135,7 +140,8 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 			RetryBackoff backoff, Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime,
 			LatePolicy latePolicy, Duration lateThreshold) {
 		this(concurrency, prefetch, maxAttempts, visibilityTimeout, backoff, idleCheckInterval, shutdownTimeout,
-				maxHandlingTime, latePolicy, lateThreshold, DEFAULT_MAX_BATCH_SIZE, DEFAULT_BATCH_TIMEOUT, null);
+				maxHandlingTime, latePolicy, lateThreshold, DEFAULT_MAX_BATCH_SIZE, DEFAULT_BATCH_TIMEOUT, null,
+				List.of());
 	}
 
 	/**
@@ -169,7 +175,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	public ListenerSettings withConcurrency(int concurrency) {
 		return new ListenerSettings(concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout, this.backoff,
 				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy, this.lateThreshold,
-				this.maxBatchSize, this.batchTimeout, this.rateLimit);
+				this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor);
 	}
 
 	/**
@@ -179,7 +185,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	public ListenerSettings withMaxAttempts(int maxAttempts) {
 		return new ListenerSettings(this.concurrency, this.prefetch, maxAttempts, this.visibilityTimeout, this.backoff,
 				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy, this.lateThreshold,
-				this.maxBatchSize, this.batchTimeout, this.rateLimit);
+				this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor);
 	}
 
 	/**
@@ -189,7 +195,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	public ListenerSettings withMaxBatchSize(int maxBatchSize) {
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
-				this.lateThreshold, maxBatchSize, this.batchTimeout, this.rateLimit);
+				this.lateThreshold, maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor);
 	}
 
 	/**
@@ -199,7 +205,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	public ListenerSettings withBatchTimeout(Duration batchTimeout) {
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
-				this.lateThreshold, this.maxBatchSize, batchTimeout, this.rateLimit);
+				this.lateThreshold, this.maxBatchSize, batchTimeout, this.rateLimit, this.noRetryFor);
 	}
 
 	/**
@@ -209,7 +215,47 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	public ListenerSettings withRateLimit(@Nullable RateLimit rateLimit) {
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
-				this.lateThreshold, this.maxBatchSize, this.batchTimeout, rateLimit);
+				this.lateThreshold, this.maxBatchSize, this.batchTimeout, rateLimit, this.noRetryFor);
+	}
+
+	/**
+	 * @param noRetryFor the exceptions dead-lettered at their first failure, to use
+	 * instead
+	 * @return a copy with those exceptions
+	 */
+	public ListenerSettings withNoRetryFor(List<Class<? extends Throwable>> noRetryFor) {
+		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
+				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
+				this.lateThreshold, this.maxBatchSize, this.batchTimeout, this.rateLimit, noRetryFor);
+	}
+
+	/**
+	 * What the built-in policy does with a failed delivery: slow down for a
+	 * {@link SlowDownException}; dead-letter on the last attempt, or when the exception
+	 * or one of its causes is one of {@link #noRetryFor()}; else retry after the backoff.
+	 * @param exception what the listener threw
+	 * @param attempt the attempt that failed, 1 for the first delivery
+	 * @return the action
+	 */
+	public FailureAction defaultAction(Throwable exception, int attempt) {
+		if (exception instanceof SlowDownException slowDown) {
+			return FailureAction.slowDown(slowDown.pause());
+		}
+		if (attempt >= this.maxAttempts || notRetried(exception)) {
+			return FailureAction.deadLetter();
+		}
+		Duration pause = this.backoff.after(attempt);
+		return FailureAction
+			.retryAfter((pause.compareTo(FailureAction.MAX_RETRY_PAUSE) > 0) ? FailureAction.MAX_RETRY_PAUSE : pause);
+	}
+
+	private boolean notRetried(Throwable exception) {
+		for (Class<? extends Throwable> type : this.noRetryFor) {
+			if (ExceptionCauses.find(exception, type) != null) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 }

@@ -20,6 +20,7 @@ import java.util.concurrent.TimeoutException;
 import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.listener.DelayListenerEndpoint;
 import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
+import io.github.delayqueue.listener.DelayListenerErrorHandler;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.observation.DelayQueueReceiverObservationConvention;
 import io.github.delayqueue.runtime.broker.BrokerSettings;
@@ -62,6 +63,8 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	private final BrokerSettings brokerSettings;
 
 	private final DelayListenerEndpointRegistry registry;
+
+	private DelayListenerErrorHandler errorHandler = DelayListenerErrorHandler.DEFAULT;
 
 	/**
 	 * The runtime of each partition, by its name in Redis (the topic's for partition 0).
@@ -138,6 +141,16 @@ public class DelayQueueRuntime implements SmartLifecycle {
 	}
 
 	/**
+	 * Sets what decides the fate of a message whose handler failed, instead of the
+	 * built-in policy ({@link DelayListenerErrorHandler#DEFAULT}); must be called before
+	 * {@link #start()}.
+	 * @param errorHandler the error handler
+	 */
+	public void setErrorHandler(DelayListenerErrorHandler errorHandler) {
+		this.errorHandler = errorHandler;
+	}
+
+	/**
 	 * Sets the executor that runs every topic's handlers, at most each topic's
 	 * concurrency at once, e.g. virtual threads. Without one, the handlers run on a pool
 	 * of this runtime's own, shared by the topics: threads named
@@ -186,7 +199,7 @@ public class DelayQueueRuntime implements SmartLifecycle {
 				TopicRuntime runtime = new TopicRuntime(partition, broker,
 						() -> new TopicConsumer(endpoint, this.store.topic(partition), this.converter, executor,
 								this.metrics, this.observationRegistry, this.observationConvention, handlers,
-								partitionIndex, names.size(), slowDown));
+								partitionIndex, names.size(), slowDown, this.errorHandler));
 				this.signals.onReadyMessages(partition, runtime::wakeConsumer);
 				this.signals.onEarlierMessage(partition, runtime::wakeBroker);
 				this.partitions.put(partition, runtime);

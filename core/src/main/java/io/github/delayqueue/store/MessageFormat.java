@@ -12,8 +12,23 @@ import java.util.Map;
  * numbers; the body is written once by the producer: {@code 1:<header count>:} (format
  * version 1), then per header {@code <name length>:<name><value length>:<value>} (UTF-8
  * byte lengths), then the payload bytes.
+ *
+ * <p>
+ * Headers whose names start with {@value #RESERVED_HEADER_PREFIX} are the queue's own,
+ * never a sender's: {@value #PRIORITY_HEADER} (written by the producer for a priority
+ * above 0) and {@value #ERROR_HEADER} (the error of the last failed attempt, written by
+ * the retry script). {@link #userHeaders(Map)} leaves them out.
  */
 public final class MessageFormat {
+
+	/** The start of the names of the queue's own headers. */
+	public static final String RESERVED_HEADER_PREFIX = "delay-queue-";
+
+	/** The header of a message's priority, when above 0. */
+	public static final String PRIORITY_HEADER = RESERVED_HEADER_PREFIX + "priority";
+
+	/** The header of the error of a message's last failed attempt. */
+	public static final String ERROR_HEADER = RESERVED_HEADER_PREFIX + "error";
 
 	private static final byte SEPARATOR = ':';
 
@@ -80,6 +95,39 @@ public final class MessageFormat {
 		catch (CorruptMessageException ex) {
 			return -1;
 		}
+	}
+
+	/**
+	 * The headers a sender gave, without the queue's own.
+	 * @param headers a message's headers
+	 * @return the sender's headers, unmodifiable, in their order
+	 */
+	public static Map<String, String> userHeaders(Map<String, String> headers) {
+		boolean reserved = false;
+		for (String name : headers.keySet()) {
+			reserved |= name.startsWith(RESERVED_HEADER_PREFIX);
+		}
+		if (!reserved) {
+			return headers;
+		}
+		Map<String, String> user = new LinkedHashMap<>();
+		headers.forEach((name, value) -> {
+			if (!name.startsWith(RESERVED_HEADER_PREFIX)) {
+				user.put(name, value);
+			}
+		});
+		return Collections.unmodifiableMap(user);
+	}
+
+	/**
+	 * The priority a message was sent with.
+	 * @param headers its headers
+	 * @return 0 to 9; 0 when the header is absent or not a priority
+	 */
+	public static int priority(Map<String, String> headers) {
+		String value = headers.get(PRIORITY_HEADER);
+		return (value != null && value.length() == 1 && value.charAt(0) >= '0' && value.charAt(0) <= '9')
+				? value.charAt(0) - '0' : 0;
 	}
 
 	private static void writeNumber(ByteArrayOutputStream out, long number) {

@@ -9,8 +9,10 @@ public interface ServerInspector {
 
 	/**
 	 * Reads what the servers say of themselves now.
-	 * @return the servers and the warnings their settings call for
-	 * @throws org.springframework.dao.DataAccessException if no server can be read
+	 * @return the servers and the warnings their settings call for; on a Cluster, a
+	 * primary that could not be read is in it with its error
+	 * @throws org.springframework.dao.DataAccessException if the one server outside a
+	 * Cluster, or the Cluster's topology, cannot be read
 	 */
 	ServerReport inspect();
 

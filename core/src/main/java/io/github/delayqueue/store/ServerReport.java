@@ -26,7 +26,8 @@ public record ServerReport(String mode, List<Primary> primaries, List<String> wa
 	/**
 	 * One primary server.
 	 *
-	 * @param address where the server listens, as {@code host:port}
+	 * @param address where the server listens, as {@code host:port}; {@code port <n>}
+	 * when neither the server nor the connection factory tells the host
 	 * @param version its version, such as {@code 7.2.4}; absent if it could not be read
 	 * @param replicas replicas connected to it
 	 * @param usedMemoryBytes memory it uses

@@ -64,10 +64,12 @@ public interface TopicStore {
 	 * @param id the message id
 	 * @param leaseToken the lease token held
 	 * @param backoff how long to wait before the next attempt
+	 * @param error the error of the failed attempt, kept for the next delivery
+	 * ({@link MessageFormat#ERROR_HEADER}), or {@code null} for none
 	 * @return the due time of the next attempt (epoch ms), or -1 if the lease had been
 	 * lost
 	 */
-	long retry(String id, String leaseToken, Duration backoff);
+	long retry(String id, String leaseToken, Duration backoff, @Nullable String error);
 
 	/**
 	 * Schedules a message again after a delay without counting an attempt: its handler

@@ -2,14 +2,19 @@ package io.github.delayqueue.autoconfigure;
 
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.listener.DelayListenerAnnotationBeanPostProcessor;
 import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
+import io.github.delayqueue.listener.DelayListenerErrorHandler;
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.listener.ListenerSettingsProvider;
 import io.github.delayqueue.listener.RetryBackoff;
@@ -22,8 +27,10 @@ import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.RateLimit;
+import io.github.delayqueue.store.ServerInspector;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.store.redis.RedisServerInspector;
 import io.github.delayqueue.store.redis.RedisSettingsCheck;
 import io.lettuce.core.resource.Delay;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -88,8 +95,21 @@ final class DelayQueueConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RedisSettingsCheck delayQueueRedisSettingsCheck(RedisConnectionFactory connectionFactory) {
-		return new RedisSettingsCheck(connectionFactory);
+	RedisSettingsCheck delayQueueRedisSettingsCheck(ServerInspector serverInspector) {
+		return new RedisSettingsCheck(serverInspector);
+	}
+
+	/**
+	 * Reads the Redis servers for the startup check and the dashboard's Redis panel,
+	 * waiting at most 2 seconds, or half the dashboard's timeout when that is shorter.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	ServerInspector delayQueueServerInspector(RedisConnectionFactory connectionFactory,
+			DelayQueueProperties properties) {
+		Duration half = properties.getDashboard().getTimeout().dividedBy(2);
+		return new RedisServerInspector(connectionFactory, (half.compareTo(RedisServerInspector.DEFAULT_TIMEOUT) < 0)
+				? half : RedisServerInspector.DEFAULT_TIMEOUT);
 	}
 
 	@Bean
@@ -124,7 +144,8 @@ final class DelayQueueConfiguration {
 			DelayListenerEndpointRegistry registry, DelayQueueProperties properties,
 			ObjectProvider<DelayQueueMetrics> metrics, ObjectProvider<ObservationRegistry> observationRegistry,
 			ObjectProvider<DelayQueueReceiverObservationConvention> observationConvention,
-			@Qualifier(HANDLER_EXECUTOR) ObjectProvider<Executor> handlerExecutor) {
+			@Qualifier(HANDLER_EXECUTOR) ObjectProvider<Executor> handlerExecutor,
+			ObjectProvider<DelayListenerErrorHandler> errorHandler) {
 		DelayQueueProperties.Broker broker = properties.getBroker();
 		DelayQueueRuntime runtime = new DelayQueueRuntime(store, payloadConverter,
 				new BrokerSettings(broker.getBatchSize(), broker.getMaxSleep(), broker.getLookahead()), registry);
@@ -132,6 +153,7 @@ final class DelayQueueConfiguration {
 		runtime.setObservationRegistry(observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP));
 		observationConvention.ifAvailable(runtime::setObservationConvention);
 		handlerExecutor.ifAvailable(runtime::setHandlerExecutor);
+		errorHandler.ifUnique(runtime::setErrorHandler);
 		return runtime;
 	}
 
@@ -212,7 +234,16 @@ final class DelayQueueConfiguration {
 					or(own.getLatePolicy(), defaults.getLatePolicy()),
 					or(own.getLateThreshold(), defaults.getLateThreshold()),
 					or(own.getMaxBatchSize(), ListenerSettings.DEFAULT_MAX_BATCH_SIZE),
-					or(own.getBatchTimeout(), ListenerSettings.DEFAULT_BATCH_TIMEOUT), rateLimit(own.getRateLimit()));
+					or(own.getBatchTimeout(), ListenerSettings.DEFAULT_BATCH_TIMEOUT), rateLimit(own.getRateLimit()),
+					noRetryFor(defaults.getNoRetryFor(), own.getNoRetryFor()));
+		}
+
+		/** Both lists, each class once; each is a Throwable (checked when bound). */
+		private static List<Class<? extends Throwable>> noRetryFor(List<Class<?>> listener, List<Class<?>> topic) {
+			Set<Class<? extends Throwable>> classes = new LinkedHashSet<>();
+			Stream.concat(listener.stream(), topic.stream())
+				.forEach((type) -> classes.add(type.asSubclass(Throwable.class)));
+			return List.copyOf(classes);
 		}
 
 		private static @Nullable RateLimit rateLimit(DelayQueueProperties.TopicRateLimit properties) {

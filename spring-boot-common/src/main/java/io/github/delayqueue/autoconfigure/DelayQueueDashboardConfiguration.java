@@ -11,7 +11,6 @@ import io.github.delayqueue.dashboard.DelayQueueDashboard;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.ServerInspector;
-import io.github.delayqueue.store.redis.RedisServerInspector;
 import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -27,7 +26,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication.Type;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.web.servlet.function.RouterFunction;
 import org.springframework.web.servlet.function.ServerResponse;
 
@@ -57,12 +55,6 @@ final class DelayQueueDashboardConfiguration {
 		return new DelayQueueDashboard(endpoint.getIfAvailable(() -> new DelayQueueEndpoint(store, template, runtime)),
 				access, properties.getDashboard().getPath(), properties.getDashboard().getTimeout(),
 				meters.getIfAvailable(() -> () -> Map.of("available", false)), servers);
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
-	ServerInspector delayQueueServerInspector(RedisConnectionFactory connectionFactory) {
-		return new RedisServerInspector(connectionFactory);
 	}
 
 	@Bean

@@ -1,6 +1,8 @@
 package io.github.delayqueue.autoconfigure;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -199,6 +201,13 @@ public class DelayQueueProperties implements Validator {
 		private Duration lateThreshold = Duration.ofHours(1);
 
 		/**
+		 * Exception classes not retried by any listener: a failure whose exception, or
+		 * one of its causes, is one of them is dead-lettered at once. Applies together
+		 * with a topic's own and the annotation's.
+		 */
+		private List<Class<?>> noRetryFor = new ArrayList<>();
+
+		/**
 		 * Exponential backoff between delivery attempts.
 		 */
 		private final Backoff backoff = new Backoff();
@@ -265,6 +274,14 @@ public class DelayQueueProperties implements Validator {
 
 		public void setLateThreshold(Duration lateThreshold) {
 			this.lateThreshold = lateThreshold;
+		}
+
+		public List<Class<?>> getNoRetryFor() {
+			return this.noRetryFor;
+		}
+
+		public void setNoRetryFor(List<Class<?>> noRetryFor) {
+			this.noRetryFor = noRetryFor;
 		}
 
 		public Duration getMaxHandlingTime() {
@@ -543,6 +560,13 @@ public class DelayQueueProperties implements Validator {
 		private @Nullable Duration batchTimeout;
 
 		/**
+		 * Exception classes not retried by this topic's listener, together with
+		 * {@code delay-queue.listener.no-retry-for}: a failure whose exception, or one of
+		 * its causes, is one of them is dead-lettered at once.
+		 */
+		private List<Class<?>> noRetryFor = new ArrayList<>();
+
+		/**
 		 * Backoff between the attempts of a message of this topic, over the listener's.
 		 */
 		private final TopicBackoff backoff = new TopicBackoff();
@@ -632,6 +656,14 @@ public class DelayQueueProperties implements Validator {
 
 		public void setBatchTimeout(@Nullable Duration batchTimeout) {
 			this.batchTimeout = batchTimeout;
+		}
+
+		public List<Class<?>> getNoRetryFor() {
+			return this.noRetryFor;
+		}
+
+		public void setNoRetryFor(List<Class<?>> noRetryFor) {
+			this.noRetryFor = noRetryFor;
 		}
 
 		public TopicBackoff getBackoff() {

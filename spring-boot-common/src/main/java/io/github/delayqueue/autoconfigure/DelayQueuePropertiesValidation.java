@@ -3,6 +3,7 @@ package io.github.delayqueue.autoconfigure;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
 
@@ -47,6 +48,15 @@ final class DelayQueuePropertiesValidation {
 	private DelayQueuePropertiesValidation() {
 	}
 
+	private static void validateNoRetryFor(String field, String property, List<Class<?>> classes, Errors errors) {
+		for (Class<?> type : classes) {
+			if (!Throwable.class.isAssignableFrom(type)) {
+				errors.rejectValue(field, "invalid",
+						property + " must name exception classes, but " + type.getName() + " is not a Throwable");
+			}
+		}
+	}
+
 	static void validate(DelayQueueProperties properties, Errors errors) {
 		properties.getTopics().forEach((topic, settings) -> validateBatch(topic, settings, errors));
 		properties.getTopics()
@@ -66,6 +76,11 @@ final class DelayQueuePropertiesValidation {
 		}
 		validateReplication(properties.getProducer().getReplication(), errors);
 		DelayQueueProperties.Listener listener = properties.getListener();
+		validateNoRetryFor("listener.noRetryFor", "delay-queue.listener.no-retry-for", listener.getNoRetryFor(),
+				errors);
+		properties.getTopics()
+			.forEach((topic, settings) -> validateNoRetryFor("topics[" + topic + "].noRetryFor",
+					topicProperty(topic, "no-retry-for"), settings.getNoRetryFor(), errors));
 		validatePrefetch(listener.getPrefetch(), errors);
 		validateConcurrency("listener.concurrency", "delay-queue.listener.concurrency", listener.getConcurrency(),
 				errors);

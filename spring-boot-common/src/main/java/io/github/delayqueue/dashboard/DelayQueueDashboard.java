@@ -24,6 +24,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.core.NestedExceptionUtils;
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.core.io.Resource;
 import org.springframework.dao.DataAccessException;
@@ -251,8 +252,10 @@ public final class DelayQueueDashboard implements AutoCloseable {
 			return error(HttpStatus.SERVICE_UNAVAILABLE, ex.getMessage());
 		}
 		catch (DataAccessException ex) {
-			logger.warn("Dashboard: Redis could not be read", ex);
-			return error(HttpStatus.SERVICE_UNAVAILABLE, "Redis could not be read: " + ex.getMessage());
+			String cause = NestedExceptionUtils.getMostSpecificCause(ex).getMessage();
+			logger.warn("Dashboard: Redis could not be read: " + cause);
+			logger.debug("Dashboard: Redis could not be read", ex);
+			return error(HttpStatus.SERVICE_UNAVAILABLE, "Redis could not be read: " + cause);
 		}
 	}
 

@@ -1,5 +1,6 @@
 package io.github.delayqueue.test;
 
+import io.github.delayqueue.store.redis.RedisServerInspector;
 import io.github.delayqueue.store.redis.RedisSettingsCheck;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -11,7 +12,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 final class ThrowawayRedisSettingsCheck extends RedisSettingsCheck {
 
 	ThrowawayRedisSettingsCheck(RedisConnectionFactory connectionFactory) {
-		super(connectionFactory);
+		super(new RedisServerInspector(connectionFactory));
 	}
 
 	@Override

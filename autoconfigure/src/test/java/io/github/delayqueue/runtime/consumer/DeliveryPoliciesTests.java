@@ -4,6 +4,7 @@ import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -13,7 +14,10 @@ import java.util.concurrent.ScheduledExecutorService;
 
 import io.github.delayqueue.convert.JsonPayloadConverter;
 import io.github.delayqueue.listener.DelayListenerEndpoint;
+import io.github.delayqueue.listener.DelayListenerErrorHandler;
+import io.github.delayqueue.listener.FailureAction;
 import io.github.delayqueue.listener.LatePolicy;
+import io.github.delayqueue.listener.ListenerFailure;
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.listener.RetryBackoff;
 import io.github.delayqueue.listener.SlowDownException;
@@ -40,8 +44,9 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The consumer's rules for one delivery, against an in-memory fake of the topic store:
- * what is acknowledged, retried after which backoff, or dead-lettered and why, and what a
- * handler that finishes after its lease ended may no longer do. The scripts behind each
+ * what is acknowledged, retried after which backoff and with which error, or
+ * dead-lettered and why (exceptions not retried, an error handler's decisions), and what
+ * a handler that finishes after its lease ended may no longer do. The scripts behind each
  * call have their own tests on real Redis.
  */
 class DeliveryPoliciesTests {
@@ -103,6 +108,89 @@ class DeliveryPoliciesTests {
 	}
 
 	@Test
+	void aRetryKeepsTheErrorOfTheFailedAttemptForTheNextDelivery() {
+		this.orders.failing = true;
+		handler(LatePolicy.DELIVER).handle(message("o-1", 0, "{\"id\":\"o-1\"}"));
+		assertThat(this.store.errors).containsExactly("java.lang.IllegalStateException: payment service down");
+	}
+
+	@Test
+	void anExceptionNotRetriedIsDeadLetteredOnItsFirstAttemptEvenAsTheCauseOfAnother() {
+		this.orders.onCall = () -> {
+			throw new IllegalStateException("wrapped", new IllegalArgumentException("bad order"));
+		};
+		handler(List.of(IllegalArgumentException.class), DelayListenerErrorHandler.DEFAULT)
+			.handle(message("o-1", 0, "{\"id\":\"o-1\"}"));
+		assertThat(this.store.calls).singleElement()
+			.asString()
+			.startsWith("deadLetter o-1 token java.lang.IllegalStateException: wrapped");
+	}
+
+	@Test
+	void anExceptionOfAnotherTypeIsStillRetried() {
+		this.orders.failing = true;
+		handler(List.of(IllegalArgumentException.class), DelayListenerErrorHandler.DEFAULT)
+			.handle(message("o-1", 0, "{\"id\":\"o-1\"}"));
+		assertThat(this.store.calls).containsExactly("retry o-1 token " + BACKOFF.after(1));
+	}
+
+	@Test
+	void theErrorHandlerSeesTheFailureWithTheBuiltInDecisionAndMayRetryAfterItsOwnPause() {
+		this.orders.failing = true;
+		List<ListenerFailure> seen = new CopyOnWriteArrayList<>();
+		handler(List.of(), (failure) -> {
+			seen.add(failure);
+			return FailureAction.retryAfter(Duration.ofSeconds(42));
+		}).handle(message("o-1", 2, "{\"id\":\"o-1\"}", Map.of("tenant", "acme", MessageFormat.PRIORITY_HEADER, "7")));
+		assertThat(this.store.calls).containsExactly("retry o-1 token PT42S");
+		assertThat(seen).singleElement().satisfies((failure) -> {
+			assertThat(failure.topic()).isEqualTo("orders");
+			assertThat(failure.id()).isEqualTo("o-1");
+			assertThat(failure.attempt()).isEqualTo(3);
+			assertThat(failure.maxAttempts()).isEqualTo(3);
+			assertThat(failure.priority()).isEqualTo(7);
+			assertThat(failure.headers()).containsExactly(Map.entry("tenant", "acme"));
+			assertThat(failure.defaultAction()).isEqualTo(FailureAction.deadLetter());
+			assertThat(failure.causedBy(IllegalStateException.class)).isTrue();
+		});
+	}
+
+	@Test
+	void theErrorHandlerMayDeadLetterAtOnce() {
+		this.orders.failing = true;
+		handler(List.of(), (failure) -> FailureAction.deadLetter()).handle(message("o-1", 0, "{\"id\":\"o-1\"}"));
+		assertThat(this.store.calls).singleElement().asString().startsWith("deadLetter o-1 token");
+	}
+
+	@Test
+	void theErrorHandlerMaySlowDownWhichPostponesWithoutCountingAndPausesTheTopic() {
+		this.orders.failing = true;
+		handler(List.of(), (failure) -> FailureAction.slowDown(Duration.ofSeconds(3)))
+			.handle(message("o-1", 0, "{\"id\":\"o-1\"}"));
+		assertThat(this.store.calls).containsExactly("postpone o-1 token PT3S");
+		assertThat(this.pauses).containsExactly(Duration.ofSeconds(3));
+	}
+
+	@Test
+	void anErrorHandlerThatFailsOrDecidesNothingLeavesTheBuiltInPolicyToDecide() {
+		this.orders.failing = true;
+		handler(List.of(), (failure) -> {
+			throw new IllegalStateException("handler bug");
+		}).handle(message("o-1", 0, "{\"id\":\"o-1\"}"));
+		handler(List.of(), (failure) -> null).handle(message("o-2", 0, "{\"id\":\"o-2\"}"));
+		assertThat(this.store.calls).containsExactly("retry o-1 token " + BACKOFF.after(1),
+				"retry o-2 token " + BACKOFF.after(1));
+	}
+
+	@Test
+	void actionsRefuseBadPausesNamingThem() {
+		assertThatIllegalArgumentException().isThrownBy(() -> FailureAction.retryAfter(Duration.ofSeconds(-1)))
+			.withMessage("A retry pause must be from 0 to 365d, but was -1s");
+		assertThatIllegalArgumentException().isThrownBy(() -> FailureAction.slowDown(Duration.ZERO))
+			.withMessage("A slow-down pause must be positive and at most 1h, but was 0s");
+	}
+
+	@Test
 	void aCorruptMessageIsDeadLetteredWithoutCallingTheHandler() {
 		ClaimedMessage corrupt = new ClaimedMessage("o-1", "token", 0, now(),
 				"garbage".getBytes(StandardCharsets.UTF_8));
@@ -147,12 +235,23 @@ class DeliveryPoliciesTests {
 	}
 
 	private DeliveryHandler handler(LatePolicy latePolicy) {
+		return handler(latePolicy, List.of(), DelayListenerErrorHandler.DEFAULT);
+	}
+
+	private DeliveryHandler handler(List<Class<? extends Throwable>> noRetryFor,
+			DelayListenerErrorHandler errorHandler) {
+		return handler(LatePolicy.DELIVER, noRetryFor, errorHandler);
+	}
+
+	private DeliveryHandler handler(LatePolicy latePolicy, List<Class<? extends Throwable>> noRetryFor,
+			DelayListenerErrorHandler errorHandler) {
 		ListenerSettings settings = new ListenerSettings(1, 0, 3, Duration.ofSeconds(30), BACKOFF,
-				Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofMinutes(10), latePolicy, Duration.ofHours(1));
+				Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofMinutes(10), latePolicy, Duration.ofHours(1))
+			.withNoRetryFor(noRetryFor);
 		Method method = ReflectionUtils.findMethod(Orders.class, "on", Order.class);
 		DelayListenerEndpoint endpoint = new DelayListenerEndpoint("orders", this.orders, method, settings);
 		return new DeliveryHandler(endpoint, new JsonPayloadConverter(new JsonMapper()), settlement(),
-				DelayQueueMetrics.NONE, ObservationRegistry.NOOP, null, this.pauses::add);
+				DelayQueueMetrics.NONE, ObservationRegistry.NOOP, null, this.pauses::add, errorHandler);
 	}
 
 	private Settlement settlement() {
@@ -163,8 +262,17 @@ class DeliveryPoliciesTests {
 		return message(id, attempts, payload, now().toEpochMilli());
 	}
 
+	private static InFlightMessage message(String id, int attempts, String payload, Map<String, String> headers) {
+		return message(id, attempts, payload, now().toEpochMilli(), headers);
+	}
+
 	private static InFlightMessage message(String id, int attempts, String payload, long dueAtMillis) {
-		byte[] body = MessageFormat.encodeBody(Map.of(), payload.getBytes(StandardCharsets.UTF_8));
+		return message(id, attempts, payload, dueAtMillis, Map.of());
+	}
+
+	private static InFlightMessage message(String id, int attempts, String payload, long dueAtMillis,
+			Map<String, String> headers) {
+		byte[] body = MessageFormat.encodeBody(headers, payload.getBytes(StandardCharsets.UTF_8));
 		byte[] head = (attempts + ":" + dueAtMillis + ":").getBytes(StandardCharsets.US_ASCII);
 		byte[] stored = new byte[head.length + body.length];
 		System.arraycopy(head, 0, stored, 0, head.length);
@@ -203,6 +311,8 @@ class DeliveryPoliciesTests {
 
 		final List<String> calls = new CopyOnWriteArrayList<>();
 
+		final List<@Nullable String> errors = new ArrayList<>();
+
 		@Override
 		public String topic() {
 			return "orders";
@@ -234,8 +344,9 @@ class DeliveryPoliciesTests {
 		}
 
 		@Override
-		public long retry(String id, String leaseToken, Duration backoff) {
+		public long retry(String id, String leaseToken, Duration backoff, @Nullable String error) {
 			this.calls.add("retry " + id + " " + leaseToken + " " + backoff);
+			this.errors.add(error);
 			return 1;
 		}
 

@@ -1,5 +1,6 @@
 package io.github.delayqueue.store.redis;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -9,7 +10,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
+import io.github.delayqueue.store.CorruptMessageException;
+import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.NewMessage;
+import io.github.delayqueue.store.StoredMessage;
 import io.github.delayqueue.store.TopicStats;
 import org.jspecify.annotations.Nullable;
 
@@ -40,6 +44,41 @@ final class QueueModel {
 
 		SCHEDULED, READY, IN_FLIGHT
 
+	}
+
+	/**
+	 * A body in the stored format with some headers.
+	 * @param headers how many headers
+	 * @param payload the payload
+	 * @return the body
+	 */
+	static String encodedBody(int headers, String payload) {
+		Map<String, String> named = new LinkedHashMap<>();
+		for (int i = 0; i < headers; i++) {
+			named.put("h" + i, "v:" + i);
+		}
+		return new String(MessageFormat.encodeBody(named, payload.getBytes(StandardCharsets.UTF_8)),
+				StandardCharsets.UTF_8);
+	}
+
+	/**
+	 * A body with its error header set, after the other headers, or removed for "" (as
+	 * with_error.lua does); a body not in the stored format as it is.
+	 */
+	static String withError(String body, String error) {
+		StoredMessage message;
+		try {
+			message = MessageFormat.decode("model", ("0:0:" + body).getBytes(StandardCharsets.UTF_8));
+		}
+		catch (CorruptMessageException ex) {
+			return body;
+		}
+		Map<String, String> headers = new LinkedHashMap<>(message.headers());
+		headers.remove(MessageFormat.ERROR_HEADER);
+		if (!error.isEmpty()) {
+			headers.put(MessageFormat.ERROR_HEADER, error);
+		}
+		return new String(MessageFormat.encodeBody(headers, message.payload()), StandardCharsets.UTF_8);
 	}
 
 	/** A stored (live) message. */
@@ -392,12 +431,15 @@ final class QueueModel {
 		return acked;
 	}
 
-	// retry.lua: in flight -> scheduled at the observed due time, attempts + 1.
-	boolean retry(String id, String token, long due) {
+	// retry.lua: in flight -> scheduled at the observed due time, attempts + 1, the error
+	// as the body's error header (none for null or "") when the body is in the stored
+	// format.
+	boolean retry(String id, String token, long due, @Nullable String error) {
 		if (!holdsLease(id, token)) {
 			return false;
 		}
 		Live message = this.live.get(id);
+		message.body = withError(message.body, (error != null) ? error : "");
 		message.attempts++;
 		message.due = due;
 		message.state = State.SCHEDULED;
@@ -519,6 +561,8 @@ final class QueueModel {
 			}
 			else {
 				message.state = State.READY;
+				message.body = withError(message.body,
+						"lease expired on attempt " + message.attempts + " of " + maxAttempts);
 				readyListOf(message.id).add(message.id);
 				requeued.add(message.id);
 			}

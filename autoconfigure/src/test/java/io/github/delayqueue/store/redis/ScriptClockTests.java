@@ -62,7 +62,7 @@ class ScriptClockTests {
 			assertThat(offset.expireLeases("jobs", 10, 3).expired()).isOne();
 			assertThat(offset.promote("jobs", 10).moved()).isZero();
 			claimed = offset.claim("jobs", 1, Duration.ofMinutes(5)).get(0);
-			long retryDue = offset.retry("jobs", claimed.id(), claimed.leaseToken(), HOUR);
+			long retryDue = offset.retry("jobs", claimed.id(), claimed.leaseToken(), HOUR, null);
 			assertThat(retryDue - offset.stats("jobs").nowMillis()).isBetween(HOUR.toMillis() - 5_000, HOUR.toMillis());
 		});
 	}

@@ -46,7 +46,7 @@ class ScriptReplicationTests {
 				template.send(DelayMessage.builder("jobs", "x").id("m1").delay(Duration.ZERO).build());
 				assertThat(store.promote("jobs", 10, Duration.ZERO).moved()).isEqualTo(1);
 				ClaimedMessage claimed = store.claim("jobs", 1, Duration.ofMinutes(1)).get(0);
-				assertThat(store.retry("jobs", "m1", claimed.leaseToken(), Duration.ZERO)).isPositive();
+				assertThat(store.retry("jobs", "m1", claimed.leaseToken(), Duration.ZERO, null)).isPositive();
 				assertThat(store.reschedule("jobs", "m1", Duration.ofMinutes(1))).isPositive();
 				assertThat(store.stats("jobs").scheduled()).isEqualTo(1);
 				assertThat(template.sendAll(List.of(DelayMessage.builder("jobs", "y").build()))).hasSize(1);

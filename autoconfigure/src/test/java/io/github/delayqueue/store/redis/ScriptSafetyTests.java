@@ -107,7 +107,7 @@ class ScriptSafetyTests {
 		ScriptTest.run((template, store, redis) -> {
 			ClaimedMessage claimed = sendAndClaim(template, store, "m1");
 			redis.opsForValue().set(store.keys(TOPIC).scheduled(), "not a sorted set");
-			assertThatThrownBy(() -> store.retry(TOPIC, "m1", claimed.leaseToken(), Duration.ofSeconds(1)))
+			assertThatThrownBy(() -> store.retry(TOPIC, "m1", claimed.leaseToken(), Duration.ofSeconds(1), null))
 				.satisfies(this::isWrongType);
 			assertStillInFlight(store, redis, "m1");
 		});
@@ -142,7 +142,7 @@ class ScriptSafetyTests {
 		ScriptTest.run((template, store, redis) -> {
 			ClaimedMessage claimed = sendAndClaim(template, store, "m1");
 			assertThat(store.ack(TOPIC, "m1", "someone else's token")).isFalse();
-			assertThat(store.retry(TOPIC, "m1", "someone else's token", Duration.ZERO)).isEqualTo(-1);
+			assertThat(store.retry(TOPIC, "m1", "someone else's token", Duration.ZERO, null)).isEqualTo(-1);
 			assertThat(store.deadLetter(TOPIC, "m1", "someone else's token", "x")).isFalse();
 			assertThat(store.release(TOPIC, "m1", "someone else's token")).isFalse();
 			assertStillInFlight(store, redis, "m1");

@@ -497,7 +497,11 @@ class StateMachineModelTests {
 					this.usedIds.add(id);
 				}
 				Live stored = this.model.live.get(id);
-				String body = (stored != null && this.random.nextBoolean()) ? stored.body : "body-" + (++this.bodies);
+				// Half the new bodies in the stored format, with headers (the error of a
+				// retry goes there), half not (their bodies are kept as they are).
+				String body = (stored != null && this.random.nextBoolean()) ? stored.body
+						: this.random.nextBoolean() ? "body-" + (++this.bodies)
+								: QueueModel.encodedBody(this.random.nextInt(3), "body-" + (++this.bodies));
 				byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
 				NewMessage message = switch (this.random.nextInt(5)) {
 					case 0 -> new NewMessage(id, false, this.base - HOUR - this.random.nextInt(60_000), bytes);
@@ -736,11 +740,18 @@ class StateMachineModelTests {
 		private Operation retry(Consumer consumer) {
 			String[] lease = pickLease(consumer);
 			long backoff = this.random.nextBoolean() ? 0 : HOUR;
-			return new Operation("retry " + lease[0] + " " + lease[1] + " backoff " + backoff, this.keys.leases()) {
+			String error = switch (this.random.nextInt(4)) {
+				case 0 -> null;
+				case 1 -> "";
+				case 2 -> "java.lang.IllegalStateException: failed é " + this.random.nextInt(100);
+				default -> "error:with:colons " + "x".repeat(this.random.nextInt(300));
+			};
+			return new Operation("retry " + lease[0] + " " + lease[1] + " backoff " + backoff + " error " + error,
+					this.keys.leases()) {
 
 				@Override
 				Object run() {
-					return Run.this.store.retry(Run.this.topic, lease[0], lease[1], Duration.ofMillis(backoff));
+					return Run.this.store.retry(Run.this.topic, lease[0], lease[1], Duration.ofMillis(backoff), error);
 				}
 
 				@Override
@@ -750,7 +761,7 @@ class StateMachineModelTests {
 						.isEqualTo(Run.this.model.holdsLease(lease[0], lease[1]));
 					if (due != -1) {
 						assertThat(due).as(describe("retry due time")).isBetween(before + backoff, after + backoff);
-						Run.this.model.retry(lease[0], lease[1], due);
+						Run.this.model.retry(lease[0], lease[1], due, error);
 					}
 					consumer.done(lease[0], lease[1]);
 				}

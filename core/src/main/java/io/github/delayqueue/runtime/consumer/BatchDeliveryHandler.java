@@ -5,10 +5,10 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
-import java.util.function.Consumer;
 
 import io.github.delayqueue.listener.BatchListenerFailedException;
 import io.github.delayqueue.listener.DelayListenerEndpoint;
+import io.github.delayqueue.listener.FailureAction;
 import io.github.delayqueue.listener.SlowDownException;
 import io.github.delayqueue.runtime.consumer.DeliveryHandler.Prepared;
 import io.micrometer.observation.Observation;
@@ -21,9 +21,10 @@ import org.jspecify.annotations.Nullable;
  * message is readied, counted and settled on its own by the {@link DeliveryHandler}, as
  * for a single-message listener, and has its own receiver observation, which spans the
  * call (the method runs outside their scopes). When the method returns, every message is
- * acknowledged; when it throws {@link SlowDownException}, every message is postponed;
- * when it throws {@link BatchListenerFailedException}, the messages it names fail and the
- * others are acknowledged; when it throws anything else, every message fails.
+ * acknowledged; when it throws {@link BatchListenerFailedException}, the messages it
+ * names fail and the others are acknowledged; when it throws anything else, every message
+ * fails (with a {@link SlowDownException} and the built-in policy, every message is
+ * postponed). The error handler decides for each failed message on its own.
  */
 final class BatchDeliveryHandler {
 
@@ -35,19 +36,15 @@ final class BatchDeliveryHandler {
 
 	private final DeliveryHandler deliveries;
 
-	private final Consumer<Duration> slowDown;
-
 	/**
 	 * Creates a handler.
 	 * @param endpoint the batch listener method
 	 * @param deliveries what readies, counts and settles each message
-	 * @param slowDown pauses the topic's claiming when the method asks to slow down
 	 */
-	BatchDeliveryHandler(DelayListenerEndpoint endpoint, DeliveryHandler deliveries, Consumer<Duration> slowDown) {
+	BatchDeliveryHandler(DelayListenerEndpoint endpoint, DeliveryHandler deliveries) {
 		this.endpoint = endpoint;
 		this.topic = endpoint.topic();
 		this.deliveries = deliveries;
-		this.slowDown = slowDown;
 	}
 
 	/**
@@ -91,14 +88,6 @@ final class BatchDeliveryHandler {
 			prepared.forEach((message) -> this.deliveries.succeeded(message, start));
 			return;
 		}
-		if (failure instanceof SlowDownException slowDown) {
-			logger.info("Topic '" + this.topic + "' batch of " + prepared.size() + " messages asked to slow down:"
-					+ " no new claim here for " + slowDown.pause());
-			this.slowDown.accept(slowDown.pause());
-			observations.forEach((observation) -> observation.error(slowDown));
-			prepared.forEach((message) -> this.deliveries.postponed(message, slowDown, start));
-			return;
-		}
 		Set<String> failedIds = null;
 		Throwable reported = failure;
 		if (failure instanceof BatchListenerFailedException partial) {
@@ -106,15 +95,24 @@ final class BatchDeliveryHandler {
 			reported = (partial.getCause() != null) ? partial.getCause() : partial;
 			warnOfUnknownIds(prepared, failedIds);
 		}
+		Duration slowDown = null;
 		for (int i = 0; i < prepared.size(); i++) {
 			Prepared message = prepared.get(i);
 			if (failedIds == null || failedIds.contains(message.inFlight().id())) {
 				observations.get(i).error(reported);
-				this.deliveries.failed(message, reported, start);
+				FailureAction action = this.deliveries.failed(message, reported, start);
+				if (action.kind() == FailureAction.Kind.SLOW_DOWN
+						&& (slowDown == null || action.pause().compareTo(slowDown) > 0)) {
+					slowDown = action.pause();
+				}
 			}
 			else {
 				this.deliveries.succeeded(message, start);
 			}
+		}
+		if (slowDown != null) {
+			logger.info("Topic '" + this.topic + "' batch of " + prepared.size() + " messages asked to slow down:"
+					+ " no new claim here for " + slowDown);
 		}
 	}
 

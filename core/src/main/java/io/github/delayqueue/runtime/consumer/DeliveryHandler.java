@@ -2,14 +2,18 @@ package io.github.delayqueue.runtime.consumer;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Map;
 import java.util.function.Consumer;
 
 import io.github.delayqueue.convert.PayloadConversionException;
 import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.listener.DelayListenerEndpoint;
+import io.github.delayqueue.listener.DelayListenerErrorHandler;
+import io.github.delayqueue.listener.FailureAction;
 import io.github.delayqueue.listener.LatePolicy;
-import io.github.delayqueue.listener.SlowDownException;
+import io.github.delayqueue.listener.ListenerFailure;
 import io.github.delayqueue.listener.ListenerSettings;
+import io.github.delayqueue.listener.SlowDownException;
 import io.github.delayqueue.runtime.support.Nanoseconds;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.metrics.HandlingOutcome;
@@ -32,10 +36,11 @@ import org.jspecify.annotations.Nullable;
  * the {@link BatchDeliveryHandler}): decodes it, applies the late policy, converts the
  * payload, and invokes the method inside a receiver observation. What happens then is
  * decided here and carried out by {@link Settlement}: acknowledged when the method
- * returns, retried after the backoff when it throws, postponed without counting an
- * attempt when it throws {@link SlowDownException}, dead-lettered on its last attempt, or
- * at once when the message is corrupt, unreadable as the method's type, or later than the
- * late policy allows.
+ * returns; when it throws, what the {@link DelayListenerErrorHandler} decides (by
+ * default: retried after the backoff, postponed without counting an attempt for a
+ * {@link SlowDownException}, dead-lettered on its last attempt or for an exception not
+ * retried); dead-lettered at once when the message is corrupt, unreadable as the method's
+ * type, or later than the late policy allows.
  */
 final class DeliveryHandler {
 
@@ -59,13 +64,17 @@ final class DeliveryHandler {
 
 	private final Consumer<Duration> slowDown;
 
+	private final DelayListenerErrorHandler errorHandler;
+
 	/**
 	 * Creates a handler.
 	 * @param slowDown pauses the topic's claiming when a handler asks to slow down
+	 * @param errorHandler decides what happens to a message whose method failed
 	 */
 	DeliveryHandler(DelayListenerEndpoint endpoint, PayloadConverter converter, Settlement settlement,
 			DelayQueueMetrics metrics, ObservationRegistry observationRegistry,
-			@Nullable DelayQueueReceiverObservationConvention observationConvention, Consumer<Duration> slowDown) {
+			@Nullable DelayQueueReceiverObservationConvention observationConvention, Consumer<Duration> slowDown,
+			DelayListenerErrorHandler errorHandler) {
 		this.endpoint = endpoint;
 		this.settings = endpoint.settings();
 		this.topic = endpoint.topic();
@@ -75,6 +84,7 @@ final class DeliveryHandler {
 		this.observationRegistry = observationRegistry;
 		this.observationConvention = observationConvention;
 		this.slowDown = slowDown;
+		this.errorHandler = errorHandler;
 	}
 
 	/**
@@ -92,15 +102,12 @@ final class DeliveryHandler {
 		try {
 			observation.observeChecked(() -> this.endpoint.invoke(prepared.argument()));
 		}
-		catch (SlowDownException ex) {
-			logger.info("Topic '" + this.topic + "' message " + inFlight.id() + " asked to slow down: no new claim"
-					+ " here for " + ex.pause());
-			this.slowDown.accept(ex.pause());
-			postponed(prepared, ex, start);
-			return;
-		}
 		catch (Throwable ex) {
-			failed(prepared, ex, start);
+			FailureAction action = failed(prepared, ex, start);
+			if (action.kind() == FailureAction.Kind.SLOW_DOWN) {
+				logger.info("Topic '" + this.topic + "' message " + inFlight.id() + " asked to slow down: no new"
+						+ " claim here for " + action.pause());
+			}
 			if (ex instanceof VirtualMachineError error) {
 				throw error;
 			}
@@ -195,51 +202,73 @@ final class DeliveryHandler {
 	}
 
 	/**
-	 * The method asked to slow down: the message is postponed without counting an attempt
-	 * (and counted so, if its lease had not ended meanwhile). Pausing the claims is the
-	 * caller's part.
-	 * @param startNanos when the method was called
-	 */
-	void postponed(Prepared prepared, SlowDownException ex, long startNanos) {
-		Duration took = since(startNanos);
-		InFlightMessage message = prepared.inFlight();
-		this.settlement.postpone(message, ex.pause(), () -> {
-			this.metrics.handled(this.topic, HandlingOutcome.SLOW_DOWN, took, ex.getClass().getSimpleName());
-			if (logger.isDebugEnabled()) {
-				logger.debug("Topic '" + this.topic + "' message " + message.id() + " postponed by " + ex.pause()
-						+ " without counting an attempt");
-			}
-		});
-	}
-
-	/**
-	 * The method failed for this message: it is retried after the backoff, or
-	 * dead-lettered on its last attempt; logged and counted so only if its lease had not
-	 * ended meanwhile (a handler interrupted by a stop, whose message was handed back, is
-	 * neither).
+	 * The method failed for this message: the error handler decides whether it is retried
+	 * after a pause, dead-lettered, or postponed without counting an attempt while the
+	 * topic's claims here pause (a slow-down); logged and counted so only if its lease
+	 * had not ended meanwhile (a handler interrupted by a stop, whose message was handed
+	 * back, is neither).
 	 * @param ex the failure
 	 * @param startNanos when the method was called
+	 * @return what was decided
 	 */
-	void failed(Prepared prepared, Throwable ex, long startNanos) {
+	FailureAction failed(Prepared prepared, Throwable ex, long startNanos) {
 		Duration took = since(startNanos);
 		InFlightMessage message = prepared.inFlight();
 		int attempt = prepared.attempt();
-		boolean last = attempt >= this.settings.maxAttempts();
+		FailureAction action = decide(prepared, ex);
 		String exception = ex.getClass().getSimpleName();
-		if (last) {
-			this.settlement.deadLetter(message, describe(ex), () -> {
+		switch (action.kind()) {
+			case SLOW_DOWN -> {
+				this.slowDown.accept(action.pause());
+				this.settlement.postpone(message, action.pause(), () -> {
+					this.metrics.handled(this.topic, HandlingOutcome.SLOW_DOWN, took, exception);
+					if (logger.isDebugEnabled()) {
+						logger.debug("Topic '" + this.topic + "' message " + message.id() + " postponed by "
+								+ action.pause() + " without counting an attempt");
+					}
+				});
+			}
+			case DEAD_LETTER -> this.settlement.deadLetter(message, describe(ex), () -> {
 				this.metrics.handled(this.topic, HandlingOutcome.DEAD, took, exception);
-				logger.warn("Topic '" + this.topic + "' message " + message.id() + " failed on its last attempt ("
-						+ attempt + " of " + this.settings.maxAttempts() + "), moving it to the dead-letter set", ex);
+				logger.warn("Topic '" + this.topic + "' message " + message.id() + " failed on attempt " + attempt
+						+ " of " + this.settings.maxAttempts()
+						+ ((attempt >= this.settings.maxAttempts()) ? ", its last" : ", not to be retried")
+						+ ": moving it to the dead-letter set", ex);
 			});
-			return;
+			case RETRY -> this.settlement.retry(message, action.pause(), describe(ex), () -> {
+				this.metrics.handled(this.topic, HandlingOutcome.RETRY, took, exception);
+				logger.warn("Topic '" + this.topic + "' message " + message.id() + " failed on attempt " + attempt
+						+ " of " + this.settings.maxAttempts() + ", retrying in " + action.pause() + ": " + ex);
+			});
 		}
-		Duration backoff = this.settings.backoff().after(attempt);
-		this.settlement.retry(message, backoff, () -> {
-			this.metrics.handled(this.topic, HandlingOutcome.RETRY, took, exception);
-			logger.warn("Topic '" + this.topic + "' message " + message.id() + " failed on attempt " + attempt + " of "
-					+ this.settings.maxAttempts() + ", retrying in " + backoff + ": " + ex);
-		});
+		return action;
+	}
+
+	/**
+	 * Asks the error handler; the built-in policy applies if it fails or answers nothing.
+	 */
+	private FailureAction decide(Prepared prepared, Throwable ex) {
+		FailureAction defaultAction = this.settings.defaultAction(ex, prepared.attempt());
+		if (this.errorHandler == DelayListenerErrorHandler.DEFAULT) {
+			return defaultAction;
+		}
+		Map<String, String> headers = prepared.message().headers();
+		ListenerFailure failure = new ListenerFailure(this.topic, prepared.inFlight().id(), prepared.attempt(),
+				this.settings.maxAttempts(), ex, MessageFormat.priority(headers), MessageFormat.userHeaders(headers),
+				defaultAction);
+		try {
+			FailureAction action = this.errorHandler.handle(failure);
+			if (action != null) {
+				return action;
+			}
+			logger.warn("Topic '" + this.topic + "' message " + prepared.inFlight().id()
+					+ ": the error handler decided nothing; " + defaultAction + " (the built-in policy)");
+		}
+		catch (RuntimeException | LinkageError handlerFailure) {
+			logger.warn("Topic '" + this.topic + "' message " + prepared.inFlight().id() + ": the error handler"
+					+ " failed; " + defaultAction + " (the built-in policy)", handlerFailure);
+		}
+		return defaultAction;
 	}
 
 	private static Duration since(long startNanos) {

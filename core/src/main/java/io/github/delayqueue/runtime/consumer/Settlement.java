@@ -57,16 +57,17 @@ final class Settlement {
 	}
 
 	/**
-	 * The handler failed: the message is scheduled again after the backoff, attempts + 1.
+	 * The handler failed: the message is scheduled again after the backoff, attempts + 1,
+	 * with the error for its next delivery.
 	 * @param report reports the outcome, if this end wins, before Redis is asked
 	 */
-	void retry(InFlightMessage message, Duration backoff, Runnable report) {
+	void retry(InFlightMessage message, Duration backoff, String error, Runnable report) {
 		if (!settle(message)) {
 			return;
 		}
 		report.run();
 		Long due = call(message, "schedule a retry",
-				() -> this.store.retry(message.id(), message.leaseToken(), backoff));
+				() -> this.store.retry(message.id(), message.leaseToken(), backoff, error));
 		if (due != null && due < 0) {
 			logger.warn("Topic '" + this.topic + "' message " + message.id()
 					+ " could not be scheduled for a retry: its lease had expired");

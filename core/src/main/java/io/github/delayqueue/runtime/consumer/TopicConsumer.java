@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.listener.DelayListenerEndpoint;
+import io.github.delayqueue.listener.DelayListenerErrorHandler;
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.observation.DelayQueueReceiverObservationConvention;
@@ -92,11 +93,12 @@ public final class TopicConsumer {
 	 * (see {@link RateLimit#share(int, int)})
 	 * @param slowDown the topic's pause of claims asked by its handlers, shared by the
 	 * consumers of all its partitions
+	 * @param errorHandler decides what happens to a message whose handler failed
 	 */
 	public TopicConsumer(DelayListenerEndpoint endpoint, TopicStore store, PayloadConverter converter,
 			ScheduledExecutorService scheduler, DelayQueueMetrics metrics, ObservationRegistry observationRegistry,
 			@Nullable DelayQueueReceiverObservationConvention observationConvention, Executor handlerExecutor,
-			int partition, int partitions, ClaimPause slowDown) {
+			int partition, int partitions, ClaimPause slowDown, DelayListenerErrorHandler errorHandler) {
 		String topic = endpoint.topic();
 		this.endpoint = endpoint;
 		this.settings = endpoint.settings();
@@ -108,7 +110,7 @@ public final class TopicConsumer {
 		this.leases = new LeaseKeeper(topic, store, this.settings.visibilityTimeout(), this.settings.maxHandlingTime(),
 				settlement, scheduler, outageLog);
 		this.deliveries = new DeliveryHandler(endpoint, converter, settlement, metrics, observationRegistry,
-				observationConvention, this::slowDown);
+				observationConvention, this::slowDown, errorHandler);
 		RateLimit configured = this.settings.rateLimit();
 		RateLimit rateLimit = (configured != null) ? configured.share(partition, partitions) : null;
 		// A rate-limited topic claims no prefetch: a delivery must start when it is
@@ -118,7 +120,7 @@ public final class TopicConsumer {
 		int handlerSlots = this.settings.concurrency();
 		Fetcher.Dispatcher dispatcher = this::dispatch;
 		if (endpoint.isBatch()) {
-			this.batchDeliveries = new BatchDeliveryHandler(endpoint, this.deliveries, this::slowDown);
+			this.batchDeliveries = new BatchDeliveryHandler(endpoint, this.deliveries);
 			this.batches = new BatchAssembler(topic, this.settings.maxBatchSize(), this.settings.batchTimeout(),
 					scheduler, this::dispatchBatch);
 			handlerSlots = this.settings.concurrency() * this.settings.maxBatchSize();

@@ -529,11 +529,13 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 * @param id the message id
 	 * @param leaseToken the lease token the caller holds
 	 * @param backoff how long to wait before the next attempt
+	 * @param error the error of the failed attempt, kept for the next delivery, or
+	 * {@code null} for none
 	 * @return the due time of the next attempt (epoch ms), or -1 if the lease had been
 	 * lost
 	 */
-	public long retry(String topic, String id, String leaseToken, Duration backoff) {
-		return partition(topic).retry(id, leaseToken, backoff);
+	public long retry(String topic, String id, String leaseToken, Duration backoff, @Nullable String error) {
+		return partition(topic).retry(id, leaseToken, backoff, error);
 	}
 
 	/**

@@ -98,20 +98,57 @@ final class RedisQueries {
 					"A page of a topic with " + names.size() + " partitions ends at most " + MAX_MERGED_PAGE_END
 							+ " messages in (offset + limit), but was offset " + offset + ", limit " + limit);
 		}
-		// Each partition's first offset + limit messages, merged in order: the page of
-		// the
-		// topic is then in order across its partitions too.
+		// Each partition's first offset + limit messages, each in its partition's order,
+		// merged without reordering any of them: every page of the topic then holds the
+		// next messages of the one before, none twice.
 		long total = 0;
-		List<MessageSummary> merged = new ArrayList<>();
+		List<List<MessageSummary>> slices = new ArrayList<>();
 		for (String name : names) {
 			MessagePage page = partitionPage(name, state, 0, (int) (offset + limit));
 			total += page.total();
-			merged.addAll(page.messages());
+			slices.add(page.messages());
 		}
-		merged.sort(Comparator.comparingLong(
-				(MessageSummary message) -> (state == MessageState.READY) ? message.dueAtMillis() : message.score()));
+		List<MessageSummary> merged = merge(slices, mergeOrder(state), (int) (offset + limit));
 		int from = (int) Math.min(offset, merged.size());
-		return new MessagePage(total, List.copyOf(merged.subList(from, Math.min(merged.size(), from + limit))));
+		return new MessagePage(total, List.copyOf(merged.subList(from, merged.size())));
+	}
+
+	/**
+	 * The order in which the messages of several partitions take turns: the order of each
+	 * partition's page (ready: by priority, most urgent first, then as queued, close to
+	 * due order; else by score).
+	 */
+	private static Comparator<MessageSummary> mergeOrder(MessageState state) {
+		if (state == MessageState.READY) {
+			return Comparator.comparingInt(MessageSummary::priority)
+				.reversed()
+				.thenComparingLong(MessageSummary::dueAtMillis);
+		}
+		return Comparator.comparingLong(MessageSummary::score);
+	}
+
+	/**
+	 * The first messages of the slices merged: each step takes the head that comes first
+	 * in the order, so each slice's own order is kept.
+	 */
+	private static List<MessageSummary> merge(List<List<MessageSummary>> slices, Comparator<MessageSummary> order,
+			int max) {
+		List<MessageSummary> merged = new ArrayList<>();
+		int[] next = new int[slices.size()];
+		while (merged.size() < max) {
+			int best = -1;
+			for (int i = 0; i < slices.size(); i++) {
+				if (next[i] < slices.get(i).size() && (best < 0
+						|| order.compare(slices.get(i).get(next[i]), slices.get(best).get(next[best])) < 0)) {
+					best = i;
+				}
+			}
+			if (best < 0) {
+				break;
+			}
+			merged.add(slices.get(best).get(next[best]++));
+		}
+		return merged;
 	}
 
 	private MessagePage partitionPage(String topic, MessageState state, long offset, int limit) {

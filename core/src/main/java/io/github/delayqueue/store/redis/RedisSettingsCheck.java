@@ -5,14 +5,14 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.springframework.beans.factory.SmartInitializingSingleton;
-import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
  * Warns once at startup about Redis settings that lose messages, on every primary of a
  * Cluster: a {@code maxmemory-policy} other than {@code noeviction} (Redis may evict
  * queue keys when memory runs out), neither AOF nor RDB persistence (a Redis restart
  * loses every message), and memory nearly full ({@link RedisServerInspector} has the
- * rules). Never fails startup: if Redis cannot be asked, the check is skipped.
+ * rules). Never fails startup, and waits no longer than the inspector's timeout: if Redis
+ * cannot be asked, the check is skipped.
  */
 public class RedisSettingsCheck implements SmartInitializingSingleton {
 
@@ -22,10 +22,10 @@ public class RedisSettingsCheck implements SmartInitializingSingleton {
 
 	/**
 	 * Creates the check.
-	 * @param connectionFactory the Redis connection factory of the queue
+	 * @param inspector what reads the servers' settings
 	 */
-	public RedisSettingsCheck(RedisConnectionFactory connectionFactory) {
-		this.inspector = new RedisServerInspector(connectionFactory);
+	public RedisSettingsCheck(ServerInspector inspector) {
+		this.inspector = inspector;
 	}
 
 	@Override

@@ -61,15 +61,15 @@ final class RedisTopicStore implements TopicStore {
 	}
 
 	@Override
-	public long retry(String id, String leaseToken, Duration backoff) {
-		return this.calls.run(this.partition,
-				new ScriptCodecs.Retry(id, leaseToken, backoff, signalChannel(), this.partition, true));
+	public long retry(String id, String leaseToken, Duration backoff, @Nullable String error) {
+		return this.calls.run(this.partition, new ScriptCodecs.Retry(id, leaseToken, backoff, signalChannel(),
+				this.partition, true, (error != null) ? error : ""));
 	}
 
 	@Override
 	public long postpone(String id, String leaseToken, Duration delay) {
 		return this.calls.run(this.partition,
-				new ScriptCodecs.Retry(id, leaseToken, delay, signalChannel(), this.partition, false));
+				new ScriptCodecs.Retry(id, leaseToken, delay, signalChannel(), this.partition, false, ""));
 	}
 
 	@Override

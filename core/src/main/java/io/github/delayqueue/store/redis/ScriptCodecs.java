@@ -242,15 +242,17 @@ final class ScriptCodecs {
 	 * @param partition the partition
 	 * @param countsAttempt whether the delivery counts as an attempt (a failure) or not
 	 * (a slow-down)
+	 * @param error the error of the failed attempt, {@code ""} for none
 	 */
-	record Retry(String id, String leaseToken, Duration delay, String channel, String partition,
-			boolean countsAttempt) implements ScriptCodec<Long> {
+	record Retry(String id, String leaseToken, Duration delay, String channel, String partition, boolean countsAttempt,
+			String error) implements ScriptCodec<Long> {
 
 		static final Signature<Retry> SIGNATURE = Signature.of(Script.RETRY, "the due time of the next attempt",
 				Argument.of("[1] id", Retry::id), Argument.of("[2] lease token", Retry::leaseToken),
 				Argument.of("[3] backoff in ms", (retry) -> retry.delay().toMillis()),
 				Argument.of("[4] signal channel", Retry::channel), Argument.of("[5] topic", Retry::partition),
-				Argument.of("[6] attempts to count", (retry) -> retry.countsAttempt() ? 1 : 0));
+				Argument.of("[6] attempts to count", (retry) -> retry.countsAttempt() ? 1 : 0),
+				Argument.of("[7] error of the failed attempt", Retry::error));
 
 		@Override
 		public Signature<?> signature() {
@@ -579,7 +581,8 @@ final class ScriptCodecs {
 				String error = text(values.get(i + 4));
 				summaries.add(new MessageSummary(text(values.get(i)), this.state, number(values.get(i + 1)),
 						(int) Math.min(Integer.MAX_VALUE, number(values.get(i + 2))), number(values.get(i + 3)),
-						(this.state == MessageState.DEAD) ? error : null, (int) number(values.get(i + 5))));
+						(this.state == MessageState.DEAD) ? error : null,
+						(int) Math.max(0, Math.min(9, number(values.get(i + 5))))));
 			}
 			return new MessagePage(number(values.get(0)), summaries);
 		}

@@ -1,6 +1,8 @@
 -- expire_leases: take back messages whose consumer died or hung past its lease
 -- (state: in flight -> ready, at the tail of the ready list of its priority, attempts + 1; or in
 -- flight -> dead once attempts reach the maximum, its priority moved to the dead priorities).
+-- A message made ready again carries "lease expired on attempt <n> of <max>" as its
+-- "delay-queue-error" header, the previous error of its next delivery.
 -- Bounded: at most ARGV[1] messages per call.
 -- KEYS[1] in-flight ZSET       id scored by lease deadline (epoch ms)
 -- KEYS[2] messages HASH        id -> "<attempts>:<due ms>:<body>"
@@ -34,6 +36,7 @@
 -- @include header
 -- @include ready_list
 -- @include uses_priorities
+-- @include with_error
 -- @include with_header
 local now = now_ms()
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
@@ -72,7 +75,11 @@ if #ids > 0 then
         end
         dead[#dead + 1] = id
       else
-        redis.call('HSET', KEYS[2], id, with_header(stored[i], attempts + 1, due, bodyAt))
+        local requeuedMessage = with_header(stored[i], attempts + 1, due, bodyAt)
+        local _, _, newBodyAt = header(requeuedMessage)
+        requeuedMessage = with_error(requeuedMessage, newBodyAt,
+          'lease expired on attempt ' .. (attempts + 1) .. ' of ' .. maxAttempts) or requeuedMessage
+        redis.call('HSET', KEYS[2], id, requeuedMessage)
         redis.call('RPUSH', ready_list(KEYS[3], 8, priorities[i]), id)
         requeued[#requeued + 1] = id
       end

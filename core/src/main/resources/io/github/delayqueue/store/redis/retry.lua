@@ -11,7 +11,10 @@
 -- ARGV[4] signal channel
 -- ARGV[5] topic
 -- ARGV[6] attempts to count: 1 for a failure, 0 for a slow-down
--- A stored message whose "<attempts>:<due ms>:" header is unreadable is handled as attempts 0.
+-- ARGV[7] error of the failed attempt, kept as the message's "delay-queue-error" header for its
+--         next delivery; '' for none (a slow-down keeps the error of the attempt before)
+-- A stored message whose "<attempts>:<due ms>:" header is unreadable is handled as attempts 0, and
+-- one whose body is unreadable keeps its body as it is.
 -- Returns the due time of the next attempt (epoch ms), or -1 if the lease was lost.
 -- Replayed: idempotent (the second run finds no lease and returns -1).
 -- @include expect
@@ -19,6 +22,7 @@
 -- @include header
 -- @include holds_lease
 -- @include schedule_and_signal
+-- @include with_error
 -- @include with_header
 local id = ARGV[1]
 if not holds_lease(KEYS[4], id, ARGV[2]) then
@@ -35,6 +39,10 @@ if stored then
   local updated
   if attempts then
     updated = with_header(stored, attempts + counted, due, bodyAt)
+    if counted > 0 then
+      local _, _, newBodyAt = header(updated)
+      updated = with_error(updated, newBodyAt, ARGV[7]) or updated
+    end
   else
     updated = counted .. ':' .. string.format('%.0f', due) .. ':' .. stored
   end

@@ -227,12 +227,15 @@ function bytes(count) {
 // The Redis panel: mode, each primary, and the warnings of their settings.
 async function redisPanel() {
   if (!redisReading || Date.now() - redisReading.at > REDIS_REFRESH_MS) {
+    // A failure is kept as long as a report: the server is not asked again at once.
     try {
       redisReading = { at: Date.now(), report: await read('redis') };
     } catch (error) {
-      redisReading = null;
-      return el('section', { id: 'redis' }, el('h2', null, 'Redis'), el('p', { class: 'error' }, error.message));
+      redisReading = { at: Date.now(), error: error.message };
     }
+  }
+  if (redisReading.error) {
+    return el('section', { id: 'redis' }, el('h2', null, 'Redis'), el('p', { class: 'error' }, redisReading.error));
   }
   const report = redisReading.report;
   const rows = report.primaries.map((primary) => el('tr', null,
@@ -255,6 +258,8 @@ async function redisPanel() {
 }
 
 async function overview() {
+  // The Redis panel is read alongside, so that a slow server holds back nothing else.
+  const redisSection = redisPanel();
   const liveCharts = await charts();
   const data = await read('overview');
   document.getElementById('access').textContent = data.access;
@@ -282,7 +287,7 @@ async function overview() {
   for (const [name, problem] of Object.entries(data.queue.errors || {})) {
     notes.push(el('p', { class: 'error' }, name + ': ' + problem));
   }
-  const redis = await redisPanel();
+  const redis = await redisSection;
   show(el('h1', null, 'Topics'), liveCharts, rows.length ? table : el('p', { class: 'muted' }, 'No topics yet.'), ...notes,
     redis);
 }
