@@ -6,7 +6,11 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.github.delayqueue.core.DelayMessage;
+import io.github.delayqueue.actuate.DelayQueueEndpoint;
+import io.github.delayqueue.actuate.DelayQueueEndpoint.MessageDescriptor;
 import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.core.InvalidMessageException;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.store.redis.RedisMessageStore;
@@ -17,6 +21,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -107,6 +112,38 @@ class FailurePolicyTests {
 			await().atMost(Duration.ofSeconds(10))
 				.until(() -> store.page("webhooks", MessageState.DEAD, 0, 10).total() == 1);
 		});
+	}
+
+	@Test
+	void theEndpointShowsARetriedMessagesLastErrorAndOnlyTheHeadersItWasSentWith() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withUserConfiguration(Unsupported.class)
+			.withPropertyValues("delay-queue.topics.unsupported.backoff.initial-interval=1h",
+					"delay-queue.topics.unsupported.backoff.max-interval=1h")
+			.run((context) -> {
+				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+				template
+					.send(DelayMessage.builder("unsupported", "state").id("e-1").priority(4).header("a", "b").build());
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				await().atMost(Duration.ofSeconds(10))
+					.until(() -> store.inspect("unsupported", "e-1", 1000).state() == MessageState.SCHEDULED
+							&& context.getBean(Unsupported.class).calls.size() == 1);
+				DelayQueueEndpoint endpoint = new DelayQueueEndpoint(store, template,
+						context.getBean(DelayQueueRuntime.class));
+				MessageDescriptor message = endpoint.message("unsupported", "e-1");
+				assertThat(message.lastError()).isEqualTo("java.lang.IllegalStateException: state");
+				assertThat(message.headers()).containsExactly(Map.entry("a", "b"));
+				assertThat(message.priority()).isEqualTo(4);
+				assertThat(message.attempts()).isEqualTo(1);
+			});
+	}
+
+	@Test
+	void aSenderCannotUseTheQueuesOwnHeaderNames() {
+		assertThatExceptionOfType(InvalidMessageException.class)
+			.isThrownBy(() -> DelayMessage.builder("orders", "x").header("delay-queue-error", "forged"))
+			.withMessage("Header 'delay-queue-error' is reserved: names starting with 'delay-queue-' are the"
+					+ " queue's own");
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -581,8 +581,10 @@ public class DelayQueueEndpoint {
 	 * @param priority its priority, 0 (the default) to 9
 	 * @param leaseDeadline for a message in flight: when its lease ends
 	 * @param deadSince for a dead message: when it died
-	 * @param lastError for a dead message: its last error
-	 * @param headers its headers, absent if corrupt
+	 * @param lastError for a dead message, why it died; for another, the error of its
+	 * last failed attempt, if any
+	 * @param headers the headers it was sent with (not the queue's own), absent if
+	 * corrupt
 	 * @param payload the first {@value DelayQueueEndpoint#MAX_PAYLOAD_BYTES} bytes of the
 	 * payload as UTF-8 text, absent if they are not text (then in {@code payloadBase64})
 	 * @param payloadBase64 the first bytes of the payload in Base64, when not UTF-8 text
@@ -604,7 +606,10 @@ public class DelayQueueEndpoint {
 			String text = utf8(shown, truncated);
 			return new MessageDescriptor(topic, snapshot.id(), stateName(snapshot.state()),
 					instant(message.dueAtMillis()), message.attempts(), snapshot.priority(), leaseDeadline(snapshot),
-					deadSince(snapshot), snapshot.lastError(), message.headers(), text,
+					deadSince(snapshot),
+					(snapshot.lastError() != null) ? snapshot.lastError()
+							: message.headers().get(MessageFormat.ERROR_HEADER),
+					MessageFormat.userHeaders(message.headers()), text,
 					(text != null) ? null : Base64.getEncoder().encodeToString(shown), payloadSize, truncated, null);
 		}
 
