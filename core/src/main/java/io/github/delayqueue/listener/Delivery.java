@@ -20,9 +20,9 @@ import org.jspecify.annotations.Nullable;
  * @param lateness how long after {@code dueAt} the message was claimed, by the Redis
  * clock: a few milliseconds normally, more after an outage, a stop or a backlog
  * @param priority the priority it was sent with, 0 (the default) to 9
- * @param previousError on a retry, the error of the attempt before (the exception's class
- * and message, at most 2000 characters); {@code null} on a first delivery, after a replay
- * or a lease expiry
+ * @param previousError on a retry, the error of the attempt before: the exception's class
+ * and message (at most 2000 characters), or {@code lease expired on attempt n of m} after
+ * a lease expiry; {@code null} on a first delivery and after a dead letter's replay
  */
 public record Delivery<T>(String id, String topic, T payload, Instant dueAt, int attempt, Map<String, String> headers,
 		Duration lateness, int priority, @Nullable String previousError) {

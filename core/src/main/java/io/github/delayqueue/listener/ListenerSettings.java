@@ -102,6 +102,30 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	}
 
 	/**
+	 * Settings without exceptions that are not retried.
+	 * @param concurrency messages handled at once
+	 * @param prefetch claimed messages that may wait for a free handler
+	 * @param maxAttempts deliveries before dead-lettering
+	 * @param visibilityTimeout lease length
+	 * @param backoff waits between attempts
+	 * @param idleCheckInterval longest idle wait
+	 * @param shutdownTimeout how long stopping waits
+	 * @param maxHandlingTime how long a handler may run with its lease extended
+	 * @param latePolicy what to do with late messages
+	 * @param lateThreshold how late a message may be before the late policy applies
+	 * @param maxBatchSize most messages in one call of a batch listener
+	 * @param batchTimeout longest wait to fill a batch
+	 * @param rateLimit most deliveries in any window of a period, or {@code null}
+	 */
+	public ListenerSettings(int concurrency, int prefetch, int maxAttempts, Duration visibilityTimeout,
+			RetryBackoff backoff, Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime,
+			LatePolicy latePolicy, Duration lateThreshold, int maxBatchSize, Duration batchTimeout,
+			@Nullable RateLimit rateLimit) {
+		this(concurrency, prefetch, maxAttempts, visibilityTimeout, backoff, idleCheckInterval, shutdownTimeout,
+				maxHandlingTime, latePolicy, lateThreshold, maxBatchSize, batchTimeout, rateLimit, List.of());
+	}
+
+	/**
 	 * Settings without a rate limit.
 	 * @param concurrency messages handled at once
 	 * @param prefetch claimed messages that may wait for a free handler

@@ -13,6 +13,9 @@ import org.jspecify.annotations.Nullable;
  */
 public interface TopicStore {
 
+	/** The most characters of a failed attempt's error kept for the next delivery. */
+	int MAX_ERROR_LENGTH = 2000;
+
 	/**
 	 * @return the topic
 	 */
@@ -65,7 +68,8 @@ public interface TopicStore {
 	 * @param leaseToken the lease token held
 	 * @param backoff how long to wait before the next attempt
 	 * @param error the error of the failed attempt, kept for the next delivery
-	 * ({@link MessageFormat#ERROR_HEADER}), or {@code null} for none
+	 * ({@link MessageFormat#ERROR_HEADER}) up to its first {@value #MAX_ERROR_LENGTH}
+	 * characters, or {@code null} for none
 	 * @return the due time of the next attempt (epoch ms), or -1 if the lease had been
 	 * lost
 	 */

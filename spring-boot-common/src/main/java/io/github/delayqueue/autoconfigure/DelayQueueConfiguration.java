@@ -153,7 +153,11 @@ final class DelayQueueConfiguration {
 		runtime.setObservationRegistry(observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP));
 		observationConvention.ifAvailable(runtime::setObservationConvention);
 		handlerExecutor.ifAvailable(runtime::setHandlerExecutor);
-		errorHandler.ifUnique(runtime::setErrorHandler);
+		// Two beans, none of them @Primary, fail startup naming both.
+		DelayListenerErrorHandler chosen = errorHandler.getIfAvailable();
+		if (chosen != null) {
+			runtime.setErrorHandler(chosen);
+		}
 		return runtime;
 	}
 

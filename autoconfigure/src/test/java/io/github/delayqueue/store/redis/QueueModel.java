@@ -602,7 +602,8 @@ final class QueueModel {
 		return message != null && message.state != State.IN_FLIGHT;
 	}
 
-	// replay.lua: dead -> scheduled, due at the replay's time, attempts 0, error dropped,
+	// replay.lua: dead -> scheduled, due at the replay's time, attempts 0, error dropped
+	// (and the body's error header),
 	// its priority moved back from the dead priorities; skipped
 	// while the id is stored again. Reads every id before it moves any; an id named twice
 	// counts
@@ -621,7 +622,7 @@ final class QueueModel {
 			if (replayable.get(i)) {
 				String stored = read.get(id).stored();
 				String body = stored.substring(stored.indexOf(':', stored.indexOf(':') + 1) + 1);
-				this.live.put(id, new Live(id, body, now));
+				this.live.put(id, new Live(id, withError(body, ""), now));
 				this.dead.remove(id);
 				Integer priority = this.deadPriorities.remove(id);
 				if (priority != null) {

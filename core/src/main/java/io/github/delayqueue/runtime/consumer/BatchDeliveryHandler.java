@@ -96,11 +96,21 @@ final class BatchDeliveryHandler {
 			warnOfUnknownIds(prepared, failedIds);
 		}
 		Duration slowDown = null;
+		VirtualMachineError fatal = null;
 		for (int i = 0; i < prepared.size(); i++) {
 			Prepared message = prepared.get(i);
 			if (failedIds == null || failedIds.contains(message.inFlight().id())) {
 				observations.get(i).error(reported);
-				FailureAction action = this.deliveries.failed(message, reported, start);
+				FailureAction action;
+				try {
+					action = this.deliveries.failed(message, reported, start);
+				}
+				catch (VirtualMachineError error) {
+					// That message is settled: settle the rest of the batch before it
+					// goes on.
+					fatal = error;
+					continue;
+				}
 				if (action.kind() == FailureAction.Kind.SLOW_DOWN
 						&& (slowDown == null || action.pause().compareTo(slowDown) > 0)) {
 					slowDown = action.pause();
@@ -113,6 +123,9 @@ final class BatchDeliveryHandler {
 		if (slowDown != null) {
 			logger.info("Topic '" + this.topic + "' batch of " + prepared.size() + " messages asked to slow down:"
 					+ " no new claim here for " + slowDown);
+		}
+		if (fatal != null) {
+			throw fatal;
 		}
 	}
 

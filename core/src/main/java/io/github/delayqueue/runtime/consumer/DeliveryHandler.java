@@ -185,8 +185,9 @@ final class DeliveryHandler {
 	 */
 	Observation observation(Prepared prepared) {
 		return DelayQueueObservation.RECEIVE.observation(this.observationConvention,
-				DefaultDelayQueueReceiverObservationConvention.INSTANCE, () -> new DelayQueueReceiverContext(this.topic,
-						prepared.inFlight().id(), prepared.attempt(), prepared.message().headers()),
+				DefaultDelayQueueReceiverObservationConvention.INSTANCE,
+				() -> new DelayQueueReceiverContext(this.topic, prepared.inFlight().id(), prepared.attempt(),
+						MessageFormat.userHeaders(prepared.message().headers())),
 				this.observationRegistry);
 	}
 
@@ -215,7 +216,8 @@ final class DeliveryHandler {
 		Duration took = since(startNanos);
 		InFlightMessage message = prepared.inFlight();
 		int attempt = prepared.attempt();
-		FailureAction action = decide(prepared, ex);
+		Decision decision = decide(prepared, ex);
+		FailureAction action = decision.action();
 		String exception = ex.getClass().getSimpleName();
 		switch (action.kind()) {
 			case SLOW_DOWN -> {
@@ -241,16 +243,22 @@ final class DeliveryHandler {
 						+ " of " + this.settings.maxAttempts() + ", retrying in " + action.pause() + ": " + ex);
 			});
 		}
+		if (decision.fatal() != null) {
+			// Settled: now the error the error handler ran into goes on up.
+			throw decision.fatal();
+		}
 		return action;
 	}
 
 	/**
-	 * Asks the error handler; the built-in policy applies if it fails or answers nothing.
+	 * Asks the error handler; the built-in policy applies if it throws, whatever it
+	 * throws, or answers nothing. A {@link VirtualMachineError} it throws is handed back
+	 * to be thrown once the message is settled.
 	 */
-	private FailureAction decide(Prepared prepared, Throwable ex) {
+	private Decision decide(Prepared prepared, Throwable ex) {
 		FailureAction defaultAction = this.settings.defaultAction(ex, prepared.attempt());
 		if (this.errorHandler == DelayListenerErrorHandler.DEFAULT) {
-			return defaultAction;
+			return new Decision(defaultAction, null);
 		}
 		Map<String, String> headers = prepared.message().headers();
 		ListenerFailure failure = new ListenerFailure(this.topic, prepared.inFlight().id(), prepared.attempt(),
@@ -259,16 +267,23 @@ final class DeliveryHandler {
 		try {
 			FailureAction action = this.errorHandler.handle(failure);
 			if (action != null) {
-				return action;
+				return new Decision(action, null);
 			}
 			logger.warn("Topic '" + this.topic + "' message " + prepared.inFlight().id()
 					+ ": the error handler decided nothing; " + defaultAction + " (the built-in policy)");
 		}
-		catch (RuntimeException | LinkageError handlerFailure) {
+		catch (Throwable handlerFailure) {
 			logger.warn("Topic '" + this.topic + "' message " + prepared.inFlight().id() + ": the error handler"
 					+ " failed; " + defaultAction + " (the built-in policy)", handlerFailure);
+			if (handlerFailure instanceof VirtualMachineError error) {
+				return new Decision(defaultAction, error);
+			}
 		}
-		return defaultAction;
+		return new Decision(defaultAction, null);
+	}
+
+	/** What happens to a failed message, and an error to throw once it is settled. */
+	private record Decision(FailureAction action, @Nullable VirtualMachineError fatal) {
 	}
 
 	private static Duration since(long startNanos) {

@@ -62,8 +62,10 @@ final class RedisTopicStore implements TopicStore {
 
 	@Override
 	public long retry(String id, String leaseToken, Duration backoff, @Nullable String error) {
-		return this.calls.run(this.partition, new ScriptCodecs.Retry(id, leaseToken, backoff, signalChannel(),
-				this.partition, true, (error != null) ? error : ""));
+		String kept = (error == null) ? "" : (error.length() > TopicStore.MAX_ERROR_LENGTH)
+				? error.substring(0, TopicStore.MAX_ERROR_LENGTH) : error;
+		return this.calls.run(this.partition,
+				new ScriptCodecs.Retry(id, leaseToken, backoff, signalChannel(), this.partition, true, kept));
 	}
 
 	@Override

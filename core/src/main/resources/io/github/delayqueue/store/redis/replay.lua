@@ -21,6 +21,7 @@
 -- @include expect
 -- @include header
 -- @include partition_refusal
+-- @include with_error
 -- @include with_header
 local refused = partition_refusal(KEYS[8], ARGV[3])
 if refused then
@@ -58,7 +59,9 @@ for i, id in ipairs(ids) do
   end
   if attempts and not live[i] then
     -- Destination first, then the dead keys.
-    redis.call('HSET', KEYS[4], id, with_header(dead[i], 0, now, bodyAt))
+    local restored = with_header(dead[i], 0, now, bodyAt)
+    local _, _, restoredBodyAt = header(restored)
+    redis.call('HSET', KEYS[4], id, with_error(restored, restoredBodyAt, '') or restored)
     redis.call('ZADD', KEYS[5], now, id)
     if priorities[i] then
       redis.call('HSET', KEYS[6], id, priorities[i])

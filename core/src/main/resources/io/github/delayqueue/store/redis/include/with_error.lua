@@ -3,6 +3,7 @@
 -- bodyAt: the index of the ':' before the body, as header() returns it. The body is
 -- "1:<header count>:" then per header "<name length>:<name><value length>:<value>", then the
 -- payload (see MessageFormat). Returns nil if the body is not in that format.
+-- @include decimal
 local function with_error(stored, bodyAt, err)
   local name = 'delay-queue-error'
   if string.sub(stored, bodyAt + 1, bodyAt + 2) ~= '1:' then
@@ -10,7 +11,7 @@ local function with_error(stored, bodyAt, err)
   end
   local at = bodyAt + 3
   local colon = string.find(stored, ':', at, true)
-  local count = colon and tonumber(string.sub(stored, at, colon - 1))
+  local count = colon and decimal(string.sub(stored, at, colon - 1))
   if not count then
     return nil
   end
@@ -19,14 +20,14 @@ local function with_error(stored, bodyAt, err)
   for _ = 1, count do
     local entryAt = at
     colon = string.find(stored, ':', at, true)
-    local nameLength = colon and tonumber(string.sub(stored, at, colon - 1))
-    if not nameLength then
+    local nameLength = colon and decimal(string.sub(stored, at, colon - 1))
+    if not nameLength or colon + nameLength > #stored then
       return nil
     end
     local headerName = string.sub(stored, colon + 1, colon + nameLength)
     at = colon + nameLength + 1
     colon = string.find(stored, ':', at, true)
-    local valueLength = colon and tonumber(string.sub(stored, at, colon - 1))
+    local valueLength = colon and decimal(string.sub(stored, at, colon - 1))
     if not valueLength or colon + valueLength > #stored then
       return nil
     end

@@ -1,0 +1,62 @@
+package io.github.delayqueue.store.redis;
+
+import java.time.Duration;
+
+import io.github.delayqueue.core.DelayMessage;
+import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.store.MessageFormat;
+import io.github.delayqueue.store.StoredMessage;
+import io.github.delayqueue.testsupport.FaultyRedisProxy;
+import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.test.redis.TestRedis;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A retry (with its error) and a postpone whose replies are lost are replayed without
+ * counting an attempt twice or losing the error.
+ */
+class RetryLostReplyTests {
+
+	@Test
+	void retryAndPostponeReplayedAfterALostReplyCountOnceAndKeepTheError() {
+		TestRedis redis = TestRedis.shared();
+		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
+			QueueContexts.runner(QueueContexts.uniquePrefix(), proxy).run((context) -> {
+				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				template.send(DelayMessage.builder("lossy", "x").id("l-1").build());
+				store.promote("lossy", 10);
+				ClaimedMessage first = store.claim("lossy", 1, Duration.ofMinutes(1)).get(0);
+				FaultyRedisProxy.Fault fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL"));
+				retryLosingTheReply(() -> store.retry("lossy", "l-1", first.leaseToken(), Duration.ZERO, "boom one"));
+				assertThat(fault.hasFired()).isTrue();
+				store.promote("lossy", 10);
+				ClaimedMessage second = store.claim("lossy", 1, Duration.ofMinutes(1)).get(0);
+				StoredMessage message = MessageFormat.decode("l-1", second.stored());
+				assertThat(message.attempts()).isEqualTo(1);
+				assertThat(message.headers().get(MessageFormat.ERROR_HEADER)).isEqualTo("boom one");
+				proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL"));
+				retryLosingTheReply(() -> store.postpone("lossy", "l-1", second.leaseToken(), Duration.ZERO));
+				store.promote("lossy", 10);
+				ClaimedMessage third = store.claim("lossy", 1, Duration.ofMinutes(1)).get(0);
+				StoredMessage postponed = MessageFormat.decode("l-1", third.stored());
+				assertThat(postponed.attempts()).isEqualTo(1);
+				assertThat(postponed.headers().get(MessageFormat.ERROR_HEADER)).isEqualTo("boom one");
+			});
+		}
+	}
+
+	/** A call whose reply is dropped: the client sends it again, or gives up. */
+	private static void retryLosingTheReply(Runnable call) {
+		try {
+			call.run();
+		}
+		catch (RuntimeException ex) {
+			// Given up: what Redis ran is checked next.
+		}
+	}
+
+}
