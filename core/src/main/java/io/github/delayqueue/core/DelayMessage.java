@@ -27,6 +27,9 @@ public final class DelayMessage {
 	/** Highest priority accepted; the lowest, and the default, is 0. */
 	public static final int MAX_PRIORITY = 9;
 
+	/** The longest deduplication window accepted. */
+	public static final Duration MAX_DEDUPLICATION_WINDOW = Duration.ofDays(365);
+
 	private final String topic;
 
 	private final Object payload;
@@ -43,6 +46,8 @@ public final class DelayMessage {
 
 	private final int priority;
 
+	private final @Nullable Duration deduplicationWindow;
+
 	private DelayMessage(Builder builder) {
 		this.topic = builder.topic;
 		this.payload = builder.payload;
@@ -52,6 +57,7 @@ public final class DelayMessage {
 		this.headers = Collections.unmodifiableMap(new LinkedHashMap<>(builder.headers));
 		this.replaceIfPending = builder.replaceIfPending;
 		this.priority = builder.priority;
+		this.deduplicationWindow = builder.deduplicationWindow;
 	}
 
 	/**
@@ -135,6 +141,14 @@ public final class DelayMessage {
 		return this.priority;
 	}
 
+	/**
+	 * @return how long its id is remembered after the message was handled, or
+	 * {@code null} if it is not
+	 */
+	public @Nullable Duration deduplicationWindow() {
+		return this.deduplicationWindow;
+	}
+
 	@Override
 	public String toString() {
 		return "DelayMessage[topic=" + this.topic + ", id=" + this.id + ", delay=" + this.delay + ", dueAt="
@@ -162,6 +176,8 @@ public final class DelayMessage {
 		private boolean replaceIfPending;
 
 		private int priority;
+
+		private @Nullable Duration deduplicationWindow;
 
 		private Builder(String topic, Object payload) {
 			this.topic = topic;
@@ -247,6 +263,22 @@ public final class DelayMessage {
 		}
 
 		/**
+		 * Remembers the id for a while after the message was handled (acknowledged): a
+		 * send of the same id meanwhile stores nothing and is reported as a duplicate, so
+		 * that a producer retrying long after the first send (a lost reply, a replayed
+		 * event) causes no second delivery. Each partition of a topic remembers at most
+		 * {@code delay-queue.producer.max-remembered-ids} ids; past it, those whose
+		 * windows end first are forgotten. Needs an {@link #id(String) id}.
+		 * @param window how long the id is remembered, up to
+		 * {@link DelayMessage#MAX_DEDUPLICATION_WINDOW}
+		 * @return this builder
+		 */
+		public Builder deduplicateFor(Duration window) {
+			this.deduplicationWindow = window;
+			return this;
+		}
+
+		/**
 		 * Checks the values and builds the message.
 		 * @return the message
 		 * @throws InvalidMessageException naming the first value that is not acceptable
@@ -262,6 +294,18 @@ public final class DelayMessage {
 			else if (this.replaceIfPending) {
 				throw new InvalidMessageException("A message that replaces a pending one needs the id of the message to"
 						+ " replace (DelayMessage.Builder.id)");
+			}
+			if (this.deduplicationWindow != null) {
+				if (this.id == null) {
+					throw new InvalidMessageException(
+							"A message with a deduplication window needs an id (DelayMessage.Builder.id)");
+				}
+				if (this.deduplicationWindow.toMillis() < 1
+						|| this.deduplicationWindow.compareTo(MAX_DEDUPLICATION_WINDOW) > 0) {
+					throw new InvalidMessageException(
+							"A deduplication window must be from 1ms to " + Durations.format(MAX_DEDUPLICATION_WINDOW)
+									+ ", but was " + Durations.format(this.deduplicationWindow));
+				}
 			}
 			if (this.delay != null && this.dueAt != null) {
 				throw new InvalidMessageException("Set either a delay or a due time, not both");

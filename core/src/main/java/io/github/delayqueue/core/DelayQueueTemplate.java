@@ -390,16 +390,24 @@ public class DelayQueueTemplate {
 					+ "more than delay-queue.max-payload-size (" + this.maxPayloadBytes + " bytes)");
 		}
 		Map<String, String> stored = headers;
-		if (message.priority() > 0) {
-			// The priority travels with the message too, for the listener's Delivery.
+		Duration deduplicationWindow = message.deduplicationWindow();
+		if (message.priority() > 0 || deduplicationWindow != null) {
 			stored = new LinkedHashMap<>(headers);
-			stored.put(MessageFormat.PRIORITY_HEADER, Integer.toString(message.priority()));
+			if (message.priority() > 0) {
+				// The priority travels with the message too, for the listener's Delivery.
+				stored.put(MessageFormat.PRIORITY_HEADER, Integer.toString(message.priority()));
+			}
+			if (deduplicationWindow != null) {
+				// Read by the ack script, which remembers the id that long.
+				stored.put(MessageFormat.DEDUPLICATION_HEADER, Long.toString(deduplicationWindow.toMillis()));
+			}
 		}
 		byte[] body = MessageFormat.encodeBody(stored, payload);
 		String id = (message.id() != null) ? message.id() : this.idGenerator.next();
 		NewMessage created = (message.dueAt() != null) ? NewMessage.dueAt(id, message.dueAt(), body)
 				: NewMessage.afterDelay(id, (message.delay() != null) ? message.delay() : Duration.ZERO, body);
 		created = created.withPriority(message.priority());
+		created = (deduplicationWindow != null) ? created.deduplicating() : created;
 		return message.replaceIfPending() ? created.replacingPending() : created;
 	}
 

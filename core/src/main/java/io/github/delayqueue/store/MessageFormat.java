@@ -16,8 +16,10 @@ import java.util.Map;
  * <p>
  * Headers whose names start with {@value #RESERVED_HEADER_PREFIX} are the queue's own,
  * never a sender's: {@value #PRIORITY_HEADER} (written by the producer for a priority
- * above 0) and {@value #ERROR_HEADER} (the error of the last failed attempt, written by
- * the retry script). {@link #userHeaders(Map)} leaves them out.
+ * above 0), {@value #DEDUPLICATION_HEADER} (the deduplication window in ms, written by
+ * the producer; read by the ack script) and {@value #ERROR_HEADER} (the error of the last
+ * failed attempt, written by the retry script). {@link #userHeaders(Map)} leaves them
+ * out.
  */
 public final class MessageFormat {
 
@@ -26,6 +28,9 @@ public final class MessageFormat {
 
 	/** The header of a message's priority, when above 0. */
 	public static final String PRIORITY_HEADER = RESERVED_HEADER_PREFIX + "priority";
+
+	/** The header of a message's deduplication window, in milliseconds. */
+	public static final String DEDUPLICATION_HEADER = RESERVED_HEADER_PREFIX + "dedupe-ms";
 
 	/** The header of the error of a message's last failed attempt. */
 	public static final String ERROR_HEADER = RESERVED_HEADER_PREFIX + "error";

@@ -15,8 +15,12 @@ import java.time.Instant;
  * @param replaceIfPending whether it replaces a stored message of the same id that is
  * still scheduled (its attempts are kept); otherwise such a message is a duplicate
  * @param priority 0 to 9: among due messages, a higher one is claimed first
+ * @param deduplicated whether its body carries a deduplication window
+ * ({@link MessageFormat#DEDUPLICATION_HEADER}): once handled, its id is remembered that
+ * long, and a send of it stores nothing meanwhile
  */
-public record NewMessage(String id, boolean relative, long when, byte[] body, boolean replaceIfPending, int priority) {
+public record NewMessage(String id, boolean relative, long when, byte[] body, boolean replaceIfPending, int priority,
+		boolean deduplicated) {
 
 	/**
 	 * Checks the priority.
@@ -26,6 +30,7 @@ public record NewMessage(String id, boolean relative, long when, byte[] body, bo
 	 * @param body the body
 	 * @param replaceIfPending whether it replaces a pending message of the same id
 	 * @param priority 0 to 9
+	 * @param deduplicated whether its body carries a deduplication window
 	 */
 	/** The highest priority; priority 0 messages wait in the ready list itself. */
 	public static final int MAX_PRIORITY = 9;
@@ -46,7 +51,7 @@ public record NewMessage(String id, boolean relative, long when, byte[] body, bo
 	 * @param replaceIfPending whether it replaces a pending message of the same id
 	 */
 	public NewMessage(String id, boolean relative, long when, byte[] body, boolean replaceIfPending) {
-		this(id, relative, when, body, replaceIfPending, 0);
+		this(id, relative, when, body, replaceIfPending, 0, false);
 	}
 
 	/**
@@ -57,14 +62,14 @@ public record NewMessage(String id, boolean relative, long when, byte[] body, bo
 	 * @param body the body
 	 */
 	public NewMessage(String id, boolean relative, long when, byte[] body) {
-		this(id, relative, when, body, false, 0);
+		this(id, relative, when, body, false, 0, false);
 	}
 
 	/**
 	 * @return the same message, replacing a pending one of the same id
 	 */
 	public NewMessage replacingPending() {
-		return new NewMessage(this.id, this.relative, this.when, this.body, true, this.priority);
+		return new NewMessage(this.id, this.relative, this.when, this.body, true, this.priority, this.deduplicated);
 	}
 
 	/**
@@ -72,7 +77,15 @@ public record NewMessage(String id, boolean relative, long when, byte[] body, bo
 	 * @return the same message with that priority
 	 */
 	public NewMessage withPriority(int priority) {
-		return new NewMessage(this.id, this.relative, this.when, this.body, this.replaceIfPending, priority);
+		return new NewMessage(this.id, this.relative, this.when, this.body, this.replaceIfPending, priority,
+				this.deduplicated);
+	}
+
+	/**
+	 * @return a copy marked as carrying a deduplication window in its body
+	 */
+	public NewMessage deduplicating() {
+		return new NewMessage(this.id, this.relative, this.when, this.body, this.replaceIfPending, this.priority, true);
 	}
 
 	/**

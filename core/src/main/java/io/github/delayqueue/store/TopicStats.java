@@ -22,9 +22,10 @@ import java.util.TreeMap;
  * topic uses no priority above 0; the count of a priority above 0 is the length of its
  * ready list, ids that claim will drop (cancelled or rescheduled since) included, and
  * priority 0 has the rest of {@code ready}
+ * @param rememberedIds ids of handled messages remembered for their deduplication window
  */
 public record TopicStats(long nowMillis, long scheduled, long ready, long inFlight, long dead, long nextDueMillis,
-		long oldestReadyDueMillis, Map<Integer, Long> readyByPriority) {
+		long oldestReadyDueMillis, Map<Integer, Long> readyByPriority, long rememberedIds) {
 
 	/**
 	 * Keeps an unmodifiable copy of the counts by priority, in priority order.
@@ -36,9 +37,26 @@ public record TopicStats(long nowMillis, long scheduled, long ready, long inFlig
 	 * @param nextDueMillis due time of the earliest scheduled message, or -1
 	 * @param oldestReadyDueMillis due time of the oldest ready message, or -1
 	 * @param readyByPriority ready messages of each priority that has some
+	 * @param rememberedIds ids remembered for their deduplication window
 	 */
 	public TopicStats {
 		readyByPriority = Collections.unmodifiableMap(new TreeMap<>(readyByPriority));
+	}
+
+	/**
+	 * Stats of a topic that remembers no id.
+	 * @param nowMillis the Redis time of the reading
+	 * @param scheduled messages waiting for their due time
+	 * @param ready messages due and waiting for a consumer
+	 * @param inFlight messages leased to a consumer
+	 * @param dead messages in the dead-letter set
+	 * @param nextDueMillis due time of the earliest scheduled message, or -1
+	 * @param oldestReadyDueMillis due time of the oldest ready message, or -1
+	 * @param readyByPriority ready messages of each priority that has some
+	 */
+	public TopicStats(long nowMillis, long scheduled, long ready, long inFlight, long dead, long nextDueMillis,
+			long oldestReadyDueMillis, Map<Integer, Long> readyByPriority) {
+		this(nowMillis, scheduled, ready, inFlight, dead, nextDueMillis, oldestReadyDueMillis, readyByPriority, 0);
 	}
 
 	/**
@@ -99,7 +117,8 @@ public record TopicStats(long nowMillis, long scheduled, long ready, long inFlig
 		return new TopicStats(Math.max(this.nowMillis, other.nowMillis), this.scheduled + other.scheduled,
 				this.ready + other.ready, this.inFlight + other.inFlight, this.dead + other.dead,
 				earliest(this.nextDueMillis, other.nextDueMillis),
-				earliest(this.oldestReadyDueMillis, other.oldestReadyDueMillis), byPriority);
+				earliest(this.oldestReadyDueMillis, other.oldestReadyDueMillis), byPriority,
+				this.rememberedIds + other.rememberedIds);
 	}
 
 	/**

@@ -504,17 +504,20 @@ public class DelayQueueEndpoint {
 	 * {@link TopicStats#oldestLateness()}), ISO-8601
 	 * @param listener the topic's listener in this application, absent if none
 	 * @param page a page of messages, only when asked for by name
+	 * @param rememberedIds ids of handled messages remembered for their deduplication
+	 * window (see {@code DelayMessage.Builder.deduplicateFor})
 	 */
 	public record TopicDescriptor(@Nullable String topic, int partitions, long scheduled, long ready,
 			@Nullable Map<Integer, Long> readyByPriority, long inFlight, long dead, @Nullable String nextDue,
-			String oldestLateness, @Nullable ListenerDescriptor listener,
-			@Nullable PageDescriptor page) implements OperationResponseBody {
+			String oldestLateness, @Nullable ListenerDescriptor listener, @Nullable PageDescriptor page,
+			long rememberedIds) implements OperationResponseBody {
 
 		static TopicDescriptor of(@Nullable String topic, int partitions, TopicStats stats,
 				@Nullable ListenerDescriptor listener, @Nullable PageDescriptor page) {
 			return new TopicDescriptor(topic, partitions, stats.scheduled(), stats.ready(),
 					stats.readyByPriority().isEmpty() ? null : stats.readyByPriority(), stats.inFlight(), stats.dead(),
-					instant(stats.nextDueMillis()), stats.oldestLateness().toString(), listener, page);
+					instant(stats.nextDueMillis()), stats.oldestLateness().toString(), listener, page,
+					stats.rememberedIds());
 		}
 
 	}

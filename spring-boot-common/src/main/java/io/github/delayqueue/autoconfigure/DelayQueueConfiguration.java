@@ -83,6 +83,7 @@ final class DelayQueueConfiguration {
 		if (replication.getMinReplicas() > 0) {
 			store.confirmReplication(replication.getMinReplicas(), replication.getTimeout());
 		}
+		store.rememberAtMost(properties.getProducer().getMaxRememberedIds());
 		Map<String, Integer> partitions = new HashMap<>();
 		properties.getTopics().forEach((topic, settings) -> partitions.put(topic, settings.getPartitions()));
 		store.usePartitions(TopicPartitions.of(partitions));

@@ -417,12 +417,27 @@ public class DelayQueueProperties implements Validator {
 		private Duration sendTimeout = Duration.ofSeconds(5);
 
 		/**
+		 * Most ids of handled messages sent with a deduplication window that each
+		 * partition of a topic remembers, from 1 to 10,000,000; past it, the ids whose
+		 * windows end first are forgotten.
+		 */
+		private int maxRememberedIds = 100_000;
+
+		/**
 		 * Confirmation of sends by replicas.
 		 */
 		private final Replication replication = new Replication();
 
 		public Replication getReplication() {
 			return this.replication;
+		}
+
+		public int getMaxRememberedIds() {
+			return this.maxRememberedIds;
+		}
+
+		public void setMaxRememberedIds(int maxRememberedIds) {
+			this.maxRememberedIds = maxRememberedIds;
 		}
 
 		public Duration getSendTimeout() {

@@ -24,6 +24,9 @@ import static io.github.delayqueue.listener.ListenerSettings.maxBatchSizeProblem
  */
 final class DelayQueuePropertiesValidation {
 
+	/** The most ids a partition may be told to remember. */
+	static final int MAX_REMEMBERED_IDS = 10_000_000;
+
 	/** Longest key prefix accepted, in characters. */
 	static final int MAX_KEY_PREFIX_LENGTH = 100;
 
@@ -75,6 +78,12 @@ final class DelayQueuePropertiesValidation {
 					+ Durations.format(properties.getHealth().getTimeout()));
 		}
 		validateReplication(properties.getProducer().getReplication(), errors);
+		int maxRemembered = properties.getProducer().getMaxRememberedIds();
+		if (maxRemembered < 1 || maxRemembered > MAX_REMEMBERED_IDS) {
+			errors.rejectValue("producer.maxRememberedIds", "invalid",
+					"delay-queue.producer.max-remembered-ids must be from 1 to " + MAX_REMEMBERED_IDS + ", but was "
+							+ maxRemembered);
+		}
 		DelayQueueProperties.Listener listener = properties.getListener();
 		validateNoRetryFor("listener.noRetryFor", "delay-queue.listener.no-retry-for", listener.getNoRetryFor(),
 				errors);

@@ -46,6 +46,29 @@ final class QueueModel {
 
 	}
 
+	/** The due time of a send refused because its id is remembered: not modelled. */
+	static final long REMEMBERED_DUE = -2;
+
+	/** The most ids the model's store remembers ({@code rememberAtMost}). */
+	static final int MAX_REMEMBERED = 3;
+
+	/**
+	 * A body in the stored format with some headers and a deduplication window.
+	 * @param headers how many headers
+	 * @param payload the payload
+	 * @param window the window in ms
+	 * @return the body
+	 */
+	static String encodedBody(int headers, String payload, long window) {
+		Map<String, String> named = new LinkedHashMap<>();
+		for (int i = 0; i < headers; i++) {
+			named.put("h" + i, "v:" + i);
+		}
+		named.put(MessageFormat.DEDUPLICATION_HEADER, Long.toString(window));
+		return new String(MessageFormat.encodeBody(named, payload.getBytes(StandardCharsets.UTF_8)),
+				StandardCharsets.UTF_8);
+	}
+
 	/**
 	 * A body in the stored format with some headers.
 	 * @param headers how many headers
@@ -228,6 +251,12 @@ final class QueueModel {
 	 * How many ids of ready messages claims dropped from the list of another priority
 	 * than the message's.
 	 */
+	/**
+	 * Ids whose message with a deduplication window was acknowledged, with the window
+	 * (ms).
+	 */
+	final Map<String, Long> remembered = new HashMap<>();
+
 	int droppedOfAnotherPriority;
 
 	// send.lua: an id already stored is left as it is, unless the send replaces a
@@ -235,12 +264,18 @@ final class QueueModel {
 	// replace (a ready or in-flight message is never replaced: always a duplicate).
 	// A message stored or replaced takes the priority sent; without one, it loses its
 	// entry (also one given earlier in the same call).
+	// An id not stored and still remembered is not stored again (its due time, the end of
+	// its window, is not modelled: REMEMBERED_DUE).
 	List<SendReply> send(List<NewMessage> messages, List<Long> dues) {
 		List<SendReply> replies = new ArrayList<>();
 		for (int i = 0; i < messages.size(); i++) {
 			NewMessage message = messages.get(i);
 			String body = new String(message.body());
 			Live stored = this.live.get(message.id());
+			if (stored == null && this.remembered.containsKey(message.id())) {
+				replies.add(new SendReply(true, false, REMEMBERED_DUE));
+				continue;
+			}
 			if (stored != null && message.replaceIfPending() && stored.state == State.SCHEDULED) {
 				stored.body = body;
 				stored.due = dues.get(i);
@@ -424,11 +459,38 @@ final class QueueModel {
 		}
 		for (int i = 0; i < ids.size(); i++) {
 			if (acked.get(i)) {
-				this.live.remove(ids.get(i));
+				Live message = this.live.remove(ids.get(i));
 				this.priorities.remove(ids.get(i));
+				// An id named twice is removed once.
+				Long window = (message != null) ? deduplicationWindow(message.body) : null;
+				if (window != null) {
+					this.remembered.put(ids.get(i), window);
+				}
 			}
 		}
+		// Past the bound, the ids whose windows end first are forgotten: windows differ
+		// by
+		// hours from id to id, acknowledgements by seconds, so the shortest window goes.
+		while (this.remembered.size() > MAX_REMEMBERED) {
+			String first = this.remembered.entrySet().stream().min(Map.Entry.comparingByValue()).orElseThrow().getKey();
+			this.remembered.remove(first);
+		}
 		return acked;
+	}
+
+	/**
+	 * The deduplication window of a body in the stored format, or {@code null}.
+	 */
+	static @Nullable Long deduplicationWindow(String body) {
+		try {
+			String window = MessageFormat.decode("model", ("0:0:" + body).getBytes(StandardCharsets.UTF_8))
+				.headers()
+				.get(MessageFormat.DEDUPLICATION_HEADER);
+			return (window != null) ? Long.valueOf(window) : null;
+		}
+		catch (CorruptMessageException | NumberFormatException ex) {
+			return null;
+		}
 	}
 
 	// retry.lua: in flight -> scheduled at the observed due time, attempts + 1, the error

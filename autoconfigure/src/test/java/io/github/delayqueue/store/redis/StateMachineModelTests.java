@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Deque;
 import java.util.LinkedHashMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -130,7 +131,8 @@ class StateMachineModelTests {
 		int steps = Integer.getInteger("delay-queue.model.steps", 300);
 		Duration fixedLatency = Duration.ofMillis(Long.getLong("delay-queue.model.latency-ms", 0));
 		String prefix = QueueContexts.uniquePrefix();
-		QueueContexts.runner(prefix).run((context) -> {
+		String remembering = "delay-queue.producer.max-remembered-ids=" + QueueModel.MAX_REMEMBERED;
+		QueueContexts.runner(prefix).withPropertyValues(remembering).run((context) -> {
 			StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
 			if (fixedSeed == null || fixedLatency.isZero()) {
 				RedisMessageStore store = context.getBean(RedisMessageStore.class);
@@ -146,6 +148,7 @@ class StateMachineModelTests {
 				try (FaultyRedisProxy proxy = FaultyRedisProxy.start(testRedis.host(), testRedis.port())) {
 					proxy.latency(latency);
 					QueueContexts.runner(prefix, proxy)
+						.withPropertyValues(remembering)
 						.run((proxied) -> new Run((fixedSeed != null) ? fixedSeed : seed + seeds, steps,
 								proxied.getBean(RedisMessageStore.class), redis, latency)
 							.run());
@@ -210,6 +213,9 @@ class StateMachineModelTests {
 
 		private int bodies;
 
+		/** The deduplication window of each id, once it has one. */
+		private final Map<String, Long> windows = new HashMap<>();
+
 		Run(long seed, int steps, RedisMessageStore store, StringRedisTemplate redis, Duration latency) {
 			this.seed = seed;
 			this.steps = steps;
@@ -218,6 +224,8 @@ class StateMachineModelTests {
 			this.latency = latency;
 			this.topic = "model-" + seed;
 			this.keys = store.keys(this.topic);
+			// The topic deduplicates from the start, as the model's acknowledgements do.
+			redis.opsForValue().set(this.keys.deduplication(), Integer.toString(QueueModel.MAX_REMEMBERED));
 			this.random = new Random(seed);
 			for (int i = 0; i < 3; i++) {
 				this.consumers.add(new Consumer("consumer-" + i));
@@ -499,9 +507,18 @@ class StateMachineModelTests {
 				Live stored = this.model.live.get(id);
 				// Half the new bodies in the stored format, with headers (the error of a
 				// retry goes there), half not (their bodies are kept as they are).
+				// A deduplicated body's window depends on its id only: hours apart from
+				// id
+				// to id, so that the ids forgotten first are known.
+				long window = this.windows.computeIfAbsent(id, (any) -> (1 + this.windows.size()) * HOUR);
 				String body = (stored != null && this.random.nextBoolean()) ? stored.body
-						: this.random.nextBoolean() ? "body-" + (++this.bodies)
-								: QueueModel.encodedBody(this.random.nextInt(3), "body-" + (++this.bodies));
+						: switch (this.random.nextInt(4)) {
+							case 0, 1 -> "body-" + (++this.bodies);
+							case 2 -> QueueModel.encodedBody(this.random.nextInt(3), "body-" + (++this.bodies));
+							default ->
+								QueueModel.encodedBody(this.random.nextInt(3), "body-" + (++this.bodies), window);
+						};
+				boolean deduplicated = QueueModel.deduplicationWindow(body) != null;
 				byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
 				NewMessage message = switch (this.random.nextInt(5)) {
 					case 0 -> new NewMessage(id, false, this.base - HOUR - this.random.nextInt(60_000), bytes);
@@ -532,6 +549,10 @@ class StateMachineModelTests {
 					message = message.withPriority(1 + this.random.nextInt(3));
 					count("sent with a priority");
 				}
+				if (deduplicated) {
+					message = message.deduplicating();
+					count("sent with a deduplication window");
+				}
 				messages.add((this.random.nextInt(4) == 0) ? message.replacingPending() : message);
 			}
 			return new Operation("send " + messages.stream()
@@ -558,17 +579,26 @@ class StateMachineModelTests {
 					for (int i = 0; i < messages.size(); i++) {
 						NewMessage message = messages.get(i);
 						if (message.relative() && !Run.this.model.live.containsKey(message.id())
+								&& !Run.this.model.remembered.containsKey(message.id())
 								&& messages.subList(0, i).stream().noneMatch((m) -> m.id().equals(message.id()))) {
 							assertThat(dues.get(i)).as(describe("due time of " + message.id() + " from Redis time"))
 								.isBetween(before + message.when(), after + message.when());
 						}
 					}
 					List<SendReply> expected = Run.this.model.send(messages, dues);
-					assertThat(results)
-						.extracting(
-								(result) -> new SendReply(result.duplicate(), result.replaced(), result.dueAtMillis()))
-						.as(describe("send results"))
-						.containsExactlyElementsOf(expected);
+					List<SendReply> actual = new ArrayList<>();
+					for (int i = 0; i < results.size(); i++) {
+						Sent result = results.get(i);
+						boolean remembered = expected.get(i).due() == QueueModel.REMEMBERED_DUE;
+						if (remembered) {
+							count("refused: remembered");
+							assertThat(result.dueAtMillis()).as(describe("a remembered id's window ends later"))
+								.isGreaterThan(before);
+						}
+						actual.add(new SendReply(result.duplicate(), result.replaced(),
+								remembered ? QueueModel.REMEMBERED_DUE : result.dueAtMillis()));
+					}
+					assertThat(actual).as(describe("send results")).containsExactlyElementsOf(expected);
 				}
 
 				@Override
@@ -1286,6 +1316,10 @@ class StateMachineModelTests {
 					.stream()
 					.collect(Collectors.toMap(Map.Entry::getKey, (entry) -> entry.getValue().diedAt(), (a, b) -> a,
 							TreeMap::new)));
+
+			assertThat(this.redis.opsForZSet().range(this.keys.remembered(), 0, -1))
+				.as(describe("ids remembered for their deduplication window"))
+				.containsExactlyInAnyOrderElementsOf(this.model.remembered.keySet());
 
 			TopicStats stats = this.store.stats(this.topic);
 			List<Live> next = this.model.scheduled();

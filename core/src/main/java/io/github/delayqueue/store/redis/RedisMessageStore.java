@@ -182,6 +182,19 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	}
 
 	/**
+	 * Sets the most ids of handled messages sent with a deduplication window that each
+	 * partition of a topic remembers; past it, the ids whose windows end first are
+	 * forgotten. Call before the first send.
+	 * @param maxRemembered the most ids, at least 1
+	 */
+	public void rememberAtMost(int maxRemembered) {
+		if (maxRemembered < 1) {
+			throw new IllegalArgumentException("At least 1 id must be remembered, but was " + maxRemembered);
+		}
+		this.calls.rememberAtMost(maxRemembered);
+	}
+
+	/**
 	 * Closes the connections of confirmed replication, if any.
 	 */
 	@Override

@@ -358,7 +358,7 @@ final class RedisSends implements AutoCloseable {
 				for (List<NewMessage> chunk : chunks(messages)) {
 					this.partitions.add(partition);
 					this.sends.add(new ScriptCodecs.Send(RedisSends.this.calls.signalChannel(partition), partition,
-							RedisSends.this.router.countOf(partition), chunk));
+							RedisSends.this.router.countOf(partition), RedisSends.this.calls.maxRemembered(), chunk));
 				}
 			});
 		}

@@ -21,7 +21,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  */
 enum Script {
 
-	SEND(false, Key.MESSAGES, Key.SCHEDULED, Key.PRIORITIES, Key.PARTITION_COUNT),
+	SEND(false, Key.MESSAGES, Key.SCHEDULED, Key.PRIORITIES, Key.PARTITION_COUNT, Key.REMEMBERED, Key.DEDUPLICATION),
 
 	PROMOTE(false, with(withPriorities(Key.SCHEDULED, Key.READY, Key.IN_FLIGHT), Key.PARTITION_COUNT)),
 
@@ -29,7 +29,7 @@ enum Script {
 			withPriorities(Key.READY, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES, Key.CLAIM_RECORD,
 					Key.RATE_WINDOW)),
 
-	ACK(false, Key.IN_FLIGHT, Key.MESSAGES, Key.LEASES, Key.PRIORITIES),
+	ACK(false, Key.IN_FLIGHT, Key.MESSAGES, Key.LEASES, Key.PRIORITIES, Key.REMEMBERED, Key.DEDUPLICATION),
 
 	RETRY(true, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES),
 
@@ -55,7 +55,7 @@ enum Script {
 
 	PURGE_DEAD(true, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.DEAD_PRIORITIES, Key.PARTITION_COUNT),
 
-	STATS(false, withPriorities(Key.MESSAGES, Key.SCHEDULED, Key.READY, Key.IN_FLIGHT, Key.DEAD)),
+	STATS(false, with(withPriorities(Key.MESSAGES, Key.SCHEDULED, Key.READY, Key.IN_FLIGHT, Key.DEAD), Key.REMEMBERED)),
 
 	PAGE(false,
 			with(withPriorities(Key.STATE_INDEX, Key.STATE_MESSAGES, Key.DEAD_ERRORS, Key.SCHEDULED, Key.IN_FLIGHT),
@@ -192,6 +192,12 @@ enum Script {
 
 		/** The priority of each dead letter that had one above 0. */
 		DEAD_PRIORITIES("dead priorities", "HASH"),
+
+		/** Handled ids remembered until the end of their deduplication window. */
+		REMEMBERED("remembered", "ZSET"),
+
+		/** The most ids {@link #REMEMBERED} keeps, once the topic deduplicates. */
+		DEDUPLICATION("deduplication", "STRING"),
 
 		READY_1("ready 1", "LIST"), READY_2("ready 2", "LIST"), READY_3("ready 3", "LIST"), READY_4("ready 4", "LIST"),
 		READY_5("ready 5", "LIST"), READY_6("ready 6", "LIST"), READY_7("ready 7", "LIST"), READY_8("ready 8", "LIST"),

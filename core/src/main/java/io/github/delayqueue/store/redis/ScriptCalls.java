@@ -19,6 +19,11 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  */
 final class ScriptCalls {
 
+	/**
+	 * The most handled ids with a deduplication window a partition remembers by default.
+	 */
+	static final int DEFAULT_MAX_REMEMBERED = 100_000;
+
 	private final ScriptRunner runner;
 
 	private final ScriptClock clock;
@@ -30,6 +35,8 @@ final class ScriptCalls {
 	private final Duration timeout;
 
 	private volatile boolean shardedSignals;
+
+	private volatile int maxRemembered = DEFAULT_MAX_REMEMBERED;
 
 	ScriptCalls(RedisConnectionFactory connectionFactory, String prefix, Duration timeout, ScriptClock clock) {
 		this.runner = new ScriptRunner(connectionFactory);
@@ -54,6 +61,22 @@ final class ScriptCalls {
 	/** When a call that starts now must be done: the store's timeout from now. */
 	long deadline() {
 		return System.nanoTime() + this.timeout.toNanos();
+	}
+
+	/**
+	 * Sets the most ids of handled messages sent with a deduplication window that a
+	 * partition remembers.
+	 * @param maxRemembered the most ids, at least 1
+	 */
+	void rememberAtMost(int maxRemembered) {
+		this.maxRemembered = maxRemembered;
+	}
+
+	/**
+	 * @return the most handled ids with a deduplication window a partition remembers
+	 */
+	int maxRemembered() {
+		return this.maxRemembered;
 	}
 
 	/** Makes the scripts send signals with {@code SPUBLISH} on each topic's channel. */

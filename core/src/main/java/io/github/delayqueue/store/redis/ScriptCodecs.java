@@ -39,6 +39,9 @@ final class ScriptCodecs {
 	/** Appended to the due kind of a message that replaces a scheduled one. */
 	private static final String REPLACE = "r";
 
+	/** Appended to the due kind of a message sent with a deduplication window. */
+	private static final String DEDUPLICATED = "u";
+
 	private ScriptCodecs() {
 	}
 
@@ -80,15 +83,18 @@ final class ScriptCodecs {
 	 * @param channel the signal channel
 	 * @param partition the partition (for partition 0, the topic)
 	 * @param partitions the topic's number of partitions here
+	 * @param maxRemembered the most handled ids with a deduplication window the partition
+	 * remembers
 	 * @param messages the messages, in send order
 	 */
-	record Send(String channel, String partition, int partitions,
+	record Send(String channel, String partition, int partitions, int maxRemembered,
 			List<NewMessage> messages) implements ScriptCodec<List<Sent>> {
 
 		static final Signature<Send> SIGNATURE = Signature.of(Script.SEND, "two integers per message: outcome",
 				Argument.of("[1] signal channel", Send::channel), Argument.of("[2] topic", Send::partition),
 				Argument.of("[3] the number of partitions", Send::partitions),
-				Argument.rest("[4..] four values per message: id, due kind", Send::writeMessages));
+				Argument.of("[4] the most ids to remember", Send::maxRemembered),
+				Argument.rest("[5..] four values per message: id, due kind", Send::writeMessages));
 
 		@Override
 		public Signature<?> signature() {
@@ -103,6 +109,7 @@ final class ScriptCodecs {
 				out.add(message.id());
 				String kind = message.relative() ? DELAY : ABSOLUTE;
 				kind = message.replaceIfPending() ? kind + REPLACE : kind;
+				kind = message.deduplicated() ? kind + DEDUPLICATED : kind;
 				out.add((message.priority() > 0) ? kind + message.priority() : kind);
 				out.add(message.when());
 				out.add(message.body());
@@ -115,8 +122,8 @@ final class ScriptCodecs {
 			List<Sent> results = new ArrayList<>(this.messages.size());
 			for (int i = 0; i < this.messages.size(); i++) {
 				long outcome = number(values.get(2 * i));
-				results.add(
-						new Sent(this.messages.get(i).id(), number(values.get(2 * i + 1)), outcome == 1, outcome == 2));
+				results.add(new Sent(this.messages.get(i).id(), number(values.get(2 * i + 1)),
+						outcome == 1 || outcome == 3, outcome == 2));
 			}
 			return results;
 		}
@@ -548,9 +555,10 @@ final class ScriptCodecs {
 			long scheduled = number(values.get(2));
 			long inFlight = number(values.get(3));
 			long ready = Math.max(0, stored - scheduled - inFlight);
-			List<Long> listLengths = values.subList(7, values.size()).stream().map(ScriptCodecs::number).toList();
+			List<Long> listLengths = values.subList(8, values.size()).stream().map(ScriptCodecs::number).toList();
 			return new TopicStats(number(values.get(0)), scheduled, ready, inFlight, number(values.get(4)),
-					number(values.get(5)), number(values.get(6)), TopicStats.byPriority(ready, listLengths));
+					number(values.get(5)), number(values.get(6)), TopicStats.byPriority(ready, listLengths),
+					number(values.get(7)));
 		}
 
 	}

@@ -186,7 +186,8 @@ final class SendCoalescer {
 			}
 			try {
 				ScriptCodecs.Send send = new ScriptCodecs.Send(SendCoalescer.this.calls.signalChannel(this.name),
-						this.name, SendCoalescer.this.router.countOf(this.name), messages);
+						this.name, SendCoalescer.this.router.countOf(this.name),
+						SendCoalescer.this.calls.maxRemembered(), messages);
 				return SendCoalescer.this.calls.submit(SendCoalescer.this.calls.call(this.name, send),
 						PartitionCounts.remaining(deadline));
 			}

@@ -140,6 +140,25 @@ public record TopicKeys(String prefix, String topic) {
 	}
 
 	/**
+	 * The ids of handled messages that were sent with a deduplication window, scored by
+	 * the end of their window (epoch ms): a send of such an id stores nothing until then.
+	 * Absent while the topic never had such a message acknowledged.
+	 * @return ZSET key
+	 */
+	public String remembered() {
+		return key("rm");
+	}
+
+	/**
+	 * The most ids {@link #remembered()} keeps; set by the first send with a
+	 * deduplication window, and absent before, when acknowledging reads nothing more.
+	 * @return STRING key
+	 */
+	public String deduplication() {
+		return key("dd");
+	}
+
+	/**
 	 * The key that plays a role in the scripts.
 	 * @param role the role
 	 * @return the key
@@ -163,6 +182,8 @@ public record TopicKeys(String prefix, String topic) {
 			case READY_1, READY_2, READY_3, READY_4, READY_5, READY_6, READY_7, READY_8, READY_9 ->
 				ready(role.priority());
 			case RATE_WINDOW -> rateWindow();
+			case REMEMBERED -> remembered();
+			case DEDUPLICATION -> deduplication();
 			case CLAIM_RECORD, STATE_INDEX, STATE_MESSAGES ->
 				throw new IllegalArgumentException("The " + role + " key depends on more than the topic");
 		};
@@ -190,6 +211,8 @@ public record TopicKeys(String prefix, String topic) {
 		types.put(deadErrors(), DataType.HASH);
 		types.put(deadPriorities(), DataType.HASH);
 		types.put(priorities(), DataType.HASH);
+		types.put(remembered(), DataType.ZSET);
+		types.put(deduplication(), DataType.STRING);
 		for (int priority = 1; priority <= Script.MAX_PRIORITY; priority++) {
 			types.put(ready(priority), DataType.LIST);
 		}

@@ -6,10 +6,18 @@
 -- KEYS[2] messages HASH   id -> stored message
 -- KEYS[3] leases HASH     id -> lease token
 -- KEYS[4] priorities HASH id -> priority of messages sent with one above 0
+-- KEYS[5] remembered ZSET ids of messages sent with a deduplication window, handled, scored by the
+--         end of their window (epoch ms)
+-- KEYS[6] deduplication STRING the most ids KEYS[5] keeps; absent while the topic never had a
+--         message sent with a deduplication window (then acknowledging costs one command more)
 -- ARGV[1..] two values per message: id, lease token (at most 1000 messages)
+-- A message acknowledged with a "delay-queue-dedupe-ms" header is remembered that long in KEYS[5];
+-- past the most KEYS[6] allows, the ids whose windows end first are forgotten.
 -- Returns one integer per message: 1 if acknowledged, 0 if the lease was lost.
 -- Replayed: idempotent (the second run finds no lease and reports 0).
 -- @include expect
+-- @include header
+-- @include header_value
 -- @include uses_priorities
 local ids = {}
 for i = 1, #ARGV, 2 do
@@ -28,6 +36,25 @@ for k, id in ipairs(ids) do
 end
 if #acked > 0 then
   expect(KEYS[2], 'hash')
+  local maxRemembered = tonumber(redis.call('GET', KEYS[6]))
+  if maxRemembered then
+    local bodies = redis.call('HMGET', KEYS[2], unpack(acked))
+    local now
+    for k, stored in ipairs(bodies) do
+      local bodyAt = stored and select(3, header(stored))
+      local window = bodyAt and tonumber(header_value(stored, bodyAt, 'delay-queue-dedupe-ms'))
+      if window then
+        now = now or now_ms()
+        redis.call('ZADD', KEYS[5], now + window, acked[k])
+      end
+    end
+    if now then
+      local excess = redis.call('ZCARD', KEYS[5]) - maxRemembered
+      if excess > 0 then
+        redis.call('ZPOPMIN', KEYS[5], excess)
+      end
+    end
+  end
   local prioritized = uses_priorities(4)
   redis.call('ZREM', KEYS[1], unpack(acked))
   redis.call('HDEL', KEYS[2], unpack(acked))

@@ -14,15 +14,24 @@
 -- KEYS[2] scheduled ZSET  id scored by due time (epoch ms)
 -- KEYS[3] priorities HASH id -> priority (1 to 9) of messages sent with one above 0
 -- KEYS[4] partition count STRING the count marker of this partition (see partition_refusal)
+-- KEYS[5] remembered ZSET ids of messages sent with a deduplication window, handled, scored by the
+--         end of their window (epoch ms); written by ack
+-- KEYS[6] deduplication STRING the most ids KEYS[5] keeps, set by a send with a deduplication window
 -- ARGV[1] signal channel
 -- ARGV[2] topic
 -- ARGV[3] the number of partitions the caller spreads the topic over
--- ARGV[4..] four values per message: id, due kind ("d" = delay in ms from Redis time,
---           "a" = absolute epoch ms; "dr" or "ar" to replace a scheduled message; followed by the
---           priority, 1 to 9, for one above 0, e.g. "d7" or "ar9"), the delay or due time, body
--- Returns two integers per message: outcome (0 stored, 1 duplicate, 2 replaced), due time (epoch
--- ms); the error DQPARTITIONS, storing nothing, when ARGV[3] is not the partition's count.
--- Replayed: idempotent (the same body again is reported as stored, changing nothing); a replacing
+-- ARGV[4] the most ids to remember, for KEYS[6]
+-- ARGV[5..] four values per message: id, due kind ("d" = delay in ms from Redis time,
+--           "a" = absolute epoch ms; then "r" to replace a scheduled message, "u" for a message with
+--           a deduplication window (its "delay-queue-dedupe-ms" header), and the priority, 1 to 9,
+--           for one above 0, e.g. "d7", "ar9" or "dru3"), the delay or due time, body
+-- An id that is not stored and still remembered (its message was handled within its window) is
+-- not stored again. Ids whose windows have ended are forgotten first.
+-- Returns two integers per message: outcome (0 stored, 1 duplicate, 2 replaced, 3 remembered), due
+-- time (epoch ms; for 3, when the id stops being remembered); the error DQPARTITIONS, storing
+-- nothing, when ARGV[3] is not the partition's count.
+-- Replayed: idempotent (the same body again is reported as stored, changing nothing, or as
+-- remembered once its message was handled within its window); a replacing
 -- send again replaces what the first stored or replaced while it is still scheduled, with the same
 -- body and, for an absolute due time, the same due time (a delay counts from the second run), and
 -- reports it replaced; once a broker has promoted it (ready or in flight), it reports a duplicate.
@@ -37,9 +46,27 @@ end
 local now
 local headDue = head_due(KEYS[2])
 local prioritized = uses_priorities(3)
+-- Every read that may fail comes before the first write: the ids still remembered, at once.
+local rememberedUntil = {}
+local remembering = redis.call('EXISTS', KEYS[5]) == 1
+if remembering then
+  now = now_ms()
+  local ids = {}
+  for i = 5, #ARGV, 4 do
+    ids[#ids + 1] = ARGV[i]
+  end
+  local scores = redis.call('ZMSCORE', KEYS[5], unpack(ids))
+  for k, id in ipairs(ids) do
+    local score = tonumber(scores[k])
+    if score and score > now then
+      rememberedUntil[id] = score
+    end
+  end
+end
+local deduplicating = false
 local earliest
 local out = {}
-for i = 4, #ARGV, 4 do
+for i = 5, #ARGV, 4 do
   local id = ARGV[i]
   local due = tonumber(ARGV[i + 2])
   local kind = ARGV[i + 1]
@@ -47,9 +74,14 @@ for i = 4, #ARGV, 4 do
     now = now or now_ms()
     due = now + due
   end
+  deduplicating = deduplicating or string.find(kind, 'u', 2, true) ~= nil
   -- 0: stored, 2: replaced (both scheduled at due), nil: left as it is
   local outcome = 0
-  if redis.call('HSETNX', KEYS[1], id, '0:' .. string.format('%.0f', due) .. ':' .. ARGV[i + 3]) == 0 then
+  if rememberedUntil[id] and redis.call('HEXISTS', KEYS[1], id) == 0 then
+    out[#out + 1] = 3
+    out[#out + 1] = rememberedUntil[id]
+    outcome = nil
+  elseif redis.call('HSETNX', KEYS[1], id, '0:' .. string.format('%.0f', due) .. ':' .. ARGV[i + 3]) == 0 then
     local stored = redis.call('HGET', KEYS[1], id)
     local attempts, storedDue, bodyAt = header(stored)
     local replacing = string.byte(kind, 2) == 114 -- 'r'
@@ -81,6 +113,13 @@ for i = 4, #ARGV, 4 do
     out[#out + 1] = outcome
     out[#out + 1] = due
   end
+end
+if remembering then
+  -- Ids whose windows have ended are forgotten.
+  redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+end
+if deduplicating then
+  redis.call('SET', KEYS[6], ARGV[4])
 end
 if earliest and (not headDue or earliest < headDue) then
   signal(ARGV[1], 'b' .. ARGV[2])

@@ -15,10 +15,12 @@
 -- KEYS[13] ready 7 LIST the same for priority 7
 -- KEYS[14] ready 8 LIST the same for priority 8
 -- KEYS[15] ready 9 LIST the same for priority 9
+-- KEYS[16] remembered ZSET ids of handled messages remembered for their deduplication window
 -- ARGV[1] most ids at the head of each ready list to look at for the oldest ready message (ids
 --         left there by cancel or reschedule are passed over)
 -- Returns {Redis time (epoch ms), stored messages, scheduled, in flight, dead,
---          due time of the earliest scheduled message or -1, due time of the oldest ready message or -1},
+--          due time of the earliest scheduled message or -1, due time of the oldest ready message or -1,
+--          ids remembered (those whose window ended included, until a send forgets them)},
 --          then, while the topic uses priorities, the length of the ready list of each priority
 --          from 1 to 9 (ids that claim will drop included).
 -- Ready messages are the stored ones neither scheduled nor in flight: stored - scheduled - in flight.
@@ -50,7 +52,7 @@ for _, list in ipairs(ready_lists(KEYS[3], 6)) do
   end
 end
 local out = {now, redis.call('HLEN', KEYS[1]), redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[4]),
-  redis.call('ZCARD', KEYS[5]), nextDue, oldestReady}
+  redis.call('ZCARD', KEYS[5]), nextDue, oldestReady, redis.call('ZCARD', KEYS[16])}
 if uses_priorities(6) then
   for priority = 1, 9 do
     out[#out + 1] = redis.call('LLEN', KEYS[6 + priority])

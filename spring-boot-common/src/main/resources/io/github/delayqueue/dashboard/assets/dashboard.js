@@ -331,7 +331,11 @@ async function topicPage(topic, state, offset) {
       actionButton('Purge all ' + deadLetters(data.dead), () => act(topicPath, { action: 'purge-dead', limit: data.dead }),
         'Delete ' + deadLetters(data.dead) + ' of ' + topic + ' for good?'))
     : null;
-  show(el('h1', null, el('a', { href: '#/' }, 'Topics'), ' / ', topic), listener, tabs, bulk,
+  const remembered = data.rememberedIds > 0
+    ? el('p', { id: 'remembered', class: 'muted' }, data.rememberedIds + ' handled '
+      + (data.rememberedIds === 1 ? 'id' : 'ids') + ' remembered for their deduplication window')
+    : null;
+  show(el('h1', null, el('a', { href: '#/' }, 'Topics'), ' / ', topic), listener, remembered, tabs, bulk,
     page.messages.length ? table : el('p', { class: 'muted' }, 'No ' + state + ' messages.'), pager);
 }
 
