@@ -248,15 +248,18 @@ final class QueueModel {
 	final Map<String, ClaimRecord> claimRecords = new HashMap<>();
 
 	/**
-	 * How many ids of ready messages claims dropped from the list of another priority
-	 * than the message's.
-	 */
-	/**
 	 * Ids whose message with a deduplication window was acknowledged, with the window
 	 * (ms).
 	 */
 	final Map<String, Long> remembered = new HashMap<>();
 
+	/** Whether a send with a deduplication window has set the topic's bound. */
+	boolean deduplicating;
+
+	/**
+	 * How many ids of ready messages claims dropped from the list of another priority
+	 * than the message's.
+	 */
 	int droppedOfAnotherPriority;
 
 	// send.lua: an id already stored is left as it is, unless the send replaces a
@@ -272,6 +275,7 @@ final class QueueModel {
 			NewMessage message = messages.get(i);
 			String body = new String(message.body());
 			Live stored = this.live.get(message.id());
+			this.deduplicating |= message.deduplicated();
 			if (stored == null && this.remembered.containsKey(message.id())) {
 				replies.add(new SendReply(true, false, REMEMBERED_DUE));
 				continue;
@@ -462,7 +466,7 @@ final class QueueModel {
 				Live message = this.live.remove(ids.get(i));
 				this.priorities.remove(ids.get(i));
 				// An id named twice is removed once.
-				Long window = (message != null) ? deduplicationWindow(message.body) : null;
+				Long window = (message != null && this.deduplicating) ? deduplicationWindow(message.body) : null;
 				if (window != null) {
 					this.remembered.put(ids.get(i), window);
 				}
@@ -665,7 +669,7 @@ final class QueueModel {
 	}
 
 	// replay.lua: dead -> scheduled, due at the replay's time, attempts 0, error dropped
-	// (and the body's error header),
+	// (and the body's error header), unless its id is remembered,
 	// its priority moved back from the dead priorities; skipped
 	// while the id is stored again. Reads every id before it moves any; an id named twice
 	// counts
@@ -674,7 +678,7 @@ final class QueueModel {
 		List<String> ids = named.stream().distinct().toList();
 		List<Boolean> replayable = new ArrayList<>();
 		for (String id : ids) {
-			replayable.add(this.dead.containsKey(id) && !this.live.containsKey(id));
+			replayable.add(this.dead.containsKey(id) && !this.live.containsKey(id) && !this.remembered.containsKey(id));
 		}
 		Map<String, Dead> read = new LinkedHashMap<>();
 		ids.forEach((id) -> read.put(id, this.dead.get(id)));

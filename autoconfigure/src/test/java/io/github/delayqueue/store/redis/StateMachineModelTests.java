@@ -224,8 +224,6 @@ class StateMachineModelTests {
 			this.latency = latency;
 			this.topic = "model-" + seed;
 			this.keys = store.keys(this.topic);
-			// The topic deduplicates from the start, as the model's acknowledgements do.
-			redis.opsForValue().set(this.keys.deduplication(), Integer.toString(QueueModel.MAX_REMEMBERED));
 			this.random = new Random(seed);
 			for (int i = 0; i < 3; i++) {
 				this.consumers.add(new Consumer("consumer-" + i));
@@ -1320,6 +1318,9 @@ class StateMachineModelTests {
 			assertThat(this.redis.opsForZSet().range(this.keys.remembered(), 0, -1))
 				.as(describe("ids remembered for their deduplication window"))
 				.containsExactlyInAnyOrderElementsOf(this.model.remembered.keySet());
+			assertThat(this.redis.opsForValue().get(this.keys.deduplication()))
+				.as(describe("the bound of remembered ids, once a send had a window"))
+				.isEqualTo(this.model.deduplicating ? Integer.toString(QueueModel.MAX_REMEMBERED) : null);
 
 			TopicStats stats = this.store.stats(this.topic);
 			List<Live> next = this.model.scheduled();

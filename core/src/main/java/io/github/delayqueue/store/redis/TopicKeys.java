@@ -141,8 +141,9 @@ public record TopicKeys(String prefix, String topic) {
 
 	/**
 	 * The ids of handled messages that were sent with a deduplication window, scored by
-	 * the end of their window (epoch ms): a send of such an id stores nothing until then.
-	 * Absent while the topic never had such a message acknowledged.
+	 * the end of their window (epoch ms): a send of such an id stores nothing until then,
+	 * nor does a replay of a dead letter of it. Absent while the topic never had such a
+	 * message acknowledged, and expires when its last window ends.
 	 * @return ZSET key
 	 */
 	public String remembered() {
@@ -150,8 +151,9 @@ public record TopicKeys(String prefix, String topic) {
 	}
 
 	/**
-	 * The most ids {@link #remembered()} keeps; set by the first send with a
-	 * deduplication window, and absent before, when acknowledging reads nothing more.
+	 * The most ids {@link #remembered()} keeps: the largest bound any send with a
+	 * deduplication window asked for; absent before the first, and then acknowledging
+	 * reads nothing more.
 	 * @return STRING key
 	 */
 	public String deduplication() {

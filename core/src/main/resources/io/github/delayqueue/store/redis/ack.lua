@@ -1,7 +1,8 @@
 -- ack: a consumer finished messages; delete them and all their data (state: in flight -> gone).
 -- Only the consumer that still holds the lease may acknowledge: the lease token its claim was
--- given is its proof. A batch costs six commands, however many messages it holds, and one more
--- (deleting their priorities) while the topic has messages with a priority above 0.
+-- given is its proof. A batch costs seven commands, however many messages it holds, one more
+-- (deleting their priorities) while the topic has messages with a priority above 0, and, while it
+-- deduplicates, one to read the bodies and a few for the ids it remembers.
 -- KEYS[1] in-flight ZSET  id scored by lease deadline (epoch ms)
 -- KEYS[2] messages HASH   id -> stored message
 -- KEYS[3] leases HASH     id -> lease token
@@ -9,12 +10,16 @@
 -- KEYS[5] remembered ZSET ids of messages sent with a deduplication window, handled, scored by the
 --         end of their window (epoch ms)
 -- KEYS[6] deduplication STRING the most ids KEYS[5] keeps; absent while the topic never had a
---         message sent with a deduplication window (then acknowledging costs one command more)
+--         message sent with a deduplication window (then acknowledging costs one command more);
+--         a value that is not a count of 1 to 18 digits counts as 100000
 -- ARGV[1..] two values per message: id, lease token (at most 1000 messages)
--- A message acknowledged with a "delay-queue-dedupe-ms" header is remembered that long in KEYS[5];
--- past the most KEYS[6] allows, the ids whose windows end first are forgotten.
+-- A message acknowledged with a "delay-queue-dedupe-ms" header (1 to 18 digits) is remembered that
+-- long in KEYS[5]; past the most KEYS[6] allows, the ids whose windows end first are forgotten.
+-- KEYS[5] expires when its last window ends, so that one no longer used (a partition that a change
+-- of the partition count left) goes away.
 -- Returns one integer per message: 1 if acknowledged, 0 if the lease was lost.
 -- Replayed: idempotent (the second run finds no lease and reports 0).
+-- @include decimal
 -- @include expect
 -- @include header
 -- @include header_value
@@ -36,13 +41,15 @@ for k, id in ipairs(ids) do
 end
 if #acked > 0 then
   expect(KEYS[2], 'hash')
-  local maxRemembered = tonumber(redis.call('GET', KEYS[6]))
-  if maxRemembered then
+  local bound = redis.call('GET', KEYS[6])
+  if bound then
+    local maxRemembered = math.max(1, decimal(bound) or 100000)
     local bodies = redis.call('HMGET', KEYS[2], unpack(acked))
     local now
     for k, stored in ipairs(bodies) do
       local bodyAt = stored and select(3, header(stored))
-      local window = bodyAt and tonumber(header_value(stored, bodyAt, 'delay-queue-dedupe-ms'))
+      local windowText = bodyAt and header_value(stored, bodyAt, 'delay-queue-dedupe-ms')
+      local window = windowText and decimal(windowText)
       if window then
         now = now or now_ms()
         redis.call('ZADD', KEYS[5], now + window, acked[k])
@@ -52,6 +59,10 @@ if #acked > 0 then
       local excess = redis.call('ZCARD', KEYS[5]) - maxRemembered
       if excess > 0 then
         redis.call('ZPOPMIN', KEYS[5], excess)
+      end
+      local last = redis.call('ZRANGE', KEYS[5], -1, -1, 'WITHSCORES')
+      if last[2] then
+        redis.call('PEXPIREAT', KEYS[5], last[2])
       end
     end
   end

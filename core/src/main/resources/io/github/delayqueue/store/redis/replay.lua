@@ -1,8 +1,9 @@
 -- replay: give dead-lettered messages another round of attempts (state: dead -> scheduled, due
 -- now, attempts reset to 0, last error dropped, its priority moved from the dead priorities back
 -- to the priorities hash). Wakes the brokers.
--- A dead message is skipped, and stays dead, when its id is stored again (sent anew since it died)
--- or its stored header is unreadable (it would only be dead-lettered again as corrupt).
+-- A dead message is skipped, and stays dead, when its id is stored again (sent anew since it died),
+-- remembered (a message of that id sent with a deduplication window was handled since, within its
+-- window), or its stored header is unreadable (it would only be dead-lettered again as corrupt).
 -- KEYS[1] dead ZSET            id scored by the time it died (epoch ms)
 -- KEYS[2] dead messages HASH   id -> "<attempts>:<due ms>:<body>"
 -- KEYS[3] dead errors HASH     id -> last error
@@ -11,6 +12,8 @@
 -- KEYS[6] priorities HASH      id -> priority of stored messages sent with one above 0
 -- KEYS[7] dead priorities HASH id -> priority of dead letters that had one above 0
 -- KEYS[8] partition count STRING the count marker of this partition (see partition_refusal)
+-- KEYS[9] remembered ZSET ids of handled messages sent with a deduplication window, scored by the
+--         end of their window (epoch ms)
 -- ARGV[1] signal channel
 -- ARGV[2] topic
 -- ARGV[3] the number of partitions the caller spreads the topic over
@@ -40,6 +43,13 @@ local dead = redis.call('HMGET', KEYS[2], unpack(ids))
 local live = {}
 for i, id in ipairs(ids) do
   live[i] = redis.call('HEXISTS', KEYS[4], id) == 1
+end
+if redis.call('EXISTS', KEYS[9]) == 1 then
+  local scores = redis.call('ZMSCORE', KEYS[9], unpack(ids))
+  for i in ipairs(ids) do
+    local score = tonumber(scores[i])
+    live[i] = live[i] or (score ~= nil and score > now)
+  end
 end
 expect(KEYS[1], 'zset')
 expect(KEYS[3], 'hash')

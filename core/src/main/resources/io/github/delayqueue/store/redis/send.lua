@@ -16,7 +16,8 @@
 -- KEYS[4] partition count STRING the count marker of this partition (see partition_refusal)
 -- KEYS[5] remembered ZSET ids of messages sent with a deduplication window, handled, scored by the
 --         end of their window (epoch ms); written by ack
--- KEYS[6] deduplication STRING the most ids KEYS[5] keeps, set by a send with a deduplication window
+-- KEYS[6] deduplication STRING the most ids KEYS[5] keeps: set by a send with a deduplication window
+--         to ARGV[4] when absent or smaller (the largest bound any sender asked for applies)
 -- ARGV[1] signal channel
 -- ARGV[2] topic
 -- ARGV[3] the number of partitions the caller spreads the topic over
@@ -35,6 +36,7 @@
 -- send again replaces what the first stored or replaced while it is still scheduled, with the same
 -- body and, for an absolute due time, the same due time (a delay counts from the second run), and
 -- reports it replaced; once a broker has promoted it (ready or in flight), it reports a duplicate.
+-- @include decimal
 -- @include head_due
 -- @include partition_refusal
 -- @include header
@@ -46,7 +48,8 @@ end
 local now
 local headDue = head_due(KEYS[2])
 local prioritized = uses_priorities(3)
--- Every read that may fail comes before the first write: the ids still remembered, at once.
+-- Every read that may fail comes before the first write: the bound, the ids still remembered.
+local bound = redis.call('GET', KEYS[6])
 local rememberedUntil = {}
 local remembering = redis.call('EXISTS', KEYS[5]) == 1
 if remembering then
@@ -118,7 +121,7 @@ if remembering then
   -- Ids whose windows have ended are forgotten.
   redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
 end
-if deduplicating then
+if deduplicating and (not bound or (decimal(bound) or 0) < tonumber(ARGV[4])) then
   redis.call('SET', KEYS[6], ARGV[4])
 end
 if earliest and (not headDue or earliest < headDue) then
