@@ -51,7 +51,8 @@ local prioritized = uses_priorities(3)
 -- Every read that may fail comes before the first write: the bound, the ids still remembered.
 local bound = redis.call('GET', KEYS[6])
 local rememberedUntil = {}
-local remembering = redis.call('EXISTS', KEYS[5]) == 1
+-- Only a topic with a bound remembers ids: one without pays this GET only.
+local remembering = bound and redis.call('EXISTS', KEYS[5]) == 1
 if remembering then
   now = now_ms()
   local ids = {}
