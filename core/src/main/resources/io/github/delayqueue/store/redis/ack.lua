@@ -15,8 +15,8 @@
 -- ARGV[1..] two values per message: id, lease token (at most 1000 messages)
 -- A message acknowledged with a "delay-queue-dedupe-ms" header (1 to 18 digits) is remembered that
 -- long in KEYS[5]; past the most KEYS[6] allows, the ids whose windows end first are forgotten.
--- KEYS[5] expires when its last window ends, so that one no longer used (a partition that a change
--- of the partition count left) goes away.
+-- The remembered set expires when its last window ends, so that one no longer used (a partition
+-- that a change of the partition count left) goes away.
 -- Returns one integer per message: 1 if acknowledged, 0 if the lease was lost.
 -- Replayed: idempotent (the second run finds no lease and reports 0).
 -- @include decimal
