@@ -1,10 +1,13 @@
 package io.github.delayqueue.dashboard;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import com.sun.net.httpserver.HttpServer;
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.listener.DelayListener;
@@ -32,7 +35,8 @@ import static org.awaitility.Awaitility.await;
 /**
  * Dashboard actions as an operator takes them, in headless Chromium, with the endpoint's
  * access unrestricted: a dead letter replayed and then delivered, a listener paused and
- * resumed. Skipped, saying why, without Debian's chromium and chromium-driver.
+ * resumed; and what another site's page cannot do in the same browser. Skipped, saying
+ * why, without Debian's chromium and chromium-driver.
  */
 @SpringBootTest(classes = DashboardActionsBrowserTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "delay-queue.dashboard.enabled=true", "management.endpoint.delayqueue.access=unrestricted" })
@@ -84,6 +88,44 @@ class DashboardActionsBrowserTests {
 		chromium.shown(By.xpath("//p[@id='listener']/button[text()='Resume']")).click();
 		chromium.shown(By.xpath("//p[@id='listener']/button[text()='Pause']"));
 		assertThat(this.runtime.getListenerStates()).containsEntry("browser-paused", ListenerState.RUNNING);
+	}
+
+	@Test
+	void anotherSitesFormAndScriptCannotCancelAMessage() throws IOException {
+		this.template
+			.send(DelayMessage.builder("browser-targets", "a").id("by-form").delay(Duration.ofHours(1)).build());
+		this.template
+			.send(DelayMessage.builder("browser-targets", "b").id("by-script").delay(Duration.ofHours(1)).build());
+		String actions = "http://localhost:" + this.port + "/delay-queue/api/message/actions?topic=browser-targets&id=";
+		String page = "<!doctype html><html><head><title>other site</title></head><body>"
+				+ "<form id='f' method='POST' enctype='text/plain' action='" + actions + "by-form'>"
+				+ "<input name='{\"action\":\"cancel\",\"x\":\"' value='\"}'></form><script>" + "fetch('" + actions
+				+ "by-script', {method: 'POST', credentials: 'include', headers:"
+				+ " {'X-Delay-Queue-Dashboard': '1', 'Content-Type': 'application/json'},"
+				+ " body: '{\"action\":\"cancel\"}'})" + ".then((r) => { document.title = 'answered ' + r.status; })"
+				+ ".catch(() => { document.title = 'blocked'; })"
+				+ ".finally(() => document.getElementById('f').submit());" + "</script></body></html>";
+		HttpServer otherSite = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+		otherSite.createContext("/", (exchange) -> {
+			byte[] body = page.getBytes(StandardCharsets.UTF_8);
+			exchange.getResponseHeaders().set("Content-Type", "text/html; charset=utf-8");
+			exchange.sendResponseHeaders(200, body.length);
+			exchange.getResponseBody().write(body);
+			exchange.close();
+		});
+		otherSite.start();
+		try {
+			chromium.driver().get("http://127.0.0.1:" + otherSite.getAddress().getPort() + "/");
+			// The form's POST leaves the page for the dashboard's refusal.
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> chromium.driver().getCurrentUrl().contains("/api/message/actions"));
+			assertThat(chromium.driver().getPageSource()).contains("Refused");
+		}
+		finally {
+			otherSite.stop(0);
+		}
+		assertThat(this.template.cancel("browser-targets", "by-form")).as("still pending after the form").isTrue();
+		assertThat(this.template.cancel("browser-targets", "by-script")).as("still pending after the script").isTrue();
 	}
 
 	/** Refuses every message while told to, on its only attempt, so that it dies. */
