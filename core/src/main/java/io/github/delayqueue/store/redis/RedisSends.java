@@ -65,6 +65,12 @@ final class RedisSends implements AutoCloseable {
 	 */
 	private final ThreadPoolExecutor lane = threads(1);
 
+	/**
+	 * The writer: one thread, from which a partition's next call is written when the
+	 * reply to one of its calls came and sends wait (see {@link SendCoalescer}).
+	 */
+	private final ThreadPoolExecutor writer = threads(1);
+
 	/** How many sends to each topic are on the lane; guards the choice of the lane. */
 	private final Map<String, Integer> inLane = new HashMap<>();
 
@@ -73,7 +79,7 @@ final class RedisSends implements AutoCloseable {
 	RedisSends(ScriptCalls calls, PartitionRouter router) {
 		this.calls = calls;
 		this.router = router;
-		this.coalescer = new SendCoalescer(calls, router);
+		this.coalescer = new SendCoalescer(calls, router, this.writer);
 	}
 
 	/**
@@ -96,6 +102,7 @@ final class RedisSends implements AutoCloseable {
 	@Override
 	public void close() {
 		this.lane.shutdown();
+		this.writer.shutdown();
 		this.waiting.shutdown();
 		ReplicatedWrites replicated = this.replicatedWrites;
 		if (replicated != null) {

@@ -7,6 +7,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import io.github.delayqueue.store.NewMessage;
@@ -24,6 +26,13 @@ import org.springframework.dao.QueryTimeoutException;
  * call for many messages. The calls of a partition are written in order, and the sends in
  * a call keep the order they came in. Each call waits for Redis until the earliest
  * deadline of its sends. Thread-safe.
+ *
+ * <p>
+ * A call is never written from the Redis client's I/O thread: the client writes a command
+ * at once from its I/O thread but queues one from any other thread, so a call written
+ * there from a reply could overtake a call another thread wrote just before, and a later
+ * send of an id could then be stored first. When a reply comes and sends wait, the next
+ * call is written from the writer thread instead.
  */
 final class SendCoalescer {
 
@@ -42,9 +51,16 @@ final class SendCoalescer {
 
 	private final Map<String, Partition> partitions = new ConcurrentHashMap<>();
 
-	SendCoalescer(ScriptCalls calls, PartitionRouter router) {
+	private final Executor writer;
+
+	/**
+	 * Creates the coalescer.
+	 * @param writer one thread, from which the calls that follow a reply are written
+	 */
+	SendCoalescer(ScriptCalls calls, PartitionRouter router, Executor writer) {
 		this.calls = calls;
 		this.router = router;
+		this.writer = writer;
 	}
 
 	/**
@@ -105,7 +121,7 @@ final class SendCoalescer {
 							try {
 								// The next call first, so that Redis stays busy while the
 								// replies are handed out.
-								follow(next());
+								followElsewhere();
 							}
 							finally {
 								answer(sent, value, failure);
@@ -116,6 +132,26 @@ final class SendCoalescer {
 					answer(call.batch, reply);
 				}
 				call = next();
+			}
+		}
+
+		/**
+		 * After a reply, on the Redis client's I/O thread: gives the room back when
+		 * nothing waits, else has the next call written from the writer thread (or here,
+		 * once the store is closed and ordering no longer matters).
+		 */
+		private void followElsewhere() {
+			synchronized (this) {
+				if (this.waiting.isEmpty()) {
+					this.onTheirWay--;
+					return;
+				}
+			}
+			try {
+				SendCoalescer.this.writer.execute(() -> follow(next()));
+			}
+			catch (RejectedExecutionException ex) {
+				follow(next());
 			}
 		}
 
