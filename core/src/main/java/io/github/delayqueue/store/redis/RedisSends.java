@@ -47,14 +47,14 @@ final class RedisSends implements AutoCloseable {
 	private volatile @Nullable ReplicatedWrites replicatedWrites;
 
 	/**
-	 * Most threads on which asynchronous sends with confirmed replication, and sends the
-	 * partitions refused, wait for Redis.
+	 * Most threads on which asynchronous sends with confirmed replication wait for Redis,
+	 * and counts are settled before sends a partition refused are sent again.
 	 */
 	static final int WAITING_THREADS = 4;
 
 	/**
 	 * Where asynchronous sends with confirmed replication are sent and confirmed, and
-	 * sends that a partition refused are sent again once its count is settled: at most
+	 * counts are settled before sends that a partition refused are sent again: at most
 	 * {@value #WAITING_THREADS} threads, gone after 10 s idle, and a queue.
 	 */
 	private final ThreadPoolExecutor waiting = threads(WAITING_THREADS);
@@ -66,8 +66,8 @@ final class RedisSends implements AutoCloseable {
 	private final ThreadPoolExecutor lane = threads(1);
 
 	/**
-	 * The writer: one thread, from which a partition's next call is written when the
-	 * reply to one of its calls came and sends wait (see {@link SendCoalescer}).
+	 * The writer: one thread, from which a partition's calls are written after a reply
+	 * while the I/O thread of its connection is not known (see {@link SendCoalescer}).
 	 */
 	private final ThreadPoolExecutor writer = threads(1);
 
@@ -79,7 +79,7 @@ final class RedisSends implements AutoCloseable {
 	RedisSends(ScriptCalls calls, PartitionRouter router) {
 		this.calls = calls;
 		this.router = router;
-		this.coalescer = new SendCoalescer(calls, router, this.writer);
+		this.coalescer = new SendCoalescer(calls, router, this.writer, this.waiting);
 	}
 
 	/**
@@ -227,10 +227,7 @@ final class RedisSends implements AutoCloseable {
 			submitted.add(this.coalescer.submit(sends.partitions.get(i), sends.sends.get(i).messages(), deadline));
 		}
 		return CompletableFuture.allOf(submitted.toArray(CompletableFuture[]::new))
-			.handle((all, failure) -> replies(submitted))
-			.thenCompose((replies) -> refused(replies).isEmpty() ? CompletableFuture.completedFuture(replies)
-					: whileWaiting(() -> sendRefusedAgain(sends, replies, deadline)))
-			.thenApply((replies) -> byTopic(messagesByTopic, partitions, sends.results(replies)));
+			.handle((all, failure) -> byTopic(messagesByTopic, partitions, sends.results(replies(submitted))));
 	}
 
 	/**
@@ -248,22 +245,13 @@ final class RedisSends implements AutoCloseable {
 	}
 
 	/**
-	 * The replies of calls that all completed, a partition's refusal in place of its
-	 * call's reply.
-	 * @throws RuntimeException the first other failure
+	 * The replies of calls that all completed.
+	 * @throws RuntimeException the first failure
 	 */
 	private static List<Object> replies(List<CompletableFuture<Object>> submitted) {
 		List<Object> replies = new ArrayList<>(submitted.size());
 		for (CompletableFuture<Object> call : submitted) {
-			try {
-				replies.add(ScriptCalls.await(call));
-			}
-			catch (RuntimeException ex) {
-				if (!PartitionCounts.isRefusal(ex)) {
-					throw ex;
-				}
-				replies.add(ex);
-			}
+			replies.add(ScriptCalls.await(call));
 		}
 		return replies;
 	}

@@ -124,6 +124,25 @@ final class ScriptCalls {
 	}
 
 	/**
+	 * Sends a call as {@link #submit(ScriptCall, Duration)} does, but only by the
+	 * script's digest: if Redis lost the script, the future fails with its
+	 * {@code NOSCRIPT} error.
+	 * @see ScriptRunner#submitOnce(ScriptCall, Duration)
+	 */
+	CompletableFuture<Object> submitOnce(ScriptCall call, Duration timeout) {
+		return this.runner.submitOnce(call, timeout);
+	}
+
+	/**
+	 * Sends a call as {@link #submit(ScriptCall, Duration)} does, with the script in full
+	 * ({@code EVAL}).
+	 * @see ScriptRunner#submitInFull(ScriptCall, Duration)
+	 */
+	CompletableFuture<Object> submitInFull(ScriptCall call, Duration timeout) {
+		return this.runner.submitInFull(call, timeout);
+	}
+
+	/**
 	 * Sends a call that names a consumer's claim record, writing it only through a gate.
 	 */
 	<R> CompletableFuture<R> submit(String partition, String consumer, ScriptCodec<R> codec, WriteGate gate) {

@@ -72,7 +72,20 @@ final class ScriptRunner {
 	 * {@code byte[]} and nulls; or a failure with a {@link DataAccessException}
 	 */
 	CompletableFuture<Object> submit(ScriptCall call, Duration timeout) {
-		return submit(call, timeout, false, WriteGate.OPEN);
+		return submit(call, timeout, Sending.BY_DIGEST, WriteGate.OPEN);
+	}
+
+	/**
+	 * Sends one script call by its digest ({@code EVALSHA}) as
+	 * {@link #submit(ScriptCall, Duration)} does, but does not send it again in full if
+	 * Redis lost the script: the future then fails with the {@code NOSCRIPT} error (see
+	 * {@link #isNoScript(Throwable)}), and the caller decides when to send it again.
+	 * @param call the call
+	 * @param timeout the longest wait for its reply
+	 * @return the reply, or a failure with a {@link DataAccessException}
+	 */
+	CompletableFuture<Object> submitOnce(ScriptCall call, Duration timeout) {
+		return submit(call, timeout, Sending.BY_DIGEST_ONCE, WriteGate.OPEN);
 	}
 
 	/**
@@ -85,7 +98,7 @@ final class ScriptRunner {
 	 * @return the reply, or a failure with a {@link DataAccessException}
 	 */
 	CompletableFuture<Object> submit(ScriptCall call, Duration timeout, WriteGate gate) {
-		return submit(call, timeout, false, gate);
+		return submit(call, timeout, Sending.BY_DIGEST, gate);
 	}
 
 	/**
@@ -101,10 +114,10 @@ final class ScriptRunner {
 	 * @return the reply, as {@link #submit(ScriptCall, Duration)} gives it
 	 */
 	CompletableFuture<Object> submitInFull(ScriptCall call, Duration timeout) {
-		return submit(call, timeout, true, WriteGate.OPEN);
+		return submit(call, timeout, Sending.IN_FULL, WriteGate.OPEN);
 	}
 
-	private CompletableFuture<Object> submit(ScriptCall call, Duration timeout, boolean inFull, WriteGate gate) {
+	private CompletableFuture<Object> submit(ScriptCall call, Duration timeout, Sending sending, WriteGate gate) {
 		RedisConnection connection;
 		try {
 			connection = this.connectionFactory.getConnection();
@@ -125,7 +138,7 @@ final class ScriptRunner {
 		CompletableFuture<Object> reply = new CompletableFuture<>();
 		// The command on its way: EVALSHA, then EVAL if the script was missing.
 		AtomicReference<RedisFuture<Object>> sent = new AtomicReference<>();
-		boolean written = gate.write(() -> sent.set(inFull
+		boolean written = gate.write(() -> sent.set((sending == Sending.IN_FULL)
 				? async.eval(call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8), outputType(call),
 						call.keyBytes(), call.argBytes())
 				: async.evalsha(call.script().getSha1(), outputType(call), call.keyBytes(), call.argBytes())));
@@ -135,7 +148,7 @@ final class ScriptRunner {
 					new IllegalStateException("Gate closed")));
 		}
 		sent.get().whenComplete((value, failure) -> {
-			if (failure != null && isNoScript(failure) && !reply.isDone()) {
+			if (failure != null && sending == Sending.BY_DIGEST && isNoScript(failure) && !reply.isDone()) {
 				boolean again = gate.write(() -> {
 					RedisFuture<Object> inFullAgain = async.eval(
 							call.script().getScriptAsString().getBytes(StandardCharsets.UTF_8), outputType(call),
@@ -389,6 +402,20 @@ final class ScriptRunner {
 			}
 		}
 		return false;
+	}
+
+	/** How a call is sent. */
+	private enum Sending {
+
+		/** By its digest, and in full if Redis lost the script. */
+		BY_DIGEST,
+
+		/** By its digest only. */
+		BY_DIGEST_ONCE,
+
+		/** In full. */
+		IN_FULL
+
 	}
 
 	/**

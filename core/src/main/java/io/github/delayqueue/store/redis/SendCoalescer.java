@@ -1,9 +1,12 @@
 package io.github.delayqueue.store.redis;
 
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -12,9 +15,15 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import io.github.delayqueue.store.NewMessage;
+import io.github.delayqueue.store.PartitionCountException;
+import io.github.delayqueue.store.TopicPartitions;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.internal.ThreadExecutorMap;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.dao.QueryTimeoutException;
+import org.springframework.data.redis.RedisSystemException;
 
 /**
  * Puts the sends to one partition (or topic) that are on their way at the same moment
@@ -28,11 +37,19 @@ import org.springframework.dao.QueryTimeoutException;
  * deadline of its sends. Thread-safe.
  *
  * <p>
- * A call is never written from the Redis client's I/O thread: the client writes a command
- * at once from its I/O thread but queues one from any other thread, so a call written
- * there from a reply could overtake a call another thread wrote just before, and a later
- * send of an id could then be stored first. When a reply comes and sends wait, the next
- * call is written from the writer thread instead.
+ * Once a reply showed on which I/O thread of the Redis client the partition's connection
+ * runs, every call of the partition is written from a task on that thread: the client
+ * writes a command at once from its I/O thread but queues one from any other thread, so a
+ * call written there from a reply's callback could overtake a call another thread had
+ * just queued, and a later send of an id could then be stored first. Tasks on that thread
+ * run in the order they were queued, so calls go out in the order they were taken.
+ *
+ * <p>
+ * A call that stored nothing because Redis lost the script ({@code NOSCRIPT}) or a
+ * partition refused this application's count (its count is changing) is sent again (in
+ * full, or once the count is settled) before any later call of the partition is taken. A
+ * send in it whose id a later call already on its way also sends is not sent again, so as
+ * not to overtake that later send: it fails, having stored nothing.
  */
 final class SendCoalescer {
 
@@ -53,14 +70,20 @@ final class SendCoalescer {
 
 	private final Executor writer;
 
+	private final Executor settler;
+
 	/**
 	 * Creates the coalescer.
-	 * @param writer one thread, from which the calls that follow a reply are written
+	 * @param writer one thread, from which the calls of a partition are written while the
+	 * I/O thread of its connection is not known
+	 * @param settler where a partition's count is settled before a call it refused is
+	 * sent again (the settling waits for Redis)
 	 */
-	SendCoalescer(ScriptCalls calls, PartitionRouter router, Executor writer) {
+	SendCoalescer(ScriptCalls calls, PartitionRouter router, Executor writer, Executor settler) {
 		this.calls = calls;
 		this.router = router;
 		this.writer = writer;
+		this.settler = settler;
 	}
 
 	/**
@@ -69,7 +92,8 @@ final class SendCoalescer {
 	 * @param messages at most {@value RedisSends#MAX_SEND_CHUNK} messages
 	 * @param deadline the {@link System#nanoTime()} by which Redis must have answered
 	 * @return the reply for these messages, as a send call of them alone gives it, to be
-	 * read by {@link ScriptCodecs.Send}; completes on the Redis client's I/O thread
+	 * read by {@link ScriptCodecs.Send}; or a failure: a partition's refusal only as a
+	 * {@link PartitionCountException}; completes on the Redis client's I/O thread
 	 */
 	CompletableFuture<Object> submit(String partition, List<NewMessage> messages, long deadline) {
 		Pending pending = new Pending(messages, deadline);
@@ -85,24 +109,61 @@ final class SendCoalescer {
 		/** Guarded by this. */
 		private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
 
-		/** Guarded by this. */
+		/** The calls on their way, and those to be sent again. Guarded by this. */
 		private int onTheirWay;
+
+		/** The calls written whose replies are not handled yet. Guarded by this. */
+		private final List<Call> written = new ArrayList<>(CALLS_ON_THEIR_WAY);
+
+		/**
+		 * The calls to send again, in the order of their sends; while there are any, no
+		 * new call is taken. Guarded by this.
+		 */
+		private final ArrayDeque<Resend> resends = new ArrayDeque<>();
+
+		/**
+		 * Whether the count is being settled for calls to send again. Guarded by this.
+		 */
+		private boolean settling;
+
+		/**
+		 * The Redis client's I/O thread of the partition's connection, once a reply
+		 * showed it: every call is then written from a task on it. Guarded by this.
+		 */
+		private @Nullable EventExecutor ioThread;
+
+		/** Whether a task that writes calls is queued. Guarded by this. */
+		private boolean writerQueued;
+
+		/** The number of the next call taken. Guarded by this. */
+		private long taken;
 
 		Partition(String name) {
 			this.name = name;
 		}
 
 		void add(Pending pending) {
-			Call call;
+			Call call = null;
+			boolean queueWriter = false;
 			synchronized (this) {
 				this.waiting.add(pending);
-				if (this.onTheirWay >= CALLS_ON_THEIR_WAY) {
+				if (this.onTheirWay >= CALLS_ON_THEIR_WAY || !this.resends.isEmpty()) {
 					return;
 				}
-				this.onTheirWay++;
-				call = takeCall();
+				if (mayWriteHere()) {
+					this.onTheirWay++;
+					call = takeCall();
+				}
+				else {
+					queueWriter = queueWriter();
+				}
 			}
-			follow(call);
+			if (call != null) {
+				follow(call);
+			}
+			else if (queueWriter) {
+				runWriter();
+			}
 		}
 
 		/**
@@ -114,58 +175,302 @@ final class SendCoalescer {
 			Call call = first;
 			while (call != null) {
 				CompletableFuture<Object> reply = call.reply;
-				if (reply != null) {
-					if (!reply.isDone()) {
-						List<Pending> sent = call.batch;
-						reply.whenComplete((value, failure) -> {
-							try {
-								// The next call first, so that Redis stays busy while the
-								// replies are handed out.
-								followElsewhere();
-							}
-							finally {
-								answer(sent, value, failure);
-							}
-						});
-						return;
-					}
-					answer(call.batch, reply);
+				if (reply == null) {
+					call = next(null);
+					continue;
 				}
-				call = next();
+				if (!reply.isDone()) {
+					Call sent = call;
+					reply.whenComplete((value, failure) -> replied(sent, value, failure));
+					return;
+				}
+				Object value = null;
+				Throwable failure = null;
+				try {
+					value = reply.join();
+				}
+				catch (RuntimeException ex) {
+					failure = ex;
+				}
+				if (failure != null && sentAgain(call, failure)) {
+					return;
+				}
+				answer(call.batch, value, failure);
+				call = next(call);
+			}
+		}
+
+		/** The reply of a call on its way, usually on the Redis client's I/O thread. */
+		private void replied(Call call, @Nullable Object value, @Nullable Throwable failure) {
+			if (failure != null && sentAgain(call, failure)) {
+				return;
+			}
+			boolean queueWriter;
+			synchronized (this) {
+				learnIoThread();
+				this.written.remove(call);
+				this.onTheirWay--;
+				queueWriter = !this.waiting.isEmpty() && this.resends.isEmpty() && queueWriter();
+			}
+			try {
+				// The next call first, so that Redis stays busy while the replies are
+				// handed out.
+				if (queueWriter) {
+					runWriter();
+				}
+			}
+			finally {
+				answer(call.batch, value, failure);
 			}
 		}
 
 		/**
-		 * After a reply, on the Redis client's I/O thread: gives the room back when
-		 * nothing waits, else has the next call written from the writer thread (or here,
-		 * once the store is closed and ordering no longer matters).
+		 * @param done the call answered, if any
+		 * @return the next call, written from this thread, or {@code null}: its room is
+		 * given back, and a writer task queued if calls are to be written elsewhere
 		 */
-		private void followElsewhere() {
+		private @Nullable Call next(@Nullable Call done) {
+			boolean queueWriter = false;
 			synchronized (this) {
-				if (this.waiting.isEmpty()) {
-					this.onTheirWay--;
+				if (done != null) {
+					this.written.remove(done);
+				}
+				if (!this.waiting.isEmpty() && this.resends.isEmpty()) {
+					if (mayWriteHere()) {
+						return takeCall();
+					}
+					queueWriter = queueWriter();
+				}
+				this.onTheirWay--;
+			}
+			if (queueWriter) {
+				runWriter();
+			}
+			return null;
+		}
+
+		/**
+		 * Writes, as a task on the partition's I/O thread (or the writer thread while it
+		 * is not known), the calls to send again that are ready, then calls for the sends
+		 * that wait, while there is room.
+		 */
+		private void writeWaiting() {
+			List<Call> sent = new ArrayList<>();
+			synchronized (this) {
+				if (!onWritingThread()) {
+					// The I/O thread became known meanwhile: the writer goes there.
+					sent = null;
+				}
+				else {
+					this.writerQueued = false;
+					while (!this.resends.isEmpty() && this.resends.peek().ready) {
+						Resend resend = this.resends.poll();
+						sent.add(write(resend.call.number, alive(resend.kept), resend.call.again(resend.again)));
+					}
+					while (this.resends.isEmpty() && this.onTheirWay < CALLS_ON_THEIR_WAY && !this.waiting.isEmpty()) {
+						this.onTheirWay++;
+						sent.add(takeCall());
+					}
+				}
+			}
+			if (sent == null) {
+				runWriter();
+				return;
+			}
+			sent.forEach(this::follow);
+		}
+
+		/**
+		 * Whether this thread may write a call now: no task that writes calls is queued,
+		 * and the I/O thread is not known or is this one. Holding the lock.
+		 */
+		private boolean mayWriteHere() {
+			return !this.writerQueued && onWritingThread();
+		}
+
+		/**
+		 * Whether this thread writes the partition's calls: the I/O thread, or any while
+		 * it is not known. Holding the lock.
+		 */
+		private boolean onWritingThread() {
+			return this.ioThread == null || this.ioThread.inEventLoop();
+		}
+
+		/**
+		 * Notes that a writer task is to be queued, unless one is. Holding the lock.
+		 * @return whether the caller queues it
+		 */
+		private boolean queueWriter() {
+			if (this.writerQueued) {
+				return false;
+			}
+			this.writerQueued = true;
+			return true;
+		}
+
+		/**
+		 * Queues {@link #writeWaiting()} on the partition's I/O thread, else on the
+		 * writer thread; runs it here once both are closed (the store is closing, and
+		 * order no longer matters).
+		 */
+		private void runWriter() {
+			EventExecutor executor;
+			synchronized (this) {
+				executor = this.ioThread;
+			}
+			if (executor != null) {
+				try {
+					executor.execute(this::writeWaiting);
 					return;
+				}
+				catch (RejectedExecutionException ex) {
+					synchronized (this) {
+						this.ioThread = null;
+					}
 				}
 			}
 			try {
-				SendCoalescer.this.writer.execute(() -> follow(next()));
+				SendCoalescer.this.writer.execute(this::writeWaiting);
 			}
 			catch (RejectedExecutionException ex) {
-				follow(next());
+				writeWaiting();
+			}
+		}
+
+		/** Notes the I/O thread a reply came on, if it is one. Holding the lock. */
+		private void learnIoThread() {
+			if (this.ioThread == null) {
+				EventExecutor current = ThreadExecutorMap.currentExecutor();
+				if (current != null && current.inEventLoop()) {
+					this.ioThread = current;
+				}
 			}
 		}
 
 		/**
-		 * @return the next call, written, or {@code null} when nothing waits: the room is
-		 * given back
+		 * Has a call that stored nothing sent again, keeping its room, when it failed in
+		 * a way that allows it and was not sent again that way before; the sends in it
+		 * whose ids a later call on its way also sends fail instead.
+		 * @return whether (some of) it is sent again; if not, the caller answers it with
+		 * the failure (a send already answered keeps its answer)
 		 */
-		private @Nullable Call next() {
-			synchronized (this) {
-				if (this.waiting.isEmpty()) {
-					this.onTheirWay--;
-					return null;
+		private boolean sentAgain(Call call, Throwable failure) {
+			Again again = Again.after(call, failure);
+			if (again == null) {
+				if (PartitionCounts.isRefusal(failure)) {
+					String topic = TopicPartitions.topicOf(this.name);
+					fail(call.batch, PartitionCountException.refusedAgain(topic,
+							SendCoalescer.this.router.partitions().count(topic)));
 				}
-				return takeCall();
+				return false;
+			}
+			List<Pending> kept = new ArrayList<>(call.batch.size());
+			List<Pending> overtaken = new ArrayList<>();
+			boolean settle = false;
+			boolean queueWriter = false;
+			synchronized (this) {
+				learnIoThread();
+				Set<String> later = laterIds(call.number);
+				for (Pending pending : call.batch) {
+					(pending.sendsAny(later) ? overtaken : kept).add(pending);
+				}
+				if (!kept.isEmpty()) {
+					this.written.remove(call);
+					this.resends.add(new Resend(call, kept, again, again == Again.IN_FULL));
+					if (again == Again.AFTER_SETTLING) {
+						settle = !this.settling;
+						this.settling = true;
+					}
+					else {
+						queueWriter = queueWriter();
+					}
+				}
+			}
+			fail(overtaken, again.overtaken());
+			if (settle) {
+				settleThenWrite();
+			}
+			else if (queueWriter) {
+				runWriter();
+			}
+			return !kept.isEmpty();
+		}
+
+		/** The ids sent by the calls on their way that were taken after a given one. */
+		private Set<String> laterIds(long number) {
+			Set<String> ids = new HashSet<>();
+			for (Call call : this.written) {
+				if (call.number > number) {
+					call.batch.forEach((pending) -> pending.messages.forEach((message) -> ids.add(message.id())));
+				}
+			}
+			return ids;
+		}
+
+		/**
+		 * Settles the topic's count on the settler, then marks the calls to send again
+		 * that were refused before ready and has them written; if the count cannot be
+		 * settled, they fail and their rooms are given back.
+		 */
+		private void settleThenWrite() {
+			try {
+				SendCoalescer.this.settler.execute(() -> {
+					List<Resend> settled;
+					long deadline = 0;
+					synchronized (this) {
+						settled = new ArrayList<>(this.resends);
+						for (Resend resend : settled) {
+							deadline = resend.call.latestDeadline(deadline);
+						}
+					}
+					RuntimeException failure = null;
+					try {
+						SendCoalescer.this.router.settle(TopicPartitions.topicOf(this.name), deadline);
+					}
+					catch (RuntimeException ex) {
+						failure = ex;
+					}
+					settled(settled, failure);
+				});
+			}
+			catch (RejectedExecutionException ex) {
+				settled(List.of(), new DataAccessResourceFailureException("The message store is closed", ex));
+			}
+		}
+
+		/**
+		 * After settling the count: the calls to send again known when it began are
+		 * ready; or, if it failed, every call to send again fails.
+		 */
+		private void settled(List<Resend> settled, @Nullable RuntimeException failure) {
+			List<Pending> failed = new ArrayList<>();
+			boolean queueWriter;
+			boolean settleAgain = false;
+			synchronized (this) {
+				this.settling = false;
+				if (failure != null) {
+					while (!this.resends.isEmpty()) {
+						failed.addAll(this.resends.poll().kept);
+						this.onTheirWay--;
+					}
+				}
+				else {
+					settled.forEach(Resend::ready);
+					for (Resend resend : this.resends) {
+						settleAgain |= !resend.ready;
+					}
+					this.settling = settleAgain;
+				}
+				queueWriter = queueWriter();
+			}
+			if (failure != null) {
+				fail(failed, failure);
+			}
+			if (settleAgain) {
+				settleThenWrite();
+			}
+			if (queueWriter) {
+				runWriter();
 			}
 		}
 
@@ -175,8 +480,7 @@ final class SendCoalescer {
 		 * send waiting.
 		 */
 		private Call takeCall() {
-			List<Pending> batch = takeBatch();
-			return new Call(batch, batch.isEmpty() ? null : write(batch));
+			return write(this.taken++, takeBatch(), Sent.FIRST);
 		}
 
 		/**
@@ -208,40 +512,52 @@ final class SendCoalescer {
 			return batch;
 		}
 
+		/** The sends whose deadlines have not passed; the others fail, not sent. */
+		private List<Pending> alive(List<Pending> sends) {
+			long now = System.nanoTime();
+			List<Pending> alive = new ArrayList<>(sends.size());
+			for (Pending pending : sends) {
+				if (pending.deadline - now <= 0) {
+					pending.expire();
+				}
+				else {
+					alive.add(pending);
+				}
+			}
+			return alive;
+		}
+
 		/**
 		 * Writes one call for the sends of a batch, waiting for Redis until the latest of
-		 * their deadlines.
-		 * @return its reply; failed if it could not be written
+		 * their deadlines, and notes it on its way. Called holding the lock.
+		 * @return the call: its reply failed if it could not be written, {@code null} if
+		 * the batch is empty
 		 */
-		private CompletableFuture<Object> write(List<Pending> batch) {
+		private Call write(long number, List<Pending> batch, Sent sent) {
+			Call call = new Call(number, batch, batch.isEmpty() ? null : reply(batch, sent), sent);
+			if (call.reply != null) {
+				this.written.add(call);
+			}
+			return call;
+		}
+
+		private CompletableFuture<Object> reply(List<Pending> batch, Sent sent) {
 			List<NewMessage> messages = new ArrayList<>();
-			long deadline = batch.get(0).deadline;
 			for (Pending pending : batch) {
 				messages.addAll(pending.messages);
-				deadline = (pending.deadline - deadline > 0) ? pending.deadline : deadline;
 			}
 			try {
 				ScriptCodecs.Send send = new ScriptCodecs.Send(SendCoalescer.this.calls.signalChannel(this.name),
 						this.name, SendCoalescer.this.router.countOf(this.name),
 						SendCoalescer.this.calls.maxRemembered(), messages);
-				return SendCoalescer.this.calls.submit(SendCoalescer.this.calls.call(this.name, send),
-						PartitionCounts.remaining(deadline));
+				ScriptRunner.ScriptCall call = SendCoalescer.this.calls.call(this.name, send);
+				Duration timeout = PartitionCounts.remaining(Call.latestDeadline(batch, batch.get(0).deadline));
+				return sent.inFull ? SendCoalescer.this.calls.submitInFull(call, timeout)
+						: SendCoalescer.this.calls.submitOnce(call, timeout);
 			}
 			catch (RuntimeException ex) {
 				return CompletableFuture.failedFuture(ex);
 			}
-		}
-
-		private void answer(List<Pending> batch, CompletableFuture<Object> done) {
-			Object value = null;
-			Throwable failure = null;
-			try {
-				value = done.join();
-			}
-			catch (RuntimeException ex) {
-				failure = ex;
-			}
-			answer(batch, value, failure);
 		}
 
 		private void answer(List<Pending> batch, @Nullable Object value, @Nullable Throwable failure) {
@@ -263,13 +579,107 @@ final class SendCoalescer {
 			}
 		}
 
+		private void fail(List<Pending> sends, Throwable failure) {
+			sends.forEach((pending) -> pending.reply.completeExceptionally(failure));
+		}
+
+	}
+
+	/** Why a call is sent again. */
+	private enum Again {
+
+		/** Redis lost the script: sent again in full. */
+		IN_FULL,
+
+		/**
+		 * A partition refused this application's count: sent again once it is settled.
+		 */
+		AFTER_SETTLING;
+
+		/**
+		 * @return why a call that failed is to be sent again, or {@code null} if it is
+		 * not (it may have stored something, or was sent again that way before)
+		 */
+		static @Nullable Again after(Call call, Throwable failure) {
+			if (ScriptRunner.isNoScript(failure)) {
+				return call.sent.inFull ? null : IN_FULL;
+			}
+			if (PartitionCounts.isRefusal(failure)) {
+				return call.sent.settled ? null : AFTER_SETTLING;
+			}
+			return null;
+		}
+
+		/** The failure of a send that is not sent again, a later one being on its way. */
+		RuntimeException overtaken() {
+			return new RedisSystemException(((this == IN_FULL) ? "Redis had lost the send script"
+					: "A partition refused the send while the topic's partition count was changing")
+					+ ", and a later send of the same id was already on its way: nothing was stored, and the send "
+					+ "was not made again so as not to overtake that one", null);
+		}
+
 	}
 
 	/**
-	 * The sends of one call, and its reply: {@code null} when every send taken had passed
-	 * its deadline.
+	 * How a call was sent: in full or by digest, and whether after settling the count.
 	 */
-	private record Call(List<Pending> batch, @Nullable CompletableFuture<Object> reply) {
+	private record Sent(boolean inFull, boolean settled) {
+
+		static final Sent FIRST = new Sent(false, false);
+
+	}
+
+	/**
+	 * A call: its number (calls are numbered in the order they are taken), its sends, and
+	 * its reply, {@code null} when every send taken had passed its deadline.
+	 */
+	private record Call(long number, List<Pending> batch, @Nullable CompletableFuture<Object> reply, Sent sent) {
+
+		/** How a call sent again for a reason is sent. */
+		Sent again(Again again) {
+			return (again == Again.IN_FULL) ? new Sent(true, this.sent.settled) : new Sent(this.sent.inFull, true);
+		}
+
+		long latestDeadline(long than) {
+			return latestDeadline(this.batch, than);
+		}
+
+		static long latestDeadline(List<Pending> batch, long than) {
+			long deadline = than;
+			for (Pending pending : batch) {
+				deadline = (pending.deadline - deadline > 0) ? pending.deadline : deadline;
+			}
+			return deadline;
+		}
+
+	}
+
+	/**
+	 * A call to send again: the sends of it kept, why, and whether it may be written
+	 * (once the count is settled, for a refused one).
+	 */
+	private static final class Resend {
+
+		private final Call call;
+
+		private final List<Pending> kept;
+
+		private final Again again;
+
+		/** Guarded by the partition. */
+		private boolean ready;
+
+		Resend(Call call, List<Pending> kept, Again again, boolean ready) {
+			this.call = call;
+			this.kept = kept;
+			this.again = again;
+			this.ready = ready;
+		}
+
+		void ready() {
+			this.ready = true;
+		}
+
 	}
 
 	/** A send waiting for its call, and its reply. */
@@ -283,12 +693,6 @@ final class SendCoalescer {
 
 		private final CompletableFuture<Object> reply = new CompletableFuture<>();
 
-		/** Fails the send, not sent: its deadline passed while it waited for room. */
-		void expire() {
-			this.reply.completeExceptionally(new QueryTimeoutException(
-					"Redis did not answer in time: the send waited for earlier ones and was not sent"));
-		}
-
 		Pending(List<NewMessage> messages, long deadline) {
 			this.messages = messages;
 			this.deadline = deadline;
@@ -297,6 +701,24 @@ final class SendCoalescer {
 				bytes += message.body().length;
 			}
 			this.bytes = bytes;
+		}
+
+		/** Fails the send, not sent: its deadline passed while it waited for room. */
+		void expire() {
+			this.reply.completeExceptionally(new QueryTimeoutException(
+					"Redis did not answer in time: the send waited for earlier ones and was not sent"));
+		}
+
+		boolean sendsAny(Set<String> ids) {
+			if (ids.isEmpty()) {
+				return false;
+			}
+			for (NewMessage message : this.messages) {
+				if (ids.contains(message.id())) {
+					return true;
+				}
+			}
+			return false;
 		}
 
 	}
