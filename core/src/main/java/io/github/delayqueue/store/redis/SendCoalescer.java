@@ -37,12 +37,14 @@ import org.springframework.data.redis.RedisSystemException;
  * deadline of its sends. Thread-safe.
  *
  * <p>
- * Once a reply showed on which I/O thread of the Redis client the partition's connection
- * runs, every call of the partition is written from a task on that thread: the client
- * writes a command at once from its I/O thread but queues one from any other thread, so a
- * call written there from a reply's callback could overtake a call another thread had
- * just queued, and a later send of an id could then be stored first. Tasks on that thread
- * run in the order they were queued, so calls go out in the order they were taken.
+ * A call is never written from inside a reply's callback on the Redis client's I/O
+ * thread: the client writes a command at once from its I/O thread but queues one from any
+ * other thread, so a call written there could overtake a call another thread had just
+ * queued, and a later send of an id could then be stored first. After a reply, the next
+ * calls are written by a task queued on that I/O thread (behind the commands queued
+ * before it; on the writer thread while the I/O thread is not known), and no other thread
+ * writes a call of the partition while that task is queued: calls go out in the order
+ * they were taken.
  *
  * <p>
  * A call that stored nothing because Redis lost the script ({@code NOSCRIPT}) or a
@@ -128,11 +130,16 @@ final class SendCoalescer {
 
 		/**
 		 * The Redis client's I/O thread of the partition's connection, once a reply
-		 * showed it: every call is then written from a task on it. Guarded by this.
+		 * showed it: the calls that follow a reply are written from a task on it. Guarded
+		 * by this.
 		 */
 		private @Nullable EventExecutor ioThread;
 
-		/** Whether a task that writes calls is queued. Guarded by this. */
+		/**
+		 * Whether a task that writes calls is queued: no other thread writes a call
+		 * meanwhile, since the task writes at once on the I/O thread a call taken after
+		 * one written and queued elsewhere. Guarded by this.
+		 */
 		private boolean writerQueued;
 
 		/** The number of the next call taken. Guarded by this. */
@@ -143,27 +150,16 @@ final class SendCoalescer {
 		}
 
 		void add(Pending pending) {
-			Call call = null;
-			boolean queueWriter = false;
+			Call call;
 			synchronized (this) {
 				this.waiting.add(pending);
-				if (this.onTheirWay >= CALLS_ON_THEIR_WAY || !this.resends.isEmpty()) {
+				if (this.onTheirWay >= CALLS_ON_THEIR_WAY || !this.resends.isEmpty() || this.writerQueued) {
 					return;
 				}
-				if (mayWriteHere()) {
-					this.onTheirWay++;
-					call = takeCall();
-				}
-				else {
-					queueWriter = queueWriter();
-				}
+				this.onTheirWay++;
+				call = takeCall();
 			}
-			if (call != null) {
-				follow(call);
-			}
-			else if (queueWriter) {
-				runWriter();
-			}
+			follow(call);
 		}
 
 		/**
@@ -227,73 +223,42 @@ final class SendCoalescer {
 		/**
 		 * @param done the call answered, if any
 		 * @return the next call, written from this thread, or {@code null}: its room is
-		 * given back, and a writer task queued if calls are to be written elsewhere
+		 * given back (a queued writer task takes the sends that wait)
 		 */
 		private @Nullable Call next(@Nullable Call done) {
-			boolean queueWriter = false;
 			synchronized (this) {
 				if (done != null) {
 					this.written.remove(done);
 				}
-				if (!this.waiting.isEmpty() && this.resends.isEmpty()) {
-					if (mayWriteHere()) {
-						return takeCall();
-					}
-					queueWriter = queueWriter();
+				if (!this.waiting.isEmpty() && this.resends.isEmpty() && !this.writerQueued) {
+					return takeCall();
 				}
 				this.onTheirWay--;
+				return null;
 			}
-			if (queueWriter) {
-				runWriter();
-			}
-			return null;
 		}
 
 		/**
 		 * Writes, as a task on the partition's I/O thread (or the writer thread while it
 		 * is not known), the calls to send again that are ready, then calls for the sends
-		 * that wait, while there is room.
+		 * that wait, while there is room. A task queued on the I/O thread runs after the
+		 * commands other threads queued before it, and none are queued after it until it
+		 * runs, so what it writes there at once goes out in order.
 		 */
 		private void writeWaiting() {
 			List<Call> sent = new ArrayList<>();
 			synchronized (this) {
-				if (!onWritingThread()) {
-					// The I/O thread became known meanwhile: the writer goes there.
-					sent = null;
+				this.writerQueued = false;
+				while (!this.resends.isEmpty() && this.resends.peek().ready) {
+					Resend resend = this.resends.poll();
+					sent.add(write(resend.call.number, alive(resend.kept), resend.call.again(resend.again)));
 				}
-				else {
-					this.writerQueued = false;
-					while (!this.resends.isEmpty() && this.resends.peek().ready) {
-						Resend resend = this.resends.poll();
-						sent.add(write(resend.call.number, alive(resend.kept), resend.call.again(resend.again)));
-					}
-					while (this.resends.isEmpty() && this.onTheirWay < CALLS_ON_THEIR_WAY && !this.waiting.isEmpty()) {
-						this.onTheirWay++;
-						sent.add(takeCall());
-					}
+				while (this.resends.isEmpty() && this.onTheirWay < CALLS_ON_THEIR_WAY && !this.waiting.isEmpty()) {
+					this.onTheirWay++;
+					sent.add(takeCall());
 				}
-			}
-			if (sent == null) {
-				runWriter();
-				return;
 			}
 			sent.forEach(this::follow);
-		}
-
-		/**
-		 * Whether this thread may write a call now: no task that writes calls is queued,
-		 * and the I/O thread is not known or is this one. Holding the lock.
-		 */
-		private boolean mayWriteHere() {
-			return !this.writerQueued && onWritingThread();
-		}
-
-		/**
-		 * Whether this thread writes the partition's calls: the I/O thread, or any while
-		 * it is not known. Holding the lock.
-		 */
-		private boolean onWritingThread() {
-			return this.ioThread == null || this.ioThread.inEventLoop();
 		}
 
 		/**
