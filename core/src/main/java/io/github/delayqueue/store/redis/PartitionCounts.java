@@ -17,6 +17,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.springframework.dao.DataAccessException;
+import org.springframework.dao.QueryTimeoutException;
 
 /**
  * Keeps every application of a topic on the number of partitions Redis spreads it over.
@@ -142,9 +143,12 @@ final class PartitionCounts {
 		boolean changed = false;
 		int changes = 0;
 		while (true) {
+			if (System.nanoTime() - deadline > 0) {
+				throw new QueryTimeoutException("Topic '" + topic
+						+ "': the partition count could not be settled in time (its markers kept changing)");
+			}
 			// Markers first, then the count: a change that begins after the count was
-			// read
-			// has marked none of the markers read (see the class's Javadoc).
+			// read has marked none of the markers read (see the class's Javadoc).
 			List<Marker> markers = read(others, deadline);
 			ScriptCodecs.PartitionCount.Reply count = readCount(topic, deadline);
 			if (!count.change().isEmpty()) {

@@ -5,8 +5,10 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -33,8 +35,9 @@ import org.springframework.data.redis.RedisSystemException;
  * {@value RedisSends#MAX_SEND_CHUNK_BYTES} bytes. A send to a partition with room goes at
  * once, so a lone send waits no longer than before; under load, Redis runs one script
  * call for many messages. The calls of a partition are written in order, and the sends in
- * a call keep the order they came in. Each call waits for Redis until the earliest
- * deadline of its sends. Thread-safe.
+ * a call keep the order they came in. A call takes sends whose deadlines are within
+ * {@link #DEADLINE_SPREAD_NANOS 50 ms} of each other and waits for Redis until the
+ * latest, so a send may fail up to 50 ms after its own deadline. Thread-safe.
  *
  * <p>
  * A call is never written from inside a reply's callback on the Redis client's I/O
@@ -49,9 +52,10 @@ import org.springframework.data.redis.RedisSystemException;
  * <p>
  * A call that stored nothing because Redis lost the script ({@code NOSCRIPT}) or a
  * partition refused this application's count (its count is changing) is sent again (in
- * full, or once the count is settled) before any later call of the partition is taken. A
- * send in it whose id a later call already on its way also sends is not sent again, so as
- * not to overtake that later send: it fails, having stored nothing.
+ * full, or once the count is settled) once the later calls of its partition already on
+ * their way are answered, and before any new call is taken. A send in it whose id such a
+ * later call also sent fails instead, having stored nothing, unless that call stored
+ * nothing either (then both are sent again, in order): it never overtakes a later send.
  */
 final class SendCoalescer {
 
@@ -118,10 +122,11 @@ final class SendCoalescer {
 		private final List<Call> written = new ArrayList<>(CALLS_ON_THEIR_WAY);
 
 		/**
-		 * The calls to send again, in the order of their sends; while there are any, no
-		 * new call is taken. Guarded by this.
+		 * The calls to send again, by number: they are sent in the order they were first
+		 * taken, whatever order they failed in; while there are any, no new call is
+		 * taken. Guarded by this.
 		 */
-		private final ArrayDeque<Resend> resends = new ArrayDeque<>();
+		private final TreeMap<Long, Resend> resends = new TreeMap<>();
 
 		/**
 		 * Whether the count is being settled for calls to send again. Guarded by this.
@@ -172,7 +177,7 @@ final class SendCoalescer {
 			while (call != null) {
 				CompletableFuture<Object> reply = call.reply;
 				if (reply == null) {
-					call = next(null);
+					call = next(null, null);
 					continue;
 				}
 				if (!reply.isDone()) {
@@ -192,7 +197,7 @@ final class SendCoalescer {
 					return;
 				}
 				answer(call.batch, value, failure);
-				call = next(call);
+				call = next(call, failure);
 			}
 		}
 
@@ -201,12 +206,14 @@ final class SendCoalescer {
 			if (failure != null && sentAgain(call, failure)) {
 				return;
 			}
+			List<Overtaken> overtaken;
 			boolean queueWriter;
 			synchronized (this) {
 				learnIoThread();
 				this.written.remove(call);
 				this.onTheirWay--;
-				queueWriter = !this.waiting.isEmpty() && this.resends.isEmpty() && queueWriter();
+				overtaken = answeredFor(call, storedNothing(failure));
+				queueWriter = wantsWriter() && queueWriter();
 			}
 			try {
 				// The next call first, so that Redis stays busy while the replies are
@@ -217,25 +224,46 @@ final class SendCoalescer {
 			}
 			finally {
 				answer(call.batch, value, failure);
+				overtaken.forEach(Overtaken::fail);
 			}
 		}
 
 		/**
 		 * @param done the call answered, if any
+		 * @param failure its failure, if any
 		 * @return the next call, written from this thread, or {@code null}: its room is
 		 * given back (a queued writer task takes the sends that wait)
 		 */
-		private @Nullable Call next(@Nullable Call done) {
+		private @Nullable Call next(@Nullable Call done, @Nullable Throwable failure) {
+			List<Overtaken> overtaken = List.of();
+			boolean queueWriter = false;
 			synchronized (this) {
 				if (done != null) {
 					this.written.remove(done);
+					overtaken = answeredFor(done, storedNothing(failure));
 				}
 				if (!this.waiting.isEmpty() && this.resends.isEmpty() && !this.writerQueued) {
 					return takeCall();
 				}
 				this.onTheirWay--;
-				return null;
+				queueWriter = wantsWriter() && queueWriter();
 			}
+			overtaken.forEach(Overtaken::fail);
+			if (queueWriter) {
+				runWriter();
+			}
+			return null;
+		}
+
+		/**
+		 * Whether a writer task has work: calls to send again ready first in line, or,
+		 * with none to send again, sends waiting for room. Holding the lock.
+		 */
+		private boolean wantsWriter() {
+			if (!this.resends.isEmpty()) {
+				return this.resends.firstEntry().getValue().ready();
+			}
+			return !this.waiting.isEmpty() && this.onTheirWay < CALLS_ON_THEIR_WAY;
 		}
 
 		/**
@@ -249,8 +277,8 @@ final class SendCoalescer {
 			List<Call> sent = new ArrayList<>();
 			synchronized (this) {
 				this.writerQueued = false;
-				while (!this.resends.isEmpty() && this.resends.peek().ready) {
-					Resend resend = this.resends.poll();
+				while (!this.resends.isEmpty() && this.resends.firstEntry().getValue().ready()) {
+					Resend resend = this.resends.pollFirstEntry().getValue();
 					sent.add(write(resend.call.number, alive(resend.kept), resend.call.again(resend.again)));
 				}
 				while (this.resends.isEmpty() && this.onTheirWay < CALLS_ON_THEIR_WAY && !this.waiting.isEmpty()) {
@@ -314,10 +342,13 @@ final class SendCoalescer {
 
 		/**
 		 * Has a call that stored nothing sent again, keeping its room, when it failed in
-		 * a way that allows it and was not sent again that way before; the sends in it
-		 * whose ids a later call on its way also sends fail instead.
-		 * @return whether (some of) it is sent again; if not, the caller answers it with
-		 * the failure (a send already answered keeps its answer)
+		 * a way that allows it and was not sent again that way before. It is sent once
+		 * the later calls of the partition on their way are answered (and, after a
+		 * refusal, the count is settled): a send in it whose id one of them also sent
+		 * fails instead, unless that call stored nothing either, so as never to overtake
+		 * a later send.
+		 * @return whether it is sent again; if not, the caller answers it with the
+		 * failure (a send already answered keeps its answer)
 		 */
 		private boolean sentAgain(Call call, Throwable failure) {
 			Again again = Again.after(call, failure);
@@ -329,47 +360,71 @@ final class SendCoalescer {
 				}
 				return false;
 			}
-			List<Pending> kept = new ArrayList<>(call.batch.size());
-			List<Pending> overtaken = new ArrayList<>();
 			boolean settle = false;
-			boolean queueWriter = false;
+			boolean queueWriter;
 			synchronized (this) {
 				learnIoThread();
-				Set<String> later = laterIds(call.number);
-				for (Pending pending : call.batch) {
-					(pending.sendsAny(later) ? overtaken : kept).add(pending);
-				}
-				if (!kept.isEmpty()) {
-					this.written.remove(call);
-					this.resends.add(new Resend(call, kept, again, again == Again.IN_FULL));
-					if (again == Again.AFTER_SETTLING) {
-						settle = !this.settling;
-						this.settling = true;
-					}
-					else {
-						queueWriter = queueWriter();
+				this.written.remove(call);
+				answeredFor(call, true);
+				Set<Long> later = new HashSet<>();
+				for (Call onItsWay : this.written) {
+					if (onItsWay.number > call.number) {
+						later.add(onItsWay.number);
 					}
 				}
+				this.resends.put(call.number, new Resend(call, again, later));
+				if (again == Again.AFTER_SETTLING && !this.settling) {
+					this.settling = true;
+					settle = true;
+				}
+				queueWriter = wantsWriter() && queueWriter();
 			}
-			fail(overtaken, again.overtaken());
 			if (settle) {
 				settleThenWrite();
 			}
-			else if (queueWriter) {
+			if (queueWriter) {
 				runWriter();
 			}
-			return !kept.isEmpty();
+			return true;
 		}
 
-		/** The ids sent by the calls on their way that were taken after a given one. */
-		private Set<String> laterIds(long number) {
-			Set<String> ids = new HashSet<>();
-			for (Call call : this.written) {
-				if (call.number > number) {
-					call.batch.forEach((pending) -> pending.messages.forEach((message) -> ids.add(message.id())));
+		/**
+		 * Notes that a call was answered, for the calls to send again that wait for it:
+		 * when it may have stored something, their sends of the same ids are overtaken,
+		 * and a call left with no send gives its room back. Holding the lock.
+		 * @param call the call answered
+		 * @param storedNothing whether it surely stored nothing
+		 * @return the sends overtaken, to fail outside the lock
+		 */
+		private List<Overtaken> answeredFor(Call call, boolean storedNothing) {
+			List<Overtaken> overtaken = new ArrayList<>();
+			Set<String> ids = null;
+			for (Iterator<Resend> resends = this.resends.values().iterator(); resends.hasNext();) {
+				Resend resend = resends.next();
+				if (!resend.waitingFor.remove(call.number) || storedNothing) {
+					continue;
+				}
+				if (ids == null) {
+					ids = new HashSet<>();
+					for (Pending pending : call.batch) {
+						for (NewMessage message : pending.messages) {
+							ids.add(message.id());
+						}
+					}
+				}
+				for (Iterator<Pending> kept = resend.kept.iterator(); kept.hasNext();) {
+					Pending pending = kept.next();
+					if (pending.sendsAny(ids)) {
+						kept.remove();
+						overtaken.add(new Overtaken(pending, resend.again));
+					}
+				}
+				if (resend.kept.isEmpty()) {
+					resends.remove();
+					this.onTheirWay--;
 				}
 			}
-			return ids;
+			return overtaken;
 		}
 
 		/**
@@ -383,7 +438,7 @@ final class SendCoalescer {
 					List<Resend> settled;
 					long deadline = 0;
 					synchronized (this) {
-						settled = new ArrayList<>(this.resends);
+						settled = new ArrayList<>(this.resends.values());
 						for (Resend resend : settled) {
 							deadline = resend.call.latestDeadline(deadline);
 						}
@@ -415,18 +470,18 @@ final class SendCoalescer {
 				this.settling = false;
 				if (failure != null) {
 					while (!this.resends.isEmpty()) {
-						failed.addAll(this.resends.poll().kept);
+						failed.addAll(this.resends.pollFirstEntry().getValue().kept);
 						this.onTheirWay--;
 					}
 				}
 				else {
-					settled.forEach(Resend::ready);
-					for (Resend resend : this.resends) {
-						settleAgain |= !resend.ready;
+					settled.forEach(Resend::settled);
+					for (Resend resend : this.resends.values()) {
+						settleAgain |= !resend.settled;
 					}
 					this.settling = settleAgain;
 				}
-				queueWriter = queueWriter();
+				queueWriter = (failure != null || wantsWriter()) && queueWriter();
 			}
 			if (failure != null) {
 				fail(failed, failure);
@@ -550,6 +605,14 @@ final class SendCoalescer {
 
 	}
 
+	/**
+	 * Whether a call surely stored nothing: Redis lost the script, or a partition refused
+	 * the count.
+	 */
+	private static boolean storedNothing(@Nullable Throwable failure) {
+		return failure != null && (ScriptRunner.isNoScript(failure) || PartitionCounts.isRefusal(failure));
+	}
+
 	/** Why a call is sent again. */
 	private enum Again {
 
@@ -620,8 +683,9 @@ final class SendCoalescer {
 	}
 
 	/**
-	 * A call to send again: the sends of it kept, why, and whether it may be written
-	 * (once the count is settled, for a refused one).
+	 * A call to send again: the sends of it kept, why, whether the count is settled (a
+	 * refused call is sent once it is), and the numbers of the later calls on their way
+	 * whose replies it waits for. Guarded by the partition.
 	 */
 	private static final class Resend {
 
@@ -631,18 +695,34 @@ final class SendCoalescer {
 
 		private final Again again;
 
-		/** Guarded by the partition. */
-		private boolean ready;
+		private final Set<Long> waitingFor;
 
-		Resend(Call call, List<Pending> kept, Again again, boolean ready) {
+		private boolean settled;
+
+		Resend(Call call, Again again, Set<Long> waitingFor) {
 			this.call = call;
-			this.kept = kept;
+			this.kept = new ArrayList<>(call.batch);
 			this.again = again;
-			this.ready = ready;
+			this.waitingFor = waitingFor;
+			this.settled = (again != Again.AFTER_SETTLING);
 		}
 
-		void ready() {
-			this.ready = true;
+		void settled() {
+			this.settled = true;
+		}
+
+		/** Whether it may be written now. */
+		boolean ready() {
+			return this.settled && this.waitingFor.isEmpty();
+		}
+
+	}
+
+	/** A send not sent again, a later one of the same id being on its way. */
+	private record Overtaken(Pending pending, Again again) {
+
+		void fail() {
+			this.pending.reply.completeExceptionally(this.again.overtaken());
 		}
 
 	}
