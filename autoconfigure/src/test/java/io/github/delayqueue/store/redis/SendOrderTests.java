@@ -294,6 +294,33 @@ class SendOrderTests {
 		}
 	}
 
+	@Test
+	void aSendWaitingToBeSentAgainBehindALaterCallFailsAtItsOwnDeadline() {
+		TestRedis redis = TestRedis.shared();
+		Duration timeout = Duration.ofSeconds(2);
+		try (PartitionApps apps = new PartitionApps();
+				FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
+			RedisMessageStore sender = apps.storeVia(proxy, 3, timeout);
+			sender.send(TOPIC, List.of(PartitionApps.message(idIn(1, 3, "warm-up-"), Duration.ofHours(1))));
+			flushScripts(apps);
+			FaultyRedisProxy.Fault held = proxy.delayNextReplyToCommand(
+					FaultyRedisProxy.withArgumentContaining("EVALSHA", "first"), Duration.ofMillis(1200));
+			proxy.delayNextReplyToCommand(FaultyRedisProxy.withArgumentContaining("EVALSHA", "second"),
+					Duration.ofSeconds(6));
+			CompletableFuture<Map<String, List<Sent>>> first = sender
+				.sendAsync(Map.of(TOPIC, List.of(replacing(idIn(1, 3, "first-"), "first"))));
+			assertThat(held.awaitFired(TIMEOUT)).isTrue();
+			// A later call, taken half a timeout after the first, whose reply the first's
+			// resend waits for, and which Redis does not answer in time.
+			await().pollDelay(Duration.ofSeconds(1)).until(() -> true);
+			sender.sendAsync(Map.of(TOPIC, List.of(replacing(idIn(1, 3, "second-"), "second"))));
+
+			// Its own deadline is about a second away; before, it failed with the later
+			// call, another second later.
+			assertThat(first).failsWithin(Duration.ofMillis(1500));
+		}
+	}
+
 	/** Whether a send succeeded; fails the test if it did not complete in time. */
 	private static boolean stored(CompletableFuture<?> send) throws InterruptedException {
 		try {

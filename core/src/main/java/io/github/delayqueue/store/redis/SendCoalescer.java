@@ -68,6 +68,9 @@ final class SendCoalescer {
 	 */
 	static final long DEADLINE_SPREAD_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
+	/** How long after the earliest deadline of the sends that wait they are failed. */
+	private static final long EXPIRY_SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
 	private final ScriptCalls calls;
 
 	private final PartitionRouter router;
@@ -147,6 +150,9 @@ final class SendCoalescer {
 		 */
 		private boolean writerQueued;
 
+		/** Whether the timer of {@link #armExpiry()} is armed. Guarded by this. */
+		private boolean expiryArmed;
+
 		/** The number of the next call taken. Guarded by this. */
 		private long taken;
 
@@ -159,12 +165,80 @@ final class SendCoalescer {
 			synchronized (this) {
 				this.waiting.add(pending);
 				if (this.onTheirWay >= CALLS_ON_THEIR_WAY || !this.resends.isEmpty() || this.writerQueued) {
+					armExpiry();
 					return;
 				}
 				this.onTheirWay++;
 				call = takeCall();
 			}
 			follow(call);
+		}
+
+		/**
+		 * Makes sure the sends that wait (for room, or to be sent again) fail at their
+		 * deadlines even if nothing else happens meanwhile: one timer per partition, at
+		 * the earliest deadline among them. Holding the lock.
+		 */
+		private void armExpiry() {
+			if (this.expiryArmed) {
+				return;
+			}
+			long earliest = 0;
+			boolean any = false;
+			if (!this.waiting.isEmpty()) {
+				earliest = this.waiting.peek().deadline;
+				any = true;
+			}
+			for (Resend resend : this.resends.values()) {
+				for (Pending pending : resend.kept) {
+					if (!any || pending.deadline - earliest < 0) {
+						earliest = pending.deadline;
+						any = true;
+					}
+				}
+			}
+			if (!any) {
+				return;
+			}
+			this.expiryArmed = true;
+			long delay = Math.max(0, earliest - System.nanoTime()) + EXPIRY_SLACK_NANOS;
+			CompletableFuture.delayedExecutor(delay, TimeUnit.NANOSECONDS).execute(this::expireLate);
+		}
+
+		/**
+		 * Fails the sends past their deadline that still wait for room (from the oldest)
+		 * or to be sent again; a call to send again left with none gives its room back.
+		 */
+		private void expireLate() {
+			List<Pending> expired = new ArrayList<>();
+			boolean queueWriter;
+			synchronized (this) {
+				this.expiryArmed = false;
+				long now = System.nanoTime();
+				while (!this.waiting.isEmpty() && this.waiting.peek().deadline - now <= 0) {
+					expired.add(this.waiting.poll());
+				}
+				for (Iterator<Resend> resends = this.resends.values().iterator(); resends.hasNext();) {
+					Resend resend = resends.next();
+					for (Iterator<Pending> kept = resend.kept.iterator(); kept.hasNext();) {
+						Pending pending = kept.next();
+						if (pending.deadline - now <= 0) {
+							kept.remove();
+							expired.add(pending);
+						}
+					}
+					if (resend.kept.isEmpty()) {
+						resends.remove();
+						this.onTheirWay--;
+					}
+				}
+				queueWriter = wantsWriter() && queueWriter();
+				armExpiry();
+			}
+			expired.forEach(Pending::expire);
+			if (queueWriter) {
+				runWriter();
+			}
 		}
 
 		/**
@@ -236,6 +310,7 @@ final class SendCoalescer {
 		 */
 		private @Nullable Call next(@Nullable Call done, @Nullable Throwable failure) {
 			List<Overtaken> overtaken = List.of();
+			Call next = null;
 			boolean queueWriter = false;
 			synchronized (this) {
 				if (done != null) {
@@ -243,16 +318,18 @@ final class SendCoalescer {
 					overtaken = answeredFor(done, storedNothing(failure));
 				}
 				if (!this.waiting.isEmpty() && this.resends.isEmpty() && !this.writerQueued) {
-					return takeCall();
+					next = takeCall();
 				}
-				this.onTheirWay--;
-				queueWriter = wantsWriter() && queueWriter();
+				else {
+					this.onTheirWay--;
+					queueWriter = wantsWriter() && queueWriter();
+				}
 			}
 			overtaken.forEach(Overtaken::fail);
 			if (queueWriter) {
 				runWriter();
 			}
-			return null;
+			return next;
 		}
 
 		/**
@@ -373,6 +450,7 @@ final class SendCoalescer {
 					}
 				}
 				this.resends.put(call.number, new Resend(call, again, later));
+				armExpiry();
 				if (again == Again.AFTER_SETTLING && !this.settling) {
 					this.settling = true;
 					settle = true;
