@@ -49,6 +49,22 @@ class ScriptSafetyTests {
 	}
 
 	@Test
+	void ackOfADeduplicatedMessageThatFailsOnThePrioritiesOfTheWrongTypeRemembersNothing() {
+		ScriptTest.run((template, store, redis) -> {
+			template.send(
+					DelayMessage.builder(TOPIC, "payload of m1").id("m1").deduplicateFor(Duration.ofHours(1)).build());
+			store.promote(TOPIC, 10);
+			List<ClaimedMessage> claimed = store.claim(TOPIC, 1, LEASE);
+			assertThat(claimed).extracting(ClaimedMessage::id).containsExactly("m1");
+			redis.opsForValue().set(store.keys(TOPIC).priorities(), "not a hash");
+			assertThatThrownBy(() -> store.ack(TOPIC, "m1", claimed.get(0).leaseToken())).satisfies(this::isWrongType);
+			assertStillInFlight(store, redis, "m1");
+			// Found by the model test: the id was remembered before the call failed.
+			assertThat(redis.hasKey(store.keys(TOPIC).remembered())).isFalse();
+		});
+	}
+
+	@Test
 	void deadLetterThatFailsOnAKeyOfTheWrongTypeLeavesTheMessageInFlight() {
 		ScriptTest.run((template, store, redis) -> {
 			ClaimedMessage claimed = sendAndClaim(template, store, "m1");

@@ -40,9 +40,14 @@ for k, id in ipairs(ids) do
   end
 end
 if #acked > 0 then
+  -- Every key's type is checked before the first write, so that a key of the wrong type fails
+  -- the call having changed nothing.
+  expect(KEYS[1], 'zset')
   expect(KEYS[2], 'hash')
+  local prioritized = uses_priorities(4)
   local bound = redis.call('GET', KEYS[6])
   if bound then
+    expect(KEYS[5], 'zset')
     local maxRemembered = math.max(1, decimal(bound) or 100000)
     local bodies = redis.call('HMGET', KEYS[2], unpack(acked))
     local now
@@ -66,7 +71,6 @@ if #acked > 0 then
       end
     end
   end
-  local prioritized = uses_priorities(4)
   redis.call('ZREM', KEYS[1], unpack(acked))
   redis.call('HDEL', KEYS[2], unpack(acked))
   redis.call('HDEL', KEYS[3], unpack(acked))
