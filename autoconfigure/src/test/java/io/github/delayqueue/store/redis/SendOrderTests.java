@@ -59,10 +59,7 @@ class SendOrderTests {
 				.script()
 				.getScriptAsString()
 				.getBytes(StandardCharsets.UTF_8);
-			apps.redis().execute((RedisCallback<Void>) (connection) -> {
-				connection.scriptingCommands().scriptFlush();
-				return null;
-			});
+			flushScripts(apps);
 			FaultyRedisProxy.Fault held = proxy
 				.delayNextReplyToCommand(FaultyRedisProxy.withArgumentContaining("EVALSHA", "first"), HELD);
 

@@ -192,8 +192,27 @@ public final class TopicConsumer {
 		}
 		CompletableFuture<Void> handedBack = this.leases.handBackUnfinished();
 		this.handlers.shutdownNow();
+		awaitInterruptedHandlers(deadlineNanos);
 		return CompletableFuture.allOf(this.fetcher.claimHandedBack(), this.notStartedHandedBack, handedBack,
 				this.acks.flushNow(deadlineNanos));
+	}
+
+	/**
+	 * Gives handlers just interrupted half the time left before the stop's deadline to
+	 * return, so a stop whose handlers obey interrupts ends with none running; their
+	 * messages were handed back already.
+	 * @param deadlineNanos the {@link System#nanoTime()} of the stop's deadline
+	 */
+	private void awaitInterruptedHandlers(long deadlineNanos) {
+		try {
+			if (!this.handlers.awaitTermination(Math.max(0, (deadlineNanos - System.nanoTime()) / 2),
+					TimeUnit.NANOSECONDS)) {
+				logger.warn("Handlers of topic '" + topic() + "' still run after being interrupted at stop");
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 	}
 
 	/**
