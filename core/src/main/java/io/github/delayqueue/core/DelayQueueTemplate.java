@@ -333,13 +333,13 @@ public class DelayQueueTemplate {
 
 	/**
 	 * Cancels a pending message.
-	 * @param topic the topic
+	 * @param topic the topic, or a topic's dead-letter queue {@code <topic>#dead}
 	 * @param messageId the message id
 	 * @return {@code true} iff the message was still pending (scheduled or ready) and is
 	 * now gone; {@code false} if it is unknown, already handled, dead or in flight
 	 */
 	public boolean cancel(String topic, String messageId) {
-		Topics.requireValid(topic);
+		Topics.requireValidOrDeadLetters(topic);
 		MessageIds.requireValid(messageId);
 		boolean cancelled = this.store.cancel(topic, messageId);
 		if (cancelled) {
@@ -354,14 +354,14 @@ public class DelayQueueTemplate {
 
 	/**
 	 * Gives a pending message a new due time: the Redis server's clock plus the delay.
-	 * @param topic the topic
+	 * @param topic the topic, or a topic's dead-letter queue {@code <topic>#dead}
 	 * @param messageId the message id
 	 * @param delay zero or positive, at most ten years
 	 * @return {@code true} iff the message was pending (scheduled or ready) and now has
 	 * the new due time
 	 */
 	public boolean reschedule(String topic, String messageId, Duration delay) {
-		Topics.requireValid(topic);
+		Topics.requireValidOrDeadLetters(topic);
 		MessageIds.requireValid(messageId);
 		DelayMessage.checkDelay(delay);
 		long due = this.store.reschedule(topic, messageId, delay);

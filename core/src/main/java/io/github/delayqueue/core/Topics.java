@@ -1,9 +1,12 @@
 package io.github.delayqueue.core;
 
+import io.github.delayqueue.store.TopicPartitions;
+
 /**
  * Rules for topic names. A topic becomes part of Redis keys inside a {@code {hash tag}},
  * so it must not contain braces or whitespace and must stay short; {@code #} is kept for
- * the names of a topic's partitions ({@code <topic>#<n>}).
+ * the names of a topic's partitions ({@code <topic>#<n>}) and of its dead-letter queue
+ * ({@code <topic>#dead}).
  */
 public final class Topics {
 
@@ -41,6 +44,26 @@ public final class Topics {
 			}
 		}
 		return topic;
+	}
+
+	/**
+	 * Checks the name of a topic, or of a topic's dead-letter queue
+	 * ({@code <topic>#dead}, see {@link TopicPartitions#deadLettersOf(String)}), and
+	 * returns it.
+	 * @param topic the name
+	 * @return the same name
+	 * @throws InvalidMessageException naming the problem when it names neither
+	 */
+	public static String requireValidOrDeadLetters(String topic) {
+		if (topic != null && TopicPartitions.isDeadLetters(topic)) {
+			requireValid(TopicPartitions.topicOf(topic));
+			if (topic.indexOf(TopicPartitions.SEPARATOR) != topic.length() - TopicPartitions.DEAD_LETTERS.length()) {
+				throw new InvalidMessageException("Topic '" + topic + "' names no dead-letter queue: only a topic's"
+						+ " own may be named, '<topic>" + TopicPartitions.DEAD_LETTERS + "'");
+			}
+			return topic;
+		}
+		return requireValid(topic);
 	}
 
 }

@@ -12,6 +12,7 @@ import java.util.Set;
 
 import io.github.delayqueue.core.InvalidMessageException;
 import io.github.delayqueue.core.Topics;
+import io.github.delayqueue.store.TopicPartitions;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.support.AopUtils;
@@ -121,6 +122,9 @@ public class DelayListenerAnnotationBeanPostProcessor
 		}
 		catch (InvalidMessageException ex) {
 			throw new InvalidDelayListenerException(name, String.valueOf(ex.getMessage()), null);
+		}
+		if (annotation.deadLetters()) {
+			topic = TopicPartitions.deadLettersOf(topic);
 		}
 		Integer concurrency = null;
 		String concurrencyText = resolve(annotation.concurrency());

@@ -146,7 +146,7 @@ public final class DelayListenerEndpoint {
 		Map<String, String> headers = message.headers();
 		return new Delivery<>(message.id(), this.topic, payload, Instant.ofEpochMilli(message.dueAtMillis()),
 				message.attempts() + 1, MessageFormat.userHeaders(headers), lateness, MessageFormat.priority(headers),
-				headers.get(MessageFormat.ERROR_HEADER));
+				headers.get(MessageFormat.ERROR_HEADER), DeadLetter.of(headers));
 	}
 
 	/**

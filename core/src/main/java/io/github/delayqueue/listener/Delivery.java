@@ -22,10 +22,30 @@ import org.jspecify.annotations.Nullable;
  * @param priority the priority it was sent with, 0 (the default) to 9
  * @param previousError on a retry, the error of the attempt before: the exception's class
  * and message (at most 2000 characters), or {@code lease expired on attempt n of m} after
- * a lease expiry; {@code null} on a first delivery and after a dead letter's replay
+ * a lease expiry; {@code null} on a first delivery and after a dead letter's replay (on
+ * the first delivery of a dead letter to a listener of them, its last error)
+ * @param deadLetter to a listener of a topic's dead letters, how the message died; else
+ * {@code null}
  */
 public record Delivery<T>(String id, String topic, T payload, Instant dueAt, int attempt, Map<String, String> headers,
-		Duration lateness, int priority, @Nullable String previousError) {
+		Duration lateness, int priority, @Nullable String previousError, @Nullable DeadLetter deadLetter) {
+
+	/**
+	 * A delivery of a topic's own message (not a dead letter).
+	 * @param id the message id
+	 * @param topic the topic
+	 * @param payload the payload
+	 * @param dueAt when this delivery was due
+	 * @param attempt 1 on the first delivery, 2 on the first retry, and so on
+	 * @param headers the headers sent with the message
+	 * @param lateness how long after {@code dueAt} the message was claimed
+	 * @param priority the priority it was sent with
+	 * @param previousError on a retry, the error of the attempt before
+	 */
+	public Delivery(String id, String topic, T payload, Instant dueAt, int attempt, Map<String, String> headers,
+			Duration lateness, int priority, @Nullable String previousError) {
+		this(id, topic, payload, dueAt, attempt, headers, lateness, priority, previousError, null);
+	}
 
 	/**
 	 * A delivery of priority 0 without a previous error, as in a first delivery: for
@@ -40,7 +60,7 @@ public record Delivery<T>(String id, String topic, T payload, Instant dueAt, int
 	 */
 	public Delivery(String id, String topic, T payload, Instant dueAt, int attempt, Map<String, String> headers,
 			Duration lateness) {
-		this(id, topic, payload, dueAt, attempt, headers, lateness, 0, null);
+		this(id, topic, payload, dueAt, attempt, headers, lateness, 0, null, null);
 	}
 
 }

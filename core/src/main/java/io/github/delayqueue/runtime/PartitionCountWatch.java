@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.StoreCalls;
+import io.github.delayqueue.store.TopicPartitions;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -27,9 +28,10 @@ import org.springframework.util.backoff.BackOffExecution;
  * of it is on its way or was left half done) has the count checked again: markers left
  * behind are repaired, and a count that changed is reported as a problem of the topic (an
  * ERROR, and the {@code delayQueue} health is {@code DOWN}) until it is settled.
- * Listeners keep consuming the partitions they have meanwhile. The checks run on a thread
- * of their own, never on the shared scheduler, at most one at a time per topic and one
- * per {@value #CHECK_INTERVAL_SECONDS} seconds.
+ * Listeners keep consuming the partitions they have meanwhile. A listener of a topic's
+ * dead letters has them copied into their queue once its count is agreed. The checks run
+ * on a thread of their own, never on the shared scheduler, at most one at a time per
+ * topic and one per {@value #CHECK_INTERVAL_SECONDS} seconds.
  */
 final class PartitionCountWatch implements AutoCloseable {
 
@@ -62,7 +64,7 @@ final class PartitionCountWatch implements AutoCloseable {
 	 */
 	void agree(String topic) {
 		try {
-			this.store.agreePartitions(topic);
+			agreeNow(topic);
 		}
 		catch (DataAccessException ex) {
 			logger.warn("Topic '" + topic + "': could not compare its number of partitions with the one in Redis ("
@@ -74,7 +76,7 @@ final class PartitionCountWatch implements AutoCloseable {
 	private void agreeLater(String topic, BackOffExecution outage) {
 		schedule(() -> {
 			try {
-				this.store.agreePartitions(topic);
+				agreeNow(topic);
 				logger.info("Topic '" + topic + "': its number of partitions agrees with the one in Redis");
 				this.problems.remove(topic);
 			}
@@ -85,6 +87,17 @@ final class PartitionCountWatch implements AutoCloseable {
 				report(topic, ex);
 			}
 		}, outage.nextBackOff());
+	}
+
+	/**
+	 * Agrees a topic's count; for a dead-letter queue, then has the topic's dead letters
+	 * copied into it from now on.
+	 */
+	private void agreeNow(String topic) {
+		this.store.agreePartitions(topic);
+		if (TopicPartitions.isDeadLetters(topic)) {
+			this.store.watchDeadLetters(TopicPartitions.topicOf(topic));
+		}
 	}
 
 	/**

@@ -17,9 +17,11 @@ import java.util.Map;
  * Headers whose names start with {@value #RESERVED_HEADER_PREFIX} are the queue's own,
  * never a sender's: {@value #PRIORITY_HEADER} (written by the producer for a priority
  * above 0), {@value #DEDUPLICATION_HEADER} (the deduplication window in ms, written by
- * the producer; read by the ack script) and {@value #ERROR_HEADER} (the error of the last
- * failed attempt, written by the retry script). {@link #userHeaders(Map)} leaves them
- * out.
+ * the producer; read by the ack script), {@value #ERROR_HEADER} (the error of the last
+ * failed attempt, written by the retry script) and, on a message of a dead-letter queue,
+ * {@value #DEAD_ID_HEADER}, {@value #DEAD_ERROR_HEADER} and
+ * {@value #DEAD_ATTEMPTS_HEADER} (written by the scripts that dead-letter a message).
+ * {@link #userHeaders(Map)} leaves them out.
  */
 public final class MessageFormat {
 
@@ -34,6 +36,19 @@ public final class MessageFormat {
 
 	/** The header of the error of a message's last failed attempt. */
 	public static final String ERROR_HEADER = RESERVED_HEADER_PREFIX + "error";
+
+	/**
+	 * The header of a dead letter's id on its topic, in the topic's dead-letter queue.
+	 */
+	public static final String DEAD_ID_HEADER = RESERVED_HEADER_PREFIX + "dead-id";
+
+	/** The header of a dead letter's last error, in the topic's dead-letter queue. */
+	public static final String DEAD_ERROR_HEADER = RESERVED_HEADER_PREFIX + "dead-error";
+
+	/**
+	 * The header of the attempts made of a dead letter, in the topic's dead-letter queue.
+	 */
+	public static final String DEAD_ATTEMPTS_HEADER = RESERVED_HEADER_PREFIX + "dead-attempts";
 
 	private static final byte SEPARATOR = ':';
 

@@ -109,6 +109,17 @@ public interface MessageStore {
 	void checkPartitions(String topic);
 
 	/**
+	 * Starts copying a topic's dead letters into its dead-letter queue
+	 * ({@link TopicPartitions#deadLettersOf(String)}), on every partition, as a listener
+	 * of them starting does: from then on, every message that dies is also queued there,
+	 * in the same call; an earlier dead letter is not. Idempotent; the copies go on after
+	 * the listener stopped, until the watch is removed from the store.
+	 * @param topic the topic whose dead letters are listened to
+	 * @throws DataAccessException if the store failed or did not answer in time
+	 */
+	void watchDeadLetters(String topic);
+
+	/**
 	 * One partition's transitions, for the runtime.
 	 * @param partition the partition (for partition 0, the topic)
 	 * @return its transitions

@@ -19,7 +19,13 @@ import io.lettuce.core.codec.CRC16;
  * after partition 0: the partitions of a topic sit evenly apart on the ring, and so fall
  * on different nodes of a Redis Cluster whose nodes hold equal ranges of slots. A message
  * belongs to partition {@code CRC16(id) mod count}, so every call that names a message by
- * id finds it in one partition. Immutable.
+ * id finds it in one partition.
+ *
+ * <p>
+ * The dead-letter queue of a topic ({@link #deadLettersOf(String)}, {@code <topic>#dead})
+ * is spread the same way, under the topic's count: its partition {@code i} is partition
+ * {@code i} of the topic followed by {@value #DEAD_LETTERS}, kept in that partition's
+ * hash slot. Immutable.
  */
 public final class TopicPartitions {
 
@@ -28,6 +34,9 @@ public final class TopicPartitions {
 
 	/** Separates a topic from the number of one of its partitions. */
 	public static final char SEPARATOR = '#';
+
+	/** Ends the name of a topic's dead-letter queue, and of each of its partitions. */
+	public static final String DEAD_LETTERS = SEPARATOR + "dead";
 
 	/** Separates an id from the time of death in the name of an earlier dead letter. */
 	private static final char BURIED = '~';
@@ -68,7 +77,7 @@ public final class TopicPartitions {
 	 * @return its number of partitions, 1 unless configured
 	 */
 	public int count(String topic) {
-		return this.counts.getOrDefault(topic, 1);
+		return this.counts.getOrDefault(topicOf(topic), 1);
 	}
 
 	/**
@@ -85,7 +94,11 @@ public final class TopicPartitions {
 	 */
 	public List<String> names(String topic) {
 		int count = count(topic);
-		return (count == 1) ? List.of(topic) : this.names.computeIfAbsent(topic, (t) -> names(t, count));
+		if (count == 1) {
+			return List.of(topic);
+		}
+		return this.names.computeIfAbsent(topic, (t) -> isDeadLetters(t)
+				? names(topicOf(t), count).stream().map(TopicPartitions::deadLettersOf).toList() : names(t, count));
 	}
 
 	/**
@@ -158,7 +171,26 @@ public final class TopicPartitions {
 	}
 
 	/**
-	 * The topic a partition belongs to.
+	 * The dead-letter queue of a topic, or of one of its partitions: where its dead
+	 * letters wait for a listener of them, in the same hash slot.
+	 * @param name a topic, or the name of a partition in Redis
+	 * @return {@code <name>#dead}
+	 */
+	public static String deadLettersOf(String name) {
+		return name + DEAD_LETTERS;
+	}
+
+	/**
+	 * @param name a topic, or the name of a partition in Redis
+	 * @return whether it is (a partition of) a topic's dead-letter queue
+	 */
+	public static boolean isDeadLetters(String name) {
+		return name.endsWith(DEAD_LETTERS);
+	}
+
+	/**
+	 * The topic a partition belongs to, whose number of partitions it shares: for a
+	 * partition of a dead-letter queue, the topic whose dead letters it holds.
 	 * @param name the name of a partition in Redis, or of a topic
 	 * @return the topic
 	 */

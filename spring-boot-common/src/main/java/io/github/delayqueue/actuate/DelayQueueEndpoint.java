@@ -424,7 +424,7 @@ public class DelayQueueEndpoint {
 
 	private static void requireTopic(String topic) {
 		try {
-			Topics.requireValid(topic);
+			Topics.requireValidOrDeadLetters(topic);
 		}
 		catch (InvalidMessageException ex) {
 			throw new InvalidEndpointRequestException(ex.getMessage(), "Invalid topic");

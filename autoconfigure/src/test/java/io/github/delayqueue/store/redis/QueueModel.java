@@ -144,6 +144,16 @@ final class QueueModel {
 	}
 
 	/**
+	 * A dead letter queued in the dead-letter queue.
+	 *
+	 * @param id its id on the topic
+	 * @param stored the stored message as it died, {@code <attempts>:<due>:<body>}
+	 * @param error its last error
+	 */
+	record Queued(String id, String stored, String error) {
+	}
+
+	/**
 	 * A dead letter, under its id or, once the id died again, under its buried name.
 	 *
 	 * @param stored the stored message, {@code <attempts>:<due>:<body>}
@@ -237,6 +247,18 @@ final class QueueModel {
 
 	/** id or buried name → dead letter. */
 	final Map<String, Dead> dead = new TreeMap<>();
+
+	/**
+	 * Whether the topic's dead letters are listened to: each message that dies is then
+	 * also queued in its dead-letter queue.
+	 */
+	boolean watchingDeadLetters;
+
+	/**
+	 * The dead letters queued in the dead-letter queue, in the order of its ready list
+	 * (nothing consumes them here).
+	 */
+	final List<Queued> queuedDeadLetters = new ArrayList<>();
 
 	{
 		for (int priority = 1; priority <= Script.MAX_PRIORITY; priority++) {
@@ -777,6 +799,9 @@ final class QueueModel {
 			}
 		}
 		this.dead.put(id, new Dead(stored, error, -1));
+		if (this.watchingDeadLetters) {
+			this.queuedDeadLetters.add(new Queued(id, stored, error));
+		}
 		if (priority != null) {
 			this.deadPriorities.put(id, priority);
 		}

@@ -15,17 +15,21 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.Supplier;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.store.CorruptMessageException;
 import io.github.delayqueue.store.LeaseExpiryResult;
+import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.MessageSnapshot;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.PromoteResult;
 import io.github.delayqueue.store.ReplayResult;
 import io.github.delayqueue.store.Sent;
+import io.github.delayqueue.store.StoredMessage;
 import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.store.redis.QueueModel.ClaimReply;
 import io.github.delayqueue.store.redis.QueueModel.Dead;
@@ -72,10 +76,13 @@ import static org.assertj.core.api.Assertions.fail;
  * buried ones ({@code <id>~<time it died>}) included. After a message with a priority
  * dies, its id is mostly sent again (due at once, with another priority or none),
  * promoted, claimed, acknowledged or dead-lettered, and then its dead letters are
- * replayed. The model keeps the ready list of each priority with the stale ids that
- * cancel and reschedule leave in it, the priorities hash and the dead priorities hash,
- * and follows claim.lua list by list and chunk by chunk, so it predicts each reply
- * exactly.
+ * replayed. At a random step (or never) the topic's dead letters start being listened to:
+ * from then on each message that dies is also queued in the dead-letter queue, whose
+ * ready list and stored copies are checked (dead-letter headers added, deduplication
+ * window dropped, no attempt made). The model keeps the ready list of each priority with
+ * the stale ids that cancel and reschedule leave in it, the priorities hash and the dead
+ * priorities hash, and follows claim.lua list by list and chunk by chunk, so it predicts
+ * each reply exactly.
  * <p>
  * <b>Faults.</b> A dropped reply: a state-changing call is made twice with the same
  * arguments and token, as Lettuce re-sends a command after a reconnect; the pair must act
@@ -216,6 +223,13 @@ class StateMachineModelTests {
 		/** The deduplication window of each id, once it has one. */
 		private final Map<String, Long> windows = new HashMap<>();
 
+		/**
+		 * The step before which the topic's dead letters start being listened to (each
+		 * message that dies is then queued in its dead-letter queue too); past the last
+		 * step for a third of the runs.
+		 */
+		private final int watchAt;
+
 		Run(long seed, int steps, RedisMessageStore store, StringRedisTemplate redis, Duration latency) {
 			this.seed = seed;
 			this.steps = steps;
@@ -228,6 +242,7 @@ class StateMachineModelTests {
 			for (int i = 0; i < 3; i++) {
 				this.consumers.add(new Consumer("consumer-" + i));
 			}
+			this.watchAt = 1 + this.random.nextInt(steps + steps / 2);
 		}
 
 		void run() {
@@ -237,6 +252,11 @@ class StateMachineModelTests {
 			long started = System.nanoTime();
 			this.base = now();
 			for (this.step = 1; this.step <= this.steps; this.step++) {
+				if (this.step == this.watchAt) {
+					note("listen to the dead letters");
+					this.store.watchDeadLetters(this.topic);
+					this.model.watchingDeadLetters = true;
+				}
 				Operation operation = nextOperation();
 				double fault = this.random.nextDouble();
 				if (fault < 0.05) {
@@ -252,6 +272,7 @@ class StateMachineModelTests {
 				check();
 			}
 			count("claim dropped an id of another priority", this.model.droppedOfAnotherPriority);
+			count("dead letters queued for their listeners", this.model.queuedDeadLetters.size());
 			System.out.println("StateMachineModelTests: seed " + this.seed + " passed " + this.steps + " steps in "
 					+ Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms: " + this.counts);
 		}
@@ -1322,6 +1343,8 @@ class StateMachineModelTests {
 				.as(describe("the bound of remembered ids, once a send had a window"))
 				.isEqualTo(this.model.deduplicating ? Integer.toString(QueueModel.MAX_REMEMBERED) : null);
 
+			checkDeadLetterQueue();
+
 			TopicStats stats = this.store.stats(this.topic);
 			List<Live> next = this.model.scheduled();
 			assertThat(List.of(stats.scheduled(), stats.ready(), stats.inFlight(), stats.dead(), stats.nextDueMillis(),
@@ -1334,6 +1357,55 @@ class StateMachineModelTests {
 				.isEqualTo(this.model.readyByPriority());
 
 			checkInspect();
+		}
+
+		/**
+		 * The dead-letter queue holds, in its ready list's order, each dead letter that
+		 * died while they were listened to, under its id or {@code <id>~<time>...}: its
+		 * headers but the deduplication window, with its id, last error and attempts, and
+		 * its payload, with no attempt made.
+		 */
+		private void checkDeadLetterQueue() {
+			TopicKeys queue = this.keys.deadLetters();
+			List<String> ready = this.redis.opsForList().range(queue.ready(), 0, -1);
+			Map<String, String> messages = hash(queue.messages());
+			assertThat(messages.keySet()).as(describe("dead-letter queue: every message is ready"))
+				.containsExactlyInAnyOrderElementsOf(ready);
+			assertThat(ready).as(describe("dead-letter queue: its ready list"))
+				.hasSameSizeAs(this.model.queuedDeadLetters);
+			for (int i = 0; i < ready.size(); i++) {
+				QueueModel.Queued expected = this.model.queuedDeadLetters.get(i);
+				String name = ready.get(i);
+				assertThat(name).as(describe("dead-letter queue: name of " + expected.id()))
+					.matches(Pattern.quote(expected.id()) + "(~[0-9]+~*)?");
+				String stored = messages.get(name);
+				String body = expected.stored().substring(expected.stored().indexOf(':') + 1);
+				body = body.substring(body.indexOf(':'));
+				assertThat(stored).as(describe("dead-letter queue: " + name + " ready at once with no attempt"))
+					.startsWith("0:");
+				StoredMessage died;
+				try {
+					died = MessageFormat.decode(expected.id(), expected.stored().getBytes(StandardCharsets.UTF_8));
+				}
+				catch (CorruptMessageException ex) {
+					// Not in the stored format: the body as it was.
+					assertThat(stored.substring(stored.indexOf(':', 2)))
+						.as(describe("dead-letter queue: body of " + name))
+						.isEqualTo(body);
+					continue;
+				}
+				StoredMessage copy = MessageFormat.decode(name, stored.getBytes(StandardCharsets.UTF_8));
+				Map<String, String> headers = new LinkedHashMap<>(died.headers());
+				headers.remove(MessageFormat.DEDUPLICATION_HEADER);
+				headers.put(MessageFormat.DEAD_ID_HEADER, expected.id());
+				headers.put(MessageFormat.DEAD_ERROR_HEADER, expected.error());
+				headers.put(MessageFormat.DEAD_ATTEMPTS_HEADER, Long.toString(died.attempts()));
+				assertThat(copy.attempts()).as(describe("dead-letter queue: attempts of " + name)).isZero();
+				assertThat(copy.headers()).as(describe("dead-letter queue: headers of " + name))
+					.containsExactlyEntriesOf(headers);
+				assertThat(copy.payload()).as(describe("dead-letter queue: payload of " + name))
+					.isEqualTo(died.payload());
+			}
 		}
 
 		private void checkInspect() {

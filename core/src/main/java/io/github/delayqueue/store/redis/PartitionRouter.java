@@ -35,18 +35,19 @@ final class PartitionRouter {
 	}
 
 	/**
-	 * Makes sure Redis spreads the topic over the count configured here.
+	 * Makes sure Redis spreads the topic over the count configured here; for a
+	 * dead-letter queue, the topic whose dead letters it holds.
 	 * @see PartitionCounts#agree(String, boolean, long)
 	 */
 	void agree(String topic, boolean mayChange, long deadline) {
-		this.counts.agree(topic, mayChange, deadline);
+		this.counts.agree(TopicPartitions.topicOf(topic), mayChange, deadline);
 	}
 
 	/**
 	 * @return whether the topic's count is agreed, so that {@link #agree} returns at once
 	 */
 	boolean isAgreed(String topic) {
-		return this.counts.isAgreed(topic);
+		return this.counts.isAgreed(TopicPartitions.topicOf(topic));
 	}
 
 	/**
@@ -54,7 +55,7 @@ final class PartitionRouter {
 	 * @see PartitionCounts#settle(String, long)
 	 */
 	void settle(String topic, long deadline) {
-		this.counts.settle(topic, deadline);
+		this.counts.settle(TopicPartitions.topicOf(topic), deadline);
 	}
 
 	/**
@@ -62,7 +63,7 @@ final class PartitionRouter {
 	 * not change it).
 	 */
 	String partitionOf(String topic, String id, long deadline) {
-		this.counts.agree(topic, false, deadline);
+		agree(topic, false, deadline);
 		return partitions().nameFor(topic, id);
 	}
 

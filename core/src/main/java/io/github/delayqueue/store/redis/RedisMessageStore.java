@@ -54,6 +54,8 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	/** Default of the longest wait for Redis. */
 	public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
 
+	private static final byte[] ONE = { '1' };
+
 	private final RedisConnectionFactory connectionFactory;
 
 	private final RedisTemplate<String, byte[]> redis;
@@ -167,6 +169,22 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	@Override
 	public void checkPartitions(String topic) {
 		this.router.settle(topic, this.calls.deadline());
+	}
+
+	/**
+	 * Starts copying a topic's dead letters into its dead-letter queue: sets the watch
+	 * key ({@link TopicKeys#deadLettersWatch()}) of every partition, which the scripts
+	 * that dead-letter a message read.
+	 * @param topic the topic whose dead letters are listened to
+	 * @throws DataAccessException if Redis failed or did not answer in time
+	 */
+	@Override
+	public void watchDeadLetters(String topic) {
+		for (String partition : partitions().names(topic)) {
+			String watch = keys(partition).deadLettersWatch();
+			this.redis.execute((RedisCallback<Boolean>) (connection) -> connection.stringCommands()
+				.set(watch.getBytes(StandardCharsets.UTF_8), ONE));
+		}
 	}
 
 	/**

@@ -190,19 +190,37 @@ final class RedisQueries {
 	 */
 	List<String> findTopics(int max) {
 		String prefix = this.calls.prefix();
-		String pattern = globEscape(prefix) + ":{*}:[mzd]";
+		String pattern = globEscape(prefix) + ":{*}:*[mzd]";
 		Set<String> topics = new TreeSet<>();
-		int start = prefix.length() + 2;
 		try (Cursor<String> keys = this.redis.scan(ScanOptions.scanOptions().match(pattern).count(1000).build())) {
 			while (keys.hasNext() && topics.size() < max) {
-				String key = keys.next();
-				if (key.length() > start + 3 && key.startsWith(prefix + ":{")
-						&& key.startsWith("}:", key.length() - 3)) {
-					topics.add(TopicPartitions.topicOf(key.substring(start, key.length() - 3)));
+				String topic = topicOfKey(prefix, keys.next());
+				if (topic != null) {
+					topics.add(topic);
 				}
 			}
 		}
 		return new ArrayList<>(topics);
+	}
+
+	/**
+	 * The topic (or dead-letter queue) whose messages, schedule or dead letters a key
+	 * holds: {@code <prefix>:{<partition>}:} then {@code x:} once per dead-letter queue,
+	 * then {@code m}, {@code z} or {@code d}.
+	 */
+	private static @Nullable String topicOfKey(String prefix, String key) {
+		int start = prefix.length() + 2;
+		int tagEnd = key.lastIndexOf("}:");
+		if (!key.startsWith(prefix + ":{") || tagEnd < start) {
+			return null;
+		}
+		String suffix = key.substring(tagEnd + 2);
+		StringBuilder topic = new StringBuilder(TopicPartitions.topicOf(key.substring(start, tagEnd)));
+		while (suffix.startsWith("x:")) {
+			suffix = suffix.substring(2);
+			topic.append(TopicPartitions.DEAD_LETTERS);
+		}
+		return (suffix.length() == 1) ? topic.toString() : null;
 	}
 
 	private static String globEscape(String text) {

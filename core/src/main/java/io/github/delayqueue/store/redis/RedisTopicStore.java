@@ -9,6 +9,7 @@ import io.github.delayqueue.store.LeaseExpiryResult;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.PromoteResult;
 import io.github.delayqueue.store.RateLimit;
+import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.TopicStore;
 import io.github.delayqueue.store.WriteGate;
 import org.jspecify.annotations.Nullable;
@@ -76,7 +77,8 @@ final class RedisTopicStore implements TopicStore {
 
 	@Override
 	public boolean deadLetter(String id, String leaseToken, String error) {
-		return this.calls.run(this.partition, new ScriptCodecs.DeadLetter(id, leaseToken, error));
+		return this.calls.run(this.partition, new ScriptCodecs.DeadLetter(id, leaseToken, error,
+				this.calls.signalChannel(deadLetters()), deadLetters()));
 	}
 
 	@Override
@@ -105,13 +107,17 @@ final class RedisTopicStore implements TopicStore {
 
 	@Override
 	public LeaseExpiryResult expireLeases(int limit, int maxAttempts) {
-		return this.calls.run(this.partition,
-				new ScriptCodecs.ExpireLeases(limit, maxAttempts, signalChannel(), this.partition));
+		return this.calls.run(this.partition, new ScriptCodecs.ExpireLeases(limit, maxAttempts, signalChannel(),
+				this.partition, this.calls.signalChannel(deadLetters()), deadLetters()));
 	}
 
 	@Override
 	public List<String> repairAfter(RuntimeException failure) {
 		return WrongTypeKeys.isWrongType(failure) ? this.wrongTypeKeys.quarantine(this.partition) : List.of();
+	}
+
+	private String deadLetters() {
+		return TopicPartitions.deadLettersOf(this.partition);
 	}
 
 	private String signalChannel() {

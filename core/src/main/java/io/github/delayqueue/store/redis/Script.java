@@ -34,11 +34,13 @@ enum Script {
 	RETRY(true, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES),
 
 	DEAD_LETTER(true, Key.IN_FLIGHT, Key.MESSAGES, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.LEASES,
-			Key.PRIORITIES, Key.DEAD_PRIORITIES),
+			Key.PRIORITIES, Key.DEAD_PRIORITIES, Key.DEAD_LETTERS_WATCH, Key.DEAD_LETTERS_MESSAGES,
+			Key.DEAD_LETTERS_READY),
 
 	EXPIRE_LEASES(false,
 			with(withPriorities(Key.IN_FLIGHT, Key.MESSAGES, Key.READY, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS,
-					Key.LEASES), Key.DEAD_PRIORITIES)),
+					Key.LEASES), Key.DEAD_PRIORITIES, Key.DEAD_LETTERS_WATCH, Key.DEAD_LETTERS_MESSAGES,
+					Key.DEAD_LETTERS_READY)),
 
 	RELEASE(false, withPriorities(Key.IN_FLIGHT, Key.READY, Key.LEASES)),
 
@@ -68,9 +70,11 @@ enum Script {
 
 	BEGIN_PARTITION_CHANGE(false, Key.PARTITION_COUNT, Key.PARTITION_CHANGE),
 
-	MARK_PARTITION(false, Key.PARTITION_COUNT, Key.MESSAGES, Key.DEAD),
+	MARK_PARTITION(false, Key.PARTITION_COUNT, Key.MESSAGES, Key.DEAD, Key.DEAD_LETTERS_MESSAGES,
+			Key.DEAD_LETTERS_DEAD),
 
-	COMMIT_PARTITION_CHANGE(false, Key.PARTITION_COUNT, Key.PARTITION_CHANGE, Key.MESSAGES, Key.DEAD),
+	COMMIT_PARTITION_CHANGE(false, Key.PARTITION_COUNT, Key.PARTITION_CHANGE, Key.MESSAGES, Key.DEAD,
+			Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_DEAD),
 
 	ABORT_PARTITION_CHANGE(true, Key.PARTITION_CHANGE);
 
@@ -198,6 +202,18 @@ enum Script {
 
 		/** The most ids {@link #REMEMBERED} keeps, once the topic deduplicates. */
 		DEDUPLICATION("deduplication", "STRING"),
+
+		/** Present while the topic's dead letters are listened to. */
+		DEAD_LETTERS_WATCH("dead-letters watch", "STRING"),
+
+		/** The stored messages of the topic's dead-letter queue. */
+		DEAD_LETTERS_MESSAGES("dead-letters messages", "HASH"),
+
+		/** The ready list of the topic's dead-letter queue. */
+		DEAD_LETTERS_READY("dead-letters ready", "LIST"),
+
+		/** The dead letters of the topic's dead-letter queue. */
+		DEAD_LETTERS_DEAD("dead-letters dead", "ZSET"),
 
 		READY_1("ready 1", "LIST"), READY_2("ready 2", "LIST"), READY_3("ready 3", "LIST"), READY_4("ready 4", "LIST"),
 		READY_5("ready 5", "LIST"), READY_6("ready 6", "LIST"), READY_7("ready 7", "LIST"), READY_8("ready 8", "LIST"),

@@ -279,12 +279,17 @@ final class ScriptCodecs {
 	 * @param id the message id
 	 * @param leaseToken the lease token held
 	 * @param error the last error
+	 * @param queueChannel the signal channel of the partition's dead-letter queue
+	 * @param queue the name of the partition's dead-letter queue
 	 */
-	record DeadLetter(String id, String leaseToken, String error) implements ScriptCodec<Boolean> {
+	record DeadLetter(String id, String leaseToken, String error, String queueChannel,
+			String queue) implements ScriptCodec<Boolean> {
 
 		static final Signature<DeadLetter> SIGNATURE = Signature.of(Script.DEAD_LETTER, "1 if dead-lettered",
 				Argument.of("[1] id", DeadLetter::id), Argument.of("[2] lease token", DeadLetter::leaseToken),
-				Argument.of("[3] last error", DeadLetter::error));
+				Argument.of("[3] last error", DeadLetter::error),
+				Argument.of("[4] signal channel of the dead-letter queue", DeadLetter::queueChannel),
+				Argument.of("[5] the dead-letter queue's name", DeadLetter::queue));
 
 		@Override
 		public Signature<?> signature() {
@@ -305,16 +310,20 @@ final class ScriptCodecs {
 	 * @param maxAttempts the topic's maximum attempts
 	 * @param channel the signal channel
 	 * @param partition the partition
+	 * @param queueChannel the signal channel of the partition's dead-letter queue
+	 * @param queue the name of the partition's dead-letter queue
 	 */
-	record ExpireLeases(int limit, int maxAttempts, String channel,
-			String partition) implements ScriptCodec<LeaseExpiryResult> {
+	record ExpireLeases(int limit, int maxAttempts, String channel, String partition, String queueChannel,
+			String queue) implements ScriptCodec<LeaseExpiryResult> {
 
 		static final Signature<ExpireLeases> SIGNATURE = Signature.of(Script.EXPIRE_LEASES,
 				"{messages made ready again, messages dead-lettered",
 				Argument.of("[1] largest number of messages to take back", ExpireLeases::limit),
 				Argument.of("[2] maximum attempts", ExpireLeases::maxAttempts),
 				Argument.of("[3] signal channel", ExpireLeases::channel),
-				Argument.of("[4] topic", ExpireLeases::partition));
+				Argument.of("[4] topic", ExpireLeases::partition),
+				Argument.of("[5] signal channel of the dead-letter queue", ExpireLeases::queueChannel),
+				Argument.of("[6] the dead-letter queue's name", ExpireLeases::queue));
 
 		@Override
 		public Signature<?> signature() {

@@ -4,16 +4,24 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.github.delayqueue.store.TopicPartitions;
+
 import org.springframework.data.redis.connection.DataType;
 
 /**
  * The Redis keys of one topic. Every key shares the hash tag {@code {topic}}, so all of a
- * topic's keys live in one Redis Cluster slot and every script touches a single slot.
+ * topic's keys live in one Redis Cluster slot and every script touches a single slot. The
+ * keys of a dead-letter queue {@code <topic>#dead} are the topic's, in its slot, with
+ * {@code x:} in front of their suffix; its count marker and count change are the topic's
+ * own.
  *
  * @param prefix the configured key prefix
- * @param topic the topic
+ * @param topic the topic, a partition of one, or (a partition of) a dead-letter queue
  */
 public record TopicKeys(String prefix, String topic) {
+
+	/** What the keys of a dead-letter queue have in front of their suffix. */
+	private static final String DEAD_LETTERS_NAMESPACE = "x:";
 
 	/**
 	 * @return HASH id → stored message, for scheduled, ready and in-flight messages
@@ -118,7 +126,7 @@ public record TopicKeys(String prefix, String topic) {
 	 * @return STRING key
 	 */
 	public String partitionCount() {
-		return key("n");
+		return TopicPartitions.isDeadLetters(this.topic) ? source().partitionCount() : key("n");
 	}
 
 	/**
@@ -126,7 +134,25 @@ public record TopicKeys(String prefix, String topic) {
 	 * {@code "<token>:<new count>"}, expiring on its own (only partition 0's is used)
 	 */
 	public String partitionChange() {
-		return key("nc");
+		return TopicPartitions.isDeadLetters(this.topic) ? source().partitionChange() : key("nc");
+	}
+
+	/**
+	 * The keys of this topic's dead-letter queue, in its slot.
+	 * @return the keys of {@code <topic>#dead}
+	 */
+	public TopicKeys deadLetters() {
+		return new TopicKeys(this.prefix, TopicPartitions.deadLettersOf(this.topic));
+	}
+
+	/**
+	 * Present while a listener of the topic's dead letters has started once: from then on
+	 * every dead letter is copied into the dead-letter queue ({@link #deadLetters()}) as
+	 * it dies. Never expires; deleting it stops the copies.
+	 * @return STRING key
+	 */
+	public String deadLettersWatch() {
+		return key("xw");
 	}
 
 	/**
@@ -186,6 +212,10 @@ public record TopicKeys(String prefix, String topic) {
 			case RATE_WINDOW -> rateWindow();
 			case REMEMBERED -> remembered();
 			case DEDUPLICATION -> deduplication();
+			case DEAD_LETTERS_WATCH -> deadLettersWatch();
+			case DEAD_LETTERS_MESSAGES -> deadLetters().messages();
+			case DEAD_LETTERS_READY -> deadLetters().ready();
+			case DEAD_LETTERS_DEAD -> deadLetters().dead();
 			case CLAIM_RECORD, STATE_INDEX, STATE_MESSAGES ->
 				throw new IllegalArgumentException("The " + role + " key depends on more than the topic");
 		};
@@ -199,7 +229,8 @@ public record TopicKeys(String prefix, String topic) {
 	}
 
 	/**
-	 * @return every key of the topic with its Redis type
+	 * @return every key of the topic with its Redis type, and the keys of its dead-letter
+	 * queue that its scripts write
 	 */
 	public Map<String, DataType> types() {
 		Map<String, DataType> types = new LinkedHashMap<>();
@@ -218,6 +249,9 @@ public record TopicKeys(String prefix, String topic) {
 		for (int priority = 1; priority <= Script.MAX_PRIORITY; priority++) {
 			types.put(ready(priority), DataType.LIST);
 		}
+		// Written when a message dies while the topic's dead letters are listened to.
+		types.put(deadLetters().messages(), DataType.HASH);
+		types.put(deadLetters().ready(), DataType.LIST);
 		return types;
 	}
 
@@ -239,11 +273,23 @@ public record TopicKeys(String prefix, String topic) {
 	 * @return the channel name
 	 */
 	public static String shardedSignalChannel(String prefix, String topic) {
-		return prefix + ":{" + topic + "}:s";
+		return new TopicKeys(prefix, topic).key("s");
 	}
 
 	private String key(String suffix) {
-		return this.prefix + ":{" + this.topic + "}:" + suffix;
+		String tag = this.topic;
+		StringBuilder namespace = new StringBuilder();
+		while (TopicPartitions.isDeadLetters(tag)) {
+			tag = tag.substring(0, tag.length() - TopicPartitions.DEAD_LETTERS.length());
+			namespace.append(DEAD_LETTERS_NAMESPACE);
+		}
+		return this.prefix + ":{" + tag + "}:" + namespace + suffix;
+	}
+
+	/** The keys of the topic whose dead letters this dead-letter queue holds. */
+	private TopicKeys source() {
+		return new TopicKeys(this.prefix,
+				this.topic.substring(0, this.topic.length() - TopicPartitions.DEAD_LETTERS.length()));
 	}
 
 }

@@ -1,7 +1,8 @@
 -- dead_letter: a message failed for good; keep it with its attempts and last error in the
 -- dead-letter set (state: in flight -> dead). Its priority moves from the priorities hash to the
 -- dead priorities hash. An earlier dead letter of the same id (sent again after it died) is kept
--- as "<id>~<time it died>", with its priority.
+-- as "<id>~<time it died>", with its priority. While the topic's dead letters are listened to, a
+-- copy goes into its dead-letter queue, ready at once, and its consumers are signalled.
 -- KEYS[1] in-flight ZSET       id scored by lease deadline (epoch ms)
 -- KEYS[2] messages HASH        id -> "<attempts>:<due ms>:<body>"
 -- KEYS[3] dead ZSET            id scored by the time it died (epoch ms)
@@ -10,9 +11,14 @@
 -- KEYS[6] leases HASH          id -> lease token
 -- KEYS[7] priorities HASH      id -> priority of stored messages sent with one above 0
 -- KEYS[8] dead priorities HASH id -> priority of dead letters that had one above 0
+-- KEYS[9] dead-letters watch STRING    present while the topic's dead letters are listened to
+-- KEYS[10] dead-letters messages HASH  the dead-letter queue's stored messages
+-- KEYS[11] dead-letters ready LIST     the dead-letter queue's ready ids
 -- ARGV[1] id
 -- ARGV[2] lease token given by claim (proof of the lease)
 -- ARGV[3] last error
+-- ARGV[4] signal channel of the dead-letter queue
+-- ARGV[5] the dead-letter queue's name (the partition's, then "#dead")
 -- A stored message whose header is unreadable is kept exactly as it was.
 -- Returns 1 if dead-lettered, 0 if the lease was lost.
 -- Replayed: idempotent (the second run finds no lease and returns 0).
@@ -29,7 +35,7 @@ end
 local stored = redis.call('HGET', KEYS[2], id)
 local priority = redis.call('HGET', KEYS[7], id)
 expect(KEYS[1], 'zset')
-local dead = check_bury(KEYS[3], KEYS[4], KEYS[5], KEYS[8])
+local dead = check_bury(KEYS[3], KEYS[4], KEYS[5], KEYS[8], KEYS[9], KEYS[10], KEYS[11])
 if stored then
   local attempts, due, bodyAt = header(stored)
   local updated = stored
@@ -44,4 +50,7 @@ if stored then
 end
 redis.call('ZREM', KEYS[1], id)
 redis.call('HDEL', KEYS[6], id)
+if dead.copied then
+  signal(ARGV[4], 'r' .. ARGV[5])
+end
 return stored and 1 or 0

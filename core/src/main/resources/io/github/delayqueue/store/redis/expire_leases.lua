@@ -2,7 +2,9 @@
 -- (state: in flight -> ready, at the tail of the ready list of its priority, attempts + 1; or in
 -- flight -> dead once attempts reach the maximum, its priority moved to the dead priorities).
 -- A message made ready again carries "lease expired on attempt <n> of <max>" as its
--- "delay-queue-error" header, the previous error of its next delivery.
+-- "delay-queue-error" header, the previous error of its next delivery. While the topic's dead
+-- letters are listened to, a dead letter is copied into its dead-letter queue, ready at once, and
+-- its consumers are signalled.
 -- Bounded: at most ARGV[1] messages per call.
 -- KEYS[1] in-flight ZSET       id scored by lease deadline (epoch ms)
 -- KEYS[2] messages HASH        id -> "<attempts>:<due ms>:<body>"
@@ -22,10 +24,15 @@
 -- KEYS[16] ready 8 LIST      the same for priority 8
 -- KEYS[17] ready 9 LIST      the same for priority 9
 -- KEYS[18] dead priorities HASH id -> priority of dead letters that had one above 0
+-- KEYS[19] dead-letters watch STRING    present while the topic's dead letters are listened to
+-- KEYS[20] dead-letters messages HASH  the dead-letter queue's stored messages
+-- KEYS[21] dead-letters ready LIST     the dead-letter queue's ready ids
 -- ARGV[1] largest number of messages to take back (at most 5000)
 -- ARGV[2] maximum attempts of the topic
 -- ARGV[3] signal channel
 -- ARGV[4] topic
+-- ARGV[5] signal channel of the dead-letter queue
+-- ARGV[6] the dead-letter queue's name (the topic's, then "#dead")
 -- A message whose stored header is unreadable is dead-lettered as corrupt.
 -- Returns {messages made ready again, messages dead-lettered, ms until the next lease ends or -1,
 --          then the ids made ready again, then the ids dead-lettered}.
@@ -54,7 +61,7 @@ if #ids > 0 then
     end
   end
   expect(KEYS[7], 'hash')
-  local deadKeys = check_bury(KEYS[4], KEYS[5], KEYS[6], KEYS[18])
+  local deadKeys = check_bury(KEYS[4], KEYS[5], KEYS[6], KEYS[18], KEYS[19], KEYS[20], KEYS[21])
   -- The ids dead-lettered with a priority, to drop from the priorities hash.
   local buriedPriorities = {}
   for i, id in ipairs(ids) do
@@ -90,6 +97,9 @@ if #ids > 0 then
   end
   redis.call('ZREM', KEYS[1], unpack(ids))
   redis.call('HDEL', KEYS[7], unpack(ids))
+  if deadKeys.copied then
+    signal(ARGV[5], 'r' .. ARGV[6])
+  end
 end
 if #requeued > 0 then
   signal(ARGV[3], 'r' .. ARGV[4])

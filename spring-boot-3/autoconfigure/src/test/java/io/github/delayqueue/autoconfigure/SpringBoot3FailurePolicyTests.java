@@ -11,6 +11,7 @@ import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.listener.DelayListenerErrorHandler;
 import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.listener.FailureAction;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.TestRedis;
 import org.junit.jupiter.api.Test;
@@ -21,14 +22,15 @@ import org.springframework.boot.autoconfigure.jackson.JacksonAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.core.StringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
  * Issue 24's features on Spring Boot 3.5: exception classes bound from the properties,
- * the application's error-handler bean, the previous error of a retry, and a
- * deduplication window.
+ * the application's error-handler bean, the previous error of a retry, a listener of dead
+ * letters, and a deduplication window.
  */
 class SpringBoot3FailurePolicyTests {
 
@@ -69,6 +71,42 @@ class SpringBoot3FailurePolicyTests {
 				.duplicate()).isTrue();
 			assertThat(reminders.deliveries).hasSize(1);
 		});
+	}
+
+	@Test
+	void aListenerOfDeadLettersGetsEachWithItsLastErrorWithSettingsFromTheBracketedProperty() {
+		this.runner.withUserConfiguration(Reminders.class, DeadReminders.class)
+			.withPropertyValues("delay-queue.topics.reminders.no-retry-for=java.lang.UnsupportedOperationException",
+					"delay-queue.topics[reminders#dead].concurrency=2")
+			.run((context) -> {
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				DeadReminders dead = context.getBean(DeadReminders.class);
+				await().atMost(Duration.ofSeconds(10))
+					.until(() -> context.getBean(StringRedisTemplate.class)
+						.hasKey(store.keys("reminders").deadLettersWatch()));
+				context.getBean(DelayQueueTemplate.class)
+					.send(DelayMessage.builder("reminders", "unsupported").id("r-4").build());
+				await().atMost(Duration.ofSeconds(10)).until(() -> dead.deliveries.size() == 1);
+				assertThat(dead.deliveries.get(0).deadLetter().error())
+					.isEqualTo("java.lang.UnsupportedOperationException: unsupported");
+				assertThat(context.getBean(DelayQueueRuntime.class)
+					.getEndpoints()
+					.get("reminders#dead")
+					.settings()
+					.concurrency()).isEqualTo(2);
+			});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class DeadReminders {
+
+		final List<Delivery<String>> deliveries = new CopyOnWriteArrayList<>();
+
+		@DelayListener(topic = "reminders", deadLetters = true)
+		void on(Delivery<String> delivery) {
+			this.deliveries.add(delivery);
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -1,12 +1,21 @@
 -- check_bury: checks the types of the dead keys, so that bury() cannot fail after the script's
 -- first write, and returns them for bury(): {index = dead ZSET, messages = dead messages HASH,
 -- errors = dead errors HASH, priorities = dead priorities HASH, prioritized = whether any dead
--- letter has a priority (HLEN of the dead priorities: one O(1) read)}.
+-- letter has a priority (HLEN of the dead priorities: one O(1) read), queue = the dead-letter
+-- queue's {messages = HASH, ready = LIST} while its watch key exists (a listener of the topic's
+-- dead letters started once), else false; copied = false until bury() copies one into it}.
 -- @include expect
-local function check_bury(deadKey, deadMessagesKey, deadErrorsKey, deadPrioritiesKey)
+local function check_bury(deadKey, deadMessagesKey, deadErrorsKey, deadPrioritiesKey, watchKey, queueMessagesKey,
+    queueReadyKey)
   expect(deadKey, 'zset')
   expect(deadMessagesKey, 'hash')
   expect(deadErrorsKey, 'hash')
+  local queue = false
+  if redis.call('EXISTS', watchKey) == 1 then
+    expect(queueMessagesKey, 'hash')
+    expect(queueReadyKey, 'list')
+    queue = {messages = queueMessagesKey, ready = queueReadyKey}
+  end
   return {index = deadKey, messages = deadMessagesKey, errors = deadErrorsKey, priorities = deadPrioritiesKey,
-    prioritized = redis.call('HLEN', deadPrioritiesKey) > 0}
+    prioritized = redis.call('HLEN', deadPrioritiesKey) > 0, queue = queue, copied = false}
 end

@@ -1,0 +1,322 @@
+package io.github.delayqueue.listener;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.github.delayqueue.core.DelayMessage;
+import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.actuate.DelayQueueEndpoint;
+import io.github.delayqueue.actuate.DelayQueueEndpoint.MessageDescriptor;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.store.MessageFormat;
+import io.github.delayqueue.store.MessageState;
+import io.github.delayqueue.store.NewMessage;
+import io.github.delayqueue.store.WakeUpListener;
+import io.github.delayqueue.store.PartitionCountException;
+import io.github.delayqueue.store.TopicPartitions;
+import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.testsupport.QueueContexts;
+import io.lettuce.core.cluster.SlotHash;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Listeners of a topic's dead letters ({@code @DelayListener(deadLetters = true)}), on
+ * real Redis: each dead letter reaches them with its last error and attempts, from a
+ * failed last attempt, an exception not retried and a lease that expired too often, on
+ * every partition and in the partition's hash slot; the dead-letter set keeps its copy
+ * for replay; dead letters that die while no listener runs wait for it; a failing
+ * listener of dead letters has them retried and dead-lettered in the queue's own set.
+ */
+class DeadLetterListenerTests {
+
+	private static final Duration WAIT = Duration.ofSeconds(15);
+
+	@Test
+	void aDeadLetterReachesItsListenerWithItsLastErrorAttemptsHeadersAndPriorityAndStaysInTheDeadLetterSet() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withUserConfiguration(FailingOrders.class, DeadOrders.class)
+			.withPropertyValues("delay-queue.topics.orders.backoff.initial-interval=10ms")
+			.run((context) -> {
+				DeadOrders dead = context.getBean(DeadOrders.class);
+				await().atMost(WAIT).until(() -> watched(context, "orders"));
+				context.getBean(DelayQueueTemplate.class)
+					.send(DelayMessage.builder("orders", "order-1")
+						.id("o-1")
+						.priority(3)
+						.header("tenant", "acme")
+						.build());
+				await().atMost(WAIT).until(() -> dead.deliveries.size() == 1);
+				Delivery<String> delivery = dead.deliveries.get(0);
+				assertThat(delivery.id()).isEqualTo("o-1");
+				assertThat(delivery.topic()).isEqualTo("orders#dead");
+				assertThat(delivery.payload()).isEqualTo("order-1");
+				assertThat(delivery.attempt()).isEqualTo(1);
+				assertThat(delivery.headers()).containsExactly(Map.entry("tenant", "acme"));
+				assertThat(delivery.priority()).isEqualTo(3);
+				assertThat(delivery.deadLetter())
+					.isEqualTo(new DeadLetter("o-1", "java.lang.IllegalStateException: refused order-1", 2));
+				assertThat(delivery.previousError()).isEqualTo("java.lang.IllegalStateException: refused order-1");
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				assertThat(store.page("orders", MessageState.DEAD, 0, 10).total()).isOne();
+				await().atMost(WAIT)
+					.until(() -> store.stats("orders#dead").inFlight() + store.stats("orders#dead").ready() == 0);
+				assertThat(store.replayDead("orders", List.of("o-1")).replayed()).containsExactly("o-1");
+			});
+	}
+
+	@Test
+	void everyDeadLetterOfAPartitionedTopicReachesItsListenerFromTheKeysOfItsPartitionsSlot() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withUserConfiguration(RefusedPayments.class, DeadPayments.class)
+			.withPropertyValues("delay-queue.topics.payments.partitions=3")
+			.run((context) -> {
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				await().atMost(WAIT).until(() -> watched(context, "payments"));
+				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+				for (int i = 0; i < 30; i++) {
+					template.send(DelayMessage.builder("payments", "payment-" + i).id("p-" + i).build());
+				}
+				DeadPayments dead = context.getBean(DeadPayments.class);
+				await().atMost(WAIT).until(() -> dead.ids.size() == 30);
+				assertThat(dead.ids).doesNotHaveDuplicates();
+				for (String partition : store.partitions().names("payments")) {
+					String deadLetters = TopicPartitions.deadLettersOf(partition);
+					assertThat(SlotHash.getSlot(store.keys(deadLetters).messages()))
+						.isEqualTo(SlotHash.getSlot(store.keys(partition).messages()));
+					assertThat(store.keys(deadLetters).partitionCount())
+						.isEqualTo(store.keys(partition).partitionCount());
+				}
+				assertThat(store.partitions().names("payments#dead")).hasSize(3);
+			});
+	}
+
+	@Test
+	void aDeadLetterThatDiesWhileNoListenerOfThemRunsIsDeliveredWhenOneStartsAgain() {
+		String prefix = QueueContexts.uniquePrefix();
+		QueueContexts.runner(prefix).withUserConfiguration(DeadOrders.class).run((context) -> {
+			await().atMost(WAIT).until(() -> watched(context, "orders"));
+		});
+		QueueContexts.runner(prefix)
+			.withUserConfiguration(FailingOrders.class)
+			.withPropertyValues("delay-queue.topics.orders.backoff.initial-interval=10ms")
+			.run((context) -> {
+				context.getBean(DelayQueueTemplate.class)
+					.send(DelayMessage.builder("orders", "order-2").id("o-2").build());
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				await().atMost(WAIT).until(() -> store.stats("orders#dead").ready() == 1);
+			});
+		QueueContexts.runner(prefix).withUserConfiguration(DeadOrders.class).run((context) -> {
+			DeadOrders dead = context.getBean(DeadOrders.class);
+			await().atMost(WAIT).until(() -> dead.deliveries.size() == 1);
+			assertThat(dead.deliveries.get(0).deadLetter().id()).isEqualTo("o-2");
+		});
+	}
+
+	@Test
+	void noCopyIsMadeOfDeadLettersWhileTheirsWasNeverListenedTo() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withUserConfiguration(FailingOrders.class)
+			.withPropertyValues("delay-queue.topics.orders.backoff.initial-interval=10ms")
+			.run((context) -> {
+				context.getBean(DelayQueueTemplate.class)
+					.send(DelayMessage.builder("orders", "order-3").id("o-3").build());
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				await().atMost(WAIT).until(() -> store.page("orders", MessageState.DEAD, 0, 10).total() == 1);
+				assertThat(store.stats("orders#dead").ready()).isZero();
+				assertThat(context.getBean(StringRedisTemplate.class).hasKey(store.keys("orders#dead").messages()))
+					.isFalse();
+			});
+	}
+
+	@Test
+	void anIdThatDiesAgainWhileItsEarlierDeadLetterIsQueuedIsQueuedUnderANameOfItsOwnInTheSamePartition() {
+		String prefix = QueueContexts.uniquePrefix();
+		QueueContexts.runner(prefix)
+			.withUserConfiguration(DeadOrders.class)
+			.withPropertyValues("delay-queue.topics.orders.partitions=2")
+			.run((context) -> {
+				await().atMost(WAIT).until(() -> watched(context, "orders"));
+			});
+		QueueContexts.runner(prefix)
+			.withUserConfiguration(FailingOrders.class)
+			.withPropertyValues("delay-queue.topics.orders.backoff.initial-interval=10ms",
+					"delay-queue.topics.orders.partitions=2")
+			.run((context) -> {
+				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				template.send(DelayMessage.builder("orders", "first").id("o-4").build());
+				await().atMost(WAIT).until(() -> store.stats("orders#dead").ready() == 1);
+				template.send(DelayMessage.builder("orders", "second").id("o-4").build());
+				await().atMost(WAIT).until(() -> store.stats("orders#dead").ready() == 2);
+			});
+		QueueContexts.runner(prefix)
+			.withUserConfiguration(DeadOrders.class)
+			.withPropertyValues("delay-queue.topics.orders.partitions=2")
+			.run((context) -> {
+				DeadOrders dead = context.getBean(DeadOrders.class);
+				await().atMost(WAIT).until(() -> dead.deliveries.size() == 2);
+				assertThat(dead.deliveries).extracting(Delivery::payload).containsExactlyInAnyOrder("first", "second");
+				assertThat(dead.deliveries).extracting((delivery) -> delivery.deadLetter().id()).containsOnly("o-4");
+				assertThat(dead.deliveries).extracting(Delivery::id)
+					.anySatisfy((id) -> assertThat(id).isEqualTo("o-4"))
+					.anySatisfy((id) -> assertThat(id).startsWith("o-4~"));
+			});
+	}
+
+	@Test
+	void aListenerOfDeadLettersThatFailsHasThemRetriedThenDeadLetteredInTheQueuesOwnSet() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withUserConfiguration(FailingOrders.class, FailingDeadOrders.class)
+			.withPropertyValues("delay-queue.topics.orders.backoff.initial-interval=10ms",
+					"delay-queue.topics[orders#dead].backoff.initial-interval=10ms")
+			.run((context) -> {
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				await().atMost(WAIT).until(() -> watched(context, "orders"));
+				context.getBean(DelayQueueTemplate.class)
+					.send(DelayMessage.builder("orders", "order-5").id("o-5").build());
+				FailingDeadOrders dead = context.getBean(FailingDeadOrders.class);
+				await().atMost(WAIT).until(() -> store.page("orders#dead", MessageState.DEAD, 0, 10).total() == 1);
+				assertThat(dead.attempts).containsExactly(1, 2, 3);
+				assertThat(store.page("orders#dead", MessageState.DEAD, 0, 10).messages().get(0).lastError())
+					.isEqualTo("java.lang.IllegalStateException: alert service down");
+				assertThat(store.page("orders", MessageState.DEAD, 0, 10).total()).isOne();
+			});
+	}
+
+	@Test
+	void aMessageWhoseLeaseExpiredOnItsLastAttemptIsQueuedWithThatErrorAndTheConsumersAreSignalled() {
+		QueueContexts.runner(QueueContexts.uniquePrefix()).run((context) -> {
+			RedisMessageStore store = context.getBean(RedisMessageStore.class);
+			store.watchDeadLetters("leases");
+			List<String> signals = new CopyOnWriteArrayList<>();
+			try (AutoCloseable subscription = store.subscribe(List.of("leases#dead"), new WakeUpListener() {
+
+				@Override
+				public void readyMessages(String partition) {
+					signals.add(partition);
+				}
+
+				@Override
+				public void earlierMessage(String partition) {
+				}
+
+			})) {
+				store.send("leases", List.of(NewMessage.afterDelay("l-1", Duration.ZERO,
+						MessageFormat.encodeBody(Map.of("tenant", "acme"), "body".getBytes(StandardCharsets.UTF_8)))));
+				store.promote("leases", 10);
+				assertThat(store.claim("leases", 10, Duration.ZERO)).hasSize(1);
+				await().atMost(WAIT).until(() -> store.expireLeases("leases", 10, 1).deadLettered().size() == 1);
+				assertThat(store.stats("leases#dead").ready()).isOne();
+				await().atMost(WAIT).until(() -> signals.contains("leases#dead"));
+			}
+			assertThat(store.inspect("leases#dead", "l-1", 1000)).isNotNull();
+			DelayQueueEndpoint endpoint = new DelayQueueEndpoint(store, context.getBean(DelayQueueTemplate.class),
+					context.getBean(DelayQueueRuntime.class));
+			assertThat(endpoint.queue().topics()).containsKeys("leases", "leases#dead");
+			MessageDescriptor queued = endpoint.message("leases#dead", "l-1");
+			assertThat(queued.headers()).containsExactly(Map.entry("tenant", "acme"));
+			assertThat(queued.state()).isEqualTo("ready");
+			assertThat(endpoint.cancel("leases#dead", "l-1").affected()).isOne();
+		});
+	}
+
+	@Test
+	void theCountOfPartitionsCannotChangeWhileTheDeadLetterQueueHoldsMessages() {
+		String prefix = QueueContexts.uniquePrefix();
+		QueueContexts.runner(prefix).withUserConfiguration(DeadOrders.class).run((context) -> {
+			await().atMost(WAIT).until(() -> watched(context, "orders"));
+		});
+		QueueContexts.runner(prefix)
+			.withUserConfiguration(FailingOrders.class)
+			.withPropertyValues("delay-queue.topics.orders.backoff.initial-interval=10ms")
+			.run((context) -> {
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				context.getBean(DelayQueueTemplate.class)
+					.send(DelayMessage.builder("orders", "order-6").id("o-6").build());
+				await().atMost(WAIT).until(() -> store.stats("orders#dead").ready() == 1);
+				store.purgeDead("orders", 10);
+			});
+		QueueContexts.runner(prefix)
+			.withPropertyValues("delay-queue.topics.orders.partitions=4")
+			.run((context) -> assertThatExceptionOfType(PartitionCountException.class)
+				.isThrownBy(() -> context.getBean(RedisMessageStore.class).agreePartitions("orders")));
+	}
+
+	private static boolean watched(AssertableApplicationContext context, String topic) {
+		RedisMessageStore store = context.getBean(RedisMessageStore.class);
+		StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
+		return store.partitions()
+			.names(topic)
+			.stream()
+			.allMatch((partition) -> redis.hasKey(store.keys(partition).deadLettersWatch()));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class FailingOrders {
+
+		@DelayListener(topic = "orders", maxAttempts = 2)
+		void on(String payload) {
+			throw new IllegalStateException("refused " + payload);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class DeadOrders {
+
+		final List<Delivery<String>> deliveries = new CopyOnWriteArrayList<>();
+
+		@DelayListener(topic = "orders", deadLetters = true)
+		void on(Delivery<String> delivery) {
+			this.deliveries.add(delivery);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class FailingDeadOrders {
+
+		final List<Integer> attempts = new CopyOnWriteArrayList<>();
+
+		@DelayListener(topic = "orders", deadLetters = true, maxAttempts = 3)
+		void on(Delivery<String> delivery) {
+			this.attempts.add(delivery.attempt());
+			throw new IllegalStateException("alert service down");
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class RefusedPayments {
+
+		@DelayListener(topic = "payments", noRetryFor = IllegalArgumentException.class)
+		void on(String payload) {
+			throw new IllegalArgumentException("card declined");
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class DeadPayments {
+
+		final List<String> ids = new CopyOnWriteArrayList<>();
+
+		@DelayListener(topic = "payments", deadLetters = true, concurrency = "4")
+		void on(Delivery<String> delivery) {
+			this.ids.add(delivery.deadLetter().id());
+		}
+
+	}
+
+}
