@@ -38,6 +38,10 @@ class ReadmePropertiesTests {
 				assertThat(String.join("\n", reference)).contains("`delay-queue.topics.<topic>.*`");
 				continue;
 			}
+			if (name.equals("delay-queue.schedules")) {
+				assertThat(String.join("\n", reference)).contains("`delay-queue.schedules.<name>.topic`");
+				continue;
+			}
 			Optional<String> row = reference.stream()
 				.filter((line) -> line.startsWith("| `" + name + "` |"))
 				.findFirst();

@@ -120,6 +120,11 @@ public interface MessageStore {
 	void watchDeadLetters(String topic);
 
 	/**
+	 * @return where recurring schedules are kept
+	 */
+	ScheduleStore schedules();
+
+	/**
 	 * One partition's transitions, for the runtime.
 	 * @param partition the partition (for partition 0, the topic)
 	 * @return its transitions

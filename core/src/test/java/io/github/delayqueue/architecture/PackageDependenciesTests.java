@@ -43,7 +43,8 @@ class PackageDependenciesTests {
 			"store.redis", Set.of("store", "time"), "convert", Set.of(), "observation", Set.of(), "metrics",
 			Set.of("store"), "core", Set.of("store", "convert", "metrics", "observation", "time"), "listener",
 			Set.of("core", "convert", "store", "time"), "runtime",
-			Set.of("store", "listener", "convert", "metrics", "observation", "time"));
+			Set.of("store", "listener", "convert", "metrics", "observation", "time"), "schedule",
+			Set.of("core", "store", "time"));
 
 	@Test
 	void eachPackageUsesOnlyThePackagesItMayDependOn() throws IOException {

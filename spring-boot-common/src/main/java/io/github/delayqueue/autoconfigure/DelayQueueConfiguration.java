@@ -1,6 +1,7 @@
 package io.github.delayqueue.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -10,6 +11,9 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import io.github.delayqueue.schedule.DelayQueueSchedules;
+import io.github.delayqueue.schedule.Schedule;
+import io.github.delayqueue.schedule.SchedulePoller;
 import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.listener.DelayListenerAnnotationBeanPostProcessor;
@@ -160,6 +164,21 @@ final class DelayQueueConfiguration {
 			runtime.setErrorHandler(chosen);
 		}
 		return runtime;
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	DelayQueueSchedules delayQueueSchedules(MessageStore store, DelayQueueTemplate template) {
+		return new DelayQueueSchedules(store.schedules(), template);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	SchedulePoller delayQueueSchedulePoller(MessageStore store, DelayQueueProperties properties) {
+		List<Schedule> declared = new ArrayList<>();
+		properties.getSchedules()
+			.forEach((name, schedule) -> declared.add(DelayQueuePropertiesValidation.schedule(name, schedule)));
+		return new SchedulePoller(store, declared);
 	}
 
 	/**

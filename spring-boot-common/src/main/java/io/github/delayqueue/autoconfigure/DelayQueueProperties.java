@@ -1,12 +1,15 @@
 package io.github.delayqueue.autoconfigure;
 
 import java.time.Duration;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 import io.github.delayqueue.listener.LatePolicy;
+import io.github.delayqueue.schedule.MisfirePolicy;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -73,6 +76,13 @@ public class DelayQueueProperties implements Validator {
 	 */
 	private final Map<String, Topic> topics = new LinkedHashMap<>();
 
+	/**
+	 * Recurring messages, keyed by schedule name: each is saved in Redis at startup (the
+	 * same definition in several instances is one schedule) and sends a message to its
+	 * topic at each tick, once across the instances.
+	 */
+	private final Map<String, ScheduleProperties> schedules = new LinkedHashMap<>();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -123,6 +133,10 @@ public class DelayQueueProperties implements Validator {
 
 	public Map<String, Topic> getTopics() {
 		return this.topics;
+	}
+
+	public Map<String, ScheduleProperties> getSchedules() {
+		return this.schedules;
 	}
 
 	@Override
@@ -545,6 +559,95 @@ public class DelayQueueProperties implements Validator {
 	/**
 	 * Settings of one topic; unset values fall back to {@code delay-queue.listener.*}.
 	 */
+	/**
+	 * A recurring message.
+	 */
+	public static class ScheduleProperties {
+
+		/**
+		 * The topic each tick's message is sent to.
+		 */
+		private @Nullable String topic;
+
+		/**
+		 * Spring's six-field cron expression (second minute hour day month weekday), or a
+		 * macro such as '@hourly' or '@daily'; set this or fixed-rate.
+		 */
+		private @Nullable String cron;
+
+		/**
+		 * The time between ticks, from the first save of the schedule, at least 100ms;
+		 * set this or cron.
+		 */
+		private @Nullable Duration fixedRate;
+
+		/**
+		 * The time zone of the cron expression; its daylight-saving changes are followed
+		 * as Spring's CronExpression does.
+		 */
+		private ZoneId zone = ZoneOffset.UTC;
+
+		/**
+		 * The payload of each tick's message, as text (JSON for a typed listener).
+		 */
+		private String payload = "";
+
+		/**
+		 * What is sent for ticks missed while no instance could send them (more than a
+		 * minute late): one message for all of them, none, or one each (at most 1000).
+		 */
+		private MisfirePolicy misfire = MisfirePolicy.FIRE_ONCE;
+
+		public @Nullable String getTopic() {
+			return this.topic;
+		}
+
+		public void setTopic(@Nullable String topic) {
+			this.topic = topic;
+		}
+
+		public @Nullable String getCron() {
+			return this.cron;
+		}
+
+		public void setCron(@Nullable String cron) {
+			this.cron = cron;
+		}
+
+		public @Nullable Duration getFixedRate() {
+			return this.fixedRate;
+		}
+
+		public void setFixedRate(@Nullable Duration fixedRate) {
+			this.fixedRate = fixedRate;
+		}
+
+		public ZoneId getZone() {
+			return this.zone;
+		}
+
+		public void setZone(ZoneId zone) {
+			this.zone = zone;
+		}
+
+		public String getPayload() {
+			return this.payload;
+		}
+
+		public void setPayload(String payload) {
+			this.payload = payload;
+		}
+
+		public MisfirePolicy getMisfire() {
+			return this.misfire;
+		}
+
+		public void setMisfire(MisfirePolicy misfire) {
+			this.misfire = misfire;
+		}
+
+	}
+
 	public static class Topic {
 
 		/**

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
 
+import io.github.delayqueue.schedule.Schedule;
 import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.TopicPartitions;
@@ -51,6 +52,22 @@ final class DelayQueuePropertiesValidation {
 	private DelayQueuePropertiesValidation() {
 	}
 
+	/**
+	 * The schedule the properties of one describe.
+	 * @param name its name
+	 * @param properties its properties
+	 * @return the schedule
+	 * @throws RuntimeException naming what is wrong
+	 */
+	static Schedule schedule(String name, DelayQueueProperties.ScheduleProperties properties) {
+		String topic = properties.getTopic();
+		if (topic == null) {
+			throw new IllegalArgumentException("topic must be set");
+		}
+		return new Schedule(name, topic, properties.getCron(), properties.getFixedRate(), properties.getZone(),
+				properties.getPayload(), properties.getMisfire());
+	}
+
 	private static void validateNoRetryFor(String field, String property, List<Class<?>> classes, Errors errors) {
 		for (Class<?> type : classes) {
 			if (!Throwable.class.isAssignableFrom(type)) {
@@ -66,6 +83,15 @@ final class DelayQueuePropertiesValidation {
 			.forEach((topic, settings) -> validateRateLimit(topic, settings.getRateLimit(), settings.getPartitions(),
 					errors));
 		validateKeyPrefix(properties.getKeyPrefix(), errors);
+		properties.getSchedules().forEach((name, schedule) -> {
+			try {
+				schedule(name, schedule);
+			}
+			catch (RuntimeException ex) {
+				errors.rejectValue("schedules[" + name + "]", "invalid",
+						"delay-queue.schedules." + name + ": " + ex.getMessage());
+			}
+		});
 		validateDashboardPath(properties.getDashboard().getPath(), errors);
 		if (properties.getDashboard().getTimeout().isNegative() || properties.getDashboard().getTimeout().isZero()) {
 			errors.rejectValue("dashboard.timeout", "invalid",

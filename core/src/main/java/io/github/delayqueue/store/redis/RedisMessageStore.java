@@ -20,6 +20,7 @@ import io.github.delayqueue.store.NotReplicatedException;
 import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.PromoteResult;
 import io.github.delayqueue.store.RateLimit;
+import io.github.delayqueue.store.ScheduleStore;
 import io.github.delayqueue.store.ReplayResult;
 import io.github.delayqueue.store.Sent;
 import io.github.delayqueue.store.TopicInspector;
@@ -59,6 +60,8 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	private final RedisConnectionFactory connectionFactory;
 
 	private final RedisTemplate<String, byte[]> redis;
+
+	private final ScheduleStore schedules;
 
 	private final ScriptCalls calls;
 
@@ -118,6 +121,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 		this.queries = new RedisQueries(this.calls, this.router, template);
 		this.operations = new RedisOperations(this.calls, this.router, this.queries);
 		this.wrongTypeKeys = new WrongTypeKeys(template, this.calls);
+		this.schedules = new RedisScheduleStore(this.calls, this.router, template);
 	}
 
 	/**
@@ -169,6 +173,14 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	@Override
 	public void checkPartitions(String topic) {
 		this.router.settle(topic, this.calls.deadline());
+	}
+
+	/**
+	 * @return where recurring schedules are kept, beside their tick messages
+	 */
+	@Override
+	public ScheduleStore schedules() {
+		return this.schedules;
 	}
 
 	/**

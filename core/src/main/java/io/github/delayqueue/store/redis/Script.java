@@ -11,13 +11,14 @@ import org.springframework.data.redis.core.script.DefaultRedisScript;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * The Lua scripts of the queue, one per state transition (and three that only read, and
- * five that keep a topic's number of partitions), each with the keys it takes in the
- * order its {@code .lua} header names them: the one place in Java that knows a script's
- * key order. Each script is read from the {@code .lua} file beside this class with
- * {@code common.lua} and the helpers it names in front (see {@link ScriptSource}); a
- * {@link ScriptClock} puts its clock and the way signals are sent in front of those.
- * {@code ScriptHeadersTests} checks every declaration against its file's header.
+ * The Lua scripts of the queue, one per state transition (and four that only read, five
+ * that keep a topic's number of partitions, and five of recurring schedules), each with
+ * the keys it takes in the order its {@code .lua} header names them: the one place in
+ * Java that knows a script's key order. Each script is read from the {@code .lua} file
+ * beside this class with {@code common.lua} and the helpers it names in front (see
+ * {@link ScriptSource}); a {@link ScriptClock} puts its clock and the way signals are
+ * sent in front of those. {@code ScriptHeadersTests} checks every declaration against its
+ * file's header.
  */
 enum Script {
 
@@ -70,13 +71,23 @@ enum Script {
 
 	BEGIN_PARTITION_CHANGE(false, Key.PARTITION_COUNT, Key.PARTITION_CHANGE),
 
-	MARK_PARTITION(false, Key.PARTITION_COUNT, Key.MESSAGES, Key.DEAD, Key.DEAD_LETTERS_MESSAGES,
-			Key.DEAD_LETTERS_DEAD),
+	MARK_PARTITION(false, Key.PARTITION_COUNT, Key.MESSAGES, Key.DEAD, Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_DEAD,
+			Key.SCHEDULES),
 
 	COMMIT_PARTITION_CHANGE(false, Key.PARTITION_COUNT, Key.PARTITION_CHANGE, Key.MESSAGES, Key.DEAD,
-			Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_DEAD),
+			Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_DEAD, Key.SCHEDULES),
 
-	ABORT_PARTITION_CHANGE(true, Key.PARTITION_CHANGE);
+	ABORT_PARTITION_CHANGE(true, Key.PARTITION_CHANGE),
+
+	SAVE_SCHEDULE(false, Key.SCHEDULES, Key.PARTITION_COUNT),
+
+	ADVANCE_SCHEDULE(false, Key.SCHEDULES, Key.MESSAGES, Key.SCHEDULED, Key.PARTITION_COUNT),
+
+	PAUSE_SCHEDULE(false, Key.SCHEDULES, Key.PARTITION_COUNT),
+
+	REMOVE_SCHEDULE(true, Key.SCHEDULES, Key.PARTITION_COUNT),
+
+	SCHEDULES(false, Key.SCHEDULES);
 
 	/** The highest priority; priority 0 messages wait in the ready list itself. */
 	static final int MAX_PRIORITY = NewMessage.MAX_PRIORITY;
@@ -202,6 +213,9 @@ enum Script {
 
 		/** The most ids {@link #REMEMBERED} keeps, once the topic deduplicates. */
 		DEDUPLICATION("deduplication", "STRING"),
+
+		/** The recurring schedules whose ticks the partition holds. */
+		SCHEDULES("schedules", "HASH"),
 
 		/** Present while the topic's dead letters are listened to. */
 		DEAD_LETTERS_WATCH("dead-letters watch", "STRING"),

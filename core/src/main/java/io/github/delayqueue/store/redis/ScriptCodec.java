@@ -21,7 +21,8 @@ sealed interface ScriptCodec<R> permits ScriptCodecs.Send, ScriptCodecs.Promote,
 		ScriptCodecs.ReleaseClaim, ScriptCodecs.ExtendLeases, ScriptCodecs.Cancel, ScriptCodecs.Reschedule,
 		ScriptCodecs.Replay, ScriptCodecs.PurgeDead, ScriptCodecs.Stats, ScriptCodecs.Page, ScriptCodecs.Inspect,
 		ScriptCodecs.PartitionCount, ScriptCodecs.BeginPartitionChange, ScriptCodecs.MarkPartition,
-		ScriptCodecs.CommitPartitionChange, ScriptCodecs.AbortPartitionChange {
+		ScriptCodecs.CommitPartitionChange, ScriptCodecs.AbortPartitionChange, ScriptCodecs.SaveSchedule,
+		ScriptCodecs.AdvanceSchedule, ScriptCodecs.PauseSchedule, ScriptCodecs.RemoveSchedule, ScriptCodecs.Schedules {
 
 	/**
 	 * @return the script's arguments and reply, declared once

@@ -5,7 +5,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
@@ -74,6 +76,11 @@ final class ScriptCodecs {
 			case MARK_PARTITION -> MarkPartition.SIGNATURE;
 			case COMMIT_PARTITION_CHANGE -> CommitPartitionChange.SIGNATURE;
 			case ABORT_PARTITION_CHANGE -> AbortPartitionChange.SIGNATURE;
+			case SAVE_SCHEDULE -> SaveSchedule.SIGNATURE;
+			case ADVANCE_SCHEDULE -> AdvanceSchedule.SIGNATURE;
+			case PAUSE_SCHEDULE -> PauseSchedule.SIGNATURE;
+			case REMOVE_SCHEDULE -> RemoveSchedule.SIGNATURE;
+			case SCHEDULES -> Schedules.SIGNATURE;
 		};
 	}
 
@@ -823,6 +830,158 @@ final class ScriptCodecs {
 			out.add(ids.get(i));
 			out.add(leaseTokens.get(i));
 		}
+	}
+
+	/**
+	 * Creates a schedule or gives it another definition.
+	 *
+	 * @param partitions the topic's number of partitions here
+	 * @param name the schedule's name
+	 * @param definition its definition
+	 * @param nextTickMillis its next tick, should the definition change
+	 */
+	record SaveSchedule(int partitions, String name, String definition,
+			long nextTickMillis) implements ScriptCodec<String> {
+
+		static final Signature<SaveSchedule> SIGNATURE = Signature.of(Script.SAVE_SCHEDULE, "{1 if saved else 0",
+				Argument.of("[1] the number of partitions", SaveSchedule::partitions),
+				Argument.of("[2] name", SaveSchedule::name), Argument.of("[3] definition", SaveSchedule::definition),
+				Argument.of("[4] next tick", SaveSchedule::nextTickMillis));
+
+		@Override
+		public Signature<?> signature() {
+			return SIGNATURE;
+		}
+
+		@Override
+		public String read(Object reply) {
+			return text(((List<?>) reply).get(1));
+		}
+
+	}
+
+	/**
+	 * Sends a schedule's due ticks and moves it to its next tick, if its state is still
+	 * the one read.
+	 *
+	 * @param channel the signal channel
+	 * @param partition the partition
+	 * @param partitions the topic's number of partitions here
+	 * @param name the schedule's name
+	 * @param read the state read
+	 * @param nextTickMillis the new next tick
+	 * @param body the stored body of the tick messages
+	 * @param ticks the ticks to send
+	 */
+	record AdvanceSchedule(String channel, String partition, int partitions, String name, String read,
+			long nextTickMillis, byte[] body, List<Long> ticks) implements ScriptCodec<Boolean> {
+
+		static final Signature<AdvanceSchedule> SIGNATURE = Signature.of(Script.ADVANCE_SCHEDULE,
+				"{1, messages stored} when advanced", Argument.of("[1] signal channel", AdvanceSchedule::channel),
+				Argument.of("[2] topic", AdvanceSchedule::partition),
+				Argument.of("[3] the number of partitions", AdvanceSchedule::partitions),
+				Argument.of("[4] name", AdvanceSchedule::name), Argument.of("[5] the state", AdvanceSchedule::read),
+				Argument.of("[6] the new next tick", AdvanceSchedule::nextTickMillis),
+				Argument.of("[7] body", AdvanceSchedule::body),
+				Argument.rest("[8..] the ticks to send", (advance, out) -> out.addAll(advance.ticks())));
+
+		@Override
+		public Signature<?> signature() {
+			return SIGNATURE;
+		}
+
+		@Override
+		public Boolean read(Object reply) {
+			return number(((List<?>) reply).get(0)) == 1;
+		}
+
+	}
+
+	/**
+	 * Pauses or resumes a schedule.
+	 *
+	 * @param partitions the topic's number of partitions here
+	 * @param name the schedule's name
+	 * @param paused whether to pause
+	 * @param nextTickMillis on resume, its next tick
+	 */
+	record PauseSchedule(int partitions, String name, boolean paused,
+			long nextTickMillis) implements ScriptCodec<@Nullable String> {
+
+		static final Signature<PauseSchedule> SIGNATURE = Signature.of(Script.PAUSE_SCHEDULE, "{1 if changed else 0",
+				Argument.of("[1] the number of partitions", PauseSchedule::partitions),
+				Argument.of("[2] name", PauseSchedule::name),
+				Argument.of("[3] 1 to pause", (pause) -> pause.paused() ? 1 : 0),
+				Argument.of("[4] on resume, the next tick", PauseSchedule::nextTickMillis));
+
+		@Override
+		public Signature<?> signature() {
+			return SIGNATURE;
+		}
+
+		@Override
+		public @Nullable String read(Object reply) {
+			String state = text(((List<?>) reply).get(1));
+			return state.isEmpty() ? null : state;
+		}
+
+	}
+
+	/**
+	 * Removes a schedule.
+	 *
+	 * @param partitions the topic's number of partitions here
+	 * @param name the schedule's name
+	 */
+	record RemoveSchedule(int partitions, String name) implements ScriptCodec<Boolean> {
+
+		static final Signature<RemoveSchedule> SIGNATURE = Signature.of(Script.REMOVE_SCHEDULE, "1 if removed",
+				Argument.of("[1] the number of partitions", RemoveSchedule::partitions),
+				Argument.of("[2] name", RemoveSchedule::name));
+
+		@Override
+		public Signature<?> signature() {
+			return SIGNATURE;
+		}
+
+		@Override
+		public Boolean read(Object reply) {
+			return number(reply) == 1;
+		}
+
+	}
+
+	/**
+	 * Reads the schedules of a partition with the Redis time.
+	 */
+	record Schedules() implements ScriptCodec<Schedules.Reply> {
+
+		static final Signature<Schedules> SIGNATURE = Signature.of(Script.SCHEDULES, "{the Redis time");
+
+		@Override
+		public Signature<?> signature() {
+			return SIGNATURE;
+		}
+
+		@Override
+		public Reply read(Object reply) {
+			List<?> values = (List<?>) reply;
+			Map<String, String> states = new LinkedHashMap<>();
+			for (int i = 1; i + 1 < values.size(); i += 2) {
+				states.put(text(values.get(i)), text(values.get(i + 1)));
+			}
+			return new Reply(number(values.get(0)), states);
+		}
+
+		/**
+		 * The schedules read.
+		 *
+		 * @param nowMillis the Redis time
+		 * @param states each schedule's stored state by name
+		 */
+		record Reply(long nowMillis, Map<String, String> states) {
+		}
+
 	}
 
 	private static List<Boolean> flags(Object reply) {

@@ -138,6 +138,16 @@ public record TopicKeys(String prefix, String topic) {
 	}
 
 	/**
+	 * The recurring schedules whose ticks this partition holds (a schedule's ticks, ids
+	 * {@code <name>~<tick ms>}, belong to the partition of its name): name →
+	 * {@code <next tick ms>:<paused 0 or 1>:<definition>}.
+	 * @return HASH key
+	 */
+	public String schedules() {
+		return key("sc");
+	}
+
+	/**
 	 * The keys of this topic's dead-letter queue, in its slot.
 	 * @return the keys of {@code <topic>#dead}
 	 */
@@ -212,6 +222,7 @@ public record TopicKeys(String prefix, String topic) {
 			case RATE_WINDOW -> rateWindow();
 			case REMEMBERED -> remembered();
 			case DEDUPLICATION -> deduplication();
+			case SCHEDULES -> schedules();
 			case DEAD_LETTERS_WATCH -> deadLettersWatch();
 			case DEAD_LETTERS_MESSAGES -> deadLetters().messages();
 			case DEAD_LETTERS_READY -> deadLetters().ready();
@@ -246,6 +257,7 @@ public record TopicKeys(String prefix, String topic) {
 		types.put(priorities(), DataType.HASH);
 		types.put(remembered(), DataType.ZSET);
 		types.put(deduplication(), DataType.STRING);
+		types.put(schedules(), DataType.HASH);
 		for (int priority = 1; priority <= Script.MAX_PRIORITY; priority++) {
 			types.put(ready(priority), DataType.LIST);
 		}
@@ -263,6 +275,16 @@ public record TopicKeys(String prefix, String topic) {
 	 */
 	public static String signalChannel(String prefix) {
 		return prefix + ":signal";
+	}
+
+	/**
+	 * The registry of recurring schedules under a prefix: name → topic, for the instances
+	 * that poll them; read and written with plain commands, never by a script.
+	 * @param prefix the configured key prefix
+	 * @return HASH key
+	 */
+	public static String scheduleRegistry(String prefix) {
+		return prefix + ":schedules";
 	}
 
 	/**

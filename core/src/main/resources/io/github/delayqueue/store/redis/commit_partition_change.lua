@@ -3,13 +3,15 @@
 -- topic's count becomes the new one for every application at once, and partition 0 refuses the
 -- calls of the old count from then on. Refused, changing nothing, when the change is no longer
 -- recorded (it expired) or when the new count is above 1 and partition 0 holds a message, stored or
--- dead, in it or its dead-letter queue (the new count would look for it in another partition).
+-- dead, in it or its dead-letter queue, or a schedule (the new count would look for it in another
+-- partition).
 -- KEYS[1] partition count STRING  the topic's count, absent for 1
 -- KEYS[2] partition change STRING "<token>:<new count>" of a change on its way; expires
 -- KEYS[3] messages HASH           partition 0's stored messages; only read
 -- KEYS[4] dead ZSET               partition 0's dead letters; only read
 -- KEYS[5] dead-letters messages HASH  its dead-letter queue's stored messages; only read
 -- KEYS[6] dead-letters dead ZSET      its dead-letter queue's dead letters; only read
+-- KEYS[7] schedules HASH              the schedules whose ticks it holds; only read
 -- ARGV[1] the count the change began from
 -- ARGV[2] the new count
 -- ARGV[3] the change's token
@@ -23,7 +25,7 @@ if change ~= ARGV[3] .. ':' .. ARGV[2] or (redis.call('GET', KEYS[1]) or '1') ~=
 end
 if ARGV[2] ~= '1' then
   local held = redis.call('HLEN', KEYS[3]) + redis.call('ZCARD', KEYS[4]) + redis.call('HLEN', KEYS[5])
-    + redis.call('ZCARD', KEYS[6])
+    + redis.call('ZCARD', KEYS[6]) + redis.call('HLEN', KEYS[7])
   if held > 0 then
     return {0, held}
   end

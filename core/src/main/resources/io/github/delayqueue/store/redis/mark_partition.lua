@@ -1,6 +1,6 @@
 -- mark_partition: set the count marker of one partition of a topic (see partition_refusal) if it
 -- still holds what the caller read and, when asked, only while the partition holds no message,
--- stored or dead, its dead-letter queue's included. A change of the topic's number of partitions marks each partition of both counts
+-- stored or dead, its dead-letter queue's included, and no schedule. A change of the topic's number of partitions marks each partition of both counts
 -- other than partition 0 with "?<new count>:<token>", which refuses every call, then commits and
 -- sets the new count's partitions to "<new count>:<token>", or aborts and puts the markers back (see
 -- begin_partition_change); an application repairs a marker that a change left behind, or that was
@@ -10,16 +10,17 @@
 -- KEYS[3] dead ZSET               this partition's dead letters; only read
 -- KEYS[4] dead-letters messages HASH  its dead-letter queue's stored messages; only read
 -- KEYS[5] dead-letters dead ZSET      its dead-letter queue's dead letters; only read
+-- KEYS[6] schedules HASH              the schedules whose ticks it holds; only read
 -- ARGV[1] the marker the caller read ('' for none), or '?' to read only
 -- ARGV[2] the new marker ('' to delete it)
 -- ARGV[3] 1 to set it only while the partition holds no message, else 0
 -- Returns {1 if set else 0, the marker found ('' for none), messages held (stored and dead, in the
--- partition and its dead-letter queue)}.
+-- partition and its dead-letter queue, and schedules)}.
 -- Replayed: the second run finds the new marker instead of the one read and returns 0 with it; the
 -- caller counts a marker found equal to the one it sets as set.
 local marker = redis.call('GET', KEYS[1]) or ''
 local held = redis.call('HLEN', KEYS[2]) + redis.call('ZCARD', KEYS[3]) + redis.call('HLEN', KEYS[4])
-  + redis.call('ZCARD', KEYS[5])
+  + redis.call('ZCARD', KEYS[5]) + redis.call('HLEN', KEYS[6])
 if ARGV[1] == '?' or marker ~= ARGV[1] or (ARGV[3] == '1' and held > 0) then
   return {0, marker, held}
 end

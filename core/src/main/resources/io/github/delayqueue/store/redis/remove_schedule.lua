@@ -1,0 +1,14 @@
+-- remove_schedule: removes a schedule (state: any -> none); tick messages already sent stay.
+-- KEYS[1] schedules HASH          name -> "<next tick ms>:<paused 0 or 1>:<definition>"
+-- KEYS[2] partition count STRING  the count marker of this partition (see partition_refusal)
+-- ARGV[1] the number of partitions the caller spreads the topic over
+-- ARGV[2] name
+-- Returns 1 if removed, 0 if unknown; the error DQPARTITIONS when ARGV[1] is not the partition's
+-- count.
+-- Replayed: the second run finds nothing and returns 0.
+-- @include partition_refusal
+local refused = partition_refusal(KEYS[2], ARGV[1])
+if refused then
+  return refused
+end
+return redis.call('HDEL', KEYS[1], ARGV[2])

@@ -1,0 +1,30 @@
+-- save_schedule: creates a recurring schedule, or gives it another definition (state: none, or
+-- another definition -> this definition, next tick as given, paused as it was). The same
+-- definition again changes nothing, so every instance may save the schedules it declares. A
+-- schedule's ticks are sent when due (advance_schedule), so none is pending to replace.
+-- KEYS[1] schedules HASH          name -> "<next tick ms>:<paused 0 or 1>:<definition>"
+-- KEYS[2] partition count STRING  the count marker of this partition (see partition_refusal)
+-- ARGV[1] the number of partitions the caller spreads the topic over
+-- ARGV[2] name
+-- ARGV[3] definition
+-- ARGV[4] next tick (epoch ms), from the definition and the Redis time
+-- Returns {1 if saved else 0, the state saved or found}; the error DQPARTITIONS when ARGV[1] is
+-- not the partition's count.
+-- Replayed: the second run finds the definition saved and returns {0, its state}.
+-- @include partition_refusal
+local refused = partition_refusal(KEYS[2], ARGV[1])
+if refused then
+  return refused
+end
+local state = redis.call('HGET', KEYS[1], ARGV[2])
+local paused = '0'
+if state then
+  local _, flag, definition = string.match(state, '^(%d+):([01]):(.*)$')
+  if definition == ARGV[3] then
+    return {0, state}
+  end
+  paused = flag or '0'
+end
+state = ARGV[4] .. ':' .. paused .. ':' .. ARGV[3]
+redis.call('HSET', KEYS[1], ARGV[2], state)
+return {1, state}
