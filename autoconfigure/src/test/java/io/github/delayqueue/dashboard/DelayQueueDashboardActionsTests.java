@@ -1,10 +1,13 @@
 package io.github.delayqueue.dashboard;
 
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.Map;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.schedule.DelayQueueSchedules;
+import io.github.delayqueue.schedule.Schedule;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -21,6 +24,8 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.servlet.client.RestTestClient;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /**
  * Dashboard actions with the endpoint's access unrestricted: they run when the
  * dashboard's own page sends them, and a request another site could have made a browser
@@ -36,6 +41,9 @@ class DelayQueueDashboardActionsTests {
 
 	@Autowired
 	private DelayQueueTemplate template;
+
+	@Autowired
+	private DelayQueueSchedules schedules;
 
 	private RestTestClient client;
 
@@ -166,6 +174,61 @@ class DelayQueueDashboardActionsTests {
 		send("to-move");
 		action("to-move", Map.of("action", "reschedule", "delay", "2h")).expectStatus().isOk();
 		assertStillScheduled("to-move");
+	}
+
+	@Test
+	void theOverviewListsSchedulesWhichThePagePausesResumesAndTriggers() {
+		this.schedules.save(Schedule.cron("dashboard-nightly", "dashboard-actions", "0 0 2 * * *")
+			.withZone(ZoneId.of("Europe/Berlin")));
+		this.client.get()
+			.uri("/api/overview")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.queue.schedules[?(@.name == 'dashboard-nightly')].cron")
+			.isEqualTo("0 0 2 * * *")
+			.jsonPath("$.queue.schedules[?(@.name == 'dashboard-nightly')].zone")
+			.isEqualTo("Europe/Berlin");
+		scheduleAction("pause-schedule").jsonPath("$.detail").isEqualTo("schedule paused");
+		assertThat(this.schedules.get("dashboard-nightly").orElseThrow().paused()).isTrue();
+		scheduleAction("resume-schedule").jsonPath("$.detail").isEqualTo("schedule resumed");
+		scheduleAction("trigger-schedule").jsonPath("$.affected").isEqualTo(1);
+		this.client.post()
+			.uri("/api/topic/actions?topic=dashboard-actions")
+			.header(CrossSiteRequestGuard.HEADER, "1")
+			.contentType(MediaType.APPLICATION_JSON)
+			.body(Map.of("action", "pause-schedule", "schedule", "no-such"))
+			.exchange()
+			.expectStatus()
+			.isBadRequest()
+			.expectBody()
+			.jsonPath("$.error")
+			.isEqualTo("Topic 'dashboard-actions' has no schedule named 'no-such'");
+	}
+
+	@Test
+	void aDeadLetterQueueIsReadByItsEscapedName() {
+		this.client.get()
+			.uri("/api/topic?topic={topic}&state=ready", "dashboard-actions#dead")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.topic")
+			.isEqualTo("dashboard-actions#dead");
+	}
+
+	private RestTestClient.BodyContentSpec scheduleAction(String action) {
+		return this.client.post()
+			.uri("/api/topic/actions?topic=dashboard-actions")
+			.header(CrossSiteRequestGuard.HEADER, "1")
+			.contentType(MediaType.APPLICATION_JSON)
+			.body(Map.of("action", action, "schedule", "dashboard-nightly"))
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody();
 	}
 
 	private RestTestClient.ResponseSpec action(String id, Map<String, String> body) {

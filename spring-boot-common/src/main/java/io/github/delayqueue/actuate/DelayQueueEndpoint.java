@@ -19,9 +19,13 @@ import java.util.function.Supplier;
 
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.core.InvalidMessageException;
+import io.github.delayqueue.core.SendResult;
 import io.github.delayqueue.core.Topics;
 import io.github.delayqueue.listener.DelayListenerEndpoint;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.schedule.DelayQueueSchedules;
+import io.github.delayqueue.schedule.Schedule;
+import io.github.delayqueue.schedule.ScheduleInfo;
 import io.github.delayqueue.runtime.ListenerState;
 import io.github.delayqueue.store.CorruptMessageException;
 import io.github.delayqueue.store.MessageFormat;
@@ -98,6 +102,8 @@ public class DelayQueueEndpoint {
 
 	private final DelayQueueRuntime runtime;
 
+	private final DelayQueueSchedules schedules;
+
 	/**
 	 * Creates the endpoint.
 	 * @param store the Redis store
@@ -108,6 +114,7 @@ public class DelayQueueEndpoint {
 		this.store = store;
 		this.template = template;
 		this.runtime = runtime;
+		this.schedules = new DelayQueueSchedules(store.schedules(), template);
 	}
 
 	/**
@@ -138,8 +145,9 @@ public class DelayQueueEndpoint {
 			descriptors.put(topic, TopicDescriptor.of(null, this.store.partitions().count(topic), stats,
 					listener(topic, states), null));
 		}
+		List<ScheduleDescriptor> schedules = this.schedules.list().stream().map(ScheduleDescriptor::of).toList();
 		return new QueueDescriptor(this.store.prefix(), time, descriptors, truncated ? Boolean.TRUE : null,
-				errors.isEmpty() ? null : errors);
+				errors.isEmpty() ? null : errors, schedules.isEmpty() ? null : schedules);
 	}
 
 	/**
@@ -242,20 +250,23 @@ public class DelayQueueEndpoint {
 	 */
 	@WriteOperation
 	public ActionResult topicAction(@Selector String topic, String action,
-			@org.springframework.lang.Nullable @Nullable Long limit) {
-		return refusingStaleCounts(() -> doTopicAction(topic, action, limit));
+			@org.springframework.lang.Nullable @Nullable Long limit,
+			@org.springframework.lang.Nullable @Nullable String schedule) {
+		return refusingStaleCounts(() -> doTopicAction(topic, action, limit, schedule));
 	}
 
-	private ActionResult doTopicAction(String topic, String action, @Nullable Long limit) {
+	private ActionResult doTopicAction(String topic, String action, @Nullable Long limit, @Nullable String schedule) {
 		requireTopic(topic);
 		ActionResult result = switch (action.toLowerCase(Locale.ROOT)) {
 			case "pause" -> pause(topic);
 			case "resume" -> resume(topic);
 			case "replay-dead" -> replayDead(topic, limit);
 			case "purge-dead" -> purgeDead(topic, limit);
-			default -> throw new InvalidEndpointRequestException(
-					"Unknown topic action '" + action + "': use pause, resume, replay-dead or purge-dead",
-					"Unknown action");
+			case "pause-schedule", "resume-schedule", "trigger-schedule" ->
+				scheduleAction(topic, action.toLowerCase(Locale.ROOT), schedule);
+			default -> throw new InvalidEndpointRequestException("Unknown topic action '" + action
+					+ "': use pause, resume, replay-dead, purge-dead, pause-schedule, resume-schedule or"
+					+ " trigger-schedule", "Unknown action");
 		};
 		logger.info("delayqueue endpoint: " + result);
 		return result;
@@ -309,6 +320,34 @@ public class DelayQueueEndpoint {
 		ActionResult result = doCancel(topic, id);
 		logger.info("delayqueue endpoint: " + result);
 		return result;
+	}
+
+	private ActionResult scheduleAction(String topic, String action, @Nullable String name) {
+		if (name == null || name.isBlank()) {
+			throw new InvalidEndpointRequestException(action + " needs the schedule's name, as 'schedule'",
+					"Missing schedule");
+		}
+		ScheduleInfo info = this.schedules.get(name)
+			.filter((found) -> found.schedule().topic().equals(topic))
+			.orElseThrow(() -> new InvalidEndpointRequestException(
+					"Topic '" + topic + "' has no schedule named '" + name + "'", "Unknown schedule"));
+		return switch (action) {
+			case "pause-schedule" -> {
+				boolean paused = this.schedules.pause(name);
+				yield new ActionResult(topic, name, action, paused ? 1 : 0,
+						paused ? "schedule paused" : "schedule was paused already");
+			}
+			case "resume-schedule" -> {
+				boolean resumed = this.schedules.resume(name);
+				yield new ActionResult(topic, name, action, resumed ? 1 : 0,
+						resumed ? "schedule resumed" : "schedule was not paused");
+			}
+			default -> {
+				SendResult sent = this.schedules.trigger(info.schedule().name());
+				yield new ActionResult(topic, name, action, sent.duplicate() ? 0 : 1,
+						sent.duplicate() ? "a message of that tick exists already" : "message " + sent.id() + " sent");
+			}
+		};
 	}
 
 	private ActionResult pause(String topic) {
@@ -484,7 +523,33 @@ public class DelayQueueEndpoint {
 	 * another number of partitions than Redis does; absent when none is
 	 */
 	public record QueueDescriptor(String prefix, @Nullable String time, Map<String, TopicDescriptor> topics,
-			@Nullable Boolean truncated, @Nullable Map<String, String> errors) implements OperationResponseBody {
+			@Nullable Boolean truncated, @Nullable Map<String, String> errors,
+			@Nullable List<ScheduleDescriptor> schedules) implements OperationResponseBody {
+	}
+
+	/**
+	 * One recurring schedule.
+	 *
+	 * @param name its name
+	 * @param topic the topic its ticks are sent to
+	 * @param cron its cron expression, absent for a fixed rate
+	 * @param fixedRate its fixed rate, ISO-8601, absent for a cron expression
+	 * @param zone the time zone of its cron expression
+	 * @param misfire what it sends for missed ticks
+	 * @param nextFire when its next tick is due, absent when none is to come
+	 * @param paused whether it is paused
+	 */
+	public record ScheduleDescriptor(String name, String topic, @Nullable String cron, @Nullable String fixedRate,
+			String zone, String misfire, @Nullable String nextFire, boolean paused) {
+
+		static ScheduleDescriptor of(ScheduleInfo info) {
+			Schedule schedule = info.schedule();
+			return new ScheduleDescriptor(schedule.name(), schedule.topic(), schedule.cron(),
+					(schedule.fixedRate() != null) ? schedule.fixedRate().toString() : null, schedule.zone().getId(),
+					schedule.misfire().name().toLowerCase(Locale.ROOT).replace('_', '-'),
+					(info.nextFire() != null) ? info.nextFire().toString() : null, info.paused());
+		}
+
 	}
 
 	/**

@@ -14,8 +14,9 @@ import org.springframework.boot.convert.DurationStyle;
  * @param limit for a topic's dead letters: the most to act on
  * @param delay for {@code reschedule}: the new delay from now, such as {@code 10m} or
  * {@code PT10M}
+ * @param schedule for a schedule's action: the schedule's name
  */
-record ActionRequest(@Nullable String action, @Nullable Long limit, @Nullable String delay) {
+record ActionRequest(@Nullable String action, @Nullable Long limit, @Nullable String delay, @Nullable String schedule) {
 
 	String requiredAction() {
 		if (this.action == null || this.action.isBlank()) {

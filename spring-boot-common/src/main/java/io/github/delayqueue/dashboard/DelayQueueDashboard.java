@@ -160,7 +160,8 @@ public final class DelayQueueDashboard implements AutoCloseable {
 	}
 
 	private Object topicAction(ServerRequest request, ActionRequest action) {
-		return this.endpoint.topicAction(required(request, "topic"), action.requiredAction(), action.limit());
+		return this.endpoint.topicAction(required(request, "topic"), action.requiredAction(), action.limit(),
+				action.schedule());
 	}
 
 	private Object messageAction(ServerRequest request, ActionRequest action) {

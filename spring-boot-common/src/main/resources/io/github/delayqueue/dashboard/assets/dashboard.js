@@ -289,7 +289,33 @@ async function overview() {
   }
   const redis = await redisSection;
   show(el('h1', null, 'Topics'), liveCharts, rows.length ? table : el('p', { class: 'muted' }, 'No topics yet.'), ...notes,
-    redis);
+    schedulesSection(data.queue.schedules || []), redis);
+}
+
+function schedulesSection(schedules) {
+  if (!schedules.length) {
+    return null;
+  }
+  const rows = schedules.map((schedule) => {
+    const path = 'topic/actions?' + new URLSearchParams({ topic: schedule.topic });
+    const scheduleAction = (action) => act(path, { action: action, schedule: schedule.name });
+    return el('tr', { 'data-schedule': schedule.name },
+      el('td', null, schedule.name),
+      el('td', null, el('a', { href: topicLink(schedule.topic) }, schedule.topic)),
+      el('td', null, schedule.cron ? schedule.cron + ' (' + schedule.zone + ')' : 'every ' + duration(schedule.fixedRate)),
+      el('td', { title: schedule.nextFire || '' }, schedule.paused ? 'paused' : instant(schedule.nextFire)),
+      el('td', null, schedule.misfire),
+      el('td', null, ...(canWrite ? [
+        schedule.paused ? actionButton('Resume', () => scheduleAction('resume-schedule'))
+          : actionButton('Pause', () => scheduleAction('pause-schedule')), ' ',
+        actionButton('Trigger now', () => scheduleAction('trigger-schedule'),
+          'Send one message of ' + schedule.name + ' to ' + schedule.topic + ' now?')] : [])));
+  });
+  return el('section', { id: 'schedules' }, el('h2', null, 'Schedules'),
+    el('table', null,
+      el('thead', null, el('tr', null, el('th', null, 'Schedule'), el('th', null, 'Topic'), el('th', null, 'When'),
+        el('th', null, 'Next tick'), el('th', null, 'Misfire'), el('th', null, ''))),
+      el('tbody', null, ...rows)));
 }
 
 async function topicPage(topic, state, offset) {
