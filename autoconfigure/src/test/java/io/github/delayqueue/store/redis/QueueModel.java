@@ -249,6 +249,11 @@ final class QueueModel {
 	final Map<String, Dead> dead = new TreeMap<>();
 
 	/**
+	 * The partition's schedules: name → {@code <next tick>:<paused>:<definition>}.
+	 */
+	final Map<String, String> schedules = new TreeMap<>();
+
+	/**
 	 * Whether the topic's dead letters are listened to: each message that dies is then
 	 * also queued in its dead-letter queue.
 	 */
@@ -624,6 +629,57 @@ final class QueueModel {
 	 */
 	long deadline(String id) {
 		return this.live.get(id).deadline;
+	}
+
+	// save_schedule.lua: the same definition changes nothing; another one takes the next
+	// tick given, paused as it was.
+	String saveSchedule(String name, String definition, long next) {
+		String state = this.schedules.get(name);
+		String paused = "0";
+		if (state != null) {
+			String[] parts = state.split(":", 3);
+			if (parts[2].equals(definition)) {
+				return state;
+			}
+			paused = parts[1];
+		}
+		state = next + ":" + paused + ":" + definition;
+		this.schedules.put(name, state);
+		return state;
+	}
+
+	// advance_schedule.lua: only from the state read; stores each tick's message unless
+	// its id is stored.
+	boolean advanceSchedule(String name, String read, long next, List<Long> ticks, String body) {
+		if (!read.equals(this.schedules.get(name))) {
+			return false;
+		}
+		for (long tick : ticks) {
+			this.live.putIfAbsent(name + "~" + tick, new Live(name + "~" + tick, body, tick));
+		}
+		String[] parts = read.split(":", 3);
+		this.schedules.put(name, next + ":" + parts[1] + ":" + parts[2]);
+		return true;
+	}
+
+	// pause_schedule.lua: pausing keeps the next tick; resuming takes the one given.
+	@Nullable String pauseSchedule(String name, boolean paused, long next) {
+		String state = this.schedules.get(name);
+		if (state == null) {
+			return null;
+		}
+		String[] parts = state.split(":", 3);
+		if (parts[1].equals(paused ? "1" : "0")) {
+			return state;
+		}
+		state = (paused ? parts[0] : Long.toString(next)) + ":" + (paused ? "1" : "0") + ":" + parts[2];
+		this.schedules.put(name, state);
+		return state;
+	}
+
+	// remove_schedule.lua
+	boolean removeSchedule(String name) {
+		return this.schedules.remove(name) != null;
 	}
 
 	// expire_leases.lua: leases ended by now, by deadline (then id), at most limit of

@@ -28,6 +28,7 @@ import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.PromoteResult;
 import io.github.delayqueue.store.ReplayResult;
+import io.github.delayqueue.store.ScheduleState;
 import io.github.delayqueue.store.Sent;
 import io.github.delayqueue.store.StoredMessage;
 import io.github.delayqueue.store.TopicStats;
@@ -79,10 +80,13 @@ import static org.assertj.core.api.Assertions.fail;
  * replayed. At a random step (or never) the topic's dead letters start being listened to:
  * from then on each message that dies is also queued in the dead-letter queue, whose
  * ready list and stored copies are checked (dead-letter headers added, deduplication
- * window dropped, no attempt made). The model keeps the ready list of each priority with
- * the stale ids that cancel and reschedule leave in it, the priorities hash and the dead
- * priorities hash, and follows claim.lua list by list and chunk by chunk, so it predicts
- * each reply exactly.
+ * window dropped, no attempt made). Two recurring schedules are saved (with one of two
+ * definitions), advanced (mostly from their current state, else from a stale one, which
+ * must change nothing) storing zero to three tick messages that then live as any message,
+ * paused, resumed and removed; the schedules hash is checked after every step. The model
+ * keeps the ready list of each priority with the stale ids that cancel and reschedule
+ * leave in it, the priorities hash and the dead priorities hash, and follows claim.lua
+ * list by list and chunk by chunk, so it predicts each reply exactly.
  * <p>
  * <b>Faults.</b> A dropped reply: a state-changing call is made twice with the same
  * arguments and token, as Lettuce re-sends a command after a reconnect; the pair must act
@@ -419,7 +423,7 @@ class StateMachineModelTests {
 		// -------------------------------------------------------------------------
 
 		private Operation nextOperation() {
-			int pick = this.random.nextInt(100);
+			int pick = this.random.nextInt(108);
 			Consumer consumer = this.consumers.get(this.random.nextInt(this.consumers.size()));
 			// Mostly, a ready message with a priority cancelled is sent again, promoted
 			// and claimed in the next steps, so that the claim meets its old id in the
@@ -484,7 +488,145 @@ class StateMachineModelTests {
 			if (pick < 96) {
 				return replay(pickDeadIds());
 			}
-			return purge();
+			if (pick < 100) {
+				return purge();
+			}
+			if (pick < 102) {
+				return saveSchedule();
+			}
+			if (pick < 105) {
+				return advanceSchedule();
+			}
+			if (pick < 107) {
+				return pauseSchedule();
+			}
+			return removeSchedule();
+		}
+
+		// --- Schedules: a partition's schedules hash, and the tick messages that
+		// advancing one stores.
+
+		private String pickSchedule() {
+			return List.of("sched-a", "sched-b").get(this.random.nextInt(2));
+		}
+
+		private long pickTick() {
+			return this.base + List.of(-HOUR, HOUR, 2 * HOUR, 5 * HOUR).get(this.random.nextInt(4))
+					+ this.random.nextInt(1000);
+		}
+
+		private Operation saveSchedule() {
+			String name = pickSchedule();
+			String definition = List
+				.of("1\ntopic\ncron @hourly\nUTC\nFIRE_ONCE\n", "1\ntopic\nevery PT1S\nUTC\nSKIP\nx:y")
+				.get(this.random.nextInt(2));
+			long next = pickTick();
+			return new Operation("save schedule " + name + " next " + next, this.keys.schedules()) {
+
+				@Override
+				Object run() {
+					return Run.this.store.schedules().save(Run.this.topic, name, definition, next).stored();
+				}
+
+				@Override
+				void expect(Object reply, long before, long after) {
+					assertThat(reply).as(describe("schedule saved"))
+						.isEqualTo(Run.this.model.saveSchedule(name, definition, next));
+				}
+
+				@Override
+				void expectSentAgain(Object first, Object second) {
+					assertThat(second).as(describe("the same save again changes nothing")).isEqualTo(first);
+				}
+
+			};
+		}
+
+		private Operation advanceSchedule() {
+			String name = pickSchedule();
+			String current = this.model.schedules.get(name);
+			String read = (current != null && this.random.nextInt(10) < 7) ? current
+					: pickTick() + ":" + this.random.nextInt(2) + ":1\ntopic\ncron @hourly\nUTC\nFIRE_ONCE\n";
+			long next = pickTick();
+			List<Long> ticks = new ArrayList<>(new TreeSet<>(this.random.ints(this.random.nextInt(4), 0, 4)
+				.mapToObj((i) -> this.base + (i - 1) * HOUR)
+				.toList()));
+			String body = "tick of " + name;
+			if (current != null && current.equals(read)) {
+				count("schedule advanced");
+			}
+			return new Operation("advance schedule " + name + " from " + read.substring(0, read.indexOf(':') + 2)
+					+ " to " + next + " sending " + ticks, this.keys.schedules()) {
+
+				@Override
+				Object run() {
+					return Run.this.store.schedules()
+						.advance(ScheduleState.parse(name, Run.this.topic, read), next, ticks,
+								body.getBytes(StandardCharsets.UTF_8));
+				}
+
+				@Override
+				void expect(Object reply, long before, long after) {
+					assertThat(reply).as(describe("schedule advanced"))
+						.isEqualTo(Run.this.model.advanceSchedule(name, read, next, ticks, body));
+					ticks.forEach((tick) -> Run.this.usedIds.add(name + "~" + tick));
+				}
+
+				@Override
+				void expectSentAgain(Object first, Object second) {
+					assertThat(second).as(describe("the same advance again finds the state changed")).isEqualTo(false);
+				}
+
+			};
+		}
+
+		private Operation pauseSchedule() {
+			String name = pickSchedule();
+			boolean paused = this.random.nextBoolean();
+			long next = pickTick();
+			return new Operation((paused ? "pause" : "resume") + " schedule " + name, this.keys.schedules()) {
+
+				@Override
+				Object run() {
+					ScheduleState state = Run.this.store.schedules().pause(Run.this.topic, name, paused, next);
+					return (state != null) ? state.stored() : "none";
+				}
+
+				@Override
+				void expect(Object reply, long before, long after) {
+					String expected = Run.this.model.pauseSchedule(name, paused, next);
+					assertThat(reply).as(describe("schedule paused or resumed"))
+						.isEqualTo((expected != null) ? expected : "none");
+				}
+
+				@Override
+				void expectSentAgain(Object first, Object second) {
+					assertThat(second).as(describe("the same pause again changes nothing")).isEqualTo(first);
+				}
+
+			};
+		}
+
+		private Operation removeSchedule() {
+			String name = pickSchedule();
+			return new Operation("remove schedule " + name, this.keys.schedules()) {
+
+				@Override
+				Object run() {
+					return Run.this.store.schedules().remove(Run.this.topic, name);
+				}
+
+				@Override
+				void expect(Object reply, long before, long after) {
+					assertThat(reply).as(describe("schedule removed")).isEqualTo(Run.this.model.removeSchedule(name));
+				}
+
+				@Override
+				void expectSentAgain(Object first, Object second) {
+					assertThat(second).as(describe("the same remove again finds nothing")).isEqualTo(false);
+				}
+
+			};
 		}
 
 		/**
@@ -1344,6 +1486,7 @@ class StateMachineModelTests {
 				.isEqualTo(this.model.deduplicating ? Integer.toString(QueueModel.MAX_REMEMBERED) : null);
 
 			checkDeadLetterQueue();
+			assertThat(hash(this.keys.schedules())).as(describe("schedules")).isEqualTo(this.model.schedules);
 
 			TopicStats stats = this.store.stats(this.topic);
 			List<Live> next = this.model.scheduled();
