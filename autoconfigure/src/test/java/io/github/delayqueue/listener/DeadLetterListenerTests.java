@@ -232,6 +232,49 @@ class DeadLetterListenerTests {
 	}
 
 	@Test
+	void aCountChangedByAnotherApplicationHasTheNewPartitionsQueueDeadLettersToo() {
+		String prefix = QueueContexts.uniquePrefix();
+		QueueContexts.runner(prefix).withUserConfiguration(DeadOrders.class).run((context) -> {
+			await().atMost(WAIT).until(() -> watched(context, "orders"));
+		});
+		QueueContexts.runner(prefix)
+			.withUserConfiguration(FailingOrders.class)
+			.withPropertyValues("delay-queue.topics.orders.backoff.initial-interval=10ms",
+					"delay-queue.topics.orders.partitions=3")
+			.run((context) -> {
+				assertThat(watched(context, "orders")).isTrue();
+				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+				for (int i = 0; i < 30; i++) {
+					template.send(DelayMessage.builder("orders", "order").id("c-" + i).build());
+				}
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				await().atMost(WAIT).until(() -> store.stats("orders#dead").ready() == 30);
+			});
+	}
+
+	@Test
+	void aCorruptMessageReachesTheListenerOfDeadLettersWithItsBytesAsThePayloadAndItsLastErrorAsPreviousError() {
+		String prefix = QueueContexts.uniquePrefix();
+		QueueContexts.runner(prefix).withUserConfiguration(DeadOrders.class).run((context) -> {
+			await().atMost(WAIT).until(() -> watched(context, "orders"));
+		});
+		QueueContexts.runner(prefix)
+			.withUserConfiguration(FailingOrders.class, DeadOrders.class)
+			.withPropertyValues("delay-queue.topics.orders.backoff.initial-interval=10ms")
+			.run((context) -> {
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				store.send("orders", List.of(NewMessage.afterDelay("garbled", Duration.ZERO,
+						"not in the stored format".getBytes(StandardCharsets.UTF_8))));
+				DeadOrders dead = context.getBean(DeadOrders.class);
+				await().atMost(WAIT).until(() -> dead.deliveries.size() == 1);
+				Delivery<String> delivery = dead.deliveries.get(0);
+				assertThat(delivery.payload()).isEqualTo("not in the stored format");
+				assertThat(delivery.deadLetter().error()).contains("corrupt");
+				assertThat(delivery.previousError()).isEqualTo(delivery.deadLetter().error());
+			});
+	}
+
+	@Test
 	void theCountOfPartitionsCannotChangeWhileTheDeadLetterQueueHoldsMessages() {
 		String prefix = QueueContexts.uniquePrefix();
 		QueueContexts.runner(prefix).withUserConfiguration(DeadOrders.class).run((context) -> {

@@ -81,15 +81,16 @@ public @interface DelayListener {
 
 	/**
 	 * Consumes the topic's dead letters instead of its messages: each message of the
-	 * topic that dies from the moment this listener first started (its last attempt
-	 * failed, an exception of {@link #noRetryFor()}, a lease that expired too often) is
-	 * delivered to this method at least once, with {@link Delivery#deadLetter()} telling
-	 * its last error and attempts. The dead letters wait in the topic's dead-letter queue
-	 * {@code <topic>#dead}, in the same Redis hash slot as the topic, and are handled as
-	 * any topic's messages are: retried on failure, until they die in the queue's own
-	 * dead-letter set. The dead-letter set of the topic keeps them too, for the endpoint.
-	 * The other attributes apply to the dead-letter queue, and so do the properties
-	 * {@code delay-queue.topics[<topic>#dead].*}.
+	 * topic that dies from the moment this listener first reached Redis (its last attempt
+	 * failed, an exception of {@link #noRetryFor()}, a lease that expired too often, a
+	 * stored message found corrupt) is delivered to this method at least once, with
+	 * {@link Delivery#deadLetter()} telling its last error and attempts. The dead letters
+	 * wait in the topic's dead-letter queue {@code <topic>#dead}, in the same Redis hash
+	 * slot as the topic, and are handled as any topic's messages are: retried on failure,
+	 * until they die in the queue's own dead-letter set. The dead-letter set of the topic
+	 * keeps them too, for the endpoint. The other attributes apply to the dead-letter
+	 * queue, and so do the properties {@code delay-queue.topics[<topic>#dead].*} (but for
+	 * {@code partitions}: the queue has the topic's).
 	 * @return whether the method consumes the topic's dead letters
 	 */
 	boolean deadLetters() default false;

@@ -96,7 +96,10 @@ final class PartitionCountWatch implements AutoCloseable {
 	private void agreeNow(String topic) {
 		this.store.agreePartitions(topic);
 		if (TopicPartitions.isDeadLetters(topic)) {
-			this.store.watchDeadLetters(TopicPartitions.topicOf(topic));
+			String source = TopicPartitions.topicOf(topic);
+			this.store.watchDeadLetters(source);
+			logger.info("Topic '" + source + "': its dead letters are queued for their listener in '" + topic
+					+ "' from now on");
 		}
 	}
 

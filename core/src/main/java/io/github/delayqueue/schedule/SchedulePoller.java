@@ -55,7 +55,10 @@ public class SchedulePoller implements SmartLifecycle {
 
 	private @Nullable ScheduledExecutorService executor;
 
-	private boolean failing;
+	private volatile boolean failing;
+
+	/** Held by one look at the schedules at a time: the poller's, or a test clock's. */
+	private final Object polling = new Object();
 
 	/**
 	 * Creates the poller.
@@ -136,10 +139,26 @@ public class SchedulePoller implements SmartLifecycle {
 	}
 
 	/**
+	 * Sends every tick due by now, at once, on the caller's thread: for a test clock that
+	 * moves the Redis time forward.
+	 * @throws org.springframework.dao.DataAccessException if Redis failed or did not
+	 * answer in time
+	 */
+	public void sendDueTicks() {
+		pollOnce();
+	}
+
+	/**
 	 * Saves the declared schedules not saved yet, sends every due tick.
 	 * @return how long until the next look (ms)
 	 */
 	long pollOnce() {
+		synchronized (this.polling) {
+			return pollUnderLock();
+		}
+	}
+
+	private long pollUnderLock() {
 		saveDeclared();
 		Map<String, String> registered = this.store.registered();
 		if (registered.isEmpty()) {

@@ -14,8 +14,11 @@ import java.util.stream.Stream;
 
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.ListenerState;
+import io.github.delayqueue.schedule.SchedulePoller;
+import io.github.delayqueue.store.ScheduleState;
 import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.time.Durations;
 import org.jspecify.annotations.Nullable;
 
@@ -34,7 +37,8 @@ import org.springframework.data.redis.core.ZSetOperations.TypedTuple;
  * while the real brokers, scripts and listeners do the delivering. Time steps from one
  * due time (or lease deadline) to the next, and at each step the clock waits until the
  * listeners have handled everything then due, so messages are delivered in due order and
- * retries that fall inside the span are delivered too.
+ * retries that fall inside the span are delivered too. The ticks of recurring schedules
+ * are steps too: each is sent as the clock reaches it.
  * <p>
  * Only the topics with a running {@code @DelayListener} in this application are
  * delivered; messages of other topics stay where they are. Get it injected in a test
@@ -54,6 +58,18 @@ public final class DelayQueueTestClock {
 	 */
 	private static final String PARTITION_COUNT_SUFFIX = "}:n";
 
+	/**
+	 * Ends the keys of each partition's recurring schedules, which {@link #clear()}
+	 * keeps: the application declared them at its start.
+	 */
+	private static final String SCHEDULES_SUFFIX = "}:sc";
+
+	/**
+	 * Ends the keys that have a partition copy its dead letters for a listener of them,
+	 * which {@link #clear()} keeps: the listener set them at its start.
+	 */
+	private static final String DEAD_LETTERS_WATCH_SUFFIX = "}:xw";
+
 	private final RedisMessageStore store;
 
 	private final StringRedisTemplate redis;
@@ -63,6 +79,10 @@ public final class DelayQueueTestClock {
 	private final Duration timeout;
 
 	private final String offsetKey;
+
+	private final String scheduleRegistry;
+
+	private @Nullable ObjectProvider<SchedulePoller> schedules;
 
 	/**
 	 * Creates a clock for a store on an offset clock ({@code ScriptClock.offsetBy}).
@@ -83,6 +103,16 @@ public final class DelayQueueTestClock {
 		this.runtime = runtime;
 		this.timeout = timeout;
 		this.offsetKey = key;
+		this.scheduleRegistry = TopicKeys.scheduleRegistry(store.prefix());
+	}
+
+	/**
+	 * Sends the ticks of recurring schedules as the clock passes them, through the
+	 * application's schedule poller, as a due message is delivered.
+	 * @param schedules the application's schedule poller, if any
+	 */
+	public void sendTicksWith(ObjectProvider<SchedulePoller> schedules) {
+		this.schedules = schedules;
 	}
 
 	/**
@@ -135,16 +165,20 @@ public final class DelayQueueTestClock {
 		}
 		long deadline = System.nanoTime() + this.timeout.toNanos();
 		long target = nowMicros() + TimeUnit.NANOSECONDS.toMicros(span.toNanos());
+		// Schedules declared at startup are saved by now, from the time before the span.
+		sendDueTicks();
 		while (true) {
 			List<String> topics = awaitSettled(deadline);
-			long next = nextEventMillis(topics);
+			long next = earliest(nextEventMillis(topics), nextTickMillis());
 			if (next < 0 || next * 1000 > target) {
 				break;
 			}
 			moveTo(next * 1000);
+			sendDueTicks();
 			wakeBrokers(topics);
 		}
 		moveTo(target);
+		sendDueTicks();
 		wakeBrokers(listenedTopics());
 		awaitSettled(deadline);
 	}
@@ -176,7 +210,9 @@ public final class DelayQueueTestClock {
 		try (Cursor<String> found = this.redis
 			.scan(ScanOptions.scanOptions().match(globEscape(this.store.prefix()) + ":*").count(1000).build())) {
 			found.forEachRemaining((key) -> {
-				if (!key.equals(this.offsetKey) && !key.endsWith(PARTITION_COUNT_SUFFIX)) {
+				if (!key.equals(this.offsetKey) && !key.endsWith(PARTITION_COUNT_SUFFIX)
+						&& !key.endsWith(SCHEDULES_SUFFIX) && !key.endsWith(DEAD_LETTERS_WATCH_SUFFIX)
+						&& !key.equals(this.scheduleRegistry)) {
 					keys.add(key);
 				}
 			});
@@ -252,6 +288,40 @@ public final class DelayQueueTestClock {
 	 * @return the earliest due time or lease deadline of the listened topics (epoch ms),
 	 * or -1 if none
 	 */
+	/** The earlier of two times, -1 for none. */
+	private static long earliest(long first, long second) {
+		return (first < 0) ? second : (second < 0) ? first : Math.min(first, second);
+	}
+
+	/**
+	 * @return the next tick of the running schedules (epoch ms), or -1 for none
+	 */
+	private long nextTickMillis() {
+		SchedulePoller poller = (this.schedules != null) ? this.schedules.getIfAvailable() : null;
+		if (poller == null) {
+			return -1;
+		}
+		long next = -1;
+		Map<String, String> registered = this.store.schedules().registered();
+		for (Map.Entry<String, String> schedule : registered.entrySet()) {
+			ScheduleState state = this.store.schedules()
+				.read(schedule.getValue(), schedule.getKey())
+				.schedules()
+				.get(schedule.getKey());
+			if (state != null && !state.paused() && state.nextTickMillis() != Long.MAX_VALUE) {
+				next = earliest(next, state.nextTickMillis());
+			}
+		}
+		return next;
+	}
+
+	private void sendDueTicks() {
+		SchedulePoller poller = (this.schedules != null) ? this.schedules.getIfAvailable() : null;
+		if (poller != null) {
+			poller.sendDueTicks();
+		}
+	}
+
 	private long nextEventMillis(List<String> topics) {
 		return earliestScore(topics.stream()
 			.flatMap((topic) -> partitionsOf(topic).stream())

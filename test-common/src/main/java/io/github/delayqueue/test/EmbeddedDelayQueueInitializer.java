@@ -7,6 +7,7 @@ import java.util.UUID;
 
 import io.github.delayqueue.autoconfigure.DelayQueueProperties;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.schedule.SchedulePoller;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.RedisSettingsCheck;
@@ -79,11 +80,13 @@ public final class EmbeddedDelayQueueInitializer
 		registry.registerBeanDefinition("embeddedDelayQueueRedisSettingsCheck",
 				new RootBeanDefinition(RedisSettingsCheck.class,
 						() -> new ThrowawayRedisSettingsCheck(beans.getBean(RedisConnectionFactory.class))));
-		registry.registerBeanDefinition("delayQueueTestClock",
-				new RootBeanDefinition(DelayQueueTestClock.class,
-						() -> new DelayQueueTestClock(beans.getBean(RedisMessageStore.class),
-								beans.getBean(RedisConnectionFactory.class),
-								beans.getBeanProvider(DelayQueueRuntime.class), this.timeout)));
+		registry.registerBeanDefinition("delayQueueTestClock", new RootBeanDefinition(DelayQueueTestClock.class, () -> {
+			DelayQueueTestClock clock = new DelayQueueTestClock(beans.getBean(RedisMessageStore.class),
+					beans.getBean(RedisConnectionFactory.class), beans.getBeanProvider(DelayQueueRuntime.class),
+					this.timeout);
+			clock.sendTicksWith(beans.getBeanProvider(SchedulePoller.class));
+			return clock;
+		}));
 	}
 
 	/**

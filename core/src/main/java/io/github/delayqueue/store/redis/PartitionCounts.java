@@ -186,7 +186,7 @@ final class PartitionCounts {
 		if (stale.isEmpty()) {
 			return true;
 		}
-		List<Marker> results = mark(stale, wanted, false, deadline);
+		List<Marker> results = mark(stale, wanted, false, false, deadline);
 		boolean repaired = results.stream().allMatch((result) -> result.set() || result.value().equals(wanted));
 		if (repaired) {
 			logger.info("Topic '" + topic + "': count markers of partitions "
@@ -205,7 +205,7 @@ final class PartitionCounts {
 	 */
 	private boolean change(String topic, int from, int to, long deadline) {
 		String token = LeaseTokens.newToken();
-		boolean begun;
+		ScriptCodecs.BeginPartitionChange.Reply begun;
 		try {
 			begun = this.calls.run(topic,
 					new ScriptCodecs.BeginPartitionChange(from, to, token, Duration.ofMillis(expiryMillis())),
@@ -216,7 +216,7 @@ final class PartitionCounts {
 			abort(topic, token, to, CHANGING + to + ":" + token, List.of(), deadline);
 			throw ex;
 		}
-		if (!begun) {
+		if (!begun.begun()) {
 			return false;
 		}
 		String mark = CHANGING + to + ":" + token;
@@ -226,7 +226,10 @@ final class PartitionCounts {
 		boolean committed = false;
 		try {
 			List<Marker> found = read(others(List.copyOf(names)), deadline);
-			List<Marker> results = mark(found, mark, true, deadline);
+			// While the topic's dead letters are listened to, every partition of the new
+			// count copies them from before the count takes effect.
+			boolean watched = begun.watched() || found.stream().anyMatch(Marker::watched);
+			List<Marker> results = mark(found, mark, true, watched, deadline);
 			long held = 0;
 			boolean raced = false;
 			for (int i = 0; i < results.size(); i++) {
@@ -277,10 +280,10 @@ final class PartitionCounts {
 	 */
 	private void open(String topic, int count, String token, String mark, long deadline) {
 		List<Marker> changing = others(TopicPartitions.names(topic, count)).stream()
-			.map((partition) -> new Marker(partition, mark, false, 0))
+			.map((partition) -> new Marker(partition, mark, false, 0, false))
 			.toList();
 		try {
-			mark(changing, count + ":" + token, false, deadline);
+			mark(changing, count + ":" + token, false, false, deadline);
 		}
 		catch (DataAccessException ex) {
 			logger.warn("Topic '" + topic + "': could not mark its partitions for its new count " + count
@@ -300,7 +303,7 @@ final class PartitionCounts {
 			if (readCount(topic, abortDeadline).count() != to && !marked.isEmpty()) {
 				List<ScriptCall> calls = marked.stream()
 					.map((marker) -> this.calls.call(marker.partition(),
-							new ScriptCodecs.MarkPartition(mark, marker.value(), false)))
+							new ScriptCodecs.MarkPartition(mark, marker.value(), false, false)))
 					.toList();
 				this.calls.runAll(calls, remaining(abortDeadline));
 			}
@@ -322,21 +325,25 @@ final class PartitionCounts {
 
 	/** The markers of partitions, read in one round trip. */
 	private List<Marker> read(List<String> partitions, long deadline) {
-		List<Marker> unread = partitions.stream().map((partition) -> new Marker(partition, "?", false, 0)).toList();
-		return mark(unread, "", false, deadline);
+		List<Marker> unread = partitions.stream()
+			.map((partition) -> new Marker(partition, "?", false, 0, false))
+			.toList();
+		return mark(unread, "", false, false, deadline);
 	}
 
 	/**
 	 * Sets markers that still hold what was read, in one round trip; a marker value of
 	 * {@code "?"} only reads.
-	 * @return for each, whether it was set, the value found and the messages held
+	 * @return for each, whether it was set, the value found, the messages held and
+	 * whether it copied dead letters; with {@code watch}, each marker set has its
+	 * partition copy them from then on
 	 */
-	private List<Marker> mark(List<Marker> markers, String value, boolean onlyIfEmpty, long deadline) {
+	private List<Marker> mark(List<Marker> markers, String value, boolean onlyIfEmpty, boolean watch, long deadline) {
 		if (markers.isEmpty()) {
 			return List.of();
 		}
 		ScriptCodecs.MarkPartition[] marks = markers.stream()
-			.map((marker) -> new ScriptCodecs.MarkPartition(marker.value(), value, onlyIfEmpty))
+			.map((marker) -> new ScriptCodecs.MarkPartition(marker.value(), value, onlyIfEmpty, watch))
 			.toArray(ScriptCodecs.MarkPartition[]::new);
 		List<ScriptCall> calls = new ArrayList<>(markers.size());
 		for (int i = 0; i < markers.size(); i++) {
@@ -346,7 +353,8 @@ final class PartitionCounts {
 		List<Marker> results = new ArrayList<>(markers.size());
 		for (int i = 0; i < markers.size(); i++) {
 			ScriptCodecs.MarkPartition.Reply reply = marks[i].read(replies.get(i));
-			results.add(new Marker(markers.get(i).partition(), reply.found(), reply.set(), reply.held()));
+			results
+				.add(new Marker(markers.get(i).partition(), reply.found(), reply.set(), reply.held(), reply.watched()));
 		}
 		return results;
 	}
@@ -366,8 +374,9 @@ final class PartitionCounts {
 	 * @param value the marker, empty when unset
 	 * @param set whether a call set it
 	 * @param held the messages the partition holds, stored or dead
+	 * @param watched whether the partition copied dead letters into its dead-letter queue
 	 */
-	private record Marker(String partition, String value, boolean set, long held) {
+	private record Marker(String partition, String value, boolean set, long held, boolean watched) {
 
 		/**
 		 * The count the marker names, as the scripts read it: 1 when unset, -1 while a

@@ -685,7 +685,8 @@ final class ScriptCodecs {
 	 * @param token the change's token
 	 * @param expiry how long the record lasts unless the change ends
 	 */
-	record BeginPartitionChange(int from, int to, String token, Duration expiry) implements ScriptCodec<Boolean> {
+	record BeginPartitionChange(int from, int to, String token,
+			Duration expiry) implements ScriptCodec<BeginPartitionChange.Reply> {
 
 		static final Signature<BeginPartitionChange> SIGNATURE = Signature.of(Script.BEGIN_PARTITION_CHANGE,
 				"{1 if begun else 0", Argument.of("[1] the count the caller read", BeginPartitionChange::from),
@@ -699,8 +700,19 @@ final class ScriptCodecs {
 		}
 
 		@Override
-		public Boolean read(Object reply) {
-			return number(((List<?>) reply).get(0)) == 1;
+		public Reply read(Object reply) {
+			List<?> values = (List<?>) reply;
+			return new Reply(number(values.get(0)) == 1, number(values.get(3)) == 1);
+		}
+
+		/**
+		 * Whether the change began.
+		 *
+		 * @param begun whether it did
+		 * @param watched whether the topic's dead letters are listened to (partition 0
+		 * copies them)
+		 */
+		record Reply(boolean begun, boolean watched) {
 		}
 
 	}
@@ -711,14 +723,16 @@ final class ScriptCodecs {
 	 * @param expected the marker read ({@code ""} for none), or {@code "?"} to read only
 	 * @param marker the new marker ({@code ""} to delete it)
 	 * @param onlyIfEmpty whether to set it only while the partition holds no message
+	 * @param watch whether the partition copies dead letters too once the marker is set
 	 */
-	record MarkPartition(String expected, String marker,
-			boolean onlyIfEmpty) implements ScriptCodec<MarkPartition.Reply> {
+	record MarkPartition(String expected, String marker, boolean onlyIfEmpty,
+			boolean watch) implements ScriptCodec<MarkPartition.Reply> {
 
 		static final Signature<MarkPartition> SIGNATURE = Signature.of(Script.MARK_PARTITION, "{1 if set else 0",
 				Argument.of("[1] the marker the caller read", MarkPartition::expected),
 				Argument.of("[2] the new marker", MarkPartition::marker),
-				Argument.of("[3] 1 to set it only while", (mark) -> mark.onlyIfEmpty() ? 1 : 0));
+				Argument.of("[3] 1 to set it only while", (mark) -> mark.onlyIfEmpty() ? 1 : 0),
+				Argument.of("[4] 1 to have the partition copy dead letters", (mark) -> mark.watch() ? 1 : 0));
 
 		@Override
 		public Signature<?> signature() {
@@ -728,7 +742,8 @@ final class ScriptCodecs {
 		@Override
 		public Reply read(Object reply) {
 			List<?> values = (List<?>) reply;
-			return new Reply(number(values.get(0)) == 1, text(values.get(1)), number(values.get(2)));
+			return new Reply(number(values.get(0)) == 1, text(values.get(1)), number(values.get(2)),
+					number(values.get(3)) == 1);
 		}
 
 		/**
@@ -737,8 +752,9 @@ final class ScriptCodecs {
 		 * @param set whether the marker was set
 		 * @param found the marker found ({@code ""} for none)
 		 * @param held the messages the partition holds, stored and dead
+		 * @param watched whether the partition copied dead letters before
 		 */
-		record Reply(boolean set, String found, long held) {
+		record Reply(boolean set, String found, long held, boolean watched) {
 		}
 
 	}

@@ -11,22 +11,28 @@
 -- KEYS[4] dead-letters messages HASH  its dead-letter queue's stored messages; only read
 -- KEYS[5] dead-letters dead ZSET      its dead-letter queue's dead letters; only read
 -- KEYS[6] schedules HASH              the schedules whose ticks it holds; only read
+-- KEYS[7] dead-letters watch STRING   present while the topic's dead letters are listened to
 -- ARGV[1] the marker the caller read ('' for none), or '?' to read only
 -- ARGV[2] the new marker ('' to delete it)
 -- ARGV[3] 1 to set it only while the partition holds no message, else 0
+-- ARGV[4] 1 to have the partition copy dead letters too (set KEYS[7]) when the marker is set, else 0
 -- Returns {1 if set else 0, the marker found ('' for none), messages held (stored and dead, in the
--- partition and its dead-letter queue, and schedules)}.
+-- partition and its dead-letter queue, and schedules), 1 if KEYS[7] was present else 0}.
 -- Replayed: the second run finds the new marker instead of the one read and returns 0 with it; the
 -- caller counts a marker found equal to the one it sets as set.
 local marker = redis.call('GET', KEYS[1]) or ''
 local held = redis.call('HLEN', KEYS[2]) + redis.call('ZCARD', KEYS[3]) + redis.call('HLEN', KEYS[4])
   + redis.call('ZCARD', KEYS[5]) + redis.call('HLEN', KEYS[6])
+local watched = redis.call('EXISTS', KEYS[7])
 if ARGV[1] == '?' or marker ~= ARGV[1] or (ARGV[3] == '1' and held > 0) then
-  return {0, marker, held}
+  return {0, marker, held, watched}
+end
+if ARGV[4] == '1' then
+  redis.call('SET', KEYS[7], '1')
 end
 if ARGV[2] == '' then
   redis.call('DEL', KEYS[1])
 else
   redis.call('SET', KEYS[1], ARGV[2])
 end
-return {1, marker, held}
+return {1, marker, held, watched}
