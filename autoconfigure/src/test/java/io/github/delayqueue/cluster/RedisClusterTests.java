@@ -37,6 +37,7 @@ import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.core.StringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -295,6 +296,35 @@ class RedisClusterTests {
 			});
 	}
 
+	@Test
+	void deadLettersOfEveryPartitionReachTheirListenerAndAScheduleTicksOnItsPrimary() {
+		runner().withUserConfiguration(DeadOrders.class)
+			.withPropertyValues("delay-queue.topics.orders.partitions=3",
+					"delay-queue.topics.orders.backoff.initial-interval=10ms",
+					"delay-queue.schedules.beat.topic=reminders", "delay-queue.schedules.beat.fixed-rate=200ms")
+			.run((context) -> {
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				Listeners listeners = context.getBean(Listeners.class);
+				List<String> ids = IntStream.range(0, 30).mapToObj((i) -> "doomed-" + i).toList();
+				ids.forEach((id) -> listeners.failures.put(id, 10));
+				StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
+				await().atMost(Duration.ofSeconds(10))
+					.until(() -> store.partitions()
+						.names("orders")
+						.stream()
+						.allMatch((partition) -> redis.hasKey(store.keys(partition).deadLettersWatch())));
+				context.getBean(DelayQueueTemplate.class)
+					.sendAll(ids.stream().map((id) -> message("orders", id, 0)).toList());
+				DeadOrders dead = context.getBean(DeadOrders.class);
+				await().atMost(Duration.ofSeconds(20)).until(() -> dead.ids.size() >= 30);
+				assertThat(dead.ids).containsExactlyInAnyOrderElementsOf(ids);
+				await().atMost(Duration.ofSeconds(10))
+					.until(() -> listeners.delivered.stream()
+						.filter((delivery) -> delivery.id().startsWith("beat~"))
+						.count() >= 3);
+			});
+	}
+
 	private static DelayMessage message(String topic, String id, long delayMillis) {
 		return DelayMessage.builder(topic, id).id(id).delay(Duration.ofMillis(delayMillis)).build();
 	}
@@ -302,6 +332,18 @@ class RedisClusterTests {
 	private static ApplicationContextRunner runner() {
 		return QueueContexts.runner(QueueContexts.uniquePrefix(), cluster.springProperties())
 			.withUserConfiguration(Listeners.class);
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class DeadOrders {
+
+		final List<String> ids = new CopyOnWriteArrayList<>();
+
+		@DelayListener(topic = "orders", deadLetters = true)
+		void on(Delivery<String> delivery) {
+			this.ids.add(delivery.deadLetter().id());
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)

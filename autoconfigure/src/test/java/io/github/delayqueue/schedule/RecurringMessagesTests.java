@@ -1,5 +1,6 @@
 package io.github.delayqueue.schedule;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.ZoneId;
 import java.util.ArrayList;
@@ -13,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.store.ScheduleState;
+import io.github.delayqueue.store.ScheduleStore;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
@@ -154,6 +156,53 @@ class RecurringMessagesTests {
 				assertThatIllegalArgumentException().isThrownBy(() -> schedules.pause("heartbeat"))
 					.withMessage("No schedule named 'heartbeat'");
 			});
+	}
+
+	@Test
+	void aSaveFromAStateReadBeforeATickWasSentIsRefusedSoNoTickComesTwice() {
+		QueueContexts.runner(QueueContexts.uniquePrefix()).run((context) -> {
+			ScheduleStore store = context.getBean(RedisMessageStore.class).schedules();
+			DelayQueueSchedules schedules = context.getBean(DelayQueueSchedules.class);
+			schedules.save(Schedule.fixedRate("sec", "secs", Duration.ofHours(1)));
+			ScheduleState read = store.read("secs", "sec").schedules().get("sec");
+			// Another instance sends the tick meanwhile.
+			assertThat(store.advance(read, read.nextTickMillis() + 3_600_000, List.of(read.nextTickMillis()),
+					"tick".getBytes(StandardCharsets.UTF_8)))
+				.isTrue();
+			assertThat(store.save("secs", "sec", Schedule.fixedRate("sec", "secs", Duration.ofMinutes(1)).definition(),
+					read.nextTickMillis() - 1000, read))
+				.isNull();
+			ScheduleInfo saved = schedules.save(Schedule.fixedRate("sec", "secs", Duration.ofMinutes(1)));
+			assertThat(saved.nextFire().toEpochMilli()).isGreaterThan(read.nextTickMillis() - 3_600_000);
+		});
+	}
+
+	@Test
+	void aTriggeredMessageNeverTakesTheIdOfATick() {
+		QueueContexts.runner(QueueContexts.uniquePrefix()).run((context) -> {
+			DelayQueueSchedules schedules = context.getBean(DelayQueueSchedules.class);
+			schedules.save(Schedule.cron("report", "reports", "@daily"));
+			assertThat(schedules.trigger("report").id()).matches("report~[0-9]+~");
+		});
+	}
+
+	@Test
+	void aScheduleThatCannotBeReadOrSavedLeavesTheOthersTicking() {
+		List<String> ticks = new CopyOnWriteArrayList<>();
+		Beats.deliveries = ticks;
+		String prefix = QueueContexts.uniquePrefix();
+		QueueContexts.runner(prefix).run((context) -> {
+			context.getBean(DelayQueueSchedules.class).save(Schedule.cron("taken", "elsewhere", "@daily"));
+			RedisMessageStore store = context.getBean(RedisMessageStore.class);
+			context.getBean(StringRedisTemplate.class)
+				.opsForHash()
+				.put(store.keys(store.partitions().nameFor("beats", "garbled")).schedules(), "garbled", "not a state");
+		});
+		QueueContexts.runner(prefix)
+			.withUserConfiguration(Beats.class)
+			.withPropertyValues(EVERY_300_MS.toArray(String[]::new))
+			.withPropertyValues("delay-queue.schedules.taken.topic=beats", "delay-queue.schedules.taken.cron=@hourly")
+			.run((context) -> await().atMost(WAIT).until(() -> ticks.size() >= 3));
 	}
 
 	@Test

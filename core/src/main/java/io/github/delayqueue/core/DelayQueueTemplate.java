@@ -332,6 +332,13 @@ public class DelayQueueTemplate {
 	}
 
 	/**
+	 * @return the largest payload a send accepts, in bytes after conversion
+	 */
+	public long maxPayloadBytes() {
+		return this.maxPayloadBytes;
+	}
+
+	/**
 	 * Cancels a pending message.
 	 * @param topic the topic, or a topic's dead-letter queue {@code <topic>#dead}
 	 * @param messageId the message id

@@ -1,5 +1,6 @@
 package io.github.delayqueue.schedule;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -28,9 +29,15 @@ import org.springframework.dao.DataAccessException;
  */
 public class DelayQueueSchedules {
 
+	/** How often a save is tried while other instances change the schedule under it. */
+	private static final int MAX_SAVE_ATTEMPTS = 10;
+
 	private final ScheduleStore store;
 
 	private final DelayQueueTemplate template;
+
+	private Runnable changed = () -> {
+	};
 
 	/**
 	 * Creates the schedules' API.
@@ -43,15 +50,33 @@ public class DelayQueueSchedules {
 	}
 
 	/**
+	 * Sets what to do once a schedule was saved or resumed here, such as waking this
+	 * application's {@link SchedulePoller} ({@link SchedulePoller#wakeUp()}), so that a
+	 * first tick sooner than its next look is not late.
+	 * @param changed what to run
+	 */
+	public void onChange(Runnable changed) {
+		this.changed = changed;
+	}
+
+	/**
 	 * Creates a schedule, or gives it a new definition (paused as it was): its next tick
 	 * is then the first after now by the new definition. Saving the definition it has
 	 * changes nothing. A schedule keeps its topic: remove it to move it to another.
 	 * @param schedule the schedule
 	 * @return the schedule as Redis keeps it
-	 * @throws IllegalArgumentException if a schedule of that name sends to another topic
+	 * @throws IllegalArgumentException if a schedule of that name sends to another topic,
+	 * or its payload is larger than a send accepts
 	 */
 	public ScheduleInfo save(Schedule schedule) {
-		return save(this.store, schedule);
+		int size = schedule.payload().getBytes(StandardCharsets.UTF_8).length;
+		if (size > this.template.maxPayloadBytes()) {
+			throw new InvalidMessageException("Schedule '" + schedule.name() + "' has a payload of " + size
+					+ " bytes, but sends accept at most " + this.template.maxPayloadBytes());
+		}
+		ScheduleInfo saved = save(this.store, schedule);
+		this.changed.run();
+		return saved;
 	}
 
 	static ScheduleInfo save(ScheduleStore store, Schedule schedule) {
@@ -61,10 +86,18 @@ public class DelayQueueSchedules {
 			throw new IllegalArgumentException("Schedule '" + schedule.name() + "' sends to topic '" + registeredTopic
 					+ "', not '" + schedule.topic() + "': remove it first to move it to another topic");
 		}
-		SchedulesRead read = store.read(schedule.topic(), schedule.name());
-		ScheduleState state = store.save(schedule.topic(), schedule.name(), schedule.definition(),
-				schedule.nextAfter(read.nowMillis()));
-		return info(state);
+		for (int attempt = 1; attempt <= MAX_SAVE_ATTEMPTS; attempt++) {
+			// The next tick comes from the time read with the state: after every tick
+			// sent.
+			SchedulesRead read = store.read(schedule.topic(), schedule.name());
+			ScheduleState state = store.save(schedule.topic(), schedule.name(), schedule.definition(),
+					schedule.nextAfter(read.nowMillis()), read.schedules().get(schedule.name()));
+			if (state != null) {
+				return info(state);
+			}
+		}
+		throw new IllegalStateException("Schedule '" + schedule.name() + "' changed under each of " + MAX_SAVE_ATTEMPTS
+				+ " attempts to save it: other instances keep changing it");
 	}
 
 	/**
@@ -121,6 +154,7 @@ public class DelayQueueSchedules {
 		Schedule schedule = Schedule.parse(name, before.definition());
 		SchedulesRead read = this.store.read(before.topic(), name);
 		ScheduleState after = this.store.pause(before.topic(), name, false, schedule.nextAfter(read.nowMillis()));
+		this.changed.run();
 		return after != null && before.paused();
 	}
 
@@ -136,7 +170,7 @@ public class DelayQueueSchedules {
 
 	/**
 	 * Sends one message of a schedule now, apart from its ticks: id
-	 * {@code <name>~<now epoch ms>}, due at once.
+	 * {@code <name>~<now epoch ms>~} (never a tick's), due at once.
 	 * @param name the schedule's name
 	 * @return the send's result
 	 * @throws IllegalArgumentException if there is no such schedule
@@ -146,7 +180,7 @@ public class DelayQueueSchedules {
 		Schedule schedule = Schedule.parse(name, state.definition());
 		long now = this.store.read(state.topic(), name).nowMillis();
 		return this.template.send(DelayMessage.builder(schedule.topic(), schedule.payload())
-			.id(schedule.tickId(now))
+			.id(schedule.tickId(now) + '~')
 			.delay(Duration.ZERO)
 			.build());
 	}

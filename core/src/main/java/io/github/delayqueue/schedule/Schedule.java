@@ -22,11 +22,13 @@ import org.springframework.scheduling.support.CronExpression;
  * name identifies the schedule: saving the same definition again changes nothing, so
  * every instance may declare it. Immutable.
  *
- * @param name the schedule's name: a message id without {@code ~}
+ * @param name the schedule's name: a message id without {@code ~}, at most
+ * {@value #MAX_NAME_LENGTH} characters
  * @param topic the topic its ticks are sent to
  * @param cron the cron expression, or {@code null} for a fixed rate
  * @param fixedRate the time between ticks, or {@code null} for a cron expression
- * @param zone the time zone of the cron expression (UTC unless given)
+ * @param zone the time zone of the cron expression (UTC unless given), normalized
+ * ({@code UTC} is {@code Z})
  * @param payload the payload of each tick message, as text (JSON for a typed listener)
  * @param misfire what is sent for ticks missed during an outage
  */
@@ -42,6 +44,9 @@ public record Schedule(String name, String topic, @Nullable String cron, @Nullab
 	/** The most missed ticks {@link MisfirePolicy#FIRE_ALL} sends. */
 	public static final int MAX_MISSED_TICKS = 1000;
 
+	/** The longest name: the ids of its messages add {@code ~<tick epoch ms>~}. */
+	public static final int MAX_NAME_LENGTH = 180;
+
 	/** The shortest fixed rate. */
 	public static final Duration MIN_FIXED_RATE = Duration.ofMillis(100);
 
@@ -54,6 +59,8 @@ public record Schedule(String name, String topic, @Nullable String cron, @Nullab
 	 */
 	public Schedule {
 		Objects.requireNonNull(zone, "zone");
+		// "UTC" and "Z" are one zone: one definition, whichever an instance was given.
+		zone = zone.normalized();
 		Objects.requireNonNull(payload, "payload");
 		Objects.requireNonNull(misfire, "misfire");
 		requireValidName(name);
@@ -63,12 +70,17 @@ public record Schedule(String name, String topic, @Nullable String cron, @Nullab
 					+ "' needs either a cron expression or a fixed rate, not " + ((cron == null) ? "neither" : "both"));
 		}
 		if (cron != null) {
+			CronExpression expression;
 			try {
-				CronExpression.parse(cron);
+				expression = CronExpression.parse(cron);
 			}
 			catch (IllegalArgumentException ex) {
 				throw new InvalidMessageException(
 						"Schedule '" + name + "' has an invalid cron expression '" + cron + "': " + ex.getMessage());
+			}
+			if (expression.next(ZonedDateTime.now(zone)) == null) {
+				throw new InvalidMessageException(
+						"Schedule '" + name + "' has a cron expression '" + cron + "' that matches no time to come");
 			}
 		}
 		if (fixedRate != null && fixedRate.compareTo(MIN_FIXED_RATE) < 0) {
@@ -187,6 +199,10 @@ public record Schedule(String name, String topic, @Nullable String cron, @Nullab
 
 	private static void requireValidName(String name) {
 		MessageIds.requireValid(name);
+		if (name.length() > MAX_NAME_LENGTH) {
+			throw new InvalidMessageException("Schedule name must be at most " + MAX_NAME_LENGTH
+					+ " characters (its messages' ids add the tick), but has " + name.length());
+		}
 		if (name.indexOf('~') >= 0) {
 			throw new InvalidMessageException("Schedule name '" + name + "' must not contain '~', which separates it"
 					+ " from the tick in the ids of its messages");

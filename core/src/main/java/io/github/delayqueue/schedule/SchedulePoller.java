@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -21,6 +22,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
+import org.springframework.dao.DataAccessException;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
@@ -121,36 +123,74 @@ public class SchedulePoller implements SmartLifecycle {
 				logger.info("Schedules: Redis answers again");
 			}
 		}
-		catch (RuntimeException ex) {
-			if (!this.failing) {
+		catch (DataAccessException ex) {
+			if (!this.failing && isRunning()) {
 				this.failing = true;
-				logger.warn("Schedules: could not send due ticks (" + ex.getMessage()
-						+ "); trying again every second until Redis answers", ex);
+				logger.warn("Schedules: could not read them (" + ex.getMessage()
+						+ "); trying again every second until Redis answers");
 			}
 			wait = POLL_MILLIS;
 		}
+		schedule(wait);
+	}
+
+	private void schedule(long waitMillis) {
 		ScheduledExecutorService executor;
 		synchronized (this) {
 			executor = this.executor;
 		}
 		if (executor != null && !executor.isShutdown()) {
-			executor.schedule(this::poll, Math.max(MIN_WAIT_MILLIS, wait), TimeUnit.MILLISECONDS);
+			try {
+				executor.schedule(this::poll, Math.max(MIN_WAIT_MILLIS, waitMillis), TimeUnit.MILLISECONDS);
+			}
+			catch (RejectedExecutionException ex) {
+				// Stopped meanwhile.
+			}
+		}
+	}
+
+	/**
+	 * Looks at the schedules at once, as a schedule was saved or resumed here: its first
+	 * tick may be sooner than the next look.
+	 */
+	public void wakeUp() {
+		ScheduledExecutorService executor;
+		synchronized (this) {
+			executor = this.executor;
+		}
+		if (executor != null && !executor.isShutdown()) {
+			try {
+				executor.execute(this::pollOnceQuietly);
+			}
+			catch (RejectedExecutionException ex) {
+				// Stopped meanwhile.
+			}
+		}
+	}
+
+	private void pollOnceQuietly() {
+		try {
+			pollOnce();
+		}
+		catch (DataAccessException ex) {
+			// The regular looks report it.
 		}
 	}
 
 	/**
 	 * Sends every tick due by now, at once, on the caller's thread: for a test clock that
 	 * moves the Redis time forward.
-	 * @throws org.springframework.dao.DataAccessException if Redis failed or did not
-	 * answer in time
+	 * @throws DataAccessException if Redis failed or did not answer in time
 	 */
 	public void sendDueTicks() {
 		pollOnce();
 	}
 
 	/**
-	 * Saves the declared schedules not saved yet, sends every due tick.
+	 * Saves the declared schedules not saved yet, sends every due tick. A schedule that
+	 * cannot be saved, read or sent is reported and left out; the others go on.
 	 * @return how long until the next look (ms)
+	 * @throws DataAccessException if Redis failed or did not answer in time
 	 */
 	long pollOnce() {
 		synchronized (this.polling) {
@@ -173,45 +213,63 @@ public class SchedulePoller implements SmartLifecycle {
 				continue;
 			}
 			SchedulesRead read = this.store.read(topic, schedule.getKey());
+			read.unreadable().forEach(this::reportUnreadable);
 			for (ScheduleState state : read.schedules().values()) {
 				if (state.paused() || state.nextTickMillis() == Long.MAX_VALUE) {
 					continue;
 				}
-				long due = state.nextTickMillis() - read.nowMillis();
-				if (due <= 0) {
-					send(state, read.nowMillis());
+				long next = state.nextTickMillis();
+				if (next <= read.nowMillis()) {
+					try {
+						next = send(state, read.nowMillis());
+					}
+					catch (IllegalArgumentException | IllegalStateException ex) {
+						// Redis answered, and refused it: the others go on.
+						reportUnreadable(state.name(), "could not be sent: " + ex.getMessage());
+						next = read.nowMillis() + POLL_MILLIS;
+					}
 				}
-				else {
-					wait = Math.min(wait, due);
-				}
+				wait = Math.min(wait, next - read.nowMillis());
 			}
 		}
 		return wait;
 	}
 
 	private void saveDeclared() {
-		if (this.declared.isEmpty()) {
-			return;
-		}
 		for (Schedule schedule : List.copyOf(this.declared.values())) {
-			ScheduleInfo saved = DelayQueueSchedules.save(this.store, schedule);
-			this.declared.remove(schedule.name());
-			logger.info("Schedule '" + schedule.name() + "' on topic '" + schedule.topic() + "': next tick "
-					+ saved.nextFire() + (saved.paused() ? " (paused)" : ""));
+			try {
+				ScheduleInfo saved = DelayQueueSchedules.save(this.store, schedule);
+				this.declared.remove(schedule.name());
+				logger.info("Schedule '" + schedule.name() + "' on topic '" + schedule.topic() + "': next tick "
+						+ saved.nextFire() + (saved.paused() ? " (paused)" : ""));
+			}
+			catch (IllegalArgumentException | IllegalStateException ex) {
+				// Redis answered, and refused it: the others go on, this one is tried
+				// again.
+				reportUnreadable(schedule.name(), "could not be saved: " + ex.getMessage());
+			}
 		}
 	}
 
-	/** Sends a due schedule's ticks and moves it on, unless another instance did. */
-	private void send(ScheduleState state, long now) {
+	private void reportUnreadable(String name, String problem) {
+		if (!problem.equals(this.unreadable.put(name, problem))) {
+			logger.warn("Schedule '" + name + "' " + problem + "; this instance sends no tick of it");
+		}
+	}
+
+	/**
+	 * Sends a due schedule's ticks and moves it on, unless another instance did.
+	 * @return its next tick (epoch ms), as far as this instance knows
+	 */
+	private long send(ScheduleState state, long now) {
 		Schedule schedule;
 		try {
 			schedule = Schedule.parse(state.name(), state.definition());
 		}
 		catch (InvalidMessageException ex) {
-			if (!ex.getMessage().equals(this.unreadable.put(state.name(), ex.getMessage()))) {
-				logger.warn(ex.getMessage() + " (saved by another version?): its ticks are not sent by this instance");
-			}
-			return;
+			reportUnreadable(state.name(),
+					"has a definition this instance cannot read (saved by another version?): " + ex.getMessage());
+			return now + POLL_MILLIS;
 		}
 		TickPlan plan = TickPlan.of(schedule, state.nextTickMillis(), now);
 		byte[] body = MessageFormat.encodeBody(Map.of(), schedule.payload().getBytes(StandardCharsets.UTF_8));
@@ -221,10 +279,13 @@ public class SchedulePoller implements SmartLifecycle {
 					+ schedule.topic() + "', next tick " + plan.next());
 		}
 		if (advanced && plan.missed() > 0) {
-			logger.warn("Schedule '" + schedule.name() + "' of topic '" + schedule.topic() + "' missed " + plan.missed()
+			logger.warn("Schedule '" + schedule.name() + "' of topic '" + schedule.topic() + "' missed "
+					+ ((plan.missed() > Schedule.MAX_MISSED_TICKS) ? "more than " + Schedule.MAX_MISSED_TICKS
+							: plan.missed())
 					+ " ticks from " + Instant.ofEpochMilli(state.nextTickMillis()) + "; by its misfire policy "
 					+ schedule.misfire() + " it sent " + plan.ticks().size() + " messages");
 		}
+		return advanced ? plan.next() : now + MIN_WAIT_MILLIS;
 	}
 
 }

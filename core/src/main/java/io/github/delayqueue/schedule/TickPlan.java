@@ -6,13 +6,18 @@ import java.util.List;
 /**
  * What a schedule whose next tick is due sends now, and its next tick: each due tick sent
  * within {@link Schedule#MISFIRE_THRESHOLD} of its time is on time and sent; for the
- * ticks missed before those, the schedule's {@link MisfirePolicy} decides.
+ * ticks missed before those, the schedule's {@link MisfirePolicy} decides. Planning takes
+ * a bounded time however long the schedule was behind.
  *
  * @param ticks the ticks to send (epoch ms), oldest first
  * @param next the first tick after now (epoch ms), {@link Long#MAX_VALUE} for none
- * @param missed how many ticks were missed
+ * @param missed how many ticks were missed; more than {@link Schedule#MAX_MISSED_TICKS}
+ * stands for any number above it
  */
 record TickPlan(List<Long> ticks, long next, long missed) {
+
+	/** How far back the search for the last missed tick of a cron expression starts. */
+	private static final long FIRST_SEARCH_SPAN_MILLIS = 60_000;
 
 	/**
 	 * Plans a due schedule.
@@ -24,26 +29,24 @@ record TickPlan(List<Long> ticks, long next, long missed) {
 	static TickPlan of(Schedule schedule, long dueTick, long now) {
 		long onTimeFrom = now - Schedule.MISFIRE_THRESHOLD.toMillis();
 		List<Long> missed = new ArrayList<>();
-		List<Long> onTime = new ArrayList<>();
-		long missedCount = 0;
 		long tick = dueTick;
+		while (tick < onTimeFrom && missed.size() < Schedule.MAX_MISSED_TICKS) {
+			missed.add(tick);
+			tick = schedule.nextAfter(tick);
+		}
+		long missedCount = missed.size();
+		if (tick < onTimeFrom) {
+			// More missed ticks than any policy sends: on to the last of them, which
+			// takes
+			// the place of the last kept.
+			tick = lastBefore(schedule, tick, onTimeFrom);
+			missed.set(missed.size() - 1, tick);
+			missedCount = Schedule.MAX_MISSED_TICKS + 1;
+			tick = schedule.nextAfter(tick);
+		}
+		List<Long> onTime = new ArrayList<>();
 		while (tick <= now) {
-			if (tick >= onTimeFrom) {
-				onTime.add(tick);
-			}
-			else if (missed.size() < Schedule.MAX_MISSED_TICKS) {
-				missed.add(tick);
-				missedCount++;
-			}
-			else {
-				// More missed ticks than any policy sends: on to the last missed one,
-				// which
-				// takes the place of the last kept.
-				long last = lastAtOrBefore(schedule, tick, onTimeFrom - 1);
-				missedCount += count(schedule, tick, last);
-				tick = last;
-				missed.set(missed.size() - 1, tick);
-			}
+			onTime.add(tick);
 			tick = schedule.nextAfter(tick);
 		}
 		List<Long> ticks = new ArrayList<>();
@@ -61,32 +64,27 @@ record TickPlan(List<Long> ticks, long next, long missed) {
 		return new TickPlan(List.copyOf(ticks), tick, missedCount);
 	}
 
-	/** How many ticks there are from one tick to another, both included. */
-	private static long count(Schedule schedule, long from, long to) {
-		if (schedule.fixedRate() != null) {
-			return (to - from) / schedule.fixedRate().toMillis() + 1;
-		}
-		long count = 1;
-		for (long tick = from; tick < to; tick = schedule.nextAfter(tick)) {
-			count++;
-		}
-		return count;
-	}
-
 	/**
-	 * The last tick at or before a time, from a tick at or before it: for a fixed rate at
-	 * once, for a cron expression tick by tick.
+	 * The last tick before a time, from a tick before it: for a fixed rate at once; for a
+	 * cron expression, searching back from the time in windows that double until one
+	 * holds a tick, so that it walks only the ticks of that window.
 	 */
-	private static long lastAtOrBefore(Schedule schedule, long tick, long time) {
+	private static long lastBefore(Schedule schedule, long tick, long time) {
 		if (schedule.fixedRate() != null) {
 			long rate = schedule.fixedRate().toMillis();
-			return tick + (time - tick) / rate * rate;
+			return tick + (time - 1 - tick) / rate * rate;
 		}
-		long last = tick;
-		for (long next = schedule.nextAfter(tick); next <= time; next = schedule.nextAfter(next)) {
-			last = next;
+		for (long span = FIRST_SEARCH_SPAN_MILLIS;; span *= 2) {
+			long from = Math.max(tick, time - span);
+			long first = (from == tick) ? tick : schedule.nextAfter(from - 1);
+			if (first < time) {
+				long last = first;
+				for (long next = schedule.nextAfter(first); next < time; next = schedule.nextAfter(next)) {
+					last = next;
+				}
+				return last;
+			}
 		}
-		return last;
 	}
 
 }

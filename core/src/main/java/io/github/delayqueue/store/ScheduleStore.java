@@ -27,14 +27,18 @@ public interface ScheduleStore {
 
 	/**
 	 * Creates a schedule or gives it another definition, next tick as given and paused as
-	 * it was; the same definition again changes nothing. Registers it.
+	 * it was, if its state is still the one read; the same definition again changes
+	 * nothing. Registers it.
 	 * @param topic its topic
 	 * @param name its name
 	 * @param definition its definition
-	 * @param nextTickMillis its next tick (epoch ms), should the definition change
-	 * @return the state saved, or found when the definition was the same
+	 * @param nextTickMillis its next tick (epoch ms), should the definition change: after
+	 * the time read with the state, so after every tick sent
+	 * @param read the state read ({@code null} for none)
+	 * @return the state saved, or found when the definition was the same; {@code null}
+	 * when the state is no longer the one read (nothing saved)
 	 */
-	ScheduleState save(String topic, String name, String definition, long nextTickMillis);
+	@Nullable ScheduleState save(String topic, String name, String definition, long nextTickMillis, @Nullable ScheduleState read);
 
 	/**
 	 * Sends a schedule's due ticks and moves it to its next tick, if its state is still
@@ -76,8 +80,9 @@ public interface ScheduleStore {
 	 *
 	 * @param nowMillis the store's time (epoch ms), by which ticks are due
 	 * @param schedules the schedules by name
+	 * @param unreadable the schedules whose state is unreadable, with what is wrong
 	 */
-	record SchedulesRead(long nowMillis, Map<String, ScheduleState> schedules) {
+	record SchedulesRead(long nowMillis, Map<String, ScheduleState> schedules, Map<String, String> unreadable) {
 	}
 
 }

@@ -168,8 +168,11 @@ final class DelayQueueConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	DelayQueueSchedules delayQueueSchedules(MessageStore store, DelayQueueTemplate template) {
-		return new DelayQueueSchedules(store.schedules(), template);
+	DelayQueueSchedules delayQueueSchedules(MessageStore store, DelayQueueTemplate template,
+			ObjectProvider<SchedulePoller> poller) {
+		DelayQueueSchedules schedules = new DelayQueueSchedules(store.schedules(), template);
+		schedules.onChange(() -> poller.ifAvailable(SchedulePoller::wakeUp));
+		return schedules;
 	}
 
 	@Bean

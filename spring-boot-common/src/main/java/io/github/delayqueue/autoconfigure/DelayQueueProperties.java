@@ -557,9 +557,6 @@ public class DelayQueueProperties implements Validator {
 	}
 
 	/**
-	 * Settings of one topic; unset values fall back to {@code delay-queue.listener.*}.
-	 */
-	/**
 	 * A recurring message.
 	 */
 	public static class ScheduleProperties {
@@ -648,6 +645,9 @@ public class DelayQueueProperties implements Validator {
 
 	}
 
+	/**
+	 * Settings of one topic; unset values fall back to {@code delay-queue.listener.*}.
+	 */
 	public static class Topic {
 
 		/**

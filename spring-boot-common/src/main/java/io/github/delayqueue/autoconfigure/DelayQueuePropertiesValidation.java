@@ -1,5 +1,6 @@
 package io.github.delayqueue.autoconfigure;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -86,6 +87,11 @@ final class DelayQueuePropertiesValidation {
 		properties.getSchedules().forEach((name, schedule) -> {
 			try {
 				schedule(name, schedule);
+				long size = schedule.getPayload().getBytes(StandardCharsets.UTF_8).length;
+				if (size > properties.getMaxPayloadSize().toBytes()) {
+					throw new IllegalArgumentException("payload has " + size
+							+ " bytes, but delay-queue.max-payload-size is " + properties.getMaxPayloadSize());
+				}
 			}
 			catch (RuntimeException ex) {
 				errors.rejectValue("schedules[" + name + "]", "invalid",

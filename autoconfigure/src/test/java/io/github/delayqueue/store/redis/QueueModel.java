@@ -632,8 +632,8 @@ final class QueueModel {
 	}
 
 	// save_schedule.lua: the same definition changes nothing; another one takes the next
-	// tick given, paused as it was.
-	String saveSchedule(String name, String definition, long next) {
+	// tick given, paused as it was, only from the state read.
+	String saveSchedule(String name, String definition, long next, String read) {
 		String state = this.schedules.get(name);
 		String paused = "0";
 		if (state != null) {
@@ -642,6 +642,9 @@ final class QueueModel {
 				return state;
 			}
 			paused = parts[1];
+		}
+		if (!((state != null) ? state : "").equals(read)) {
+			return "changed meanwhile";
 		}
 		state = next + ":" + paused + ":" + definition;
 		this.schedules.put(name, state);

@@ -519,22 +519,30 @@ class StateMachineModelTests {
 		private Operation saveSchedule() {
 			String name = pickSchedule();
 			// Definitions no schedule poller can read, so that the application's own
-			// leaves
-			// these schedules to the test.
+			// leaves these schedules to the test.
 			String definition = List.of("model definition 1", "model definition 2\nwith: two lines")
 				.get(this.random.nextInt(2));
 			long next = pickTick();
-			return new Operation("save schedule " + name + " next " + next, this.keys.schedules()) {
+			String current = this.model.schedules.get(name);
+			// Mostly the state as it is; else one read before another instance changed
+			// it.
+			String read = (this.random.nextInt(10) < 7) ? ((current != null) ? current : "")
+					: List.of("", pickTick() + ":0:model definition 1").get(this.random.nextInt(2));
+			return new Operation("save schedule " + name + " next " + next + " read " + read.replace('\n', ' '),
+					this.keys.schedules()) {
 
 				@Override
 				Object run() {
-					return Run.this.store.schedules().save(Run.this.topic, name, definition, next).stored();
+					ScheduleState saved = Run.this.store.schedules()
+						.save(Run.this.topic, name, definition, next,
+								read.isEmpty() ? null : ScheduleState.parse(name, Run.this.topic, read));
+					return (saved != null) ? saved.stored() : "changed meanwhile";
 				}
 
 				@Override
 				void expect(Object reply, long before, long after) {
 					assertThat(reply).as(describe("schedule saved"))
-						.isEqualTo(Run.this.model.saveSchedule(name, definition, next));
+						.isEqualTo(Run.this.model.saveSchedule(name, definition, next, read));
 				}
 
 				@Override

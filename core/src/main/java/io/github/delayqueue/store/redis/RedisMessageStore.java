@@ -55,8 +55,6 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	/** Default of the longest wait for Redis. */
 	public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
 
-	private static final byte[] ONE = { '1' };
-
 	private final RedisConnectionFactory connectionFactory;
 
 	private final RedisTemplate<String, byte[]> redis;
@@ -121,7 +119,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 		this.queries = new RedisQueries(this.calls, this.router, template);
 		this.operations = new RedisOperations(this.calls, this.router, this.queries);
 		this.wrongTypeKeys = new WrongTypeKeys(template, this.calls);
-		this.schedules = new RedisScheduleStore(this.calls, this.router, template);
+		this.schedules = new RedisScheduleStore(this.calls, this.router);
 	}
 
 	/**
@@ -193,9 +191,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	@Override
 	public void watchDeadLetters(String topic) {
 		for (String partition : partitions().names(topic)) {
-			String watch = keys(partition).deadLettersWatch();
-			this.redis.execute((RedisCallback<Boolean>) (connection) -> connection.stringCommands()
-				.set(watch.getBytes(StandardCharsets.UTF_8), ONE));
+			this.calls.run(partition, new ScriptCodecs.WatchDeadLetters());
 		}
 	}
 

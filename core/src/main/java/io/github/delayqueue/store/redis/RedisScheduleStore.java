@@ -1,15 +1,13 @@
 package io.github.delayqueue.store.redis;
 
-import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.github.delayqueue.store.CorruptMessageException;
 import io.github.delayqueue.store.ScheduleState;
 import io.github.delayqueue.store.ScheduleStore;
 import org.jspecify.annotations.Nullable;
-
-import org.springframework.data.redis.core.RedisTemplate;
 
 /**
  * Recurring schedules in Redis: each in the schedules hash
@@ -24,14 +22,11 @@ final class RedisScheduleStore implements ScheduleStore {
 
 	private final PartitionRouter router;
 
-	private final RedisTemplate<String, byte[]> redis;
-
 	private final String registry;
 
-	RedisScheduleStore(ScriptCalls calls, PartitionRouter router, RedisTemplate<String, byte[]> redis) {
+	RedisScheduleStore(ScriptCalls calls, PartitionRouter router) {
 		this.calls = calls;
 		this.router = router;
-		this.redis = redis;
 		this.registry = TopicKeys.scheduleRegistry(calls.prefix());
 	}
 
@@ -42,20 +37,32 @@ final class RedisScheduleStore implements ScheduleStore {
 		ScriptCodecs.Schedules.Reply reply = this.calls.run(partition, new ScriptCodecs.Schedules(),
 				PartitionCounts.remaining(deadline));
 		Map<String, ScheduleState> schedules = new LinkedHashMap<>();
-		reply.states()
-			.forEach((schedule, state) -> schedules.put(schedule, ScheduleState.parse(schedule, topic, state)));
-		return new SchedulesRead(reply.nowMillis(), schedules);
+		Map<String, String> unreadable = new LinkedHashMap<>();
+		reply.states().forEach((schedule, state) -> {
+			try {
+				schedules.put(schedule, ScheduleState.parse(schedule, topic, state));
+			}
+			catch (CorruptMessageException ex) {
+				unreadable.put(schedule, "has an unreadable state in Redis");
+			}
+		});
+		return new SchedulesRead(reply.nowMillis(), schedules, unreadable);
 	}
 
 	@Override
-	public ScheduleState save(String topic, String name, String definition, long nextTickMillis) {
+	public @Nullable ScheduleState save(String topic, String name, String definition, long nextTickMillis,
+			@Nullable ScheduleState read) {
 		long deadline = this.calls.deadline();
 		String partition = this.router.partitionOf(topic, name, deadline);
 		String state = this.router.settlingRefusal(topic, deadline,
-				() -> this.calls.run(partition,
-						new ScriptCodecs.SaveSchedule(this.router.countOf(partition), name, definition, nextTickMillis),
+				() -> this.calls.run(
+						partition, new ScriptCodecs.SaveSchedule(this.router.countOf(partition), name, definition,
+								nextTickMillis, (read != null) ? read.stored() : ""),
 						PartitionCounts.remaining(deadline)));
-		this.redis.opsForHash().put(this.registry, name, topic.getBytes(StandardCharsets.UTF_8));
+		if (state == null) {
+			return null;
+		}
+		registry("set", name, topic);
 		return ScheduleState.parse(name, topic, state);
 	}
 
@@ -87,17 +94,19 @@ final class RedisScheduleStore implements ScheduleStore {
 		boolean removed = this.router.settlingRefusal(topic, deadline,
 				() -> this.calls.run(partition, new ScriptCodecs.RemoveSchedule(this.router.countOf(partition), name),
 						PartitionCounts.remaining(deadline)));
-		this.redis.opsForHash().delete(this.registry, name);
+		registry("delete", name, "");
 		return removed;
 	}
 
 	@Override
 	public Map<String, String> registered() {
-		Map<String, String> registered = new LinkedHashMap<>();
-		this.redis.<String, byte[]>opsForHash()
-			.entries(this.registry)
-			.forEach((name, topic) -> registered.put(name, new String(topic, StandardCharsets.UTF_8)));
-		return registered;
+		return registry("read", "", "");
+	}
+
+	/** Changes and reads the registry, within the store's timeout. */
+	private Map<String, String> registry(String operation, String name, String topic) {
+		return this.calls.run(new ScriptCodecs.ScheduleRegistry(operation, name, topic), (key) -> this.registry,
+				this.calls.timeout());
 	}
 
 }

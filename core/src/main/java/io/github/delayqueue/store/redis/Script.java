@@ -12,13 +12,13 @@ import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * The Lua scripts of the queue, one per state transition (and four that only read, five
- * that keep a topic's number of partitions, and five of recurring schedules), each with
- * the keys it takes in the order its {@code .lua} header names them: the one place in
- * Java that knows a script's key order. Each script is read from the {@code .lua} file
- * beside this class with {@code common.lua} and the helpers it names in front (see
- * {@link ScriptSource}); a {@link ScriptClock} puts its clock and the way signals are
- * sent in front of those. {@code ScriptHeadersTests} checks every declaration against its
- * file's header.
+ * that keep a topic's number of partitions, six of recurring schedules, and one that has
+ * a partition copy its dead letters), each with the keys it takes in the order its
+ * {@code .lua} header names them: the one place in Java that knows a script's key order.
+ * Each script is read from the {@code .lua} file beside this class with
+ * {@code common.lua} and the helpers it names in front (see {@link ScriptSource}); a
+ * {@link ScriptClock} puts its clock and the way signals are sent in front of those.
+ * {@code ScriptHeadersTests} checks every declaration against its file's header.
  */
 enum Script {
 
@@ -87,7 +87,11 @@ enum Script {
 
 	REMOVE_SCHEDULE(true, Key.SCHEDULES, Key.PARTITION_COUNT),
 
-	SCHEDULES(false, Key.SCHEDULES);
+	SCHEDULES(false, Key.SCHEDULES),
+
+	SCHEDULE_REGISTRY(false, Key.SCHEDULE_REGISTRY),
+
+	WATCH_DEAD_LETTERS(true, Key.DEAD_LETTERS_WATCH);
 
 	/** The highest priority; priority 0 messages wait in the ready list itself. */
 	static final int MAX_PRIORITY = NewMessage.MAX_PRIORITY;
@@ -216,6 +220,9 @@ enum Script {
 
 		/** The recurring schedules whose ticks the partition holds. */
 		SCHEDULES("schedules", "HASH"),
+
+		/** The registry of recurring schedules under a prefix: name → topic. */
+		SCHEDULE_REGISTRY("schedule registry", "HASH"),
 
 		/** Present while the topic's dead letters are listened to. */
 		DEAD_LETTERS_WATCH("dead-letters watch", "STRING"),

@@ -22,7 +22,8 @@ sealed interface ScriptCodec<R> permits ScriptCodecs.Send, ScriptCodecs.Promote,
 		ScriptCodecs.Replay, ScriptCodecs.PurgeDead, ScriptCodecs.Stats, ScriptCodecs.Page, ScriptCodecs.Inspect,
 		ScriptCodecs.PartitionCount, ScriptCodecs.BeginPartitionChange, ScriptCodecs.MarkPartition,
 		ScriptCodecs.CommitPartitionChange, ScriptCodecs.AbortPartitionChange, ScriptCodecs.SaveSchedule,
-		ScriptCodecs.AdvanceSchedule, ScriptCodecs.PauseSchedule, ScriptCodecs.RemoveSchedule, ScriptCodecs.Schedules {
+		ScriptCodecs.AdvanceSchedule, ScriptCodecs.PauseSchedule, ScriptCodecs.RemoveSchedule, ScriptCodecs.Schedules,
+		ScriptCodecs.ScheduleRegistry, ScriptCodecs.WatchDeadLetters {
 
 	/**
 	 * @return the script's arguments and reply, declared once

@@ -81,6 +81,8 @@ final class ScriptCodecs {
 			case PAUSE_SCHEDULE -> PauseSchedule.SIGNATURE;
 			case REMOVE_SCHEDULE -> RemoveSchedule.SIGNATURE;
 			case SCHEDULES -> Schedules.SIGNATURE;
+			case SCHEDULE_REGISTRY -> ScheduleRegistry.SIGNATURE;
+			case WATCH_DEAD_LETTERS -> WatchDeadLetters.SIGNATURE;
 		};
 	}
 
@@ -855,23 +857,30 @@ final class ScriptCodecs {
 	 * @param name the schedule's name
 	 * @param definition its definition
 	 * @param nextTickMillis its next tick, should the definition change
+	 * @param read the state read with the time the next tick comes from ({@code ""} for
+	 * none)
 	 */
-	record SaveSchedule(int partitions, String name, String definition,
-			long nextTickMillis) implements ScriptCodec<String> {
+	record SaveSchedule(int partitions, String name, String definition, long nextTickMillis,
+			String read) implements ScriptCodec<@Nullable String> {
 
 		static final Signature<SaveSchedule> SIGNATURE = Signature.of(Script.SAVE_SCHEDULE, "{1 if saved else 0",
 				Argument.of("[1] the number of partitions", SaveSchedule::partitions),
 				Argument.of("[2] name", SaveSchedule::name), Argument.of("[3] definition", SaveSchedule::definition),
-				Argument.of("[4] next tick", SaveSchedule::nextTickMillis));
+				Argument.of("[4] next tick", SaveSchedule::nextTickMillis),
+				Argument.of("[5] the state the caller read", SaveSchedule::read));
 
 		@Override
 		public Signature<?> signature() {
 			return SIGNATURE;
 		}
 
+		/**
+		 * @return the state saved or found, or {@code null} when it is not the one read
+		 */
 		@Override
-		public String read(Object reply) {
-			return text(((List<?>) reply).get(1));
+		public @Nullable String read(Object reply) {
+			List<?> values = (List<?>) reply;
+			return (number(values.get(2)) == 1) ? null : text(values.get(1));
 		}
 
 	}
@@ -996,6 +1005,56 @@ final class ScriptCodecs {
 		 * @param states each schedule's stored state by name
 		 */
 		record Reply(long nowMillis, Map<String, String> states) {
+		}
+
+	}
+
+	/**
+	 * Registers a schedule's topic, or forgets it, and reads the registry.
+	 *
+	 * @param operation {@code set}, {@code delete} or {@code read}
+	 * @param name the schedule's name ({@code ""} to read only)
+	 * @param topic its topic ({@code ""} unless set)
+	 */
+	record ScheduleRegistry(String operation, String name, String topic) implements ScriptCodec<Map<String, String>> {
+
+		static final Signature<ScheduleRegistry> SIGNATURE = Signature.of(Script.SCHEDULE_REGISTRY,
+				"the registry after the change",
+				Argument.of("[1] 'set', 'delete' or 'read'", ScheduleRegistry::operation),
+				Argument.of("[2] name", ScheduleRegistry::name), Argument.of("[3] topic", ScheduleRegistry::topic));
+
+		@Override
+		public Signature<?> signature() {
+			return SIGNATURE;
+		}
+
+		@Override
+		public Map<String, String> read(Object reply) {
+			List<?> values = (List<?>) reply;
+			Map<String, String> registry = new LinkedHashMap<>();
+			for (int i = 0; i + 1 < values.size(); i += 2) {
+				registry.put(text(values.get(i)), text(values.get(i + 1)));
+			}
+			return registry;
+		}
+
+	}
+
+	/**
+	 * Has a partition copy its dead letters.
+	 */
+	record WatchDeadLetters() implements ScriptCodec<Boolean> {
+
+		static final Signature<WatchDeadLetters> SIGNATURE = Signature.of(Script.WATCH_DEAD_LETTERS, "1");
+
+		@Override
+		public Signature<?> signature() {
+			return SIGNATURE;
+		}
+
+		@Override
+		public Boolean read(Object reply) {
+			return number(reply) == 1;
 		}
 
 	}

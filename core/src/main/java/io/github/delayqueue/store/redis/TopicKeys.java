@@ -227,7 +227,7 @@ public record TopicKeys(String prefix, String topic) {
 			case DEAD_LETTERS_MESSAGES -> deadLetters().messages();
 			case DEAD_LETTERS_READY -> deadLetters().ready();
 			case DEAD_LETTERS_DEAD -> deadLetters().dead();
-			case CLAIM_RECORD, STATE_INDEX, STATE_MESSAGES ->
+			case CLAIM_RECORD, STATE_INDEX, STATE_MESSAGES, SCHEDULE_REGISTRY ->
 				throw new IllegalArgumentException("The " + role + " key depends on more than the topic");
 		};
 	}
@@ -279,7 +279,7 @@ public record TopicKeys(String prefix, String topic) {
 
 	/**
 	 * The registry of recurring schedules under a prefix: name → topic, for the instances
-	 * that poll them; read and written with plain commands, never by a script.
+	 * that poll them; read and written by its own script, in its own slot.
 	 * @param prefix the configured key prefix
 	 * @return HASH key
 	 */
