@@ -108,6 +108,14 @@ class TickPlanTests {
 		assertThatExceptionOfType(InvalidMessageException.class).isThrownBy(() -> Schedule.cron("a", "t", "every day"))
 			.withMessageContaining("invalid cron expression 'every day'");
 		assertThatExceptionOfType(InvalidMessageException.class)
+			.isThrownBy(() -> Schedule.cron("a", "t", "0 0 0 30 2 *"))
+			.withMessageContaining("matches no time to come");
+		assertThatExceptionOfType(InvalidMessageException.class)
+			.isThrownBy(() -> Schedule.cron("n".repeat(181), "t", "@daily"))
+			.withMessageContaining("at most 180 characters");
+		assertThat(Schedule.cron("a", "t", "@daily").withZone(ZoneId.of("UTC")).definition())
+			.isEqualTo(Schedule.cron("a", "t", "@daily").definition());
+		assertThatExceptionOfType(InvalidMessageException.class)
 			.isThrownBy(() -> Schedule.fixedRate("a", "t", Duration.ofMillis(10)))
 			.withMessageContaining("at least 100 ms");
 		assertThatExceptionOfType(InvalidMessageException.class)
