@@ -35,11 +35,12 @@ class AutoConfigurationPackagesTests {
 		.compile("\\bio\\.github\\.delayqueue\\.((?:store\\.redis)|[a-z]+)\\.");
 
 	private static final Set<String> ENGINE = Set.of("core", "convert", "listener", "metrics", "observation", "runtime",
-			"store", "time");
+			"schedule", "store", "time");
 
 	private static final Map<String, Set<String>> ALLOWED = Map.of("actuate",
-			Set.of("runtime", "store", "core", "listener", "time"), "dashboard", Set.of("actuate", "metrics", "store"),
-			"autoconfigure", union(ENGINE, Set.of("actuate", "dashboard", "store.redis")));
+			Set.of("runtime", "schedule", "store", "core", "listener", "time"), "dashboard",
+			Set.of("actuate", "metrics", "store"), "autoconfigure",
+			union(ENGINE, Set.of("actuate", "dashboard", "store.redis")));
 
 	@Test
 	void eachPackageUsesOnlyThePackagesItMayDependOn() throws IOException {

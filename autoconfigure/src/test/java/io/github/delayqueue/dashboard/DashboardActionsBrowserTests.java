@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -12,6 +13,8 @@ import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.schedule.DelayQueueSchedules;
+import io.github.delayqueue.schedule.Schedule;
 import io.github.delayqueue.runtime.ListenerState;
 import io.github.delayqueue.test.browser.Chromium;
 import io.github.delayqueue.testsupport.QueueContexts;
@@ -54,6 +57,9 @@ class DashboardActionsBrowserTests {
 	private DelayQueueRuntime runtime;
 
 	@Autowired
+	private DelayQueueSchedules schedules;
+
+	@Autowired
 	private RefusingListener listener;
 
 	@LocalServerPort
@@ -77,6 +83,28 @@ class DashboardActionsBrowserTests {
 		chromium.confirm();
 		chromium.awaitText(By.id("notice"), "pay-7: replayed, due now");
 		await().atMost(Duration.ofSeconds(10)).until(() -> this.listener.delivered.contains("pay-7"));
+	}
+
+	@Test
+	void aScheduleIsListedWithItsNextTickAndPausedResumedAndTriggeredFromTheOverview() throws IOException {
+		this.schedules.save(
+				Schedule.cron("browser-nightly", "browser-paused", "0 0 2 * * *").withZone(ZoneId.of("Europe/Berlin")));
+		chromium.open(this.port, "/delay-queue/#/");
+		String row = "//section[@id='schedules']//tr[@data-schedule='browser-nightly']";
+		chromium.awaitText(By.xpath(row + "/td[3]"), "0 0 2 * * * (Europe/Berlin)");
+		chromium.screenshot("schedules");
+		chromium.shown(By.xpath(row + "//button[text()='Pause']")).click();
+		chromium.shown(By.xpath(row + "//button[text()='Resume']"));
+		assertThat(this.schedules.get("browser-nightly").orElseThrow().paused()).isTrue();
+		chromium.shown(By.xpath(row + "//button[text()='Resume']")).click();
+		chromium.shown(By.xpath(row + "//button[text()='Pause']"));
+		assertThat(this.schedules.get("browser-nightly").orElseThrow().paused()).isFalse();
+		chromium.shown(By.xpath(row + "//button[text()='Trigger now']")).click();
+		chromium.confirm();
+		await().atMost(Duration.ofSeconds(10))
+			.ignoreExceptions()
+			.until(() -> chromium.driver().findElement(By.id("notice")).getText(),
+					(text) -> text.matches("browser-nightly: message browser-nightly~[0-9]+~ sent"));
 	}
 
 	@Test

@@ -23,6 +23,7 @@ import io.lettuce.core.cluster.SlotHash;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -104,18 +105,12 @@ class DeadLetterListenerTests {
 	@Test
 	void aDeadLetterThatDiesWhileNoListenerOfThemRunsIsDeliveredWhenOneStartsAgain() {
 		String prefix = QueueContexts.uniquePrefix();
-		QueueContexts.runner(prefix).withUserConfiguration(DeadOrders.class).run((context) -> {
-			await().atMost(WAIT).until(() -> watched(context, "orders"));
+		listenToDeadOrders(prefix);
+		failingOrders(prefix).run((context) -> {
+			context.getBean(DelayQueueTemplate.class).send(DelayMessage.builder("orders", "order-2").id("o-2").build());
+			RedisMessageStore store = context.getBean(RedisMessageStore.class);
+			await().atMost(WAIT).until(() -> store.stats("orders#dead").ready() == 1);
 		});
-		QueueContexts.runner(prefix)
-			.withUserConfiguration(FailingOrders.class)
-			.withPropertyValues("delay-queue.topics.orders.backoff.initial-interval=10ms")
-			.run((context) -> {
-				context.getBean(DelayQueueTemplate.class)
-					.send(DelayMessage.builder("orders", "order-2").id("o-2").build());
-				RedisMessageStore store = context.getBean(RedisMessageStore.class);
-				await().atMost(WAIT).until(() -> store.stats("orders#dead").ready() == 1);
-			});
 		QueueContexts.runner(prefix).withUserConfiguration(DeadOrders.class).run((context) -> {
 			DeadOrders dead = context.getBean(DeadOrders.class);
 			await().atMost(WAIT).until(() -> dead.deliveries.size() == 1);
@@ -142,12 +137,7 @@ class DeadLetterListenerTests {
 	@Test
 	void anIdThatDiesAgainWhileItsEarlierDeadLetterIsQueuedIsQueuedUnderANameOfItsOwnInTheSamePartition() {
 		String prefix = QueueContexts.uniquePrefix();
-		QueueContexts.runner(prefix)
-			.withUserConfiguration(DeadOrders.class)
-			.withPropertyValues("delay-queue.topics.orders.partitions=2")
-			.run((context) -> {
-				await().atMost(WAIT).until(() -> watched(context, "orders"));
-			});
+		listenToDeadOrders(prefix, "delay-queue.topics.orders.partitions=2");
 		QueueContexts.runner(prefix)
 			.withUserConfiguration(FailingOrders.class)
 			.withPropertyValues("delay-queue.topics.orders.backoff.initial-interval=10ms",
@@ -234,9 +224,7 @@ class DeadLetterListenerTests {
 	@Test
 	void aCountChangedByAnotherApplicationHasTheNewPartitionsQueueDeadLettersToo() {
 		String prefix = QueueContexts.uniquePrefix();
-		QueueContexts.runner(prefix).withUserConfiguration(DeadOrders.class).run((context) -> {
-			await().atMost(WAIT).until(() -> watched(context, "orders"));
-		});
+		listenToDeadOrders(prefix);
 		QueueContexts.runner(prefix)
 			.withUserConfiguration(FailingOrders.class)
 			.withPropertyValues("delay-queue.topics.orders.backoff.initial-interval=10ms",
@@ -255,9 +243,7 @@ class DeadLetterListenerTests {
 	@Test
 	void aCorruptMessageReachesTheListenerOfDeadLettersWithItsBytesAsThePayloadAndItsLastErrorAsPreviousError() {
 		String prefix = QueueContexts.uniquePrefix();
-		QueueContexts.runner(prefix).withUserConfiguration(DeadOrders.class).run((context) -> {
-			await().atMost(WAIT).until(() -> watched(context, "orders"));
-		});
+		listenToDeadOrders(prefix);
 		QueueContexts.runner(prefix)
 			.withUserConfiguration(FailingOrders.class, DeadOrders.class)
 			.withPropertyValues("delay-queue.topics.orders.backoff.initial-interval=10ms")
@@ -277,23 +263,34 @@ class DeadLetterListenerTests {
 	@Test
 	void theCountOfPartitionsCannotChangeWhileTheDeadLetterQueueHoldsMessages() {
 		String prefix = QueueContexts.uniquePrefix();
-		QueueContexts.runner(prefix).withUserConfiguration(DeadOrders.class).run((context) -> {
-			await().atMost(WAIT).until(() -> watched(context, "orders"));
+		listenToDeadOrders(prefix);
+		failingOrders(prefix).run((context) -> {
+			RedisMessageStore store = context.getBean(RedisMessageStore.class);
+			context.getBean(DelayQueueTemplate.class).send(DelayMessage.builder("orders", "order-6").id("o-6").build());
+			await().atMost(WAIT).until(() -> store.stats("orders#dead").ready() == 1);
+			store.purgeDead("orders", 10);
 		});
-		QueueContexts.runner(prefix)
-			.withUserConfiguration(FailingOrders.class)
-			.withPropertyValues("delay-queue.topics.orders.backoff.initial-interval=10ms")
-			.run((context) -> {
-				RedisMessageStore store = context.getBean(RedisMessageStore.class);
-				context.getBean(DelayQueueTemplate.class)
-					.send(DelayMessage.builder("orders", "order-6").id("o-6").build());
-				await().atMost(WAIT).until(() -> store.stats("orders#dead").ready() == 1);
-				store.purgeDead("orders", 10);
-			});
 		QueueContexts.runner(prefix)
 			.withPropertyValues("delay-queue.topics.orders.partitions=4")
 			.run((context) -> assertThatExceptionOfType(PartitionCountException.class)
 				.isThrownBy(() -> context.getBean(RedisMessageStore.class).agreePartitions("orders")));
+	}
+
+	/** Starts a listener of the dead letters of "orders" once, until it watches them. */
+	private static void listenToDeadOrders(String prefix, String... properties) {
+		QueueContexts.runner(prefix)
+			.withUserConfiguration(DeadOrders.class)
+			.withPropertyValues(properties)
+			.run((context) -> await().atMost(WAIT).until(() -> watched(context, "orders")));
+	}
+
+	/**
+	 * An application whose listener of "orders" fails every attempt, retrying at once.
+	 */
+	private static ApplicationContextRunner failingOrders(String prefix) {
+		return QueueContexts.runner(prefix)
+			.withUserConfiguration(FailingOrders.class)
+			.withPropertyValues("delay-queue.topics.orders.backoff.initial-interval=10ms");
 	}
 
 	private static boolean watched(AssertableApplicationContext context, String topic) {

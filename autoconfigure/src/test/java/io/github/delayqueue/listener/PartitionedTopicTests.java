@@ -161,7 +161,7 @@ class PartitionedTopicTests {
 			assertThat(context.getStartupFailure()).rootCause()
 				.isInstanceOf(PartitionCountException.class)
 				.hasMessageStartingWith("Topic 'orders' has 3 partitions in Redis, but 2 are configured here "
-						+ "(delay-queue.topics.orders.partitions), and messages it holds (")
+						+ "(delay-queue.topics.orders.partitions), and what it holds (")
 				.hasMessageContaining("it can change only while the topic is empty");
 		});
 		QueueContexts.runner(this.prefix).run((context) -> {

@@ -65,7 +65,8 @@ class RedisServerInspectorTests {
 			assertThat(report.primaries().get(0).evictionPolicy()).isEqualTo("allkeys-lru");
 			assertThat(report.warnings()).hasSize(2);
 			assertThat(report.warnings().get(0)).startsWith("Redis maxmemory-policy is 'allkeys-lru'");
-			assertThat(report.warnings().get(1)).startsWith("Redis memory is 9").contains("% full");
+			// 95% full when measured; the second context's first calls may add a little.
+			assertThat(report.warnings().get(1)).matches("Redis memory is (9\\d|1\\d\\d)% full .*");
 		}
 	}
 
