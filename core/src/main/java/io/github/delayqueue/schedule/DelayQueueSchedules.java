@@ -105,12 +105,7 @@ public class DelayQueueSchedules {
 	 * @return the schedule, if Redis has it
 	 */
 	public Optional<ScheduleInfo> get(String name) {
-		String topic = this.store.registered().get(name);
-		if (topic == null) {
-			return Optional.empty();
-		}
-		ScheduleState state = this.store.read(topic, name).schedules().get(name);
-		return Optional.ofNullable(state).map(DelayQueueSchedules::info);
+		return find(name).map(DelayQueueSchedules::info);
 	}
 
 	/**
@@ -186,12 +181,14 @@ public class DelayQueueSchedules {
 	}
 
 	private ScheduleState state(String name) {
+		return find(name).orElseThrow(() -> new IllegalArgumentException("No schedule named '" + name + "'"));
+	}
+
+	/** A registered schedule's state, as Redis keeps it. */
+	private Optional<ScheduleState> find(String name) {
 		String topic = this.store.registered().get(name);
-		ScheduleState state = (topic != null) ? this.store.read(topic, name).schedules().get(name) : null;
-		if (state == null) {
-			throw new IllegalArgumentException("No schedule named '" + name + "'");
-		}
-		return state;
+		return (topic != null) ? Optional.ofNullable(this.store.read(topic, name).schedules().get(name))
+				: Optional.empty();
 	}
 
 	static ScheduleInfo info(ScheduleState state) {

@@ -7,6 +7,7 @@ import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.util.Objects;
+import java.util.function.LongUnaryOperator;
 
 import io.github.delayqueue.core.InvalidMessageException;
 import io.github.delayqueue.core.MessageIds;
@@ -146,12 +147,26 @@ public record Schedule(String name, String topic, @Nullable String cron, @Nullab
 	 * matches no later time
 	 */
 	public long nextAfter(long epochMillis) {
+		return ticks().applyAsLong(epochMillis);
+	}
+
+	/**
+	 * The schedule's ticks, as a function from a time to the first tick after it, with
+	 * the cron expression parsed once: for walking many ticks.
+	 * @return the function, giving {@link Long#MAX_VALUE} when the cron expression
+	 * matches no later time
+	 */
+	LongUnaryOperator ticks() {
 		if (this.fixedRate != null) {
-			return epochMillis + this.fixedRate.toMillis();
+			long rate = this.fixedRate.toMillis();
+			return (epochMillis) -> epochMillis + rate;
 		}
-		ZonedDateTime next = CronExpression.parse(Objects.requireNonNull(this.cron))
-			.next(ZonedDateTime.ofInstant(Instant.ofEpochMilli(epochMillis), this.zone));
-		return (next != null) ? next.toInstant().toEpochMilli() : Long.MAX_VALUE;
+		CronExpression expression = CronExpression.parse(Objects.requireNonNull(this.cron));
+		ZoneId zone = this.zone;
+		return (epochMillis) -> {
+			ZonedDateTime next = expression.next(ZonedDateTime.ofInstant(Instant.ofEpochMilli(epochMillis), zone));
+			return (next != null) ? next.toInstant().toEpochMilli() : Long.MAX_VALUE;
+		};
 	}
 
 	/**

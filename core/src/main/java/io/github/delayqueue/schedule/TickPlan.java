@@ -2,6 +2,7 @@ package io.github.delayqueue.schedule;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongUnaryOperator;
 
 /**
  * What a schedule whose next tick is due sends now, and its next tick: each due tick sent
@@ -28,26 +29,27 @@ record TickPlan(List<Long> ticks, long next, long missed) {
 	 */
 	static TickPlan of(Schedule schedule, long dueTick, long now) {
 		long onTimeFrom = now - Schedule.MISFIRE_THRESHOLD.toMillis();
+		LongUnaryOperator next = schedule.ticks();
 		List<Long> missed = new ArrayList<>();
 		long tick = dueTick;
 		while (tick < onTimeFrom && missed.size() < Schedule.MAX_MISSED_TICKS) {
 			missed.add(tick);
-			tick = schedule.nextAfter(tick);
+			tick = next.applyAsLong(tick);
 		}
 		long missedCount = missed.size();
 		if (tick < onTimeFrom) {
 			// More missed ticks than any policy sends: on to the last of them, which
 			// takes
 			// the place of the last kept.
-			tick = lastBefore(schedule, tick, onTimeFrom);
+			tick = lastBefore(schedule, next, tick, onTimeFrom);
 			missed.set(missed.size() - 1, tick);
 			missedCount = Schedule.MAX_MISSED_TICKS + 1;
-			tick = schedule.nextAfter(tick);
+			tick = next.applyAsLong(tick);
 		}
 		List<Long> onTime = new ArrayList<>();
 		while (tick <= now) {
 			onTime.add(tick);
-			tick = schedule.nextAfter(tick);
+			tick = next.applyAsLong(tick);
 		}
 		List<Long> ticks = new ArrayList<>();
 		switch (schedule.misfire()) {
@@ -69,18 +71,18 @@ record TickPlan(List<Long> ticks, long next, long missed) {
 	 * cron expression, searching back from the time in windows that double until one
 	 * holds a tick, so that it walks only the ticks of that window.
 	 */
-	private static long lastBefore(Schedule schedule, long tick, long time) {
+	private static long lastBefore(Schedule schedule, LongUnaryOperator next, long tick, long time) {
 		if (schedule.fixedRate() != null) {
 			long rate = schedule.fixedRate().toMillis();
 			return tick + (time - 1 - tick) / rate * rate;
 		}
 		for (long span = FIRST_SEARCH_SPAN_MILLIS;; span *= 2) {
 			long from = Math.max(tick, time - span);
-			long first = (from == tick) ? tick : schedule.nextAfter(from - 1);
+			long first = (from == tick) ? tick : next.applyAsLong(from - 1);
 			if (first < time) {
 				long last = first;
-				for (long next = schedule.nextAfter(first); next < time; next = schedule.nextAfter(next)) {
-					last = next;
+				for (long later = next.applyAsLong(first); later < time; later = next.applyAsLong(later)) {
+					last = later;
 				}
 				return last;
 			}
