@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -31,6 +32,11 @@ public class DelayQueueSchedules {
 
 	/** How often a save is tried while other instances change the schedule under it. */
 	private static final int MAX_SAVE_ATTEMPTS = 10;
+
+	/**
+	 * How many ids, a millisecond apart, a trigger tries while other triggers took them.
+	 */
+	private static final int MAX_TRIGGER_ATTEMPTS = 100;
 
 	private final ScheduleStore store;
 
@@ -79,25 +85,48 @@ public class DelayQueueSchedules {
 		return saved;
 	}
 
+	/**
+	 * Saves a schedule: registers its name to its topic first (taking it from another
+	 * topic only where its schedule is gone), then saves it in its partition; if another
+	 * instance took the name meanwhile, takes back what it saved and refuses.
+	 */
 	static ScheduleInfo save(ScheduleStore store, Schedule schedule) {
-		String registeredTopic = store.registered().get(schedule.name());
-		if (registeredTopic != null && !registeredTopic.equals(schedule.topic())
-				&& store.read(registeredTopic, schedule.name()).schedules().containsKey(schedule.name())) {
-			throw new IllegalArgumentException("Schedule '" + schedule.name() + "' sends to topic '" + registeredTopic
-					+ "', not '" + schedule.topic() + "': remove it first to move it to another topic");
+		String name = schedule.name();
+		String registered = store.registry().names().get(name);
+		String takingFrom = null;
+		if (registered != null && !registered.equals(schedule.topic())) {
+			if (store.read(registered, name).schedules().containsKey(name)) {
+				throw sendsElsewhere(name, registered, schedule.topic());
+			}
+			takingFrom = registered;
+		}
+		registered = store.register(name, schedule.topic(), takingFrom);
+		if (!registered.equals(schedule.topic())) {
+			throw sendsElsewhere(name, registered, schedule.topic());
 		}
 		for (int attempt = 1; attempt <= MAX_SAVE_ATTEMPTS; attempt++) {
 			// The next tick comes from the time read with the state: after every tick
 			// sent.
-			SchedulesRead read = store.read(schedule.topic(), schedule.name());
-			ScheduleState state = store.save(schedule.topic(), schedule.name(), schedule.definition(),
-					schedule.nextAfter(read.nowMillis()), read.schedules().get(schedule.name()));
+			SchedulesRead read = store.read(schedule.topic(), name);
+			ScheduleState state = store.save(schedule.topic(), name, schedule.definition(),
+					schedule.nextAfter(read.nowMillis()), read.schedules().get(name));
 			if (state != null) {
+				String now = store.registry().names().get(name);
+				if (now != null && !now.equals(schedule.topic())) {
+					// Another instance found it gone here and took the name meanwhile.
+					store.remove(schedule.topic(), name, state);
+					throw sendsElsewhere(name, now, schedule.topic());
+				}
 				return info(state);
 			}
 		}
-		throw new IllegalStateException("Schedule '" + schedule.name() + "' changed under each of " + MAX_SAVE_ATTEMPTS
+		throw new IllegalStateException("Schedule '" + name + "' changed under each of " + MAX_SAVE_ATTEMPTS
 				+ " attempts to save it: other instances keep changing it");
+	}
+
+	private static IllegalArgumentException sendsElsewhere(String name, String registered, String topic) {
+		return new IllegalArgumentException("Schedule '" + name + "' sends to topic '" + registered + "', not '" + topic
+				+ "': remove it first to move it to another topic");
 	}
 
 	/**
@@ -113,13 +142,13 @@ public class DelayQueueSchedules {
 	 */
 	public List<ScheduleInfo> list() {
 		List<ScheduleInfo> schedules = new ArrayList<>();
-		for (Map.Entry<String, String> registered : this.store.registered().entrySet()) {
-			ScheduleState state = this.store.read(registered.getValue(), registered.getKey())
-				.schedules()
-				.get(registered.getKey());
-			if (state != null) {
-				schedules.add(info(state));
-			}
+		Map<String, String> names = this.store.registry().names();
+		for (String topic : new LinkedHashSet<>(names.values())) {
+			this.store.readTopic(topic).schedules().forEach((name, state) -> {
+				if (topic.equals(names.get(name))) {
+					schedules.add(info(state));
+				}
+			});
 		}
 		schedules.sort(Comparator.comparing((info) -> info.schedule().name()));
 		return schedules;
@@ -154,18 +183,28 @@ public class DelayQueueSchedules {
 	}
 
 	/**
-	 * Removes a schedule; messages of ticks already sent stay.
+	 * Removes a schedule; messages of ticks already sent stay. A schedule this
+	 * application declares in its properties comes back: pause it instead, or remove it
+	 * from the properties.
 	 * @param name the schedule's name
 	 * @return whether it existed
 	 */
 	public boolean remove(String name) {
-		String topic = this.store.registered().get(name);
-		return topic != null && this.store.remove(topic, name);
+		String topic = this.store.registry().names().get(name);
+		if (topic == null) {
+			return false;
+		}
+		boolean removed = this.store.remove(topic, name, null);
+		// Only while it is still registered there: a save racing this one may have
+		// registered it again, and then keeps it (the pollers register what they find).
+		this.store.unregister(name, topic);
+		return removed;
 	}
 
 	/**
 	 * Sends one message of a schedule now, apart from its ticks: id
-	 * {@code <name>~<now epoch ms>~} (never a tick's), due at once.
+	 * {@code <name>~<now epoch ms>~} (never a tick's; a millisecond later when that id is
+	 * taken by another trigger), due at once.
 	 * @param name the schedule's name
 	 * @return the send's result
 	 * @throws IllegalArgumentException if there is no such schedule
@@ -174,8 +213,16 @@ public class DelayQueueSchedules {
 		ScheduleState state = state(name);
 		Schedule schedule = Schedule.parse(name, state.definition());
 		long now = this.store.read(state.topic(), name).nowMillis();
+		SendResult result = sendNow(schedule, now);
+		for (int attempt = 1; attempt < MAX_TRIGGER_ATTEMPTS && result.duplicate(); attempt++) {
+			result = sendNow(schedule, now + attempt);
+		}
+		return result;
+	}
+
+	private SendResult sendNow(Schedule schedule, long idMillis) {
 		return this.template.send(DelayMessage.builder(schedule.topic(), schedule.payload())
-			.id(schedule.tickId(now) + '~')
+			.id(schedule.tickId(idMillis) + '~')
 			.delay(Duration.ZERO)
 			.build());
 	}
@@ -186,7 +233,7 @@ public class DelayQueueSchedules {
 
 	/** A registered schedule's state, as Redis keeps it. */
 	private Optional<ScheduleState> find(String name) {
-		String topic = this.store.registered().get(name);
+		String topic = this.store.registry().names().get(name);
 		return (topic != null) ? Optional.ofNullable(this.store.read(topic, name).schedules().get(name))
 				: Optional.empty();
 	}

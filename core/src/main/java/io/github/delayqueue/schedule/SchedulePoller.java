@@ -2,10 +2,14 @@ package io.github.delayqueue.schedule;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -16,6 +20,7 @@ import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.ScheduleState;
 import io.github.delayqueue.store.ScheduleStore;
+import io.github.delayqueue.store.ScheduleStore.Registry;
 import io.github.delayqueue.store.ScheduleStore.SchedulesRead;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -27,14 +32,22 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
  * Sends the ticks of the recurring schedules when due, in every instance: it reads the
- * registered schedules, and for each one whose next tick is due by the Redis clock, works
- * out what to send ({@link TickPlan}) and sends it with the schedule's move to its next
- * tick in one call, which only the first instance to make it for that tick gets through.
- * So each tick is sent once, whichever instances run, and none is lost while one of them
- * does. It first saves the schedules this application declares, again until Redis takes
- * them. It looks again at the next tick due, and at least every {@value #POLL_MILLIS} ms
- * ({@value #IDLE_POLL_MILLIS} ms while no schedule is registered), on a thread of its
- * own.
+ * schedules of every topic the registry names, and for each one whose next tick is due by
+ * the Redis clock, works out what to send ({@link TickPlan}) and sends it with the
+ * schedule's move to its next tick in one call, which only the first instance to make it
+ * for that tick gets through. So each tick is sent once, whichever instances run, and
+ * none is lost while one of them does.
+ * <p>
+ * What this application declares is kept: each declared schedule is saved at start, and
+ * again whenever it is gone from Redis (Redis lost its data, or someone removed it), at
+ * the next look. The registry is mended as it is read: a schedule found on a topic its
+ * name is not registered to is registered, one found on two topics is kept on one, and
+ * the registration of a schedule gone for longer than a save takes is forgotten. A topic
+ * or schedule that cannot be read, saved or sent (a key of the wrong type, a Cluster node
+ * out of reach, a number of partitions this instance does not share) is reported once and
+ * left out; the others go on. It looks again at the next tick due, and at least every
+ * {@value #POLL_MILLIS} ms ({@value #IDLE_POLL_MILLIS} ms while no schedule is registered
+ * or declared), on a thread of its own.
  */
 public class SchedulePoller implements SmartLifecycle {
 
@@ -53,7 +66,17 @@ public class SchedulePoller implements SmartLifecycle {
 
 	private final Map<String, Schedule> declared = new LinkedHashMap<>();
 
-	private final Map<String, String> unreadable = new HashMap<>();
+	/** The declared schedules saved since this poller started. */
+	private final Set<String> savedHere = new HashSet<>();
+
+	/** The problems reported, by schedule name or {@code topic:<topic>}: each once. */
+	private final Map<String, String> problems = new HashMap<>();
+
+	/**
+	 * Registered names whose schedule was not found, since when
+	 * ({@link System#nanoTime()}).
+	 */
+	private final Map<String, Long> missingSince = new HashMap<>();
 
 	private @Nullable ScheduledExecutorService executor;
 
@@ -123,7 +146,7 @@ public class SchedulePoller implements SmartLifecycle {
 				logger.info("Schedules: Redis answers again");
 			}
 		}
-		catch (DataAccessException ex) {
+		catch (RuntimeException ex) {
 			if (!this.failing && isRunning()) {
 				this.failing = true;
 				logger.warn("Schedules: could not read them (" + ex.getMessage()
@@ -172,7 +195,7 @@ public class SchedulePoller implements SmartLifecycle {
 		try {
 			pollOnce();
 		}
-		catch (DataAccessException ex) {
+		catch (RuntimeException ex) {
 			// The regular looks report it.
 		}
 	}
@@ -187,8 +210,10 @@ public class SchedulePoller implements SmartLifecycle {
 	}
 
 	/**
-	 * Saves the declared schedules not saved yet, sends every due tick. A schedule that
-	 * cannot be saved, read or sent is reported and left out; the others go on.
+	 * Saves the declared schedules (again where they went missing), sends every due tick,
+	 * and mends the registry where it no longer says where a schedule is. A topic or
+	 * schedule that cannot be read, saved or sent is reported and left out; the others go
+	 * on.
 	 * @return how long until the next look (ms)
 	 * @throws DataAccessException if Redis failed or did not answer in time
 	 */
@@ -199,61 +224,171 @@ public class SchedulePoller implements SmartLifecycle {
 	}
 
 	private long pollUnderLock() {
-		saveDeclared();
-		Map<String, String> registered = this.store.registered();
-		if (registered.isEmpty()) {
-			return IDLE_POLL_MILLIS;
-		}
-		long wait = POLL_MILLIS;
-		Map<String, Boolean> partitionsRead = new HashMap<>();
-		for (Map.Entry<String, String> schedule : registered.entrySet()) {
-			String topic = schedule.getValue();
-			String partition = this.messages.partitions().nameFor(topic, schedule.getKey());
-			if (partitionsRead.put(partition, Boolean.TRUE) != null) {
+		Registry registry = this.store.registry();
+		long wait = (registry.topics().isEmpty() && this.declared.isEmpty()) ? IDLE_POLL_MILLIS : POLL_MILLIS;
+		Map<String, List<ScheduleState>> found = new TreeMap<>();
+		Set<String> unread = new HashSet<>();
+		long now = 0;
+		for (String topic : registry.topics()) {
+			SchedulesRead read;
+			try {
+				read = this.store.readTopic(topic);
+			}
+			catch (RuntimeException ex) {
+				// One topic out of reach (its Cluster node, its number of partitions):
+				// the others go on.
+				unread.add(topic);
+				report("topic:" + topic, "Schedules of topic '" + topic + "' could not be read (" + ex.getMessage()
+						+ "); this instance sends no tick of them until they can");
 				continue;
 			}
-			SchedulesRead read = this.store.read(topic, schedule.getKey());
-			read.unreadable().forEach(this::reportUnreadable);
-			for (ScheduleState state : read.schedules().values()) {
-				if (state.paused() || state.nextTickMillis() == Long.MAX_VALUE) {
-					continue;
-				}
-				long next = state.nextTickMillis();
-				if (next <= read.nowMillis()) {
-					try {
-						next = send(state, read.nowMillis());
-					}
-					catch (IllegalArgumentException | IllegalStateException ex) {
-						// Redis answered, and refused it: the others go on.
-						reportUnreadable(state.name(), "could not be sent: " + ex.getMessage());
-						next = read.nowMillis() + POLL_MILLIS;
-					}
-				}
-				wait = Math.min(wait, next - read.nowMillis());
-			}
+			this.problems.remove("topic:" + topic);
+			read.unreadable()
+				.forEach((name, problem) -> report(name, "Schedule '" + name + "' of topic '" + topic + "' " + problem
+						+ "; this instance sends no tick of it"));
+			now = Math.max(now, read.nowMillis());
+			read.schedules()
+				.values()
+				.forEach((state) -> found.computeIfAbsent(state.name(), (n) -> new ArrayList<>()).add(state));
 		}
+		if (saveDeclared(registry, found, unread)) {
+			// Look again at once, to send the first ticks of what was saved.
+			wait = MIN_WAIT_MILLIS;
+		}
+		for (Map.Entry<String, List<ScheduleState>> schedule : found.entrySet()) {
+			ScheduleState state = mend(schedule.getKey(), schedule.getValue(), registry.names().get(schedule.getKey()));
+			if (state == null || state.paused() || state.nextTickMillis() == Long.MAX_VALUE) {
+				continue;
+			}
+			long next = state.nextTickMillis();
+			if (next <= now) {
+				try {
+					next = send(state, now);
+				}
+				catch (RuntimeException ex) {
+					// Redis answered, and refused it, or this schedule's partition is out
+					// of reach: the others go on.
+					report(state.name(), "Schedule '" + state.name() + "' could not be sent (" + ex.getMessage()
+							+ "); this instance sends no tick of it until it can");
+					next = now + POLL_MILLIS;
+				}
+			}
+			wait = Math.min(wait, next - now);
+		}
+		forgetLost(registry, found, unread);
 		return wait;
 	}
 
-	private void saveDeclared() {
-		for (Schedule schedule : List.copyOf(this.declared.values())) {
+	/**
+	 * Saves the declared schedules: each once after start (a definition changed since is
+	 * saved), then again whenever it is gone from Redis (Redis lost its data, or it was
+	 * removed), within a look.
+	 * @return whether one was saved
+	 */
+	private boolean saveDeclared(Registry registry, Map<String, List<ScheduleState>> found, Set<String> unread) {
+		boolean saved = false;
+		for (Schedule schedule : this.declared.values()) {
+			String name = schedule.name();
+			boolean there = schedule.topic().equals(registry.names().get(name)) && found.getOrDefault(name, List.of())
+				.stream()
+				.anyMatch((state) -> state.topic().equals(schedule.topic()));
+			if ((there && this.savedHere.contains(name)) || unread.contains(schedule.topic())) {
+				continue;
+			}
 			try {
-				ScheduleInfo saved = DelayQueueSchedules.save(this.store, schedule);
-				this.declared.remove(schedule.name());
-				logger.info("Schedule '" + schedule.name() + "' on topic '" + schedule.topic() + "': next tick "
-						+ saved.nextFire() + (saved.paused() ? " (paused)" : ""));
+				ScheduleInfo info = DelayQueueSchedules.save(this.store, schedule);
+				saved = true;
+				this.problems.remove(name);
+				if (this.savedHere.add(name)) {
+					logger.info("Schedule '" + name + "' on topic '" + schedule.topic() + "': next tick "
+							+ info.nextFire() + (info.paused() ? " (paused)" : ""));
+				}
+				else {
+					logger.warn("Schedule '" + name + "' on topic '" + schedule.topic() + "', declared by this"
+							+ " application, was gone from Redis (removed, or Redis lost its data): saved again,"
+							+ " next tick " + info.nextFire());
+				}
 			}
-			catch (IllegalArgumentException | IllegalStateException ex) {
-				// Redis answered, and refused it: the others go on, this one is tried
-				// again.
-				reportUnreadable(schedule.name(), "could not be saved: " + ex.getMessage());
+			catch (RuntimeException ex) {
+				// Refused (another topic has the name), or out of reach: the others go
+				// on, this one is tried again at the next look.
+				report(name, "Schedule '" + name + "' could not be saved (" + ex.getMessage()
+						+ "); this instance tries again every second");
 			}
+		}
+		return saved;
+	}
+
+	/**
+	 * Makes the registry say where a schedule is: a schedule found on a topic its name is
+	 * not registered to is registered (a remove and a save raced, or a registration was
+	 * lost), and one found on several topics is kept on the one registered (else the
+	 * first by name) and removed from the others (two saves raced).
+	 * @return the schedule to tick, or {@code null} for none now
+	 */
+	private @Nullable ScheduleState mend(String name, List<ScheduleState> states, @Nullable String registered) {
+		ScheduleState kept = states.stream()
+			.filter((state) -> state.topic().equals(registered))
+			.findFirst()
+			.orElse(states.get(0));
+		try {
+			for (ScheduleState other : states) {
+				if (other != kept && this.store.remove(other.topic(), name, other)) {
+					logger
+						.warn("Schedule '" + name + "' was saved on topics '" + kept.topic() + "' and '" + other.topic()
+								+ "' at once: kept on '" + kept.topic() + "', removed from '" + other.topic() + "'");
+				}
+			}
+			if (!kept.topic().equals(registered)) {
+				if (!kept.topic().equals(this.store.register(name, kept.topic(), registered))) {
+					return null;
+				}
+				logger.info("Schedule '" + name + "' on topic '" + kept.topic()
+						+ "' was not registered (a remove and a save of it raced, or Redis lost the registry):"
+						+ " registered again");
+			}
+			return kept;
+		}
+		catch (RuntimeException ex) {
+			report(name, "Schedule '" + name + "' could not be registered (" + ex.getMessage()
+					+ "); this instance tries again every second");
+			return null;
 		}
 	}
 
-	private void reportUnreadable(String name, String problem) {
-		if (!problem.equals(this.unreadable.put(name, problem))) {
-			logger.warn("Schedule '" + name + "' " + problem + "; this instance sends no tick of it");
+	/**
+	 * Forgets the registration of a name whose schedule stayed gone from its topic for
+	 * longer than a save takes (so that no save of it is on its way): Redis lost it, or a
+	 * remove did not finish.
+	 */
+	private void forgetLost(Registry registry, Map<String, List<ScheduleState>> found, Set<String> unread) {
+		long now = System.nanoTime();
+		long grace = 2 * this.messages.timeout().toNanos() + TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS);
+		this.missingSince.keySet().retainAll(registry.names().keySet());
+		registry.names().forEach((name, topic) -> {
+			if (found.containsKey(name) || unread.contains(topic) || this.declared.containsKey(name)) {
+				this.missingSince.remove(name);
+				return;
+			}
+			long since = this.missingSince.computeIfAbsent(name, (n) -> now);
+			if (now - since > grace) {
+				try {
+					if (this.store.unregister(name, topic)) {
+						logger.warn("Schedule '" + name + "' was registered to topic '" + topic
+								+ "' but is gone from it (Redis lost it, or a remove did not finish): forgotten");
+					}
+					this.missingSince.remove(name);
+				}
+				catch (RuntimeException ex) {
+					// Tried again at the next look.
+				}
+			}
+		});
+	}
+
+	private void report(String key, String problem) {
+		if (!problem.equals(this.problems.put(key, problem))) {
+			logger.warn(problem);
 		}
 	}
 
@@ -267,8 +402,10 @@ public class SchedulePoller implements SmartLifecycle {
 			schedule = Schedule.parse(state.name(), state.definition());
 		}
 		catch (InvalidMessageException ex) {
-			reportUnreadable(state.name(),
-					"has a definition this instance cannot read (saved by another version?): " + ex.getMessage());
+			report(state.name(),
+					"Schedule '" + state.name()
+							+ "' has a definition this instance cannot read (saved by another version?): "
+							+ ex.getMessage() + "; this instance sends no tick of it");
 			return now + POLL_MILLIS;
 		}
 		TickPlan plan = TickPlan.of(schedule, state.nextTickMillis(), now);

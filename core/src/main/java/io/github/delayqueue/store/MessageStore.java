@@ -115,9 +115,19 @@ public interface MessageStore {
 	 * in the same call; an earlier dead letter is not. Idempotent; the copies go on after
 	 * the listener stopped, until the watch is removed from the store.
 	 * @param topic the topic whose dead letters are listened to
+	 * @return how many partitions did not have the watch (all of them the first time;
+	 * later, the store lost it)
 	 * @throws DataAccessException if the store failed or did not answer in time
 	 */
-	void watchDeadLetters(String topic);
+	int watchDeadLetters(String topic);
+
+	/**
+	 * Reads the marker of the queue's data in the store, writing a new one when there is
+	 * none: a marker other than the one read before says that the store lost its data.
+	 * @return the marker
+	 * @throws DataAccessException if the store failed or did not answer in time
+	 */
+	String datasetMarker();
 
 	/**
 	 * @return where recurring schedules are kept

@@ -2,6 +2,7 @@ package io.github.delayqueue.store;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
@@ -10,10 +11,12 @@ import org.springframework.dao.DataAccessException;
 /**
  * Where recurring schedules are kept, each in the partition of its topic that its name
  * belongs to, beside the tick messages it sends ({@code <name>~<tick ms>}); every change
- * is one call. A registry names each schedule's topic, for the instances that poll them.
- * Every method may throw a {@link DataAccessException} when the store failed or did not
- * answer in time, and a {@link PartitionCountException} when the store spreads the topic
- * over another number of partitions.
+ * is one call. A registry names each schedule's topic, so that a name sends to one topic
+ * at a time, and keeps every topic that has held a schedule, so that the pollers read
+ * those topics and find a schedule whatever the registry says of its name. Every method
+ * may throw a {@link DataAccessException} when the store failed or did not answer in
+ * time, and a {@link PartitionCountException} when the store spreads the topic over
+ * another number of partitions.
  */
 public interface ScheduleStore {
 
@@ -26,9 +29,42 @@ public interface ScheduleStore {
 	SchedulesRead read(String topic, String name);
 
 	/**
+	 * The schedules of every partition of a topic, with the store's time. A partition
+	 * whose schedules cannot be read (a key of the wrong type, moved aside then) is
+	 * reported among the unreadable ones; the others are read.
+	 * @param topic the topic
+	 * @return the time and every schedule of the topic
+	 */
+	SchedulesRead readTopic(String topic);
+
+	/**
+	 * @return the registry: every registered name with its topic, and the topics that
+	 * have held a schedule
+	 */
+	Registry registry();
+
+	/**
+	 * Registers a name to a topic, unless it is registered to another one.
+	 * @param name the schedule's name
+	 * @param topic the topic
+	 * @param takingFrom the other topic the caller found the name registered to and takes
+	 * it from (its schedule being gone there), or {@code null}
+	 * @return the topic the name is registered to now: {@code topic} when registered
+	 */
+	String register(String name, String topic, @Nullable String takingFrom);
+
+	/**
+	 * Forgets a name's registration, if it is registered to the topic.
+	 * @param name the schedule's name
+	 * @param topic the topic
+	 * @return whether it was
+	 */
+	boolean unregister(String name, String topic);
+
+	/**
 	 * Creates a schedule or gives it another definition, next tick as given and paused as
 	 * it was, if its state is still the one read; the same definition again changes
-	 * nothing. Registers it.
+	 * nothing. Call it once the name is {@link #register registered} to the topic.
 	 * @param topic its topic
 	 * @param name its name
 	 * @param definition its definition
@@ -53,7 +89,8 @@ public interface ScheduleStore {
 	boolean advance(ScheduleState read, long nextTickMillis, List<Long> ticksMillis, byte[] body);
 
 	/**
-	 * Pauses a schedule, or resumes it at a next tick.
+	 * Pauses a schedule, or resumes it at a next tick (or at the tick it kept, if that is
+	 * later: the Redis clock stepped back).
 	 * @param topic its topic
 	 * @param name its name
 	 * @param paused {@code true} to pause, {@code false} to resume
@@ -63,26 +100,34 @@ public interface ScheduleStore {
 	@Nullable ScheduleState pause(String topic, String name, boolean paused, long nextTickMillis);
 
 	/**
-	 * Removes a schedule and its registration; tick messages already sent stay.
+	 * Removes a schedule from its partition; tick messages already sent stay. The name
+	 * stays registered: {@link #unregister} it then.
 	 * @param topic its topic
 	 * @param name its name
-	 * @return whether it existed
+	 * @param read the state to remove, only while it is still that one, or {@code null}
+	 * for any
+	 * @return whether it was removed
 	 */
-	boolean remove(String topic, String name);
+	boolean remove(String topic, String name, @Nullable ScheduleState read);
 
 	/**
-	 * @return the registered schedules: name → topic
-	 */
-	Map<String, String> registered();
-
-	/**
-	 * The time of the store and the schedules of one partition.
+	 * The time of the store and the schedules of one partition, or of a topic.
 	 *
 	 * @param nowMillis the store's time (epoch ms), by which ticks are due
 	 * @param schedules the schedules by name
-	 * @param unreadable the schedules whose state is unreadable, with what is wrong
+	 * @param unreadable the schedules (or partitions) that could not be read, with what
+	 * is wrong
 	 */
 	record SchedulesRead(long nowMillis, Map<String, ScheduleState> schedules, Map<String, String> unreadable) {
+	}
+
+	/**
+	 * The schedule registry.
+	 *
+	 * @param names each registered name's topic
+	 * @param topics the topics that have held a schedule, and every registered name's
+	 */
+	record Registry(Map<String, String> names, Set<String> topics) {
 	}
 
 }

@@ -284,10 +284,6 @@ public final class DelayQueueTestClock {
 		return String.join("; ", parts);
 	}
 
-	/**
-	 * @return the earliest due time or lease deadline of the listened topics (epoch ms),
-	 * or -1 if none
-	 */
 	/** The earlier of two times, -1 for none. */
 	private static long earliest(long first, long second) {
 		return (first < 0) ? second : (second < 0) ? first : Math.min(first, second);
@@ -302,14 +298,11 @@ public final class DelayQueueTestClock {
 			return -1;
 		}
 		long next = -1;
-		Map<String, String> registered = this.store.schedules().registered();
-		for (Map.Entry<String, String> schedule : registered.entrySet()) {
-			ScheduleState state = this.store.schedules()
-				.read(schedule.getValue(), schedule.getKey())
-				.schedules()
-				.get(schedule.getKey());
-			if (state != null && !state.paused() && state.nextTickMillis() != Long.MAX_VALUE) {
-				next = earliest(next, state.nextTickMillis());
+		for (String topic : this.store.schedules().registry().topics()) {
+			for (ScheduleState state : this.store.schedules().readTopic(topic).schedules().values()) {
+				if (!state.paused() && state.nextTickMillis() != Long.MAX_VALUE) {
+					next = earliest(next, state.nextTickMillis());
+				}
 			}
 		}
 		return next;

@@ -675,13 +675,18 @@ final class QueueModel {
 		if (parts[1].equals(paused ? "1" : "0")) {
 			return state;
 		}
-		state = (paused ? parts[0] : Long.toString(next)) + ":" + (paused ? "1" : "0") + ":" + parts[2];
+		// Resumed, never before the tick it kept (a clock that stepped back).
+		String tick = (paused || next <= Long.parseLong(parts[0])) ? parts[0] : Long.toString(next);
+		state = tick + ":" + (paused ? "1" : "0") + ":" + parts[2];
 		this.schedules.put(name, state);
 		return state;
 	}
 
-	// remove_schedule.lua
-	boolean removeSchedule(String name) {
+	// remove_schedule.lua: any state, or only the one read
+	boolean removeSchedule(String name, @Nullable String read) {
+		if (read != null && !read.equals(this.schedules.get(name))) {
+			return false;
+		}
 		return this.schedules.remove(name) != null;
 	}
 

@@ -620,16 +620,26 @@ class StateMachineModelTests {
 
 		private Operation removeSchedule() {
 			String name = pickSchedule();
-			return new Operation("remove schedule " + name, this.keys.schedules()) {
+			String current = this.model.schedules.get(name);
+			// Mostly any state (a remove); else only the state read, current or stale
+			// (a poller removing a schedule saved on two topics at once).
+			int kind = this.random.nextInt(10);
+			String read = (kind < 6) ? null
+					: (current != null && kind < 8) ? current : pickTick() + ":0:model definition 1";
+			return new Operation("remove schedule " + name + ((read != null) ? " read " + read.replace('\n', ' ') : ""),
+					this.keys.schedules()) {
 
 				@Override
 				Object run() {
-					return Run.this.store.schedules().remove(Run.this.topic, name);
+					return Run.this.store.schedules()
+						.remove(Run.this.topic, name,
+								(read != null) ? ScheduleState.parse(name, Run.this.topic, read) : null);
 				}
 
 				@Override
 				void expect(Object reply, long before, long after) {
-					assertThat(reply).as(describe("schedule removed")).isEqualTo(Run.this.model.removeSchedule(name));
+					assertThat(reply).as(describe("schedule removed"))
+						.isEqualTo(Run.this.model.removeSchedule(name, read));
 				}
 
 				@Override

@@ -164,6 +164,16 @@ final class PartitionCounts {
 				}
 				continue;
 			}
+			if (wasAgreed && !changed && changes == 0 && isLost(count, markers)) {
+				// Redis lost its data (restarted empty, flushed, or failed over to an
+				// empty replica): agree the count again, as on a first call.
+				logger.error("Topic '" + topic + "': its number of partitions (" + configured
+						+ ") is gone from Redis, with every partition's count marker: Redis lost its data"
+						+ " (restarted without persistence, flushed, or failed over to an empty replica)."
+						+ " Setting it again");
+				wasAgreed = false;
+				mayChange = true;
+			}
 			if (wasAgreed || changed) {
 				throw PartitionCountException.changedElsewhere(topic, count.count(), configured);
 			}
@@ -173,6 +183,15 @@ final class PartitionCounts {
 			changed = change(topic, count.count(), configured, deadline);
 			changes++;
 		}
+	}
+
+	/**
+	 * Whether Redis lost the count: it reads as 1 (absent), and no partition has a count
+	 * marker, where a change to 1 leaves its own on every partition it had.
+	 */
+	private static boolean isLost(ScriptCodecs.PartitionCount.Reply count, List<Marker> markers) {
+		return count.count() == 1 && !markers.isEmpty()
+				&& markers.stream().allMatch((marker) -> marker.value().isEmpty());
 	}
 
 	/**

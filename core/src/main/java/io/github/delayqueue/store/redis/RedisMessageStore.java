@@ -119,7 +119,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 		this.queries = new RedisQueries(this.calls, this.router, template);
 		this.operations = new RedisOperations(this.calls, this.router, this.queries);
 		this.wrongTypeKeys = new WrongTypeKeys(template, this.calls);
-		this.schedules = new RedisScheduleStore(this.calls, this.router);
+		this.schedules = new RedisScheduleStore(this.calls, this.router, this.wrongTypeKeys);
 	}
 
 	/**
@@ -174,6 +174,19 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	}
 
 	/**
+	 * Reads the marker of the queue's data under this store's prefix
+	 * ({@link TopicKeys#datasetMarker(String)}), writing a new one when there is none.
+	 * @return the marker
+	 * @throws DataAccessException if Redis failed or did not answer in time
+	 */
+	@Override
+	public String datasetMarker() {
+		String key = TopicKeys.datasetMarker(this.calls.prefix());
+		return this.calls.run(new ScriptCodecs.DatasetMarker(LeaseTokens.newToken()), (role) -> key,
+				this.calls.timeout());
+	}
+
+	/**
 	 * @return where recurring schedules are kept, beside their tick messages
 	 */
 	@Override
@@ -184,15 +197,21 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	/**
 	 * Starts copying a topic's dead letters into its dead-letter queue: sets the watch
 	 * key ({@link TopicKeys#deadLettersWatch()}) of every partition, which the scripts
-	 * that dead-letter a message read.
+	 * that dead-letter a message read, in one round trip.
 	 * @param topic the topic whose dead letters are listened to
+	 * @return the partitions whose watch was absent
 	 * @throws DataAccessException if Redis failed or did not answer in time
 	 */
 	@Override
-	public void watchDeadLetters(String topic) {
-		for (String partition : partitions().names(topic)) {
-			this.calls.run(partition, new ScriptCodecs.WatchDeadLetters());
-		}
+	public int watchDeadLetters(String topic) {
+		List<ScriptRunner.ScriptCall> calls = partitions().names(topic)
+			.stream()
+			.map((partition) -> this.calls.call(partition, new ScriptCodecs.WatchDeadLetters()))
+			.toList();
+		return (int) this.calls.runAll(calls, this.calls.timeout())
+			.stream()
+			.filter((reply) -> new ScriptCodecs.WatchDeadLetters().read(reply))
+			.count();
 	}
 
 	/**

@@ -1,12 +1,17 @@
 package io.github.delayqueue.store.redis;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import io.github.delayqueue.store.CorruptMessageException;
 import io.github.delayqueue.store.ScheduleState;
 import io.github.delayqueue.store.ScheduleStore;
+import io.github.delayqueue.store.TopicPartitions;
+import io.github.delayqueue.store.redis.ScriptRunner.ScriptCall;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -14,7 +19,9 @@ import org.jspecify.annotations.Nullable;
  * ({@link TopicKeys#schedules()}) of the partition of its topic that its name belongs to,
  * where its tick messages ({@code <name>~<tick ms>}, which belong to the same partition)
  * are stored by the same call that advances it; the registry
- * ({@link TopicKeys#scheduleRegistry(String)}) names each schedule's topic.
+ * ({@link TopicKeys#scheduleRegistry(String)}) names each schedule's topic and keeps the
+ * topics that have held one. A partition whose schedules hash holds the wrong type has
+ * its wrong-type keys moved aside when read, and is reported; the others are read.
  */
 final class RedisScheduleStore implements ScheduleStore {
 
@@ -22,31 +29,80 @@ final class RedisScheduleStore implements ScheduleStore {
 
 	private final PartitionRouter router;
 
+	private final WrongTypeKeys wrongTypeKeys;
+
 	private final String registry;
 
-	RedisScheduleStore(ScriptCalls calls, PartitionRouter router) {
+	RedisScheduleStore(ScriptCalls calls, PartitionRouter router, WrongTypeKeys wrongTypeKeys) {
 		this.calls = calls;
 		this.router = router;
+		this.wrongTypeKeys = wrongTypeKeys;
 		this.registry = TopicKeys.scheduleRegistry(calls.prefix());
 	}
 
 	@Override
 	public SchedulesRead read(String topic, String name) {
 		long deadline = this.calls.deadline();
-		String partition = this.router.partitionOf(topic, name, deadline);
-		ScriptCodecs.Schedules.Reply reply = this.calls.run(partition, new ScriptCodecs.Schedules(),
-				PartitionCounts.remaining(deadline));
+		return readPartitions(topic, List.of(this.router.partitionOf(topic, name, deadline)), deadline);
+	}
+
+	@Override
+	public SchedulesRead readTopic(String topic) {
+		long deadline = this.calls.deadline();
+		this.router.agree(topic, false, deadline);
+		return readPartitions(topic, TopicPartitions.names(topic, this.router.countOf(topic)), deadline);
+	}
+
+	/**
+	 * Reads the schedules of partitions in one round trip, each apart from the others.
+	 */
+	private SchedulesRead readPartitions(String topic, List<String> partitions, long deadline) {
+		List<ScriptCall> reads = new ArrayList<>();
+		partitions.forEach((partition) -> reads.add(this.calls.call(partition, new ScriptCodecs.Schedules())));
+		List<Object> replies = this.calls.runAll(reads, PartitionCounts.remaining(deadline),
+				WrongTypeKeys::isWrongType);
 		Map<String, ScheduleState> schedules = new LinkedHashMap<>();
 		Map<String, String> unreadable = new LinkedHashMap<>();
-		reply.states().forEach((schedule, state) -> {
-			try {
-				schedules.put(schedule, ScheduleState.parse(schedule, topic, state));
+		long now = 0;
+		for (int i = 0; i < partitions.size(); i++) {
+			Object reply = replies.get(i);
+			if (reply instanceof Throwable) {
+				List<String> moved = this.wrongTypeKeys.quarantine(partitions.get(i));
+				unreadable.put(partitions.get(i), "has keys of the wrong type, moved aside as <key>:quarantined:<ms> "
+						+ moved + "; the schedules kept there are lost");
+				continue;
 			}
-			catch (CorruptMessageException ex) {
-				unreadable.put(schedule, "has an unreadable state in Redis");
-			}
-		});
-		return new SchedulesRead(reply.nowMillis(), schedules, unreadable);
+			ScriptCodecs.Schedules.Reply read = new ScriptCodecs.Schedules().read(reply);
+			now = Math.max(now, read.nowMillis());
+			read.states().forEach((schedule, state) -> {
+				try {
+					schedules.put(schedule, ScheduleState.parse(schedule, topic, state));
+				}
+				catch (CorruptMessageException ex) {
+					unreadable.put(schedule, "has an unreadable state in Redis");
+				}
+			});
+		}
+		return new SchedulesRead(now, schedules, unreadable);
+	}
+
+	@Override
+	public Registry registry() {
+		ScriptCodecs.ScheduleRegistry.Reply reply = registry(ScriptCodecs.ScheduleRegistry.read());
+		Set<String> topics = new LinkedHashSet<>(reply.topics());
+		topics.addAll(reply.names().values());
+		return new Registry(reply.names(), topics);
+	}
+
+	@Override
+	public String register(String name, String topic, @Nullable String takingFrom) {
+		return registry(new ScriptCodecs.ScheduleRegistry("claim", name, topic, (takingFrom != null) ? takingFrom : ""))
+			.registered();
+	}
+
+	@Override
+	public boolean unregister(String name, String topic) {
+		return registry(new ScriptCodecs.ScheduleRegistry("release", name, topic, "")).done();
 	}
 
 	@Override
@@ -59,11 +115,7 @@ final class RedisScheduleStore implements ScheduleStore {
 						partition, new ScriptCodecs.SaveSchedule(this.router.countOf(partition), name, definition,
 								nextTickMillis, (read != null) ? read.stored() : ""),
 						PartitionCounts.remaining(deadline)));
-		if (state == null) {
-			return null;
-		}
-		registry("set", name, topic);
-		return ScheduleState.parse(name, topic, state);
+		return (state != null) ? ScheduleState.parse(name, topic, state) : null;
 	}
 
 	@Override
@@ -88,25 +140,29 @@ final class RedisScheduleStore implements ScheduleStore {
 	}
 
 	@Override
-	public boolean remove(String topic, String name) {
+	public boolean remove(String topic, String name, @Nullable ScheduleState read) {
 		long deadline = this.calls.deadline();
 		String partition = this.router.partitionOf(topic, name, deadline);
-		boolean removed = this.router.settlingRefusal(topic, deadline,
-				() -> this.calls.run(partition, new ScriptCodecs.RemoveSchedule(this.router.countOf(partition), name),
-						PartitionCounts.remaining(deadline)));
-		registry("delete", name, "");
-		return removed;
+		return this.router.settlingRefusal(topic, deadline,
+				() -> this.calls.run(partition, new ScriptCodecs.RemoveSchedule(this.router.countOf(partition), name,
+						(read != null) ? read.stored() : ""), PartitionCounts.remaining(deadline)));
 	}
 
-	@Override
-	public Map<String, String> registered() {
-		return registry("read", "", "");
-	}
-
-	/** Changes and reads the registry, within the store's timeout. */
-	private Map<String, String> registry(String operation, String name, String topic) {
-		return this.calls.run(new ScriptCodecs.ScheduleRegistry(operation, name, topic), (key) -> this.registry,
-				this.calls.timeout());
+	/**
+	 * Changes or reads the registry, within the store's timeout; a registry of the wrong
+	 * type is moved aside (what it held is lost: the pollers restore what their
+	 * applications declare), and the call made once more.
+	 */
+	private ScriptCodecs.ScheduleRegistry.Reply registry(ScriptCodecs.ScheduleRegistry call) {
+		try {
+			return this.calls.run(call, (key) -> this.registry, this.calls.timeout());
+		}
+		catch (RuntimeException ex) {
+			if (!WrongTypeKeys.isWrongType(ex) || !this.wrongTypeKeys.quarantineHash(this.registry)) {
+				throw ex;
+			}
+			return this.calls.run(call, (key) -> this.registry, this.calls.timeout());
+		}
 	}
 
 }

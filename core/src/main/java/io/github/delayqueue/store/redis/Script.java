@@ -91,7 +91,9 @@ enum Script {
 
 	SCHEDULE_REGISTRY(false, Key.SCHEDULE_REGISTRY),
 
-	WATCH_DEAD_LETTERS(true, Key.DEAD_LETTERS_WATCH);
+	WATCH_DEAD_LETTERS(true, Key.DEAD_LETTERS_WATCH),
+
+	DATASET_MARKER(false, Key.DATASET_MARKER);
 
 	/** The highest priority; priority 0 messages wait in the ready list itself. */
 	static final int MAX_PRIORITY = NewMessage.MAX_PRIORITY;
@@ -226,6 +228,9 @@ enum Script {
 
 		/** Present while the topic's dead letters are listened to. */
 		DEAD_LETTERS_WATCH("dead-letters watch", "STRING"),
+
+		/** The marker of the queue's data under a prefix, to tell when Redis lost it. */
+		DATASET_MARKER("dataset marker", "STRING"),
 
 		/** The stored messages of the topic's dead-letter queue. */
 		DEAD_LETTERS_MESSAGES("dead-letters messages", "HASH"),

@@ -23,7 +23,7 @@ sealed interface ScriptCodec<R> permits ScriptCodecs.Send, ScriptCodecs.Promote,
 		ScriptCodecs.PartitionCount, ScriptCodecs.BeginPartitionChange, ScriptCodecs.MarkPartition,
 		ScriptCodecs.CommitPartitionChange, ScriptCodecs.AbortPartitionChange, ScriptCodecs.SaveSchedule,
 		ScriptCodecs.AdvanceSchedule, ScriptCodecs.PauseSchedule, ScriptCodecs.RemoveSchedule, ScriptCodecs.Schedules,
-		ScriptCodecs.ScheduleRegistry, ScriptCodecs.WatchDeadLetters {
+		ScriptCodecs.ScheduleRegistry, ScriptCodecs.WatchDeadLetters, ScriptCodecs.DatasetMarker {
 
 	/**
 	 * @return the script's arguments and reply, declared once

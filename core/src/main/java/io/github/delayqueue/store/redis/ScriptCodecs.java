@@ -41,6 +41,9 @@ final class ScriptCodecs {
 	/** Appended to the due kind of a message that replaces a scheduled one. */
 	private static final String REPLACE = "r";
 
+	/** Starts the registry's field of a topic that has held a schedule. */
+	private static final String TOPIC_FIELD = "~";
+
 	/** Appended to the due kind of a message sent with a deduplication window. */
 	private static final String DEDUPLICATED = "u";
 
@@ -83,6 +86,7 @@ final class ScriptCodecs {
 			case SCHEDULES -> Schedules.SIGNATURE;
 			case SCHEDULE_REGISTRY -> ScheduleRegistry.SIGNATURE;
 			case WATCH_DEAD_LETTERS -> WatchDeadLetters.SIGNATURE;
+			case DATASET_MARKER -> DatasetMarker.SIGNATURE;
 		};
 	}
 
@@ -953,16 +957,18 @@ final class ScriptCodecs {
 	}
 
 	/**
-	 * Removes a schedule.
+	 * Removes a schedule, or only the state read.
 	 *
 	 * @param partitions the topic's number of partitions here
 	 * @param name the schedule's name
+	 * @param read the state to remove, or {@code ""} for any
 	 */
-	record RemoveSchedule(int partitions, String name) implements ScriptCodec<Boolean> {
+	record RemoveSchedule(int partitions, String name, String read) implements ScriptCodec<Boolean> {
 
 		static final Signature<RemoveSchedule> SIGNATURE = Signature.of(Script.REMOVE_SCHEDULE, "1 if removed",
 				Argument.of("[1] the number of partitions", RemoveSchedule::partitions),
-				Argument.of("[2] name", RemoveSchedule::name));
+				Argument.of("[2] name", RemoveSchedule::name),
+				Argument.of("[3] the state the caller read", RemoveSchedule::read));
 
 		@Override
 		public Signature<?> signature() {
@@ -1010,18 +1016,26 @@ final class ScriptCodecs {
 	}
 
 	/**
-	 * Registers a schedule's topic, or forgets it, and reads the registry.
+	 * Registers the topic of a schedule's name, forgets it, or reads the registry.
 	 *
-	 * @param operation {@code set}, {@code delete} or {@code read}
-	 * @param name the schedule's name ({@code ""} to read only)
-	 * @param topic its topic ({@code ""} unless set)
+	 * @param operation {@code claim}, {@code release} or {@code read}
+	 * @param name the schedule's name ({@code ""} to read)
+	 * @param topic its topic ({@code ""} to read)
+	 * @param takingFrom on a claim, the topic found registered that the name is taken
+	 * from ({@code ""} for none)
 	 */
-	record ScheduleRegistry(String operation, String name, String topic) implements ScriptCodec<Map<String, String>> {
+	record ScheduleRegistry(String operation, String name, String topic,
+			String takingFrom) implements ScriptCodec<ScheduleRegistry.Reply> {
 
 		static final Signature<ScheduleRegistry> SIGNATURE = Signature.of(Script.SCHEDULE_REGISTRY,
-				"the registry after the change",
-				Argument.of("[1] 'set', 'delete' or 'read'", ScheduleRegistry::operation),
-				Argument.of("[2] name", ScheduleRegistry::name), Argument.of("[3] topic", ScheduleRegistry::topic));
+				"{1 if the name is registered to ARGV[3]",
+				Argument.of("[1] 'claim', 'release' or 'read'", ScheduleRegistry::operation),
+				Argument.of("[2] name", ScheduleRegistry::name), Argument.of("[3] topic", ScheduleRegistry::topic),
+				Argument.of("[4] 'claim' only: the topic the caller found registered", ScheduleRegistry::takingFrom));
+
+		static ScheduleRegistry read() {
+			return new ScheduleRegistry("read", "", "", "");
+		}
 
 		@Override
 		public Signature<?> signature() {
@@ -1029,23 +1043,43 @@ final class ScriptCodecs {
 		}
 
 		@Override
-		public Map<String, String> read(Object reply) {
+		public Reply read(Object reply) {
 			List<?> values = (List<?>) reply;
-			Map<String, String> registry = new LinkedHashMap<>();
-			for (int i = 0; i + 1 < values.size(); i += 2) {
-				registry.put(text(values.get(i)), text(values.get(i + 1)));
+			Map<String, String> names = new LinkedHashMap<>();
+			List<String> topics = new ArrayList<>();
+			for (int i = 2; i + 1 < values.size(); i += 2) {
+				String field = text(values.get(i));
+				if (field.startsWith(TOPIC_FIELD)) {
+					topics.add(field.substring(TOPIC_FIELD.length()));
+				}
+				else {
+					names.put(field, text(values.get(i + 1)));
+				}
 			}
-			return registry;
+			return new Reply(number(values.get(0)) == 1, text(values.get(1)), names, topics);
+		}
+
+		/**
+		 * What the registry answered.
+		 *
+		 * @param done whether the name is registered to the topic after a claim, or was
+		 * forgotten by a release
+		 * @param registered the topic the name is registered to now ({@code ""} for none)
+		 * @param names on a read, every registered name → its topic
+		 * @param topics on a read, every topic that has held a schedule
+		 */
+		record Reply(boolean done, String registered, Map<String, String> names, List<String> topics) {
 		}
 
 	}
 
 	/**
-	 * Has a partition copy its dead letters.
+	 * Has a partition copy its dead letters; reads whether its watch was absent.
 	 */
 	record WatchDeadLetters() implements ScriptCodec<Boolean> {
 
-		static final Signature<WatchDeadLetters> SIGNATURE = Signature.of(Script.WATCH_DEAD_LETTERS, "1");
+		static final Signature<WatchDeadLetters> SIGNATURE = Signature.of(Script.WATCH_DEAD_LETTERS,
+				"1 if it was absent");
 
 		@Override
 		public Signature<?> signature() {
@@ -1055,6 +1089,32 @@ final class ScriptCodecs {
 		@Override
 		public Boolean read(Object reply) {
 			return number(reply) == 1;
+		}
+
+	}
+
+	/**
+	 * Reads the marker of the queue's data, writing a new one when absent.
+	 *
+	 * @param token the token of a new marker
+	 */
+	record DatasetMarker(String token) implements ScriptCodec<String> {
+
+		static final Signature<DatasetMarker> SIGNATURE = Signature.of(Script.DATASET_MARKER,
+				"{1 if written now else 0, the marker}",
+				Argument.of("[1] the token of a new marker", DatasetMarker::token));
+
+		@Override
+		public Signature<?> signature() {
+			return SIGNATURE;
+		}
+
+		/**
+		 * @return the marker
+		 */
+		@Override
+		public String read(Object reply) {
+			return text(((List<?>) reply).get(1));
 		}
 
 	}

@@ -227,7 +227,7 @@ public record TopicKeys(String prefix, String topic) {
 			case DEAD_LETTERS_MESSAGES -> deadLetters().messages();
 			case DEAD_LETTERS_READY -> deadLetters().ready();
 			case DEAD_LETTERS_DEAD -> deadLetters().dead();
-			case CLAIM_RECORD, STATE_INDEX, STATE_MESSAGES, SCHEDULE_REGISTRY ->
+			case CLAIM_RECORD, STATE_INDEX, STATE_MESSAGES, SCHEDULE_REGISTRY, DATASET_MARKER ->
 				throw new IllegalArgumentException("The " + role + " key depends on more than the topic");
 		};
 	}
@@ -285,6 +285,16 @@ public record TopicKeys(String prefix, String topic) {
 	 */
 	public static String scheduleRegistry(String prefix) {
 		return prefix + ":schedules";
+	}
+
+	/**
+	 * The marker of the queue's data under a prefix: written once, read by every instance
+	 * every few seconds; gone or replaced, Redis lost the queue's data.
+	 * @param prefix the configured key prefix
+	 * @return STRING key
+	 */
+	public static String datasetMarker(String prefix) {
+		return prefix + ":dataset";
 	}
 
 	/**

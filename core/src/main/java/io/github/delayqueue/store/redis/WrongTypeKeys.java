@@ -48,4 +48,18 @@ final class WrongTypeKeys {
 		return moved;
 	}
 
+	/**
+	 * Moves aside a key that should hold a hash and holds another type.
+	 * @param key the key
+	 * @return whether it was moved
+	 */
+	boolean quarantineHash(String key) {
+		DataType actual = this.redis.type(key);
+		if (actual == null || actual == DataType.NONE || actual == DataType.HASH) {
+			return false;
+		}
+		this.redis.rename(key, key + ":quarantined:" + System.currentTimeMillis());
+		return true;
+	}
+
 }

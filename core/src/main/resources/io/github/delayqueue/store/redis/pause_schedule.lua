@@ -1,6 +1,8 @@
 -- pause_schedule: pauses a schedule (state: running -> paused, its next tick kept for the
 -- endpoint) or resumes it (state: paused -> running, next tick as given: ticks missed while paused
--- are not sent). Pausing a paused schedule or resuming a running one changes nothing.
+-- are not sent; but never before the tick it kept, which was not sent: should the Redis clock have
+-- stepped back, a tick already sent is not sent again). Pausing a paused schedule or resuming a
+-- running one changes nothing.
 -- KEYS[1] schedules HASH          name -> "<next tick ms>:<paused 0 or 1>:<definition>"
 -- KEYS[2] partition count STRING  the count marker of this partition (see partition_refusal)
 -- ARGV[1] the number of partitions the caller spreads the topic over
@@ -23,7 +25,7 @@ local _, _, tick, paused, definition = string.find(state, '^(%d+):([01]):(.*)$')
 if paused == ARGV[3] then
   return {0, state}
 end
-if ARGV[3] == '0' then
+if ARGV[3] == '0' and tonumber(ARGV[4]) > tonumber(tick) then
   tick = ARGV[4]
 end
 state = tick .. ':' .. ARGV[3] .. ':' .. definition

@@ -1,15 +1,40 @@
--- schedule_registry: registers a recurring schedule's topic, or forgets it, and reads the registry
--- the schedule pollers look in. Not a transition of a message: the schedule itself lives in its
--- partition (save_schedule, remove_schedule).
--- KEYS[1] schedule registry HASH  name -> topic
--- ARGV[1] 'set', 'delete' or 'read'
--- ARGV[2] name ('set' and 'delete' only)
--- ARGV[3] topic ('set' only)
--- Returns the registry after the change: two values per schedule, name and topic.
--- Replayed: harmless (the same change again, then the same read).
-if ARGV[1] == 'set' then
-  redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
-elseif ARGV[1] == 'delete' then
-  redis.call('HDEL', KEYS[1], ARGV[2])
+-- schedule_registry: registers the topic a recurring schedule's name sends to, forgets it, or reads
+-- the registry the schedule pollers look in. Not a transition of a message: the schedule itself
+-- lives in its partition (save_schedule, remove_schedule). A name is registered to one topic at a
+-- time, so of two instances saving one name on two topics at once one is refused. Besides the
+-- names, the registry keeps each topic that has held a schedule ("~<topic>", never forgotten), so
+-- that the pollers read that topic's partitions and find a schedule whose name a race or a lost
+-- write left unregistered.
+-- KEYS[1] schedule registry HASH  name -> topic; "~<topic>" -> 1 for every topic that held one
+-- ARGV[1] 'claim', 'release' or 'read'
+-- ARGV[2] name ('claim' and 'release' only)
+-- ARGV[3] topic ('claim' and 'release' only)
+-- ARGV[4] 'claim' only: the topic the caller found registered and takes the name from ('' for none)
+-- Returns {1 if the name is registered to ARGV[3] after a claim or was forgotten by a release else
+-- 0, the topic the name is registered to now ('' for none), then for 'read' two values per entry of
+-- the registry: field and value}.
+-- Replayed: harmless (a claim finds the name registered to its topic and returns 1; a release finds
+-- it gone and returns 0).
+local current = false
+if ARGV[1] ~= 'read' then
+  current = redis.call('HGET', KEYS[1], ARGV[2])
 end
-return redis.call('HGETALL', KEYS[1])
+if ARGV[1] == 'claim' then
+  if current and current ~= ARGV[3] and current ~= ARGV[4] then
+    return {0, current}
+  end
+  redis.call('HSET', KEYS[1], ARGV[2], ARGV[3], '~' .. ARGV[3], '1')
+  return {1, ARGV[3]}
+elseif ARGV[1] == 'release' then
+  if current ~= ARGV[3] then
+    return {0, current or ''}
+  end
+  redis.call('HDEL', KEYS[1], ARGV[2])
+  return {1, ''}
+end
+local out = {1, ''}
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all do
+  out[#out + 1] = all[i]
+end
+return out
