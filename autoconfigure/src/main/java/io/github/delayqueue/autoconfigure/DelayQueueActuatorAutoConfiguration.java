@@ -2,8 +2,10 @@ package io.github.delayqueue.autoconfigure;
 
 import io.github.delayqueue.actuate.DelayQueueHealthIndicator;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.runtime.RedisDataLossWatch;
 import io.github.delayqueue.store.MessageStore;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -39,14 +41,14 @@ public final class DelayQueueActuatorAutoConfiguration {
 		@ConditionalOnMissingBean(name = "delayQueueHealthIndicator")
 		@ConditionalOnEnabledHealthIndicator("delayqueue")
 		DelayQueueHealthIndicator delayQueueHealthIndicator(MessageStore store, DelayQueueRuntime runtime,
-				DelayQueueProperties properties) {
+				DelayQueueProperties properties, ObjectProvider<RedisDataLossWatch> dataLoss) {
 			DelayQueueProperties.Health health = properties.getHealth();
 			Status latenessStatus = switch (health.getLatenessStatus()) {
 				case OUT_OF_SERVICE -> Status.OUT_OF_SERVICE;
 				case DOWN -> Status.DOWN;
 			};
 			return new DelayQueueHealthIndicator(store, runtime, health.getMaxLateness(), latenessStatus,
-					health.getTimeout());
+					health.getTimeout(), dataLoss.getIfAvailable());
 		}
 
 	}

@@ -54,6 +54,12 @@ public final class DelayQueueMeterNames {
 	public static final String RATE_LIMITED = "delay.queue.rate.limited";
 
 	/**
+	 * Counter of the times this application found that Redis lost the queue's data
+	 * (restarted without persistence, flushed, or failed over to an empty replica).
+	 */
+	public static final String REDIS_DATA_LOST = "delay.queue.redis.data.lost";
+
+	/**
 	 * Gauge of a topic's messages; tag {@value #STATE}: {@code scheduled}, {@code ready},
 	 * {@code in-flight} or {@code dead}.
 	 */

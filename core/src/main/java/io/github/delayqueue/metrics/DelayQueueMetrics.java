@@ -92,4 +92,10 @@ public interface DelayQueueMetrics {
 	default void rateLimited(String topic) {
 	}
 
+	/**
+	 * Redis lost the queue's data: the marker this application read before is gone.
+	 */
+	default void redisDataLost() {
+	}
+
 }

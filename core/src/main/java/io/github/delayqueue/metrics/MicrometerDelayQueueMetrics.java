@@ -118,6 +118,11 @@ public class MicrometerDelayQueueMetrics implements DelayQueueMetrics {
 		counter(DelayQueueMeterNames.RESCHEDULED, topic).increment();
 	}
 
+	@Override
+	public void redisDataLost() {
+		Counter.builder(DelayQueueMeterNames.REDIS_DATA_LOST).register(this.registry).increment();
+	}
+
 	private Counter counter(String name, String topic, String... tags) {
 		return Counter.builder(name).tag(DelayQueueMeterNames.TOPIC, topic).tags(tags).register(this.registry);
 	}

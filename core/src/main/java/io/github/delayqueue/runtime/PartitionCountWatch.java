@@ -29,9 +29,10 @@ import org.springframework.util.backoff.BackOffExecution;
  * behind are repaired, and a count that changed is reported as a problem of the topic (an
  * ERROR, and the {@code delayQueue} health is {@code DOWN}) until it is settled.
  * Listeners keep consuming the partitions they have meanwhile. A listener of a topic's
- * dead letters has them copied into their queue once its count is agreed. The checks run
- * on a thread of their own, never on the shared scheduler, at most one at a time per
- * topic and one per {@value #CHECK_INTERVAL_SECONDS} seconds.
+ * dead letters has them copied into their queue once its count is agreed, and the watch
+ * that copies them is set again when Redis lost it. The checks run on a thread of their
+ * own, never on the shared scheduler, at most one at a time per topic and one per
+ * {@value #CHECK_INTERVAL_SECONDS} seconds.
  */
 final class PartitionCountWatch implements AutoCloseable {
 
@@ -44,6 +45,9 @@ final class PartitionCountWatch implements AutoCloseable {
 	private final ScheduledThreadPoolExecutor checks;
 
 	private final Map<String, String> problems = new ConcurrentHashMap<>();
+
+	/** Topics whose dead letters are listened to here. */
+	private final Set<String> watched = ConcurrentHashMap.newKeySet();
 
 	/** Topics with a check on its way or done less than the check interval ago. */
 	private final Set<String> checked = ConcurrentHashMap.newKeySet();
@@ -100,7 +104,32 @@ final class PartitionCountWatch implements AutoCloseable {
 			this.store.watchDeadLetters(source);
 			logger.info("Topic '" + source + "': its dead letters are queued for their listener in '" + topic
 					+ "' from now on");
+			if (this.watched.add(source) && this.watched.size() == 1) {
+				schedule(this::keepWatches, TimeUnit.SECONDS.toMillis(CHECK_INTERVAL_SECONDS));
+			}
 		}
+	}
+
+	/**
+	 * Sets again the dead-letter watches that went missing (Redis lost its data), every
+	 * {@value #CHECK_INTERVAL_SECONDS} seconds, so that the dead letters of a listened
+	 * topic keep reaching their listener.
+	 */
+	private void keepWatches() {
+		for (String topic : this.watched) {
+			try {
+				int restored = this.store.watchDeadLetters(topic);
+				if (restored > 0) {
+					logger.warn("Topic '" + topic + "': the watch that queues its dead letters for their listener was"
+							+ " gone from " + restored + " of its partitions (Redis lost its data?): set again;"
+							+ " messages that died meanwhile were not queued");
+				}
+			}
+			catch (RuntimeException ex) {
+				logger.debug("Topic '" + topic + "': could not check the watch of its dead letters", ex);
+			}
+		}
+		schedule(this::keepWatches, TimeUnit.SECONDS.toMillis(CHECK_INTERVAL_SECONDS));
 	}
 
 	/**

@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.ListenerState;
+import io.github.delayqueue.runtime.RedisDataLossWatch;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.TopicStats;
 import org.jspecify.annotations.Nullable;
@@ -28,8 +29,10 @@ import org.jspecify.annotations.Nullable;
  * listener in this application has died, or this application does not agree with Redis on
  * a listener topic's number of partitions; {@link Verdict#LATE} with a maximum lateness
  * set, when a topic's oldest waiting message is later than that. Its details give, for
- * each topic with a listener here, the listener's state and the topic's counts. It reads
- * one small script per such topic and never scans Redis.
+ * each topic with a listener here, the listener's state and the topic's counts, and the
+ * last time Redis was found to have lost the queue's data ({@code redisDataLost}: the
+ * queue works again, and that is no reason to stop the application, so the verdict
+ * stays). It reads one small script per such topic and never scans Redis.
  * <p>
  * It answers within a timeout of its own, whatever the Redis client's command timeout is:
  * the check runs on one of two daemon threads, and is {@code DOWN} when Redis has not
@@ -52,6 +55,8 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 
 	private final ThreadPoolExecutor checks;
 
+	private final @Nullable RedisDataLossWatch dataLoss;
+
 	/**
 	 * Creates the check.
 	 * @param store the Redis store
@@ -59,10 +64,13 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 	 * @param maxLateness how late a topic's oldest waiting message may be, or
 	 * {@code null} for no limit
 	 * @param timeout how long to wait for Redis before reporting {@code DOWN}
+	 * @param dataLoss what tells when Redis lost the queue's data (its last loss is a
+	 * detail), or {@code null}
 	 */
 	public DelayQueueHealthCheck(MessageStore store, DelayQueueRuntime runtime, @Nullable Duration maxLateness,
-			Duration timeout) {
+			Duration timeout, @Nullable RedisDataLossWatch dataLoss) {
 		this.store = store;
+		this.dataLoss = dataLoss;
 		this.runtime = runtime;
 		this.maxLateness = maxLateness;
 		this.timeout = timeout;
@@ -111,6 +119,17 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 	}
 
 	private Health checkNow() {
+		Health health = checkListeners();
+		RedisDataLossWatch.Loss loss = (this.dataLoss != null) ? this.dataLoss.lastLoss() : null;
+		if (loss == null) {
+			return health;
+		}
+		Map<String, Object> details = new LinkedHashMap<>(health.details());
+		details.put("redisDataLost", Map.of("noticedAt", loss.noticedAt().toString(), "message", loss.message()));
+		return new Health(health.verdict(), details);
+	}
+
+	private Health checkListeners() {
 		Map<String, ListenerState> listeners = this.runtime.getListenerStates();
 		if (listeners.isEmpty()) {
 			this.store.ping();

@@ -28,6 +28,7 @@ import io.github.delayqueue.metrics.TopicGauges;
 import io.github.delayqueue.observation.DelayQueueReceiverObservationConvention;
 import io.github.delayqueue.observation.DelayQueueSenderObservationConvention;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.runtime.RedisDataLossWatch;
 import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.RateLimit;
@@ -173,6 +174,16 @@ final class DelayQueueConfiguration {
 		DelayQueueSchedules schedules = new DelayQueueSchedules(store.schedules(), template);
 		schedules.onChange(() -> poller.ifAvailable(SchedulePoller::wakeUp));
 		return schedules;
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RedisDataLossWatch delayQueueRedisDataLossWatch(MessageStore store, ObjectProvider<DelayQueueMetrics> metrics,
+			ObjectProvider<SchedulePoller> poller) {
+		RedisDataLossWatch watch = new RedisDataLossWatch(store, metrics.getIfAvailable(() -> DelayQueueMetrics.NONE));
+		// The declared schedules are restored at the poller's next look: at once.
+		watch.onLoss(() -> poller.ifAvailable(SchedulePoller::wakeUp));
+		return watch;
 	}
 
 	@Bean

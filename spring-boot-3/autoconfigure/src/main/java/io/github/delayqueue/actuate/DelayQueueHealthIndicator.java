@@ -3,6 +3,7 @@ package io.github.delayqueue.actuate;
 import java.time.Duration;
 
 import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.runtime.RedisDataLossWatch;
 import io.github.delayqueue.store.MessageStore;
 import org.jspecify.annotations.Nullable;
 
@@ -30,11 +31,12 @@ public class DelayQueueHealthIndicator extends AbstractHealthIndicator implement
 	 * {@code null} for no limit
 	 * @param latenessStatus the status when a topic is later than that
 	 * @param timeout how long to wait for Redis before reporting {@code DOWN}
+	 * @param dataLoss what tells when Redis lost the queue's data, or {@code null}
 	 */
 	public DelayQueueHealthIndicator(MessageStore store, DelayQueueRuntime runtime, @Nullable Duration maxLateness,
-			Status latenessStatus, Duration timeout) {
+			Status latenessStatus, Duration timeout, @Nullable RedisDataLossWatch dataLoss) {
 		super("Delay queue health check failed");
-		this.check = new DelayQueueHealthCheck(store, runtime, maxLateness, timeout);
+		this.check = new DelayQueueHealthCheck(store, runtime, maxLateness, timeout, dataLoss);
 		this.latenessStatus = latenessStatus;
 	}
 
