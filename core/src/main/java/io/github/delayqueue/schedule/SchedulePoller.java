@@ -363,7 +363,7 @@ public class SchedulePoller implements SmartLifecycle {
 	 */
 	private void forgetLost(Registry registry, Map<String, List<ScheduleState>> found, Set<String> unread) {
 		long now = System.nanoTime();
-		long grace = 2 * this.messages.timeout().toNanos() + TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS);
+		long grace = this.store.saveTime().toNanos();
 		this.missingSince.keySet().retainAll(registry.names().keySet());
 		registry.names().forEach((name, topic) -> {
 			if (found.containsKey(name) || unread.contains(topic) || this.declared.containsKey(name)) {

@@ -1,5 +1,6 @@
 package io.github.delayqueue.store;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -44,7 +45,11 @@ public interface ScheduleStore {
 	Registry registry();
 
 	/**
-	 * Registers a name to a topic, unless it is registered to another one.
+	 * Registers a name to a topic, unless it is registered to another one: from that one
+	 * only when the caller found its schedule gone there and the name was last claimed
+	 * longer than {@link #saveTime()} ago, so that no save there is still on its way. As
+	 * a send does, it sets the topic's number of partitions in the store to the one
+	 * configured here when it differs and the topic holds nothing.
 	 * @param name the schedule's name
 	 * @param topic the topic
 	 * @param takingFrom the other topic the caller found the name registered to and takes
@@ -52,6 +57,12 @@ public interface ScheduleStore {
 	 * @return the topic the name is registered to now: {@code topic} when registered
 	 */
 	String register(String name, String topic, @Nullable String takingFrom);
+
+	/**
+	 * @return the longest a save can take, from the claim of its name to the write of its
+	 * state: two timeouts of the store and a second
+	 */
+	Duration saveTime();
 
 	/**
 	 * Forgets a name's registration, if it is registered to the topic.

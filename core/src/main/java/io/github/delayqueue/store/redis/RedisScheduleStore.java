@@ -1,5 +1,6 @@
 package io.github.delayqueue.store.redis;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -96,13 +97,21 @@ final class RedisScheduleStore implements ScheduleStore {
 
 	@Override
 	public String register(String name, String topic, @Nullable String takingFrom) {
-		return registry(new ScriptCodecs.ScheduleRegistry("claim", name, topic, (takingFrom != null) ? takingFrom : ""))
+		// A save, like a send, may set the count of a topic it is the first to use.
+		this.router.agree(topic, true, this.calls.deadline());
+		return registry(new ScriptCodecs.ScheduleRegistry("claim", name, topic, (takingFrom != null) ? takingFrom : "",
+				saveTime().toMillis()))
 			.registered();
 	}
 
 	@Override
 	public boolean unregister(String name, String topic) {
-		return registry(new ScriptCodecs.ScheduleRegistry("release", name, topic, "")).done();
+		return registry(new ScriptCodecs.ScheduleRegistry("release", name, topic, "", 0)).done();
+	}
+
+	@Override
+	public Duration saveTime() {
+		return this.calls.timeout().multipliedBy(2).plusSeconds(1);
 	}
 
 	@Override

@@ -44,6 +44,9 @@ final class ScriptCodecs {
 	/** Starts the registry's field of a topic that has held a schedule. */
 	private static final String TOPIC_FIELD = "~";
 
+	/** Starts the registry's field of the time a name was last claimed. */
+	private static final String CLAIMED_FIELD = "~#";
+
 	/** Appended to the due kind of a message sent with a deduplication window. */
 	private static final String DEDUPLICATED = "u";
 
@@ -1023,18 +1026,21 @@ final class ScriptCodecs {
 	 * @param topic its topic ({@code ""} to read)
 	 * @param takingFrom on a claim, the topic found registered that the name is taken
 	 * from ({@code ""} for none)
+	 * @param graceMillis on a claim, how long after its last claim a name may be taken
+	 * from another topic
 	 */
-	record ScheduleRegistry(String operation, String name, String topic,
-			String takingFrom) implements ScriptCodec<ScheduleRegistry.Reply> {
+	record ScheduleRegistry(String operation, String name, String topic, String takingFrom,
+			long graceMillis) implements ScriptCodec<ScheduleRegistry.Reply> {
 
 		static final Signature<ScheduleRegistry> SIGNATURE = Signature.of(Script.SCHEDULE_REGISTRY,
 				"{1 if the name is registered to ARGV[3]",
 				Argument.of("[1] 'claim', 'release' or 'read'", ScheduleRegistry::operation),
 				Argument.of("[2] name", ScheduleRegistry::name), Argument.of("[3] topic", ScheduleRegistry::topic),
-				Argument.of("[4] 'claim' only: the topic the caller found registered", ScheduleRegistry::takingFrom));
+				Argument.of("[4] 'claim' only: the topic the caller found registered", ScheduleRegistry::takingFrom),
+				Argument.of("[5] 'claim' only: ms after its last claim", ScheduleRegistry::graceMillis));
 
 		static ScheduleRegistry read() {
-			return new ScheduleRegistry("read", "", "", "");
+			return new ScheduleRegistry("read", "", "", "", 0);
 		}
 
 		@Override
@@ -1049,6 +1055,9 @@ final class ScriptCodecs {
 			List<String> topics = new ArrayList<>();
 			for (int i = 2; i + 1 < values.size(); i += 2) {
 				String field = text(values.get(i));
+				if (field.startsWith(CLAIMED_FIELD)) {
+					continue;
+				}
 				if (field.startsWith(TOPIC_FIELD)) {
 					topics.add(field.substring(TOPIC_FIELD.length()));
 				}

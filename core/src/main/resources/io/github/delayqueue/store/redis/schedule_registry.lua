@@ -4,12 +4,15 @@
 -- time, so of two instances saving one name on two topics at once one is refused. Besides the
 -- names, the registry keeps each topic that has held a schedule ("~<topic>", never forgotten), so
 -- that the pollers read that topic's partitions and find a schedule whose name a race or a lost
--- write left unregistered.
--- KEYS[1] schedule registry HASH  name -> topic; "~<topic>" -> 1 for every topic that held one
+-- write left unregistered, and when each name was last claimed ("~#<name>"), so that a name is
+-- taken from another topic only once no save there can still be on its way.
+-- KEYS[1] schedule registry HASH  name -> topic; "~<topic>" -> 1 for every topic that held one;
+--         "~#<name>" -> when the name was last claimed (epoch ms, Redis clock)
 -- ARGV[1] 'claim', 'release' or 'read'
 -- ARGV[2] name ('claim' and 'release' only)
 -- ARGV[3] topic ('claim' and 'release' only)
 -- ARGV[4] 'claim' only: the topic the caller found registered and takes the name from ('' for none)
+-- ARGV[5] 'claim' only: ms after its last claim from which a name may be taken from another topic
 -- Returns {1 if the name is registered to ARGV[3] after a claim or was forgotten by a release else
 -- 0, the topic the name is registered to now ('' for none), then for 'read' two values per entry of
 -- the registry: field and value}.
@@ -20,16 +23,20 @@ if ARGV[1] ~= 'read' then
   current = redis.call('HGET', KEYS[1], ARGV[2])
 end
 if ARGV[1] == 'claim' then
-  if current and current ~= ARGV[3] and current ~= ARGV[4] then
-    return {0, current}
+  local now = now_ms()
+  if current and current ~= ARGV[3] then
+    local claimed = tonumber(redis.call('HGET', KEYS[1], '~#' .. ARGV[2]) or '0')
+    if current ~= ARGV[4] or now - claimed < tonumber(ARGV[5]) then
+      return {0, current}
+    end
   end
-  redis.call('HSET', KEYS[1], ARGV[2], ARGV[3], '~' .. ARGV[3], '1')
+  redis.call('HSET', KEYS[1], ARGV[2], ARGV[3], '~' .. ARGV[3], '1', '~#' .. ARGV[2], now)
   return {1, ARGV[3]}
 elseif ARGV[1] == 'release' then
   if current ~= ARGV[3] then
     return {0, current or ''}
   end
-  redis.call('HDEL', KEYS[1], ARGV[2])
+  redis.call('HDEL', KEYS[1], ARGV[2], '~#' .. ARGV[2])
   return {1, ''}
 end
 local out = {1, ''}

@@ -1,0 +1,174 @@
+package io.github.delayqueue.schedule;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import io.github.delayqueue.listener.DelayListener;
+import io.github.delayqueue.listener.Delivery;
+import io.github.delayqueue.store.ScheduleStore;
+import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.testsupport.QueueContexts;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The schedules' bookkeeping on real Redis: the registry and the schedules hashes stay in
+ * agreement through races between instances, and one broken topic or key stops no other
+ * schedule (issue 34, items 1 to 4).
+ */
+class ScheduleBookkeepingTests {
+
+	private static final Duration WAIT = Duration.ofSeconds(20);
+
+	@Test
+	void aSaveBetweenTheTwoHalvesOfARemoveLeavesTheScheduleVisibleAndTicking() {
+		QueueContexts.runner(QueueContexts.uniquePrefix()).run((context) -> {
+			ScheduleStore store = context.getBean(RedisMessageStore.class).schedules();
+			DelayQueueSchedules schedules = context.getBean(DelayQueueSchedules.class);
+			schedules.save(Schedule.fixedRate("race", "jobs", Duration.ofHours(1)));
+			// Instance A removes the schedule from its partition...
+			assertThat(store.remove("jobs", "race", null)).isTrue();
+			// ...instance B saves it whole, and is told so...
+			ScheduleInfo saved = schedules.save(Schedule.fixedRate("race", "jobs", Duration.ofHours(1)));
+			// ...then A forgets the registration.
+			store.unregister("race", "jobs");
+			context.getBean(SchedulePoller.class).pollOnce();
+			assertThat(schedules.get("race")).contains(saved);
+			assertThat(schedules.list()).containsExactly(saved);
+		});
+	}
+
+	@Test
+	void ofTwoSavesOfOneNameOnTwoTopicsAtOnceOneIsRefusedAndTheOtherTicks() {
+		ApplicationContextRunner runner = QueueContexts.runner(QueueContexts.uniquePrefix());
+		runner.run((first) -> runner.run((second) -> {
+			DelayQueueSchedules one = first.getBean(DelayQueueSchedules.class);
+			DelayQueueSchedules other = second.getBean(DelayQueueSchedules.class);
+			ExecutorService threads = Executors.newFixedThreadPool(2);
+			try {
+				for (int round = 0; round < 30; round++) {
+					String name = "twice-" + round;
+					CountDownLatch go = new CountDownLatch(1);
+					Future<Boolean> onA = threads
+						.submit(() -> saved(go, one, Schedule.fixedRate(name, "a", Duration.ofHours(1))));
+					Future<Boolean> onB = threads
+						.submit(() -> saved(go, other, Schedule.fixedRate(name, "b", Duration.ofHours(1))));
+					go.countDown();
+					assertThat(List.of(onA.get(), onB.get())).as(name).containsExactlyInAnyOrder(true, false);
+				}
+			}
+			finally {
+				threads.shutdownNow();
+			}
+			first.getBean(SchedulePoller.class).pollOnce();
+			ScheduleStore store = first.getBean(RedisMessageStore.class).schedules();
+			Set<String> onTopics = new HashSet<>();
+			List<String> both = new ArrayList<>();
+			for (String topic : List.of("a", "b")) {
+				store.readTopic(topic).schedules().keySet().forEach((name) -> {
+					if (!onTopics.add(name)) {
+						both.add(name);
+					}
+				});
+			}
+			assertThat(both).isEmpty();
+			assertThat(onTopics).hasSize(30);
+			assertThat(one.list()).hasSize(30);
+		}));
+	}
+
+	private static boolean saved(CountDownLatch go, DelayQueueSchedules schedules, Schedule schedule)
+			throws InterruptedException {
+		go.await();
+		try {
+			schedules.save(schedule);
+			return true;
+		}
+		catch (IllegalArgumentException ex) {
+			assertThat(ex).hasMessageContaining("sends to topic");
+			return false;
+		}
+	}
+
+	@Test
+	void aTopicWhosePartitionCountThisInstanceDoesNotShareStopsNoOtherSchedule() {
+		String prefix = QueueContexts.uniquePrefix();
+		QueueContexts.runner(prefix).withPropertyValues("delay-queue.topics.wide.partitions=3").run((wide) -> {
+			wide.getBean(DelayQueueSchedules.class)
+				.save(Schedule.fixedRate("wide-hourly", "wide", Duration.ofHours(1)));
+			List<String> ticks = new CopyOnWriteArrayList<>();
+			Beats.deliveries = ticks;
+			QueueContexts.runner(prefix)
+				.withUserConfiguration(Beats.class)
+				.withPropertyValues("delay-queue.schedules.heartbeat.topic=beats",
+						"delay-queue.schedules.heartbeat.fixed-rate=300ms",
+						"delay-queue.schedules.heartbeat.payload=beat")
+				.run((narrow) -> await().atMost(WAIT).until(() -> ticks.size() >= 3));
+		});
+	}
+
+	@Test
+	void aSchedulesHashOfTheWrongTypeIsMovedAsideAndTheOtherTopicsTick() {
+		String prefix = QueueContexts.uniquePrefix();
+		List<String> ticks = new CopyOnWriteArrayList<>();
+		Beats.deliveries = ticks;
+		QueueContexts.runner(prefix)
+			.withUserConfiguration(Beats.class)
+			.withPropertyValues("delay-queue.schedules.heartbeat.topic=beats",
+					"delay-queue.schedules.heartbeat.fixed-rate=300ms", "delay-queue.schedules.heartbeat.payload=beat")
+			.run((context) -> {
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				context.getBean(DelayQueueSchedules.class)
+					.save(Schedule.fixedRate("broken-hourly", "broken", Duration.ofHours(1)));
+				StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
+				String schedulesKey = store.keys("broken").schedules();
+				redis.delete(schedulesKey);
+				redis.opsForValue().set(schedulesKey, "not a hash");
+				int before = ticks.size();
+				await().atMost(WAIT).until(() -> ticks.size() >= before + 3);
+				assertThat(redis.keys(schedulesKey + ":quarantined:*")).hasSize(1);
+			});
+	}
+
+	@Test
+	void triggersInTheSameMillisecondSendOneMessageEach() {
+		QueueContexts.runner(QueueContexts.uniquePrefix()).run((context) -> {
+			DelayQueueSchedules schedules = context.getBean(DelayQueueSchedules.class);
+			schedules.save(Schedule.fixedRate("manual", "manuals", Duration.ofHours(1)));
+			Set<String> ids = new HashSet<>();
+			for (int i = 0; i < 20; i++) {
+				assertThat(schedules.trigger("manual").duplicate()).isFalse();
+			}
+			StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
+			redis.opsForHash()
+				.keys(context.getBean(RedisMessageStore.class).keys("manuals").messages())
+				.forEach((id) -> ids.add((String) id));
+			assertThat(ids).hasSize(20).allMatch((id) -> id.matches("manual~\\d+~"));
+		});
+	}
+
+	static class Beats {
+
+		static volatile List<String> deliveries = new CopyOnWriteArrayList<>();
+
+		@DelayListener(topic = "beats")
+		void on(Delivery<String> delivery) {
+			deliveries.add(delivery.id());
+		}
+
+	}
+
+}
