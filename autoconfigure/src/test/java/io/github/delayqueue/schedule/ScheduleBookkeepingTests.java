@@ -11,6 +11,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
+import io.github.delayqueue.core.InvalidMessageException;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.store.ScheduleStore;
@@ -22,6 +23,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -158,6 +160,40 @@ class ScheduleBookkeepingTests {
 				.forEach((id) -> ids.add((String) id));
 			assertThat(ids).hasSize(20).allMatch((id) -> id.matches("manual~\\d+~"));
 		});
+	}
+
+	@Test
+	void aSchedulePayloadTheTopicsListenerCannotReadIsRefusedWhenSavedAndFailsTheStartWhenDeclared() {
+		ApplicationContextRunner runner = QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withUserConfiguration(Reminders.class);
+		runner.run((context) -> {
+			DelayQueueSchedules schedules = context.getBean(DelayQueueSchedules.class);
+			assertThatExceptionOfType(InvalidMessageException.class)
+				.isThrownBy(() -> schedules.save(Schedule.fixedRate("empty", "reminders", Duration.ofHours(1))))
+				.withMessageContaining("dead-lettered at every tick")
+				.withMessageContaining(Reminders.class.getName() + ".on");
+			assertThat(schedules.get("empty")).isEmpty();
+			schedules
+				.save(Schedule.fixedRate("hello", "reminders", Duration.ofHours(1)).withPayload("{\"text\":\"hi\"}"));
+		});
+		runner
+			.withPropertyValues("delay-queue.schedules.empty.topic=reminders",
+					"delay-queue.schedules.empty.fixed-rate=1h")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("Schedule 'empty' has a payload that would be dead-lettered at every tick"));
+	}
+
+	static class Reminders {
+
+		record Reminder(String text) {
+		}
+
+		@DelayListener(topic = "reminders")
+		void on(Reminder reminder) {
+		}
+
 	}
 
 	static class Beats {

@@ -6,6 +6,7 @@ import java.util.Map;
 
 import io.github.delayqueue.convert.PayloadConversionException;
 import io.github.delayqueue.convert.PayloadConverter;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Holds the application's {@link DelayListenerEndpoint}s, one per topic, and checks each
@@ -13,6 +14,9 @@ import io.github.delayqueue.convert.PayloadConverter;
  * ({@code io.github.delayqueue.runtime.DelayQueueRuntime}) runs them.
  */
 public class DelayListenerEndpointRegistry {
+
+	/** The longest converter's message a payload problem quotes. */
+	private static final int MAX_PROBLEM_LENGTH = 300;
 
 	private final PayloadConverter converter;
 
@@ -47,6 +51,31 @@ public class DelayListenerEndpointRegistry {
 		if (existing != null) {
 			throw new IllegalStateException("Topic '" + endpoint.topic() + "' has two @DelayListener methods: "
 					+ existing.describe() + " and " + endpoint.describe() + "; a topic may have one per application");
+		}
+	}
+
+	/**
+	 * Tells why this application's listener of a topic could not read a payload, so that
+	 * what would only be dead-lettered can be refused where it is made (a schedule's
+	 * payload, sent at every tick).
+	 * @param topic the topic
+	 * @param payload the payload's bytes
+	 * @return what is wrong, or {@code null} when the listener reads it, or no listener
+	 * of the topic runs here
+	 */
+	public synchronized @Nullable String payloadProblem(String topic, byte[] payload) {
+		DelayListenerEndpoint endpoint = this.endpoints.get(topic);
+		if (endpoint == null) {
+			return null;
+		}
+		try {
+			this.converter.fromBytes(payload, endpoint.payloadType());
+			return null;
+		}
+		catch (RuntimeException ex) {
+			String why = String.valueOf(ex.getMessage());
+			return "the listener " + endpoint.describe() + " cannot read it as " + endpoint.payloadType().getTypeName()
+					+ ": " + ((why.length() > MAX_PROBLEM_LENGTH) ? why.substring(0, MAX_PROBLEM_LENGTH) + "..." : why);
 		}
 	}
 

@@ -9,6 +9,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.BiFunction;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
@@ -17,6 +18,7 @@ import io.github.delayqueue.core.SendResult;
 import io.github.delayqueue.store.ScheduleState;
 import io.github.delayqueue.store.ScheduleStore;
 import io.github.delayqueue.store.ScheduleStore.SchedulesRead;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
 
@@ -45,6 +47,8 @@ public class DelayQueueSchedules {
 	private Runnable changed = () -> {
 	};
 
+	private BiFunction<String, byte[], @Nullable String> payloadProblem = (topic, payload) -> null;
+
 	/**
 	 * Creates the schedules' API.
 	 * @param store where schedules are kept
@@ -72,7 +76,8 @@ public class DelayQueueSchedules {
 	 * @param schedule the schedule
 	 * @return the schedule as Redis keeps it
 	 * @throws IllegalArgumentException if a schedule of that name sends to another topic,
-	 * or its payload is larger than a send accepts
+	 * its payload is larger than a send accepts, or this application's listener of its
+	 * topic cannot read its payload
 	 */
 	public ScheduleInfo save(Schedule schedule) {
 		int size = schedule.payload().getBytes(StandardCharsets.UTF_8).length;
@@ -80,6 +85,7 @@ public class DelayQueueSchedules {
 			throw new InvalidMessageException("Schedule '" + schedule.name() + "' has a payload of " + size
 					+ " bytes, but sends accept at most " + this.template.maxPayloadBytes());
 		}
+		checkPayload(schedule, this.payloadProblem);
 		ScheduleInfo saved = save(this.store, schedule);
 		this.changed.run();
 		return saved;
@@ -90,6 +96,28 @@ public class DelayQueueSchedules {
 	 * topic only where its schedule is gone), then saves it in its partition; if another
 	 * instance took the name meanwhile, takes back what it saved and refuses.
 	 */
+	/**
+	 * Sets what tells why a listener of this application could not read a payload, so
+	 * that a schedule whose every tick it would dead-letter is refused when saved.
+	 * @param payloadProblem the problem for a topic and payload, or {@code null} when
+	 * none is known
+	 */
+	public void checkPayloads(BiFunction<String, byte[], @Nullable String> payloadProblem) {
+		this.payloadProblem = payloadProblem;
+	}
+
+	/**
+	 * Refuses a schedule whose payload a listener of this application could not read.
+	 * @throws InvalidMessageException naming the listener and the problem
+	 */
+	static void checkPayload(Schedule schedule, BiFunction<String, byte[], @Nullable String> payloadProblem) {
+		String problem = payloadProblem.apply(schedule.topic(), schedule.payload().getBytes(StandardCharsets.UTF_8));
+		if (problem != null) {
+			throw new InvalidMessageException("Schedule '" + schedule.name() + "' has a payload that would be"
+					+ " dead-lettered at every tick: " + problem);
+		}
+	}
+
 	static ScheduleInfo save(ScheduleStore store, Schedule schedule) {
 		String name = schedule.name();
 		String registered = store.registry().names().get(name);

@@ -14,6 +14,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
 
 import io.github.delayqueue.core.InvalidMessageException;
 import io.github.delayqueue.store.MessageFormat;
@@ -78,6 +79,8 @@ public class SchedulePoller implements SmartLifecycle {
 	 */
 	private final Map<String, Long> missingSince = new HashMap<>();
 
+	private BiFunction<String, byte[], @Nullable String> payloadProblem = (topic, payload) -> null;
+
 	private @Nullable ScheduledExecutorService executor;
 
 	private volatile boolean failing;
@@ -96,11 +99,27 @@ public class SchedulePoller implements SmartLifecycle {
 		declared.forEach((schedule) -> this.declared.put(schedule.name(), schedule));
 	}
 
+	/**
+	 * Sets what tells why a listener of this application could not read a payload: a
+	 * declared schedule whose every tick it would dead-letter then fails the start.
+	 * @param payloadProblem the problem for a topic and payload, or {@code null} when
+	 * none is known
+	 */
+	public void checkPayloads(BiFunction<String, byte[], @Nullable String> payloadProblem) {
+		this.payloadProblem = payloadProblem;
+	}
+
+	/**
+	 * Starts looking at the schedules.
+	 * @throws InvalidMessageException if this application's listener of a declared
+	 * schedule's topic cannot read its payload
+	 */
 	@Override
 	public synchronized void start() {
 		if (this.executor != null) {
 			return;
 		}
+		this.declared.values().forEach((schedule) -> DelayQueueSchedules.checkPayload(schedule, this.payloadProblem));
 		CustomizableThreadFactory threads = new CustomizableThreadFactory("delay-queue-schedules-");
 		threads.setDaemon(true);
 		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, threads);

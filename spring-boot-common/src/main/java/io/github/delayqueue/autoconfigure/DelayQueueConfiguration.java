@@ -170,9 +170,10 @@ final class DelayQueueConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	DelayQueueSchedules delayQueueSchedules(MessageStore store, DelayQueueTemplate template,
-			ObjectProvider<SchedulePoller> poller) {
+			ObjectProvider<SchedulePoller> poller, DelayListenerEndpointRegistry listeners) {
 		DelayQueueSchedules schedules = new DelayQueueSchedules(store.schedules(), template);
 		schedules.onChange(() -> poller.ifAvailable(SchedulePoller::wakeUp));
+		schedules.checkPayloads(listeners::payloadProblem);
 		return schedules;
 	}
 
@@ -188,11 +189,14 @@ final class DelayQueueConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	SchedulePoller delayQueueSchedulePoller(MessageStore store, DelayQueueProperties properties) {
+	SchedulePoller delayQueueSchedulePoller(MessageStore store, DelayQueueProperties properties,
+			DelayListenerEndpointRegistry listeners) {
 		List<Schedule> declared = new ArrayList<>();
 		properties.getSchedules()
 			.forEach((name, schedule) -> declared.add(DelayQueuePropertiesValidation.schedule(name, schedule)));
-		return new SchedulePoller(store, declared);
+		SchedulePoller poller = new SchedulePoller(store, declared);
+		poller.checkPayloads(listeners::payloadProblem);
+		return poller;
 	}
 
 	/**
