@@ -118,7 +118,12 @@ class ScheduleBookkeepingTests {
 				.withPropertyValues("delay-queue.schedules.heartbeat.topic=beats",
 						"delay-queue.schedules.heartbeat.fixed-rate=300ms",
 						"delay-queue.schedules.heartbeat.payload=beat")
-				.run((narrow) -> await().atMost(WAIT).until(() -> ticks.size() >= 3));
+				.run((narrow) -> {
+					await().atMost(WAIT).until(() -> ticks.size() >= 3);
+					assertThat(narrow.getBean(DelayQueueSchedules.class).list())
+						.extracting((info) -> info.schedule().name())
+						.containsExactly("heartbeat");
+				});
 		});
 	}
 

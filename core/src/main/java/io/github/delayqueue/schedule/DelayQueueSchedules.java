@@ -18,6 +18,8 @@ import io.github.delayqueue.core.SendResult;
 import io.github.delayqueue.store.ScheduleState;
 import io.github.delayqueue.store.ScheduleStore;
 import io.github.delayqueue.store.ScheduleStore.SchedulesRead;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
@@ -39,6 +41,8 @@ public class DelayQueueSchedules {
 	 * How many ids, a millisecond apart, a trigger tries while other triggers took them.
 	 */
 	private static final int MAX_TRIGGER_ATTEMPTS = 100;
+
+	private static final Log logger = LogFactory.getLog(DelayQueueSchedules.class);
 
 	private final ScheduleStore store;
 
@@ -166,15 +170,31 @@ public class DelayQueueSchedules {
 	}
 
 	/**
-	 * @return every registered schedule, by name
+	 * Every registered schedule, by name. A topic that cannot be read (a Cluster node out
+	 * of reach, a number of partitions this application does not share) and a schedule
+	 * whose definition cannot be read are left out, with a WARN; the others are listed.
+	 * @return the schedules
 	 */
 	public List<ScheduleInfo> list() {
 		List<ScheduleInfo> schedules = new ArrayList<>();
 		Map<String, String> names = this.store.registry().names();
 		for (String topic : new LinkedHashSet<>(names.values())) {
-			this.store.readTopic(topic).schedules().forEach((name, state) -> {
+			SchedulesRead read;
+			try {
+				read = this.store.readTopic(topic);
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Schedules of topic '" + topic + "' left out of the list: " + ex.getMessage());
+				continue;
+			}
+			read.schedules().forEach((name, state) -> {
 				if (topic.equals(names.get(name))) {
-					schedules.add(info(state));
+					try {
+						schedules.add(info(state));
+					}
+					catch (IllegalStateException ex) {
+						logger.warn("Schedule '" + name + "' left out of the list: " + ex.getMessage());
+					}
 				}
 			});
 		}
