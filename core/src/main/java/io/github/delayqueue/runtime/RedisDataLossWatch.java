@@ -123,15 +123,21 @@ public final class RedisDataLossWatch implements SmartLifecycle {
 			before = this.marker;
 			this.marker = now;
 		}
-		if (before == null || before.equals(now)) {
+		if (before == null || !isLoss(before, now)) {
 			return false;
 		}
+		boolean gone = !identity(before).equals(identity(now));
 		Loss loss = new Loss(Instant.now(),
-				"Redis lost the delay queue's data: the marker written beside it (" + since(before)
-						+ ") is gone. Redis restarted without persistence (turn on appendonly), was"
-						+ " flushed (FLUSHALL, FLUSHDB), or failed over to a replica that had not copied the data."
-						+ " Messages stored before are lost; the schedules, dead-letter watches and partition counts"
-						+ " this application declares are being restored");
+				gone ? "Redis lost the delay queue's data: the marker written beside it (" + since(before)
+						+ ") is gone. Redis restarted without persistence (turn on appendonly), was flushed"
+						+ " (FLUSHALL, FLUSHDB), or failed over to a replica that had not copied the data."
+						: "Redis went back in time: the marker beside the delay queue's data counts fewer looks than"
+								+ " this application saw. Redis restarted from an older snapshot (turn on appendonly),"
+								+ " or failed over to a replica that was behind.");
+		loss = new Loss(loss.noticedAt(),
+				loss.message() + " Messages stored before (or, for a step back, since"
+						+ " that snapshot) are lost; the schedules, dead-letter watches and partition counts this"
+						+ " application declares are being restored");
 		this.lastLoss = loss;
 		logger.error(loss.message());
 		this.metrics.redisDataLost();
@@ -139,10 +145,34 @@ public final class RedisDataLossWatch implements SmartLifecycle {
 		return true;
 	}
 
+	/**
+	 * Whether the marker read now says that data was lost since the one read before: it
+	 * is another marker, or the same one counting no more looks.
+	 */
+	private static boolean isLoss(String before, String now) {
+		return !identity(before).equals(identity(now)) || looks(now) <= looks(before);
+	}
+
+	/** The marker without its count of looks. */
+	private static String identity(String marker) {
+		int end = marker.lastIndexOf(':');
+		return (end < 0) ? marker : marker.substring(0, end);
+	}
+
+	private static long looks(String marker) {
+		try {
+			return Long.parseLong(marker.substring(marker.lastIndexOf(':') + 1));
+		}
+		catch (NumberFormatException ex) {
+			return 0;
+		}
+	}
+
 	/** When a marker was written, as far as it tells. */
 	private static String since(String marker) {
+		String identity = identity(marker);
 		try {
-			return "written " + Instant.ofEpochMilli(Long.parseLong(marker.substring(marker.lastIndexOf(':') + 1)));
+			return "written " + Instant.ofEpochMilli(Long.parseLong(identity.substring(identity.lastIndexOf(':') + 1)));
 		}
 		catch (NumberFormatException ex) {
 			return marker;

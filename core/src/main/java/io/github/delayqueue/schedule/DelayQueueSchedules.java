@@ -132,7 +132,17 @@ public class DelayQueueSchedules {
 			}
 			takingFrom = registered;
 		}
-		registered = store.register(name, schedule.topic(), takingFrom);
+		try {
+			registered = store.register(name, schedule.topic(), takingFrom);
+		}
+		catch (RuntimeException ex) {
+			if (!schedule.topic().equals(registered)) {
+				// The claim may have run, its reply lost: do not leave the name kept for
+				// a topic where nothing was saved (released only if it names it).
+				releaseQuietly(store, name, schedule.topic());
+			}
+			throw ex;
+		}
 		if (!registered.equals(schedule.topic())) {
 			throw sendsElsewhere(name, registered, schedule.topic());
 		}
@@ -154,6 +164,15 @@ public class DelayQueueSchedules {
 		}
 		throw new IllegalStateException("Schedule '" + name + "' changed under each of " + MAX_SAVE_ATTEMPTS
 				+ " attempts to save it: other instances keep changing it");
+	}
+
+	private static void releaseQuietly(ScheduleStore store, String name, String topic) {
+		try {
+			store.unregister(name, topic);
+		}
+		catch (RuntimeException ex) {
+			// The pollers forget a registration whose schedule stays gone.
+		}
 	}
 
 	private static IllegalArgumentException sendsElsewhere(String name, String registered, String topic) {

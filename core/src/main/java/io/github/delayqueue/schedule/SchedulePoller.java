@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -78,6 +79,9 @@ public class SchedulePoller implements SmartLifecycle {
 	 * ({@link System#nanoTime()}).
 	 */
 	private final Map<String, Long> missingSince = new HashMap<>();
+
+	/** The topics the registry named since this poller started, and has not forgotten. */
+	private final Set<String> knownTopics = new LinkedHashSet<>();
 
 	private BiFunction<String, byte[], @Nullable String> payloadProblem = (topic, payload) -> null;
 
@@ -244,11 +248,18 @@ public class SchedulePoller implements SmartLifecycle {
 
 	private long pollUnderLock() {
 		Registry registry = this.store.registry();
-		long wait = (registry.topics().isEmpty() && this.declared.isEmpty()) ? IDLE_POLL_MILLIS : POLL_MILLIS;
+		// The topics this poller saw named, too: should the registry be lost (a Cluster
+		// node that lost its data, an eviction), the schedules there are still found.
+		this.knownTopics.addAll(registry.topics());
+		long wait = (this.knownTopics.isEmpty() && this.declared.isEmpty()) ? IDLE_POLL_MILLIS : POLL_MILLIS;
 		Map<String, List<ScheduleState>> found = new TreeMap<>();
 		Set<String> unread = new HashSet<>();
 		long now = 0;
-		for (String topic : registry.topics()) {
+		for (String topic : List.copyOf(this.knownTopics)) {
+			if (Thread.currentThread().isInterrupted()) {
+				// Stopping.
+				return wait;
+			}
 			SchedulesRead read;
 			try {
 				read = this.store.readTopic(topic);
@@ -269,6 +280,9 @@ public class SchedulePoller implements SmartLifecycle {
 			read.schedules()
 				.values()
 				.forEach((state) -> found.computeIfAbsent(state.name(), (n) -> new ArrayList<>()).add(state));
+			if (read.schedules().isEmpty() && read.unreadable().isEmpty() && !registry.names().containsValue(topic)) {
+				forget(topic);
+			}
 		}
 		if (saveDeclared(registry, found, unread)) {
 			// Look again at once, to send the first ticks of what was saved.
@@ -296,6 +310,21 @@ public class SchedulePoller implements SmartLifecycle {
 		}
 		forgetLost(registry, found, unread);
 		return wait;
+	}
+
+	/**
+	 * Stops reading a topic found without schedules, once the registry forgets it too (no
+	 * name registered to it, none claimed for it for longer than a save takes).
+	 */
+	private void forget(String topic) {
+		try {
+			if (this.store.forgetTopic(topic)) {
+				this.knownTopics.remove(topic);
+			}
+		}
+		catch (RuntimeException ex) {
+			// Tried again at the next look.
+		}
 	}
 
 	/**
@@ -346,20 +375,34 @@ public class SchedulePoller implements SmartLifecycle {
 	 * @return the schedule to tick, or {@code null} for none now
 	 */
 	private @Nullable ScheduleState mend(String name, List<ScheduleState> states, @Nullable String registered) {
-		ScheduleState kept = states.stream()
-			.filter((state) -> state.topic().equals(registered))
-			.findFirst()
-			.orElse(states.get(0));
+		if (states.size() == 1 && states.get(0).topic().equals(registered)) {
+			return states.get(0);
+		}
 		try {
-			for (ScheduleState other : states) {
+			// Decided on a fresh view: what this look read may be stale (the schedule may
+			// have been removed and saved on another topic meanwhile).
+			String now = this.store.registry().names().get(name);
+			Map<String, ScheduleState> fresh = new TreeMap<>();
+			for (ScheduleState state : states) {
+				freshState(state.topic(), name, fresh);
+			}
+			if (now != null) {
+				freshState(now, name, fresh);
+			}
+			if (fresh.isEmpty()) {
+				return null;
+			}
+			ScheduleState kept = (now != null && fresh.containsKey(now)) ? fresh.get(now)
+					: fresh.values().iterator().next();
+			for (ScheduleState other : fresh.values()) {
 				if (other != kept && this.store.remove(other.topic(), name, other)) {
 					logger
 						.warn("Schedule '" + name + "' was saved on topics '" + kept.topic() + "' and '" + other.topic()
 								+ "' at once: kept on '" + kept.topic() + "', removed from '" + other.topic() + "'");
 				}
 			}
-			if (!kept.topic().equals(registered)) {
-				if (!kept.topic().equals(this.store.register(name, kept.topic(), registered))) {
+			if (!kept.topic().equals(now)) {
+				if (!kept.topic().equals(this.store.register(name, kept.topic(), now))) {
 					return null;
 				}
 				logger.info("Schedule '" + name + "' on topic '" + kept.topic()
@@ -372,6 +415,13 @@ public class SchedulePoller implements SmartLifecycle {
 			report(name, "Schedule '" + name + "' could not be registered (" + ex.getMessage()
 					+ "); this instance tries again every second");
 			return null;
+		}
+	}
+
+	private void freshState(String topic, String name, Map<String, ScheduleState> fresh) {
+		ScheduleState state = this.store.read(topic, name).schedules().get(name);
+		if (state != null) {
+			fresh.put(topic, state);
 		}
 	}
 

@@ -59,6 +59,16 @@ public interface ScheduleStore {
 	String register(String name, String topic, @Nullable String takingFrom);
 
 	/**
+	 * Forgets a topic the registry keeps as one that has held a schedule, so that the
+	 * pollers no longer read it: only when no name is registered to it and none was
+	 * claimed for it for longer than {@link #saveTime()}. Call it once a read found the
+	 * topic without schedules.
+	 * @param topic the topic
+	 * @return whether it was forgotten
+	 */
+	boolean forgetTopic(String topic);
+
+	/**
 	 * @return the longest a save can take, from the claim of its name to the write of its
 	 * state: two timeouts of the store and a second
 	 */

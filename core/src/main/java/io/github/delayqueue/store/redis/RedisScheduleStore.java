@@ -110,6 +110,11 @@ final class RedisScheduleStore implements ScheduleStore {
 	}
 
 	@Override
+	public boolean forgetTopic(String topic) {
+		return registry(new ScriptCodecs.ScheduleRegistry("forget-topic", "", topic, "", saveTime().toMillis())).done();
+	}
+
+	@Override
 	public Duration saveTime() {
 		return this.calls.timeout().multipliedBy(2).plusSeconds(1);
 	}

@@ -1021,23 +1021,25 @@ final class ScriptCodecs {
 	/**
 	 * Registers the topic of a schedule's name, forgets it, or reads the registry.
 	 *
-	 * @param operation {@code claim}, {@code release} or {@code read}
+	 * @param operation {@code claim}, {@code release}, {@code forget-topic} or
+	 * {@code read}
 	 * @param name the schedule's name ({@code ""} to read)
 	 * @param topic its topic ({@code ""} to read)
 	 * @param takingFrom on a claim, the topic found registered that the name is taken
 	 * from ({@code ""} for none)
 	 * @param graceMillis on a claim, how long after its last claim a name may be taken
-	 * from another topic
+	 * from another topic; on forgetting a topic, how long after a name was last claimed
+	 * for it
 	 */
 	record ScheduleRegistry(String operation, String name, String topic, String takingFrom,
 			long graceMillis) implements ScriptCodec<ScheduleRegistry.Reply> {
 
 		static final Signature<ScheduleRegistry> SIGNATURE = Signature.of(Script.SCHEDULE_REGISTRY,
 				"{1 if the name is registered to ARGV[3]",
-				Argument.of("[1] 'claim', 'release' or 'read'", ScheduleRegistry::operation),
+				Argument.of("[1] 'claim', 'release', 'forget-topic' or 'read'", ScheduleRegistry::operation),
 				Argument.of("[2] name", ScheduleRegistry::name), Argument.of("[3] topic", ScheduleRegistry::topic),
 				Argument.of("[4] 'claim' only: the topic the caller found registered", ScheduleRegistry::takingFrom),
-				Argument.of("[5] 'claim' only: ms after its last claim", ScheduleRegistry::graceMillis));
+				Argument.of("[5] 'claim' and 'forget-topic': ms after its last claim", ScheduleRegistry::graceMillis));
 
 		static ScheduleRegistry read() {
 			return new ScheduleRegistry("read", "", "", "", 0);
@@ -1103,14 +1105,14 @@ final class ScriptCodecs {
 	}
 
 	/**
-	 * Reads the marker of the queue's data, writing a new one when absent.
+	 * Counts a look at the marker of the queue's data, writing a new one when absent.
 	 *
 	 * @param token the token of a new marker
 	 */
 	record DatasetMarker(String token) implements ScriptCodec<String> {
 
 		static final Signature<DatasetMarker> SIGNATURE = Signature.of(Script.DATASET_MARKER,
-				"{1 if written now else 0, the marker}",
+				"{1 if written now else 0, the marker after this look}",
 				Argument.of("[1] the token of a new marker", DatasetMarker::token));
 
 		@Override
@@ -1119,7 +1121,7 @@ final class ScriptCodecs {
 		}
 
 		/**
-		 * @return the marker
+		 * @return the marker after this look
 		 */
 		@Override
 		public String read(Object reply) {

@@ -3,7 +3,7 @@
 -- is still the one the caller read with the Redis time it computed the next tick from: so the next
 -- tick comes after every tick sent. The same definition again changes nothing, so every instance
 -- may save the schedules it declares. A schedule's ticks are sent when due (advance_schedule), so
--- none is pending to replace.
+-- none is pending to replace. A state that is not in that form is replaced as if there were none.
 -- KEYS[1] schedules HASH          name -> "<next tick ms>:<paused 0 or 1>:<definition>"
 -- KEYS[2] partition count STRING  the count marker of this partition (see partition_refusal)
 -- ARGV[1] the number of partitions the caller spreads the topic over
@@ -20,6 +20,10 @@ if refused then
   return refused
 end
 local state = redis.call('HGET', KEYS[1], ARGV[2])
+if state and not string.match(state, '^%d+:[01]:') then
+  -- Unreadable (written by something else): a save replaces it, as if there were none.
+  state = false
+end
 local paused = '0'
 if state then
   local _, flag, definition = string.match(state, '^(%d+):([01]):(.*)$')

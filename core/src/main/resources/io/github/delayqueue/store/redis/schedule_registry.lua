@@ -2,24 +2,26 @@
 -- the registry the schedule pollers look in. Not a transition of a message: the schedule itself
 -- lives in its partition (save_schedule, remove_schedule). A name is registered to one topic at a
 -- time, so of two instances saving one name on two topics at once one is refused. Besides the
--- names, the registry keeps each topic that has held a schedule ("~<topic>", never forgotten), so
--- that the pollers read that topic's partitions and find a schedule whose name a race or a lost
--- write left unregistered, and when each name was last claimed ("~#<name>"), so that a name is
+-- names, the registry keeps each topic that has held a schedule ("~<topic>", until a poller finds
+-- it empty and no name registered to it for longer than a save takes), so that the pollers read
+-- that topic's partitions and find a schedule whose name a race or a lost write left unregistered, and when each name was last claimed ("~#<name>"), so that a name is
 -- taken from another topic only once no save there can still be on its way.
--- KEYS[1] schedule registry HASH  name -> topic; "~<topic>" -> 1 for every topic that held one;
---         "~#<name>" -> when the name was last claimed (epoch ms, Redis clock)
--- ARGV[1] 'claim', 'release' or 'read'
+-- KEYS[1] schedule registry HASH  name -> topic; "~<topic>" -> when a name was last claimed for it
+--         (epoch ms, Redis clock), for every topic that holds or held one until a poller that
+--         found it empty forgets it; "~#<name>" -> when the name was last claimed
+-- ARGV[1] 'claim', 'release', 'forget-topic' or 'read'
 -- ARGV[2] name ('claim' and 'release' only)
--- ARGV[3] topic ('claim' and 'release' only)
+-- ARGV[3] topic ('claim', 'release' and 'forget-topic' only)
 -- ARGV[4] 'claim' only: the topic the caller found registered and takes the name from ('' for none)
--- ARGV[5] 'claim' only: ms after its last claim from which a name may be taken from another topic
--- Returns {1 if the name is registered to ARGV[3] after a claim or was forgotten by a release else
--- 0, the topic the name is registered to now ('' for none), then for 'read' two values per entry of
--- the registry: field and value}.
+-- ARGV[5] 'claim' and 'forget-topic': ms after its last claim from which a name may be taken from
+--         another topic, or a topic forgotten
+-- Returns {1 if the name is registered to ARGV[3] after a claim, or was forgotten by a release, or
+-- the topic by 'forget-topic', else 0, the topic the name is registered to now ('' for none), then
+-- for 'read' two values per entry of the registry: field and value}.
 -- Replayed: harmless (a claim finds the name registered to its topic and returns 1; a release finds
--- it gone and returns 0).
+-- it gone and returns 0; a topic forgotten is forgotten).
 local current = false
-if ARGV[1] ~= 'read' then
+if ARGV[1] == 'claim' or ARGV[1] == 'release' then
   current = redis.call('HGET', KEYS[1], ARGV[2])
 end
 if ARGV[1] == 'claim' then
@@ -30,13 +32,26 @@ if ARGV[1] == 'claim' then
       return {0, current}
     end
   end
-  redis.call('HSET', KEYS[1], ARGV[2], ARGV[3], '~' .. ARGV[3], '1', '~#' .. ARGV[2], now)
+  redis.call('HSET', KEYS[1], ARGV[2], ARGV[3], '~' .. ARGV[3], now, '~#' .. ARGV[2], now)
   return {1, ARGV[3]}
 elseif ARGV[1] == 'release' then
   if current ~= ARGV[3] then
     return {0, current or ''}
   end
   redis.call('HDEL', KEYS[1], ARGV[2], '~#' .. ARGV[2])
+  return {1, ''}
+elseif ARGV[1] == 'forget-topic' then
+  local claimed = tonumber(redis.call('HGET', KEYS[1], '~' .. ARGV[3]) or '0') or 0
+  if now_ms() - claimed < tonumber(ARGV[5]) then
+    return {0, ''}
+  end
+  local all = redis.call('HGETALL', KEYS[1])
+  for i = 1, #all, 2 do
+    if all[i + 1] == ARGV[3] and string.sub(all[i], 1, 1) ~= '~' then
+      return {0, ''}
+    end
+  end
+  redis.call('HDEL', KEYS[1], '~' .. ARGV[3])
   return {1, ''}
 end
 local out = {1, ''}
