@@ -105,7 +105,7 @@ final class DelayQueuePropertiesValidation {
 							+ Durations.format(properties.getDashboard().getTimeout()));
 		}
 		validateDurations(properties, errors);
-		if (properties.getHealth().getTimeout().toMillis() < 1) {
+		if (properties.getHealth().getTimeout().compareTo(Duration.ofMillis(1)) < 0) {
 			errors.rejectValue("health.timeout", "invalid", "delay-queue.health.timeout must be positive, but was "
 					+ Durations.format(properties.getHealth().getTimeout()));
 		}
@@ -227,7 +227,7 @@ final class DelayQueuePropertiesValidation {
 					"delay-queue.producer.replication.min-replicas must be 0 (no confirmation) or more, but was "
 							+ replication.getMinReplicas());
 		}
-		if (replication.getTimeout().toMillis() < 1) {
+		if (replication.getTimeout().compareTo(Duration.ofMillis(1)) < 0) {
 			errors.rejectValue("producer.replication.timeout", "invalid",
 					"delay-queue.producer.replication.timeout must be positive, but was "
 							+ Durations.format(replication.getTimeout()));
