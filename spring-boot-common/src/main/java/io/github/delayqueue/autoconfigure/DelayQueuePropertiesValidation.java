@@ -8,6 +8,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
 
+import io.github.delayqueue.core.InvalidMessageException;
+import io.github.delayqueue.core.Topics;
 import io.github.delayqueue.schedule.Schedule;
 import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.store.RateLimit;
@@ -79,6 +81,7 @@ final class DelayQueuePropertiesValidation {
 	}
 
 	static void validate(DelayQueueProperties properties, Errors errors) {
+		properties.getTopics().keySet().forEach((topic) -> validateTopic(topic, errors));
 		properties.getTopics().forEach((topic, settings) -> validateBatch(topic, settings, errors));
 		properties.getTopics()
 			.forEach((topic, settings) -> validateRateLimit(topic, settings.getRateLimit(), settings.getPartitions(),
@@ -212,6 +215,15 @@ final class DelayQueuePropertiesValidation {
 			}
 		}
 		return field.toString();
+	}
+
+	private static void validateTopic(String topic, Errors errors) {
+		try {
+			Topics.requireValidOrDeadLetters(topic);
+		}
+		catch (InvalidMessageException ex) {
+			errors.rejectValue("topics", "invalid", "delay-queue.topics: " + ex.getMessage());
+		}
 	}
 
 	private static void validatePartitions(String topic, int partitions, Errors errors) {
