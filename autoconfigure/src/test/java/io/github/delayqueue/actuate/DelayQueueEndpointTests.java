@@ -33,6 +33,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -108,6 +109,32 @@ class DelayQueueEndpointTests {
 		assertThat(echoTopic.path("listener").path("concurrency").asInt()).isEqualTo(2);
 		assertThat(echoTopic.path("listener").path("maxAttempts").asInt()).isEqualTo(5);
 		assertThat(queue.has("truncated")).isFalse();
+	}
+
+	@Test
+	void aKeyOfTheWrongTypeOrAMisnamedKeyUnderThePrefixIsReportedAndTheOtherTopicsAreShown() {
+		String healthy = uniqueTopic();
+		this.template.send(healthy, "a", Duration.ofHours(1));
+		String wrongType = uniqueTopic();
+		String misnamed = "not a topic " + UUID.randomUUID().toString().substring(0, 8);
+		StringRedisTemplate redis = new StringRedisTemplate(this.connectionFactory);
+		String wrongTypeKey = this.store.keys(wrongType).messages();
+		String misnamedKey = PREFIX + ":{" + misnamed + "}:z";
+		redis.opsForValue().set(wrongTypeKey, "another application's value");
+		redis.opsForZSet().add(misnamedKey, "x", 1);
+		try {
+			JsonNode queue = get("/delayqueue");
+			assertThat(queue.path("topics").path(healthy).path("scheduled").asLong()).isEqualTo(1);
+			assertThat(queue.path("topics").has(wrongType)).isFalse();
+			assertThat(queue.path("errors").path(wrongType).asString()).contains("wrong Redis type")
+				.contains("WRONGTYPE");
+			assertThat(queue.path("topics").has(misnamed)).isFalse();
+			assertThat(queue.path("errors").path(misnamed).asString()).contains("name no usable topic")
+				.contains("must not contain whitespace");
+		}
+		finally {
+			redis.delete(List.of(wrongTypeKey, misnamedKey));
+		}
 	}
 
 	@Test

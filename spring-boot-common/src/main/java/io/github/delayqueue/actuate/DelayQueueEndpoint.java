@@ -53,6 +53,9 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
+import org.springframework.core.NestedExceptionUtils;
+import org.springframework.dao.DataAccessException;
 
 /**
  * The {@code delayqueue} Actuator endpoint. Reads: every topic with its counts, next due
@@ -119,18 +122,50 @@ public class DelayQueueEndpoint {
 
 	/**
 	 * Every topic with a listener here or with messages under the key prefix, with its
-	 * counts.
-	 * @return the topics
+	 * counts; 503 with an error naming what did not answer when Redis cannot be read
+	 * within the store's timeout ({@code delay-queue.producer.send-timeout}).
+	 * @return the topics, or the error
 	 */
 	@ReadOperation
+	public WebEndpointResponse<Object> overview() {
+		try {
+			return new WebEndpointResponse<>(queue());
+		}
+		catch (DataAccessException ex) {
+			String cause = (ex.getMessage() != null) ? ex.getMessage()
+					: NestedExceptionUtils.getMostSpecificCause(ex).toString();
+			logger.warn("delayqueue endpoint: Redis could not be read: " + cause);
+			return new WebEndpointResponse<>(Map.of("error", "Redis could not be read: " + cause),
+					WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
+		}
+	}
+
+	/**
+	 * Every topic with a listener here or with messages under the key prefix, with its
+	 * counts. A name found under the prefix that is no topic's, or a topic whose keys
+	 * hold the wrong Redis type (another application's, or a typo), is left out and named
+	 * in {@link QueueDescriptor#errors()}; the others are shown.
+	 * @return the topics
+	 * @throws DataAccessException if Redis cannot be read; each read waits at most the
+	 * store's timeout
+	 */
 	public QueueDescriptor queue() {
 		List<String> found = this.store.findTopics(MAX_TOPICS + 1);
 		boolean truncated = found.size() > MAX_TOPICS;
-		TreeSet<String> topics = new TreeSet<>(found.subList(0, Math.min(found.size(), MAX_TOPICS)));
+		Map<String, String> errors = new LinkedHashMap<>();
+		TreeSet<String> topics = new TreeSet<>();
+		for (String topic : found.subList(0, Math.min(found.size(), MAX_TOPICS))) {
+			String problem = topicNameProblem(topic);
+			if (problem != null) {
+				errors.put(topic, problem);
+			}
+			else {
+				topics.add(topic);
+			}
+		}
 		topics.addAll(this.runtime.getEndpoints().keySet());
 		Map<String, ListenerState> states = this.runtime.getListenerStates();
 		Map<String, TopicDescriptor> descriptors = new LinkedHashMap<>();
-		Map<String, String> errors = new LinkedHashMap<>();
 		@Nullable String time = null;
 		for (String topic : topics) {
 			TopicStats stats;
@@ -141,6 +176,14 @@ public class DelayQueueEndpoint {
 				errors.put(topic, ex.getMessage());
 				continue;
 			}
+			catch (DataAccessException ex) {
+				if (!isWrongType(ex)) {
+					throw ex;
+				}
+				errors.put(topic, "A key of the topic holds the wrong Redis type (written by something else): "
+						+ NestedExceptionUtils.getMostSpecificCause(ex).getMessage());
+				continue;
+			}
 			time = instant(stats.nowMillis());
 			descriptors.put(topic, TopicDescriptor.of(null, this.store.partitions().count(topic), stats,
 					listener(topic, states), null));
@@ -148,6 +191,21 @@ public class DelayQueueEndpoint {
 		List<ScheduleDescriptor> schedules = this.schedules.list().stream().map(ScheduleDescriptor::of).toList();
 		return new QueueDescriptor(this.store.prefix(), time, descriptors, truncated ? Boolean.TRUE : null,
 				errors.isEmpty() ? null : errors, schedules.isEmpty() ? null : schedules);
+	}
+
+	private static @Nullable String topicNameProblem(String topic) {
+		try {
+			Topics.requireValidOrDeadLetters(topic);
+			return null;
+		}
+		catch (InvalidMessageException ex) {
+			return "Keys under the prefix name no usable topic: " + ex.getMessage();
+		}
+	}
+
+	private static boolean isWrongType(DataAccessException ex) {
+		String message = NestedExceptionUtils.getMostSpecificCause(ex).getMessage();
+		return message != null && message.contains("WRONGTYPE");
 	}
 
 	/**
@@ -520,7 +578,8 @@ public class DelayQueueEndpoint {
 	 * @param truncated {@code true} when more than {@value DelayQueueEndpoint#MAX_TOPICS}
 	 * topics were found, absent otherwise
 	 * @param errors why topics are left out, by name: this application spreads them over
-	 * another number of partitions than Redis does; absent when none is
+	 * another number of partitions than Redis does, a key of theirs holds the wrong Redis
+	 * type, or the name found under the prefix is no usable topic's; absent when none is
 	 */
 	public record QueueDescriptor(String prefix, @Nullable String time, Map<String, TopicDescriptor> topics,
 			@Nullable Boolean truncated, @Nullable Map<String, String> errors,
