@@ -269,6 +269,9 @@ public class DelayQueueEndpoint {
 		if (snapshot == null) {
 			return null;
 		}
+		if (snapshot.tooLongToRead()) {
+			return MessageDescriptor.tooLong(topic, snapshot);
+		}
 		StoredMessage message;
 		try {
 			message = MessageFormat.decode(id, snapshot.storedPrefix());
@@ -277,9 +280,10 @@ public class DelayQueueEndpoint {
 			if (snapshot.complete()) {
 				return MessageDescriptor.corrupt(topic, snapshot, ex.getMessage());
 			}
-			// Headers longer than the allowance: read the whole message once.
+			// Headers longer than the allowance: read the whole message once, at most
+			// MessageSnapshot.MAX_READ_BYTES (a longer one is not read at all).
 			MessageSnapshot whole = this.store.inspector(topic)
-				.inspect(id, (int) Math.min(snapshot.storedLength(), Integer.MAX_VALUE - 8));
+				.inspect(id, (int) Math.min(snapshot.storedLength(), MessageSnapshot.MAX_READ_BYTES));
 			if (whole == null) {
 				return null;
 			}
@@ -719,12 +723,15 @@ public class DelayQueueEndpoint {
 	 * message if corrupt)
 	 * @param payloadTruncated whether the payload is longer than what is shown
 	 * @param corrupt why the stored message cannot be read, absent unless corrupt
+	 * @param tooLong why neither headers nor payload are shown: the stored message is
+	 * longer than {@link MessageSnapshot#MAX_READ_BYTES}, which is never read; absent
+	 * otherwise
 	 */
 	public record MessageDescriptor(String topic, String id, String state, @Nullable String due,
 			@Nullable Integer attempts, int priority, @Nullable String leaseDeadline, @Nullable String deadSince,
 			@Nullable String lastError, @Nullable Map<String, String> headers, @Nullable String payload,
-			@Nullable String payloadBase64, long payloadSize, boolean payloadTruncated,
-			@Nullable String corrupt) implements OperationResponseBody {
+			@Nullable String payloadBase64, long payloadSize, boolean payloadTruncated, @Nullable String corrupt,
+			@Nullable String tooLong) implements OperationResponseBody {
 
 		static MessageDescriptor of(String topic, MessageSnapshot snapshot, StoredMessage message, long payloadSize) {
 			byte[] payload = message.payload();
@@ -737,7 +744,8 @@ public class DelayQueueEndpoint {
 					(snapshot.lastError() != null) ? snapshot.lastError()
 							: message.headers().get(MessageFormat.ERROR_HEADER),
 					MessageFormat.userHeaders(message.headers()), text,
-					(text != null) ? null : Base64.getEncoder().encodeToString(shown), payloadSize, truncated, null);
+					(text != null) ? null : Base64.getEncoder().encodeToString(shown), payloadSize, truncated, null,
+					null);
 		}
 
 		static MessageDescriptor corrupt(String topic, MessageSnapshot snapshot, String problem) {
@@ -748,7 +756,15 @@ public class DelayQueueEndpoint {
 			return new MessageDescriptor(topic, snapshot.id(), stateName(snapshot.state()), null, null,
 					snapshot.priority(), leaseDeadline(snapshot), deadSince(snapshot), snapshot.lastError(), null, text,
 					(text != null) ? null : Base64.getEncoder().encodeToString(shown), snapshot.storedLength(),
-					truncated, "stored message is corrupt: " + problem);
+					truncated, "stored message is corrupt: " + problem, null);
+		}
+
+		static MessageDescriptor tooLong(String topic, MessageSnapshot snapshot) {
+			return new MessageDescriptor(topic, snapshot.id(), stateName(snapshot.state()), null, null,
+					snapshot.priority(), leaseDeadline(snapshot), deadSince(snapshot), snapshot.lastError(), null, null,
+					null, snapshot.storedLength(), true, null,
+					"the stored message has " + snapshot.storedLength() + " bytes, more than the "
+							+ MessageSnapshot.MAX_READ_BYTES + " an inspection reads: too large to show");
 		}
 
 		private static @Nullable String leaseDeadline(MessageSnapshot snapshot) {
