@@ -1,6 +1,7 @@
 package io.github.delayqueue.actuate;
 
 import java.time.Duration;
+import java.util.UUID;
 
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.FaultyRedisProxy;
@@ -17,8 +18,10 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.servlet.client.RestTestClient;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /**
- * The endpoint's overview while Redis holds its replies answers 503 with an error naming
+ * The endpoint's reads while Redis holds their replies answer 503 with an error naming
  * what did not answer, after the store's timeout
  * ({@code delay-queue.producer.send-timeout}) rather than the Redis client's (a minute on
  * Lettuce): even the topic {@code SCAN}, a plain command, is bounded by it.
@@ -60,6 +63,25 @@ class EndpointRedisTimeoutTests {
 			.jsonPath("$.error")
 			.isEqualTo("Redis could not be read: The SCAN for the topics under '" + PREFIX
 					+ "' did not finish within 1s (delay-queue.producer.send-timeout)");
+	}
+
+	@Test
+	void aTopicReadAnswers503NamingWhatDidNotAnswerWhenRedisHoldsItsReply(@LocalServerPort int port) {
+		String topic = "held-" + UUID.randomUUID().toString().substring(0, 8);
+		proxy.delayNextReplyToCommand(FaultyRedisProxy.withArgumentContaining("EVALSHA", topic),
+				Duration.ofSeconds(10));
+		RestTestClient.bindToServer()
+			.baseUrl("http://localhost:" + port + "/actuator")
+			.build()
+			.get()
+			.uri("/delayqueue/{topic}", topic)
+			.exchange()
+			.expectStatus()
+			.isEqualTo(503)
+			.expectBody()
+			.jsonPath("$.error")
+			.value(String.class,
+					(error) -> assertThat(error).startsWith("Redis could not be read: Redis did not answer within 1s"));
 	}
 
 	@SpringBootConfiguration

@@ -128,8 +128,19 @@ public class DelayQueueEndpoint {
 	 */
 	@ReadOperation
 	public WebEndpointResponse<Object> overview() {
+		return answer(this::queue);
+	}
+
+	/**
+	 * Reads through the endpoint: 404 without a body for {@code null}, 503 naming what
+	 * did not answer when Redis cannot be read (each read waits at most the store's
+	 * timeout).
+	 */
+	private static WebEndpointResponse<Object> answer(Supplier<@Nullable Object> read) {
 		try {
-			return new WebEndpointResponse<>(queue());
+			Object body = read.get();
+			return (body != null) ? new WebEndpointResponse<>(body)
+					: new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
 		}
 		catch (DataAccessException ex) {
 			String cause = (ex.getMessage() != null) ? ex.getMessage()
@@ -216,12 +227,28 @@ public class DelayQueueEndpoint {
 	 * @param offset rank of the first message, 0 unless given
 	 * @param limit most messages, {@value #DEFAULT_PAGE_SIZE} unless given, at most
 	 * {@value #MAX_PAGE_SIZE}
-	 * @return the topic
+	 * @return the topic; 503 naming what did not answer when Redis cannot be read within
+	 * the store's timeout
 	 */
 	@ReadOperation
-	public TopicDescriptor topic(@Selector String topic, @org.springframework.lang.Nullable @Nullable String state,
+	public WebEndpointResponse<Object> readTopic(@Selector String topic,
+			@org.springframework.lang.Nullable @Nullable String state,
 			@org.springframework.lang.Nullable @Nullable Long offset,
 			@org.springframework.lang.Nullable @Nullable Integer limit) {
+		return answer(() -> topic(topic, state, offset, limit));
+	}
+
+	/**
+	 * One topic with its counts and a page of its messages in one state, as
+	 * {@link #readTopic} answers it.
+	 * @param topic the topic
+	 * @param state the state, {@code scheduled} unless given
+	 * @param offset rank of the first message, 0 unless given
+	 * @param limit most messages, {@value #DEFAULT_PAGE_SIZE} unless given
+	 * @return the topic
+	 * @throws DataAccessException if Redis cannot be read within the store's timeout
+	 */
+	public TopicDescriptor topic(String topic, @Nullable String state, @Nullable Long offset, @Nullable Integer limit) {
 		return refusingStaleCounts(() -> doTopic(topic, state, offset, limit));
 	}
 
@@ -256,10 +283,22 @@ public class DelayQueueEndpoint {
 	 * One message in whatever state it is, with its headers and the start of its payload.
 	 * @param topic the topic
 	 * @param id the message id
-	 * @return the message, or {@code null} (404) if the topic has no message with that id
+	 * @return the message; 404 if the topic has no message with that id, 503 naming what
+	 * did not answer when Redis cannot be read within the store's timeout
 	 */
 	@ReadOperation
-	public @Nullable MessageDescriptor message(@Selector String topic, @Selector String id) {
+	public WebEndpointResponse<Object> readMessage(@Selector String topic, @Selector String id) {
+		return answer(() -> message(topic, id));
+	}
+
+	/**
+	 * One message, as {@link #readMessage} answers it.
+	 * @param topic the topic
+	 * @param id the message id
+	 * @return the message, or {@code null} if the topic has no message with that id
+	 * @throws DataAccessException if Redis cannot be read within the store's timeout
+	 */
+	public @Nullable MessageDescriptor message(String topic, String id) {
 		return refusingStaleCounts(() -> doMessage(topic, id));
 	}
 
