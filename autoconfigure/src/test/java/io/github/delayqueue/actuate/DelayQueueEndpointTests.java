@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -16,6 +17,7 @@ import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.core.SendResult;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.store.MessageSnapshot;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.RedisMessageStore;
@@ -33,6 +35,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -108,6 +111,71 @@ class DelayQueueEndpointTests {
 		assertThat(echoTopic.path("listener").path("concurrency").asInt()).isEqualTo(2);
 		assertThat(echoTopic.path("listener").path("maxAttempts").asInt()).isEqualTo(5);
 		assertThat(queue.has("truncated")).isFalse();
+	}
+
+	@Test
+	void aKeyOfTheWrongTypeOrAMisnamedKeyUnderThePrefixIsReportedAndTheOtherTopicsAreShown() {
+		String healthy = uniqueTopic();
+		this.template.send(healthy, "a", Duration.ofHours(1));
+		String wrongType = uniqueTopic();
+		String misnamed = "not a topic " + UUID.randomUUID().toString().substring(0, 8);
+		StringRedisTemplate redis = new StringRedisTemplate(this.connectionFactory);
+		String wrongTypeKey = this.store.keys(wrongType).messages();
+		String misnamedKey = PREFIX + ":{" + misnamed + "}:z";
+		redis.opsForValue().set(wrongTypeKey, "another application's value");
+		redis.opsForZSet().add(misnamedKey, "x", 1);
+		try {
+			JsonNode queue = get("/delayqueue");
+			assertThat(queue.path("topics").path(healthy).path("scheduled").asLong()).isEqualTo(1);
+			assertThat(queue.path("topics").has(wrongType)).isFalse();
+			assertThat(queue.path("errors").path(wrongType).asString()).contains("wrong Redis type")
+				.contains("WRONGTYPE");
+			assertThat(queue.path("topics").has(misnamed)).isFalse();
+			assertThat(queue.path("errors").path(misnamed).asString()).contains("name no usable topic")
+				.contains("must not contain whitespace");
+		}
+		finally {
+			redis.delete(List.of(wrongTypeKey, misnamedKey));
+		}
+	}
+
+	@Test
+	void aHugeStoredValueIsNeitherReadNorReturnedButShownWithItsSizeAsTooLarge() {
+		String topic = uniqueTopic();
+		SendResult sent = this.template.send(topic, "small", Duration.ofHours(1));
+		byte[] huge = new byte[30 * 1024 * 1024];
+		Arrays.fill(huge, (byte) 'x');
+		byte[] header = ("0:" + sent.dueAt().toEpochMilli() + ":").getBytes(StandardCharsets.US_ASCII);
+		System.arraycopy(header, 0, huge, 0, header.length);
+		String messages = this.store.keys(topic).messages();
+		this.connectionFactory.getConnection()
+			.hashCommands()
+			.hSet(messages.getBytes(StandardCharsets.UTF_8), sent.id().getBytes(StandardCharsets.UTF_8), huge);
+
+		MessageSnapshot snapshot = this.store.inspector(topic).inspect(sent.id(), 4096);
+		assertThat(snapshot).isNotNull();
+		assertThat(snapshot.storedLength()).isEqualTo(huge.length);
+		assertThat(snapshot.storedPrefix()).isEmpty();
+		assertThat(snapshot.tooLongToRead()).isTrue();
+
+		String body = this.client.get()
+			.uri("/delayqueue/{topic}/{id}", topic, sent.id())
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody(String.class)
+			.returnResult()
+			.getResponseBody();
+		assertThat(body).hasSizeLessThan(4096);
+		JsonNode message = JSON.readTree(body);
+		assertThat(message.path("state").asString()).isEqualTo("scheduled");
+		assertThat(message.path("payloadSize").asLong()).isEqualTo(huge.length);
+		assertThat(message.path("tooLong").asString()).contains(huge.length + " bytes").contains("too large to show");
+		assertThat(message.has("payload")).isFalse();
+
+		JsonNode page = get("/delayqueue/" + topic + "?state=scheduled");
+		assertThat(page.path("page").path("messages").get(0).path("id").asString()).isEqualTo(sent.id());
+		assertThat(page.path("page").path("messages").get(0).has("attempts")).isFalse();
 	}
 
 	@Test

@@ -15,6 +15,8 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -36,6 +38,9 @@ class DelayQueueDashboardTests {
 
 	@Autowired
 	private DelayQueueTemplate template;
+
+	@Autowired
+	private RedisConnectionFactory connectionFactory;
 
 	private RestTestClient client;
 
@@ -107,6 +112,31 @@ class DelayQueueDashboardTests {
 			.isEqualTo(2)
 			.jsonPath("$.queue.topics.dashboard-overview.ready")
 			.isEqualTo(0);
+	}
+
+	@Test
+	void aKeyOfTheWrongTypeUnderThePrefixIsReportedInTheOverviewAndTheOtherTopicsAreShown() {
+		this.template.send(DelayMessage.builder("dashboard-beside-wrong-type", "x").delay(Duration.ofHours(1)).build());
+		StringRedisTemplate redis = new StringRedisTemplate(this.connectionFactory);
+		String wrongTypeKey = PREFIX + ":{dashboard-wrong-type}:m";
+		redis.opsForValue().set(wrongTypeKey, "another application's value");
+		try {
+			this.client.get()
+				.uri("/api/overview")
+				.exchange()
+				.expectStatus()
+				.isOk()
+				.expectBody()
+				.jsonPath("$.queue.topics.dashboard-beside-wrong-type.scheduled")
+				.isEqualTo(1)
+				.jsonPath("$.queue.topics.dashboard-wrong-type")
+				.doesNotExist()
+				.jsonPath("$.queue.errors.dashboard-wrong-type")
+				.value(String.class, (error) -> assertThat(error).contains("wrong Redis type"));
+		}
+		finally {
+			redis.delete(wrongTypeKey);
+		}
 	}
 
 	@Test

@@ -300,7 +300,7 @@ public final class DelayMessage {
 					throw new InvalidMessageException(
 							"A message with a deduplication window needs an id (DelayMessage.Builder.id)");
 				}
-				if (this.deduplicationWindow.toMillis() < 1
+				if (this.deduplicationWindow.compareTo(Duration.ofMillis(1)) < 0
 						|| this.deduplicationWindow.compareTo(MAX_DEDUPLICATION_WINDOW) > 0) {
 					throw new InvalidMessageException(
 							"A deduplication window must be from 1ms to " + Durations.format(MAX_DEDUPLICATION_WINDOW)

@@ -1,12 +1,15 @@
 package io.github.delayqueue.core;
 
+import java.util.Locale;
+
 import io.github.delayqueue.store.TopicPartitions;
 
 /**
  * Rules for topic names. A topic becomes part of Redis keys inside a {@code {hash tag}},
- * so it must not contain braces or whitespace and must stay short; {@code #} is kept for
- * the names of a topic's partitions ({@code <topic>#<n>}) and of its dead-letter queue
- * ({@code <topic>#dead}).
+ * so it must not contain braces, whitespace or unpaired surrogates (which all encode to
+ * the same replacement bytes, so that two names would share keys) and must stay short;
+ * {@code #} is kept for the names of a topic's partitions ({@code <topic>#<n>}) and of
+ * its dead-letter queue ({@code <topic>#dead}).
  */
 public final class Topics {
 
@@ -41,6 +44,16 @@ public final class Topics {
 			}
 			if (Character.isWhitespace(c) || Character.isSpaceChar(c) || Character.isISOControl(c)) {
 				throw new InvalidMessageException("Topic '" + topic + "' must not contain whitespace");
+			}
+			if (Character.isHighSurrogate(c) && i + 1 < topic.length()
+					&& Character.isLowSurrogate(topic.charAt(i + 1))) {
+				i++;
+			}
+			else if (Character.isSurrogate(c)) {
+				throw new InvalidMessageException(String.format(Locale.ROOT,
+						"Topic must not contain an unpaired surrogate (it would share its keys with other names),"
+								+ " but has U+%04X at index %d",
+						(int) c, i));
 			}
 		}
 		return topic;

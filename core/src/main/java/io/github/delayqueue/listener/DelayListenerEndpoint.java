@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
+import io.github.delayqueue.core.Topics;
 import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.StoredMessage;
@@ -45,9 +46,11 @@ public final class DelayListenerEndpoint {
 	 * parameter
 	 * @param settings the resolved settings
 	 * @throws IllegalArgumentException if the parameter is a {@code List} without an
-	 * element type
+	 * element type, or an {@link io.github.delayqueue.core.InvalidMessageException} if
+	 * the topic is not usable
 	 */
 	public DelayListenerEndpoint(String topic, Object bean, Method method, ListenerSettings settings) {
+		Topics.requireValidOrDeadLetters(topic);
 		String batchProblem = batchParameterProblem(method);
 		if (batchProblem != null) {
 			throw new IllegalArgumentException("@DelayListener method " + describe(method) + ": " + batchProblem);

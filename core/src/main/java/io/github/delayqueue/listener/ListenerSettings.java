@@ -48,6 +48,12 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	public static final Duration BATCH_TIMEOUT_LIMIT = Duration.ofMinutes(1);
 
 	/**
+	 * The longest visibility timeout and idle check interval accepted: about a hundred
+	 * years, for as long as it takes.
+	 */
+	public static final Duration MAX_DURATION = Duration.ofDays(36_500);
+
+	/**
 	 * Checks the values.
 	 * @param concurrency messages handled at once
 	 * @param prefetch claimed messages that may wait for a free handler
@@ -75,22 +81,15 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		if (maxAttempts < 1) {
 			throw new IllegalArgumentException("Max attempts must be at least 1, but was " + maxAttempts);
 		}
-		if (visibilityTimeout.toMillis() < 1) {
-			throw new IllegalArgumentException(
-					"Visibility timeout must be positive, but was " + Durations.format(visibilityTimeout));
-		}
-		if (maxHandlingTime.toMillis() < 1) {
-			throw new IllegalArgumentException(
-					"Max handling time must be positive, but was " + Durations.format(maxHandlingTime));
-		}
+		requirePositive("Visibility timeout", visibilityTimeout);
+		requireAtMostMax("Visibility timeout", visibilityTimeout);
+		requirePositive("Max handling time", maxHandlingTime);
 		if (lateThreshold.isNegative()) {
 			throw new IllegalArgumentException(
 					"Late threshold must not be negative, but was " + Durations.format(lateThreshold));
 		}
-		if (idleCheckInterval.toMillis() < 1) {
-			throw new IllegalArgumentException(
-					"Idle check interval must be positive, but was " + Durations.format(idleCheckInterval));
-		}
+		requirePositive("Idle check interval", idleCheckInterval);
+		requireAtMostMax("Idle check interval", idleCheckInterval);
 		String batchProblem = maxBatchSizeProblem(maxBatchSize);
 		if (batchProblem != null) {
 			throw new IllegalArgumentException("Max batch size " + batchProblem);
@@ -180,13 +179,26 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return null;
 	}
 
+	private static void requirePositive(String name, Duration duration) {
+		if (duration.compareTo(Duration.ofMillis(1)) < 0) {
+			throw new IllegalArgumentException(name + " must be positive, but was " + Durations.format(duration));
+		}
+	}
+
+	private static void requireAtMostMax(String name, Duration duration) {
+		if (duration.compareTo(MAX_DURATION) > 0) {
+			throw new IllegalArgumentException(name + " must be at most " + Durations.format(MAX_DURATION)
+					+ ", but was " + Durations.format(duration));
+		}
+	}
+
 	/**
 	 * Tells what is wrong with a batch timeout.
 	 * @param batchTimeout the batch timeout
 	 * @return the problem, to follow the setting's name, or {@code null} if it is valid
 	 */
 	public static @Nullable String batchTimeoutProblem(Duration batchTimeout) {
-		if (batchTimeout.toMillis() < 1 || batchTimeout.compareTo(BATCH_TIMEOUT_LIMIT) > 0) {
+		if (batchTimeout.compareTo(Duration.ofMillis(1)) < 0 || batchTimeout.compareTo(BATCH_TIMEOUT_LIMIT) > 0) {
 			return "must be between 1ms and " + BATCH_TIMEOUT_LIMIT + ", but was " + batchTimeout;
 		}
 		return null;

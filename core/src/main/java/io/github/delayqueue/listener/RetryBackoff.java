@@ -12,6 +12,9 @@ import java.time.Duration;
  */
 public record RetryBackoff(Duration initialInterval, double multiplier, Duration maxInterval) {
 
+	/** The longest max interval accepted: about a hundred years. */
+	public static final Duration MAX_INTERVAL = Duration.ofDays(36_500);
+
 	/**
 	 * Checks the values.
 	 * @param initialInterval wait before the second attempt
@@ -29,6 +32,10 @@ public record RetryBackoff(Duration initialInterval, double multiplier, Duration
 		if (maxInterval.compareTo(initialInterval) < 0) {
 			throw new IllegalArgumentException("Backoff max interval " + maxInterval
 					+ " must not be less than the initial interval " + Durations.format(initialInterval));
+		}
+		if (maxInterval.compareTo(MAX_INTERVAL) > 0) {
+			throw new IllegalArgumentException("Backoff max interval must be at most " + Durations.format(MAX_INTERVAL)
+					+ ", but was " + Durations.format(maxInterval));
 		}
 	}
 

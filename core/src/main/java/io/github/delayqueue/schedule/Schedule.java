@@ -10,8 +10,10 @@ import java.util.Objects;
 import java.util.function.LongUnaryOperator;
 
 import io.github.delayqueue.core.InvalidMessageException;
+import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.MessageIds;
 import io.github.delayqueue.core.Topics;
+import io.github.delayqueue.time.Durations;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.scheduling.support.CronExpression;
@@ -51,6 +53,9 @@ public record Schedule(String name, String topic, @Nullable String cron, @Nullab
 	/** The shortest fixed rate. */
 	public static final Duration MIN_FIXED_RATE = Duration.ofMillis(100);
 
+	/** The longest fixed rate: as long as the longest delay of a message. */
+	public static final Duration MAX_FIXED_RATE = DelayMessage.MAX_DELAY;
+
 	/** Separates the fields of a definition; the payload comes last. */
 	private static final char FIELD = '\n';
 
@@ -87,6 +92,10 @@ public record Schedule(String name, String topic, @Nullable String cron, @Nullab
 		if (fixedRate != null && fixedRate.compareTo(MIN_FIXED_RATE) < 0) {
 			throw new InvalidMessageException("Schedule '" + name + "' must have a fixed rate of at least "
 					+ MIN_FIXED_RATE.toMillis() + " ms, but has " + fixedRate);
+		}
+		if (fixedRate != null && fixedRate.compareTo(MAX_FIXED_RATE) > 0) {
+			throw new InvalidMessageException("Schedule '" + name + "' must have a fixed rate of at most "
+					+ Durations.format(MAX_FIXED_RATE) + ", but has " + Durations.format(fixedRate));
 		}
 	}
 

@@ -55,7 +55,7 @@ public record RateLimit(int limit, Duration period) {
 	 * @return the problem, to follow the setting's name, or {@code null} if it is valid
 	 */
 	public static @Nullable String periodProblem(Duration period) {
-		if (period.toMillis() < 1 || period.compareTo(MAX_PERIOD) > 0) {
+		if (period.compareTo(Duration.ofMillis(1)) < 0 || period.compareTo(MAX_PERIOD) > 0) {
 			return "must be between 1ms and " + Durations.format(MAX_PERIOD) + ", but was " + Durations.format(period);
 		}
 		return null;

@@ -53,6 +53,9 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
+import org.springframework.core.NestedExceptionUtils;
+import org.springframework.dao.DataAccessException;
 
 /**
  * The {@code delayqueue} Actuator endpoint. Reads: every topic with its counts, next due
@@ -119,18 +122,61 @@ public class DelayQueueEndpoint {
 
 	/**
 	 * Every topic with a listener here or with messages under the key prefix, with its
-	 * counts.
-	 * @return the topics
+	 * counts; 503 with an error naming what did not answer when Redis cannot be read
+	 * within the store's timeout ({@code delay-queue.producer.send-timeout}).
+	 * @return the topics, or the error
 	 */
 	@ReadOperation
+	public WebEndpointResponse<Object> overview() {
+		return answer(this::queue);
+	}
+
+	/**
+	 * Reads through the endpoint: 404 without a body for {@code null}, 503 naming what
+	 * did not answer when Redis cannot be read (each read waits at most the store's
+	 * timeout).
+	 */
+	private static WebEndpointResponse<Object> answer(Supplier<@Nullable Object> read) {
+		try {
+			Object body = read.get();
+			return (body != null) ? new WebEndpointResponse<>(body)
+					: new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
+		}
+		catch (DataAccessException ex) {
+			String cause = (ex.getMessage() != null) ? ex.getMessage()
+					: NestedExceptionUtils.getMostSpecificCause(ex).toString();
+			logger.warn("delayqueue endpoint: Redis could not be read: " + cause);
+			return new WebEndpointResponse<>(Map.of("error", "Redis could not be read: " + cause),
+					WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
+		}
+	}
+
+	/**
+	 * Every topic with a listener here or with messages under the key prefix, with its
+	 * counts. A name found under the prefix that is no topic's, or a topic whose keys
+	 * hold the wrong Redis type (another application's, or a typo), is left out and named
+	 * in {@link QueueDescriptor#errors()}; the others are shown.
+	 * @return the topics
+	 * @throws DataAccessException if Redis cannot be read; each read waits at most the
+	 * store's timeout
+	 */
 	public QueueDescriptor queue() {
 		List<String> found = this.store.findTopics(MAX_TOPICS + 1);
 		boolean truncated = found.size() > MAX_TOPICS;
-		TreeSet<String> topics = new TreeSet<>(found.subList(0, Math.min(found.size(), MAX_TOPICS)));
+		Map<String, String> errors = new LinkedHashMap<>();
+		TreeSet<String> topics = new TreeSet<>();
+		for (String topic : found.subList(0, Math.min(found.size(), MAX_TOPICS))) {
+			String problem = topicNameProblem(topic);
+			if (problem != null) {
+				errors.put(topic, problem);
+			}
+			else {
+				topics.add(topic);
+			}
+		}
 		topics.addAll(this.runtime.getEndpoints().keySet());
 		Map<String, ListenerState> states = this.runtime.getListenerStates();
 		Map<String, TopicDescriptor> descriptors = new LinkedHashMap<>();
-		Map<String, String> errors = new LinkedHashMap<>();
 		@Nullable String time = null;
 		for (String topic : topics) {
 			TopicStats stats;
@@ -139,6 +185,14 @@ public class DelayQueueEndpoint {
 			}
 			catch (PartitionCountException ex) {
 				errors.put(topic, ex.getMessage());
+				continue;
+			}
+			catch (DataAccessException ex) {
+				if (!isWrongType(ex)) {
+					throw ex;
+				}
+				errors.put(topic, "A key of the topic holds the wrong Redis type (written by something else): "
+						+ NestedExceptionUtils.getMostSpecificCause(ex).getMessage());
 				continue;
 			}
 			time = instant(stats.nowMillis());
@@ -150,6 +204,21 @@ public class DelayQueueEndpoint {
 				errors.isEmpty() ? null : errors, schedules.isEmpty() ? null : schedules);
 	}
 
+	private static @Nullable String topicNameProblem(String topic) {
+		try {
+			Topics.requireValidOrDeadLetters(topic);
+			return null;
+		}
+		catch (InvalidMessageException ex) {
+			return "Keys under the prefix name no usable topic: " + ex.getMessage();
+		}
+	}
+
+	private static boolean isWrongType(DataAccessException ex) {
+		String message = NestedExceptionUtils.getMostSpecificCause(ex).getMessage();
+		return message != null && message.contains("WRONGTYPE");
+	}
+
 	/**
 	 * One topic with its counts and a page of its messages in one state.
 	 * @param topic the topic
@@ -158,12 +227,28 @@ public class DelayQueueEndpoint {
 	 * @param offset rank of the first message, 0 unless given
 	 * @param limit most messages, {@value #DEFAULT_PAGE_SIZE} unless given, at most
 	 * {@value #MAX_PAGE_SIZE}
-	 * @return the topic
+	 * @return the topic; 503 naming what did not answer when Redis cannot be read within
+	 * the store's timeout
 	 */
 	@ReadOperation
-	public TopicDescriptor topic(@Selector String topic, @org.springframework.lang.Nullable @Nullable String state,
+	public WebEndpointResponse<Object> readTopic(@Selector String topic,
+			@org.springframework.lang.Nullable @Nullable String state,
 			@org.springframework.lang.Nullable @Nullable Long offset,
 			@org.springframework.lang.Nullable @Nullable Integer limit) {
+		return answer(() -> topic(topic, state, offset, limit));
+	}
+
+	/**
+	 * One topic with its counts and a page of its messages in one state, as
+	 * {@link #readTopic} answers it.
+	 * @param topic the topic
+	 * @param state the state, {@code scheduled} unless given
+	 * @param offset rank of the first message, 0 unless given
+	 * @param limit most messages, {@value #DEFAULT_PAGE_SIZE} unless given
+	 * @return the topic
+	 * @throws DataAccessException if Redis cannot be read within the store's timeout
+	 */
+	public TopicDescriptor topic(String topic, @Nullable String state, @Nullable Long offset, @Nullable Integer limit) {
 		return refusingStaleCounts(() -> doTopic(topic, state, offset, limit));
 	}
 
@@ -198,10 +283,22 @@ public class DelayQueueEndpoint {
 	 * One message in whatever state it is, with its headers and the start of its payload.
 	 * @param topic the topic
 	 * @param id the message id
-	 * @return the message, or {@code null} (404) if the topic has no message with that id
+	 * @return the message; 404 if the topic has no message with that id, 503 naming what
+	 * did not answer when Redis cannot be read within the store's timeout
 	 */
 	@ReadOperation
-	public @Nullable MessageDescriptor message(@Selector String topic, @Selector String id) {
+	public WebEndpointResponse<Object> readMessage(@Selector String topic, @Selector String id) {
+		return answer(() -> message(topic, id));
+	}
+
+	/**
+	 * One message, as {@link #readMessage} answers it.
+	 * @param topic the topic
+	 * @param id the message id
+	 * @return the message, or {@code null} if the topic has no message with that id
+	 * @throws DataAccessException if Redis cannot be read within the store's timeout
+	 */
+	public @Nullable MessageDescriptor message(String topic, String id) {
 		return refusingStaleCounts(() -> doMessage(topic, id));
 	}
 
@@ -211,6 +308,9 @@ public class DelayQueueEndpoint {
 		if (snapshot == null) {
 			return null;
 		}
+		if (snapshot.tooLongToRead()) {
+			return MessageDescriptor.tooLong(topic, snapshot);
+		}
 		StoredMessage message;
 		try {
 			message = MessageFormat.decode(id, snapshot.storedPrefix());
@@ -219,9 +319,10 @@ public class DelayQueueEndpoint {
 			if (snapshot.complete()) {
 				return MessageDescriptor.corrupt(topic, snapshot, ex.getMessage());
 			}
-			// Headers longer than the allowance: read the whole message once.
+			// Headers longer than the allowance: read the whole message once, at most
+			// MessageSnapshot.MAX_READ_BYTES (a longer one is not read at all).
 			MessageSnapshot whole = this.store.inspector(topic)
-				.inspect(id, (int) Math.min(snapshot.storedLength(), Integer.MAX_VALUE - 8));
+				.inspect(id, (int) Math.min(snapshot.storedLength(), MessageSnapshot.MAX_READ_BYTES));
 			if (whole == null) {
 				return null;
 			}
@@ -520,7 +621,8 @@ public class DelayQueueEndpoint {
 	 * @param truncated {@code true} when more than {@value DelayQueueEndpoint#MAX_TOPICS}
 	 * topics were found, absent otherwise
 	 * @param errors why topics are left out, by name: this application spreads them over
-	 * another number of partitions than Redis does; absent when none is
+	 * another number of partitions than Redis does, a key of theirs holds the wrong Redis
+	 * type, or the name found under the prefix is no usable topic's; absent when none is
 	 */
 	public record QueueDescriptor(String prefix, @Nullable String time, Map<String, TopicDescriptor> topics,
 			@Nullable Boolean truncated, @Nullable Map<String, String> errors,
@@ -660,12 +762,15 @@ public class DelayQueueEndpoint {
 	 * message if corrupt)
 	 * @param payloadTruncated whether the payload is longer than what is shown
 	 * @param corrupt why the stored message cannot be read, absent unless corrupt
+	 * @param tooLong why neither headers nor payload are shown: the stored message is
+	 * longer than {@link MessageSnapshot#MAX_READ_BYTES}, which is never read; absent
+	 * otherwise
 	 */
 	public record MessageDescriptor(String topic, String id, String state, @Nullable String due,
 			@Nullable Integer attempts, int priority, @Nullable String leaseDeadline, @Nullable String deadSince,
 			@Nullable String lastError, @Nullable Map<String, String> headers, @Nullable String payload,
-			@Nullable String payloadBase64, long payloadSize, boolean payloadTruncated,
-			@Nullable String corrupt) implements OperationResponseBody {
+			@Nullable String payloadBase64, long payloadSize, boolean payloadTruncated, @Nullable String corrupt,
+			@Nullable String tooLong) implements OperationResponseBody {
 
 		static MessageDescriptor of(String topic, MessageSnapshot snapshot, StoredMessage message, long payloadSize) {
 			byte[] payload = message.payload();
@@ -678,7 +783,8 @@ public class DelayQueueEndpoint {
 					(snapshot.lastError() != null) ? snapshot.lastError()
 							: message.headers().get(MessageFormat.ERROR_HEADER),
 					MessageFormat.userHeaders(message.headers()), text,
-					(text != null) ? null : Base64.getEncoder().encodeToString(shown), payloadSize, truncated, null);
+					(text != null) ? null : Base64.getEncoder().encodeToString(shown), payloadSize, truncated, null,
+					null);
 		}
 
 		static MessageDescriptor corrupt(String topic, MessageSnapshot snapshot, String problem) {
@@ -689,7 +795,15 @@ public class DelayQueueEndpoint {
 			return new MessageDescriptor(topic, snapshot.id(), stateName(snapshot.state()), null, null,
 					snapshot.priority(), leaseDeadline(snapshot), deadSince(snapshot), snapshot.lastError(), null, text,
 					(text != null) ? null : Base64.getEncoder().encodeToString(shown), snapshot.storedLength(),
-					truncated, "stored message is corrupt: " + problem);
+					truncated, "stored message is corrupt: " + problem, null);
+		}
+
+		static MessageDescriptor tooLong(String topic, MessageSnapshot snapshot) {
+			return new MessageDescriptor(topic, snapshot.id(), stateName(snapshot.state()), null, null,
+					snapshot.priority(), leaseDeadline(snapshot), deadSince(snapshot), snapshot.lastError(), null, null,
+					null, snapshot.storedLength(), true, null,
+					"the stored message has " + snapshot.storedLength() + " bytes, more than the "
+							+ MessageSnapshot.MAX_READ_BYTES + " an inspection reads: too large to show");
 		}
 
 		private static @Nullable String leaseDeadline(MessageSnapshot snapshot) {

@@ -8,6 +8,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
 
+import io.github.delayqueue.core.InvalidMessageException;
+import io.github.delayqueue.core.Topics;
 import io.github.delayqueue.schedule.Schedule;
 import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.store.RateLimit;
@@ -79,6 +81,7 @@ final class DelayQueuePropertiesValidation {
 	}
 
 	static void validate(DelayQueueProperties properties, Errors errors) {
+		properties.getTopics().keySet().forEach((topic) -> validateTopic(topic, errors));
 		properties.getTopics().forEach((topic, settings) -> validateBatch(topic, settings, errors));
 		properties.getTopics()
 			.forEach((topic, settings) -> validateRateLimit(topic, settings.getRateLimit(), settings.getPartitions(),
@@ -105,7 +108,7 @@ final class DelayQueuePropertiesValidation {
 							+ Durations.format(properties.getDashboard().getTimeout()));
 		}
 		validateDurations(properties, errors);
-		if (properties.getHealth().getTimeout().toMillis() < 1) {
+		if (properties.getHealth().getTimeout().compareTo(Duration.ofMillis(1)) < 0) {
 			errors.rejectValue("health.timeout", "invalid", "delay-queue.health.timeout must be positive, but was "
 					+ Durations.format(properties.getHealth().getTimeout()));
 		}
@@ -214,6 +217,15 @@ final class DelayQueuePropertiesValidation {
 		return field.toString();
 	}
 
+	private static void validateTopic(String topic, Errors errors) {
+		try {
+			Topics.requireValidOrDeadLetters(topic);
+		}
+		catch (InvalidMessageException ex) {
+			errors.rejectValue("topics", "invalid", "delay-queue.topics: " + ex.getMessage());
+		}
+	}
+
 	private static void validatePartitions(String topic, int partitions, Errors errors) {
 		if (partitions < 1 || partitions > TopicPartitions.MAX_PARTITIONS) {
 			errors.rejectValue("topics[" + topic + "].partitions", "invalid", topicProperty(topic, "partitions")
@@ -227,7 +239,7 @@ final class DelayQueuePropertiesValidation {
 					"delay-queue.producer.replication.min-replicas must be 0 (no confirmation) or more, but was "
 							+ replication.getMinReplicas());
 		}
-		if (replication.getTimeout().toMillis() < 1) {
+		if (replication.getTimeout().compareTo(Duration.ofMillis(1)) < 0) {
 			errors.rejectValue("producer.replication.timeout", "invalid",
 					"delay-queue.producer.replication.timeout must be positive, but was "
 							+ Durations.format(replication.getTimeout()));

@@ -253,7 +253,8 @@ public final class DelayQueueDashboard implements AutoCloseable {
 			return error(HttpStatus.SERVICE_UNAVAILABLE, ex.getMessage());
 		}
 		catch (DataAccessException ex) {
-			String cause = NestedExceptionUtils.getMostSpecificCause(ex).getMessage();
+			String cause = (ex.getMessage() != null) ? ex.getMessage()
+					: NestedExceptionUtils.getMostSpecificCause(ex).toString();
 			logger.warn("Dashboard: Redis could not be read: " + cause);
 			logger.debug("Dashboard: Redis could not be read", ex);
 			return error(HttpStatus.SERVICE_UNAVAILABLE, "Redis could not be read: " + cause);

@@ -46,8 +46,13 @@ class RedisServerInspectorTests {
 				assertThat(primary.error()).isNull();
 			});
 			assertThat(withoutPersistence.warnings()).singleElement().asString().startsWith("Redis persistence is off");
-			redis.command("CONFIG", "SET", "appendonly", "yes");
 			redis.command("CONFIG", "SET", "save", "900 1");
+			ServerReport snapshotsOnly = inspect(redis.springProperties());
+			assertThat(snapshotsOnly.primaries()).extracting(Primary::persistence).containsExactly("RDB");
+			assertThat(snapshotsOnly.warnings()).singleElement()
+				.asString()
+				.startsWith("Redis AOF is off (only RDB snapshots)");
+			redis.command("CONFIG", "SET", "appendonly", "yes");
 			ServerReport persisting = inspect(redis.springProperties());
 			assertThat(persisting.primaries()).extracting(Primary::persistence).containsExactly("AOF and RDB");
 			assertThat(persisting.warnings()).isEmpty();
@@ -58,6 +63,7 @@ class RedisServerInspectorTests {
 	void anEvictionPolicyAndMemoryNearItsLimitAreWarnedOf() throws Exception {
 		try (RedisServerProcess redis = TestRedis.startPrivateServer()) {
 			redis.command("CONFIG", "SET", "save", "900 1");
+			redis.command("CONFIG", "SET", "appendonly", "yes");
 			redis.command("CONFIG", "SET", "maxmemory-policy", "allkeys-lru");
 			long used = inspect(redis.springProperties()).primaries().get(0).usedMemoryBytes();
 			redis.command("CONFIG", "SET", "maxmemory", String.valueOf(used + used / 20));

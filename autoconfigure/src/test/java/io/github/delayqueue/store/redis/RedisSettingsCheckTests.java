@@ -1,5 +1,6 @@
 package io.github.delayqueue.store.redis;
 
+import io.github.delayqueue.store.ServerInspector;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.QueueContexts;
@@ -15,7 +16,8 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The startup check warns about Redis settings that lose messages.
+ * The startup check warns about Redis settings that lose messages: eviction, AOF off
+ * (what changed since the last RDB snapshot), no persistence at all (everything).
  */
 @ExtendWith(OutputCaptureExtension.class)
 class RedisSettingsCheckTests {
@@ -45,6 +47,7 @@ class RedisSettingsCheckTests {
 				StringRedisTemplate template = context.getBean(StringRedisTemplate.class);
 				template.execute((RedisCallback<Object>) (connection) -> {
 					connection.serverCommands().setConfig("save", "900 1");
+					connection.serverCommands().setConfig("appendonly", "yes");
 					return null;
 				});
 			});
@@ -52,7 +55,32 @@ class RedisSettingsCheckTests {
 			QueueContexts.runner(QueueContexts.uniquePrefix(), redis.springProperties())
 				.run((context) -> assertThat(context).hasNotFailed());
 			String after = output.getAll().substring(before);
-			assertThat(after).doesNotContain("maxmemory-policy").doesNotContain("persistence is off");
+			assertThat(after).doesNotContain("maxmemory-policy")
+				.doesNotContain("persistence is off")
+				.doesNotContain("AOF is off");
+		}
+	}
+
+	@Test
+	void warnsOnceWithRedisDefaultsThatACrashLosesWhatChangedSinceTheLastSnapshot(CapturedOutput output)
+			throws Exception {
+		Assumptions.assumeTrue(TestRedis.canStartPrivateServer(), "needs a redis-server binary");
+		try (RedisServerProcess redis = TestRedis.startPrivateServer("--appendonly", "no", "--save", "3600", "1")) {
+			int before = output.getAll().length();
+			QueueContexts.runner(QueueContexts.uniquePrefix(), redis.springProperties()).run((context) -> {
+				assertThat(context).hasNotFailed();
+				// What the dashboard's Redis panel shows, under the primary.
+				assertThat(context.getBean(ServerInspector.class).inspect().warnings()).singleElement()
+					.asString()
+					.startsWith("Redis AOF is off (only RDB snapshots)")
+					.contains("since the last snapshot");
+			});
+			String after = output.getAll().substring(before);
+			assertThat(after)
+				.containsOnlyOnce("Redis AOF is off (only RDB snapshots): a Redis crash, kill or failover"
+						+ " loses every delay queue message sent, retried or rescheduled since the last snapshot")
+				.contains("WARN")
+				.doesNotContain("persistence is off");
 		}
 	}
 

@@ -1,5 +1,6 @@
 package io.github.delayqueue.store.redis;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -13,11 +14,17 @@ import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.TopicStats;
+import io.github.delayqueue.time.Durations;
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.data.redis.core.Cursor;
+import org.springframework.dao.QueryTimeoutException;
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.RedisTemplate;
-import org.springframework.data.redis.core.ScanOptions;
 
 /**
  * The reads of operations: a topic's counts, pages of its messages, one message, the
@@ -184,23 +191,57 @@ final class RedisQueries {
 
 	/**
 	 * Finds the topics that have messages under this store's prefix, with {@code SCAN}:
-	 * for operations, never for a hot path.
+	 * for operations, never for a hot path. The whole scan waits at most the store's
+	 * timeout (a {@code SCAN} is a plain command, which would otherwise wait for the
+	 * client's own timeout, a minute on Lettuce).
 	 * @param max the most topics to return
 	 * @return topic names in alphabetical order, at most {@code max}
+	 * @throws QueryTimeoutException naming the scan if Redis does not finish it in time
 	 */
 	List<String> findTopics(int max) {
+		long deadline = this.calls.deadline();
 		String prefix = this.calls.prefix();
-		String pattern = globEscape(prefix) + ":{*}:*[mzd]";
-		Set<String> topics = new TreeSet<>();
-		try (Cursor<String> keys = this.redis.scan(ScanOptions.scanOptions().match(pattern).count(1000).build())) {
-			while (keys.hasNext() && topics.size() < max) {
-				String topic = topicOfKey(prefix, keys.next());
-				if (topic != null) {
-					topics.add(topic);
+		ScanArgs args = ScanArgs.Builder.matches(globEscape(prefix) + ":{*}:*[mzd]").limit(1000);
+		List<String> found = this.redis.execute((RedisCallback<List<String>>) (connection) -> {
+			RedisClusterAsyncCommands<byte[], byte[]> commands = asyncCommands(connection);
+			Set<String> topics = new TreeSet<>();
+			KeyScanCursor<byte[]> cursor = awaitScan(commands.scan(args), deadline);
+			while (true) {
+				for (byte[] key : cursor.getKeys()) {
+					String topic = topicOfKey(prefix, new String(key, StandardCharsets.UTF_8));
+					if (topic != null && topics.size() < max) {
+						topics.add(topic);
+					}
 				}
+				if (cursor.isFinished() || topics.size() >= max) {
+					return new ArrayList<>(topics);
+				}
+				cursor = awaitScan(commands.scan(cursor, args), deadline);
 			}
+		});
+		return (found != null) ? found : List.of();
+	}
+
+	@SuppressWarnings("unchecked")
+	private static RedisClusterAsyncCommands<byte[], byte[]> asyncCommands(RedisConnection connection) {
+		Object commands = connection.getNativeConnection();
+		if (!(commands instanceof RedisClusterAsyncCommands<?, ?>)) {
+			throw new IllegalStateException("Not a Lettuce connection: " + commands.getClass().getName());
 		}
-		return new ArrayList<>(topics);
+		// A Cluster's (RedisAdvancedClusterAsyncCommands) scans every primary in turn.
+		return (RedisClusterAsyncCommands<byte[], byte[]>) commands;
+	}
+
+	private KeyScanCursor<byte[]> awaitScan(RedisFuture<KeyScanCursor<byte[]>> reply, long deadline) {
+		try {
+			return ScriptRunner.await(reply, deadline, this.calls.timeout());
+		}
+		catch (QueryTimeoutException ex) {
+			throw new QueryTimeoutException(
+					"The SCAN for the topics under '" + this.calls.prefix() + "' did not finish within "
+							+ Durations.format(this.calls.timeout()) + " (delay-queue.producer.send-timeout)",
+					ex);
+		}
 	}
 
 	/**

@@ -35,7 +35,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * else the one the connection factory reaches, all within one timeout, so that a primary
  * that does not answer is marked as such without holding back the others. Warns of
  * settings that lose messages (a {@code maxmemory-policy} other than {@code noeviction};
- * neither AOF nor RDB persistence) or soon refuse writes (memory nine tenths full).
+ * AOF off, which loses what changed since the last RDB snapshot, or everything when there
+ * are no snapshots either) or soon refuse writes (memory nine tenths full).
  */
 public final class RedisServerInspector implements ServerInspector {
 
@@ -149,10 +150,9 @@ public final class RedisServerInspector implements ServerInspector {
 						+ " evict delay queue keys and lose messages. Use 'noeviction' for the Redis that holds the"
 						+ " queue.");
 			}
-			if ("none".equals(primary.persistence())) {
-				warnings.add("Redis persistence is off" + where + " (neither AOF nor RDB snapshots): a Redis restart"
-						+ " loses every delay queue message. Enable 'appendonly yes' (best: 'appendfsync everysec' or"
-						+ " 'always').");
+			String persistenceWarning = persistenceWarning(primary.persistence(), where);
+			if (persistenceWarning != null) {
+				warnings.add(persistenceWarning);
 			}
 			if (primary.maxMemoryBytes() > 0
 					&& primary.usedMemoryBytes() >= MEMORY_WARNING_SHARE * primary.maxMemoryBytes()) {
@@ -163,6 +163,26 @@ public final class RedisServerInspector implements ServerInspector {
 			}
 		}
 		return new ServerReport(mode, primaries, warnings);
+	}
+
+	/**
+	 * The warning for a primary without AOF: stronger when it keeps nothing on disk at
+	 * all; {@code null} with AOF on.
+	 */
+	private static @Nullable String persistenceWarning(String persistence, String where) {
+		if (persistence.startsWith("AOF")) {
+			return null;
+		}
+		if ("none".equals(persistence)) {
+			return "Redis persistence is off" + where + " (neither AOF nor RDB snapshots): a Redis restart"
+					+ " loses every delay queue message. Enable 'appendonly yes' (best: 'appendfsync everysec' or"
+					+ " 'always').";
+		}
+		String snapshots = "RDB".equals(persistence) ? "only RDB snapshots"
+				: "RDB snapshots, if any, could not be read";
+		return "Redis AOF is off" + where + " (" + snapshots + "): a Redis crash, kill or failover loses every"
+				+ " delay queue message sent, retried or rescheduled since the last snapshot. Enable 'appendonly yes'"
+				+ " (best: 'appendfsync everysec' or 'always').";
 	}
 
 	/**

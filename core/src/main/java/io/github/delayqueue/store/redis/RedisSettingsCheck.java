@@ -9,10 +9,11 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
 /**
  * Warns once at startup about Redis settings that lose messages, on every primary of a
  * Cluster: a {@code maxmemory-policy} other than {@code noeviction} (Redis may evict
- * queue keys when memory runs out), neither AOF nor RDB persistence (a Redis restart
- * loses every message), and memory nearly full ({@link RedisServerInspector} has the
- * rules). Never fails startup, and waits no longer than the inspector's timeout: if Redis
- * cannot be asked, the check is skipped.
+ * queue keys when memory runs out), AOF off (a crash loses the messages sent or changed
+ * since the last RDB snapshot; with no snapshots either, a restart loses every message),
+ * and memory nearly full ({@link RedisServerInspector} has the rules). Never fails
+ * startup, and waits no longer than the inspector's timeout: if Redis cannot be asked,
+ * the check is skipped.
  */
 public class RedisSettingsCheck implements SmartInitializingSingleton {
 

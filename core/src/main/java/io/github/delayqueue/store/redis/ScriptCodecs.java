@@ -599,7 +599,8 @@ final class ScriptCodecs {
 
 		static final Signature<Page> SIGNATURE = Signature.of(Script.PAGE, "{entries in the index",
 				Argument.of("[1] state", (page) -> page.state().code()), Argument.of("[2] offset", Page::offset),
-				Argument.of("[3] largest number of messages", Page::limit));
+				Argument.of("[3] largest number of messages", Page::limit),
+				Argument.of("[4] most bytes of a stored message to load", (page) -> MessageSnapshot.MAX_READ_BYTES));
 
 		@Override
 		public Signature<?> signature() {
@@ -634,7 +635,8 @@ final class ScriptCodecs {
 		static final Signature<Inspect> SIGNATURE = Signature.of(Script.INSPECT, "{} if the id is unknown",
 				Argument.of("[1] id", Inspect::id),
 				Argument.of("[2] most bytes of the stored message", Inspect::maxBytes),
-				Argument.of("[3] the number of partitions", Inspect::partitions));
+				Argument.of("[3] the number of partitions", Inspect::partitions), Argument
+					.of("[4] most bytes of the stored message to load", (inspect) -> MessageSnapshot.MAX_READ_BYTES));
 
 		@Override
 		public Signature<?> signature() {

@@ -12,37 +12,41 @@
 -- ARGV[1] id
 -- ARGV[2] most bytes of the stored message to return
 -- ARGV[3] the number of partitions the caller spreads the topic over
+-- ARGV[4] most bytes of the stored message to load: a longer one is not read (its length is
+--         returned with an empty start), so that a huge value never holds Redis or the connection
 -- A message sent again under the id of a dead one is reported in its live state, with its own
 -- priority.
 -- Returns {} if the id is unknown, else {state ("z" scheduled, "r" ready, "i" in flight, "d" dead),
 --          score (due time, lease deadline or time of death; -1 when ready), length of the stored
---          message in bytes, its first ARGV[2] bytes, last error or "", priority (0 to 9)}; the
---          error DQPARTITIONS when ARGV[3] is not the partition's count.
+--          message in bytes, its first ARGV[2] bytes ("" when longer than ARGV[4]), last error or "",
+--          priority (0 to 9)}; the error DQPARTITIONS when ARGV[3] is not the partition's count.
 -- @include partition_refusal
+-- @include bounded_hget
 local refused = partition_refusal(KEYS[9], ARGV[3])
 if refused then
   return refused
 end
 local id = ARGV[1]
 local limit = tonumber(ARGV[2])
-local stored = redis.call('HGET', KEYS[1], id)
+local loadable = tonumber(ARGV[4])
+local stored, length = bounded_hget(KEYS[1], id, loadable)
 if stored then
   local priority = tonumber(redis.call('HGET', KEYS[7], id)) or 0
   local due = redis.call('ZSCORE', KEYS[2], id)
   if due then
-    return {'z', tonumber(due), #stored, string.sub(stored, 1, limit), '', priority}
+    return {'z', tonumber(due), length, string.sub(stored, 1, limit), '', priority}
   end
   local lease = redis.call('ZSCORE', KEYS[3], id)
   if lease then
-    return {'i', tonumber(lease), #stored, string.sub(stored, 1, limit), '', priority}
+    return {'i', tonumber(lease), length, string.sub(stored, 1, limit), '', priority}
   end
-  return {'r', -1, #stored, string.sub(stored, 1, limit), '', priority}
+  return {'r', -1, length, string.sub(stored, 1, limit), '', priority}
 end
-stored = redis.call('HGET', KEYS[5], id)
+stored, length = bounded_hget(KEYS[5], id, loadable)
 if not stored then
   return {}
 end
 local died = redis.call('ZSCORE', KEYS[4], id)
 local priority = tonumber(redis.call('HGET', KEYS[8], id)) or 0
-return {'d', died and tonumber(died) or -1, #stored, string.sub(stored, 1, limit), redis.call('HGET', KEYS[6], id) or '',
+return {'d', died and tonumber(died) or -1, length, string.sub(stored, 1, limit), redis.call('HGET', KEYS[6], id) or '',
   priority}

@@ -20,15 +20,19 @@
 --         deadline), "d" dead (by time of death)
 -- ARGV[2] offset: rank (or list index) of the first message, 0-based
 -- ARGV[3] largest number of messages
+-- ARGV[4] most bytes of a stored message to load for its header: a longer one is not read, and
+--         its attempts and due time are given as -1
 -- For "r", ids that claim would drop (cancelled, rescheduled or in flight since, or in the list of
 -- another priority than their message's) are left out, so a page may hold fewer messages than
 -- asked for; while the topic uses priorities, the ready lists are read one after the other in the
 -- order claim takes them (priority 9 first, the ready list last).
 -- Returns {entries in the index (for "r", in the ready lists), then six values per message: id,
 --          score (due time, lease deadline or time of death; -1 for "r"), attempts, due time
---          (-1 and -1 when the stored message is gone or its header unreadable), last error or "",
+--          (-1 and -1 when the stored message is gone, longer than ARGV[4] or its header unreadable),
+--          last error or "",
 --          priority (0 to 9)}.
 -- @include header
+-- @include bounded_hget
 -- @include ready_lists
 local kind = ARGV[1]
 local first = tonumber(ARGV[2])
@@ -65,7 +69,7 @@ for i = 1, #ids, step do
   local ownList = not listPriority or priority == listPriority
   if kind ~= 'r' or (not redis.call('ZSCORE', KEYS[4], id) and not redis.call('ZSCORE', KEYS[5], id)
       and ownList) then
-    local stored = redis.call('HGET', KEYS[2], id)
+    local stored = bounded_hget(KEYS[2], id, tonumber(ARGV[4]))
     if kind ~= 'r' or stored then
       local attempts, due = nil, nil
       if stored then

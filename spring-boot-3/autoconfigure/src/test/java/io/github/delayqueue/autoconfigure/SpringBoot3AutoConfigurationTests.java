@@ -123,6 +123,9 @@ class SpringBoot3AutoConfigurationTests {
 				context.getBean(DelayQueueTemplate.class).send("orders", "payload", Duration.ofMinutes(1));
 				assertThat(context.getBean(DelayQueueEndpoint.class).topic("orders", null, null, null).scheduled())
 					.isEqualTo(1);
+				assertThat(context.getBean(DelayQueueEndpoint.class).overview().getStatus()).isEqualTo(200);
+				assertThat(context.getBean(DelayQueueEndpoint.class).readTopic("orders", null, null, null).getBody())
+					.isInstanceOf(DelayQueueEndpoint.TopicDescriptor.class);
 			});
 	}
 

@@ -371,7 +371,7 @@ async function messagePage(topic, id) {
     ['Priority', message.priority], ['Lease ends', message.leaseDeadline && instant(message.leaseDeadline)],
     ['Dead since', message.deadSince && instant(message.deadSince)],
     ['Last error', message.lastError], ['Payload size', message.payloadSize === undefined ? null : message.payloadSize + ' bytes'],
-    ['Corrupt', message.corrupt]];
+    ['Corrupt', message.corrupt], ['Too large', message.tooLong]];
   const list = el('dl', { id: 'message' });
   for (const [name, value] of facts) {
     if (value !== undefined && value !== null) {
