@@ -5,6 +5,8 @@ import java.util.Map;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.runtime.RedisDataLossWatch;
+import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -41,6 +43,9 @@ class DelayQueueDashboardTests {
 
 	@Autowired
 	private RedisConnectionFactory connectionFactory;
+
+	@Autowired
+	private RedisDataLossWatch dataLoss;
 
 	private RestTestClient client;
 
@@ -81,6 +86,22 @@ class DelayQueueDashboardTests {
 			.expectHeader()
 			.contentTypeCompatibleWith(MediaType.valueOf("text/javascript"));
 		this.client.get().uri("/assets/dashboard.css").exchange().expectStatus().isOk();
+	}
+
+	@Test
+	void theOverviewSaysWhenRedisLostTheQueuesData() {
+		this.dataLoss.check();
+		new StringRedisTemplate(this.connectionFactory).delete(TopicKeys.datasetMarker(PREFIX));
+		assertThat(this.dataLoss.check()).isTrue();
+		String body = this.client.get()
+			.uri("/api/overview")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody(String.class)
+			.returnResult()
+			.getResponseBody();
+		assertThat(body).contains("\"redisDataLost\"").contains("Redis lost the delay queue's data");
 	}
 
 	@Test

@@ -9,6 +9,7 @@ import io.github.delayqueue.dashboard.DashboardAccess;
 import io.github.delayqueue.dashboard.DashboardMeters;
 import io.github.delayqueue.dashboard.DelayQueueDashboard;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.runtime.RedisDataLossWatch;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.ServerInspector;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -49,12 +50,19 @@ final class DelayQueueDashboardConfiguration {
 	DelayQueueDashboard delayQueueDashboard(MessageStore store, DelayQueueTemplate template, DelayQueueRuntime runtime,
 			DelayQueueProperties properties, ObjectProvider<DelayQueueEndpoint> endpoint,
 			ObjectProvider<EndpointAccessResolver> accessResolver, ObjectProvider<DashboardMetersSource> meters,
-			ServerInspector servers) {
+			ServerInspector servers, ObjectProvider<RedisDataLossWatch> dataLoss) {
 		EndpointAccessResolver resolver = accessResolver.getIfAvailable(() -> (id, defaultAccess) -> defaultAccess);
 		DashboardAccess access = new DashboardAccess(resolver.accessFor(ENDPOINT, Access.READ_ONLY));
-		return new DelayQueueDashboard(endpoint.getIfAvailable(() -> new DelayQueueEndpoint(store, template, runtime)),
-				access, properties.getDashboard().getPath(), properties.getDashboard().getTimeout(),
+		DelayQueueDashboard dashboard = new DelayQueueDashboard(
+				endpoint.getIfAvailable(() -> new DelayQueueEndpoint(store, template, runtime)), access,
+				properties.getDashboard().getPath(), properties.getDashboard().getTimeout(),
 				meters.getIfAvailable(() -> () -> Map.of("available", false)), servers);
+		dataLoss.ifAvailable((watch) -> dashboard.setDataLoss(() -> {
+			RedisDataLossWatch.Loss loss = watch.lastLoss();
+			return (loss != null) ? Map.of("noticedAt", loss.noticedAt().toString(), "message", loss.message())
+					: Map.of();
+		}));
+		return dashboard;
 	}
 
 	@Bean

@@ -78,6 +78,8 @@ public final class DelayQueueDashboard implements AutoCloseable {
 
 	private final Supplier<Map<String, Object>> meters;
 
+	private Supplier<Map<String, Object>> dataLoss = Map::of;
+
 	private final ServerInspector servers;
 
 	/**
@@ -100,6 +102,16 @@ public final class DelayQueueDashboard implements AutoCloseable {
 		this.timeout = timeout;
 		this.reads = new ThreadPoolExecutor(0, READ_THREADS, 60, TimeUnit.SECONDS, new SynchronousQueue<>(),
 				daemonThreads());
+	}
+
+	/**
+	 * Sets where the overview reads the last time Redis was found to have lost the
+	 * queue's data, shown above the topics.
+	 * @param dataLoss when and what ({@code noticedAt}, {@code message}), or an empty map
+	 * for never
+	 */
+	public void setDataLoss(Supplier<Map<String, Object>> dataLoss) {
+		this.dataLoss = dataLoss;
 	}
 
 	private static ThreadFactory daemonThreads() {
@@ -141,6 +153,10 @@ public final class DelayQueueDashboard implements AutoCloseable {
 		Map<String, Object> overview = new LinkedHashMap<>();
 		overview.put("access", this.access.name());
 		overview.put("queue", this.endpoint.queue());
+		Map<String, Object> dataLoss = this.dataLoss.get();
+		if (!dataLoss.isEmpty()) {
+			overview.put("redisDataLost", dataLoss);
+		}
 		return overview;
 	}
 

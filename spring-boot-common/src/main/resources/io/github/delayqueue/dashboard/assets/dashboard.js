@@ -281,6 +281,8 @@ async function overview() {
       el('th', null, 'Next due'), el('th', null, 'Oldest lateness'), el('th', null, 'Listener'))),
     el('tbody', null, ...rows));
   const notes = [];
+  const dataLoss = data.redisDataLost ? el('p', { id: 'data-loss', class: 'error', role: 'alert' },
+    'Noticed ' + instant(data.redisDataLost.noticedAt) + ': ' + data.redisDataLost.message) : null;
   if (data.queue.truncated) {
     notes.push(el('p', { class: 'muted' }, 'Only the first topics found are listed.'));
   }
@@ -288,7 +290,7 @@ async function overview() {
     notes.push(el('p', { class: 'error' }, name + ': ' + problem));
   }
   const redis = await redisSection;
-  show(el('h1', null, 'Topics'), liveCharts, rows.length ? table : el('p', { class: 'muted' }, 'No topics yet.'), ...notes,
+  show(el('h1', null, 'Topics'), dataLoss, liveCharts, rows.length ? table : el('p', { class: 'muted' }, 'No topics yet.'), ...notes,
     schedulesSection(data.queue.schedules || []), redis);
 }
 
