@@ -235,8 +235,15 @@ final class RedisSends implements AutoCloseable {
 			return CompletableFuture.failedFuture(ex);
 		}
 		List<CompletableFuture<Object>> submitted = new ArrayList<>(sends.size());
-		for (int i = 0; i < sends.size(); i++) {
-			submitted.add(this.coalescer.submit(sends.partitions.get(i), sends.sends.get(i).messages(), deadline));
+		int from = 0;
+		while (from < sends.size()) {
+			// The chunks of one partition, together.
+			String partition = sends.partitions.get(from);
+			List<List<NewMessage>> chunks = new ArrayList<>();
+			while (from < sends.size() && sends.partitions.get(from).equals(partition)) {
+				chunks.add(sends.sends.get(from++).messages());
+			}
+			submitted.addAll(this.coalescer.submit(partition, chunks, deadline));
 		}
 		return CompletableFuture.allOf(submitted.toArray(CompletableFuture[]::new))
 			.handle((all, failure) -> byTopic(messagesByTopic, partitions, sends.results(replies(submitted))));
