@@ -36,11 +36,14 @@ import org.springframework.data.redis.RedisSystemException;
  * once, so a lone send waits no longer than before; under load, Redis runs one script
  * call for many messages. A send too large for one call is taken in chunks, and once the
  * call of its first chunk is taken, the calls of the others follow it at once, whatever
- * the room: a large batch costs one round trip. The calls of a partition are written in
- * order, and the sends in a call keep the order they came in. A call takes sends whose
- * deadlines are within {@link #DEADLINE_SPREAD_NANOS 50 ms} of each other and waits for
- * Redis until the latest, so a send may fail up to 50 ms after its own deadline.
- * Thread-safe.
+ * the room: a large batch costs one round trip. A send that replaces a message waits (and
+ * the sends behind it with it) while an earlier send of that id is on its way, and never
+ * shares a call with one: if the client sent the earlier call again after losing its
+ * reply, that call would otherwise run again after the replacement and report its message
+ * as a duplicate, though it stored it. The calls of a partition are written in order, and
+ * the sends in a call keep the order they came in. A call takes sends whose deadlines are
+ * within {@link #DEADLINE_SPREAD_NANOS 50 ms} of each other and waits for Redis until the
+ * latest, so a send may fail up to 50 ms after its own deadline. Thread-safe.
  *
  * <p>
  * A call is never written from inside a reply's callback on the Redis client's I/O
@@ -201,8 +204,26 @@ final class SendCoalescer {
 		 */
 		private boolean hasRoom() {
 			Pending first = this.waiting.peek();
-			return first != null && (this.onTheirWay < CALLS_ON_THEIR_WAY
+			return first != null && !replacesOnItsWay(first) && (this.onTheirWay < CALLS_ON_THEIR_WAY
 					|| (first.send == this.lastSend && first.chunk == this.lastChunk + 1));
+		}
+
+		/**
+		 * Whether a send replaces a message that a call on its way also sends: it waits
+		 * for that call's reply. Holding the lock.
+		 */
+		private boolean replacesOnItsWay(Pending pending) {
+			if (pending.replaced.isEmpty()) {
+				return false;
+			}
+			for (Call call : this.written) {
+				for (Pending onItsWay : call.batch) {
+					if (onItsWay.sendsAny(pending.replaced)) {
+						return true;
+					}
+				}
+			}
+			return false;
 		}
 
 		/**
@@ -348,7 +369,8 @@ final class SendCoalescer {
 					this.written.remove(done);
 					overtaken = answeredFor(done, storedNothing(failure));
 				}
-				if (!this.waiting.isEmpty() && this.resends.isEmpty() && !this.writerQueued) {
+				if (!this.waiting.isEmpty() && !replacesOnItsWay(this.waiting.peek()) && this.resends.isEmpty()
+						&& !this.writerQueued) {
 					next = takeCall();
 				}
 				else {
@@ -637,7 +659,8 @@ final class SendCoalescer {
 				}
 				if (!batch.isEmpty() && (messages + next.messages.size() > RedisSends.MAX_SEND_CHUNK
 						|| bytes + next.bytes > RedisSends.MAX_SEND_CHUNK_BYTES
-						|| next.deadline - batch.get(0).deadline > DEADLINE_SPREAD_NANOS)) {
+						|| next.deadline - batch.get(0).deadline > DEADLINE_SPREAD_NANOS
+						|| replacesAnyOf(next, batch))) {
 					break;
 				}
 				batch.add(this.waiting.poll());
@@ -645,6 +668,19 @@ final class SendCoalescer {
 				bytes += next.bytes;
 			}
 			return batch;
+		}
+
+		/** Whether a send replaces a message that one of a batch sends. */
+		private static boolean replacesAnyOf(Pending pending, List<Pending> batch) {
+			if (pending.replaced.isEmpty()) {
+				return false;
+			}
+			for (Pending taken : batch) {
+				if (taken.sendsAny(pending.replaced)) {
+					return true;
+				}
+			}
+			return false;
 		}
 
 		/** The sends whose deadlines have not passed; the others fail, not sent. */
@@ -859,11 +895,22 @@ final class SendCoalescer {
 		/** The number of this chunk in its send, from 0. */
 		private final int chunk;
 
+		/** The ids of the messages it sends to replace a pending one. */
+		private final Set<String> replaced;
+
 		Pending(List<NewMessage> messages, long deadline, Object send, int chunk) {
 			this.messages = messages;
 			this.deadline = deadline;
 			this.send = send;
 			this.chunk = chunk;
+			Set<String> replaced = null;
+			for (NewMessage message : messages) {
+				if (message.replaceIfPending()) {
+					replaced = (replaced != null) ? replaced : new HashSet<>();
+					replaced.add(message.id());
+				}
+			}
+			this.replaced = (replaced != null) ? replaced : Set.of();
 			long bytes = 0;
 			for (NewMessage message : messages) {
 				bytes += message.body().length;
