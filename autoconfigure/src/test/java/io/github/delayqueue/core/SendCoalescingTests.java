@@ -72,6 +72,37 @@ class SendCoalescingTests {
 	}
 
 	@Test
+	void aBatchOfTenThousandMessagesToARedisFiftyMillisecondsAwayIsStoredWithinAOneSecondSendTimeout()
+			throws Exception {
+		TestRedis redis = TestRedis.shared();
+		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
+			QueueContexts.runner(this.prefix, proxy)
+				.withPropertyValues("delay-queue.producer.send-timeout=1s")
+				.run((context) -> {
+					DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+					// A first batch on a near Redis, so that the one measured against the
+					// timeout runs warm.
+					template.sendAll(batch("warm-up-"));
+					// Forty calls of 250 messages: written back to back, they cost one
+					// round trip; two at a time, twenty.
+					proxy.latency(Duration.ofMillis(50));
+					List<SendResult> results = template.sendAll(batch("o-"));
+					assertThat(results).hasSize(10_000).noneMatch(SendResult::duplicate);
+					assertThat(results.get(9_999).id()).isEqualTo("o-9999");
+					assertThat(context.getBean(RedisMessageStore.class).stats("orders").scheduled()).isEqualTo(20_000);
+				});
+		}
+	}
+
+	private static List<DelayMessage> batch(String idPrefix) {
+		List<DelayMessage> batch = new ArrayList<>();
+		for (int i = 0; i < 10_000; i++) {
+			batch.add(DelayMessage.builder("orders", "order " + i).id(idPrefix + i).delay(Duration.ofHours(1)).build());
+		}
+		return batch;
+	}
+
+	@Test
 	void asynchronousSendsOfOneIdMetOnTheirWayStoreOneMessageAndReportTheOtherAsADuplicate() throws Exception {
 		QueueContexts.runner(this.prefix).run((context) -> {
 			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);

@@ -201,6 +201,56 @@ class TransactionalSendTests {
 		});
 	}
 
+	@Test
+	void aCancelInTheTransactionOfTheSendDropsTheHeldSendSoNothingIsStoredAtCommit() {
+		this.runner.run((context) -> {
+			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+			boolean[] cancelled = new boolean[1];
+			transactions().executeWithoutResult((status) -> {
+				template
+					.send(DelayMessage.builder("orders", "timeout").id("pay-1").delay(Duration.ofMinutes(30)).build());
+				cancelled[0] = template.cancel("orders", "pay-1");
+			});
+			assertThat(cancelled[0]).isTrue();
+			assertThat(isStored(context, "pay-1")).isFalse();
+		});
+	}
+
+	@Test
+	void aRescheduleInTheTransactionOfTheSendGivesTheHeldSendItsNewDueTime() {
+		this.runner.run((context) -> {
+			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+			boolean[] rescheduled = new boolean[1];
+			transactions().executeWithoutResult((status) -> {
+				template.sendAll(List
+					.of(DelayMessage.builder("orders", "timeout").id("pay-1").delay(Duration.ofMinutes(30)).build()));
+				rescheduled[0] = template.reschedule("orders", "pay-1", Duration.ofDays(2));
+			});
+			assertThat(rescheduled[0]).isTrue();
+			// Sent due in 30 minutes, rescheduled to two days (the Redis of the tests is
+			// local).
+			long inADay = System.currentTimeMillis() + Duration.ofDays(1).toMillis();
+			assertThat(context.getBean(RedisMessageStore.class).inspect("orders", "pay-1", 16).score())
+				.isGreaterThan(inADay);
+		});
+	}
+
+	@Test
+	void aCancelInATransactionOfAMessageSentBeforeItGoesToRedisAtOnce() {
+		this.runner.run((context) -> {
+			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+			template.send(DelayMessage.builder("orders", "timeout").id("pay-1").delay(Duration.ofMinutes(30)).build());
+			transactions().executeWithoutResult((status) -> {
+				template
+					.send(DelayMessage.builder("orders", "another").id("pay-2").delay(Duration.ofMinutes(30)).build());
+				assertThat(template.cancel("orders", "pay-1")).isTrue();
+				assertThat(isStored(context, "pay-1")).isFalse();
+				status.setRollbackOnly();
+			});
+			assertThat(isStored(context, "pay-1")).isFalse();
+		});
+	}
+
 	private static TransactionTemplate requiresNew(PlatformTransactionManager manager) {
 		TransactionTemplate requiresNew = new TransactionTemplate(manager);
 		requiresNew.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);

@@ -22,6 +22,7 @@ import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.Sent;
+import io.github.delayqueue.time.Durations;
 import org.apache.commons.logging.Log;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
@@ -339,16 +340,20 @@ public class DelayQueueTemplate {
 	}
 
 	/**
-	 * Cancels a pending message.
+	 * Cancels a pending message. It runs after every earlier send of the id by this
+	 * application; inside a transaction in which this template holds sends of the id
+	 * until the commit, it drops those sends instead.
 	 * @param topic the topic, or a topic's dead-letter queue {@code <topic>#dead}
 	 * @param messageId the message id
 	 * @return {@code true} iff the message was still pending (scheduled or ready) and is
-	 * now gone; {@code false} if it is unknown, already handled, dead or in flight
+	 * now gone, or its send held until the commit is dropped; {@code false} if it is
+	 * unknown, already handled, dead or in flight
 	 */
 	public boolean cancel(String topic, String messageId) {
 		Topics.requireValidOrDeadLetters(topic);
 		MessageIds.requireValid(messageId);
-		boolean cancelled = this.store.cancel(topic, messageId);
+		boolean cancelled = (this.transactionAware && TransactionalSends.cancelHeld(this, topic, messageId))
+				|| this.store.cancel(topic, messageId);
 		if (cancelled) {
 			this.metrics.cancelled(topic);
 		}
@@ -360,17 +365,28 @@ public class DelayQueueTemplate {
 	}
 
 	/**
-	 * Gives a pending message a new due time: the Redis server's clock plus the delay.
+	 * Gives a pending message a new due time: the Redis server's clock plus the delay. It
+	 * runs after every earlier send of the id by this application; inside a transaction
+	 * in which this template holds sends of the id until the commit, it gives those sends
+	 * the delay instead (from the Redis time of the send at commit).
 	 * @param topic the topic, or a topic's dead-letter queue {@code <topic>#dead}
 	 * @param messageId the message id
 	 * @param delay zero or positive, at most ten years
 	 * @return {@code true} iff the message was pending (scheduled or ready) and now has
-	 * the new due time
+	 * the new due time, or its send held until the commit has the new delay
 	 */
 	public boolean reschedule(String topic, String messageId, Duration delay) {
 		Topics.requireValidOrDeadLetters(topic);
 		MessageIds.requireValid(messageId);
 		DelayMessage.checkDelay(delay);
+		if (this.transactionAware && TransactionalSends.rescheduleHeld(this, topic, messageId, delay)) {
+			this.metrics.rescheduled(topic);
+			if (logger.isDebugEnabled()) {
+				logger.debug("Topic '" + topic + "' message " + messageId + " held until the commit, now due "
+						+ Durations.format(delay) + " after it");
+			}
+			return true;
+		}
 		long due = this.store.reschedule(topic, messageId, delay);
 		if (due >= 0) {
 			this.metrics.rescheduled(topic);

@@ -1,9 +1,12 @@
 package io.github.delayqueue.core;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.ListIterator;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.store.NewMessage;
@@ -12,6 +15,7 @@ import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.StoreCalls;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -29,6 +33,10 @@ import org.springframework.util.backoff.BackOffExecution;
  * {@code afterCompletion}). A send made once this buffer is flushed, or while
  * synchronizations complete, is not deferred at all. Bound as a transaction resource that
  * follows suspension, so that a {@code REQUIRES_NEW} transaction has sends of its own.
+ *
+ * <p>
+ * A cancel or reschedule by the same sender in the same transaction acts on the held
+ * sends of its id: a cancel drops them, a reschedule gives them its delay.
  */
 final class TransactionalSends implements TransactionSynchronization {
 
@@ -84,6 +92,72 @@ final class TransactionalSends implements TransactionSynchronization {
 		if (logger.isDebugEnabled()) {
 			logger.debug("Topic '" + topic + "' message " + message.id() + " held back until the transaction commits");
 		}
+	}
+
+	/**
+	 * Drops the held sends of a message, if the sender holds any in the current
+	 * transaction.
+	 * @param key identifies the sender
+	 * @param topic the topic
+	 * @param id the message id
+	 * @return whether it held any: they will not be sent
+	 */
+	static boolean cancelHeld(Object key, String topic, String id) {
+		TransactionalSends sends = held(key);
+		return sends != null && sends.change(topic, id, (message) -> null);
+	}
+
+	/**
+	 * Gives the held sends of a message a new delay, if the sender holds any in the
+	 * current transaction.
+	 * @param key identifies the sender
+	 * @param topic the topic
+	 * @param id the message id
+	 * @param delay the new delay, from the Redis time of the send at commit
+	 * @return whether it held any
+	 */
+	static boolean rescheduleHeld(Object key, String topic, String id, Duration delay) {
+		TransactionalSends sends = held(key);
+		return sends != null && sends.change(topic, id, (message) -> message.withDelay(delay));
+	}
+
+	/** The sender's held sends in the current transaction, unless flushed. */
+	private static @Nullable TransactionalSends held(Object key) {
+		if (!TransactionSynchronizationManager.isSynchronizationActive()) {
+			return null;
+		}
+		TransactionalSends sends = (TransactionalSends) TransactionSynchronizationManager.getResource(key);
+		return (sends == null || sends.flushed) ? null : sends;
+	}
+
+	/**
+	 * Changes the held sends of one id.
+	 * @param change the changed message, or {@code null} to drop it
+	 * @return whether any was held
+	 */
+	private boolean change(String topic, String id, UnaryOperator<@Nullable NewMessage> change) {
+		List<NewMessage> messages = this.byTopic.get(topic);
+		if (messages == null) {
+			return false;
+		}
+		boolean held = false;
+		for (ListIterator<NewMessage> each = messages.listIterator(); each.hasNext();) {
+			NewMessage message = each.next();
+			if (message.id().equals(id)) {
+				held = true;
+				NewMessage changed = change.apply(message);
+				if (changed == null) {
+					each.remove();
+				}
+				else {
+					each.set(changed);
+				}
+			}
+		}
+		if (messages.isEmpty()) {
+			this.byTopic.remove(topic);
+		}
+		return held;
 	}
 
 	@Override

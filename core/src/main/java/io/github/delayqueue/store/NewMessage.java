@@ -89,6 +89,16 @@ public record NewMessage(String id, boolean relative, long when, byte[] body, bo
 	}
 
 	/**
+	 * @param delay the delay, zero or positive
+	 * @return the same message, due after that delay from the Redis server's clock when
+	 * it is sent
+	 */
+	public NewMessage withDelay(Duration delay) {
+		return new NewMessage(this.id, true, ceilMillis(delay), this.body, this.replaceIfPending, this.priority,
+				this.deduplicated);
+	}
+
+	/**
 	 * A message due after a delay from the Redis server's clock.
 	 * @param id the message id
 	 * @param delay the delay, zero or positive

@@ -1,13 +1,17 @@
 package io.github.delayqueue.store.redis;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.core.SendResult;
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.store.MessageFormat;
+import io.github.delayqueue.store.MessageSnapshot;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.test.redis.TestRedis;
@@ -80,6 +84,27 @@ class ReplayedRequestsTests {
 			assertThat(fault.awaitFired(WAIT)).isTrue();
 			assertThat(sent.duplicate()).isFalse();
 			assertThat(store.stats(TOPIC).scheduled()).isEqualTo(2);
+		});
+	}
+
+	@Test
+	void aSendSentAgainAfterItsReplyWasLostIsReportedAsStoredThoughAReplacingSendOfItsIdFollowedIt() {
+		run((proxy, template, store, redis) -> {
+			send(template, "warm-up");
+			FaultyRedisProxy.Fault fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA"));
+			// Both sends reach Redis together, before the reply to the first is lost.
+			proxy.pause();
+			CompletableFuture<SendResult> first = template
+				.sendAsync(DelayMessage.builder(TOPIC, "first").id("o-1").delay(LEASE).build());
+			CompletableFuture<SendResult> replacing = template
+				.sendAsync(DelayMessage.builder(TOPIC, "second").id("o-1").delay(LEASE).replaceIfPending().build());
+			proxy.resume();
+			assertThat(fault.awaitFired(WAIT)).isTrue();
+			assertThat(first.join().duplicate()).isFalse();
+			assertThat(replacing.join().replaced()).isTrue();
+			MessageSnapshot stored = store.inspect(TOPIC, "o-1", 1000);
+			assertThat(new String(MessageFormat.decode("o-1", stored.storedPrefix()).payload(), StandardCharsets.UTF_8))
+				.contains("second");
 		});
 	}
 

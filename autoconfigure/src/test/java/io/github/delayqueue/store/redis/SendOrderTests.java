@@ -68,8 +68,9 @@ class SendOrderTests {
 			// Another instance loads the script before the second send runs.
 			apps.redis()
 				.execute((RedisCallback<String>) (connection) -> connection.scriptingCommands().scriptLoad(sendScript));
+			// Not a replacing send: one would wait for the first's outcome.
 			CompletableFuture<Map<String, List<Sent>>> second = sender
-				.sendAsync(Map.of(TOPIC, List.of(replacing(id, "second"))));
+				.sendAsync(Map.of(TOPIC, List.of(plain(id, "second"))));
 
 			assertThat(second.join().get(TOPIC)).extracting(Sent::id).containsExactly(id);
 			assertThat(first).failsWithin(TIMEOUT);
@@ -97,8 +98,9 @@ class SendOrderTests {
 			assertThat(held.awaitFired(TIMEOUT)).isTrue();
 			// The marker is repaired before the second send runs.
 			apps.redis().opsForValue().set(marker, agreed);
+			// Not a replacing send: one would wait for the first's outcome.
 			CompletableFuture<Map<String, List<Sent>>> second = sender
-				.sendAsync(Map.of(TOPIC, List.of(replacing(id, "second"))));
+				.sendAsync(Map.of(TOPIC, List.of(plain(id, "second"))));
 
 			assertThat(second.join().get(TOPIC)).extracting(Sent::id).containsExactly(id);
 			assertThat(first).failsWithin(TIMEOUT);
@@ -346,6 +348,10 @@ class SendOrderTests {
 			connection.scriptingCommands().scriptFlush();
 			return null;
 		});
+	}
+
+	private static NewMessage plain(String id, String body) {
+		return new NewMessage(id, true, Duration.ofHours(1).toMillis(), body.getBytes(StandardCharsets.UTF_8));
 	}
 
 	private static NewMessage replacing(String id, String body) {

@@ -115,9 +115,10 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 		this.connectionFactory = connectionFactory;
 		this.calls = new ScriptCalls(connectionFactory, prefix, timeout, clock);
 		this.router = new PartitionRouter(this.calls);
-		this.sends = new RedisSends(this.calls, this.router);
-		this.queries = new RedisQueries(this.calls, this.router, template);
-		this.operations = new RedisOperations(this.calls, this.router, this.queries);
+		UnansweredSends unanswered = new UnansweredSends();
+		this.sends = new RedisSends(this.calls, this.router, unanswered);
+		this.queries = new RedisQueries(this.calls, this.router, unanswered, template);
+		this.operations = new RedisOperations(this.calls, this.router, unanswered, this.queries);
 		this.wrongTypeKeys = new WrongTypeKeys(template, this.calls);
 		this.schedules = new RedisScheduleStore(this.calls, this.router, this.wrongTypeKeys);
 	}

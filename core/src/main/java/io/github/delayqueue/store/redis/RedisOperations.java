@@ -20,29 +20,35 @@ final class RedisOperations {
 
 	private final PartitionRouter router;
 
+	private final UnansweredSends unanswered;
+
 	private final RedisQueries queries;
 
-	RedisOperations(ScriptCalls calls, PartitionRouter router, RedisQueries queries) {
+	RedisOperations(ScriptCalls calls, PartitionRouter router, UnansweredSends unanswered, RedisQueries queries) {
 		this.calls = calls;
 		this.router = router;
+		this.unanswered = unanswered;
 		this.queries = queries;
 	}
 
 	/**
-	 * Deletes a pending message.
+	 * Deletes a pending message, once every earlier send of its id by this store has an
+	 * outcome.
 	 * @param topic the topic
 	 * @param id the message id
 	 * @return {@code true} if it was scheduled or ready and is now gone
 	 */
 	boolean cancel(String topic, String id) {
 		long deadline = this.calls.deadline();
+		this.unanswered.awaitEarlier(topic, id, deadline);
 		String partition = this.router.partitionOf(topic, id, deadline);
 		return this.router.settlingRefusal(topic, deadline, () -> this.calls.run(partition,
 				new ScriptCodecs.Cancel(id, this.router.countOf(partition)), PartitionCounts.remaining(deadline)));
 	}
 
 	/**
-	 * Gives a pending message a new due time.
+	 * Gives a pending message a new due time, once every earlier send of its id by this
+	 * store has an outcome.
 	 * @param topic the topic
 	 * @param id the message id
 	 * @param delay the new delay, from Redis time
@@ -50,6 +56,7 @@ final class RedisOperations {
 	 */
 	long reschedule(String topic, String id, Duration delay) {
 		long deadline = this.calls.deadline();
+		this.unanswered.awaitEarlier(topic, id, deadline);
 		String partition = this.router.partitionOf(topic, id, deadline);
 		return this.router.settlingRefusal(topic, deadline,
 				() -> this.calls.run(partition, new ScriptCodecs.Reschedule(id, delay,

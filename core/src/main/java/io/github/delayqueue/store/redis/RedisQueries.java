@@ -45,11 +45,15 @@ final class RedisQueries {
 
 	private final PartitionRouter router;
 
+	private final UnansweredSends unanswered;
+
 	private final RedisTemplate<String, byte[]> redis;
 
-	RedisQueries(ScriptCalls calls, PartitionRouter router, RedisTemplate<String, byte[]> redis) {
+	RedisQueries(ScriptCalls calls, PartitionRouter router, UnansweredSends unanswered,
+			RedisTemplate<String, byte[]> redis) {
 		this.calls = calls;
 		this.router = router;
+		this.unanswered = unanswered;
 		this.redis = redis;
 	}
 
@@ -175,7 +179,8 @@ final class RedisQueries {
 	}
 
 	/**
-	 * Finds one message in whatever state it is; changes nothing.
+	 * Finds one message in whatever state it is, once every earlier send of its id by
+	 * this store has an outcome; changes nothing.
 	 * @param topic the topic
 	 * @param id the message id
 	 * @param maxBytes the most bytes of the stored message to read
@@ -183,6 +188,7 @@ final class RedisQueries {
 	 */
 	@Nullable MessageSnapshot inspect(String topic, String id, int maxBytes) {
 		long deadline = this.calls.deadline();
+		this.unanswered.awaitEarlier(topic, id, deadline);
 		String partition = this.router.partitionOf(topic, id, deadline);
 		return this.router.settlingRefusal(topic, deadline,
 				() -> this.calls.run(partition, new ScriptCodecs.Inspect(id, maxBytes, this.router.countOf(partition)),

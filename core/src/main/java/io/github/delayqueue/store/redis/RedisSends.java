@@ -76,9 +76,12 @@ final class RedisSends implements AutoCloseable {
 
 	private final SendCoalescer coalescer;
 
-	RedisSends(ScriptCalls calls, PartitionRouter router) {
+	private final UnansweredSends unanswered;
+
+	RedisSends(ScriptCalls calls, PartitionRouter router, UnansweredSends unanswered) {
 		this.calls = calls;
 		this.router = router;
+		this.unanswered = unanswered;
 		this.coalescer = new SendCoalescer(calls, router, this.writer, this.waiting);
 	}
 
@@ -139,12 +142,21 @@ final class RedisSends implements AutoCloseable {
 	 * the same topic go through the lane, one thread on which they are written one after
 	 * the other, in order; never on the caller's thread, which may be the Redis client's
 	 * I/O thread. With confirmed replication, each send is written and confirmed on one
-	 * of {@value #WAITING_THREADS} threads of the store, in no set order.
+	 * of {@value #WAITING_THREADS} threads of the store, in no set order. Until the
+	 * future completes, a call by id of these messages waits for it (see
+	 * {@link UnansweredSends}).
 	 * @param messagesByTopic the messages of each topic, in send order
 	 * @return the results of each topic, in the same order as its messages; or a failure
 	 * with the exceptions {@link #send(Map)} throws
 	 */
 	CompletableFuture<Map<String, List<Sent>>> sendAsync(Map<String, List<NewMessage>> messagesByTopic) {
+		CompletableFuture<Map<String, List<Sent>>> sent = write(messagesByTopic);
+		this.unanswered.track(messagesByTopic, sent);
+		return sent;
+	}
+
+	/** Writes the calls of a send (see {@link #sendAsync(Map)}). */
+	private CompletableFuture<Map<String, List<Sent>>> write(Map<String, List<NewMessage>> messagesByTopic) {
 		long deadline = this.calls.deadline();
 		if (this.replicatedWrites != null) {
 			return whileWaiting(() -> sendReplicated(messagesByTopic, deadline));
@@ -223,8 +235,15 @@ final class RedisSends implements AutoCloseable {
 			return CompletableFuture.failedFuture(ex);
 		}
 		List<CompletableFuture<Object>> submitted = new ArrayList<>(sends.size());
-		for (int i = 0; i < sends.size(); i++) {
-			submitted.add(this.coalescer.submit(sends.partitions.get(i), sends.sends.get(i).messages(), deadline));
+		int from = 0;
+		while (from < sends.size()) {
+			// The chunks of one partition, together.
+			String partition = sends.partitions.get(from);
+			List<List<NewMessage>> chunks = new ArrayList<>();
+			while (from < sends.size() && sends.partitions.get(from).equals(partition)) {
+				chunks.add(sends.sends.get(from++).messages());
+			}
+			submitted.addAll(this.coalescer.submit(partition, chunks, deadline));
 		}
 		return CompletableFuture.allOf(submitted.toArray(CompletableFuture[]::new))
 			.handle((all, failure) -> byTopic(messagesByTopic, partitions, sends.results(replies(submitted))));

@@ -34,9 +34,15 @@ import org.springframework.data.redis.RedisSystemException;
  * together in the next call, up to {@value RedisSends#MAX_SEND_CHUNK} messages and about
  * {@value RedisSends#MAX_SEND_CHUNK_BYTES} bytes. A send to a partition with room goes at
  * once, so a lone send waits no longer than before; under load, Redis runs one script
- * call for many messages. The calls of a partition are written in order, and the sends in
- * a call keep the order they came in. A call takes sends whose deadlines are within
- * {@link #DEADLINE_SPREAD_NANOS 50 ms} of each other and waits for Redis until the
+ * call for many messages. A send too large for one call is taken in chunks, and once the
+ * call of its first chunk is taken, the calls of the others follow it at once, whatever
+ * the room: a large batch costs one round trip. A send that replaces a message waits (and
+ * the sends behind it with it) while an earlier send of that id is on its way, and never
+ * shares a call with one: if the client sent the earlier call again after losing its
+ * reply, that call would otherwise run again after the replacement and report its message
+ * as a duplicate, though it stored it. The calls of a partition are written in order, and
+ * the sends in a call keep the order they came in. A call takes sends whose deadlines are
+ * within {@link #DEADLINE_SPREAD_NANOS 50 ms} of each other and waits for Redis until the
  * latest, so a send may fail up to 50 ms after its own deadline. Thread-safe.
  *
  * <p>
@@ -96,18 +102,25 @@ final class SendCoalescer {
 	}
 
 	/**
-	 * Sends messages to a partition, alone or with others sent at the same moment.
+	 * Sends messages to a partition, alone or with others sent at the same moment. The
+	 * chunks of one send go in calls written back to back, as soon as the first of them
+	 * has room: a large send costs one round trip, not one per two chunks.
 	 * @param partition the partition (or topic)
-	 * @param messages at most {@value RedisSends#MAX_SEND_CHUNK} messages
+	 * @param chunks the messages in chunks of at most {@value RedisSends#MAX_SEND_CHUNK}
+	 * messages, in send order
 	 * @param deadline the {@link System#nanoTime()} by which Redis must have answered
-	 * @return the reply for these messages, as a send call of them alone gives it, to be
-	 * read by {@link ScriptCodecs.Send}; or a failure: a partition's refusal only as a
+	 * @return the reply for each chunk, as a send call of it alone gives it, to be read
+	 * by {@link ScriptCodecs.Send}; or a failure: a partition's refusal only as a
 	 * {@link PartitionCountException}; completes on the Redis client's I/O thread
 	 */
-	CompletableFuture<Object> submit(String partition, List<NewMessage> messages, long deadline) {
-		Pending pending = new Pending(messages, deadline);
-		this.partitions.computeIfAbsent(partition, Partition::new).add(pending);
-		return pending.reply;
+	List<CompletableFuture<Object>> submit(String partition, List<List<NewMessage>> chunks, long deadline) {
+		List<Pending> sends = new ArrayList<>(chunks.size());
+		Object send = new Object();
+		for (int chunk = 0; chunk < chunks.size(); chunk++) {
+			sends.add(new Pending(chunks.get(chunk), deadline, send, chunk));
+		}
+		this.partitions.computeIfAbsent(partition, Partition::new).add(sends);
+		return sends.stream().map((pending) -> pending.reply).toList();
 	}
 
 	/** The sends of one partition waiting for room, and its calls on their way. */
@@ -156,22 +169,61 @@ final class SendCoalescer {
 		/** The number of the next call taken. Guarded by this. */
 		private long taken;
 
+		/**
+		 * The send of the last chunk in the last call taken: a call for its next chunk
+		 * goes at once, whatever the room. Guarded by this.
+		 */
+		private @Nullable Object lastSend;
+
+		/** The number of that chunk in its send. Guarded by this. */
+		private int lastChunk;
+
 		Partition(String name) {
 			this.name = name;
 		}
 
-		void add(Pending pending) {
-			Call call;
+		void add(List<Pending> sends) {
+			List<Call> taken = new ArrayList<>();
 			synchronized (this) {
-				this.waiting.add(pending);
-				if (this.onTheirWay >= CALLS_ON_THEIR_WAY || !this.resends.isEmpty() || this.writerQueued) {
-					armExpiry();
-					return;
+				this.waiting.addAll(sends);
+				while (this.resends.isEmpty() && !this.writerQueued && hasRoom()) {
+					this.onTheirWay++;
+					taken.add(takeCall());
 				}
-				this.onTheirWay++;
-				call = takeCall();
+				if (!this.waiting.isEmpty()) {
+					armExpiry();
+				}
 			}
-			follow(call);
+			taken.forEach(this::follow);
+		}
+
+		/**
+		 * Whether a call may be taken for the sends that wait: fewer than
+		 * {@value #CALLS_ON_THEIR_WAY} calls are on their way, or the first send that
+		 * waits is the next chunk of the last one taken. Holding the lock.
+		 */
+		private boolean hasRoom() {
+			Pending first = this.waiting.peek();
+			return first != null && !replacesOnItsWay(first) && (this.onTheirWay < CALLS_ON_THEIR_WAY
+					|| (first.send == this.lastSend && first.chunk == this.lastChunk + 1));
+		}
+
+		/**
+		 * Whether a send replaces a message that a call on its way also sends: it waits
+		 * for that call's reply. Holding the lock.
+		 */
+		private boolean replacesOnItsWay(Pending pending) {
+			if (pending.replaced.isEmpty()) {
+				return false;
+			}
+			for (Call call : this.written) {
+				for (Pending onItsWay : call.batch) {
+					if (onItsWay.sendsAny(pending.replaced)) {
+						return true;
+					}
+				}
+			}
+			return false;
 		}
 
 		/**
@@ -317,7 +369,8 @@ final class SendCoalescer {
 					this.written.remove(done);
 					overtaken = answeredFor(done, storedNothing(failure));
 				}
-				if (!this.waiting.isEmpty() && this.resends.isEmpty() && !this.writerQueued) {
+				if (!this.waiting.isEmpty() && !replacesOnItsWay(this.waiting.peek()) && this.resends.isEmpty()
+						&& !this.writerQueued) {
 					next = takeCall();
 				}
 				else {
@@ -340,7 +393,7 @@ final class SendCoalescer {
 			if (!this.resends.isEmpty()) {
 				return this.resends.firstEntry().getValue().ready();
 			}
-			return !this.waiting.isEmpty() && this.onTheirWay < CALLS_ON_THEIR_WAY;
+			return hasRoom();
 		}
 
 		/**
@@ -358,7 +411,7 @@ final class SendCoalescer {
 					Resend resend = this.resends.pollFirstEntry().getValue();
 					sent.add(write(resend.call.number, alive(resend.kept), resend.call.again(resend.again)));
 				}
-				while (this.resends.isEmpty() && this.onTheirWay < CALLS_ON_THEIR_WAY && !this.waiting.isEmpty()) {
+				while (this.resends.isEmpty() && hasRoom()) {
 					this.onTheirWay++;
 					sent.add(takeCall());
 				}
@@ -578,7 +631,13 @@ final class SendCoalescer {
 		 * send waiting.
 		 */
 		private Call takeCall() {
-			return write(this.taken++, takeBatch(), Sent.FIRST);
+			List<Pending> batch = takeBatch();
+			if (!batch.isEmpty()) {
+				Pending last = batch.get(batch.size() - 1);
+				this.lastSend = last.send;
+				this.lastChunk = last.chunk;
+			}
+			return write(this.taken++, batch, Sent.FIRST);
 		}
 
 		/**
@@ -600,7 +659,8 @@ final class SendCoalescer {
 				}
 				if (!batch.isEmpty() && (messages + next.messages.size() > RedisSends.MAX_SEND_CHUNK
 						|| bytes + next.bytes > RedisSends.MAX_SEND_CHUNK_BYTES
-						|| next.deadline - batch.get(0).deadline > DEADLINE_SPREAD_NANOS)) {
+						|| next.deadline - batch.get(0).deadline > DEADLINE_SPREAD_NANOS
+						|| replacesAnyOf(next, batch))) {
 					break;
 				}
 				batch.add(this.waiting.poll());
@@ -608,6 +668,19 @@ final class SendCoalescer {
 				bytes += next.bytes;
 			}
 			return batch;
+		}
+
+		/** Whether a send replaces a message that one of a batch sends. */
+		private static boolean replacesAnyOf(Pending pending, List<Pending> batch) {
+			if (pending.replaced.isEmpty()) {
+				return false;
+			}
+			for (Pending taken : batch) {
+				if (taken.sendsAny(pending.replaced)) {
+					return true;
+				}
+			}
+			return false;
 		}
 
 		/** The sends whose deadlines have not passed; the others fail, not sent. */
@@ -816,9 +889,28 @@ final class SendCoalescer {
 
 		private final CompletableFuture<Object> reply = new CompletableFuture<>();
 
-		Pending(List<NewMessage> messages, long deadline) {
+		/** Stands for the send this is a chunk of. */
+		private final Object send;
+
+		/** The number of this chunk in its send, from 0. */
+		private final int chunk;
+
+		/** The ids of the messages it sends to replace a pending one. */
+		private final Set<String> replaced;
+
+		Pending(List<NewMessage> messages, long deadline, Object send, int chunk) {
 			this.messages = messages;
 			this.deadline = deadline;
+			this.send = send;
+			this.chunk = chunk;
+			Set<String> replaced = null;
+			for (NewMessage message : messages) {
+				if (message.replaceIfPending()) {
+					replaced = (replaced != null) ? replaced : new HashSet<>();
+					replaced.add(message.id());
+				}
+			}
+			this.replaced = (replaced != null) ? replaced : Set.of();
 			long bytes = 0;
 			for (NewMessage message : messages) {
 				bytes += message.body().length;

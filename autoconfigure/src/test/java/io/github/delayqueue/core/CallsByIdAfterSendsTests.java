@@ -1,0 +1,143 @@
+package io.github.delayqueue.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.testsupport.FaultyRedisProxy;
+import io.github.delayqueue.testsupport.QueueContexts;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A call by id (cancel, reschedule, inspect) made after a send of that id by the same
+ * application sees that send, however long it waited among the sends of its partition
+ * before it went out.
+ */
+class CallsByIdAfterSendsTests {
+
+	private static final int ROUNDS = 300;
+
+	private final String prefix = QueueContexts.uniquePrefix();
+
+	@Test
+	void aCancelRightAfterAnAsynchronousSendOfItsIdCancelsItWhileOtherThreadsLoadThePartition() {
+		QueueContexts.runner(this.prefix).run((context) -> {
+			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+			template.send("orders", "warm up", Duration.ofHours(1));
+			List<CompletableFuture<SendResult>> sends = new ArrayList<>();
+			List<Boolean> cancelled = new ArrayList<>();
+			underLoad(template, () -> {
+				for (int i = 0; i < ROUNDS; i++) {
+					String id = "pay-" + i;
+					sends.add(template.sendAsync(message(id)));
+					cancelled.add(template.cancel("orders", id));
+				}
+			});
+			CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).join();
+			assertThat(cancelled).hasSize(ROUNDS).containsOnly(true);
+			RedisMessageStore store = context.getBean(RedisMessageStore.class);
+			for (int i = 0; i < ROUNDS; i++) {
+				assertThat(store.inspect("orders", "pay-" + i, 16)).as("pay-%d", i).isNull();
+			}
+		});
+	}
+
+	@Test
+	void aRescheduleRightAfterAnAsynchronousSendOfItsIdReschedulesItWhileOtherThreadsLoadThePartition() {
+		QueueContexts.runner(this.prefix).run((context) -> {
+			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+			template.send("orders", "warm up", Duration.ofHours(1));
+			List<CompletableFuture<SendResult>> sends = new ArrayList<>();
+			List<Boolean> rescheduled = new ArrayList<>();
+			underLoad(template, () -> {
+				for (int i = 0; i < ROUNDS; i++) {
+					String id = "pay-" + i;
+					sends.add(template.sendAsync(message(id)));
+					rescheduled.add(template.reschedule("orders", id, Duration.ofDays(2)));
+				}
+			});
+			CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).join();
+			assertThat(rescheduled).hasSize(ROUNDS).containsOnly(true);
+			RedisMessageStore store = context.getBean(RedisMessageStore.class);
+			// Sent due in an hour, rescheduled to two days (the Redis of the tests is
+			// local).
+			long inADay = System.currentTimeMillis() + Duration.ofDays(1).toMillis();
+			for (int i = 0; i < ROUNDS; i++) {
+				assertThat(store.inspect("orders", "pay-" + i, 16).score()).as("pay-%d", i).isGreaterThan(inADay);
+			}
+		});
+	}
+
+	@Test
+	void aCancelAndAnInspectRightAfterAnAsynchronousSendQueuedBehindOthersOnARedisAFewMillisecondsAwaySeeIt()
+			throws Exception {
+		TestRedis redis = TestRedis.shared();
+		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
+			QueueContexts.runner(this.prefix, proxy).run((context) -> {
+				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				template.send("orders", "warm up", Duration.ofHours(1));
+				proxy.latency(Duration.ofMillis(5));
+				for (int i = 0; i < 30; i++) {
+					// Two sends take the partition's calls on their way: the third waits.
+					template.sendAsync(message("a-" + i));
+					template.sendAsync(message("b-" + i));
+					template.sendAsync(message("c-" + i));
+					assertThat(store.inspect("orders", "c-" + i, 16)).as("c-%d", i).isNotNull();
+					template.sendAsync(message("a2-" + i));
+					template.sendAsync(message("b2-" + i));
+					CompletableFuture<SendResult> sent = template.sendAsync(message("pay-" + i));
+					assertThat(template.cancel("orders", "pay-" + i)).as("pay-%d", i).isTrue();
+					sent.join();
+					assertThat(store.inspect("orders", "pay-" + i, 16)).as("pay-%d", i).isNull();
+				}
+			});
+		}
+	}
+
+	private static DelayMessage message(String id) {
+		return DelayMessage.builder("orders", "order " + id).id(id).delay(Duration.ofHours(1)).build();
+	}
+
+	/** Runs the rounds while four other threads keep sending to the same topic. */
+	private static void underLoad(DelayQueueTemplate template, Runnable rounds) throws Exception {
+		AtomicBoolean done = new AtomicBoolean();
+		ExecutorService loaders = Executors.newFixedThreadPool(4);
+		try {
+			List<Future<?>> load = new ArrayList<>();
+			for (int t = 0; t < 4; t++) {
+				int thread = t;
+				load.add(loaders.submit(() -> {
+					List<CompletableFuture<SendResult>> sent = new ArrayList<>();
+					for (int i = 0; !done.get(); i++) {
+						sent.add(template.sendAsync(message("load-" + thread + "-" + i)));
+						if (sent.size() == 50) {
+							CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).join();
+							sent.clear();
+						}
+					}
+					CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).join();
+				}));
+			}
+			rounds.run();
+			done.set(true);
+			for (Future<?> loader : load) {
+				loader.get();
+			}
+		}
+		finally {
+			done.set(true);
+			loaders.shutdownNow();
+		}
+	}
+
+}

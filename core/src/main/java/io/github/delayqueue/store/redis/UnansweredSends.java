@@ -1,0 +1,95 @@
+package io.github.delayqueue.store.redis;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import io.github.delayqueue.store.NewMessage;
+
+import org.springframework.dao.QueryTimeoutException;
+
+/**
+ * The sends of this store whose outcome is not known yet, by topic and message id, so
+ * that a call by id (cancel, reschedule, inspect) never overtakes a send of that id made
+ * before it: a send may wait for room among the calls of its partition, for the lane, or
+ * to be sent again, while a call by id goes to Redis at once. The call first waits for
+ * the outcome of the last unanswered send of its id, whatever it is; once a send's call
+ * is written, whatever follows it on the shared connection runs after it in Redis. One
+ * map entry per message, put when it is sent and removed when it is answered.
+ * Thread-safe.
+ */
+final class UnansweredSends {
+
+	private final Map<String, Map<String, CompletableFuture<?>>> byTopic = new ConcurrentHashMap<>();
+
+	/**
+	 * Notes the messages of a send until its outcome is known.
+	 * @param messagesByTopic the messages of each topic
+	 * @param outcome completes, either way, once no call of the send is left to write
+	 */
+	void track(Map<String, List<NewMessage>> messagesByTopic, CompletableFuture<?> outcome) {
+		if (outcome.isDone()) {
+			return;
+		}
+		messagesByTopic.forEach((topic, messages) -> {
+			Map<String, CompletableFuture<?>> ids = this.byTopic.computeIfAbsent(topic,
+					(name) -> new ConcurrentHashMap<>());
+			for (NewMessage message : messages) {
+				CompletableFuture<?> tracked = ids.merge(message.id(), outcome, UnansweredSends::after);
+				if (tracked != outcome) {
+					// An earlier send of the id is unanswered too: wait for both.
+					tracked.whenComplete((result, failure) -> ids.remove(message.id(), tracked));
+				}
+			}
+		});
+		outcome.whenComplete((result, failure) -> messagesByTopic.forEach((topic, messages) -> {
+			Map<String, CompletableFuture<?>> ids = this.byTopic.get(topic);
+			for (NewMessage message : messages) {
+				ids.remove(message.id(), outcome);
+			}
+		}));
+	}
+
+	private static CompletableFuture<?> after(CompletableFuture<?> earlier, CompletableFuture<?> later) {
+		return (earlier == later || earlier.isDone()) ? later : CompletableFuture.allOf(earlier, later);
+	}
+
+	/**
+	 * Waits until every send of a message made before by this store has an outcome.
+	 * @param topic the topic
+	 * @param id the message id
+	 * @param deadline the {@link System#nanoTime()} to wait until at most
+	 * @throws QueryTimeoutException if a send of the id is still unanswered at the
+	 * deadline: the call by id is not made
+	 */
+	void awaitEarlier(String topic, String id, long deadline) {
+		Map<String, CompletableFuture<?>> ids = this.byTopic.get(topic);
+		CompletableFuture<?> earlier = (ids != null) ? ids.get(id) : null;
+		if (earlier == null || earlier.isDone()) {
+			return;
+		}
+		try {
+			earlier.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+		}
+		catch (ExecutionException ex) {
+			// Its outcome is known, and that is all the call by id waits for.
+		}
+		catch (TimeoutException ex) {
+			throw new QueryTimeoutException("Topic '" + topic + "' message " + id
+					+ ": an earlier send of this id by this application had no answer from Redis in time, so the call"
+					+ " by id was not made (it would have run before that send)", ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new QueryTimeoutException(
+					"Topic '" + topic + "' message " + id
+							+ ": interrupted while waiting for an earlier send of this id; the call by id was not made",
+					ex);
+		}
+	}
+
+}
