@@ -1,11 +1,14 @@
 package io.github.delayqueue.listener;
 
+import java.lang.reflect.Type;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import io.github.delayqueue.convert.PayloadConversionException;
+import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
@@ -261,6 +264,36 @@ class DeadLetterListenerTests {
 	}
 
 	@Test
+	void anErrorTextIsKeptToItsFirst2000CharactersCutBetweenCodePointsInTheDeadLetterAndInItsQueuedCopy() {
+		// Character 2000 is the first half of a surrogate pair: the text is cut before
+		// it.
+		String error = "e".repeat(1999) + "\uD83D\uDE00" + "x".repeat(20_000);
+		String kept = "e".repeat(1999);
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withUserConfiguration(UnreadableOrders.class, DeadOrders.class)
+			.withBean(PayloadConverter.class, () -> new UnreadableAsLong(error))
+			.run((context) -> {
+				DeadOrders dead = context.getBean(DeadOrders.class);
+				await().atMost(WAIT).until(() -> watched(context, "orders"));
+				context.getBean(DelayQueueTemplate.class)
+					.send(DelayMessage.builder("orders", "order-7").id("o-7").build());
+				await().atMost(WAIT).until(() -> dead.deliveries.size() == 1);
+				Delivery<String> delivery = dead.deliveries.get(0);
+				// Lengths first: a failure then shows numbers, not 20,000 characters.
+				assertThat(delivery.deadLetter().error().length()).isEqualTo(kept.length());
+				assertThat(delivery.deadLetter().error()).isEqualTo(kept);
+				assertThat(delivery.previousError().length()).isEqualTo(kept.length());
+				assertThat(delivery.previousError()).isEqualTo(kept);
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				String stored = (String) context.getBean(StringRedisTemplate.class)
+					.opsForHash()
+					.get(store.keys("orders").deadErrors(), "o-7");
+				assertThat(stored.length()).isEqualTo(kept.length());
+				assertThat(stored).isEqualTo(kept);
+			});
+	}
+
+	@Test
 	void theCountOfPartitionsCannotChangeWhileTheDeadLetterQueueHoldsMessages() {
 		String prefix = QueueContexts.uniquePrefix();
 		listenToDeadOrders(prefix);
@@ -355,6 +388,43 @@ class DeadLetterListenerTests {
 		@DelayListener(topic = "payments", deadLetters = true, concurrency = "4")
 		void on(Delivery<String> delivery) {
 			this.ids.add(delivery.deadLetter().id());
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UnreadableOrders {
+
+		@DelayListener(topic = "orders")
+		void on(Order order) {
+			throw new IllegalStateException("never called: the payload cannot be read");
+		}
+
+	}
+
+	record Order(String id) {
+	}
+
+	/** Reads Strings, and fails to read anything else with a long error. */
+	static final class UnreadableAsLong implements PayloadConverter {
+
+		private final String error;
+
+		UnreadableAsLong(String error) {
+			this.error = error;
+		}
+
+		@Override
+		public byte[] toBytes(Object payload) {
+			return ((String) payload).getBytes(StandardCharsets.UTF_8);
+		}
+
+		@Override
+		public Object fromBytes(byte[] bytes, Type targetType) {
+			if (targetType == String.class) {
+				return new String(bytes, StandardCharsets.UTF_8);
+			}
+			throw new PayloadConversionException(this.error);
 		}
 
 	}

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.delayqueue.store.ClaimResult;
+import io.github.delayqueue.store.ErrorTexts;
 import io.github.delayqueue.store.LeaseExpiryResult;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.PromoteResult;
@@ -63,8 +64,7 @@ final class RedisTopicStore implements TopicStore {
 
 	@Override
 	public long retry(String id, String leaseToken, Duration backoff, @Nullable String error) {
-		String kept = (error == null) ? "" : (error.length() > TopicStore.MAX_ERROR_LENGTH)
-				? error.substring(0, TopicStore.MAX_ERROR_LENGTH) : error;
+		String kept = (error == null) ? "" : ErrorTexts.bounded(error);
 		return this.calls.run(this.partition,
 				new ScriptCodecs.Retry(id, leaseToken, backoff, signalChannel(), this.partition, true, kept));
 	}
@@ -77,7 +77,7 @@ final class RedisTopicStore implements TopicStore {
 
 	@Override
 	public boolean deadLetter(String id, String leaseToken, String error) {
-		return this.calls.run(this.partition, new ScriptCodecs.DeadLetter(id, leaseToken, error,
+		return this.calls.run(this.partition, new ScriptCodecs.DeadLetter(id, leaseToken, ErrorTexts.bounded(error),
 				this.calls.signalChannel(deadLetters()), deadLetters()));
 	}
 
