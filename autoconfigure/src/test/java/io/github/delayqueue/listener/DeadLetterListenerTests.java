@@ -294,6 +294,44 @@ class DeadLetterListenerTests {
 	}
 
 	@Test
+	void aDeadLetterLaterThanTheInheritedLateThresholdIsStillDeliveredToItsListener() {
+		String prefix = QueueContexts.uniquePrefix();
+		listenToDeadOrders(prefix);
+		failingOrders(prefix).run((context) -> {
+			context.getBean(DelayQueueTemplate.class).send(DelayMessage.builder("orders", "order-8").id("o-8").build());
+			await().atMost(WAIT)
+				.until(() -> context.getBean(RedisMessageStore.class).stats("orders#dead").ready() == 1);
+		});
+		// It waited for this listener far longer than a millisecond.
+		QueueContexts.runner(prefix)
+			.withUserConfiguration(DeadOrders.class)
+			.withPropertyValues("delay-queue.listener.late-policy=dead-letter",
+					"delay-queue.listener.late-threshold=1ms")
+			.run((context) -> {
+				DeadOrders dead = context.getBean(DeadOrders.class);
+				await().atMost(WAIT).until(() -> dead.deliveries.size() == 1);
+				assertThat(dead.deliveries.get(0).deadLetter().id()).isEqualTo("o-8");
+				assertThat(dead.deliveries.get(0).lateness()).isGreaterThan(Duration.ofMillis(1));
+				assertThat(
+						context.getBean(RedisMessageStore.class).page("orders#dead", MessageState.DEAD, 0, 10).total())
+					.isZero();
+			});
+	}
+
+	@Test
+	void aDeadLetterLatePolicySetOnTheDeadLetterQueueFailsStartupNamingTheListenerAndTheProperty() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withUserConfiguration(DeadOrders.class)
+			.withPropertyValues("delay-queue.topics[orders#dead].late-policy=dead-letter")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context.getStartupFailure()).isInstanceOf(InvalidDelayListenerException.class)
+					.hasMessageContainingAll(DeadOrders.class.getName() + ".on", "late-policy 'dead-letter'",
+							"delay-queue.topics[orders#dead].late-policy");
+			});
+	}
+
+	@Test
 	void theCountOfPartitionsCannotChangeWhileTheDeadLetterQueueHoldsMessages() {
 		String prefix = QueueContexts.uniquePrefix();
 		listenToDeadOrders(prefix);

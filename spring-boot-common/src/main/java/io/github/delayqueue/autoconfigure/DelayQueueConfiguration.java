@@ -19,6 +19,7 @@ import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.listener.DelayListenerAnnotationBeanPostProcessor;
 import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
 import io.github.delayqueue.listener.DelayListenerErrorHandler;
+import io.github.delayqueue.listener.LatePolicy;
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.listener.ListenerSettingsProvider;
 import io.github.delayqueue.listener.RetryBackoff;
@@ -258,11 +259,19 @@ final class DelayQueueConfiguration {
 					or(own.getMaxAttempts(), defaults.getMaxAttempts()),
 					or(own.getVisibilityTimeout(), defaults.getVisibilityTimeout()), retryBackoff,
 					defaults.getIdleCheckInterval(), defaults.getShutdownTimeout(), defaults.getMaxHandlingTime(),
-					or(own.getLatePolicy(), defaults.getLatePolicy()),
+					or(own.getLatePolicy(), inheritedLatePolicy(topic, defaults)),
 					or(own.getLateThreshold(), defaults.getLateThreshold()),
 					or(own.getMaxBatchSize(), ListenerSettings.DEFAULT_MAX_BATCH_SIZE),
 					or(own.getBatchTimeout(), ListenerSettings.DEFAULT_BATCH_TIMEOUT), rateLimit(own.getRateLimit()),
 					noRetryFor(defaults.getNoRetryFor(), own.getNoRetryFor()));
+		}
+
+		/**
+		 * The late policy of a topic without one of its own: a dead-letter queue delivers
+		 * late, as {@code dead-letter} would bury what it exists to deliver.
+		 */
+		private static LatePolicy inheritedLatePolicy(String topic, DelayQueueProperties.Listener defaults) {
+			return TopicPartitions.isDeadLetters(topic) ? LatePolicy.DELIVER : defaults.getLatePolicy();
 		}
 
 		/** Both lists, each class once; each is a Throwable (checked when bound). */
