@@ -332,6 +332,30 @@ class DeadLetterListenerTests {
 	}
 
 	@Test
+	void anApplicationWithOnlyAListenerOfDeadLettersNeverChangesTheCountOfAnEmptyTopic() {
+		String prefix = QueueContexts.uniquePrefix();
+		QueueContexts.runner(prefix)
+			.withPropertyValues("delay-queue.topics.orders.partitions=3")
+			.run((context) -> context.getBean(RedisMessageStore.class).agreePartitions("orders"));
+		QueueContexts.runner(prefix).withUserConfiguration(DeadOrders.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOf(PartitionCountException.class)
+				.hasMessageContaining("delay-queue.topics.orders.partitions");
+		});
+		QueueContexts.runner(prefix)
+			.withUserConfiguration(DeadOrders.class)
+			.withPropertyValues("delay-queue.topics.orders.partitions=3")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				assertThat(context.getBean(StringRedisTemplate.class)
+					.opsForValue()
+					.get(store.keys("orders").partitionCount())).isEqualTo("3");
+			});
+	}
+
+	@Test
 	void theCountOfPartitionsCannotChangeWhileTheDeadLetterQueueHoldsMessages() {
 		String prefix = QueueContexts.uniquePrefix();
 		listenToDeadOrders(prefix);
@@ -347,8 +371,15 @@ class DeadLetterListenerTests {
 				.isThrownBy(() -> context.getBean(RedisMessageStore.class).agreePartitions("orders")));
 	}
 
-	/** Starts a listener of the dead letters of "orders" once, until it watches them. */
+	/**
+	 * Starts a listener of the dead letters of "orders" once, until it watches them,
+	 * after the topic's count was set as a sender would (a listener of dead letters never
+	 * sets it).
+	 */
 	private static void listenToDeadOrders(String prefix, String... properties) {
+		QueueContexts.runner(prefix)
+			.withPropertyValues(properties)
+			.run((context) -> context.getBean(RedisMessageStore.class).agreePartitions("orders"));
 		QueueContexts.runner(prefix)
 			.withUserConfiguration(DeadOrders.class)
 			.withPropertyValues(properties)

@@ -147,15 +147,17 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 * in Redis and, if it differs, changes it if every message stays within reach of the
 	 * calls that find it by id; later calls return at once. Every call of this store that
 	 * stores or finds messages by id agrees first (only a send may change the count), and
-	 * names the count, which each partition checks.
+	 * names the count, which each partition checks. For a dead-letter queue
+	 * ({@code <topic>#dead}) it agrees the topic's count and never changes it.
 	 * @param topic the topic
 	 * @throws PartitionCountException if the counts differ and the count cannot change
-	 * now
+	 * now, or the topic is a dead-letter queue
 	 * @throws DataAccessException if Redis failed or did not answer in time
 	 */
 	@Override
 	public void agreePartitions(String topic) {
-		this.router.agree(topic, true, this.calls.deadline());
+		// A dead-letter queue's listener never changes the topic's count.
+		this.router.agree(topic, !TopicPartitions.isDeadLetters(topic), this.calls.deadline());
 	}
 
 	/**
