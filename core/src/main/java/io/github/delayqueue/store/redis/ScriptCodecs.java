@@ -745,7 +745,7 @@ final class ScriptCodecs {
 		public Reply read(Object reply) {
 			List<?> values = (List<?>) reply;
 			return new Reply(number(values.get(0)) == 1, text(values.get(1)), number(values.get(2)),
-					number(values.get(3)) == 1);
+					number(values.get(3)) == 1, RememberedIds.read(values, 4));
 		}
 
 		/**
@@ -755,8 +755,38 @@ final class ScriptCodecs {
 		 * @param found the marker found ({@code ""} for none)
 		 * @param held the messages the partition holds, stored and dead
 		 * @param watched whether the partition copied dead letters before
+		 * @param remembered the ids it remembers whose window has not ended
 		 */
-		record Reply(boolean set, String found, long held, boolean watched) {
+		record Reply(boolean set, String found, long held, boolean watched, RememberedIds remembered) {
+		}
+
+	}
+
+	/**
+	 * The ids a partition remembers for deduplication whose window has not ended, as
+	 * {@code remembered_ids.lua} reads them, three values of a reply.
+	 *
+	 * @param count how many
+	 * @param lastWindowEndMs when the last of their windows ends (epoch ms), 0 for none
+	 * @param some the first few of them
+	 */
+	record RememberedIds(long count, long lastWindowEndMs, List<String> some) {
+
+		static final RememberedIds NONE = new RememberedIds(0, 0, List.of());
+
+		static RememberedIds read(List<?> values, int from) {
+			return new RememberedIds(number(values.get(from)), number(values.get(from + 1)),
+					texts((List<?>) values.get(from + 2)));
+		}
+
+		/**
+		 * @return the ids of both, and the later end of their windows
+		 */
+		RememberedIds and(RememberedIds other) {
+			List<String> ids = new ArrayList<>(this.some);
+			ids.addAll(other.some);
+			return new RememberedIds(this.count + other.count, Math.max(this.lastWindowEndMs, other.lastWindowEndMs),
+					List.copyOf(ids));
 		}
 
 	}
@@ -785,7 +815,8 @@ final class ScriptCodecs {
 		@Override
 		public Reply read(Object reply) {
 			List<?> values = (List<?>) reply;
-			return new Reply(number(values.get(0)) == 1, number(values.get(1)));
+			return new Reply(number(values.get(0)) == 1, number(values.get(1)),
+					(values.size() > 2) ? RememberedIds.read(values, 2) : RememberedIds.NONE);
 		}
 
 		/**
@@ -793,8 +824,10 @@ final class ScriptCodecs {
 		 *
 		 * @param committed whether it did
 		 * @param held the messages partition 0 holds, which kept it from taking effect
+		 * @param remembered the ids partition 0 remembers whose window has not ended,
+		 * which kept it from taking effect too
 		 */
-		record Reply(boolean committed, long held) {
+		record Reply(boolean committed, long held, RememberedIds remembered) {
 		}
 
 	}
