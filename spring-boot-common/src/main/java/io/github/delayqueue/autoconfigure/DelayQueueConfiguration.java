@@ -30,6 +30,7 @@ import io.github.delayqueue.observation.DelayQueueReceiverObservationConvention;
 import io.github.delayqueue.observation.DelayQueueSenderObservationConvention;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.broker.BrokerSettings;
+import io.github.delayqueue.store.DeadLetterRetention;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.ServerInspector;
@@ -92,6 +93,7 @@ final class DelayQueueConfiguration {
 		Map<String, Integer> partitions = new HashMap<>();
 		properties.getTopics().forEach((topic, settings) -> partitions.put(topic, settings.getPartitions()));
 		store.usePartitions(TopicPartitions.of(partitions));
+		store.useDeadLetterRetention((topic) -> deadLetterRetention(properties, topic));
 		if (connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware()
 				&& store.shardedSignalsAvailable()) {
 			store.useShardedSignals();
@@ -210,6 +212,24 @@ final class DelayQueueConfiguration {
 					properties.getMetrics().getGaugeRefreshInterval());
 		}
 
+	}
+
+	/**
+	 * A topic's dead-letter retention: {@code delay-queue.topics.<topic>.dead-letters.*}
+	 * over {@code delay-queue.listener.dead-letters.*}; none unset keeps every dead
+	 * letter.
+	 * @param properties the properties
+	 * @param topic the topic, or a dead-letter queue {@code <topic>#dead}
+	 * @return its retention
+	 */
+	static DeadLetterRetention deadLetterRetention(DelayQueueProperties properties, String topic) {
+		DelayQueueProperties.DeadLetters defaults = properties.getListener().getDeadLetters();
+		DelayQueueProperties.Topic own = properties.getTopics().get(topic);
+		Long maxCount = (own != null && own.getDeadLetters().getMaxCount() != null) ? own.getDeadLetters().getMaxCount()
+				: defaults.getMaxCount();
+		Duration maxAge = (own != null && own.getDeadLetters().getMaxAge() != null) ? own.getDeadLetters().getMaxAge()
+				: defaults.getMaxAge();
+		return new DeadLetterRetention((maxCount != null) ? maxCount : 0, (maxAge != null) ? maxAge : Duration.ZERO);
 	}
 
 	/**

@@ -11,6 +11,7 @@ import java.util.Map;
 
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.store.DeadLetterRetention;
 import io.github.delayqueue.store.LeaseExpiryResult;
 import io.github.delayqueue.store.MessagePage;
 import io.github.delayqueue.store.MessageSnapshot;
@@ -290,15 +291,18 @@ final class ScriptCodecs {
 	 * @param error the last error
 	 * @param queueChannel the signal channel of the partition's dead-letter queue
 	 * @param queue the name of the partition's dead-letter queue
+	 * @param retention the topic's dead-letter retention
 	 */
-	record DeadLetter(String id, String leaseToken, String error, String queueChannel,
-			String queue) implements ScriptCodec<Boolean> {
+	record DeadLetter(String id, String leaseToken, String error, String queueChannel, String queue,
+			DeadLetterRetention retention) implements ScriptCodec<Boolean> {
 
 		static final Signature<DeadLetter> SIGNATURE = Signature.of(Script.DEAD_LETTER, "1 if dead-lettered",
 				Argument.of("[1] id", DeadLetter::id), Argument.of("[2] lease token", DeadLetter::leaseToken),
 				Argument.of("[3] last error", DeadLetter::error),
 				Argument.of("[4] signal channel of the dead-letter queue", DeadLetter::queueChannel),
-				Argument.of("[5] the dead-letter queue's name", DeadLetter::queue));
+				Argument.of("[5] the dead-letter queue's name", DeadLetter::queue),
+				Argument.of("[6] the most dead letters the dead set keeps", (call) -> call.retention().maxCount()),
+				Argument.of("[7] ms a dead letter is kept", (call) -> call.retention().maxAge().toMillis()));
 
 		@Override
 		public Signature<?> signature() {
@@ -321,9 +325,10 @@ final class ScriptCodecs {
 	 * @param partition the partition
 	 * @param queueChannel the signal channel of the partition's dead-letter queue
 	 * @param queue the name of the partition's dead-letter queue
+	 * @param retention the topic's dead-letter retention
 	 */
-	record ExpireLeases(int limit, int maxAttempts, String channel, String partition, String queueChannel,
-			String queue) implements ScriptCodec<LeaseExpiryResult> {
+	record ExpireLeases(int limit, int maxAttempts, String channel, String partition, String queueChannel, String queue,
+			DeadLetterRetention retention) implements ScriptCodec<LeaseExpiryResult> {
 
 		static final Signature<ExpireLeases> SIGNATURE = Signature.of(Script.EXPIRE_LEASES,
 				"{messages made ready again, messages dead-lettered",
@@ -332,7 +337,9 @@ final class ScriptCodecs {
 				Argument.of("[3] signal channel", ExpireLeases::channel),
 				Argument.of("[4] topic", ExpireLeases::partition),
 				Argument.of("[5] signal channel of the dead-letter queue", ExpireLeases::queueChannel),
-				Argument.of("[6] the dead-letter queue's name", ExpireLeases::queue));
+				Argument.of("[6] the dead-letter queue's name", ExpireLeases::queue),
+				Argument.of("[7] the most dead letters the dead set keeps", (call) -> call.retention().maxCount()),
+				Argument.of("[8] ms a dead letter is kept", (call) -> call.retention().maxAge().toMillis()));
 
 		@Override
 		public Signature<?> signature() {
