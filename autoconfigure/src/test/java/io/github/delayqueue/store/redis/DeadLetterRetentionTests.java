@@ -96,6 +96,19 @@ class DeadLetterRetentionTests {
 			});
 	}
 
+	@Test
+	void aMaxCountBelowOneOrAMaxAgeBelowAMillisecondFailsStartupNamingTheProperty() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withPropertyValues("delay-queue.topics.kept.dead-letters.max-count=0",
+					"delay-queue.listener.dead-letters.max-age=-1s")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context.getStartupFailure()).rootCause()
+					.hasMessageContainingAll("delay-queue.topics.kept.dead-letters.max-count must be at least 1",
+							"delay-queue.listener.dead-letters.max-age must be at least 1ms");
+			});
+	}
+
 	private static void bury(RedisMessageStore store, String topic, String id) {
 		store.send(topic, List.of(message(id)));
 		store.promote(topic, 100);
