@@ -1,11 +1,14 @@
 package io.github.delayqueue.listener;
 
+import java.lang.reflect.Type;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import io.github.delayqueue.convert.PayloadConversionException;
+import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
@@ -261,6 +264,98 @@ class DeadLetterListenerTests {
 	}
 
 	@Test
+	void anErrorTextIsKeptToItsFirst2000CharactersCutBetweenCodePointsInTheDeadLetterAndInItsQueuedCopy() {
+		// Character 2000 is the first half of a surrogate pair: the text is cut before
+		// it.
+		String error = "e".repeat(1999) + "\uD83D\uDE00" + "x".repeat(20_000);
+		String kept = "e".repeat(1999);
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withUserConfiguration(UnreadableOrders.class, DeadOrders.class)
+			.withBean(PayloadConverter.class, () -> new UnreadableAsLong(error))
+			.run((context) -> {
+				DeadOrders dead = context.getBean(DeadOrders.class);
+				await().atMost(WAIT).until(() -> watched(context, "orders"));
+				context.getBean(DelayQueueTemplate.class)
+					.send(DelayMessage.builder("orders", "order-7").id("o-7").build());
+				await().atMost(WAIT).until(() -> dead.deliveries.size() == 1);
+				Delivery<String> delivery = dead.deliveries.get(0);
+				// Lengths first: a failure then shows numbers, not 20,000 characters.
+				assertThat(delivery.deadLetter().error().length()).isEqualTo(kept.length());
+				assertThat(delivery.deadLetter().error()).isEqualTo(kept);
+				assertThat(delivery.previousError().length()).isEqualTo(kept.length());
+				assertThat(delivery.previousError()).isEqualTo(kept);
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				String stored = (String) context.getBean(StringRedisTemplate.class)
+					.opsForHash()
+					.get(store.keys("orders").deadErrors(), "o-7");
+				assertThat(stored.length()).isEqualTo(kept.length());
+				assertThat(stored).isEqualTo(kept);
+			});
+	}
+
+	@Test
+	void aDeadLetterLaterThanTheInheritedLateThresholdIsStillDeliveredToItsListener() {
+		String prefix = QueueContexts.uniquePrefix();
+		listenToDeadOrders(prefix);
+		failingOrders(prefix).run((context) -> {
+			context.getBean(DelayQueueTemplate.class).send(DelayMessage.builder("orders", "order-8").id("o-8").build());
+			await().atMost(WAIT)
+				.until(() -> context.getBean(RedisMessageStore.class).stats("orders#dead").ready() == 1);
+		});
+		// It waited for this listener far longer than a millisecond.
+		QueueContexts.runner(prefix)
+			.withUserConfiguration(DeadOrders.class)
+			.withPropertyValues("delay-queue.listener.late-policy=dead-letter",
+					"delay-queue.listener.late-threshold=1ms")
+			.run((context) -> {
+				DeadOrders dead = context.getBean(DeadOrders.class);
+				await().atMost(WAIT).until(() -> dead.deliveries.size() == 1);
+				assertThat(dead.deliveries.get(0).deadLetter().id()).isEqualTo("o-8");
+				assertThat(dead.deliveries.get(0).lateness()).isGreaterThan(Duration.ofMillis(1));
+				assertThat(
+						context.getBean(RedisMessageStore.class).page("orders#dead", MessageState.DEAD, 0, 10).total())
+					.isZero();
+			});
+	}
+
+	@Test
+	void aDeadLetterLatePolicySetOnTheDeadLetterQueueFailsStartupNamingTheListenerAndTheProperty() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withUserConfiguration(DeadOrders.class)
+			.withPropertyValues("delay-queue.topics[orders#dead].late-policy=dead-letter")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context.getStartupFailure()).isInstanceOf(InvalidDelayListenerException.class)
+					.hasMessageContainingAll(DeadOrders.class.getName() + ".on", "late-policy 'dead-letter'",
+							"delay-queue.topics[orders#dead].late-policy");
+			});
+	}
+
+	@Test
+	void anApplicationWithOnlyAListenerOfDeadLettersNeverChangesTheCountOfAnEmptyTopic() {
+		String prefix = QueueContexts.uniquePrefix();
+		QueueContexts.runner(prefix)
+			.withPropertyValues("delay-queue.topics.orders.partitions=3")
+			.run((context) -> context.getBean(RedisMessageStore.class).agreePartitions("orders"));
+		QueueContexts.runner(prefix).withUserConfiguration(DeadOrders.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOf(PartitionCountException.class)
+				.hasMessageContaining("delay-queue.topics.orders.partitions");
+		});
+		QueueContexts.runner(prefix)
+			.withUserConfiguration(DeadOrders.class)
+			.withPropertyValues("delay-queue.topics.orders.partitions=3")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				assertThat(context.getBean(StringRedisTemplate.class)
+					.opsForValue()
+					.get(store.keys("orders").partitionCount())).isEqualTo("3");
+			});
+	}
+
+	@Test
 	void theCountOfPartitionsCannotChangeWhileTheDeadLetterQueueHoldsMessages() {
 		String prefix = QueueContexts.uniquePrefix();
 		listenToDeadOrders(prefix);
@@ -276,8 +371,15 @@ class DeadLetterListenerTests {
 				.isThrownBy(() -> context.getBean(RedisMessageStore.class).agreePartitions("orders")));
 	}
 
-	/** Starts a listener of the dead letters of "orders" once, until it watches them. */
+	/**
+	 * Starts a listener of the dead letters of "orders" once, until it watches them,
+	 * after the topic's count was set as a sender would (a listener of dead letters never
+	 * sets it).
+	 */
 	private static void listenToDeadOrders(String prefix, String... properties) {
+		QueueContexts.runner(prefix)
+			.withPropertyValues(properties)
+			.run((context) -> context.getBean(RedisMessageStore.class).agreePartitions("orders"));
 		QueueContexts.runner(prefix)
 			.withUserConfiguration(DeadOrders.class)
 			.withPropertyValues(properties)
@@ -355,6 +457,43 @@ class DeadLetterListenerTests {
 		@DelayListener(topic = "payments", deadLetters = true, concurrency = "4")
 		void on(Delivery<String> delivery) {
 			this.ids.add(delivery.deadLetter().id());
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UnreadableOrders {
+
+		@DelayListener(topic = "orders")
+		void on(Order order) {
+			throw new IllegalStateException("never called: the payload cannot be read");
+		}
+
+	}
+
+	record Order(String id) {
+	}
+
+	/** Reads Strings, and fails to read anything else with a long error. */
+	static final class UnreadableAsLong implements PayloadConverter {
+
+		private final String error;
+
+		UnreadableAsLong(String error) {
+			this.error = error;
+		}
+
+		@Override
+		public byte[] toBytes(Object payload) {
+			return ((String) payload).getBytes(StandardCharsets.UTF_8);
+		}
+
+		@Override
+		public Object fromBytes(byte[] bytes, Type targetType) {
+			if (targetType == String.class) {
+				return new String(bytes, StandardCharsets.UTF_8);
+			}
+			throw new PayloadConversionException(this.error);
 		}
 
 	}

@@ -11,8 +11,8 @@ import org.jspecify.annotations.Nullable;
  *
  * @param id the message's id on its topic (the delivery's own id is that id, or
  * {@code <id>~<time>} when an earlier dead letter of the id was still in the queue)
- * @param error its last error: the exception's class and message (at most 2000
- * characters), or {@code lease expired on attempt n of m}
+ * @param error its last error: the exception's class and message (its first 2000
+ * characters, cut between code points), or {@code lease expired on attempt n of m}
  * @param attempts the attempts made
  */
 public record DeadLetter(String id, String error, int attempts) {

@@ -90,7 +90,10 @@ public @interface DelayListener {
 	 * until they die in the queue's own dead-letter set. The dead-letter set of the topic
 	 * keeps them too, for the endpoint. The other attributes apply to the dead-letter
 	 * queue, and so do the properties {@code delay-queue.topics[<topic>#dead].*} (but for
-	 * {@code partitions}: the queue has the topic's).
+	 * {@code partitions}: the queue has the topic's). The queue delivers late dead
+	 * letters whatever {@code delay-queue.listener.late-policy} says; a
+	 * {@code late-policy} of {@code dead-letter} set for the queue fails startup, as it
+	 * would bury them.
 	 * @return whether the method consumes the topic's dead letters
 	 */
 	boolean deadLetters() default false;

@@ -97,6 +97,14 @@ public class DelayListenerAnnotationBeanPostProcessor
 				noRetryFor.addAll(List.of(endpoint.noRetryFor));
 				settings = settings.withNoRetryFor(List.copyOf(noRetryFor));
 			}
+			if (TopicPartitions.isDeadLetters(endpoint.topic) && settings.latePolicy() == LatePolicy.DEAD_LETTER) {
+				throw new InvalidDelayListenerException(DelayListenerEndpoint.describe(endpoint.method),
+						"(bean '" + endpoint.beanName + "') late-policy 'dead-letter' on the dead-letter" + " queue '"
+								+ endpoint.topic + "' would bury late dead letters in the queue's own dead"
+								+ " set instead of delivering them; remove delay-queue.topics[" + endpoint.topic
+								+ "].late-policy (a dead-letter queue delivers late by default)",
+						null);
+			}
 			try {
 				registry.register(new DelayListenerEndpoint(endpoint.topic, endpoint.bean, endpoint.method, settings));
 			}

@@ -21,10 +21,10 @@ import org.jspecify.annotations.Nullable;
  * clock: a few milliseconds normally, more after an outage, a stop or a backlog
  * @param priority the priority it was sent with, 0 (the default) to 9
  * @param previousError on a retry, the error of the attempt before: the exception's class
- * and message (at most 2000 characters), or {@code lease expired on attempt n of m} after
- * a lease expiry; {@code null} on a first delivery and after a dead letter's replay (on
- * the first delivery of a dead letter to a listener of them, its last error, as
- * {@link DeadLetter#error()})
+ * and message (its first 2000 characters, cut between code points), or {@code lease
+ * expired on attempt n of m} after a lease expiry; {@code null} on a first delivery and
+ * after a dead letter's replay (on the first delivery of a dead letter to a listener of
+ * them, its last error, as {@link DeadLetter#error()})
  * @param deadLetter to a listener of a topic's dead letters, how the message died; else
  * {@code null}
  */

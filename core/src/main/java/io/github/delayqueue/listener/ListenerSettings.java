@@ -267,14 +267,16 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 
 	/**
 	 * What the built-in policy does with a failed delivery: slow down for a
-	 * {@link SlowDownException}; dead-letter on the last attempt, or when the exception
-	 * or one of its causes is one of {@link #noRetryFor()}; else retry after the backoff.
+	 * {@link SlowDownException}, the exception or one of its causes (as
+	 * {@code CompletableFuture.join()} wraps one); dead-letter on the last attempt, or
+	 * when the exception or one of its causes is one of {@link #noRetryFor()}; else retry
+	 * after the backoff.
 	 * @param exception what the listener threw
 	 * @param attempt the attempt that failed, 1 for the first delivery
 	 * @return the action
 	 */
 	public FailureAction defaultAction(Throwable exception, int attempt) {
-		if (exception instanceof SlowDownException slowDown) {
+		if (ExceptionCauses.find(exception, SlowDownException.class) instanceof SlowDownException slowDown) {
 			return FailureAction.slowDown(slowDown.pause());
 		}
 		if (attempt >= this.maxAttempts || notRetried(exception)) {

@@ -3,6 +3,7 @@ package io.github.delayqueue.runtime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +30,7 @@ import io.github.delayqueue.runtime.consumer.ClaimPause;
 import io.github.delayqueue.runtime.consumer.TopicConsumer;
 import io.github.delayqueue.runtime.support.Nanoseconds;
 import io.github.delayqueue.store.MessageStore;
+import io.github.delayqueue.store.TopicPartitions;
 import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -183,7 +185,13 @@ public class DelayQueueRuntime implements SmartLifecycle {
 		Executor handlers = (this.handlerExecutor != null) ? this.handlerExecutor : startHandlerThreads();
 		PartitionCountWatch partitionCounts = new PartitionCountWatch(this.store);
 		this.partitionCounts = partitionCounts;
-		for (DelayListenerEndpoint endpoint : endpoints.values()) {
+		// A topic's own listener may change its count, its dead letters' may not: the
+		// topics first.
+		List<DelayListenerEndpoint> topicsFirst = endpoints.values()
+			.stream()
+			.sorted(Comparator.comparing((endpoint) -> TopicPartitions.isDeadLetters(endpoint.topic())))
+			.toList();
+		for (DelayListenerEndpoint endpoint : topicsFirst) {
 			String topic = endpoint.topic();
 			partitionCounts.agree(topic);
 			List<TopicRuntime> runtimes = new ArrayList<>();

@@ -89,10 +89,11 @@ public interface MessageStore {
 	/**
 	 * Makes sure that the store spreads a topic over the number of partitions configured
 	 * here, as a listener starting does: changes the count kept in the store if every
-	 * message stays within reach of the calls that find it by id.
+	 * message stays within reach of the calls that find it by id. A dead-letter queue
+	 * ({@code <topic>#dead}) agrees its topic's count and never changes it.
 	 * @param topic the topic
 	 * @throws PartitionCountException if the counts differ and the count cannot change
-	 * now
+	 * now, or the topic is a dead-letter queue
 	 * @throws DataAccessException if the store failed or did not answer in time
 	 */
 	void agreePartitions(String topic);

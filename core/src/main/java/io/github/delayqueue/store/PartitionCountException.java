@@ -1,5 +1,8 @@
 package io.github.delayqueue.store;
 
+import java.time.Instant;
+import java.util.List;
+
 /**
  * The number of partitions configured for a topic here is not the one Redis spreads its
  * messages over, and this application may not use it: changing the count now would move
@@ -41,6 +44,31 @@ public class PartitionCountException extends IllegalStateException {
 				+ " then be out of reach of the calls that find them by id. Every application must use the same"
 				+ " count; it can change only while " + ((configured == 1) ? "partitions 1 and up are" : "the topic is")
 				+ " empty and has no schedule (see docs/redis.md, \"Partitioned topics\")");
+	}
+
+	/**
+	 * The count cannot change while partitions of either count remember ids sent with a
+	 * deduplication window that has not ended: the new count would look for them in
+	 * another partition, and store and deliver such an id again within its window.
+	 * @param topic the topic
+	 * @param stored its number of partitions in Redis
+	 * @param configured its number of partitions configured here
+	 * @param remembered how many ids are remembered
+	 * @param someIds the first few of them
+	 * @param lastWindowEnd when the last of their windows ends
+	 * @return the exception
+	 */
+	public static PartitionCountException remembersIds(String topic, int stored, int configured, long remembered,
+			List<String> someIds, Instant lastWindowEnd) {
+		return new PartitionCountException(topic, stored, configured,
+				"Topic '" + topic + "' has " + stored + " partitions in Redis, but " + configured
+						+ " are configured here (delay-queue.topics." + topic + ".partitions), and it remembers "
+						+ remembered + " id" + ((remembered == 1) ? "" : "s") + " sent"
+						+ " with a deduplication window that has not ended (" + String.join(", ", someIds)
+						+ ((remembered > someIds.size()) ? ", ..." : "") + "; the last window ends at " + lastWindowEnd
+						+ "): the new count would look for them in another partition and store them again. Every"
+						+ " application must use the same count; it can change once those windows have ended (see"
+						+ " docs/redis.md, \"Partitioned topics\")");
 	}
 
 	/**

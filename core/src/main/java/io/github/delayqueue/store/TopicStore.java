@@ -13,7 +13,10 @@ import org.jspecify.annotations.Nullable;
  */
 public interface TopicStore {
 
-	/** The most characters of a failed attempt's error kept for the next delivery. */
+	/**
+	 * The most characters of an error text kept with a message: a failed attempt's error
+	 * for the next delivery, a dead letter's last error ({@link ErrorTexts}).
+	 */
 	int MAX_ERROR_LENGTH = 2000;
 
 	/**
@@ -68,8 +71,8 @@ public interface TopicStore {
 	 * @param leaseToken the lease token held
 	 * @param backoff how long to wait before the next attempt
 	 * @param error the error of the failed attempt, kept for the next delivery
-	 * ({@link MessageFormat#ERROR_HEADER}) up to its first {@value #MAX_ERROR_LENGTH}
-	 * characters, or {@code null} for none
+	 * ({@link MessageFormat#ERROR_HEADER}), bounded by {@link ErrorTexts#bounded}, or
+	 * {@code null} for none
 	 * @return the due time of the next attempt (epoch ms), or -1 if the lease had been
 	 * lost
 	 */
@@ -89,7 +92,7 @@ public interface TopicStore {
 	 * Moves a message to the dead-letter set.
 	 * @param id the message id
 	 * @param leaseToken the lease token held
-	 * @param error the last error
+	 * @param error the last error, kept bounded by {@link ErrorTexts#bounded}
 	 * @return {@code true} if dead-lettered, {@code false} if the lease had been lost
 	 */
 	boolean deadLetter(String id, String leaseToken, String error);

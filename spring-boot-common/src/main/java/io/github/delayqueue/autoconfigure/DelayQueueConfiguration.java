@@ -19,6 +19,7 @@ import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.listener.DelayListenerAnnotationBeanPostProcessor;
 import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
 import io.github.delayqueue.listener.DelayListenerErrorHandler;
+import io.github.delayqueue.listener.LatePolicy;
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.listener.ListenerSettingsProvider;
 import io.github.delayqueue.listener.RetryBackoff;
@@ -30,6 +31,7 @@ import io.github.delayqueue.observation.DelayQueueSenderObservationConvention;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.RedisDataLossWatch;
 import io.github.delayqueue.runtime.broker.BrokerSettings;
+import io.github.delayqueue.store.DeadLetterRetention;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.ServerInspector;
@@ -92,6 +94,7 @@ final class DelayQueueConfiguration {
 		Map<String, Integer> partitions = new HashMap<>();
 		properties.getTopics().forEach((topic, settings) -> partitions.put(topic, settings.getPartitions()));
 		store.usePartitions(TopicPartitions.of(partitions));
+		store.useDeadLetterRetention((topic) -> deadLetterRetention(properties, topic));
 		if (connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware()
 				&& store.shardedSignalsAvailable()) {
 			store.useShardedSignals();
@@ -227,6 +230,24 @@ final class DelayQueueConfiguration {
 	}
 
 	/**
+	 * A topic's dead-letter retention: {@code delay-queue.topics.<topic>.dead-letters.*}
+	 * over {@code delay-queue.listener.dead-letters.*}; none unset keeps every dead
+	 * letter.
+	 * @param properties the properties
+	 * @param topic the topic, or a dead-letter queue {@code <topic>#dead}
+	 * @return its retention
+	 */
+	static DeadLetterRetention deadLetterRetention(DelayQueueProperties properties, String topic) {
+		DelayQueueProperties.DeadLetters defaults = properties.getListener().getDeadLetters();
+		DelayQueueProperties.Topic own = properties.getTopics().get(topic);
+		Long maxCount = (own != null && own.getDeadLetters().getMaxCount() != null) ? own.getDeadLetters().getMaxCount()
+				: defaults.getMaxCount();
+		Duration maxAge = (own != null && own.getDeadLetters().getMaxAge() != null) ? own.getDeadLetters().getMaxAge()
+				: defaults.getMaxAge();
+		return new DeadLetterRetention((maxCount != null) ? maxCount : 0, (maxAge != null) ? maxAge : Duration.ZERO);
+	}
+
+	/**
 	 * The reconnect back-off of the Lettuce client: exponential from a millisecond up to
 	 * {@code delay-queue.redis-reconnect-max-delay}, so that the queue recovers soon
 	 * after Redis is back.
@@ -273,11 +294,19 @@ final class DelayQueueConfiguration {
 					or(own.getMaxAttempts(), defaults.getMaxAttempts()),
 					or(own.getVisibilityTimeout(), defaults.getVisibilityTimeout()), retryBackoff,
 					defaults.getIdleCheckInterval(), defaults.getShutdownTimeout(), defaults.getMaxHandlingTime(),
-					or(own.getLatePolicy(), defaults.getLatePolicy()),
+					or(own.getLatePolicy(), inheritedLatePolicy(topic, defaults)),
 					or(own.getLateThreshold(), defaults.getLateThreshold()),
 					or(own.getMaxBatchSize(), ListenerSettings.DEFAULT_MAX_BATCH_SIZE),
 					or(own.getBatchTimeout(), ListenerSettings.DEFAULT_BATCH_TIMEOUT), rateLimit(own.getRateLimit()),
 					noRetryFor(defaults.getNoRetryFor(), own.getNoRetryFor()));
+		}
+
+		/**
+		 * The late policy of a topic without one of its own: a dead-letter queue delivers
+		 * late, as {@code dead-letter} would bury what it exists to deliver.
+		 */
+		private static LatePolicy inheritedLatePolicy(String topic, DelayQueueProperties.Listener defaults) {
+			return TopicPartitions.isDeadLetters(topic) ? LatePolicy.DELIVER : defaults.getLatePolicy();
 		}
 
 		/** Both lists, each class once; each is a Throwable (checked when bound). */

@@ -226,6 +226,12 @@ public class DelayQueueProperties implements Validator {
 		 */
 		private final Backoff backoff = new Backoff();
 
+		/**
+		 * How many dead letters each topic keeps, and how long, unless the topic sets its
+		 * own; every dead letter is kept when unset.
+		 */
+		private final DeadLetters deadLetters = new DeadLetters();
+
 		public int getConcurrency() {
 			return this.concurrency;
 		}
@@ -308,6 +314,10 @@ public class DelayQueueProperties implements Validator {
 
 		public Backoff getBackoff() {
 			return this.backoff;
+		}
+
+		public DeadLetters getDeadLetters() {
+			return this.deadLetters;
 		}
 
 	}
@@ -690,6 +700,12 @@ public class DelayQueueProperties implements Validator {
 		private final TopicBackoff backoff = new TopicBackoff();
 
 		/**
+		 * How many dead letters this topic keeps, and how long, over the listener's; each
+		 * bound unset falls back to {@code delay-queue.listener.dead-letters.*}.
+		 */
+		private final DeadLetters deadLetters = new DeadLetters();
+
+		/**
 		 * Most deliveries of this topic started in any window of a period, by every
 		 * application together; none when unset.
 		 */
@@ -786,6 +802,10 @@ public class DelayQueueProperties implements Validator {
 
 		public TopicBackoff getBackoff() {
 			return this.backoff;
+		}
+
+		public DeadLetters getDeadLetters() {
+			return this.deadLetters;
 		}
 
 		public TopicRateLimit getRateLimit() {
@@ -888,6 +908,40 @@ public class DelayQueueProperties implements Validator {
 
 		public void setPeriod(@Nullable Duration period) {
 			this.period = period;
+		}
+
+	}
+
+	/**
+	 * Dead-letter retention (as BullMQ's {@code removeOnFail}): the call that buries a
+	 * dead letter deletes the oldest beyond either bound, at most 100 a call.
+	 */
+	public static class DeadLetters {
+
+		/**
+		 * The most dead letters kept; all when unset.
+		 */
+		private @Nullable Long maxCount;
+
+		/**
+		 * How long a dead letter is kept; for ever when unset.
+		 */
+		private @Nullable Duration maxAge;
+
+		public @Nullable Long getMaxCount() {
+			return this.maxCount;
+		}
+
+		public void setMaxCount(@Nullable Long maxCount) {
+			this.maxCount = maxCount;
+		}
+
+		public @Nullable Duration getMaxAge() {
+			return this.maxAge;
+		}
+
+		public void setMaxAge(@Nullable Duration maxAge) {
+			this.maxAge = maxAge;
 		}
 
 	}

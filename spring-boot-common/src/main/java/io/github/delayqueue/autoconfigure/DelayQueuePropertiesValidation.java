@@ -71,6 +71,21 @@ final class DelayQueuePropertiesValidation {
 				properties.getPayload(), properties.getMisfire());
 	}
 
+	private static void validateDeadLetters(String field, String property, DelayQueueProperties.DeadLetters deadLetters,
+			Errors errors) {
+		Long maxCount = deadLetters.getMaxCount();
+		if (maxCount != null && maxCount < 1) {
+			errors.rejectValue(field + ".maxCount", "invalid",
+					property + ".max-count must be at least 1 (unset keeps every dead letter), but was " + maxCount);
+		}
+		Duration maxAge = deadLetters.getMaxAge();
+		if (maxAge != null && maxAge.toMillis() < 1) {
+			errors.rejectValue(field + ".maxAge", "invalid",
+					property + ".max-age must be at least 1ms (unset keeps dead letters for ever), but was "
+							+ Durations.format(maxAge));
+		}
+	}
+
 	private static void validateNoRetryFor(String field, String property, List<Class<?>> classes, Errors errors) {
 		for (Class<?> type : classes) {
 			if (!Throwable.class.isAssignableFrom(type)) {
@@ -87,6 +102,11 @@ final class DelayQueuePropertiesValidation {
 			.forEach((topic, settings) -> validateRateLimit(topic, settings.getRateLimit(), settings.getPartitions(),
 					errors));
 		validateKeyPrefix(properties.getKeyPrefix(), errors);
+		validateDeadLetters("listener.deadLetters", "delay-queue.listener.dead-letters",
+				properties.getListener().getDeadLetters(), errors);
+		properties.getTopics()
+			.forEach((topic, settings) -> validateDeadLetters("topics[" + topic + "].deadLetters",
+					topicProperty(topic, "dead-letters"), settings.getDeadLetters(), errors));
 		properties.getSchedules().forEach((name, schedule) -> {
 			try {
 				schedule(name, schedule);

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -84,6 +85,17 @@ class DeliveryPoliciesTests {
 	void aHandlerThatAsksToSlowDownOnItsLastAttemptHasItsMessagePostponedAndTheTopicPaused() {
 		this.orders.onCall = () -> {
 			throw new SlowDownException(Duration.ofMillis(1500));
+		};
+		handler(LatePolicy.DELIVER).handle(message("o-1", 2, "{\"id\":\"o-1\"}"));
+		assertThat(this.store.calls).containsExactly("postpone o-1 token PT1.5S");
+		assertThat(this.pauses).containsExactly(Duration.ofMillis(1500));
+	}
+
+	@Test
+	void aSlowDownWrappedInAnotherExceptionPostponesItsMessageAsTheCauseChainIsSearched() {
+		// As CompletableFuture.join() wraps what an asynchronous call threw.
+		this.orders.onCall = () -> {
+			throw new CompletionException(new SlowDownException(Duration.ofMillis(1500)));
 		};
 		handler(LatePolicy.DELIVER).handle(message("o-1", 2, "{\"id\":\"o-1\"}"));
 		assertThat(this.store.calls).containsExactly("postpone o-1 token PT1.5S");

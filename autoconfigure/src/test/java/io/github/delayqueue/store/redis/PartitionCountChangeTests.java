@@ -7,6 +7,8 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.TopicInspector;
 import io.github.delayqueue.test.redis.TestRedis;
@@ -56,6 +58,58 @@ class PartitionCountChangeTests {
 			assertThat(apps.redis().opsForValue().get(running.keys(TOPIC).partitionCount())).isEqualTo("3");
 			running.send(TOPIC, List.of(message(idIn(1, 3, "order-"), Duration.ofHours(1))));
 		}
+	}
+
+	/**
+	 * An id remembered for its deduplication window (key {@code rm}) in partition 0 of an
+	 * empty topic: a raise to 3 partitions would route it to partition 1, which does not
+	 * remember it, and the id would be stored and delivered again within its window.
+	 */
+	@Test
+	void aRaiseOfTheCountIsRefusedWhileAPartitionRemembersAnIdWithinItsWindowAndTheIdStaysDeduplicated() {
+		try (PartitionApps apps = new PartitionApps()) {
+			RedisMessageStore one = apps.store(1, TIMEOUT);
+			String id = idIn(1, 3, "order-");
+			remember(one, id);
+			RedisMessageStore three = apps.store(3, TIMEOUT);
+
+			assertThatThrownBy(() -> three.agreePartitions(TOPIC)).isInstanceOf(PartitionCountException.class)
+				.hasMessageContainingAll("remembers 1 id", id, "the last window ends at");
+
+			assertThat(apps.redis().opsForValue().get(one.keys(TOPIC).partitionCount())).isNull();
+			assertThat(one.send(TOPIC, List.of(windowed(id))).get(0).duplicate()).isTrue();
+		}
+	}
+
+	@Test
+	void aCutOfTheCountIsRefusedWhileAPartitionBeyondTheFirstRemembersAnIdWithinItsWindow() {
+		try (PartitionApps apps = new PartitionApps()) {
+			RedisMessageStore three = apps.store(3, TIMEOUT);
+			String id = idIn(2, 3, "order-");
+			remember(three, id);
+			RedisMessageStore one = apps.store(1, TIMEOUT);
+
+			assertThatThrownBy(() -> one.agreePartitions(TOPIC)).isInstanceOf(PartitionCountException.class)
+				.hasMessageContainingAll("remembers 1 id", id);
+
+			assertThat(apps.redis().opsForValue().get(three.keys(TOPIC).partitionCount())).isEqualTo("3");
+			assertThat(three.send(TOPIC, List.of(windowed(id))).get(0).duplicate()).isTrue();
+		}
+	}
+
+	/** Sends, claims and acknowledges a message with a day's deduplication window. */
+	private static void remember(RedisMessageStore store, String id) {
+		store.send(TOPIC, List.of(windowed(id)));
+		String partition = store.partitions().nameFor(TOPIC, id);
+		store.promote(partition, 10);
+		List<ClaimedMessage> claimed = store.claim(partition, 10, Duration.ofMinutes(1));
+		assertThat(claimed).extracting(ClaimedMessage::id).containsExactly(id);
+		assertThat(store.ack(partition, id, claimed.get(0).leaseToken())).isTrue();
+		assertThat(store.stats(partition).rememberedIds()).isOne();
+	}
+
+	private static NewMessage windowed(String id) {
+		return DeduplicationScriptTests.windowed(id, Long.toString(Duration.ofDays(1).toMillis()), "payload");
 	}
 
 	/**

@@ -291,8 +291,8 @@ final class DeliveryHandler {
 	}
 
 	private static String describe(Throwable ex) {
-		String text = ex.getClass().getName() + ((ex.getMessage() != null) ? ": " + ex.getMessage() : "");
-		return (text.length() > 2000) ? text.substring(0, 2000) : text;
+		// The store bounds it (ErrorTexts).
+		return ex.getClass().getName() + ((ex.getMessage() != null) ? ": " + ex.getMessage() : "");
 	}
 
 	/**

@@ -1,6 +1,7 @@
 package io.github.delayqueue.store.redis;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -250,14 +251,16 @@ final class PartitionCounts {
 			boolean watched = begun.watched() || found.stream().anyMatch(Marker::watched);
 			List<Marker> results = mark(found, mark, true, watched, deadline);
 			long held = 0;
+			ScriptCodecs.RememberedIds remembered = ScriptCodecs.RememberedIds.NONE;
 			boolean raced = false;
 			for (int i = 0; i < results.size(); i++) {
 				Marker result = results.get(i);
 				if (result.set() || result.value().equals(mark)) {
 					marked.add(found.get(i));
 				}
-				else if (result.held() > 0) {
+				else if (result.held() > 0 || result.remembered().count() > 0) {
 					held += result.held();
+					remembered = remembered.and(result.remembered());
 				}
 				else {
 					raced = true;
@@ -265,6 +268,9 @@ final class PartitionCounts {
 			}
 			if (held > 0) {
 				throw PartitionCountException.wouldStrand(topic, from, to, held);
+			}
+			if (remembered.count() > 0) {
+				throw remembers(topic, from, to, remembered);
 			}
 			if (raced) {
 				return false;
@@ -274,6 +280,9 @@ final class PartitionCounts {
 			committed = commit.committed();
 			if (!committed && commit.held() > 0) {
 				throw PartitionCountException.wouldStrand(topic, from, to, commit.held());
+			}
+			if (!committed && commit.remembered().count() > 0) {
+				throw remembers(topic, from, to, commit.remembered());
 			}
 			if (!committed && readCount(topic, deadline).count() == to) {
 				// Its commit ran, and the reply was lost.
@@ -292,6 +301,12 @@ final class PartitionCounts {
 		}
 	}
 
+	private static PartitionCountException remembers(String topic, int from, int to,
+			ScriptCodecs.RememberedIds remembered) {
+		return PartitionCountException.remembersIds(topic, from, to, remembered.count(), remembered.some(),
+				Instant.ofEpochMilli(remembered.lastWindowEndMs()));
+	}
+
 	/**
 	 * Marks the partitions of a count that just took effect for it, so that they accept
 	 * its calls. Best effort: a marker left refusing is repaired by the first call it
@@ -299,7 +314,7 @@ final class PartitionCounts {
 	 */
 	private void open(String topic, int count, String token, String mark, long deadline) {
 		List<Marker> changing = others(TopicPartitions.names(topic, count)).stream()
-			.map((partition) -> new Marker(partition, mark, false, 0, false))
+			.map((partition) -> new Marker(partition, mark, false, 0, false, ScriptCodecs.RememberedIds.NONE))
 			.toList();
 		try {
 			mark(changing, count + ":" + token, false, false, deadline);
@@ -345,7 +360,7 @@ final class PartitionCounts {
 	/** The markers of partitions, read in one round trip. */
 	private List<Marker> read(List<String> partitions, long deadline) {
 		List<Marker> unread = partitions.stream()
-			.map((partition) -> new Marker(partition, "?", false, 0, false))
+			.map((partition) -> new Marker(partition, "?", false, 0, false, ScriptCodecs.RememberedIds.NONE))
 			.toList();
 		return mark(unread, "", false, false, deadline);
 	}
@@ -372,8 +387,8 @@ final class PartitionCounts {
 		List<Marker> results = new ArrayList<>(markers.size());
 		for (int i = 0; i < markers.size(); i++) {
 			ScriptCodecs.MarkPartition.Reply reply = marks[i].read(replies.get(i));
-			results
-				.add(new Marker(markers.get(i).partition(), reply.found(), reply.set(), reply.held(), reply.watched()));
+			results.add(new Marker(markers.get(i).partition(), reply.found(), reply.set(), reply.held(),
+					reply.watched(), reply.remembered()));
 		}
 		return results;
 	}
@@ -394,8 +409,10 @@ final class PartitionCounts {
 	 * @param set whether a call set it
 	 * @param held the messages the partition holds, stored or dead
 	 * @param watched whether the partition copied dead letters into its dead-letter queue
+	 * @param remembered the ids it remembers whose deduplication window has not ended
 	 */
-	private record Marker(String partition, String value, boolean set, long held, boolean watched) {
+	private record Marker(String partition, String value, boolean set, long held, boolean watched,
+			ScriptCodecs.RememberedIds remembered) {
 
 		/**
 		 * The count the marker names, as the scripts read it: 1 when unset, -1 while a

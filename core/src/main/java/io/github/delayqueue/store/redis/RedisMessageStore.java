@@ -6,8 +6,10 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 
 import io.github.delayqueue.store.ClaimResult;
+import io.github.delayqueue.store.DeadLetterRetention;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.LeaseExpiryResult;
 import io.github.delayqueue.store.LeaseTokens;
@@ -72,6 +74,8 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	private final RedisOperations operations;
 
 	private final WrongTypeKeys wrongTypeKeys;
+
+	private final DeadSets deadSets = new DeadSets(System::nanoTime);
 
 	/**
 	 * Creates a store that waits at most {@link #DEFAULT_TIMEOUT} for Redis.
@@ -148,15 +152,17 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	 * in Redis and, if it differs, changes it if every message stays within reach of the
 	 * calls that find it by id; later calls return at once. Every call of this store that
 	 * stores or finds messages by id agrees first (only a send may change the count), and
-	 * names the count, which each partition checks.
+	 * names the count, which each partition checks. For a dead-letter queue
+	 * ({@code <topic>#dead}) it agrees the topic's count and never changes it.
 	 * @param topic the topic
 	 * @throws PartitionCountException if the counts differ and the count cannot change
-	 * now
+	 * now, or the topic is a dead-letter queue
 	 * @throws DataAccessException if Redis failed or did not answer in time
 	 */
 	@Override
 	public void agreePartitions(String topic) {
-		this.router.agree(topic, true, this.calls.deadline());
+		// A dead-letter queue's listener never changes the topic's count.
+		this.router.agree(topic, !TopicPartitions.isDeadLetters(topic), this.calls.deadline());
 	}
 
 	/**
@@ -238,6 +244,17 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 			throw new IllegalArgumentException("At least 1 id must be remembered, but was " + maxRemembered);
 		}
 		this.calls.rememberAtMost(maxRemembered);
+	}
+
+	/**
+	 * Sets how many dead letters each topic keeps, and how long: the scripts that bury a
+	 * dead letter delete the oldest beyond either bound, at most 100 a call. Without it,
+	 * every dead letter is kept until it is replayed or purged.
+	 * @param retention the retention of each topic (of a dead-letter queue too, by its
+	 * name {@code <topic>#dead})
+	 */
+	public void useDeadLetterRetention(Function<String, DeadLetterRetention> retention) {
+		this.deadSets.useRetention(retention);
 	}
 
 	/**
@@ -414,7 +431,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	}
 
 	private RedisTopicStore partition(String partition) {
-		return new RedisTopicStore(this.calls, this.router, this.wrongTypeKeys, partition);
+		return new RedisTopicStore(this.calls, this.router, this.wrongTypeKeys, this.deadSets, partition);
 	}
 
 	/**

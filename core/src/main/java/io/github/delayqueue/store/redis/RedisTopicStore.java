@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.delayqueue.store.ClaimResult;
+import io.github.delayqueue.store.ErrorTexts;
 import io.github.delayqueue.store.LeaseExpiryResult;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.PromoteResult;
@@ -25,12 +26,16 @@ final class RedisTopicStore implements TopicStore {
 
 	private final WrongTypeKeys wrongTypeKeys;
 
+	private final DeadSets deadSets;
+
 	private final String partition;
 
-	RedisTopicStore(ScriptCalls calls, PartitionRouter router, WrongTypeKeys wrongTypeKeys, String partition) {
+	RedisTopicStore(ScriptCalls calls, PartitionRouter router, WrongTypeKeys wrongTypeKeys, DeadSets deadSets,
+			String partition) {
 		this.calls = calls;
 		this.router = router;
 		this.wrongTypeKeys = wrongTypeKeys;
+		this.deadSets = deadSets;
 		this.partition = partition;
 	}
 
@@ -63,8 +68,7 @@ final class RedisTopicStore implements TopicStore {
 
 	@Override
 	public long retry(String id, String leaseToken, Duration backoff, @Nullable String error) {
-		String kept = (error == null) ? "" : (error.length() > TopicStore.MAX_ERROR_LENGTH)
-				? error.substring(0, TopicStore.MAX_ERROR_LENGTH) : error;
+		String kept = (error == null) ? "" : ErrorTexts.bounded(error);
 		return this.calls.run(this.partition,
 				new ScriptCodecs.Retry(id, leaseToken, backoff, signalChannel(), this.partition, true, kept));
 	}
@@ -77,8 +81,12 @@ final class RedisTopicStore implements TopicStore {
 
 	@Override
 	public boolean deadLetter(String id, String leaseToken, String error) {
-		return this.calls.run(this.partition, new ScriptCodecs.DeadLetter(id, leaseToken, error,
-				this.calls.signalChannel(deadLetters()), deadLetters()));
+		boolean buried = this.calls.run(this.partition,
+				new ScriptCodecs.DeadLetter(id, leaseToken, ErrorTexts.bounded(error),
+						this.calls.signalChannel(deadLetters()), deadLetters(),
+						this.deadSets.retentionOf(this.partition)));
+		this.deadSets.buried(this.partition, buried ? 1 : 0);
+		return buried;
 	}
 
 	@Override
@@ -107,8 +115,12 @@ final class RedisTopicStore implements TopicStore {
 
 	@Override
 	public LeaseExpiryResult expireLeases(int limit, int maxAttempts) {
-		return this.calls.run(this.partition, new ScriptCodecs.ExpireLeases(limit, maxAttempts, signalChannel(),
-				this.partition, this.calls.signalChannel(deadLetters()), deadLetters()));
+		LeaseExpiryResult result = this.calls.run(this.partition,
+				new ScriptCodecs.ExpireLeases(limit, maxAttempts, signalChannel(), this.partition,
+						this.calls.signalChannel(deadLetters()), deadLetters(),
+						this.deadSets.retentionOf(this.partition)));
+		this.deadSets.buried(this.partition, result.deadLettered().size());
+		return result;
 	}
 
 	@Override

@@ -11,6 +11,7 @@ import java.util.Map;
 
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.store.DeadLetterRetention;
 import io.github.delayqueue.store.LeaseExpiryResult;
 import io.github.delayqueue.store.MessagePage;
 import io.github.delayqueue.store.MessageSnapshot;
@@ -297,15 +298,18 @@ final class ScriptCodecs {
 	 * @param error the last error
 	 * @param queueChannel the signal channel of the partition's dead-letter queue
 	 * @param queue the name of the partition's dead-letter queue
+	 * @param retention the topic's dead-letter retention
 	 */
-	record DeadLetter(String id, String leaseToken, String error, String queueChannel,
-			String queue) implements ScriptCodec<Boolean> {
+	record DeadLetter(String id, String leaseToken, String error, String queueChannel, String queue,
+			DeadLetterRetention retention) implements ScriptCodec<Boolean> {
 
 		static final Signature<DeadLetter> SIGNATURE = Signature.of(Script.DEAD_LETTER, "1 if dead-lettered",
 				Argument.of("[1] id", DeadLetter::id), Argument.of("[2] lease token", DeadLetter::leaseToken),
 				Argument.of("[3] last error", DeadLetter::error),
 				Argument.of("[4] signal channel of the dead-letter queue", DeadLetter::queueChannel),
-				Argument.of("[5] the dead-letter queue's name", DeadLetter::queue));
+				Argument.of("[5] the dead-letter queue's name", DeadLetter::queue),
+				Argument.of("[6] the most dead letters the dead set keeps", (call) -> call.retention().maxCount()),
+				Argument.of("[7] ms a dead letter is kept", (call) -> call.retention().maxAge().toMillis()));
 
 		@Override
 		public Signature<?> signature() {
@@ -328,9 +332,10 @@ final class ScriptCodecs {
 	 * @param partition the partition
 	 * @param queueChannel the signal channel of the partition's dead-letter queue
 	 * @param queue the name of the partition's dead-letter queue
+	 * @param retention the topic's dead-letter retention
 	 */
-	record ExpireLeases(int limit, int maxAttempts, String channel, String partition, String queueChannel,
-			String queue) implements ScriptCodec<LeaseExpiryResult> {
+	record ExpireLeases(int limit, int maxAttempts, String channel, String partition, String queueChannel, String queue,
+			DeadLetterRetention retention) implements ScriptCodec<LeaseExpiryResult> {
 
 		static final Signature<ExpireLeases> SIGNATURE = Signature.of(Script.EXPIRE_LEASES,
 				"{messages made ready again, messages dead-lettered",
@@ -339,7 +344,9 @@ final class ScriptCodecs {
 				Argument.of("[3] signal channel", ExpireLeases::channel),
 				Argument.of("[4] topic", ExpireLeases::partition),
 				Argument.of("[5] signal channel of the dead-letter queue", ExpireLeases::queueChannel),
-				Argument.of("[6] the dead-letter queue's name", ExpireLeases::queue));
+				Argument.of("[6] the dead-letter queue's name", ExpireLeases::queue),
+				Argument.of("[7] the most dead letters the dead set keeps", (call) -> call.retention().maxCount()),
+				Argument.of("[8] ms a dead letter is kept", (call) -> call.retention().maxAge().toMillis()));
 
 		@Override
 		public Signature<?> signature() {
@@ -754,7 +761,7 @@ final class ScriptCodecs {
 		public Reply read(Object reply) {
 			List<?> values = (List<?>) reply;
 			return new Reply(number(values.get(0)) == 1, text(values.get(1)), number(values.get(2)),
-					number(values.get(3)) == 1);
+					number(values.get(3)) == 1, RememberedIds.read(values, 4));
 		}
 
 		/**
@@ -764,8 +771,38 @@ final class ScriptCodecs {
 		 * @param found the marker found ({@code ""} for none)
 		 * @param held the messages the partition holds, stored and dead
 		 * @param watched whether the partition copied dead letters before
+		 * @param remembered the ids it remembers whose window has not ended
 		 */
-		record Reply(boolean set, String found, long held, boolean watched) {
+		record Reply(boolean set, String found, long held, boolean watched, RememberedIds remembered) {
+		}
+
+	}
+
+	/**
+	 * The ids a partition remembers for deduplication whose window has not ended, as
+	 * {@code remembered_ids.lua} reads them, three values of a reply.
+	 *
+	 * @param count how many
+	 * @param lastWindowEndMs when the last of their windows ends (epoch ms), 0 for none
+	 * @param some the first few of them
+	 */
+	record RememberedIds(long count, long lastWindowEndMs, List<String> some) {
+
+		static final RememberedIds NONE = new RememberedIds(0, 0, List.of());
+
+		static RememberedIds read(List<?> values, int from) {
+			return new RememberedIds(number(values.get(from)), number(values.get(from + 1)),
+					texts((List<?>) values.get(from + 2)));
+		}
+
+		/**
+		 * @return the ids of both, and the later end of their windows
+		 */
+		RememberedIds and(RememberedIds other) {
+			List<String> ids = new ArrayList<>(this.some);
+			ids.addAll(other.some);
+			return new RememberedIds(this.count + other.count, Math.max(this.lastWindowEndMs, other.lastWindowEndMs),
+					List.copyOf(ids));
 		}
 
 	}
@@ -794,7 +831,8 @@ final class ScriptCodecs {
 		@Override
 		public Reply read(Object reply) {
 			List<?> values = (List<?>) reply;
-			return new Reply(number(values.get(0)) == 1, number(values.get(1)));
+			return new Reply(number(values.get(0)) == 1, number(values.get(1)),
+					(values.size() > 2) ? RememberedIds.read(values, 2) : RememberedIds.NONE);
 		}
 
 		/**
@@ -802,8 +840,10 @@ final class ScriptCodecs {
 		 *
 		 * @param committed whether it did
 		 * @param held the messages partition 0 holds, which kept it from taking effect
+		 * @param remembered the ids partition 0 remembers whose window has not ended,
+		 * which kept it from taking effect too
 		 */
-		record Reply(boolean committed, long held) {
+		record Reply(boolean committed, long held, RememberedIds remembered) {
 		}
 
 	}

@@ -2,7 +2,8 @@
 -- dead-letter set (state: in flight -> dead). Its priority moves from the priorities hash to the
 -- dead priorities hash. An earlier dead letter of the same id (sent again after it died) is kept
 -- as "<id>~<time it died>", with its priority. While the topic's dead letters are listened to, a
--- copy goes into its dead-letter queue, ready at once, and its consumers are signalled.
+-- copy goes into its dead-letter queue, ready at once, and its consumers are signalled. Then the
+-- oldest dead letters beyond the topic's retention are deleted (at most 100).
 -- KEYS[1] in-flight ZSET       id scored by lease deadline (epoch ms)
 -- KEYS[2] messages HASH        id -> "<attempts>:<due ms>:<body>"
 -- KEYS[3] dead ZSET            id scored by the time it died (epoch ms)
@@ -19,6 +20,8 @@
 -- ARGV[3] last error
 -- ARGV[4] signal channel of the dead-letter queue
 -- ARGV[5] the dead-letter queue's name (the partition's, then "#dead")
+-- ARGV[6] the most dead letters the dead set keeps, 0 for no bound (retention, see trim_dead)
+-- ARGV[7] ms a dead letter is kept, 0 for no bound
 -- A stored message whose header is unreadable is kept exactly as it was.
 -- Returns 1 if dead-lettered, 0 if the lease was lost.
 -- Replayed: idempotent (the second run finds no lease and returns 0).
@@ -27,6 +30,7 @@
 -- @include expect
 -- @include header
 -- @include holds_lease
+-- @include trim_dead
 -- @include with_header
 local id = ARGV[1]
 if not holds_lease(KEYS[6], id, ARGV[2]) then
@@ -42,7 +46,9 @@ if stored then
   if attempts then
     updated = with_header(stored, attempts + 1, due, bodyAt)
   end
-  bury(dead, id, updated, ARGV[3], priority, now_ms())
+  local now = now_ms()
+  bury(dead, id, updated, ARGV[3], priority, now)
+  trim_dead(dead, tonumber(ARGV[6]), tonumber(ARGV[7]), now)
   redis.call('HDEL', KEYS[2], id)
   if priority then
     redis.call('HDEL', KEYS[7], id)

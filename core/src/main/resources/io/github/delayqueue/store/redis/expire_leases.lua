@@ -4,7 +4,8 @@
 -- A message made ready again carries "lease expired on attempt <n> of <max>" as its
 -- "delay-queue-error" header, the previous error of its next delivery. While the topic's dead
 -- letters are listened to, a dead letter is copied into its dead-letter queue, ready at once, and
--- its consumers are signalled.
+-- its consumers are signalled. After a burial, the oldest dead letters beyond the topic's retention
+-- are deleted (at most 100).
 -- Bounded: at most ARGV[1] messages per call.
 -- KEYS[1] in-flight ZSET       id scored by lease deadline (epoch ms)
 -- KEYS[2] messages HASH        id -> "<attempts>:<due ms>:<body>"
@@ -33,6 +34,8 @@
 -- ARGV[4] topic
 -- ARGV[5] signal channel of the dead-letter queue
 -- ARGV[6] the dead-letter queue's name (the topic's, then "#dead")
+-- ARGV[7] the most dead letters the dead set keeps, 0 for no bound (retention, see trim_dead)
+-- ARGV[8] ms a dead letter is kept, 0 for no bound
 -- A message whose stored header is unreadable is dead-lettered as corrupt.
 -- Returns {messages made ready again, messages dead-lettered, ms until the next lease ends or -1,
 --          then the ids made ready again, then the ids dead-lettered}.
@@ -42,6 +45,7 @@
 -- @include expect
 -- @include header
 -- @include ready_list
+-- @include trim_dead
 -- @include uses_priorities
 -- @include with_error
 -- @include with_header
@@ -94,6 +98,9 @@ if #ids > 0 then
   end
   if #buriedPriorities > 0 then
     redis.call('HDEL', KEYS[8], unpack(buriedPriorities))
+  end
+  if #dead > 0 then
+    trim_dead(deadKeys, tonumber(ARGV[7]), tonumber(ARGV[8]), now)
   end
   redis.call('ZREM', KEYS[1], unpack(ids))
   redis.call('HDEL', KEYS[7], unpack(ids))

@@ -1,0 +1,33 @@
+package io.github.delayqueue.store;
+
+import java.time.Duration;
+
+import io.github.delayqueue.time.Durations;
+
+/**
+ * How many dead letters a topic keeps, and how long (as BullMQ's {@code removeOnFail}):
+ * the call that buries a dead letter deletes the oldest beyond either bound, at most 100
+ * a call. Keeping all, the default, is {@link #KEEP_ALL}.
+ *
+ * @param maxCount the most dead letters kept, 0 for no bound
+ * @param maxAge how long a dead letter is kept, {@link Duration#ZERO} for no bound
+ */
+public record DeadLetterRetention(long maxCount, Duration maxAge) {
+
+	/** Every dead letter is kept until it is replayed or purged. */
+	public static final DeadLetterRetention KEEP_ALL = new DeadLetterRetention(0, Duration.ZERO);
+
+	/**
+	 * @throws IllegalArgumentException if a bound is negative
+	 */
+	public DeadLetterRetention {
+		if (maxCount < 0) {
+			throw new IllegalArgumentException("The most dead letters kept must not be negative, but was " + maxCount);
+		}
+		if (maxAge.isNegative()) {
+			throw new IllegalArgumentException(
+					"How long dead letters are kept must not be negative, but was " + Durations.format(maxAge));
+		}
+	}
+
+}
