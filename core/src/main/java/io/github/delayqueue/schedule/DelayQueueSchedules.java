@@ -144,6 +144,11 @@ public class DelayQueueSchedules {
 			throw ex;
 		}
 		if (!registered.equals(schedule.topic())) {
+			if (registered.equals(takingFrom)) {
+				throw new IllegalArgumentException("Schedule '" + name + "' is registered to topic '" + registered
+						+ "', where it is not saved but a save of it may still be on its way: try again in "
+						+ store.saveTime().toSeconds() + " s, or remove it");
+			}
 			throw sendsElsewhere(name, registered, schedule.topic());
 		}
 		for (int attempt = 1; attempt <= MAX_SAVE_ATTEMPTS; attempt++) {

@@ -13,8 +13,10 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 
 import io.github.delayqueue.core.InvalidMessageException;
@@ -71,7 +73,10 @@ public class SchedulePoller implements SmartLifecycle {
 	/** The declared schedules saved since this poller started. */
 	private final Set<String> savedHere = new HashSet<>();
 
-	/** The problems reported, by schedule name or {@code topic:<topic>}: each once. */
+	/**
+	 * The problems reported, by their kind and schedule or topic (e.g.
+	 * {@code save:<name>}, {@code topic:<topic>}): each once, until it changes.
+	 */
 	private final Map<String, String> problems = new HashMap<>();
 
 	/**
@@ -88,6 +93,12 @@ public class SchedulePoller implements SmartLifecycle {
 	private @Nullable ScheduledExecutorService executor;
 
 	private volatile boolean failing;
+
+	/** The next look, while one is planned. Guarded by this. */
+	private @Nullable ScheduledFuture<?> nextPoll;
+
+	/** Set when this poller is woken up, cleared by the look that starts after. */
+	private final AtomicBoolean woken = new AtomicBoolean();
 
 	/** Held by one look at the schedules at a time: the poller's, or a test clock's. */
 	private final Object polling = new Object();
@@ -158,9 +169,11 @@ public class SchedulePoller implements SmartLifecycle {
 	}
 
 	/**
-	 * One look at the schedules, then the next one scheduled.
+	 * One look at the schedules, then the next one scheduled: sooner when this poller was
+	 * woken up meanwhile.
 	 */
 	void poll() {
+		this.woken.set(false);
 		long wait;
 		try {
 			wait = pollOnce();
@@ -177,17 +190,14 @@ public class SchedulePoller implements SmartLifecycle {
 			}
 			wait = POLL_MILLIS;
 		}
-		schedule(wait);
+		schedule(this.woken.get() ? MIN_WAIT_MILLIS : wait);
 	}
 
-	private void schedule(long waitMillis) {
-		ScheduledExecutorService executor;
-		synchronized (this) {
-			executor = this.executor;
-		}
-		if (executor != null && !executor.isShutdown()) {
+	private synchronized void schedule(long waitMillis) {
+		if (this.executor != null && !this.executor.isShutdown()) {
 			try {
-				executor.schedule(this::poll, Math.max(MIN_WAIT_MILLIS, waitMillis), TimeUnit.MILLISECONDS);
+				this.nextPoll = this.executor.schedule(this::poll, Math.max(MIN_WAIT_MILLIS, waitMillis),
+						TimeUnit.MILLISECONDS);
 			}
 			catch (RejectedExecutionException ex) {
 				// Stopped meanwhile.
@@ -197,29 +207,16 @@ public class SchedulePoller implements SmartLifecycle {
 
 	/**
 	 * Looks at the schedules at once, as a schedule was saved or resumed here: its first
-	 * tick may be sooner than the next look.
+	 * tick may be sooner than the next look, which was planned without it (up to
+	 * {@value #IDLE_POLL_MILLIS} ms away on an instance with no schedule).
 	 */
 	public void wakeUp() {
-		ScheduledExecutorService executor;
+		this.woken.set(true);
 		synchronized (this) {
-			executor = this.executor;
-		}
-		if (executor != null && !executor.isShutdown()) {
-			try {
-				executor.execute(this::pollOnceQuietly);
+			// A look under way sees the flag when it ends and looks again at once.
+			if (this.nextPoll != null && this.nextPoll.cancel(false)) {
+				schedule(0);
 			}
-			catch (RejectedExecutionException ex) {
-				// Stopped meanwhile.
-			}
-		}
-	}
-
-	private void pollOnceQuietly() {
-		try {
-			pollOnce();
-		}
-		catch (RuntimeException ex) {
-			// The regular looks report it.
 		}
 	}
 
@@ -254,6 +251,7 @@ public class SchedulePoller implements SmartLifecycle {
 		long wait = (this.knownTopics.isEmpty() && this.declared.isEmpty()) ? IDLE_POLL_MILLIS : POLL_MILLIS;
 		Map<String, List<ScheduleState>> found = new TreeMap<>();
 		Set<String> unread = new HashSet<>();
+		Set<String> unreadable = new HashSet<>();
 		long now = 0;
 		for (String topic : List.copyOf(this.knownTopics)) {
 			if (Thread.currentThread().isInterrupted()) {
@@ -274,9 +272,10 @@ public class SchedulePoller implements SmartLifecycle {
 			}
 			this.problems.remove("topic:" + topic);
 			read.unreadable()
-				.forEach((name, problem) -> report(name, "Schedule '" + name + "' of topic '" + topic + "' " + problem
-						+ "; this instance sends no tick of it"));
+				.forEach((name, problem) -> report("state:" + name, "Schedule '" + name + "' of topic '" + topic + "' "
+						+ problem + "; this instance sends no tick of it"));
 			now = Math.max(now, read.nowMillis());
+			unreadable.addAll(read.unreadable().keySet());
 			read.schedules()
 				.values()
 				.forEach((state) -> found.computeIfAbsent(state.name(), (n) -> new ArrayList<>()).add(state));
@@ -301,14 +300,14 @@ public class SchedulePoller implements SmartLifecycle {
 				catch (RuntimeException ex) {
 					// Redis answered, and refused it, or this schedule's partition is out
 					// of reach: the others go on.
-					report(state.name(), "Schedule '" + state.name() + "' could not be sent (" + ex.getMessage()
-							+ "); this instance sends no tick of it until it can");
+					report("send:" + state.name(), "Schedule '" + state.name() + "' could not be sent ("
+							+ ex.getMessage() + "); this instance sends no tick of it until it can");
 					next = now + POLL_MILLIS;
 				}
 			}
 			wait = Math.min(wait, next - now);
 		}
-		forgetLost(registry, found, unread);
+		forgetLost(registry, found, unread, unreadable);
 		return wait;
 	}
 
@@ -346,7 +345,7 @@ public class SchedulePoller implements SmartLifecycle {
 			try {
 				ScheduleInfo info = DelayQueueSchedules.save(this.store, schedule);
 				saved = true;
-				this.problems.remove(name);
+				this.problems.remove("save:" + name);
 				if (this.savedHere.add(name)) {
 					logger.info("Schedule '" + name + "' on topic '" + schedule.topic() + "': next tick "
 							+ info.nextFire() + (info.paused() ? " (paused)" : ""));
@@ -360,7 +359,7 @@ public class SchedulePoller implements SmartLifecycle {
 			catch (RuntimeException ex) {
 				// Refused (another topic has the name), or out of reach: the others go
 				// on, this one is tried again at the next look.
-				report(name, "Schedule '" + name + "' could not be saved (" + ex.getMessage()
+				report("save:" + name, "Schedule '" + name + "' could not be saved (" + ex.getMessage()
 						+ "); this instance tries again every second");
 			}
 		}
@@ -412,7 +411,7 @@ public class SchedulePoller implements SmartLifecycle {
 			return kept;
 		}
 		catch (RuntimeException ex) {
-			report(name, "Schedule '" + name + "' could not be registered (" + ex.getMessage()
+			report("register:" + name, "Schedule '" + name + "' could not be registered (" + ex.getMessage()
 					+ "); this instance tries again every second");
 			return null;
 		}
@@ -430,19 +429,21 @@ public class SchedulePoller implements SmartLifecycle {
 	 * longer than a save takes (so that no save of it is on its way): Redis lost it, or a
 	 * remove did not finish.
 	 */
-	private void forgetLost(Registry registry, Map<String, List<ScheduleState>> found, Set<String> unread) {
+	private void forgetLost(Registry registry, Map<String, List<ScheduleState>> found, Set<String> unread,
+			Set<String> unreadable) {
 		long now = System.nanoTime();
 		long grace = this.store.saveTime().toNanos();
 		this.missingSince.keySet().retainAll(registry.names().keySet());
 		registry.names().forEach((name, topic) -> {
-			if (found.containsKey(name) || unread.contains(topic) || this.declared.containsKey(name)) {
+			if (found.containsKey(name) || unread.contains(topic) || unreadable.contains(name)
+					|| this.declared.containsKey(name)) {
 				this.missingSince.remove(name);
 				return;
 			}
 			long since = this.missingSince.computeIfAbsent(name, (n) -> now);
 			if (now - since > grace) {
 				try {
-					if (this.store.unregister(name, topic)) {
+					if (this.store.unregisterIfStale(name, topic)) {
 						logger.warn("Schedule '" + name + "' was registered to topic '" + topic
 								+ "' but is gone from it (Redis lost it, or a remove did not finish): forgotten");
 					}
@@ -471,7 +472,7 @@ public class SchedulePoller implements SmartLifecycle {
 			schedule = Schedule.parse(state.name(), state.definition());
 		}
 		catch (InvalidMessageException ex) {
-			report(state.name(),
+			report("definition:" + state.name(),
 					"Schedule '" + state.name()
 							+ "' has a definition this instance cannot read (saved by another version?): "
 							+ ex.getMessage() + "; this instance sends no tick of it");

@@ -59,6 +59,16 @@ public interface ScheduleStore {
 	String register(String name, String topic, @Nullable String takingFrom);
 
 	/**
+	 * Forgets a name's registration, if it is registered to the topic and was last
+	 * claimed longer than {@link #saveTime()} ago: for a registration whose schedule is
+	 * gone, so that a save of it on its way keeps it.
+	 * @param name the schedule's name
+	 * @param topic the topic
+	 * @return whether it was
+	 */
+	boolean unregisterIfStale(String name, String topic);
+
+	/**
 	 * Forgets a topic the registry keeps as one that has held a schedule, so that the
 	 * pollers no longer read it: only when no name is registered to it and none was
 	 * claimed for it for longer than {@link #saveTime()}. Call it once a read found the

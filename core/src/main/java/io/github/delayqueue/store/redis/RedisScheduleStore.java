@@ -110,6 +110,11 @@ final class RedisScheduleStore implements ScheduleStore {
 	}
 
 	@Override
+	public boolean unregisterIfStale(String name, String topic) {
+		return registry(new ScriptCodecs.ScheduleRegistry("release", name, topic, "", saveTime().toMillis())).done();
+	}
+
+	@Override
 	public boolean forgetTopic(String topic) {
 		return registry(new ScriptCodecs.ScheduleRegistry("forget-topic", "", topic, "", saveTime().toMillis())).done();
 	}

@@ -1069,9 +1069,9 @@ final class ScriptCodecs {
 	 * @param topic its topic ({@code ""} to read)
 	 * @param takingFrom on a claim, the topic found registered that the name is taken
 	 * from ({@code ""} for none)
-	 * @param graceMillis on a claim, how long after its last claim a name may be taken
-	 * from another topic; on forgetting a topic, how long after a name was last claimed
-	 * for it
+	 * @param graceMillis how long after its last claim a name may be taken from another
+	 * topic (a claim) or released (a release; 0 for at once), or after a name was last
+	 * claimed for it a topic may be forgotten
 	 */
 	record ScheduleRegistry(String operation, String name, String topic, String takingFrom,
 			long graceMillis) implements ScriptCodec<ScheduleRegistry.Reply> {
@@ -1081,7 +1081,7 @@ final class ScriptCodecs {
 				Argument.of("[1] 'claim', 'release', 'forget-topic' or 'read'", ScheduleRegistry::operation),
 				Argument.of("[2] name", ScheduleRegistry::name), Argument.of("[3] topic", ScheduleRegistry::topic),
 				Argument.of("[4] 'claim' only: the topic the caller found registered", ScheduleRegistry::takingFrom),
-				Argument.of("[5] 'claim' and 'forget-topic': ms after its last claim", ScheduleRegistry::graceMillis));
+				Argument.of("[5] ms after its last claim", ScheduleRegistry::graceMillis));
 
 		static ScheduleRegistry read() {
 			return new ScheduleRegistry("read", "", "", "", 0);

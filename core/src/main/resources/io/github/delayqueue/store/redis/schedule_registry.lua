@@ -13,8 +13,8 @@
 -- ARGV[2] name ('claim' and 'release' only)
 -- ARGV[3] topic ('claim', 'release' and 'forget-topic' only)
 -- ARGV[4] 'claim' only: the topic the caller found registered and takes the name from ('' for none)
--- ARGV[5] 'claim' and 'forget-topic': ms after its last claim from which a name may be taken from
---         another topic, or a topic forgotten
+-- ARGV[5] ms after its last claim from which a name may be taken from another topic ('claim'),
+--         released ('release'; 0: at once) or a topic forgotten ('forget-topic')
 -- Returns {1 if the name is registered to ARGV[3] after a claim, or was forgotten by a release, or
 -- the topic by 'forget-topic', else 0, the topic the name is registered to now ('' for none), then
 -- for 'read' two values per entry of the registry: field and value}.
@@ -37,6 +37,10 @@ if ARGV[1] == 'claim' then
 elseif ARGV[1] == 'release' then
   if current ~= ARGV[3] then
     return {0, current or ''}
+  end
+  if tonumber(ARGV[5]) > 0
+      and now_ms() - tonumber(redis.call('HGET', KEYS[1], '~#' .. ARGV[2]) or '0') < tonumber(ARGV[5]) then
+    return {0, current}
   end
   redis.call('HDEL', KEYS[1], ARGV[2], '~#' .. ARGV[2])
   return {1, ''}
