@@ -43,6 +43,9 @@ public final class RedisDataLossWatch implements SmartLifecycle {
 
 	private @Nullable ScheduledThreadPoolExecutor executor;
 
+	private final Object looking = new Object();
+
+	/** The marker read last. Guarded by {@link #looking}. */
 	private @Nullable String marker;
 
 	private volatile @Nullable Loss lastLoss;
@@ -117,9 +120,11 @@ public final class RedisDataLossWatch implements SmartLifecycle {
 	 * @return whether a loss was noticed
 	 */
 	public boolean check() {
-		String now = this.store.datasetMarker();
+		String now;
 		String before;
-		synchronized (this) {
+		// One look at a time: two answered out of order would look like a step back.
+		synchronized (this.looking) {
+			now = this.store.datasetMarker();
 			before = this.marker;
 			this.marker = now;
 		}
