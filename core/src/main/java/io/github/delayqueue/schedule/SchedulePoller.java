@@ -289,7 +289,9 @@ public class SchedulePoller implements SmartLifecycle {
 		boolean saved = false;
 		for (Schedule schedule : this.declared.values()) {
 			String name = schedule.name();
-			boolean there = schedule.topic().equals(registry.names().get(name)) && found.getOrDefault(name, List.of())
+			// Found on its topic, it is there even unregistered (a remove and a save
+			// raced): mend() registers it, keeping the definition saved since.
+			boolean there = found.getOrDefault(name, List.of())
 				.stream()
 				.anyMatch((state) -> state.topic().equals(schedule.topic()));
 			if ((there && this.savedHere.contains(name)) || unread.contains(schedule.topic())) {
