@@ -87,6 +87,15 @@ import static org.awaitility.Awaitility.await;
  * id; after a flush, sends to {@code parts} are stored and delivered again, and each
  * instance's {@code check()} reports the loss once.
  * <p>
+ * <b>Open hole, off by default.</b> With {@code -Ddelay-queue.model.stale-claims=true}
+ * half of the interleaved saves make the second save's reads (registry, then "no state
+ * there") before the whole first save, on the topic a registration without state was left
+ * to: the second claim takes the name from that topic though the first save just put its
+ * state there and was told it is saved (the claim compares only the topic name), so both
+ * saves are told saved and the next look removes the first. Seed 7, 400 steps, fails at
+ * step 253 this way; it stays off until the registry's claim can tell a stale
+ * registration from a new one of the same topic.
+ * <p>
  * <b>Running.</b> By default one random seed of 150 steps, well under a minute. A failure
  * names its seed and step; run it again with {@code -Ddelay-queue.model.seed=<seed>}, and
  * longer with {@code -Ddelay-queue.model.steps=<n>}: <pre>
@@ -385,8 +394,12 @@ class BookkeepingModelTests {
 		}
 
 		/**
-		 * Issue 34 item 3: two saves of a name on two topics, both registry halves before
-		 * either save half, each save half made only as the protocol allows it.
+		 * Issue 34 item 3: two saves of a name on two topics, as
+		 * {@link DelayQueueSchedules#save} makes them (registry read, claim, save half,
+		 * registry checked again, own state taken back if the name went elsewhere), both
+		 * registry reads and claims before either save half. With
+		 * {@code -Ddelay-queue.model.stale-claims=true}, the second save's reads come
+		 * before the whole first save instead (see the class's Javadoc).
 		 */
 		private void interleavedSavesOnTwoTopics() {
 			String name = any(NAMES);
@@ -395,23 +408,62 @@ class BookkeepingModelTests {
 			}
 			Instance x = anyInstance();
 			Instance y = anyInstance();
-			Schedule first = definition(name, any(TOPICS));
+			boolean stale = Boolean.getBoolean("delay-queue.model.stale-claims") && this.random.nextBoolean();
+			String left = x.schedules.registry().names().get(name);
+			// A stale claim matters where a registration without state was left behind.
+			Schedule first = definition(name, (stale && left != null) ? left : any(TOPICS));
 			Schedule second = definition(name, any(TOPICS));
 			note(x.name + " and " + y.name + " save " + name + " on " + first.topic() + " and " + second.topic()
-					+ ", registry halves first");
+					+ (stale ? ", the second from reads made before the whole first" : ", registry halves first")
+					+ " (registered: " + x.schedules.registry().names().get(name) + ")");
 			String registered = x.schedules.registry().names().get(name);
-			String xGot = x.schedules.register(name, first.topic(), takingFrom(x, name, registered, first.topic()));
-			String yGot = y.schedules.register(name, second.topic(), takingFrom(y, name, registered, second.topic()));
-			assertThat(xGot).as("the first claim").isEqualTo(first.topic());
-			assertThat(yGot).as("the second claim").isEqualTo(first.topic());
-			saveHalf(x, first);
-			this.model.put(name, new Expected(first.topic(), first.definition(), false));
-			if (yGot.equals(second.topic())) {
-				// Same topic: the second save half is made too, and the other definition
-				// wins or the same one changes nothing.
-				saveHalf(y, second);
+			String xTaking = takingFrom(x, name, registered, first.topic());
+			String yTaking = takingFrom(y, name, registered, second.topic());
+			boolean xSaved;
+			boolean ySaved;
+			if (stale) {
+				xSaved = savedHalves(x, first, xTaking);
+				ySaved = savedHalves(y, second, yTaking);
+			}
+			else {
+				boolean xClaimed = x.schedules.register(name, first.topic(), xTaking).equals(first.topic());
+				boolean yClaimed = y.schedules.register(name, second.topic(), yTaking).equals(second.topic());
+				xSaved = xClaimed && saveHalf(x, first) && kept(x, first);
+				ySaved = yClaimed && saveHalf(y, second) && kept(y, second);
+			}
+			assertThat(xSaved && ySaved && !first.topic().equals(second.topic()))
+				.as("both saves told saved, on two topics")
+				.isFalse();
+			if (ySaved) {
 				this.model.put(name, new Expected(second.topic(), second.definition(), false));
 			}
+			else if (xSaved) {
+				this.model.put(name, new Expected(first.topic(), first.definition(), false));
+			}
+		}
+
+		/** The claim, save half and check of one save, in a row. */
+		private boolean savedHalves(Instance instance, Schedule schedule, String takingFrom) {
+			return instance.schedules.register(schedule.name(), schedule.topic(), takingFrom).equals(schedule.topic())
+					&& saveHalf(instance, schedule) && kept(instance, schedule);
+		}
+
+		/**
+		 * The check after a save half: the save takes back its state if the name went
+		 * elsewhere.
+		 */
+		private static boolean kept(Instance instance, Schedule schedule) {
+			String now = instance.schedules.registry().names().get(schedule.name());
+			if (now != null && !now.equals(schedule.topic())) {
+				ScheduleState state = instance.schedules.read(schedule.topic(), schedule.name())
+					.schedules()
+					.get(schedule.name());
+				if (state != null) {
+					instance.schedules.remove(schedule.topic(), schedule.name(), state);
+				}
+				return false;
+			}
+			return true;
 		}
 
 		private static String takingFrom(Instance instance, String name, String registered, String topic) {
@@ -421,12 +473,13 @@ class BookkeepingModelTests {
 			return instance.schedules.read(registered, name).schedules().containsKey(name) ? null : registered;
 		}
 
-		private void saveHalf(Instance instance, Schedule schedule) {
+		private static boolean saveHalf(Instance instance, Schedule schedule) {
 			ScheduleStore.SchedulesRead read = instance.schedules.read(schedule.topic(), schedule.name());
 			assertThat(instance.schedules.save(schedule.topic(), schedule.name(), schedule.definition(),
 					schedule.nextAfter(read.nowMillis()), read.schedules().get(schedule.name())))
 				.as("saved")
 				.isNotNull();
+			return true;
 		}
 
 		/**
