@@ -336,10 +336,18 @@ public class SchedulePoller implements SmartLifecycle {
 		boolean saved = false;
 		for (Schedule schedule : this.declared.values()) {
 			String name = schedule.name();
-			boolean there = schedule.topic().equals(registry.names().get(name)) && found.getOrDefault(name, List.of())
-				.stream()
-				.anyMatch((state) -> state.topic().equals(schedule.topic()));
-			if ((there && this.savedHere.contains(name)) || unread.contains(schedule.topic())) {
+			// Found on its topic, it is there even unregistered (a remove and a save
+			// raced): mend() registers it, keeping the definition saved since.
+			List<ScheduleState> states = found.getOrDefault(name, List.of());
+			boolean there = states.stream().anyMatch((state) -> state.topic().equals(schedule.topic()));
+			// Found only on another topic, unregistered there: saved there through the
+			// API
+			// while a remove raced. mend() registers it there; saving it here too would
+			// put it on two topics and undo that save at the next look.
+			boolean unregisteredElsewhere = !there
+					&& states.stream().anyMatch((state) -> !state.topic().equals(registry.names().get(name)));
+			if ((there && this.savedHere.contains(name)) || unregisteredElsewhere
+					|| unread.contains(schedule.topic())) {
 				continue;
 			}
 			try {
