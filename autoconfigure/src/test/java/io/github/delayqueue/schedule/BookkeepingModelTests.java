@@ -388,8 +388,23 @@ class BookkeepingModelTests {
 					+ schedule.topic() + " meanwhile, then " + x.name + " unregisters it");
 			assertThat(x.schedules.remove(before.topic(), name, null)).as("removed").isTrue();
 			this.model.remove(name);
-			y.api.save(schedule);
-			this.model.put(name, new Expected(schedule.topic(), schedule.definition(), false));
+			if (schedule.topic().equals(before.topic())) {
+				y.api.save(schedule);
+				this.model.put(name, new Expected(schedule.topic(), schedule.definition(), false));
+			}
+			else {
+				// The name is still registered to the other topic: the remove has not
+				// finished. The save takes it from there only once its last claim is
+				// older than a save takes; else it is refused (moving a schedule takes a
+				// remove, then a save). Either is an order the two calls may have had.
+				try {
+					y.api.save(schedule);
+					this.model.put(name, new Expected(schedule.topic(), schedule.definition(), false));
+				}
+				catch (IllegalArgumentException ex) {
+					assertThat(ex).hasMessageContaining("may still be on its way");
+				}
+			}
 			x.schedules.unregister(name, before.topic());
 		}
 
