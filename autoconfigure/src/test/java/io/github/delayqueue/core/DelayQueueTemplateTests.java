@@ -962,11 +962,12 @@ class DelayQueueTemplateTests {
 
 		/**
 		 * @return the keys left, but for claim records (they expire with the lease, see
-		 * claim.lua)
+		 * claim.lua) and the marker of the queue's data
 		 */
 		Set<String> keysUnderPrefix() {
 			Set<String> keys = new HashSet<>(this.redis.keys(this.store.prefix() + ":*"));
 			keys.removeIf((key) -> key.contains("}:c:"));
+			keys.remove(TopicKeys.datasetMarker(this.store.prefix()));
 			return keys;
 		}
 

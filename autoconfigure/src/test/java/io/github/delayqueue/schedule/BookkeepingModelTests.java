@@ -333,6 +333,23 @@ class BookkeepingModelTests {
 				assertRefused(() -> instance.api.save(schedule));
 				return;
 			}
+			String registered = instance.schedules.registry().names().get(name);
+			if (before == null && registered != null && !registered.equals(schedule.topic())) {
+				// Registered to a topic that lost its schedule (a key of the wrong type
+				// moved
+				// aside, a save cut off): taken from there only a save time after its
+				// last
+				// claim, else refused as a save there may still be on its way.
+				try {
+					instance.api.save(schedule);
+				}
+				catch (IllegalArgumentException ex) {
+					assertThat(ex).hasMessageContaining("may still be on its way");
+					return;
+				}
+				this.model.put(name, new Expected(schedule.topic(), schedule.definition(), false));
+				return;
+			}
 			ScheduleInfo info = instance.api.save(schedule);
 			boolean paused = before != null && before.paused();
 			assertThat(info.paused()).as("paused as it was").isEqualTo(paused);
@@ -574,20 +591,10 @@ class BookkeepingModelTests {
 				.allMatch((entry) -> entry.getValue().topic().equals(this.model.get(entry.getKey()).topic()));
 			if (registry) {
 				key = TopicKeys.scheduleRegistry(this.prefix);
-				// Moved aside, what it held is lost: the first looks register the
-				// declared
-				// schedules again, each on its topic with its declared definition (paused
-				// as
-				// it was there), and with them every topic (each has a declared
-				// schedule);
-				// the next looks find the others there, and a declared name moved to
-				// another
-				// topic comes back to its own.
-				this.declared.forEach((name, declared) -> {
-					Expected before = this.model.get(name);
-					boolean paused = before != null && before.topic().equals(declared.topic()) && before.paused();
-					this.model.put(name, new Expected(declared.topic(), declared.definition(), paused));
-				});
+				// Moved aside, what it held is lost; but no schedule is: the first look
+				// of
+				// each instance finds the topics holding schedules in Redis (a SCAN) and
+				// registers every schedule found there, as it is.
 				this.rounds = 2;
 				this.inOrder = true;
 			}

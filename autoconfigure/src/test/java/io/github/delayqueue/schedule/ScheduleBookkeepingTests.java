@@ -12,6 +12,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 import io.github.delayqueue.core.InvalidMessageException;
+import io.github.delayqueue.core.SendResult;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.store.ScheduleStore;
@@ -156,15 +157,17 @@ class ScheduleBookkeepingTests {
 		QueueContexts.runner(QueueContexts.uniquePrefix()).run((context) -> {
 			DelayQueueSchedules schedules = context.getBean(DelayQueueSchedules.class);
 			schedules.save(Schedule.fixedRate("manual", "manuals", Duration.ofHours(1)));
-			Set<String> ids = new HashSet<>();
+			Set<String> sent = new HashSet<>();
 			for (int i = 0; i < 20; i++) {
-				assertThat(schedules.trigger("manual").duplicate()).isFalse();
+				SendResult result = schedules.trigger("manual");
+				assertThat(result.duplicate()).isFalse();
+				sent.add(result.id());
 			}
-			StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
-			redis.opsForHash()
-				.keys(context.getBean(RedisMessageStore.class).keys("manuals").messages())
-				.forEach((id) -> ids.add((String) id));
-			assertThat(ids).hasSize(20).allMatch((id) -> id.matches("manual~\\d+~"));
+			assertThat(sent).hasSize(20).allMatch((id) -> id.matches("manual~\\d+~"));
+			RedisMessageStore store = context.getBean(RedisMessageStore.class);
+			for (String id : sent) {
+				assertThat(store.inspect("manuals", id, 100)).as(id + " stored").isNotNull();
+			}
 		});
 	}
 

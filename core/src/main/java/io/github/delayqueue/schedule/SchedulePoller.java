@@ -85,6 +85,9 @@ public class SchedulePoller implements SmartLifecycle {
 	 */
 	private final Map<String, Long> missingSince = new HashMap<>();
 
+	/** Whether this poller looked through Redis for the topics that hold schedules. */
+	private boolean scanned;
+
 	/** The topics the registry named since this poller started, and has not forgotten. */
 	private final Set<String> knownTopics = new LinkedHashSet<>();
 
@@ -245,8 +248,13 @@ public class SchedulePoller implements SmartLifecycle {
 
 	private long pollUnderLock() {
 		Registry registry = this.store.registry();
-		// The topics this poller saw named, too: should the registry be lost (a Cluster
-		// node that lost its data, an eviction), the schedules there are still found.
+		if (!this.scanned || (registry.topics().isEmpty() && !this.knownTopics.isEmpty())) {
+			// The first look, or the registry is gone (a Cluster node that lost its data,
+			// an eviction, a key of the wrong type moved aside): the topics that hold
+			// schedules are found in Redis itself.
+			findTopics();
+		}
+		// The topics this poller saw named, too.
 		this.knownTopics.addAll(registry.topics());
 		long wait = (this.knownTopics.isEmpty() && this.declared.isEmpty()) ? IDLE_POLL_MILLIS : POLL_MILLIS;
 		Map<String, List<ScheduleState>> found = new TreeMap<>();
@@ -309,6 +317,18 @@ public class SchedulePoller implements SmartLifecycle {
 		}
 		forgetLost(registry, found, unread, unreadable);
 		return wait;
+	}
+
+	private void findTopics() {
+		// Tried once at start, then only when the registry is gone: a scan that does
+		// not finish within the store's timeout (a huge keyspace) is not made every look.
+		this.scanned = true;
+		try {
+			this.knownTopics.addAll(this.store.findTopics());
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not look through Redis for the topics that hold schedules", ex);
+		}
 	}
 
 	/**

@@ -39,6 +39,14 @@ public interface ScheduleStore {
 	SchedulesRead readTopic(String topic);
 
 	/**
+	 * Finds the topics that hold schedules by looking through the store (a {@code SCAN}),
+	 * whatever the registry says: for when the registry may have been lost, never for
+	 * every look.
+	 * @return the topics found (partitions named by their topic), at most 10,000
+	 */
+	List<String> findTopics();
+
+	/**
 	 * @return the registry: every registered name with its topic, and the topics that
 	 * have held a schedule
 	 */

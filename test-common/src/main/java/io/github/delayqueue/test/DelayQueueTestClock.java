@@ -82,6 +82,9 @@ public final class DelayQueueTestClock {
 
 	private final String scheduleRegistry;
 
+	/** Kept by {@link #clear()}: deleting it would read as Redis losing its data. */
+	private final String datasetMarker;
+
 	private @Nullable ObjectProvider<SchedulePoller> schedules;
 
 	/**
@@ -104,6 +107,7 @@ public final class DelayQueueTestClock {
 		this.timeout = timeout;
 		this.offsetKey = key;
 		this.scheduleRegistry = TopicKeys.scheduleRegistry(store.prefix());
+		this.datasetMarker = TopicKeys.datasetMarker(store.prefix());
 	}
 
 	/**
@@ -212,7 +216,7 @@ public final class DelayQueueTestClock {
 			found.forEachRemaining((key) -> {
 				if (!key.equals(this.offsetKey) && !key.endsWith(PARTITION_COUNT_SUFFIX)
 						&& !key.endsWith(SCHEDULES_SUFFIX) && !key.endsWith(DEAD_LETTERS_WATCH_SUFFIX)
-						&& !key.equals(this.scheduleRegistry)) {
+						&& !key.equals(this.scheduleRegistry) && !key.equals(this.datasetMarker)) {
 					keys.add(key);
 				}
 			});

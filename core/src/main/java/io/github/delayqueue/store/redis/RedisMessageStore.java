@@ -124,7 +124,8 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 		this.queries = new RedisQueries(this.calls, this.router, unanswered, template);
 		this.operations = new RedisOperations(this.calls, this.router, unanswered, this.queries);
 		this.wrongTypeKeys = new WrongTypeKeys(template, this.calls);
-		this.schedules = new RedisScheduleStore(this.calls, this.router, this.wrongTypeKeys);
+		this.schedules = new RedisScheduleStore(this.calls, this.router, this.wrongTypeKeys,
+				() -> this.queries.findTopics(RedisScheduleStore.MAX_FOUND_TOPICS, RedisQueries.SCHEDULES));
 	}
 
 	/**

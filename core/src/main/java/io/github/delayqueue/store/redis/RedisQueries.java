@@ -32,6 +32,9 @@ import org.springframework.data.redis.core.RedisTemplate;
  */
 final class RedisQueries {
 
+	/** The end of a partition's schedules key, after its tag. */
+	static final String SCHEDULES = "sc";
+
 	/** Most ids at the head of each ready list the stats look at for the oldest one. */
 	private static final int READY_HEAD_LOOKUP = 1000;
 
@@ -205,9 +208,21 @@ final class RedisQueries {
 	 * @throws QueryTimeoutException naming the scan if Redis does not finish it in time
 	 */
 	List<String> findTopics(int max) {
+		return findTopics(max, "*[mzd]");
+	}
+
+	/**
+	 * Finds the topics under this store's prefix that have a key whose name after the
+	 * topic's tag matches a glob, as {@link #findTopics(int)} does.
+	 * @param max the most topics to return
+	 * @param glob the end of the key names, e.g. {@code sc} for schedules
+	 * @return topic names in alphabetical order, at most {@code max}
+	 */
+	List<String> findTopics(int max, String glob) {
+		// The schedules key, or a key of one letter: what the globs name.
 		long deadline = this.calls.deadline();
 		String prefix = this.calls.prefix();
-		ScanArgs args = ScanArgs.Builder.matches(globEscape(prefix) + ":{*}:*[mzd]").limit(1000);
+		ScanArgs args = ScanArgs.Builder.matches(globEscape(prefix) + ":{*}:" + glob).limit(1000);
 		List<String> found = this.redis.execute((RedisCallback<List<String>>) (connection) -> {
 			RedisClusterAsyncCommands<byte[], byte[]> commands = asyncCommands(connection);
 			Set<String> topics = new TreeSet<>();
@@ -267,7 +282,7 @@ final class RedisQueries {
 			suffix = suffix.substring(2);
 			topic.append(TopicPartitions.DEAD_LETTERS);
 		}
-		return (suffix.length() == 1) ? topic.toString() : null;
+		return (suffix.length() == 1 || suffix.equals(SCHEDULES)) ? topic.toString() : null;
 	}
 
 	private static String globEscape(String text) {

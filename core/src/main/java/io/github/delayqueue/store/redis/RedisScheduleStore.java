@@ -7,6 +7,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 import io.github.delayqueue.store.CorruptMessageException;
 import io.github.delayqueue.store.ScheduleState;
@@ -32,12 +33,19 @@ final class RedisScheduleStore implements ScheduleStore {
 
 	private final WrongTypeKeys wrongTypeKeys;
 
+	/** The most topics {@link #findTopics()} returns. */
+	static final int MAX_FOUND_TOPICS = 10_000;
+
 	private final String registry;
 
-	RedisScheduleStore(ScriptCalls calls, PartitionRouter router, WrongTypeKeys wrongTypeKeys) {
+	private final Supplier<List<String>> scan;
+
+	RedisScheduleStore(ScriptCalls calls, PartitionRouter router, WrongTypeKeys wrongTypeKeys,
+			Supplier<List<String>> scan) {
 		this.calls = calls;
 		this.router = router;
 		this.wrongTypeKeys = wrongTypeKeys;
+		this.scan = scan;
 		this.registry = TopicKeys.scheduleRegistry(calls.prefix());
 	}
 
@@ -85,6 +93,11 @@ final class RedisScheduleStore implements ScheduleStore {
 			});
 		}
 		return new SchedulesRead(now, schedules, unreadable);
+	}
+
+	@Override
+	public List<String> findTopics() {
+		return this.scan.get();
 	}
 
 	@Override
