@@ -217,6 +217,25 @@ class TransactionalSendTests {
 	}
 
 	@Test
+	void aCancelInTheTransactionOfAReplacingSendOfAStoredIdCancelsTheStoredMessageToo() {
+		this.runner.run((context) -> {
+			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+			template.send(DelayMessage.builder("orders", "timeout").id("pay-2").delay(Duration.ofMinutes(30)).build());
+			boolean[] cancelled = new boolean[1];
+			transactions().executeWithoutResult((status) -> {
+				template.send(DelayMessage.builder("orders", "timeout v2")
+					.id("pay-2")
+					.delay(Duration.ofMinutes(30))
+					.replaceIfPending()
+					.build());
+				cancelled[0] = template.cancel("orders", "pay-2");
+			});
+			assertThat(cancelled[0]).isTrue();
+			assertThat(isStored(context, "pay-2")).isFalse();
+		});
+	}
+
+	@Test
 	void aRescheduleInTheTransactionOfTheSendGivesTheHeldSendItsNewDueTime() {
 		this.runner.run((context) -> {
 			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);

@@ -352,8 +352,10 @@ public class DelayQueueTemplate {
 	public boolean cancel(String topic, String messageId) {
 		Topics.requireValidOrDeadLetters(topic);
 		MessageIds.requireValid(messageId);
-		boolean cancelled = (this.transactionAware && TransactionalSends.cancelHeld(this, topic, messageId))
-				|| this.store.cancel(topic, messageId);
+		// Both: a message of the id may be stored already as well as held (a replacing
+		// send held, or one sent before the transaction).
+		boolean held = this.transactionAware && TransactionalSends.cancelHeld(this, topic, messageId);
+		boolean cancelled = this.store.cancel(topic, messageId) | held;
 		if (cancelled) {
 			this.metrics.cancelled(topic);
 		}
@@ -379,23 +381,21 @@ public class DelayQueueTemplate {
 		Topics.requireValidOrDeadLetters(topic);
 		MessageIds.requireValid(messageId);
 		DelayMessage.checkDelay(delay);
-		if (this.transactionAware && TransactionalSends.rescheduleHeld(this, topic, messageId, delay)) {
-			this.metrics.rescheduled(topic);
-			if (logger.isDebugEnabled()) {
-				logger.debug("Topic '" + topic + "' message " + messageId + " held until the commit, now due "
-						+ Durations.format(delay) + " after it");
-			}
-			return true;
+		boolean held = this.transactionAware && TransactionalSends.rescheduleHeld(this, topic, messageId, delay);
+		if (held && logger.isDebugEnabled()) {
+			logger.debug("Topic '" + topic + "' message " + messageId + " held until the commit, now due "
+					+ Durations.format(delay) + " after it");
 		}
+		// Both: a message of the id may be stored already as well as held.
 		long due = this.store.reschedule(topic, messageId, delay);
-		if (due >= 0) {
+		if (due >= 0 || held) {
 			this.metrics.rescheduled(topic);
 		}
 		if (logger.isDebugEnabled()) {
 			logger.debug("Topic '" + topic + "' message " + messageId
 					+ ((due >= 0) ? " rescheduled to " + Instant.ofEpochMilli(due) : " not pending, not rescheduled"));
 		}
-		return due >= 0;
+		return due >= 0 || held;
 	}
 
 	private Observation senderObservation(String topic, Map<String, String> headers) {

@@ -271,6 +271,10 @@ public class SchedulePoller implements SmartLifecycle {
 				read = this.store.readTopic(topic);
 			}
 			catch (RuntimeException ex) {
+				if (Thread.currentThread().isInterrupted()) {
+					// Stopping.
+					return wait;
+				}
 				// One topic out of reach (its Cluster node, its number of partitions):
 				// the others go on.
 				unread.add(topic);

@@ -25,6 +25,7 @@ import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.CorruptMessageException;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.StoredMessage;
+import io.github.delayqueue.store.TopicPartitions;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
@@ -152,7 +153,9 @@ final class DeliveryHandler {
 		int attempt = message.attempts() + 1;
 		Duration sinceDue = Duration.between(Instant.ofEpochMilli(message.dueAtMillis()), inFlight.redisClock());
 		Duration lateness = sinceDue.isNegative() ? Duration.ZERO : sinceDue;
-		if (this.settings.latePolicy() == LatePolicy.DEAD_LETTER
+		// A dead-letter queue delivers late ones whatever its settings say: burying them
+		// again would lose what it exists to deliver.
+		if (this.settings.latePolicy() == LatePolicy.DEAD_LETTER && !TopicPartitions.isDeadLetters(this.topic)
 				&& lateness.compareTo(this.settings.lateThreshold()) > 0) {
 			this.settlement.deadLetter(inFlight,
 					"Claimed " + lateness + " after its due time, later than the late threshold "

@@ -1,5 +1,6 @@
 package io.github.delayqueue.store.redis;
 
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -35,21 +36,25 @@ final class UnansweredSends {
 		if (outcome.isDone()) {
 			return;
 		}
-		messagesByTopic.forEach((topic, messages) -> {
+		// A copy: the caller may clear its map once the send returns, before the outcome
+		// is handled on the I/O thread.
+		Map<String, List<String>> sent = new LinkedHashMap<>();
+		messagesByTopic.forEach((topic, messages) -> sent.put(topic, messages.stream().map(NewMessage::id).toList()));
+		sent.forEach((topic, messageIds) -> {
 			Map<String, CompletableFuture<?>> ids = this.byTopic.computeIfAbsent(topic,
 					(name) -> new ConcurrentHashMap<>());
-			for (NewMessage message : messages) {
-				CompletableFuture<?> tracked = ids.merge(message.id(), outcome, UnansweredSends::after);
+			for (String id : messageIds) {
+				CompletableFuture<?> tracked = ids.merge(id, outcome, UnansweredSends::after);
 				if (tracked != outcome) {
 					// An earlier send of the id is unanswered too: wait for both.
-					tracked.whenComplete((result, failure) -> ids.remove(message.id(), tracked));
+					tracked.whenComplete((result, failure) -> ids.remove(id, tracked));
 				}
 			}
 		});
-		outcome.whenComplete((result, failure) -> messagesByTopic.forEach((topic, messages) -> {
+		outcome.whenComplete((result, failure) -> sent.forEach((topic, messageIds) -> {
 			Map<String, CompletableFuture<?>> ids = this.byTopic.get(topic);
-			for (NewMessage message : messages) {
-				ids.remove(message.id(), outcome);
+			for (String id : messageIds) {
+				ids.remove(id, outcome);
 			}
 		}));
 	}
