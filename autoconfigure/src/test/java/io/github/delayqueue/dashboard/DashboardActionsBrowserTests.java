@@ -104,7 +104,7 @@ class DashboardActionsBrowserTests {
 		await().atMost(Duration.ofSeconds(10))
 			.ignoreExceptions()
 			.until(() -> chromium.driver().findElement(By.id("notice")).getText(),
-					(text) -> text.matches("browser-nightly: message browser-nightly~[0-9]+~ sent"));
+					(text) -> text.matches("browser-nightly: message browser-nightly~[0-9]+~[0-9]{1,5} sent"));
 	}
 
 	@Test

@@ -176,7 +176,7 @@ class ScheduleBookkeepingTests {
 				assertThat(result.duplicate()).isFalse();
 				sent.add(result.id());
 			}
-			assertThat(sent).hasSize(20).allMatch((id) -> id.matches("manual~\\d+~"));
+			assertThat(sent).hasSize(20).allMatch((id) -> id.matches("manual~\\d+~\\d{1,5}"));
 			RedisMessageStore store = context.getBean(RedisMessageStore.class);
 			for (String id : sent) {
 				assertThat(store.inspect("manuals", id, 100)).as(id + " stored").isNotNull();

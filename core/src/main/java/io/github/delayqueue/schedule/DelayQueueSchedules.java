@@ -9,6 +9,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BiFunction;
 
 import io.github.delayqueue.core.DelayMessage;
@@ -38,9 +39,10 @@ public class DelayQueueSchedules {
 	private static final int MAX_SAVE_ATTEMPTS = 10;
 
 	/**
-	 * How many ids, a millisecond apart, a trigger tries while other triggers took them.
+	 * The numbers that end a triggered message's id: five digits at most, so that the id
+	 * of a schedule's longest name stays within a message id's length.
 	 */
-	private static final int MAX_TRIGGER_ATTEMPTS = 100;
+	static final int TRIGGER_NUMBERS = 100_000;
 
 	private static final Log logger = LogFactory.getLog(DelayQueueSchedules.class);
 
@@ -275,8 +277,10 @@ public class DelayQueueSchedules {
 
 	/**
 	 * Sends one message of a schedule now, apart from its ticks: id
-	 * {@code <name>~<now epoch ms>~} (never a tick's; a millisecond later when that id is
-	 * taken by another trigger), due at once.
+	 * {@code <name>~<now epoch ms>~<n>}, {@code n} a random number below
+	 * {@value #TRIGGER_NUMBERS} (never a tick's id; two triggers in one millisecond, here
+	 * or in another instance, get ids of their own: a send of an id stored with the same
+	 * body counts as the same message sent again), due at once.
 	 * @param name the schedule's name
 	 * @return the send's result
 	 * @throws IllegalArgumentException if there is no such schedule
@@ -285,16 +289,8 @@ public class DelayQueueSchedules {
 		ScheduleState state = state(name);
 		Schedule schedule = Schedule.parse(name, state.definition());
 		long now = this.store.read(state.topic(), name).nowMillis();
-		SendResult result = sendNow(schedule, now);
-		for (int attempt = 1; attempt < MAX_TRIGGER_ATTEMPTS && result.duplicate(); attempt++) {
-			result = sendNow(schedule, now + attempt);
-		}
-		return result;
-	}
-
-	private SendResult sendNow(Schedule schedule, long idMillis) {
 		return this.template.send(DelayMessage.builder(schedule.topic(), schedule.payload())
-			.id(schedule.tickId(idMillis) + '~')
+			.id(schedule.tickId(now) + '~' + ThreadLocalRandom.current().nextInt(TRIGGER_NUMBERS))
 			.delay(Duration.ZERO)
 			.build());
 	}

@@ -47,7 +47,10 @@ public record Schedule(String name, String topic, @Nullable String cron, @Nullab
 	/** The most missed ticks {@link MisfirePolicy#FIRE_ALL} sends. */
 	public static final int MAX_MISSED_TICKS = 1000;
 
-	/** The longest name: the ids of its messages add {@code ~<tick epoch ms>~}. */
+	/**
+	 * The longest name: the ids of its messages add {@code ~<tick epoch ms>}, those of
+	 * its triggers {@code ~<epoch ms>~<n>} ({@code n} of at most five digits).
+	 */
 	public static final int MAX_NAME_LENGTH = 180;
 
 	/** The shortest fixed rate. */
