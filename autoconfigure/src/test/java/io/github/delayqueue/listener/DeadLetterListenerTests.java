@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BiConsumer;
 
 import io.github.delayqueue.convert.PayloadConversionException;
 import io.github.delayqueue.convert.PayloadConverter;
@@ -14,6 +15,7 @@ import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
 import io.github.delayqueue.actuate.DelayQueueEndpoint.MessageDescriptor;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.NewMessage;
@@ -28,6 +30,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -185,6 +188,40 @@ class DeadLetterListenerTests {
 					.isEqualTo("java.lang.IllegalStateException: alert service down");
 				assertThat(store.page("orders", MessageState.DEAD, 0, 10).total()).isOne();
 			});
+	}
+
+	@Test
+	void aWatchRedisLostIsSetAgainByTheNextBurialOfAnApplicationListeningToThoseDeadLetters() {
+		String prefix = QueueContexts.uniquePrefix();
+		QueueContexts.runner(prefix).run((context) -> {
+			RedisMessageStore store = context.getBean(RedisMessageStore.class);
+			StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
+			RedisMessageStore notListening = new RedisMessageStore(context.getBean(RedisConnectionFactory.class),
+					prefix);
+			store.watchDeadLetters("lost");
+			String watch = store.keys("lost").deadLettersWatch();
+			redis.delete(watch);
+			bury(notListening, "lost", "n-1", (id, token) -> notListening.deadLetter("lost", id, token, "refused"));
+			assertThat(redis.hasKey(watch)).as("an application not listening leaves it").isFalse();
+			assertThat(store.stats("lost#dead").ready()).isZero();
+			bury(store, "lost", "d-1", (id, token) -> store.deadLetter("lost", id, token, "refused"));
+			assertThat(redis.hasKey(watch)).isTrue();
+			assertThat(store.stats("lost#dead").ready()).isOne();
+			redis.delete(watch);
+			bury(store, "lost", "e-1", (id, token) -> await().atMost(WAIT)
+				.until(() -> store.expireLeases("lost", 10, 1).deadLettered().size() == 1));
+			assertThat(redis.hasKey(watch)).isTrue();
+			assertThat(store.stats("lost#dead").ready()).isEqualTo(2);
+		});
+	}
+
+	private static void bury(RedisMessageStore store, String topic, String id, BiConsumer<String, String> burial) {
+		store.send(topic, List.of(NewMessage.afterDelay(id, Duration.ZERO,
+				MessageFormat.encodeBody(Map.of(), "body".getBytes(StandardCharsets.UTF_8)))));
+		store.promote(topic, 10);
+		List<ClaimedMessage> claimed = store.claim(topic, 10, Duration.ZERO);
+		assertThat(claimed).singleElement().extracting(ClaimedMessage::id).isEqualTo(id);
+		burial.accept(id, claimed.get(0).leaseToken());
 	}
 
 	@Test

@@ -16,7 +16,6 @@ import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -90,8 +89,6 @@ class ScheduleRegistryReviewTests {
 	}
 
 	@Test
-	@Disabled("Known, documented in docs/reliability.md: the watch is set again every 5 s; dead letters that die"
-			+ " before stay in the dead set (replayable) but are not queued for their listener")
 	void messagesThatDieJustAfterAFlushAllReachTheDeadLetterListener() {
 		Assumptions.assumeTrue(TestRedis.canStartPrivateServer(), "needs a redis-server binary");
 		try (RedisServerProcess redis = TestRedis.startPrivateServer()) {

@@ -121,8 +121,9 @@ final class PartitionCountWatch implements AutoCloseable {
 				int restored = this.store.watchDeadLetters(topic);
 				if (restored > 0) {
 					logger.warn("Topic '" + topic + "': the watch that queues its dead letters for their listener was"
-							+ " gone from " + restored + " of its partitions (Redis lost its data?): set again;"
-							+ " messages that died meanwhile were not queued");
+							+ " gone from " + restored
+							+ " of its partitions (Redis lost its data?): set again; messages that other applications"
+							+ " dead-lettered meanwhile were not queued");
 				}
 			}
 			catch (RuntimeException ex) {

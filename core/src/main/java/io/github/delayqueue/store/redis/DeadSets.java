@@ -2,6 +2,7 @@ package io.github.delayqueue.store.redis;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
@@ -33,6 +34,8 @@ final class DeadSets {
 
 	private final Map<String, Growth> growth = new ConcurrentHashMap<>();
 
+	private final Set<String> listened = ConcurrentHashMap.newKeySet();
+
 	private volatile Function<String, DeadLetterRetention> retention = (topic) -> DeadLetterRetention.KEEP_ALL;
 
 	DeadSets(LongSupplier nanoTime) {
@@ -41,6 +44,23 @@ final class DeadSets {
 
 	void useRetention(Function<String, DeadLetterRetention> retention) {
 		this.retention = retention;
+	}
+
+	/**
+	 * Notes that this application listens to a topic's dead letters: the scripts that
+	 * bury one of its dead letters set the watch again if Redis lost it.
+	 * @param topic the topic
+	 */
+	void listen(String topic) {
+		this.listened.add(topic);
+	}
+
+	/**
+	 * @param partition a partition of a topic, or of a dead-letter queue
+	 * @return whether this application listens to the dead letters of its topic
+	 */
+	boolean isListened(String partition) {
+		return !TopicPartitions.isDeadLetters(partition) && this.listened.contains(TopicPartitions.topicOf(partition));
 	}
 
 	/**

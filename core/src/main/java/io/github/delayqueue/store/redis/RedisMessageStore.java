@@ -205,13 +205,15 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	/**
 	 * Starts copying a topic's dead letters into its dead-letter queue: sets the watch
 	 * key ({@link TopicKeys#deadLettersWatch()}) of every partition, which the scripts
-	 * that dead-letter a message read, in one round trip.
+	 * that dead-letter a message read, in one round trip. From now on those scripts, run
+	 * by this store, also set a watch Redis lost again before they bury.
 	 * @param topic the topic whose dead letters are listened to
 	 * @return the partitions whose watch was absent
 	 * @throws DataAccessException if Redis failed or did not answer in time
 	 */
 	@Override
 	public int watchDeadLetters(String topic) {
+		this.deadSets.listen(topic);
 		List<ScriptRunner.ScriptCall> calls = partitions().names(topic)
 			.stream()
 			.map((partition) -> this.calls.call(partition, new ScriptCodecs.WatchDeadLetters()))

@@ -299,9 +299,10 @@ final class ScriptCodecs {
 	 * @param queueChannel the signal channel of the partition's dead-letter queue
 	 * @param queue the name of the partition's dead-letter queue
 	 * @param retention the topic's dead-letter retention
+	 * @param listened whether this application listens to the topic's dead letters
 	 */
 	record DeadLetter(String id, String leaseToken, String error, String queueChannel, String queue,
-			DeadLetterRetention retention) implements ScriptCodec<Boolean> {
+			DeadLetterRetention retention, boolean listened) implements ScriptCodec<Boolean> {
 
 		static final Signature<DeadLetter> SIGNATURE = Signature.of(Script.DEAD_LETTER, "1 if dead-lettered",
 				Argument.of("[1] id", DeadLetter::id), Argument.of("[2] lease token", DeadLetter::leaseToken),
@@ -309,7 +310,8 @@ final class ScriptCodecs {
 				Argument.of("[4] signal channel of the dead-letter queue", DeadLetter::queueChannel),
 				Argument.of("[5] the dead-letter queue's name", DeadLetter::queue),
 				Argument.of("[6] the most dead letters the dead set keeps", (call) -> call.retention().maxCount()),
-				Argument.of("[7] ms a dead letter is kept", (call) -> call.retention().maxAge().toMillis()));
+				Argument.of("[7] ms a dead letter is kept", (call) -> call.retention().maxAge().toMillis()), Argument
+					.of("[8] 1 if the caller listens to the topic's dead letters", (call) -> call.listened() ? 1 : 0));
 
 		@Override
 		public Signature<?> signature() {
@@ -333,9 +335,10 @@ final class ScriptCodecs {
 	 * @param queueChannel the signal channel of the partition's dead-letter queue
 	 * @param queue the name of the partition's dead-letter queue
 	 * @param retention the topic's dead-letter retention
+	 * @param listened whether this application listens to the topic's dead letters
 	 */
 	record ExpireLeases(int limit, int maxAttempts, String channel, String partition, String queueChannel, String queue,
-			DeadLetterRetention retention) implements ScriptCodec<LeaseExpiryResult> {
+			DeadLetterRetention retention, boolean listened) implements ScriptCodec<LeaseExpiryResult> {
 
 		static final Signature<ExpireLeases> SIGNATURE = Signature.of(Script.EXPIRE_LEASES,
 				"{messages made ready again, messages dead-lettered",
@@ -346,7 +349,8 @@ final class ScriptCodecs {
 				Argument.of("[5] signal channel of the dead-letter queue", ExpireLeases::queueChannel),
 				Argument.of("[6] the dead-letter queue's name", ExpireLeases::queue),
 				Argument.of("[7] the most dead letters the dead set keeps", (call) -> call.retention().maxCount()),
-				Argument.of("[8] ms a dead letter is kept", (call) -> call.retention().maxAge().toMillis()));
+				Argument.of("[8] ms a dead letter is kept", (call) -> call.retention().maxAge().toMillis()), Argument
+					.of("[9] 1 if the caller listens to the topic's dead letters", (call) -> call.listened() ? 1 : 0));
 
 		@Override
 		public Signature<?> signature() {

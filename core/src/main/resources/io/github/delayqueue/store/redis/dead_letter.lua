@@ -22,6 +22,7 @@
 -- ARGV[5] the dead-letter queue's name (the partition's, then "#dead")
 -- ARGV[6] the most dead letters the dead set keeps, 0 for no bound (retention, see trim_dead)
 -- ARGV[7] ms a dead letter is kept, 0 for no bound
+-- ARGV[8] 1 if the caller listens to the topic's dead letters (sets a lost watch again), else 0
 -- A stored message whose header is unreadable is kept exactly as it was.
 -- Returns 1 if dead-lettered, 0 if the lease was lost.
 -- Replayed: idempotent (the second run finds no lease and returns 0).
@@ -39,7 +40,7 @@ end
 local stored = redis.call('HGET', KEYS[2], id)
 local priority = redis.call('HGET', KEYS[7], id)
 expect(KEYS[1], 'zset')
-local dead = check_bury(KEYS[3], KEYS[4], KEYS[5], KEYS[8], KEYS[9], KEYS[10], KEYS[11])
+local dead = check_bury(KEYS[3], KEYS[4], KEYS[5], KEYS[8], KEYS[9], KEYS[10], KEYS[11], ARGV[8])
 if stored then
   local attempts, due, bodyAt = header(stored)
   local updated = stored

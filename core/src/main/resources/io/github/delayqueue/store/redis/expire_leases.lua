@@ -36,6 +36,7 @@
 -- ARGV[6] the dead-letter queue's name (the topic's, then "#dead")
 -- ARGV[7] the most dead letters the dead set keeps, 0 for no bound (retention, see trim_dead)
 -- ARGV[8] ms a dead letter is kept, 0 for no bound
+-- ARGV[9] 1 if the caller listens to the topic's dead letters (sets a lost watch again), else 0
 -- A message whose stored header is unreadable is dead-lettered as corrupt.
 -- Returns {messages made ready again, messages dead-lettered, ms until the next lease ends or -1,
 --          then the ids made ready again, then the ids dead-lettered}.
@@ -65,7 +66,7 @@ if #ids > 0 then
     end
   end
   expect(KEYS[7], 'hash')
-  local deadKeys = check_bury(KEYS[4], KEYS[5], KEYS[6], KEYS[18], KEYS[19], KEYS[20], KEYS[21])
+  local deadKeys = check_bury(KEYS[4], KEYS[5], KEYS[6], KEYS[18], KEYS[19], KEYS[20], KEYS[21], ARGV[9])
   -- The ids dead-lettered with a priority, to drop from the priorities hash.
   local buriedPriorities = {}
   for i, id in ipairs(ids) do

@@ -4,16 +4,23 @@
 -- letter has a priority (HLEN of the dead priorities: one O(1) read), queue = the dead-letter
 -- queue's {messages = HASH, ready = LIST} while its watch key exists (a listener of the topic's
 -- dead letters started once), else false; copied = false until bury() copies one into it}.
+-- listened is '1' when the caller's application listens to the topic's dead letters: a watch key
+-- Redis lost (it came back empty) is then set again here, before any write of the script, so that
+-- no dead letter dies unqueued until the watch's periodic check comes by.
 -- @include expect
 local function check_bury(deadKey, deadMessagesKey, deadErrorsKey, deadPrioritiesKey, watchKey, queueMessagesKey,
-    queueReadyKey)
+    queueReadyKey, listened)
   expect(deadKey, 'zset')
   expect(deadMessagesKey, 'hash')
   expect(deadErrorsKey, 'hash')
   local queue = false
-  if redis.call('EXISTS', watchKey) == 1 then
+  local watched = redis.call('EXISTS', watchKey) == 1
+  if watched or listened == '1' then
     expect(queueMessagesKey, 'hash')
     expect(queueReadyKey, 'list')
+    if not watched then
+      redis.call('SET', watchKey, '1')
+    end
     queue = {messages = queueMessagesKey, ready = queueReadyKey}
   end
   return {index = deadKey, messages = deadMessagesKey, errors = deadErrorsKey, priorities = deadPrioritiesKey,
