@@ -30,4 +30,19 @@ public record DeadLetterRetention(long maxCount, Duration maxAge) {
 		}
 	}
 
+	/**
+	 * The share of one partition of a topic with a given number of them: each partition
+	 * keeps {@code ceil(maxCount / partitions)} dead letters, so that the topic keeps
+	 * about {@code maxCount} (at most {@code partitions - 1} more), and each for
+	 * {@code maxAge}.
+	 * @param partitions the topic's number of partitions, at least 1
+	 * @return the retention of each partition
+	 */
+	public DeadLetterRetention perPartition(int partitions) {
+		if (partitions <= 1 || this.maxCount == 0) {
+			return this;
+		}
+		return new DeadLetterRetention((this.maxCount + partitions - 1) / partitions, this.maxAge);
+	}
+
 }

@@ -919,7 +919,8 @@ public class DelayQueueProperties implements Validator {
 	public static class DeadLetters {
 
 		/**
-		 * The most dead letters kept; all when unset.
+		 * The most dead letters kept; all when unset. Each of a topic's partitions keeps
+		 * its share, rounded up.
 		 */
 		private @Nullable Long maxCount;
 

@@ -42,6 +42,27 @@ class DeadLetterRetentionTests {
 	}
 
 	@Test
+	void aPartitionedTopicKeepsAboutItsMaxCountAcrossItsPartitionsNotThatManyInEach() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withPropertyValues("delay-queue.topics.wide.partitions=4",
+					"delay-queue.topics.wide.dead-letters.max-count=8")
+			.run((context) -> {
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				for (int i = 0; i < 40; i++) {
+					String id = "w-" + i;
+					String partition = store.partitions().nameFor("wide", id);
+					store.send("wide", List.of(message(id)));
+					store.promote(partition, 100);
+					List<ClaimedMessage> claimed = store.claim(partition, 10, LEASE);
+					assertThat(claimed).extracting(ClaimedMessage::id).containsExactly(id);
+					assertThat(store.deadLetter(partition, id, claimed.get(0).leaseToken(), "failed")).isTrue();
+				}
+				// Each of the 4 partitions keeps 8 / 4 = 2 (32 before: 8 in each).
+				assertThat(store.stats("wide").dead()).isEqualTo(8);
+			});
+	}
+
+	@Test
 	void deadLettersOlderThanTheMaxAgeAreDeletedByTheNextBurial() {
 		QueueContexts.runner(QueueContexts.uniquePrefix())
 			.withPropertyValues("delay-queue.listener.dead-letters.max-age=1h")

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.delayqueue.store.ClaimResult;
+import io.github.delayqueue.store.DeadLetterRetention;
 import io.github.delayqueue.store.ErrorTexts;
 import io.github.delayqueue.store.LeaseExpiryResult;
 import io.github.delayqueue.store.MessageStore;
@@ -83,8 +84,8 @@ final class RedisTopicStore implements TopicStore {
 	public boolean deadLetter(String id, String leaseToken, String error) {
 		boolean buried = this.calls.run(this.partition,
 				new ScriptCodecs.DeadLetter(id, leaseToken, ErrorTexts.bounded(error),
-						this.calls.signalChannel(deadLetters()), deadLetters(),
-						this.deadSets.retentionOf(this.partition), this.deadSets.isListened(this.partition)));
+						this.calls.signalChannel(deadLetters()), deadLetters(), retention(),
+						this.deadSets.isListened(this.partition)));
 		this.deadSets.buried(this.partition, buried ? 1 : 0);
 		return buried;
 	}
@@ -117,8 +118,8 @@ final class RedisTopicStore implements TopicStore {
 	public LeaseExpiryResult expireLeases(int limit, int maxAttempts) {
 		LeaseExpiryResult result = this.calls.run(this.partition,
 				new ScriptCodecs.ExpireLeases(limit, maxAttempts, signalChannel(), this.partition,
-						this.calls.signalChannel(deadLetters()), deadLetters(),
-						this.deadSets.retentionOf(this.partition), this.deadSets.isListened(this.partition)));
+						this.calls.signalChannel(deadLetters()), deadLetters(), retention(),
+						this.deadSets.isListened(this.partition)));
 		this.deadSets.buried(this.partition, result.deadLettered().size());
 		return result;
 	}
@@ -126,6 +127,17 @@ final class RedisTopicStore implements TopicStore {
 	@Override
 	public List<String> repairAfter(RuntimeException failure) {
 		return WrongTypeKeys.isWrongType(failure) ? this.wrongTypeKeys.quarantine(this.partition) : List.of();
+	}
+
+	/**
+	 * The retention of this partition: its share of its topic's (a dead-letter queue
+	 * partition shares the count of the topic whose dead letters it holds).
+	 */
+	private DeadLetterRetention retention() {
+		String counted = TopicPartitions.isDeadLetters(this.partition)
+				? this.partition.substring(0, this.partition.length() - TopicPartitions.deadLettersOf("").length())
+				: this.partition;
+		return this.deadSets.retentionOf(this.partition).perPartition(this.router.countOf(counted));
 	}
 
 	private String deadLetters() {
