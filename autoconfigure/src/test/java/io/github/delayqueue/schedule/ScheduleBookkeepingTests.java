@@ -22,8 +22,11 @@ import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -133,7 +136,8 @@ class ScheduleBookkeepingTests {
 	}
 
 	@Test
-	void aSchedulesHashOfTheWrongTypeIsMovedAsideAndTheOtherTopicsTick() {
+	@ExtendWith(OutputCaptureExtension.class)
+	void aSchedulesHashOfTheWrongTypeIsMovedAsideAndTheOtherTopicsTick(CapturedOutput output) {
 		String prefix = QueueContexts.uniquePrefix();
 		List<String> ticks = new CopyOnWriteArrayList<>();
 		Beats.deliveries = ticks;
@@ -152,6 +156,10 @@ class ScheduleBookkeepingTests {
 				int before = ticks.size();
 				await().atMost(WAIT).until(() -> ticks.size() >= before + 3);
 				assertThat(redis.keys(schedulesKey + ":quarantined:*")).hasSize(1);
+				assertThat(output)
+					.contains("Schedules of topic 'broken': its partition 'broken' has keys of the wrong"
+							+ " type, moved aside")
+					.doesNotContain("Schedule 'broken'");
 			});
 	}
 

@@ -286,12 +286,16 @@ public class SchedulePoller implements SmartLifecycle {
 			read.unreadable()
 				.forEach((name, problem) -> report("state:" + name, "Schedule '" + name + "' of topic '" + topic + "' "
 						+ problem + "; this instance sends no tick of it"));
+			read.unreadablePartitions()
+				.forEach((partition, problem) -> report("partition:" + partition,
+						"Schedules of topic '" + topic + "': its partition '" + partition + "' " + problem));
 			now = Math.max(now, read.nowMillis());
 			unreadable.addAll(read.unreadable().keySet());
 			read.schedules()
 				.values()
 				.forEach((state) -> found.computeIfAbsent(state.name(), (n) -> new ArrayList<>()).add(state));
-			if (read.schedules().isEmpty() && read.unreadable().isEmpty() && !registry.names().containsValue(topic)) {
+			if (read.schedules().isEmpty() && read.unreadable().isEmpty() && read.unreadablePartitions().isEmpty()
+					&& !registry.names().containsValue(topic)) {
 				forget(topic);
 			}
 		}

@@ -154,10 +154,12 @@ public interface ScheduleStore {
 	 *
 	 * @param nowMillis the store's time (epoch ms), by which ticks are due
 	 * @param schedules the schedules by name
-	 * @param unreadable the schedules (or partitions) that could not be read, with what
-	 * is wrong
+	 * @param unreadable the schedules whose state could not be read, with what is wrong
+	 * @param unreadablePartitions the partitions that could not be read, with what is
+	 * wrong
 	 */
-	record SchedulesRead(long nowMillis, Map<String, ScheduleState> schedules, Map<String, String> unreadable) {
+	record SchedulesRead(long nowMillis, Map<String, ScheduleState> schedules, Map<String, String> unreadable,
+			Map<String, String> unreadablePartitions) {
 	}
 
 	/**

@@ -72,13 +72,15 @@ final class RedisScheduleStore implements ScheduleStore {
 				WrongTypeKeys::isWrongType);
 		Map<String, ScheduleState> schedules = new LinkedHashMap<>();
 		Map<String, String> unreadable = new LinkedHashMap<>();
+		Map<String, String> unreadablePartitions = new LinkedHashMap<>();
 		long now = 0;
 		for (int i = 0; i < partitions.size(); i++) {
 			Object reply = replies.get(i);
 			if (reply instanceof Throwable) {
 				List<String> moved = this.wrongTypeKeys.quarantine(partitions.get(i));
-				unreadable.put(partitions.get(i), "has keys of the wrong type, moved aside as <key>:quarantined:<ms> "
-						+ moved + "; the schedules kept there are lost");
+				unreadablePartitions.put(partitions.get(i),
+						"has keys of the wrong type, moved aside as <key>:quarantined:<ms> " + moved
+								+ "; the schedules kept there are lost");
 				continue;
 			}
 			ScriptCodecs.Schedules.Reply read = new ScriptCodecs.Schedules().read(reply);
@@ -92,7 +94,7 @@ final class RedisScheduleStore implements ScheduleStore {
 				}
 			});
 		}
-		return new SchedulesRead(now, schedules, unreadable);
+		return new SchedulesRead(now, schedules, unreadable, unreadablePartitions);
 	}
 
 	@Override
