@@ -1,11 +1,14 @@
 package io.github.delayqueue.autoconfigure;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
 import io.github.delayqueue.actuate.DelayQueueHealthIndicator;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.schedule.DelayQueueSchedules;
+import io.github.delayqueue.schedule.Schedule;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
@@ -43,6 +46,20 @@ class DelayQueueActuatorAutoConfigurationTests {
 	void endpointIsContributedWhenExposed() {
 		this.runner.withPropertyValues("management.endpoints.web.exposure.include=health,delayqueue")
 			.run((context) -> assertThat(context).hasSingleBean(DelayQueueEndpoint.class));
+	}
+
+	@Test
+	void theEndpointChangesSchedulesThroughTheApplicationsBeanSoThatItsPollerWakesUp() {
+		this.runner.withPropertyValues("management.endpoints.web.exposure.include=delayqueue").run((context) -> {
+			DelayQueueSchedules schedules = context.getBean(DelayQueueSchedules.class);
+			schedules.save(Schedule.fixedRate("hourly", "reports", Duration.ofHours(1)));
+			schedules.pause("hourly");
+			AtomicInteger changes = new AtomicInteger();
+			schedules.onChange(changes::incrementAndGet);
+			DelayQueueEndpoint endpoint = context.getBean(DelayQueueEndpoint.class);
+			assertThat(endpoint.topicAction("reports", "resume-schedule", null, "hourly").affected()).isOne();
+			assertThat(changes).as("wake-ups of the poller").hasValue(1);
+		});
 	}
 
 	@Test
@@ -137,9 +154,9 @@ class DelayQueueActuatorAutoConfigurationTests {
 	static class OwnEndpointConfig {
 
 		@Bean
-		DelayQueueEndpoint ownEndpoint(RedisMessageStore store, DelayQueueTemplate template,
-				DelayQueueRuntime runtime) {
-			return new DelayQueueEndpoint(store, template, runtime);
+		DelayQueueEndpoint ownEndpoint(RedisMessageStore store, DelayQueueTemplate template, DelayQueueRuntime runtime,
+				DelayQueueSchedules schedules) {
+			return new DelayQueueEndpoint(store, template, runtime, schedules);
 		}
 
 	}

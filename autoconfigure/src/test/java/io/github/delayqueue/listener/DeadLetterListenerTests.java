@@ -15,6 +15,7 @@ import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
 import io.github.delayqueue.actuate.DelayQueueEndpoint.MessageDescriptor;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.schedule.DelayQueueSchedules;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.MessageState;
@@ -252,7 +253,7 @@ class DeadLetterListenerTests {
 			}
 			assertThat(store.inspect("leases#dead", "l-1", 1000)).isNotNull();
 			DelayQueueEndpoint endpoint = new DelayQueueEndpoint(store, context.getBean(DelayQueueTemplate.class),
-					context.getBean(DelayQueueRuntime.class));
+					context.getBean(DelayQueueRuntime.class), context.getBean(DelayQueueSchedules.class));
 			assertThat(endpoint.queue().topics()).containsKeys("leases", "leases#dead");
 			MessageDescriptor queued = endpoint.message("leases#dead", "l-1");
 			assertThat(queued.headers()).containsExactly(Map.entry("tenant", "acme"));

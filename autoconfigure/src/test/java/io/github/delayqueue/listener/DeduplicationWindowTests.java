@@ -11,6 +11,7 @@ import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.core.InvalidMessageException;
 import io.github.delayqueue.core.SendResult;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.schedule.DelayQueueSchedules;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
@@ -103,7 +104,8 @@ class DeduplicationWindowTests {
 				await().atMost(Duration.ofSeconds(10)).until(() -> payments.handled.size() == 5);
 				RedisMessageStore store = context.getBean(RedisMessageStore.class);
 				await().atMost(Duration.ofSeconds(10)).until(() -> store.stats("payments").rememberedIds() == 3);
-				assertThat(new DelayQueueEndpoint(store, queue, context.getBean(DelayQueueRuntime.class))
+				assertThat(new DelayQueueEndpoint(store, queue, context.getBean(DelayQueueRuntime.class),
+						context.getBean(DelayQueueSchedules.class))
 					.topic("payments", null, null, null)
 					.rememberedIds()).isEqualTo(3);
 				assertThat(queue.send(payment("pay-1", Duration.ofHours(1))).duplicate()).isFalse();

@@ -11,6 +11,7 @@ import io.github.delayqueue.actuate.DelayQueueEndpoint.MessageDescriptor;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.core.InvalidMessageException;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.schedule.DelayQueueSchedules;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.store.redis.RedisMessageStore;
@@ -129,7 +130,7 @@ class FailurePolicyTests {
 					.until(() -> store.inspect("unsupported", "e-1", 1000).state() == MessageState.SCHEDULED
 							&& context.getBean(Unsupported.class).calls.size() == 1);
 				DelayQueueEndpoint endpoint = new DelayQueueEndpoint(store, template,
-						context.getBean(DelayQueueRuntime.class));
+						context.getBean(DelayQueueRuntime.class), context.getBean(DelayQueueSchedules.class));
 				MessageDescriptor message = endpoint.message("unsupported", "e-1");
 				assertThat(message.lastError()).isEqualTo("java.lang.IllegalStateException: state");
 				assertThat(message.headers()).containsExactly(Map.entry("a", "b"));

@@ -112,12 +112,15 @@ public class DelayQueueEndpoint {
 	 * @param store the Redis store
 	 * @param template the template, for cancel and reschedule
 	 * @param runtime the listeners of this application
+	 * @param schedules the application's schedules, whose changes wake this application's
+	 * schedule poller up
 	 */
-	public DelayQueueEndpoint(MessageStore store, DelayQueueTemplate template, DelayQueueRuntime runtime) {
+	public DelayQueueEndpoint(MessageStore store, DelayQueueTemplate template, DelayQueueRuntime runtime,
+			DelayQueueSchedules schedules) {
 		this.store = store;
 		this.template = template;
 		this.runtime = runtime;
-		this.schedules = new DelayQueueSchedules(store.schedules(), template);
+		this.schedules = schedules;
 	}
 
 	/**

@@ -10,6 +10,7 @@ import io.github.delayqueue.dashboard.DashboardMeters;
 import io.github.delayqueue.dashboard.DelayQueueDashboard;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.RedisDataLossWatch;
+import io.github.delayqueue.schedule.DelayQueueSchedules;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.ServerInspector;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -50,11 +51,11 @@ final class DelayQueueDashboardConfiguration {
 	DelayQueueDashboard delayQueueDashboard(MessageStore store, DelayQueueTemplate template, DelayQueueRuntime runtime,
 			DelayQueueProperties properties, ObjectProvider<DelayQueueEndpoint> endpoint,
 			ObjectProvider<EndpointAccessResolver> accessResolver, ObjectProvider<DashboardMetersSource> meters,
-			ServerInspector servers, ObjectProvider<RedisDataLossWatch> dataLoss) {
+			ServerInspector servers, ObjectProvider<RedisDataLossWatch> dataLoss, DelayQueueSchedules schedules) {
 		EndpointAccessResolver resolver = accessResolver.getIfAvailable(() -> (id, defaultAccess) -> defaultAccess);
 		DashboardAccess access = new DashboardAccess(resolver.accessFor(ENDPOINT, Access.READ_ONLY));
 		DelayQueueDashboard dashboard = new DelayQueueDashboard(
-				endpoint.getIfAvailable(() -> new DelayQueueEndpoint(store, template, runtime)), access,
+				endpoint.getIfAvailable(() -> new DelayQueueEndpoint(store, template, runtime, schedules)), access,
 				properties.getDashboard().getPath(), properties.getDashboard().getTimeout(),
 				meters.getIfAvailable(() -> () -> Map.of("available", false)), servers);
 		dataLoss.ifAvailable((watch) -> dashboard.setDataLoss(() -> {

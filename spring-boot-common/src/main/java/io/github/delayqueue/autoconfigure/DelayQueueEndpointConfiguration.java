@@ -3,6 +3,7 @@ package io.github.delayqueue.autoconfigure;
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.schedule.DelayQueueSchedules;
 import io.github.delayqueue.store.MessageStore;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
@@ -26,8 +27,9 @@ final class DelayQueueEndpointConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(DelayQueueTemplate.class)
 	@ConditionalOnAvailableEndpoint
-	DelayQueueEndpoint delayQueueEndpoint(MessageStore store, DelayQueueTemplate template, DelayQueueRuntime runtime) {
-		return new DelayQueueEndpoint(store, template, runtime);
+	DelayQueueEndpoint delayQueueEndpoint(MessageStore store, DelayQueueTemplate template, DelayQueueRuntime runtime,
+			DelayQueueSchedules schedules) {
+		return new DelayQueueEndpoint(store, template, runtime, schedules);
 	}
 
 }
