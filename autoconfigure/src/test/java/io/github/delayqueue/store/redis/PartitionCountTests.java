@@ -341,7 +341,7 @@ class PartitionCountTests {
 		/** A store whose application spreads the topic over a number of partitions. */
 		RedisMessageStore store(int partitions) {
 			RedisMessageStore store = new RedisMessageStore(this.connectionFactory, PartitionCountTests.this.prefix,
-					Duration.ofMillis(500));
+					Duration.ofMillis(1500));
 			store.usePartitions(TopicPartitions.of(Map.of(TOPIC, partitions)));
 			this.stores.add(store);
 			return store;

@@ -55,7 +55,7 @@ class SendOrderTests {
 			String id = idIn(1, 3, "order-");
 			sender.send(TOPIC, List.of(PartitionApps.message(idIn(1, 3, "warm-up-"), Duration.ofHours(1))));
 			byte[] sendScript = sender.clock()
-				.call(Script.SEND, (key) -> key.name(), List.of(), sender.shardedSignals())
+				.call(ScriptCodecs.Send.SIGNATURE.script(), (key) -> key.name(), List.of(), sender.shardedSignals())
 				.script()
 				.getScriptAsString()
 				.getBytes(StandardCharsets.UTF_8);

@@ -2,7 +2,6 @@ package io.github.delayqueue.store.redis;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.function.Function;
 
 import io.github.delayqueue.store.NewMessage;
@@ -11,110 +10,53 @@ import org.springframework.data.redis.core.script.DefaultRedisScript;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * The Lua scripts of the queue, one per state transition (and four that only read, five
- * that keep a topic's number of partitions, six of recurring schedules, and one that has
- * a partition copy its dead letters), each with the keys it takes in the order its
- * {@code .lua} header names them: the one place in Java that knows a script's key order.
- * Each script is read from the {@code .lua} file beside this class with
- * {@code common.lua} and the helpers it names in front (see {@link ScriptSource}); a
- * {@link ScriptClock} puts its clock and the way signals are sent in front of those.
- * {@code ScriptHeadersTests} checks every declaration against its file's header.
+ * One Lua script of the queue: its file's name, the type of its reply and the keys it
+ * takes in the order its {@code .lua} header names them. There is one script per state
+ * transition (and some that only read, keep a topic's number of partitions, keep
+ * recurring schedules, have a partition copy its dead letters or mark the data set), each
+ * declared once, in the {@link ScriptCodecs codec} of its calls
+ * ({@link ScriptCodecs#signatures()} lists them). Each script is read from the
+ * {@code .lua} file beside this class with {@code common.lua} and the helpers it names in
+ * front (see {@link ScriptSource}); a {@link ScriptClock} puts its clock and the way
+ * signals are sent in front of those. {@code ScriptHeadersTests} checks every declaration
+ * against its file's header.
  */
-enum Script {
-
-	SEND(false, Key.MESSAGES, Key.SCHEDULED, Key.PRIORITIES, Key.PARTITION_COUNT, Key.REMEMBERED, Key.DEDUPLICATION),
-
-	PROMOTE(false, with(withPriorities(Key.SCHEDULED, Key.READY, Key.IN_FLIGHT), Key.PARTITION_COUNT)),
-
-	CLAIM(false,
-			withPriorities(Key.READY, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES, Key.CLAIM_RECORD,
-					Key.RATE_WINDOW)),
-
-	ACK(false, Key.IN_FLIGHT, Key.MESSAGES, Key.LEASES, Key.PRIORITIES, Key.REMEMBERED, Key.DEDUPLICATION),
-
-	RETRY(true, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES),
-
-	DEAD_LETTER(true, Key.IN_FLIGHT, Key.MESSAGES, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.LEASES,
-			Key.PRIORITIES, Key.DEAD_PRIORITIES, Key.DEAD_LETTERS_WATCH, Key.DEAD_LETTERS_MESSAGES,
-			Key.DEAD_LETTERS_READY),
-
-	EXPIRE_LEASES(false,
-			with(withPriorities(Key.IN_FLIGHT, Key.MESSAGES, Key.READY, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS,
-					Key.LEASES), Key.DEAD_PRIORITIES, Key.DEAD_LETTERS_WATCH, Key.DEAD_LETTERS_MESSAGES,
-					Key.DEAD_LETTERS_READY)),
-
-	RELEASE(false, withPriorities(Key.IN_FLIGHT, Key.READY, Key.LEASES)),
-
-	RELEASE_CLAIM(false, withPriorities(Key.IN_FLIGHT, Key.READY, Key.LEASES, Key.CLAIM_RECORD)),
-
-	EXTEND_LEASES(false, Key.IN_FLIGHT, Key.LEASES),
-
-	CANCEL(true, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT, Key.PRIORITIES, Key.PARTITION_COUNT),
-
-	RESCHEDULE(true, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT, Key.PARTITION_COUNT),
-
-	REPLAY(false, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.MESSAGES, Key.SCHEDULED, Key.PRIORITIES,
-			Key.DEAD_PRIORITIES, Key.PARTITION_COUNT, Key.REMEMBERED),
-
-	PURGE_DEAD(true, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.DEAD_PRIORITIES, Key.PARTITION_COUNT),
-
-	STATS(false, with(withPriorities(Key.MESSAGES, Key.SCHEDULED, Key.READY, Key.IN_FLIGHT, Key.DEAD), Key.REMEMBERED)),
-
-	PAGE(false,
-			with(withPriorities(Key.STATE_INDEX, Key.STATE_MESSAGES, Key.DEAD_ERRORS, Key.SCHEDULED, Key.IN_FLIGHT),
-					Key.DEAD_PRIORITIES)),
-
-	INSPECT(false, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS,
-			Key.PRIORITIES, Key.DEAD_PRIORITIES, Key.PARTITION_COUNT),
-
-	PARTITION_COUNT(false, Key.PARTITION_COUNT, Key.PARTITION_CHANGE),
-
-	BEGIN_PARTITION_CHANGE(false, Key.PARTITION_COUNT, Key.PARTITION_CHANGE, Key.DEAD_LETTERS_WATCH),
-
-	MARK_PARTITION(false, Key.PARTITION_COUNT, Key.MESSAGES, Key.DEAD, Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_DEAD,
-			Key.SCHEDULES, Key.DEAD_LETTERS_WATCH, Key.REMEMBERED),
-
-	COMMIT_PARTITION_CHANGE(false, Key.PARTITION_COUNT, Key.PARTITION_CHANGE, Key.MESSAGES, Key.DEAD,
-			Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_DEAD, Key.SCHEDULES, Key.REMEMBERED),
-
-	ABORT_PARTITION_CHANGE(true, Key.PARTITION_CHANGE),
-
-	SAVE_SCHEDULE(false, Key.SCHEDULES, Key.PARTITION_COUNT),
-
-	ADVANCE_SCHEDULE(false, Key.SCHEDULES, Key.MESSAGES, Key.SCHEDULED, Key.PARTITION_COUNT),
-
-	PAUSE_SCHEDULE(false, Key.SCHEDULES, Key.PARTITION_COUNT),
-
-	REMOVE_SCHEDULE(true, Key.SCHEDULES, Key.PARTITION_COUNT),
-
-	SCHEDULES(false, Key.SCHEDULES),
-
-	SCHEDULE_REGISTRY(false, Key.SCHEDULE_REGISTRY),
-
-	WATCH_DEAD_LETTERS(true, Key.DEAD_LETTERS_WATCH),
-
-	DATASET_MARKER(false, Key.DATASET_MARKER);
+final class Script {
 
 	/** The highest priority; priority 0 messages wait in the ready list itself. */
 	static final int MAX_PRIORITY = NewMessage.MAX_PRIORITY;
 
+	private final String fileName;
+
 	private final List<Key> keys;
 
-	private final boolean integerReply;
+	private final Reply reply;
 
 	private final String text;
 
-	Script(boolean integerReply, Key... keys) {
-		this.keys = List.of(keys);
-		this.integerReply = integerReply;
-		this.text = ScriptSource.script(fileName());
+	private Script(String fileName, Reply reply, List<Key> keys) {
+		this.fileName = fileName;
+		this.keys = keys;
+		this.reply = reply;
+		this.text = ScriptSource.script(fileName);
+	}
+
+	/**
+	 * Declares a script.
+	 * @param fileName the name of its file, without {@code .lua}
+	 * @param reply the type of its reply
+	 * @param keys the keys it takes, in order
+	 * @return the script
+	 */
+	static Script of(String fileName, Reply reply, Key... keys) {
+		return new Script(fileName, reply, List.of(keys));
 	}
 
 	/**
 	 * @return the name of the script's file, without {@code .lua}
 	 */
 	String fileName() {
-		return name().toLowerCase(Locale.ROOT);
+		return this.fileName;
 	}
 
 	/**
@@ -122,6 +64,11 @@ enum Script {
 	 */
 	List<Key> keys() {
 		return this.keys;
+	}
+
+	@Override
+	public String toString() {
+		return this.fileName;
 	}
 
 	/**
@@ -132,7 +79,7 @@ enum Script {
 	 */
 	RedisScript<?> withPrelude(String prelude) {
 		String source = prelude + this.text;
-		return this.integerReply ? new DefaultRedisScript<>(source, Long.class)
+		return (this.reply == Reply.INTEGER) ? new DefaultRedisScript<>(source, Long.class)
 				: new DefaultRedisScript<>(source, List.class);
 	}
 
@@ -150,7 +97,7 @@ enum Script {
 	 * hash and the ready list of each priority from 1 up (so that in Lua the list of
 	 * priority {@code p} is {@code KEYS[#own + 1 + p]}).
 	 */
-	private static Key[] withPriorities(Key... own) {
+	static Key[] withPriorities(Key... own) {
 		List<Key> keys = new ArrayList<>(List.of(own));
 		keys.add(Key.PRIORITIES);
 		keys.addAll(Key.priorityReadyLists());
@@ -158,10 +105,21 @@ enum Script {
 	}
 
 	/** Keys followed by more keys. */
-	private static Key[] with(Key[] keys, Key... more) {
+	static Key[] keys(Key[] keys, Key... more) {
 		List<Key> all = new ArrayList<>(List.of(keys));
 		all.addAll(List.of(more));
 		return all.toArray(Key[]::new);
+	}
+
+	/** The type of a script's reply. */
+	enum Reply {
+
+		/** An integer. */
+		INTEGER,
+
+		/** A list (of integers, strings and nulls, nested or not). */
+		LIST
+
 	}
 
 	/**

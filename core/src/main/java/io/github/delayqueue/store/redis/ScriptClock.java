@@ -1,7 +1,7 @@
 package io.github.delayqueue.store.redis;
 
 import java.util.ArrayList;
-import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -27,15 +27,16 @@ public final class ScriptClock {
 
 	private static final ScriptClock SERVER = new ScriptClock(ScriptSource.read("server_clock"), null);
 
-	private final Map<Script, RedisScript<?>> publishing = new EnumMap<>(Script.class);
+	private final Map<Script, RedisScript<?>> publishing = new HashMap<>();
 
-	private final Map<Script, RedisScript<?>> sharded = new EnumMap<>(Script.class);
+	private final Map<Script, RedisScript<?>> sharded = new HashMap<>();
 
 	private final @Nullable String offsetKey;
 
 	private ScriptClock(String clockText, @Nullable String offsetKey) {
 		this.offsetKey = offsetKey;
-		for (Script script : Script.values()) {
+		for (ScriptCodec.Signature<?> signature : ScriptCodecs.signatures()) {
+			Script script = signature.script();
 			this.publishing.put(script, script.withPrelude(clockText + PUBLISH));
 			this.sharded.put(script, script.withPrelude(clockText + SPUBLISH));
 		}

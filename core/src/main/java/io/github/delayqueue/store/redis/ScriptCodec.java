@@ -9,21 +9,14 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One call of a script, declared once: its arguments in the order its {@code .lua} header
- * names them ({@code ARGV}), and what its reply means ({@code Returns}). Its keys are
- * declared by its {@link Script}. The codecs are the only code that builds a script's
- * arguments or reads its reply by position; {@code ScriptHeadersTests} checks each
- * {@link ScriptCodecs#signature(Script) signature} against the header.
+ * names them ({@code ARGV}), and what its reply means ({@code Returns}), with its
+ * {@link Script} (keys and reply type). The codecs are the only code that builds a
+ * script's arguments or reads its reply by position; {@code ScriptHeadersTests} checks
+ * each {@link ScriptCodecs#signatures() signature} against the header.
  *
  * @param <R> what the reply reads as
  */
-sealed interface ScriptCodec<R> permits ScriptCodecs.Send, ScriptCodecs.Promote, ScriptCodecs.Claim, ScriptCodecs.Ack,
-		ScriptCodecs.Retry, ScriptCodecs.DeadLetter, ScriptCodecs.ExpireLeases, ScriptCodecs.Release,
-		ScriptCodecs.ReleaseClaim, ScriptCodecs.ExtendLeases, ScriptCodecs.Cancel, ScriptCodecs.Reschedule,
-		ScriptCodecs.Replay, ScriptCodecs.PurgeDead, ScriptCodecs.Stats, ScriptCodecs.Page, ScriptCodecs.Inspect,
-		ScriptCodecs.PartitionCount, ScriptCodecs.BeginPartitionChange, ScriptCodecs.MarkPartition,
-		ScriptCodecs.CommitPartitionChange, ScriptCodecs.AbortPartitionChange, ScriptCodecs.SaveSchedule,
-		ScriptCodecs.AdvanceSchedule, ScriptCodecs.PauseSchedule, ScriptCodecs.RemoveSchedule, ScriptCodecs.Schedules,
-		ScriptCodecs.ScheduleRegistry, ScriptCodecs.WatchDeadLetters, ScriptCodecs.DatasetMarker {
+interface ScriptCodec<R> {
 
 	/**
 	 * @return the script's arguments and reply, declared once

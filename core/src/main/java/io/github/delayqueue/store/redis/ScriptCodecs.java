@@ -1,10 +1,12 @@
 package io.github.delayqueue.store.redis;
 
+import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,13 +25,15 @@ import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.ReplayResult;
 import io.github.delayqueue.store.Sent;
 import io.github.delayqueue.store.TopicStats;
+import io.github.delayqueue.store.redis.Script.Key;
 import io.github.delayqueue.store.redis.ScriptCodec.Argument;
 import io.github.delayqueue.store.redis.ScriptCodec.Signature;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The {@link ScriptCodec} of each script: its arguments and how its reply reads, next to
- * the {@link Signature} its header must match.
+ * The {@link ScriptCodec} of each script, its one declaration: its {@link Script} (file,
+ * reply type and keys), its arguments and how its reply reads, in the {@link Signature}
+ * its {@code .lua} header must match.
  */
 final class ScriptCodecs {
 
@@ -55,43 +59,37 @@ final class ScriptCodecs {
 	}
 
 	/**
-	 * The signature of a script's codec.
-	 * @param script the script
-	 * @return how its header must describe its arguments and reply
+	 * The signature of every script's codec, read from the codecs declared here: a new
+	 * script is its {@code .lua} file and one codec.
+	 * @return the signatures, one per script
 	 */
-	static Signature<?> signature(Script script) {
-		return switch (script) {
-			case SEND -> Send.SIGNATURE;
-			case PROMOTE -> Promote.SIGNATURE;
-			case CLAIM -> Claim.SIGNATURE;
-			case ACK -> Ack.SIGNATURE;
-			case RETRY -> Retry.SIGNATURE;
-			case DEAD_LETTER -> DeadLetter.SIGNATURE;
-			case EXPIRE_LEASES -> ExpireLeases.SIGNATURE;
-			case RELEASE -> Release.SIGNATURE;
-			case RELEASE_CLAIM -> ReleaseClaim.SIGNATURE;
-			case EXTEND_LEASES -> ExtendLeases.SIGNATURE;
-			case CANCEL -> Cancel.SIGNATURE;
-			case RESCHEDULE -> Reschedule.SIGNATURE;
-			case REPLAY -> Replay.SIGNATURE;
-			case PURGE_DEAD -> PurgeDead.SIGNATURE;
-			case STATS -> Stats.SIGNATURE;
-			case PAGE -> Page.SIGNATURE;
-			case INSPECT -> Inspect.SIGNATURE;
-			case PARTITION_COUNT -> PartitionCount.SIGNATURE;
-			case BEGIN_PARTITION_CHANGE -> BeginPartitionChange.SIGNATURE;
-			case MARK_PARTITION -> MarkPartition.SIGNATURE;
-			case COMMIT_PARTITION_CHANGE -> CommitPartitionChange.SIGNATURE;
-			case ABORT_PARTITION_CHANGE -> AbortPartitionChange.SIGNATURE;
-			case SAVE_SCHEDULE -> SaveSchedule.SIGNATURE;
-			case ADVANCE_SCHEDULE -> AdvanceSchedule.SIGNATURE;
-			case PAUSE_SCHEDULE -> PauseSchedule.SIGNATURE;
-			case REMOVE_SCHEDULE -> RemoveSchedule.SIGNATURE;
-			case SCHEDULES -> Schedules.SIGNATURE;
-			case SCHEDULE_REGISTRY -> ScheduleRegistry.SIGNATURE;
-			case WATCH_DEAD_LETTERS -> WatchDeadLetters.SIGNATURE;
-			case DATASET_MARKER -> DatasetMarker.SIGNATURE;
-		};
+	static List<Signature<?>> signatures() {
+		return Signatures.ALL;
+	}
+
+	/** The signatures, read once. */
+	private static final class Signatures {
+
+		static final List<Signature<?>> ALL = read();
+
+		private static List<Signature<?>> read() {
+			List<Signature<?>> signatures = new ArrayList<>();
+			for (Class<?> type : ScriptCodecs.class.getDeclaredClasses()) {
+				if (ScriptCodec.class.isAssignableFrom(type)) {
+					try {
+						Field field = type.getDeclaredField("SIGNATURE");
+						field.setAccessible(true);
+						signatures.add((Signature<?>) field.get(null));
+					}
+					catch (ReflectiveOperationException ex) {
+						throw new IllegalStateException(type.getSimpleName() + " declares no SIGNATURE", ex);
+					}
+				}
+			}
+			signatures.sort(Comparator.comparing((signature) -> signature.script().fileName()));
+			return List.copyOf(signatures);
+		}
+
 	}
 
 	/**
@@ -107,8 +105,11 @@ final class ScriptCodecs {
 	record Send(String channel, String partition, int partitions, int maxRemembered,
 			List<NewMessage> messages) implements ScriptCodec<List<Sent>> {
 
-		static final Signature<Send> SIGNATURE = Signature.of(Script.SEND, "two integers per message: outcome",
-				Argument.of("[1] signal channel", Send::channel), Argument.of("[2] topic", Send::partition),
+		static final Signature<Send> SIGNATURE = Signature.of(
+				Script.of("send", Script.Reply.LIST, Key.MESSAGES, Key.SCHEDULED, Key.PRIORITIES, Key.PARTITION_COUNT,
+						Key.REMEMBERED, Key.DEDUPLICATION),
+				"two integers per message: outcome", Argument.of("[1] signal channel", Send::channel),
+				Argument.of("[2] topic", Send::partition),
 				Argument.of("[3] the number of partitions", Send::partitions),
 				Argument.of("[4] the most ids to remember", Send::maxRemembered),
 				Argument.rest("[5..] four values per message: id, due kind", Send::writeMessages));
@@ -159,7 +160,11 @@ final class ScriptCodecs {
 	record Promote(int limit, String channel, String partition, Duration lookahead,
 			int partitions) implements ScriptCodec<PromoteResult> {
 
-		static final Signature<Promote> SIGNATURE = Signature.of(Script.PROMOTE, "{messages moved, microseconds until",
+		static final Signature<Promote> SIGNATURE = Signature.of(
+				Script.of("promote", Script.Reply.LIST,
+						Script.keys(Script.withPriorities(Key.SCHEDULED, Key.READY, Key.IN_FLIGHT),
+								Key.PARTITION_COUNT)),
+				"{messages moved, microseconds until",
 				Argument.of("[1] largest number of messages to move", Promote::limit),
 				Argument.of("[2] signal channel", Promote::channel), Argument.of("[3] topic", Promote::partition),
 				Argument.of("[4] lookahead in ms", (promote) -> promote.lookahead().toMillis()),
@@ -191,7 +196,11 @@ final class ScriptCodecs {
 	record Claim(int limit, Duration lease, int earlyLimit, String token,
 			@Nullable RateLimit rateLimit) implements ScriptCodec<ClaimResult> {
 
-		static final Signature<Claim> SIGNATURE = Signature.of(Script.CLAIM, "{lease deadline (epoch ms), claim time",
+		static final Signature<Claim> SIGNATURE = Signature.of(
+				Script.of("claim", Script.Reply.LIST,
+						Script.withPriorities(Key.READY, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES,
+								Key.CLAIM_RECORD, Key.RATE_WINDOW)),
+				"{lease deadline (epoch ms), claim time",
 				Argument.of("[1] largest number of due messages to claim", Claim::limit),
 				Argument.of("[2] lease length in ms", (claim) -> claim.lease().toMillis()),
 				Argument.of("[3] largest number of messages not yet due to claim",
@@ -236,7 +245,10 @@ final class ScriptCodecs {
 	 */
 	record Ack(List<String> ids, List<String> leaseTokens) implements ScriptCodec<List<Boolean>> {
 
-		static final Signature<Ack> SIGNATURE = Signature.of(Script.ACK, "one integer per message: 1 if acknowledged",
+		static final Signature<Ack> SIGNATURE = Signature.of(
+				Script.of("ack", Script.Reply.LIST, Key.IN_FLIGHT, Key.MESSAGES, Key.LEASES, Key.PRIORITIES,
+						Key.REMEMBERED, Key.DEDUPLICATION),
+				"one integer per message: 1 if acknowledged",
 				Argument.rest("[1..] two values per message: id, lease token",
 						(ack, out) -> leases(out, ack.ids(), ack.leaseTokens())));
 
@@ -271,8 +283,10 @@ final class ScriptCodecs {
 	record Retry(String id, String leaseToken, Duration delay, String channel, String partition, boolean countsAttempt,
 			String error) implements ScriptCodec<Long> {
 
-		static final Signature<Retry> SIGNATURE = Signature.of(Script.RETRY, "the due time of the next attempt",
-				Argument.of("[1] id", Retry::id), Argument.of("[2] lease token", Retry::leaseToken),
+		static final Signature<Retry> SIGNATURE = Signature.of(
+				Script.of("retry", Script.Reply.INTEGER, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES),
+				"the due time of the next attempt", Argument.of("[1] id", Retry::id),
+				Argument.of("[2] lease token", Retry::leaseToken),
 				Argument.of("[3] backoff in ms", (retry) -> retry.delay().toMillis()),
 				Argument.of("[4] signal channel", Retry::channel), Argument.of("[5] topic", Retry::partition),
 				Argument.of("[6] attempts to count", (retry) -> retry.countsAttempt() ? 1 : 0),
@@ -304,8 +318,12 @@ final class ScriptCodecs {
 	record DeadLetter(String id, String leaseToken, String error, String queueChannel, String queue,
 			DeadLetterRetention retention, boolean listened) implements ScriptCodec<Boolean> {
 
-		static final Signature<DeadLetter> SIGNATURE = Signature.of(Script.DEAD_LETTER, "1 if dead-lettered",
-				Argument.of("[1] id", DeadLetter::id), Argument.of("[2] lease token", DeadLetter::leaseToken),
+		static final Signature<DeadLetter> SIGNATURE = Signature.of(
+				Script.of("dead_letter", Script.Reply.INTEGER, Key.IN_FLIGHT, Key.MESSAGES, Key.DEAD, Key.DEAD_MESSAGES,
+						Key.DEAD_ERRORS, Key.LEASES, Key.PRIORITIES, Key.DEAD_PRIORITIES, Key.DEAD_LETTERS_WATCH,
+						Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_READY),
+				"1 if dead-lettered", Argument.of("[1] id", DeadLetter::id),
+				Argument.of("[2] lease token", DeadLetter::leaseToken),
 				Argument.of("[3] last error", DeadLetter::error),
 				Argument.of("[4] signal channel of the dead-letter queue", DeadLetter::queueChannel),
 				Argument.of("[5] the dead-letter queue's name", DeadLetter::queue),
@@ -340,7 +358,13 @@ final class ScriptCodecs {
 	record ExpireLeases(int limit, int maxAttempts, String channel, String partition, String queueChannel, String queue,
 			DeadLetterRetention retention, boolean listened) implements ScriptCodec<LeaseExpiryResult> {
 
-		static final Signature<ExpireLeases> SIGNATURE = Signature.of(Script.EXPIRE_LEASES,
+		static final Signature<ExpireLeases> SIGNATURE = Signature.of(
+				Script.of("expire_leases", Script.Reply.LIST,
+						Script.keys(
+								Script.withPriorities(Key.IN_FLIGHT, Key.MESSAGES, Key.READY, Key.DEAD,
+										Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.LEASES),
+								Key.DEAD_PRIORITIES, Key.DEAD_LETTERS_WATCH, Key.DEAD_LETTERS_MESSAGES,
+								Key.DEAD_LETTERS_READY)),
 				"{messages made ready again, messages dead-lettered",
 				Argument.of("[1] largest number of messages to take back", ExpireLeases::limit),
 				Argument.of("[2] maximum attempts", ExpireLeases::maxAttempts),
@@ -380,7 +404,8 @@ final class ScriptCodecs {
 	record Release(String channel, String partition, List<String> ids,
 			List<String> leaseTokens) implements ScriptCodec<List<Boolean>> {
 
-		static final Signature<Release> SIGNATURE = Signature.of(Script.RELEASE,
+		static final Signature<Release> SIGNATURE = Signature.of(
+				Script.of("release", Script.Reply.LIST, Script.withPriorities(Key.IN_FLIGHT, Key.READY, Key.LEASES)),
 				"one integer per message: 1 if it is ready", Argument.of("[1] signal channel", Release::channel),
 				Argument.of("[2] topic", Release::partition),
 				Argument.rest("[3..] two values per message: id, lease token",
@@ -413,8 +438,10 @@ final class ScriptCodecs {
 	record ReleaseClaim(String channel, String partition, String token,
 			Duration lease) implements ScriptCodec<List<String>> {
 
-		static final Signature<ReleaseClaim> SIGNATURE = Signature.of(Script.RELEASE_CLAIM, "the ids handed back",
-				Argument.of("[1] signal channel", ReleaseClaim::channel),
+		static final Signature<ReleaseClaim> SIGNATURE = Signature.of(
+				Script.of("release_claim", Script.Reply.LIST,
+						Script.withPriorities(Key.IN_FLIGHT, Key.READY, Key.LEASES, Key.CLAIM_RECORD)),
+				"the ids handed back", Argument.of("[1] signal channel", ReleaseClaim::channel),
 				Argument.of("[2] topic", ReleaseClaim::partition),
 				Argument.of("[3] the claim's lease token", ReleaseClaim::token),
 				Argument.of("[4] the lease length in ms", (release) -> release.lease().toMillis()));
@@ -441,7 +468,8 @@ final class ScriptCodecs {
 	record ExtendLeases(Duration length, List<String> ids,
 			List<String> leaseTokens) implements ScriptCodec<List<Long>> {
 
-		static final Signature<ExtendLeases> SIGNATURE = Signature.of(Script.EXTEND_LEASES,
+		static final Signature<ExtendLeases> SIGNATURE = Signature.of(
+				Script.of("extend_leases", Script.Reply.LIST, Key.IN_FLIGHT, Key.LEASES),
 				"one integer per message: its new lease deadline",
 				Argument.of("[1] lease length in ms", (extend) -> extend.length().toMillis()),
 				Argument.rest("[2..] two values per message: id, lease token",
@@ -471,8 +499,11 @@ final class ScriptCodecs {
 	 */
 	record Cancel(String id, int partitions) implements ScriptCodec<Boolean> {
 
-		static final Signature<Cancel> SIGNATURE = Signature.of(Script.CANCEL, "1 if the message was pending",
-				Argument.of("[1] id", Cancel::id), Argument.of("[2] the number of partitions", Cancel::partitions));
+		static final Signature<Cancel> SIGNATURE = Signature.of(
+				Script.of("cancel", Script.Reply.INTEGER, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT, Key.PRIORITIES,
+						Key.PARTITION_COUNT),
+				"1 if the message was pending", Argument.of("[1] id", Cancel::id),
+				Argument.of("[2] the number of partitions", Cancel::partitions));
 
 		@Override
 		public Signature<?> signature() {
@@ -498,8 +529,11 @@ final class ScriptCodecs {
 	record Reschedule(String id, Duration delay, String channel, String partition,
 			int partitions) implements ScriptCodec<Long> {
 
-		static final Signature<Reschedule> SIGNATURE = Signature.of(Script.RESCHEDULE, "the new due time",
-				Argument.of("[1] id", Reschedule::id), Argument.of("[2] due kind", (reschedule) -> DELAY),
+		static final Signature<Reschedule> SIGNATURE = Signature.of(
+				Script.of("reschedule", Script.Reply.INTEGER, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT,
+						Key.PARTITION_COUNT),
+				"the new due time", Argument.of("[1] id", Reschedule::id),
+				Argument.of("[2] due kind", (reschedule) -> DELAY),
 				Argument.of("[3] the delay or due time", (reschedule) -> NewMessage.ceilMillis(reschedule.delay())),
 				Argument.of("[4] signal channel", Reschedule::channel), Argument.of("[5] topic", Reschedule::partition),
 				Argument.of("[6] the number of partitions", Reschedule::partitions));
@@ -527,8 +561,11 @@ final class ScriptCodecs {
 	record Replay(String channel, String partition, int partitions,
 			List<String> ids) implements ScriptCodec<ReplayResult> {
 
-		static final Signature<Replay> SIGNATURE = Signature.of(Script.REPLAY, "{messages replayed, ids left dead",
-				Argument.of("[1] signal channel", Replay::channel), Argument.of("[2] topic", Replay::partition),
+		static final Signature<Replay> SIGNATURE = Signature.of(
+				Script.of("replay", Script.Reply.LIST, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.MESSAGES,
+						Key.SCHEDULED, Key.PRIORITIES, Key.DEAD_PRIORITIES, Key.PARTITION_COUNT, Key.REMEMBERED),
+				"{messages replayed, ids left dead", Argument.of("[1] signal channel", Replay::channel),
+				Argument.of("[2] topic", Replay::partition),
 				Argument.of("[3] the number of partitions", Replay::partitions),
 				Argument.rest("[4..] ids to replay", (replay, out) -> out.addAll(replay.ids())));
 
@@ -553,8 +590,10 @@ final class ScriptCodecs {
 	 */
 	record PurgeDead(int partitions, List<String> ids) implements ScriptCodec<Long> {
 
-		static final Signature<PurgeDead> SIGNATURE = Signature.of(Script.PURGE_DEAD, "the number of messages deleted",
-				Argument.of("[1] the number of partitions", PurgeDead::partitions),
+		static final Signature<PurgeDead> SIGNATURE = Signature.of(
+				Script.of("purge_dead", Script.Reply.INTEGER, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS,
+						Key.DEAD_PRIORITIES, Key.PARTITION_COUNT),
+				"the number of messages deleted", Argument.of("[1] the number of partitions", PurgeDead::partitions),
 				Argument.rest("[2..] ids to delete", (purge, out) -> out.addAll(purge.ids())));
 
 		@Override
@@ -576,7 +615,12 @@ final class ScriptCodecs {
 	 */
 	record Stats(int readyHeadLookup) implements ScriptCodec<TopicStats> {
 
-		static final Signature<Stats> SIGNATURE = Signature.of(Script.STATS, "{Redis time (epoch ms), stored messages",
+		static final Signature<Stats> SIGNATURE = Signature.of(
+				Script
+					.of("stats", Script.Reply.LIST,
+							Script.keys(Script.withPriorities(Key.MESSAGES, Key.SCHEDULED, Key.READY, Key.IN_FLIGHT,
+									Key.DEAD), Key.REMEMBERED)),
+				"{Redis time (epoch ms), stored messages",
 				Argument.of("[1] most ids at the head of each ready list", Stats::readyHeadLookup));
 
 		@Override
@@ -608,9 +652,12 @@ final class ScriptCodecs {
 	 */
 	record Page(MessageState state, long offset, int limit) implements ScriptCodec<MessagePage> {
 
-		static final Signature<Page> SIGNATURE = Signature.of(Script.PAGE, "{entries in the index",
-				Argument.of("[1] state", (page) -> page.state().code()), Argument.of("[2] offset", Page::offset),
-				Argument.of("[3] largest number of messages", Page::limit),
+		static final Signature<Page> SIGNATURE = Signature.of(
+				Script.of("page", Script.Reply.LIST,
+						Script.keys(Script.withPriorities(Key.STATE_INDEX, Key.STATE_MESSAGES, Key.DEAD_ERRORS,
+								Key.SCHEDULED, Key.IN_FLIGHT), Key.DEAD_PRIORITIES)),
+				"{entries in the index", Argument.of("[1] state", (page) -> page.state().code()),
+				Argument.of("[2] offset", Page::offset), Argument.of("[3] largest number of messages", Page::limit),
 				Argument.of("[4] most bytes of a stored message to load", (page) -> MessageSnapshot.MAX_READ_BYTES));
 
 		@Override
@@ -643,8 +690,10 @@ final class ScriptCodecs {
 	 */
 	record Inspect(String id, int maxBytes, int partitions) implements ScriptCodec<@Nullable MessageSnapshot> {
 
-		static final Signature<Inspect> SIGNATURE = Signature.of(Script.INSPECT, "{} if the id is unknown",
-				Argument.of("[1] id", Inspect::id),
+		static final Signature<Inspect> SIGNATURE = Signature.of(
+				Script.of("inspect", Script.Reply.LIST, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT, Key.DEAD,
+						Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.PRIORITIES, Key.DEAD_PRIORITIES, Key.PARTITION_COUNT),
+				"{} if the id is unknown", Argument.of("[1] id", Inspect::id),
 				Argument.of("[2] most bytes of the stored message", Inspect::maxBytes),
 				Argument.of("[3] the number of partitions", Inspect::partitions), Argument
 					.of("[4] most bytes of the stored message to load", (inspect) -> MessageSnapshot.MAX_READ_BYTES));
@@ -673,7 +722,8 @@ final class ScriptCodecs {
 	 */
 	record PartitionCount() implements ScriptCodec<PartitionCount.Reply> {
 
-		static final Signature<PartitionCount> SIGNATURE = Signature.of(Script.PARTITION_COUNT,
+		static final Signature<PartitionCount> SIGNATURE = Signature.of(
+				Script.of("partition_count", Script.Reply.LIST, Key.PARTITION_COUNT, Key.PARTITION_CHANGE),
 				"{the count, the change");
 
 		@Override
@@ -710,7 +760,9 @@ final class ScriptCodecs {
 	record BeginPartitionChange(int from, int to, String token,
 			Duration expiry) implements ScriptCodec<BeginPartitionChange.Reply> {
 
-		static final Signature<BeginPartitionChange> SIGNATURE = Signature.of(Script.BEGIN_PARTITION_CHANGE,
+		static final Signature<BeginPartitionChange> SIGNATURE = Signature.of(
+				Script.of("begin_partition_change", Script.Reply.LIST, Key.PARTITION_COUNT, Key.PARTITION_CHANGE,
+						Key.DEAD_LETTERS_WATCH),
 				"{1 if begun else 0", Argument.of("[1] the count the caller read", BeginPartitionChange::from),
 				Argument.of("[2] the new count", BeginPartitionChange::to),
 				Argument.of("[3] the change's token", BeginPartitionChange::token),
@@ -750,8 +802,11 @@ final class ScriptCodecs {
 	record MarkPartition(String expected, String marker, boolean onlyIfEmpty,
 			boolean watch) implements ScriptCodec<MarkPartition.Reply> {
 
-		static final Signature<MarkPartition> SIGNATURE = Signature.of(Script.MARK_PARTITION, "{1 if set else 0",
-				Argument.of("[1] the marker the caller read", MarkPartition::expected),
+		static final Signature<MarkPartition> SIGNATURE = Signature.of(
+				Script.of("mark_partition", Script.Reply.LIST, Key.PARTITION_COUNT, Key.MESSAGES, Key.DEAD,
+						Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_DEAD, Key.SCHEDULES, Key.DEAD_LETTERS_WATCH,
+						Key.REMEMBERED),
+				"{1 if set else 0", Argument.of("[1] the marker the caller read", MarkPartition::expected),
 				Argument.of("[2] the new marker", MarkPartition::marker),
 				Argument.of("[3] 1 to set it only while", (mark) -> mark.onlyIfEmpty() ? 1 : 0),
 				Argument.of("[4] 1 to have the partition copy dead letters", (mark) -> mark.watch() ? 1 : 0));
@@ -821,7 +876,10 @@ final class ScriptCodecs {
 	 */
 	record CommitPartitionChange(int from, int to, String token) implements ScriptCodec<CommitPartitionChange.Reply> {
 
-		static final Signature<CommitPartitionChange> SIGNATURE = Signature.of(Script.COMMIT_PARTITION_CHANGE,
+		static final Signature<CommitPartitionChange> SIGNATURE = Signature.of(
+				Script.of("commit_partition_change", Script.Reply.LIST, Key.PARTITION_COUNT, Key.PARTITION_CHANGE,
+						Key.MESSAGES, Key.DEAD, Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_DEAD, Key.SCHEDULES,
+						Key.REMEMBERED),
 				"{1, 0} when committed; {0, 0} when the change is no longer recorded",
 				Argument.of("[1] the count the change", CommitPartitionChange::from),
 				Argument.of("[2] the new count", CommitPartitionChange::to),
@@ -859,8 +917,9 @@ final class ScriptCodecs {
 	 */
 	record AbortPartitionChange(String record) implements ScriptCodec<Boolean> {
 
-		static final Signature<AbortPartitionChange> SIGNATURE = Signature.of(Script.ABORT_PARTITION_CHANGE,
-				"1 if it was recorded", Argument.of("[1] the change record", AbortPartitionChange::record));
+		static final Signature<AbortPartitionChange> SIGNATURE = Signature.of(
+				Script.of("abort_partition_change", Script.Reply.INTEGER, Key.PARTITION_CHANGE), "1 if it was recorded",
+				Argument.of("[1] the change record", AbortPartitionChange::record));
 
 		@Override
 		public Signature<?> signature() {
@@ -916,7 +975,8 @@ final class ScriptCodecs {
 	record SaveSchedule(int partitions, String name, String definition, long nextTickMillis,
 			String read) implements ScriptCodec<@Nullable String> {
 
-		static final Signature<SaveSchedule> SIGNATURE = Signature.of(Script.SAVE_SCHEDULE, "{1 if saved else 0",
+		static final Signature<SaveSchedule> SIGNATURE = Signature.of(
+				Script.of("save_schedule", Script.Reply.LIST, Key.SCHEDULES, Key.PARTITION_COUNT), "{1 if saved else 0",
 				Argument.of("[1] the number of partitions", SaveSchedule::partitions),
 				Argument.of("[2] name", SaveSchedule::name), Argument.of("[3] definition", SaveSchedule::definition),
 				Argument.of("[4] next tick", SaveSchedule::nextTickMillis),
@@ -954,7 +1014,9 @@ final class ScriptCodecs {
 	record AdvanceSchedule(String channel, String partition, int partitions, String name, String read,
 			long nextTickMillis, byte[] body, List<Long> ticks) implements ScriptCodec<Boolean> {
 
-		static final Signature<AdvanceSchedule> SIGNATURE = Signature.of(Script.ADVANCE_SCHEDULE,
+		static final Signature<AdvanceSchedule> SIGNATURE = Signature.of(
+				Script.of("advance_schedule", Script.Reply.LIST, Key.SCHEDULES, Key.MESSAGES, Key.SCHEDULED,
+						Key.PARTITION_COUNT),
 				"{1, messages stored} when advanced", Argument.of("[1] signal channel", AdvanceSchedule::channel),
 				Argument.of("[2] topic", AdvanceSchedule::partition),
 				Argument.of("[3] the number of partitions", AdvanceSchedule::partitions),
@@ -986,8 +1048,9 @@ final class ScriptCodecs {
 	record PauseSchedule(int partitions, String name, boolean paused,
 			long nextTickMillis) implements ScriptCodec<@Nullable String> {
 
-		static final Signature<PauseSchedule> SIGNATURE = Signature.of(Script.PAUSE_SCHEDULE, "{1 if changed else 0",
-				Argument.of("[1] the number of partitions", PauseSchedule::partitions),
+		static final Signature<PauseSchedule> SIGNATURE = Signature.of(
+				Script.of("pause_schedule", Script.Reply.LIST, Key.SCHEDULES, Key.PARTITION_COUNT),
+				"{1 if changed else 0", Argument.of("[1] the number of partitions", PauseSchedule::partitions),
 				Argument.of("[2] name", PauseSchedule::name),
 				Argument.of("[3] 1 to pause", (pause) -> pause.paused() ? 1 : 0),
 				Argument.of("[4] on resume, the next tick", PauseSchedule::nextTickMillis));
@@ -1014,7 +1077,8 @@ final class ScriptCodecs {
 	 */
 	record RemoveSchedule(int partitions, String name, String read) implements ScriptCodec<Boolean> {
 
-		static final Signature<RemoveSchedule> SIGNATURE = Signature.of(Script.REMOVE_SCHEDULE, "1 if removed",
+		static final Signature<RemoveSchedule> SIGNATURE = Signature.of(
+				Script.of("remove_schedule", Script.Reply.INTEGER, Key.SCHEDULES, Key.PARTITION_COUNT), "1 if removed",
 				Argument.of("[1] the number of partitions", RemoveSchedule::partitions),
 				Argument.of("[2] name", RemoveSchedule::name),
 				Argument.of("[3] the state the caller read", RemoveSchedule::read));
@@ -1036,7 +1100,8 @@ final class ScriptCodecs {
 	 */
 	record Schedules() implements ScriptCodec<Schedules.Reply> {
 
-		static final Signature<Schedules> SIGNATURE = Signature.of(Script.SCHEDULES, "{the Redis time");
+		static final Signature<Schedules> SIGNATURE = Signature
+			.of(Script.of("schedules", Script.Reply.LIST, Key.SCHEDULES), "{the Redis time");
 
 		@Override
 		public Signature<?> signature() {
@@ -1080,7 +1145,8 @@ final class ScriptCodecs {
 	record ScheduleRegistry(String operation, String name, String topic, String takingFrom,
 			long graceMillis) implements ScriptCodec<ScheduleRegistry.Reply> {
 
-		static final Signature<ScheduleRegistry> SIGNATURE = Signature.of(Script.SCHEDULE_REGISTRY,
+		static final Signature<ScheduleRegistry> SIGNATURE = Signature.of(
+				Script.of("schedule_registry", Script.Reply.LIST, Key.SCHEDULE_REGISTRY),
 				"{1 if the name is registered to ARGV[3]",
 				Argument.of("[1] 'claim', 'release', 'forget-topic' or 'read'", ScheduleRegistry::operation),
 				Argument.of("[2] name", ScheduleRegistry::name), Argument.of("[3] topic", ScheduleRegistry::topic),
@@ -1135,8 +1201,8 @@ final class ScriptCodecs {
 	 */
 	record WatchDeadLetters() implements ScriptCodec<Boolean> {
 
-		static final Signature<WatchDeadLetters> SIGNATURE = Signature.of(Script.WATCH_DEAD_LETTERS,
-				"1 if it was absent");
+		static final Signature<WatchDeadLetters> SIGNATURE = Signature
+			.of(Script.of("watch_dead_letters", Script.Reply.INTEGER, Key.DEAD_LETTERS_WATCH), "1 if it was absent");
 
 		@Override
 		public Signature<?> signature() {
@@ -1157,7 +1223,8 @@ final class ScriptCodecs {
 	 */
 	record DatasetMarker(String token) implements ScriptCodec<String> {
 
-		static final Signature<DatasetMarker> SIGNATURE = Signature.of(Script.DATASET_MARKER,
+		static final Signature<DatasetMarker> SIGNATURE = Signature.of(
+				Script.of("dataset_marker", Script.Reply.LIST, Key.DATASET_MARKER),
 				"{1 if written now else 0, the marker after this look}",
 				Argument.of("[1] the token of a new marker", DatasetMarker::token));
 
