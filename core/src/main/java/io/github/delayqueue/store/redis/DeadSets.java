@@ -52,6 +52,23 @@ final class DeadSets {
 	}
 
 	/**
+	 * The retention one partition applies to its own dead set, which the script that
+	 * buries sees alone: the topic's count divided among its partitions (at least one
+	 * each), so that the topic as a whole keeps no more than its count (unless it is
+	 * smaller than the number of partitions); the age as it is.
+	 * @param partition a partition of a topic, or of a dead-letter queue
+	 * @param partitions the number of partitions of the topic
+	 * @return the retention of the partition's dead set
+	 */
+	DeadLetterRetention retentionOf(String partition, int partitions) {
+		DeadLetterRetention topic = retentionOf(partition);
+		if (topic.maxCount() == 0 || partitions <= 1) {
+			return topic;
+		}
+		return new DeadLetterRetention(Math.max(1, topic.maxCount() / partitions), topic.maxAge());
+	}
+
+	/**
 	 * @return the topic of a partition, or the dead-letter queue {@code <topic>#dead} of
 	 * a partition of one
 	 */

@@ -84,7 +84,7 @@ final class RedisTopicStore implements TopicStore {
 		boolean buried = this.calls.run(this.partition,
 				new ScriptCodecs.DeadLetter(id, leaseToken, ErrorTexts.bounded(error),
 						this.calls.signalChannel(deadLetters()), deadLetters(),
-						this.deadSets.retentionOf(this.partition)));
+						this.deadSets.retentionOf(this.partition, this.router.countOf(this.partition))));
 		this.deadSets.buried(this.partition, buried ? 1 : 0);
 		return buried;
 	}
@@ -118,7 +118,7 @@ final class RedisTopicStore implements TopicStore {
 		LeaseExpiryResult result = this.calls.run(this.partition,
 				new ScriptCodecs.ExpireLeases(limit, maxAttempts, signalChannel(), this.partition,
 						this.calls.signalChannel(deadLetters()), deadLetters(),
-						this.deadSets.retentionOf(this.partition)));
+						this.deadSets.retentionOf(this.partition, this.router.countOf(this.partition))));
 		this.deadSets.buried(this.partition, result.deadLettered().size());
 		return result;
 	}
