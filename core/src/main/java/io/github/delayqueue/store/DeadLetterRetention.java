@@ -31,10 +31,10 @@ public record DeadLetterRetention(long maxCount, Duration maxAge) {
 	}
 
 	/**
-	 * The share of one partition of a topic with a given number of them: each partition
-	 * keeps {@code ceil(maxCount / partitions)} dead letters, so that the topic keeps
-	 * about {@code maxCount} (at most {@code partitions - 1} more), and each for
-	 * {@code maxAge}.
+	 * The share of one partition of a topic with a given number of them, which the script
+	 * that buries sees alone: {@code maxCount / partitions} dead letters (at least one),
+	 * so that the topic keeps no more than {@code maxCount} (unless it is smaller than
+	 * the number of partitions), each for {@code maxAge}.
 	 * @param partitions the topic's number of partitions, at least 1
 	 * @return the retention of each partition
 	 */
@@ -42,7 +42,7 @@ public record DeadLetterRetention(long maxCount, Duration maxAge) {
 		if (partitions <= 1 || this.maxCount == 0) {
 			return this;
 		}
-		return new DeadLetterRetention((this.maxCount + partitions - 1) / partitions, this.maxAge);
+		return new DeadLetterRetention(Math.max(1, this.maxCount / partitions), this.maxAge);
 	}
 
 }

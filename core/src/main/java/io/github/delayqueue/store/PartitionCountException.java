@@ -117,6 +117,22 @@ public class PartitionCountException extends IllegalStateException {
 	}
 
 	/**
+	 * Redis holds no count for the topic: something else wrote its count key.
+	 * @param topic the topic
+	 * @param key the topic's count key
+	 * @param stored what the key holds
+	 * @param configured the count configured here
+	 * @return the exception
+	 */
+	public static PartitionCountException unreadable(String topic, String key, String stored, int configured) {
+		return new PartitionCountException(topic, 0, configured,
+				"Topic '" + topic + "': its partition count key " + key + " holds '"
+						+ ((stored.length() > 40) ? stored.substring(0, 40) + "..." : stored)
+						+ "', which is no count (written by something else); no call by id can be routed. Set it to"
+						+ " the topic's number of partitions (" + configured + " configured here; delete it for 1)");
+	}
+
+	/**
 	 * A partition refused the calls of this application's count although Redis keeps the
 	 * same count and no change is on its way.
 	 * @param topic the topic

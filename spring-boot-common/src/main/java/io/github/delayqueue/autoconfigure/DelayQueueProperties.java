@@ -919,8 +919,8 @@ public class DelayQueueProperties implements Validator {
 	public static class DeadLetters {
 
 		/**
-		 * The most dead letters kept; all when unset. Each of a topic's partitions keeps
-		 * its share, rounded up.
+		 * The most dead letters kept; all when unset. A partitioned topic divides it
+		 * among its partitions, at least one each.
 		 */
 		private @Nullable Long maxCount;
 

@@ -42,7 +42,7 @@ class DeadLetterRetentionTests {
 	}
 
 	@Test
-	void aPartitionedTopicKeepsAboutItsMaxCountAcrossItsPartitionsNotThatManyInEach() {
+	void aPartitionedTopicKeepsItsMaxCountAcrossItsPartitionsNotThatManyInEach() {
 		QueueContexts.runner(QueueContexts.uniquePrefix())
 			.withPropertyValues("delay-queue.topics.wide.partitions=4",
 					"delay-queue.topics.wide.dead-letters.max-count=8")

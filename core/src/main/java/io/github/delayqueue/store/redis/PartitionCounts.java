@@ -393,8 +393,18 @@ final class PartitionCounts {
 		return results;
 	}
 
+	/**
+	 * @throws PartitionCountException if Redis holds no count for the topic (something
+	 * else wrote its key)
+	 */
 	private ScriptCodecs.PartitionCount.Reply readCount(String topic, long deadline) {
-		return this.calls.run(topic, new ScriptCodecs.PartitionCount(), remaining(deadline));
+		ScriptCodecs.PartitionCount.Reply count = this.calls.run(topic, new ScriptCodecs.PartitionCount(),
+				remaining(deadline));
+		if (count.count() < 1) {
+			throw PartitionCountException.unreadable(topic, this.calls.keys(topic).partitionCount(), count.stored(),
+					this.partitions.count(topic));
+		}
+		return count;
 	}
 
 	private static List<String> others(List<String> names) {
@@ -425,8 +435,9 @@ final class PartitionCounts {
 			if (this.value.startsWith(CHANGING)) {
 				return -1;
 			}
-			int end = this.value.indexOf(':');
-			return Integer.parseInt((end < 0) ? this.value : this.value.substring(0, end));
+			// A marker that names no count (written by something else) is stale:
+			// repaired.
+			return ScriptCodecs.countOf(this.value);
 		}
 
 	}

@@ -4,11 +4,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.store.ReplayResult;
+
+import org.springframework.dao.QueryTimeoutException;
 
 /**
  * The writes that find messages by id, each routed to the message's partition: cancel,
@@ -42,8 +45,24 @@ final class RedisOperations {
 		long deadline = this.calls.deadline();
 		this.unanswered.awaitEarlier(topic, id, deadline);
 		String partition = this.router.partitionOf(topic, id, deadline);
-		return this.router.settlingRefusal(topic, deadline, () -> this.calls.run(partition,
-				new ScriptCodecs.Cancel(id, this.router.countOf(partition)), PartitionCounts.remaining(deadline)));
+		return naming(topic, id, "cancel",
+				() -> this.router.settlingRefusal(topic, deadline,
+						() -> this.calls.run(partition, new ScriptCodecs.Cancel(id, this.router.countOf(partition)),
+								PartitionCounts.remaining(deadline))));
+	}
+
+	/**
+	 * Runs a call by id, so that a timeout names the call, its topic and id: a call that
+	 * waited for an earlier send of the id may have little of its deadline left.
+	 */
+	private static <T> T naming(String topic, String id, String call, Supplier<T> run) {
+		try {
+			return run.get();
+		}
+		catch (QueryTimeoutException ex) {
+			throw new QueryTimeoutException("Topic '" + topic + "' message " + id + ": the " + call
+					+ " was not confirmed in time; " + ex.getMessage(), ex);
+		}
 	}
 
 	/**
@@ -58,10 +77,10 @@ final class RedisOperations {
 		long deadline = this.calls.deadline();
 		this.unanswered.awaitEarlier(topic, id, deadline);
 		String partition = this.router.partitionOf(topic, id, deadline);
-		return this.router.settlingRefusal(topic, deadline,
+		return naming(topic, id, "reschedule", () -> this.router.settlingRefusal(topic, deadline,
 				() -> this.calls.run(partition, new ScriptCodecs.Reschedule(id, delay,
 						this.calls.signalChannel(partition), partition, this.router.countOf(partition)),
-						PartitionCounts.remaining(deadline)));
+						PartitionCounts.remaining(deadline))));
 	}
 
 	/**

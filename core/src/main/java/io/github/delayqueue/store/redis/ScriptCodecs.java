@@ -734,17 +734,36 @@ final class ScriptCodecs {
 		@Override
 		public Reply read(Object reply) {
 			List<?> values = (List<?>) reply;
-			return new Reply(Integer.parseInt(text(values.get(0))), text(values.get(1)));
+			String stored = text(values.get(0));
+			return new Reply(countOf(stored), text(values.get(1)), stored);
 		}
 
 		/**
 		 * The count, and the change on its way.
 		 *
-		 * @param count the topic's number of partitions
+		 * @param count the topic's number of partitions, 0 if what Redis holds is not a
+		 * count (written by something else)
 		 * @param change the change on its way, or {@code ""}
+		 * @param stored what Redis holds ({@code "1"} when absent)
 		 */
-		record Reply(int count, String change) {
+		record Reply(int count, String change, String stored) {
 		}
+
+	}
+
+	/**
+	 * The count a partition count or count marker names, as the scripts read it (see
+	 * {@code partition_refusal}): its leading digits.
+	 * @param marker the marker, not empty
+	 * @return the count, or 0 if the marker starts with no digit or with more than nine
+	 * (it is no count: something else wrote it)
+	 */
+	static int countOf(String marker) {
+		int digits = 0;
+		while (digits < marker.length() && marker.charAt(digits) >= '0' && marker.charAt(digits) <= '9') {
+			digits++;
+		}
+		return (digits == 0 || digits > 9) ? 0 : Integer.parseInt(marker.substring(0, digits));
 
 	}
 

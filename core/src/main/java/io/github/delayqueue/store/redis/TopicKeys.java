@@ -258,6 +258,8 @@ public record TopicKeys(String prefix, String topic) {
 		types.put(remembered(), DataType.ZSET);
 		types.put(deduplication(), DataType.STRING);
 		types.put(schedules(), DataType.HASH);
+		// Read by every call by id: of another type, it would fail them all.
+		types.put(partitionCount(), DataType.STRING);
 		for (int priority = 1; priority <= Script.MAX_PRIORITY; priority++) {
 			types.put(ready(priority), DataType.LIST);
 		}

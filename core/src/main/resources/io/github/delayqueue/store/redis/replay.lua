@@ -3,7 +3,8 @@
 -- to the priorities hash). Wakes the brokers.
 -- A dead message is skipped, and stays dead, when its id is stored again (sent anew since it died),
 -- remembered (a message of that id sent with a deduplication window was handled since, within its
--- window), or its stored header is unreadable (it would only be dead-lettered again as corrupt).
+-- window; for an earlier dead letter of an id, kept as "<id>~<time it died>", the id counts too), or
+-- its stored header is unreadable (it would only be dead-lettered again as corrupt).
 -- KEYS[1] dead ZSET            id scored by the time it died (epoch ms)
 -- KEYS[2] dead messages HASH   id -> "<attempts>:<due ms>:<body>"
 -- KEYS[3] dead errors HASH     id -> last error
@@ -23,6 +24,7 @@
 -- Replayed: idempotent (an id already replayed is no longer dead and is skipped).
 -- @include expect
 -- @include header
+-- @include id_of_name
 -- @include partition_refusal
 -- @include with_error
 -- @include with_header
@@ -45,10 +47,18 @@ for i, id in ipairs(ids) do
   live[i] = redis.call('HEXISTS', KEYS[4], id) == 1
 end
 if redis.call('EXISTS', KEYS[9]) == 1 then
-  local scores = redis.call('ZMSCORE', KEYS[9], unpack(ids))
+  -- Each name, and the id of an earlier dead letter's name after it.
+  local names = {}
+  for _, id in ipairs(ids) do
+    names[#names + 1] = id
+    names[#names + 1] = id_of_name(id)
+  end
+  local scores = redis.call('ZMSCORE', KEYS[9], unpack(names))
   for i in ipairs(ids) do
-    local score = tonumber(scores[i])
-    live[i] = live[i] or (score ~= nil and score > now)
+    for k = 2 * i - 1, 2 * i do
+      local score = tonumber(scores[k])
+      live[i] = live[i] or (score ~= nil and score > now)
+    end
   end
 end
 expect(KEYS[1], 'zset')
