@@ -3,6 +3,7 @@ package io.github.delayqueue.testsupport;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 import io.github.delayqueue.convert.JsonPayloadConverter;
@@ -11,10 +12,15 @@ import io.github.delayqueue.store.DeadLetterRetention;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.TestRedis;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.util.unit.DataSize;
@@ -40,6 +46,8 @@ public final class TestStore implements AutoCloseable {
 	 */
 	public static final int MAX_REMEMBERED_IDS = 100_000;
 
+	private static @Nullable ClientResources clientResources;
+
 	private final String prefix;
 
 	private final LettuceConnectionFactory connectionFactory;
@@ -52,7 +60,8 @@ public final class TestStore implements AutoCloseable {
 
 	private TestStore(Builder builder) {
 		this.prefix = builder.prefix;
-		this.connectionFactory = connect(builder.host, builder.port);
+		this.connectionFactory = builder.sharedCredentials ? connect(builder.host, builder.port)
+				: connect(new RedisStandaloneConfiguration(builder.host, builder.port));
 		RedisMessageStore store = new RedisMessageStore(this.connectionFactory, this.prefix, builder.sendTimeout);
 		store.rememberAtMost(builder.maxRememberedIds);
 		store.usePartitions(TopicPartitions.of(builder.partitions));
@@ -103,9 +112,30 @@ public final class TestStore implements AutoCloseable {
 		if (shared.password() != null) {
 			configuration.setPassword(shared.password());
 		}
-		LettuceConnectionFactory connectionFactory = new LettuceConnectionFactory(configuration);
+		return connect(configuration);
+	}
+
+	private static LettuceConnectionFactory connect(RedisStandaloneConfiguration configuration) {
+		LettuceConnectionFactory connectionFactory = new LettuceConnectionFactory(configuration,
+				LettuceClientConfiguration.builder().clientResources(clientResources()).build());
 		connectionFactory.afterPropertiesSet();
 		return connectionFactory;
+	}
+
+	/**
+	 * The client resources of every test store: the auto-configuration's reconnect
+	 * back-off ({@code delay-queue.redis-reconnect-max-delay} of 1 s), so that a test
+	 * that cuts connections sees them back as an application would. Shared, as they hold
+	 * the client's threads, and never shut down.
+	 */
+	private static synchronized ClientResources clientResources() {
+		if (clientResources == null) {
+			clientResources = DefaultClientResources.builder()
+				.reconnectDelay(
+						Delay.exponential(Duration.ofMillis(1), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
+				.build();
+		}
+		return clientResources;
 	}
 
 	/**
@@ -164,6 +194,8 @@ public final class TestStore implements AutoCloseable {
 
 		private int port = TestRedis.shared().port();
 
+		private boolean sharedCredentials = true;
+
 		private Duration sendTimeout = RedisMessageStore.DEFAULT_TIMEOUT;
 
 		private int maxRememberedIds = MAX_REMEMBERED_IDS;
@@ -195,6 +227,20 @@ public final class TestStore implements AutoCloseable {
 		public Builder via(String host, int port) {
 			this.host = host;
 			this.port = port;
+			return this;
+		}
+
+		/**
+		 * Connects to another Redis than the test Redis, such as a private server or a
+		 * proxy in front of one: database 0 and the default user without a password.
+		 * @param host its host
+		 * @param port its port
+		 * @return this builder
+		 */
+		public Builder on(String host, int port) {
+			this.host = host;
+			this.port = port;
+			this.sharedCredentials = false;
 			return this;
 		}
 
