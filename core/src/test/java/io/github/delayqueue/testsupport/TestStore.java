@@ -18,6 +18,7 @@ import io.lettuce.core.resource.Delay;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
@@ -32,8 +33,8 @@ import org.springframework.util.unit.DataSize;
  * and no Spring context: what the auto-configuration builds with the default properties
  * (JSON payloads with a default Jackson 3 mapper, 1 MB payloads, transaction-aware sends,
  * a 5 s send timeout, 100,000 remembered ids, no dead-letter retention), minus the
- * listeners. Nothing delivers: messages stay where the test puts them. Closing it closes
- * the store and its connections.
+ * listeners. Nothing delivers: messages stay where the test puts them. It is connected
+ * when made. Closing it closes the store and its connections.
  */
 public final class TestStore implements AutoCloseable {
 
@@ -70,6 +71,10 @@ public final class TestStore implements AutoCloseable {
 		this.template = new DelayQueueTemplate(store, new JsonPayloadConverter(new JsonMapper()), MAX_PAYLOAD_SIZE,
 				true);
 		this.redis = new StringRedisTemplate(this.connectionFactory);
+		// Connected before the test, as an application's startup check connects: the
+		// first call of a test does not spend its timeout on the connection (nor, the
+		// first of a JVM, on loading the client).
+		this.redis.execute(RedisConnection::ping, false);
 	}
 
 	/**
