@@ -3,8 +3,8 @@ package io.github.delayqueue.actuate;
 import java.time.Duration;
 import java.util.UUID;
 
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;

@@ -24,6 +24,7 @@ import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.test.redis.TestRedisCluster;
 import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.RedisVersionDependent;
 import io.lettuce.core.cluster.SlotHash;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -49,6 +50,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * topics whose keys live on each of the three primaries: {@code orders} (slot 105),
  * {@code payments} (8507) and {@code reminders} (13139).
  */
+@RedisVersionDependent
 class RedisClusterTests {
 
 	private static final List<String> TOPICS = List.of("orders", "payments", "reminders");

@@ -12,9 +12,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.QueueContexts;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;

@@ -10,8 +10,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 

@@ -13,9 +13,9 @@ import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.Sent;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 

@@ -10,9 +10,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 

@@ -2,8 +2,8 @@ package io.github.delayqueue.dashboard;
 
 import java.time.Duration;
 
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;

@@ -16,6 +16,7 @@ import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.test.redis.TestRedisCluster;
 import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.RedisVersionDependent;
 import io.lettuce.core.cluster.SlotHash;
 import org.junit.jupiter.api.Test;
 
@@ -36,6 +37,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * was delivered; once all is delivered, a message sent to partition 0 comes at once,
  * woken by its signal on the promoted replica.
  */
+@RedisVersionDependent
 class ClusterFailoverTests {
 
 	private static final List<String> TOPICS = List.of("orders", "payments", "reminders");

@@ -12,6 +12,7 @@ import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.RedisVersionDependent;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -23,6 +24,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * confirmed it, and fails with the ids when none does in time, the message then being on
  * the primary.
  */
+@RedisVersionDependent
 class ConfirmedReplicationTests {
 
 	@Test

@@ -18,6 +18,7 @@ import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.test.redis.TestRedisSentinel;
 import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.RedisVersionDependent;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -37,6 +38,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * ({@code delay-queue.producer.replication.min-replicas=1}); and how long sending, and
  * delivering a message sent after the kill, took to resume.
  */
+@RedisVersionDependent
 class SentinelFailoverTests {
 
 	private static final Duration RUN = Duration.ofSeconds(6);

@@ -12,8 +12,8 @@ import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 

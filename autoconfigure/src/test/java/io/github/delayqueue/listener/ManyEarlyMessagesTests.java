@@ -9,8 +9,8 @@ import java.util.stream.IntStream;
 
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

@@ -11,8 +11,8 @@ import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 

@@ -15,8 +15,8 @@ import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.TopicInspector;
 import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 

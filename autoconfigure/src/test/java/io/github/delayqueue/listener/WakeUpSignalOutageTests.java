@@ -7,8 +7,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 

@@ -3,6 +3,7 @@ package io.github.delayqueue.testsupport;
 import java.util.UUID;
 
 import io.github.delayqueue.autoconfigure.DelayQueueAutoConfiguration;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;

@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.RedisVersionDependent;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
@@ -22,6 +23,7 @@ import static org.awaitility.Awaitility.await;
  * bounds from every dead key alike (ids by time, messages, errors, priorities); topics
  * without keep every dead letter.
  */
+@RedisVersionDependent
 class DeadLetterRetentionTests {
 
 	private static final Duration LEASE = Duration.ofMinutes(1);

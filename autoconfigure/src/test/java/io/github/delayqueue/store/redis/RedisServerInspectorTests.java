@@ -9,6 +9,7 @@ import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.test.redis.TestRedisSentinel;
 import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.RedisVersionDependent;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,6 +25,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * call for, on a private {@code redis-server} and behind Sentinel. The Cluster case is in
  * {@code DashboardClusterTests}.
  */
+@RedisVersionDependent
 class RedisServerInspectorTests {
 
 	@BeforeEach

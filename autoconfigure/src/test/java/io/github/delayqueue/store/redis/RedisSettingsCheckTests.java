@@ -4,6 +4,7 @@ import io.github.delayqueue.store.ServerInspector;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.RedisVersionDependent;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -20,6 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * (what changed since the last RDB snapshot), no persistence at all (everything).
  */
 @ExtendWith(OutputCaptureExtension.class)
+@RedisVersionDependent
 class RedisSettingsCheckTests {
 
 	@Test

@@ -9,6 +9,7 @@ import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.RedisVersionDependent;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.dao.DataAccessException;
@@ -24,6 +25,7 @@ import static org.junit.jupiter.api.Assumptions.abort;
  * to be replicated; Redis 7 always does, and has no such setting. Runs on whichever Redis
  * the suite runs on (the build runs it on both).
  */
+@RedisVersionDependent
 class ScriptReplicationTests {
 
 	@Test

@@ -11,11 +11,9 @@ import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.FaultyRedisProxy;
-import io.github.delayqueue.testsupport.QueueContexts;
 
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -30,7 +28,7 @@ public final class PartitionApps implements AutoCloseable {
 
 	public static final String TOPIC = "clicks";
 
-	private final String prefix = QueueContexts.uniquePrefix();
+	private final String prefix = TestStore.uniquePrefix();
 
 	private final List<LettuceConnectionFactory> connections = new ArrayList<>();
 
@@ -74,17 +72,7 @@ public final class PartitionApps implements AutoCloseable {
 	}
 
 	private LettuceConnectionFactory connect(String host, int port) {
-		TestRedis shared = TestRedis.shared();
-		RedisStandaloneConfiguration configuration = new RedisStandaloneConfiguration(host, port);
-		configuration.setDatabase(shared.database());
-		if (shared.username() != null) {
-			configuration.setUsername(shared.username());
-		}
-		if (shared.password() != null) {
-			configuration.setPassword(shared.password());
-		}
-		LettuceConnectionFactory connection = new LettuceConnectionFactory(configuration);
-		connection.afterPropertiesSet();
+		LettuceConnectionFactory connection = TestStore.connect(host, port);
 		this.connections.add(connection);
 		return connection;
 	}

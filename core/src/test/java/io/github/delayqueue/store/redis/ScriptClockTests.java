@@ -7,7 +7,7 @@ import java.util.Map;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.NewMessage;
-import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -74,14 +74,14 @@ class ScriptClockTests {
 	}
 
 	private static void withStores(StoreTest test) {
-		String prefix = QueueContexts.uniquePrefix();
-		QueueContexts.runner(prefix).run((context) -> {
-			RedisConnectionFactory connections = context.getBean(RedisConnectionFactory.class);
+		try (TestStore fixture = TestStore.create()) {
+			String prefix = fixture.prefix();
+			RedisConnectionFactory connections = fixture.connectionFactory();
 			RedisMessageStore server = new RedisMessageStore(connections, prefix);
 			RedisMessageStore offset = new RedisMessageStore(connections, prefix, RedisMessageStore.DEFAULT_TIMEOUT,
 					ScriptClock.offsetBy(prefix + ":clock"));
-			test.run(server, offset, context.getBean(StringRedisTemplate.class));
-		});
+			test.run(server, offset, fixture.redis());
+		}
 	}
 
 	@FunctionalInterface

@@ -18,7 +18,7 @@ import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.Sent;
 import io.github.delayqueue.store.TopicPartitions;
-import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -65,12 +65,9 @@ class PartitionCountModelTests {
 		int seeds = (fixedSeed != null) ? 1 : 3;
 		int steps = Integer.getInteger("delay-queue.partition-model.steps", 400);
 		for (int i = 0; i < seeds; i++) {
-			String prefix = QueueContexts.uniquePrefix();
-			long runSeed = seed + i;
-			QueueContexts.runner(prefix)
-				.run((context) -> new Run(runSeed, steps, prefix, context.getBean(RedisConnectionFactory.class),
-						context.getBean(StringRedisTemplate.class))
-					.run());
+			try (TestStore fixture = TestStore.create()) {
+				new Run(seed + i, steps, fixture.prefix(), fixture.connectionFactory(), fixture.redis()).run();
+			}
 		}
 	}
 

@@ -7,9 +7,9 @@ import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.StoredMessage;
-import io.github.delayqueue.testsupport.FaultyRedisProxy;
-import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -24,9 +24,9 @@ class RetryLostReplyTests {
 	void retryAndPostponeReplayedAfterALostReplyCountOnceAndKeepTheError() {
 		TestRedis redis = TestRedis.shared();
 		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			QueueContexts.runner(QueueContexts.uniquePrefix(), proxy).run((context) -> {
-				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
-				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+			try (TestStore fixture = TestStore.builder().via(proxy.host(), proxy.port()).build()) {
+				DelayQueueTemplate template = fixture.template();
+				RedisMessageStore store = fixture.store();
 				template.send(DelayMessage.builder("lossy", "x").id("l-1").build());
 				store.promote("lossy", 10);
 				ClaimedMessage first = store.claim("lossy", 1, Duration.ofMinutes(1)).get(0);
@@ -45,7 +45,7 @@ class RetryLostReplyTests {
 				StoredMessage postponed = MessageFormat.decode("l-1", third.stored());
 				assertThat(postponed.attempts()).isEqualTo(1);
 				assertThat(postponed.headers().get(MessageFormat.ERROR_HEADER)).isEqualTo("boom one");
-			});
+			}
 		}
 	}
 

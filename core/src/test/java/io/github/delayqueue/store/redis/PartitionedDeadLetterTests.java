@@ -2,19 +2,17 @@ package io.github.delayqueue.store.redis;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.IntStream;
 
 import io.github.delayqueue.core.DelayMessage;
-import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.testsupport.PartitionApps;
-import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
-
-import org.springframework.context.ConfigurableApplicationContext;
 
 import static io.github.delayqueue.testsupport.PartitionApps.TOPIC;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -73,25 +71,23 @@ class PartitionedDeadLetterTests {
 	 */
 	@Test
 	void purgingTheOldestDeadLetterOfAPartitionedTopicDeletesTheOldestOne() {
-		QueueContexts.runner(QueueContexts.uniquePrefix())
-			.withPropertyValues("delay-queue.topics.split.partitions=2")
-			.run((context) -> {
-				RedisMessageStore store = context.getBean(RedisMessageStore.class);
-				String older = idOfTwo(1);
-				String newer = idOfTwo(0);
-				kill(context, older);
-				// A millisecond apart at least.
-				await().pollDelay(Duration.ofMillis(5)).until(() -> true);
-				kill(context, newer);
-				List<String> dead = store.page("split", MessageState.DEAD, 0, 10)
-					.messages()
-					.stream()
-					.map(MessageSummary::id)
-					.toList();
-				assertThat(dead).as("dead letters, oldest first").containsExactlyInAnyOrder(older, newer);
-				assertThat(store.purgeDead("split", 1)).isOne();
-				assertThat(store.inspect("split", older, 100)).as("the oldest dead letter, purged").isNull();
-			});
+		try (TestStore fixture = TestStore.builder().partitions(Map.of("split", 2)).build()) {
+			RedisMessageStore store = fixture.store();
+			String older = idOfTwo(1);
+			String newer = idOfTwo(0);
+			kill(fixture, older);
+			// A millisecond apart at least.
+			await().pollDelay(Duration.ofMillis(5)).until(() -> true);
+			kill(fixture, newer);
+			List<String> dead = store.page("split", MessageState.DEAD, 0, 10)
+				.messages()
+				.stream()
+				.map(MessageSummary::id)
+				.toList();
+			assertThat(dead).as("dead letters, oldest first").containsExactlyInAnyOrder(older, newer);
+			assertThat(store.purgeDead("split", 1)).isOne();
+			assertThat(store.inspect("split", older, 100)).as("the oldest dead letter, purged").isNull();
+		}
 	}
 
 	/** An id that falls in the given one of two partitions. */
@@ -104,9 +100,9 @@ class PartitionedDeadLetterTests {
 	}
 
 	/** Sends a message and dead-letters it, through the store. */
-	private static void kill(ConfigurableApplicationContext context, String id) {
-		context.getBean(DelayQueueTemplate.class).send(DelayMessage.builder("split", id).id(id).build());
-		RedisMessageStore store = context.getBean(RedisMessageStore.class);
+	private static void kill(TestStore fixture, String id) {
+		fixture.template().send(DelayMessage.builder("split", id).id(id).build());
+		RedisMessageStore store = fixture.store();
 		String partition = store.partitions().nameFor("split", id);
 		assertThat(store.promote(partition, 10).moved()).isOne();
 		List<ClaimedMessage> claimed = store.claim(partition, 1, Duration.ofMinutes(1));

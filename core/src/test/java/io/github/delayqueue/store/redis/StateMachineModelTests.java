@@ -39,9 +39,9 @@ import io.github.delayqueue.store.redis.QueueModel.Live;
 import io.github.delayqueue.store.redis.QueueModel.ReplayReply;
 import io.github.delayqueue.store.redis.QueueModel.SendReply;
 import io.github.delayqueue.store.redis.QueueModel.State;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.FaultyRedisProxy;
-import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.TestStore;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
@@ -142,12 +142,10 @@ class StateMachineModelTests {
 		int seeds = (fixedSeed != null) ? 1 : Integer.getInteger("delay-queue.model.seeds", 3);
 		int steps = Integer.getInteger("delay-queue.model.steps", 300);
 		Duration fixedLatency = Duration.ofMillis(Long.getLong("delay-queue.model.latency-ms", 0));
-		String prefix = QueueContexts.uniquePrefix();
-		String remembering = "delay-queue.producer.max-remembered-ids=" + QueueModel.MAX_REMEMBERED;
-		QueueContexts.runner(prefix).withPropertyValues(remembering).run((context) -> {
-			StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
+		try (TestStore fixture = TestStore.builder().rememberAtMost(QueueModel.MAX_REMEMBERED).build()) {
+			StringRedisTemplate redis = fixture.redis();
 			if (fixedSeed == null || fixedLatency.isZero()) {
-				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				RedisMessageStore store = fixture.store();
 				for (int i = 0; i < seeds; i++) {
 					new Run(seed + i, steps, store, redis, Duration.ZERO).run();
 				}
@@ -157,16 +155,18 @@ class StateMachineModelTests {
 				// through a proxy that holds each reply, the checks go straight to Redis.
 				Duration latency = (fixedSeed != null) ? fixedLatency : PROXY_LATENCY;
 				TestRedis testRedis = TestRedis.shared();
-				try (FaultyRedisProxy proxy = FaultyRedisProxy.start(testRedis.host(), testRedis.port())) {
+				try (FaultyRedisProxy proxy = FaultyRedisProxy.start(testRedis.host(), testRedis.port());
+						TestStore proxied = TestStore.builder()
+							.prefix(fixture.prefix())
+							.via(proxy.host(), proxy.port())
+							.rememberAtMost(QueueModel.MAX_REMEMBERED)
+							.build()) {
 					proxy.latency(latency);
-					QueueContexts.runner(prefix, proxy)
-						.withPropertyValues(remembering)
-						.run((proxied) -> new Run((fixedSeed != null) ? fixedSeed : seed + seeds, steps,
-								proxied.getBean(RedisMessageStore.class), redis, latency)
-							.run());
+					new Run((fixedSeed != null) ? fixedSeed : seed + seeds, steps, proxied.store(), redis, latency)
+						.run();
 				}
 			}
-		});
+		}
 	}
 
 	/** One seeded run on a topic of its own. */

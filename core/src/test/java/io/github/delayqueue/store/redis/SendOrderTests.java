@@ -17,8 +17,8 @@ import java.util.concurrent.locks.LockSupport;
 import io.github.delayqueue.store.MessageSnapshot;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.Sent;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.PartitionApps;
 import org.junit.jupiter.api.Test;
 

@@ -19,12 +19,10 @@ import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.ReplayResult;
 import io.github.delayqueue.store.StoredMessage;
 import io.github.delayqueue.store.TopicStats;
-import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.context.ApplicationContext;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.core.StringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -38,11 +36,11 @@ class OperationsScriptsTests {
 
 	private static final Instant LONG_AGO = Instant.parse("2020-01-01T00:00:00Z");
 
-	private final String prefix = QueueContexts.uniquePrefix();
+	private final String prefix = TestStore.uniquePrefix();
 
 	@Test
 	void statsCountTheMessagesInEachStateAndGiveTheNextDueTime() {
-		run((template, store, context) -> {
+		run((template, store, fixture) -> {
 			template.send(message("a", "ready-then-in-flight", Duration.ZERO));
 			template.send(message("b", "ready-then-dead", Duration.ZERO));
 			SendResult next = template.send(message("c", "scheduled", Duration.ofHours(1)));
@@ -68,7 +66,7 @@ class OperationsScriptsTests {
 
 	@Test
 	void statsOfATopicWithoutMessagesAreZero() {
-		run((template, store, context) -> {
+		run((template, store, fixture) -> {
 			TopicStats stats = store.stats("empty");
 			assertThat(stats.nowMillis()).isPositive();
 			assertThat(List.of(stats.scheduled(), stats.ready(), stats.inFlight(), stats.dead())).containsOnly(0L);
@@ -79,7 +77,7 @@ class OperationsScriptsTests {
 
 	@Test
 	void oldestLatenessIsZeroWhenNothingIsDueYet() {
-		run((template, store, context) -> {
+		run((template, store, fixture) -> {
 			template.send("orders", "later", Duration.ofHours(1));
 			assertThat(store.stats("orders").oldestLateness()).isZero();
 		});
@@ -87,7 +85,7 @@ class OperationsScriptsTests {
 
 	@Test
 	void oldestLatenessCountsADueMessageThatNoBrokerHasMovedYet() {
-		run((template, store, context) -> {
+		run((template, store, fixture) -> {
 			template.sendAt("orders", "overdue", LONG_AGO);
 			TopicStats stats = store.stats("orders");
 			assertThat(stats.scheduled()).isEqualTo(1);
@@ -98,7 +96,7 @@ class OperationsScriptsTests {
 
 	@Test
 	void oldestLatenessPassesOverCancelledIdsAtTheHeadOfTheReadyList() {
-		run((template, store, context) -> {
+		run((template, store, fixture) -> {
 			Instant later = LONG_AGO.plus(Duration.ofDays(1));
 			template.send(DelayMessage.builder("orders", "first").id("first").dueAt(LONG_AGO).build());
 			template.send(DelayMessage.builder("orders", "second").id("second").dueAt(later).build());
@@ -114,7 +112,7 @@ class OperationsScriptsTests {
 
 	@Test
 	void pageOfScheduledMessagesIsReadByRankInDueOrder() {
-		run((template, store, context) -> {
+		run((template, store, fixture) -> {
 			for (int i = 5; i >= 1; i--) {
 				template.send(message("m" + i, "p" + i, Duration.ofMinutes(60 + i)));
 			}
@@ -134,7 +132,7 @@ class OperationsScriptsTests {
 
 	@Test
 	void pageOfInFlightMessagesGivesTheirLeaseDeadlines() {
-		run((template, store, context) -> {
+		run((template, store, fixture) -> {
 			SendResult sent = template.send(message("m1", "x", Duration.ZERO));
 			store.promote("orders", 10);
 			ClaimedMessage claimed = store.claim("orders", 1, Duration.ofMinutes(5)).get(0);
@@ -151,7 +149,7 @@ class OperationsScriptsTests {
 
 	@Test
 	void pageOfDeadMessagesGivesTheirTimeOfDeathAttemptsAndLastError() {
-		run((template, store, context) -> {
+		run((template, store, fixture) -> {
 			template.send(message("m1", "x", Duration.ZERO));
 			deadLetterNext(store, "orders");
 			MessagePage page = store.page("orders", MessageState.DEAD, 0, 10);
@@ -168,7 +166,7 @@ class OperationsScriptsTests {
 
 	@Test
 	void pageOfReadyMessagesLeavesOutIdsThatClaimWouldDrop() {
-		run((template, store, context) -> {
+		run((template, store, fixture) -> {
 			template.send(message("m1", "x", Duration.ZERO));
 			template.send(message("m2", "x", Duration.ZERO));
 			template.send(message("m3", "x", Duration.ZERO));
@@ -184,7 +182,7 @@ class OperationsScriptsTests {
 
 	@Test
 	void inspectFindsAMessageInEachStateAndReturnsTheStartOfItsStoredForm() {
-		run((template, store, context) -> {
+		run((template, store, fixture) -> {
 			SendResult scheduled = template.send(DelayMessage.builder("orders", "hello")
 				.id("s")
 				.delay(Duration.ofHours(1))
@@ -222,7 +220,7 @@ class OperationsScriptsTests {
 
 	@Test
 	void inspectReadsNoMoreThanTheGivenNumberOfBytes() {
-		run((template, store, context) -> {
+		run((template, store, fixture) -> {
 			template
 				.send(DelayMessage.builder("orders", "x".repeat(10_000)).id("big").delay(Duration.ofHours(1)).build());
 			MessageSnapshot snapshot = store.inspect("orders", "big", 100);
@@ -234,7 +232,7 @@ class OperationsScriptsTests {
 
 	@Test
 	void replayMovesDeadLettersBackToTheScheduleDueNowWithAttemptsResetAndErrorsDropped() {
-		run((template, store, context) -> {
+		run((template, store, fixture) -> {
 			for (String id : List.of("d1", "d2", "d3")) {
 				template.send(message(id, "payload " + id, Duration.ZERO));
 				deadLetterNext(store, "orders");
@@ -256,14 +254,14 @@ class OperationsScriptsTests {
 				assertThat(new String(message.payload(), StandardCharsets.UTF_8)).isEqualTo("payload " + id);
 			}
 			TopicKeys keys = store.keys("orders");
-			assertThat(context.getBean(StringRedisTemplate.class).hasKey(keys.deadErrors())).isFalse();
-			assertThat(context.getBean(StringRedisTemplate.class).hasKey(keys.deadMessages())).isFalse();
+			assertThat(fixture.redis().hasKey(keys.deadErrors())).isFalse();
+			assertThat(fixture.redis().hasKey(keys.deadMessages())).isFalse();
 		});
 	}
 
 	@Test
 	void replayLooksAtNoMoreDeadLettersThanAskedFromTheGivenRank() {
-		run((template, store, context) -> {
+		run((template, store, fixture) -> {
 			for (String id : List.of("d1", "d2", "d3", "d4")) {
 				template.send(message(id, "x", Duration.ZERO));
 				deadLetterNext(store, "orders");
@@ -276,7 +274,7 @@ class OperationsScriptsTests {
 
 	@Test
 	void replayLeavesADeadLetterWhoseIdWasSentAgainWhereItIs() {
-		run((template, store, context) -> {
+		run((template, store, fixture) -> {
 			template.send(message("d1", "old", Duration.ZERO));
 			deadLetterNext(store, "orders");
 			template.send(message("d2", "x", Duration.ZERO));
@@ -299,7 +297,7 @@ class OperationsScriptsTests {
 
 	@Test
 	void replayOfGivenIdsMovesOnlyThoseThatAreDead() {
-		run((template, store, context) -> {
+		run((template, store, fixture) -> {
 			template.send(message("d1", "x", Duration.ZERO));
 			deadLetterNext(store, "orders");
 			template.send(message("d2", "x", Duration.ZERO));
@@ -316,7 +314,7 @@ class OperationsScriptsTests {
 
 	@Test
 	void purgeDeletesNoMoreThanTheGivenNumberOfTheOldestDeadLetters() {
-		run((template, store, context) -> {
+		run((template, store, fixture) -> {
 			for (String id : List.of("d1", "d2", "d3", "d4", "d5")) {
 				template.send(message(id, "x", Duration.ZERO));
 				deadLetterNext(store, "orders");
@@ -327,7 +325,7 @@ class OperationsScriptsTests {
 			assertThat(store.inspect("orders", "d1", 100)).isNull();
 			assertThat(store.purgeDead("orders", 10)).isEqualTo(3);
 			assertThat(store.stats("orders").dead()).isZero();
-			assertThat(context.getBean(StringRedisTemplate.class).keys(this.prefix + ":*"))
+			assertThat(fixture.redis().keys(this.prefix + ":*"))
 				.filteredOn((key) -> !key.equals(TopicKeys.datasetMarker(this.prefix)))
 				.allSatisfy((key) -> assertThat(key).as("only claim records, which expire with the lease")
 					.contains("}:c:"));
@@ -336,7 +334,7 @@ class OperationsScriptsTests {
 
 	@Test
 	void purgeOfGivenIdsDeletesOnlyDeadLetters() {
-		run((template, store, context) -> {
+		run((template, store, fixture) -> {
 			template.send(message("d1", "x", Duration.ZERO));
 			deadLetterNext(store, "orders");
 			template.send(message("s1", "x", Duration.ofHours(1)));
@@ -348,12 +346,11 @@ class OperationsScriptsTests {
 
 	@Test
 	void findTopicsListsTopicsWithMessagesOrDeadLettersUnderThePrefixOnly() {
-		run((template, store, context) -> {
+		run((template, store, fixture) -> {
 			template.send("scheduled.topic", "x", Duration.ofHours(1));
 			template.send("dead-only", "x", Duration.ZERO);
 			deadLetterNext(store, "dead-only");
-			RedisMessageStore other = new RedisMessageStore(context.getBean(RedisConnectionFactory.class),
-					this.prefix + "x");
+			RedisMessageStore other = new RedisMessageStore(fixture.connectionFactory(), this.prefix + "x");
 			other.send("elsewhere", List.of(newMessage("e1")));
 
 			assertThat(store.findTopics(10)).containsExactly("dead-only", "scheduled.topic");
@@ -364,8 +361,8 @@ class OperationsScriptsTests {
 
 	@Test
 	void findTopicsTakesGlobCharactersOfThePrefixLiterally() {
-		run((template, store, context) -> {
-			RedisConnectionFactory connectionFactory = context.getBean(RedisConnectionFactory.class);
+		run((template, store, fixture) -> {
+			RedisConnectionFactory connectionFactory = fixture.connectionFactory();
 			RedisMessageStore starred = new RedisMessageStore(connectionFactory, this.prefix + "*[a]?");
 			RedisMessageStore plain = new RedisMessageStore(connectionFactory, this.prefix + "Xa!");
 			starred.send("mine", List.of(newMessage("s1")));
@@ -375,9 +372,9 @@ class OperationsScriptsTests {
 	}
 
 	private void run(StoreTest test) {
-		QueueContexts.runner(this.prefix).run((context) -> {
-			test.run(context.getBean(DelayQueueTemplate.class), context.getBean(RedisMessageStore.class), context);
-		});
+		try (TestStore fixture = TestStore.builder().prefix(this.prefix).build()) {
+			test.run(fixture.template(), fixture.store(), fixture);
+		}
 	}
 
 	private static DelayMessage message(String id, String payload, Duration delay) {
@@ -398,7 +395,7 @@ class OperationsScriptsTests {
 	@FunctionalInterface
 	private interface StoreTest {
 
-		void run(DelayQueueTemplate template, RedisMessageStore store, ApplicationContext context);
+		void run(DelayQueueTemplate template, RedisMessageStore store, TestStore fixture);
 
 	}
 

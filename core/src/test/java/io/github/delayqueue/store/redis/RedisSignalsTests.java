@@ -9,10 +9,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import io.github.delayqueue.store.WakeUpListener;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
+import io.github.delayqueue.test.redis.TcpForwarder;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.FaultyRedisProxy;
-import io.github.delayqueue.testsupport.QueueContexts;
-import io.github.delayqueue.testsupport.TcpForwarder;
+import io.github.delayqueue.testsupport.TestStore;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import org.junit.jupiter.api.Test;
 
@@ -39,39 +39,39 @@ class RedisSignalsTests {
 	void aSubscriptionRedisDoesNotAnswerReturnsWithinTheTimeoutAndSubscribesOnceRedisAnswers() throws Exception {
 		TestRedis redis = TestRedis.shared();
 		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			QueueContexts.runner(QueueContexts.uniquePrefix(), proxy)
-				.withPropertyValues("delay-queue.producer.send-timeout=1s")
-				.run((context) -> {
-					RedisMessageStore store = context.getBean(RedisMessageStore.class);
-					store.ping();
-					Signals signals = new Signals();
-					proxy.pause();
-					long start = System.nanoTime();
-					AutoCloseable subscription = store.subscribe(List.of("orders"), signals);
-					try {
-						assertThat(Duration.ofNanos(System.nanoTime() - start))
-							.isLessThan(store.timeout().plusSeconds(2));
-						proxy.resume();
-						StringRedisTemplate template = context.getBean(StringRedisTemplate.class);
-						await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-							template.convertAndSend(store.signalChannel(), "rorders");
-							assertThat(signals.ready).contains("orders");
-						});
-					}
-					finally {
-						subscription.close();
-					}
-				});
+			try (TestStore fixture = TestStore.builder()
+				.via(proxy.host(), proxy.port())
+				.sendTimeout(Duration.ofSeconds(1))
+				.build()) {
+				RedisMessageStore store = fixture.store();
+				store.ping();
+				Signals signals = new Signals();
+				proxy.pause();
+				long start = System.nanoTime();
+				AutoCloseable subscription = store.subscribe(List.of("orders"), signals);
+				try {
+					assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(store.timeout().plusSeconds(2));
+					proxy.resume();
+					StringRedisTemplate template = fixture.redis();
+					await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+						template.convertAndSend(store.signalChannel(), "rorders");
+						assertThat(signals.ready).contains("orders");
+					});
+				}
+				finally {
+					subscription.close();
+				}
+			}
 		}
 	}
 
 	@Test
 	void signalsReachTheListenerByKind() throws Exception {
-		QueueContexts.runner(QueueContexts.uniquePrefix()).run((context) -> {
-			RedisMessageStore store = context.getBean(RedisMessageStore.class);
+		try (TestStore fixture = TestStore.create()) {
+			RedisMessageStore store = fixture.store();
 			Signals signals = new Signals();
 			try (AutoCloseable subscription = store.subscribe(List.of("orders"), signals)) {
-				StringRedisTemplate template = context.getBean(StringRedisTemplate.class);
+				StringRedisTemplate template = fixture.redis();
 				template.convertAndSend(store.signalChannel(), "borders");
 				template.convertAndSend(store.signalChannel(), "rinvoices");
 				template.convertAndSend(store.signalChannel(), "");
@@ -80,29 +80,30 @@ class RedisSignalsTests {
 					.untilAsserted(() -> assertThat(signals.ready).containsExactly("invoices"));
 				assertThat(signals.earlier).containsExactly("orders");
 			}
-		});
+		}
 	}
 
 	@Test
 	void closingASubscriptionStillBeingMadeReturnsAtOnceAndLeavesNothingSubscribed() throws Exception {
 		TestRedis redis = TestRedis.shared();
 		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			QueueContexts.runner(QueueContexts.uniquePrefix(), proxy)
-				.withPropertyValues("delay-queue.producer.send-timeout=1s")
-				.run((context) -> {
-					RedisMessageStore store = context.getBean(RedisMessageStore.class);
-					store.ping();
-					proxy.pause();
-					AutoCloseable subscription = store.subscribe(List.of("orders"), new Signals());
-					long start = System.nanoTime();
-					subscription.close();
-					assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(store.timeout().plusSeconds(2));
-					proxy.resume();
-					StringRedisTemplate template = context.getBean(StringRedisTemplate.class);
-					await().during(Duration.ofSeconds(3))
-						.atMost(Duration.ofSeconds(10))
-						.until(() -> subscribers(template, store.signalChannel()) == 0);
-				});
+			try (TestStore fixture = TestStore.builder()
+				.via(proxy.host(), proxy.port())
+				.sendTimeout(Duration.ofSeconds(1))
+				.build()) {
+				RedisMessageStore store = fixture.store();
+				store.ping();
+				proxy.pause();
+				AutoCloseable subscription = store.subscribe(List.of("orders"), new Signals());
+				long start = System.nanoTime();
+				subscription.close();
+				assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(store.timeout().plusSeconds(2));
+				proxy.resume();
+				StringRedisTemplate template = fixture.redis();
+				await().during(Duration.ofSeconds(3))
+					.atMost(Duration.ofSeconds(10))
+					.until(() -> subscribers(template, store.signalChannel()) == 0);
+			}
 		}
 	}
 
@@ -110,18 +111,18 @@ class RedisSignalsTests {
 	void closingAMadeSubscriptionWhileRedisDoesNotAnswerReturnsAtOnce() throws Exception {
 		TestRedis redis = TestRedis.shared();
 		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			QueueContexts.runner(QueueContexts.uniquePrefix(), proxy)
-				.withPropertyValues("delay-queue.producer.send-timeout=1s")
-				.run((context) -> {
-					RedisMessageStore store = context.getBean(RedisMessageStore.class);
-					AutoCloseable subscription = store.subscribe(List.of("orders"), new Signals());
-					assertThat(subscribers(context.getBean(StringRedisTemplate.class), store.signalChannel()))
-						.isEqualTo(1);
-					proxy.pause();
-					long start = System.nanoTime();
-					subscription.close();
-					assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(store.timeout().plusSeconds(2));
-				});
+			try (TestStore fixture = TestStore.builder()
+				.via(proxy.host(), proxy.port())
+				.sendTimeout(Duration.ofSeconds(1))
+				.build()) {
+				RedisMessageStore store = fixture.store();
+				AutoCloseable subscription = store.subscribe(List.of("orders"), new Signals());
+				assertThat(subscribers(fixture.redis(), store.signalChannel())).isEqualTo(1);
+				proxy.pause();
+				long start = System.nanoTime();
+				subscription.close();
+				assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(store.timeout().plusSeconds(2));
+			}
 		}
 	}
 
@@ -132,8 +133,7 @@ class RedisSignalsTests {
 		factory.afterPropertiesSet();
 		factory.start();
 		try {
-			RedisMessageStore store = new RedisMessageStore(factory, QueueContexts.uniquePrefix(),
-					Duration.ofSeconds(1));
+			RedisMessageStore store = new RedisMessageStore(factory, TestStore.uniquePrefix(), Duration.ofSeconds(1));
 			long start = System.nanoTime();
 			assertThatExceptionOfType(DataAccessException.class)
 				.isThrownBy(() -> store.subscribe(List.of("orders"), new Signals()))

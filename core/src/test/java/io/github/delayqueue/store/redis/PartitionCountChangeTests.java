@@ -11,8 +11,8 @@ import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.TopicInspector;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.PartitionApps;
 import org.junit.jupiter.api.Test;
 

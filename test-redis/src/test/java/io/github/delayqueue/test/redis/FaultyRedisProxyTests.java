@@ -1,4 +1,4 @@
-package io.github.delayqueue.testsupport;
+package io.github.delayqueue.test.redis;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -8,7 +8,6 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 
-import io.github.delayqueue.test.redis.TestRedis;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.LettuceFutures;
 import io.lettuce.core.RedisClient;

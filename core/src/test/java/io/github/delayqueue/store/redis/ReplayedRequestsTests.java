@@ -14,9 +14,9 @@ import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.MessageSnapshot;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageSummary;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.FaultyRedisProxy;
-import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -133,9 +133,9 @@ class ReplayedRequestsTests {
 	private static void run(ProxyTest test) {
 		TestRedis redis = TestRedis.shared();
 		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			QueueContexts.runner(QueueContexts.uniquePrefix(), proxy)
-				.run((context) -> test.run(proxy, context.getBean(DelayQueueTemplate.class),
-						context.getBean(RedisMessageStore.class), context.getBean(StringRedisTemplate.class)));
+			try (TestStore fixture = TestStore.builder().via(proxy.host(), proxy.port()).build()) {
+				test.run(proxy, fixture.template(), fixture.store(), fixture.redis());
+			}
 		}
 	}
 

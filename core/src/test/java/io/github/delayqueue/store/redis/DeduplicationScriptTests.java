@@ -12,7 +12,7 @@ import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.ReplayResult;
 import io.github.delayqueue.store.Sent;
-import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -217,12 +217,11 @@ class DeduplicationScriptTests {
 
 	@Test
 	void theLargestBoundAnyInstanceSentWithApplies() {
-		String prefix = QueueContexts.uniquePrefix();
-		QueueContexts.runner(prefix).run((context) -> {
-			RedisConnectionFactory connections = context.getBean(RedisConnectionFactory.class);
-			StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
-			RedisMessageStore big = new RedisMessageStore(connections, prefix);
-			RedisMessageStore small = new RedisMessageStore(connections, prefix);
+		try (TestStore fixture = TestStore.create()) {
+			RedisConnectionFactory connections = fixture.connectionFactory();
+			StringRedisTemplate redis = fixture.redis();
+			RedisMessageStore big = new RedisMessageStore(connections, fixture.prefix());
+			RedisMessageStore small = new RedisMessageStore(connections, fixture.prefix());
 			small.rememberAtMost(1);
 			for (int i = 0; i < 5; i++) {
 				big.send(TOPIC, List.of(windowed("m" + i, Long.toString(HOUR_MS + i), "p")));
@@ -241,7 +240,7 @@ class DeduplicationScriptTests {
 			assertThat(big.send(TOPIC, List.of(windowed("m0", Long.toString(HOUR_MS), "p"))).get(0).duplicate())
 				.as("m0 still remembered")
 				.isTrue();
-		});
+		}
 	}
 
 }

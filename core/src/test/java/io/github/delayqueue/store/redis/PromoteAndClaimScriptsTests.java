@@ -16,10 +16,9 @@ import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.PromoteResult;
 import io.github.delayqueue.store.RateLimit;
-import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -218,14 +217,13 @@ class PromoteAndClaimScriptsTests {
 	 * sets.
 	 */
 	private static void withOffsetClock(OffsetClockTest test) {
-		String prefix = QueueContexts.uniquePrefix();
-		QueueContexts.runner(prefix).run((context) -> {
-			StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
-			String offsetKey = prefix + ":clock";
-			RedisMessageStore store = new RedisMessageStore(context.getBean(RedisConnectionFactory.class), prefix,
+		try (TestStore fixture = TestStore.create()) {
+			StringRedisTemplate redis = fixture.redis();
+			String offsetKey = fixture.prefix() + ":clock";
+			RedisMessageStore store = new RedisMessageStore(fixture.connectionFactory(), fixture.prefix(),
 					RedisMessageStore.DEFAULT_TIMEOUT, ScriptClock.offsetBy(offsetKey));
 			test.run(store, (offset) -> redis.opsForValue().set(offsetKey, String.valueOf(offset.toNanos() / 1000)));
-		});
+		}
 	}
 
 	@FunctionalInterface

@@ -1,4 +1,4 @@
-package io.github.delayqueue.testsupport;
+package io.github.delayqueue.test.redis;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;

@@ -18,7 +18,7 @@ import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.ReplayResult;
 import io.github.delayqueue.store.TopicPartitions;
-import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -39,10 +39,10 @@ class PartitionCountTests {
 
 	private static final String TOPIC = "clicks";
 
-	private final String prefix = QueueContexts.uniquePrefix();
+	private final String prefix = TestStore.uniquePrefix();
 
 	@Test
-	void gainingPartitionsIsRefusedWhileTheTopicHoldsMessages() {
+	void gainingPartitionsIsRefusedWhileTheTopicHoldsMessages() throws Exception {
 		run((apps) -> {
 			RedisMessageStore one = apps.store(1);
 			List<String> ids = ids("old-", 30);
@@ -62,7 +62,7 @@ class PartitionCountTests {
 	}
 
 	@Test
-	void gainingPartitionsOfAnEmptyTopicSpreadsItAndFindsEachMessageById() {
+	void gainingPartitionsOfAnEmptyTopicSpreadsItAndFindsEachMessageById() throws Exception {
 		run((apps) -> {
 			RedisMessageStore one = apps.store(1);
 			one.send(TOPIC, List.of(message("delivered", Duration.ZERO)));
@@ -81,7 +81,7 @@ class PartitionCountTests {
 	}
 
 	@Test
-	void goingDownToOnePartitionKeepsTheMessagesOfPartitionZeroWithinReach() {
+	void goingDownToOnePartitionKeepsTheMessagesOfPartitionZeroWithinReach() throws Exception {
 		run((apps) -> {
 			RedisMessageStore three = apps.store(3);
 			List<String> inZero = ids("zero-", 300).stream()
@@ -100,7 +100,7 @@ class PartitionCountTests {
 	}
 
 	@Test
-	void anApplicationOnAStaleCountCanNeitherStoreNorMissAMessage() {
+	void anApplicationOnAStaleCountCanNeitherStoreNorMissAMessage() throws Exception {
 		run((apps) -> {
 			RedisMessageStore three = apps.store(3);
 			String kept = idIn(0, 3, "kept-");
@@ -131,7 +131,7 @@ class PartitionCountTests {
 	}
 
 	@Test
-	void aBrokerOnAStaleCountLearnsThatTheCountChanged() {
+	void aBrokerOnAStaleCountLearnsThatTheCountChanged() throws Exception {
 		run((apps) -> {
 			RedisMessageStore one = apps.store(1);
 			one.agreePartitions(TOPIC);
@@ -144,7 +144,7 @@ class PartitionCountTests {
 	}
 
 	@Test
-	void aMarkerLeftByAChangeThatNeverTookEffectIsRepairedByTheCallItRefuses() {
+	void aMarkerLeftByAChangeThatNeverTookEffectIsRepairedByTheCallItRefuses() throws Exception {
 		run((apps) -> {
 			RedisMessageStore three = apps.store(3);
 			three.agreePartitions(TOPIC);
@@ -161,7 +161,7 @@ class PartitionCountTests {
 	}
 
 	@Test
-	void aCallRefusedWhileAChangeIsOnItsWayWaitsForItToEnd() {
+	void aCallRefusedWhileAChangeIsOnItsWayWaitsForItToEnd() throws Exception {
 		run((apps) -> {
 			RedisMessageStore three = apps.store(3);
 			three.agreePartitions(TOPIC);
@@ -181,7 +181,7 @@ class PartitionCountTests {
 	}
 
 	@Test
-	void deadLettersOfAPartitionedTopicAreFoundReplayedAndPurgedUnderEveryName() {
+	void deadLettersOfAPartitionedTopicAreFoundReplayedAndPurgedUnderEveryName() throws Exception {
 		run((apps) -> {
 			RedisMessageStore three = apps.store(3);
 			List<String> ids = List.of(idIn(1, 3, "dead-"), idIn(2, 3, "dead-"), idIn(0, 3, "dead-"));
@@ -217,7 +217,7 @@ class PartitionCountTests {
 	}
 
 	@Test
-	void aChangeRacingSendsOnTheOldCountStrandsNoMessage() {
+	void aChangeRacingSendsOnTheOldCountStrandsNoMessage() throws Exception {
 		run((apps) -> {
 			RedisMessageStore three = apps.store(3);
 			three.agreePartitions(TOPIC);
@@ -283,12 +283,10 @@ class PartitionCountTests {
 		});
 	}
 
-	private void run(AppsTest test) {
-		QueueContexts.runner(this.prefix).run((context) -> {
-			Apps apps = new Apps(context.getBean(RedisConnectionFactory.class),
-					context.getBean(StringRedisTemplate.class));
-			test.run(apps);
-		});
+	private void run(AppsTest test) throws Exception {
+		try (TestStore fixture = TestStore.builder().prefix(this.prefix).build()) {
+			test.run(new Apps(fixture.connectionFactory(), fixture.redis()));
+		}
 	}
 
 	/** A test on stores standing for applications. */
