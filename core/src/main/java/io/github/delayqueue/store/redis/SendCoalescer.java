@@ -74,6 +74,12 @@ final class SendCoalescer {
 	 */
 	static final long DEADLINE_SPREAD_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
+	/**
+	 * How long before the deadline of the sends refused while a count was changing the
+	 * settling of that count gives up, so that they fail with its reason.
+	 */
+	private static final long SETTLE_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
 	/** How long after the earliest deadline of the sends that wait they are failed. */
 	private static final long EXPIRY_SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
@@ -576,7 +582,10 @@ final class SendCoalescer {
 					}
 					RuntimeException failure = null;
 					try {
-						SendCoalescer.this.router.settle(TopicPartitions.topicOf(this.name), deadline);
+						// Ends a little before the sends' deadline, so that they fail
+						// saying why (the count), not by their expiry.
+						long margin = Math.min(SETTLE_MARGIN_NANOS, Math.max(0, (deadline - System.nanoTime()) / 4));
+						SendCoalescer.this.router.settle(TopicPartitions.topicOf(this.name), deadline - margin);
 					}
 					catch (RuntimeException ex) {
 						failure = ex;
