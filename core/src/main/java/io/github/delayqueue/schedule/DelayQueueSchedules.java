@@ -219,7 +219,8 @@ public class DelayQueueSchedules {
 						schedules.add(info(state));
 					}
 					catch (IllegalStateException ex) {
-						logger.warn("Schedule '" + name + "' left out of the list: " + ex.getMessage());
+						logger.warn("Schedule '" + name + "' of topic '" + topic + "' left out of the list: "
+								+ ex.getMessage());
 					}
 				}
 			});
@@ -249,11 +250,24 @@ public class DelayQueueSchedules {
 	 */
 	public boolean resume(String name) {
 		ScheduleState before = state(name);
-		Schedule schedule = Schedule.parse(name, before.definition());
-		SchedulesRead read = this.store.read(before.topic(), name);
-		ScheduleState after = this.store.pause(before.topic(), name, false, schedule.nextAfter(read.nowMillis()));
-		this.changed.run();
-		return after != null && before.paused();
+		for (int attempt = 1; attempt <= MAX_SAVE_ATTEMPTS; attempt++) {
+			// The next tick comes from the definition read with the time, and the resume
+			// is refused if another instance saved another definition meanwhile.
+			SchedulesRead read = this.store.read(before.topic(), name);
+			ScheduleState current = read.schedules().get(name);
+			if (current == null) {
+				throw new IllegalArgumentException("No schedule named '" + name + "'");
+			}
+			Schedule schedule = Schedule.parse(name, current.definition());
+			ScheduleState after = this.store.pause(current.topic(), name, false, schedule.nextAfter(read.nowMillis()),
+					current.definition());
+			if (after == null || !after.paused() || after.definition().equals(current.definition())) {
+				this.changed.run();
+				return after != null && current.paused();
+			}
+		}
+		throw new IllegalStateException("Schedule '" + name + "' changed under each of " + MAX_SAVE_ATTEMPTS
+				+ " attempts to resume it: other instances keep changing it");
 	}
 
 	/**

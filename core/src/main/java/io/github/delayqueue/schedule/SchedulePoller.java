@@ -283,9 +283,7 @@ public class SchedulePoller implements SmartLifecycle {
 				continue;
 			}
 			this.problems.remove("topic:" + topic);
-			read.unreadable()
-				.forEach((name, problem) -> report("state:" + name, "Schedule '" + name + "' of topic '" + topic + "' "
-						+ problem + "; this instance sends no tick of it"));
+			read.unreadable().forEach((name, problem) -> report("state:" + name, problem));
 			now = Math.max(now, read.nowMillis());
 			unreadable.addAll(read.unreadable().keySet());
 			read.schedules()
@@ -312,8 +310,9 @@ public class SchedulePoller implements SmartLifecycle {
 				catch (RuntimeException ex) {
 					// Redis answered, and refused it, or this schedule's partition is out
 					// of reach: the others go on.
-					report("send:" + state.name(), "Schedule '" + state.name() + "' could not be sent ("
-							+ ex.getMessage() + "); this instance sends no tick of it until it can");
+					report("send:" + state.name(),
+							"Schedule '" + state.name() + "' of topic '" + state.topic() + "' could not be sent ("
+									+ ex.getMessage() + "); this instance sends no tick of it until it can");
 					next = now + POLL_MILLIS;
 				}
 			}
@@ -363,7 +362,11 @@ public class SchedulePoller implements SmartLifecycle {
 			// Found on its topic, it is there even unregistered (a remove and a save
 			// raced): mend() registers it, keeping the definition saved since.
 			List<ScheduleState> states = found.getOrDefault(name, List.of());
-			boolean there = states.stream().anyMatch((state) -> state.topic().equals(schedule.topic()));
+			// A definition no version wrote (garbage) counts as gone: saved again, it
+			// replaces it; one of a later version is kept.
+			boolean garbage = states.stream()
+				.anyMatch((state) -> state.topic().equals(schedule.topic()) && isGarbage(state));
+			boolean there = !garbage && states.stream().anyMatch((state) -> state.topic().equals(schedule.topic()));
 			// Found only on another topic, unregistered there: saved there through the
 			// API
 			// while a remove raced. mend() registers it there; saving it here too would
@@ -382,6 +385,11 @@ public class SchedulePoller implements SmartLifecycle {
 					logger.info("Schedule '" + name + "' on topic '" + schedule.topic() + "': next tick "
 							+ info.nextFire() + (info.paused() ? " (paused)" : ""));
 				}
+				else if (garbage) {
+					logger.warn("Schedule '" + name + "' on topic '" + schedule.topic() + "', declared by this"
+							+ " application, had a definition in Redis that no version wrote: saved again, next tick "
+							+ info.nextFire());
+				}
 				else {
 					logger.warn("Schedule '" + name + "' on topic '" + schedule.topic() + "', declared by this"
 							+ " application, was gone from Redis (removed, or Redis lost its data): saved again,"
@@ -391,11 +399,27 @@ public class SchedulePoller implements SmartLifecycle {
 			catch (RuntimeException ex) {
 				// Refused (another topic has the name), or out of reach: the others go
 				// on, this one is tried again at the next look.
-				report("save:" + name, "Schedule '" + name + "' could not be saved (" + ex.getMessage()
-						+ "); this instance tries again every second");
+				report("save:" + name,
+						"Schedule '" + name + "' on topic '" + schedule.topic()
+								+ "', declared by this application, could not be saved (" + ex.getMessage()
+								+ "); this instance tries again every second");
 			}
 		}
 		return saved;
+	}
+
+	/**
+	 * Whether a schedule's definition is one no version wrote: this one cannot read it
+	 * and it does not say it is of a later version.
+	 */
+	private static boolean isGarbage(ScheduleState state) {
+		try {
+			Schedule.parse(state.name(), state.definition());
+			return false;
+		}
+		catch (InvalidMessageException ex) {
+			return !Schedule.isOfLaterVersion(state.definition());
+		}
 	}
 
 	/**
@@ -443,8 +467,10 @@ public class SchedulePoller implements SmartLifecycle {
 			return kept;
 		}
 		catch (RuntimeException ex) {
-			report("register:" + name, "Schedule '" + name + "' could not be registered (" + ex.getMessage()
-					+ "); this instance tries again every second");
+			report("register:" + name,
+					"Schedule '" + name + "' found on topics " + states.stream().map(ScheduleState::topic).toList()
+							+ " could not be registered (" + ex.getMessage()
+							+ "); this instance tries again every second");
 			return null;
 		}
 	}
@@ -505,7 +531,7 @@ public class SchedulePoller implements SmartLifecycle {
 		}
 		catch (InvalidMessageException ex) {
 			report("definition:" + state.name(),
-					"Schedule '" + state.name()
+					"Schedule '" + state.name() + "' of topic '" + state.topic()
 							+ "' has a definition this instance cannot read (saved by another version?): "
 							+ ex.getMessage() + "; this instance sends no tick of it");
 			return now + POLL_MILLIS;

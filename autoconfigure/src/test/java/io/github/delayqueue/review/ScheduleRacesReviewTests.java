@@ -1,0 +1,155 @@
+package io.github.delayqueue.review;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.github.delayqueue.listener.DelayListener;
+import io.github.delayqueue.listener.Delivery;
+import io.github.delayqueue.schedule.DelayQueueSchedules;
+import io.github.delayqueue.schedule.Schedule;
+import io.github.delayqueue.schedule.ScheduleInfo;
+import io.github.delayqueue.schedule.SchedulePoller;
+import io.github.delayqueue.store.TopicPartitions;
+import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.store.redis.TopicKeys;
+import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.testsupport.FaultyRedisProxy;
+import io.github.delayqueue.testsupport.QueueContexts;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Adversarial review of the schedules' bookkeeping after issue 34, on real Redis: races
+ * of pause, resume and save between instances, bad entries in the registry and in a
+ * topic's schedules, and what the WARN lines tell an operator. Promise under attack: "a
+ * schedule never stops without saying so".
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class ScheduleRacesReviewTests {
+
+	private static final Duration RESTORED_WITHIN = Duration.ofSeconds(10);
+
+	private static final String DECLARED = "delay-queue.schedules.heartbeat.";
+
+	@Test
+	void aDeclaredScheduleWhoseStoredDefinitionIsGarbageIsRestored() {
+		// The state is in its form ("<tick>:<paused>:<definition>"), the definition is
+		// not one any version wrote: the poller found it "there" and never saved it
+		// again, sending no tick of it.
+		String prefix = QueueContexts.uniquePrefix();
+		List<String> ticks = new CopyOnWriteArrayList<>();
+		Beats.deliveries = ticks;
+		QueueContexts.runner(prefix)
+			.withUserConfiguration(Beats.class)
+			.withPropertyValues(DECLARED + "topic=beats", DECLARED + "fixed-rate=300ms", DECLARED + "payload=beat")
+			.run((context) -> {
+				await().atMost(RESTORED_WITHIN).until(() -> ticks.size() >= 2);
+				StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
+				String stateKey = context.getBean(RedisMessageStore.class).keys("beats").schedules();
+				redis.opsForHash().put(stateKey, "heartbeat", "1000:0:garbage");
+				int before = ticks.size();
+				await().atMost(RESTORED_WITHIN).until(() -> ticks.size() >= before + 3);
+			});
+	}
+
+	@Test
+	void garbageInTheRegistryStopsNoDeclaredSchedule() {
+		// Garbage in <prefix>:schedules: the name registered to a topic that is no topic,
+		// its last claim a time that is no number. The poller registers the schedule
+		// again where it finds it (once a save elsewhere cannot be on its way): its claim
+		// failed on the time, in Lua, at every look, and no tick was sent any more.
+		String prefix = QueueContexts.uniquePrefix();
+		List<String> ticks = new CopyOnWriteArrayList<>();
+		Beats.deliveries = ticks;
+		QueueContexts.runner(prefix)
+			.withUserConfiguration(Beats.class)
+			.withPropertyValues(DECLARED + "topic=beats", DECLARED + "fixed-rate=300ms", DECLARED + "payload=beat")
+			.run((context) -> {
+				await().atMost(RESTORED_WITHIN).until(() -> ticks.size() >= 2);
+				StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
+				String registry = TopicKeys.scheduleRegistry(prefix);
+				redis.opsForHash().put(registry, "heartbeat", "no{topic}");
+				redis.opsForHash().put(registry, "~#heartbeat", "garbage");
+				int before = ticks.size();
+				Duration saveTime = context.getBean(RedisMessageStore.class).schedules().saveTime();
+				await().atMost(RESTORED_WITHIN.plus(saveTime)).until(() -> ticks.size() >= before + 3);
+				assertThat(context.getBean(DelayQueueSchedules.class).get("heartbeat")).isPresent();
+			});
+	}
+
+	@Test
+	void aResumeRacingASaveOfANewDefinitionTicksByTheNewDefinition() {
+		// Instance A resumes a paused hourly schedule; the read its resume starts with is
+		// answered late, and meanwhile instance B gives the schedule a definition of
+		// every 300 ms (kept paused). A then resumed it at the next tick of the hourly
+		// definition: the new definition sent nothing for an hour, silently.
+		TestRedis redis = TestRedis.shared();
+		String prefix = QueueContexts.uniquePrefix();
+		List<String> ticks = new CopyOnWriteArrayList<>();
+		Beats.deliveries = ticks;
+		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
+			QueueContexts.runner(prefix).withUserConfiguration(Beats.class).run((b) -> {
+				DelayQueueSchedules fromB = b.getBean(DelayQueueSchedules.class);
+				fromB.save(Schedule.fixedRate("racing", "beats", Duration.ofHours(1)).withPayload("hourly"));
+				fromB.pause("racing");
+				String stateKey = b.getBean(RedisMessageStore.class).keys("beats").schedules();
+				QueueContexts.runner(prefix, proxy).run((a) -> {
+					a.getBean(SchedulePoller.class).stop();
+					FaultyRedisProxy.Fault late = proxy.delayNextReplyToCommand(
+							FaultyRedisProxy.withArgumentContaining("EVALSHA", stateKey), Duration.ofMillis(1500));
+					Thread resume = new Thread(() -> a.getBean(DelayQueueSchedules.class).resume("racing"));
+					resume.start();
+					assertThat(late.awaitFired(Duration.ofSeconds(5))).isTrue();
+					fromB.save(Schedule.fixedRate("racing", "beats", Duration.ofMillis(300)).withPayload("fast"));
+					resume.join(10_000);
+					ScheduleInfo info = fromB.get("racing").orElseThrow();
+					assertThat(info.paused()).isFalse();
+					assertThat(info.nextFire()).as("the next tick of every 300 ms")
+						.isBefore(java.time.Instant.now().plusSeconds(60));
+					await().atMost(RESTORED_WITHIN).until(() -> ticks.size() >= 3);
+				});
+			});
+		}
+	}
+
+	@Test
+	void aPartitionMovedAsideIsReportedAsAPartitionOfItsTopicNotAsASchedule(CapturedOutput output) {
+		String prefix = QueueContexts.uniquePrefix();
+		QueueContexts.runner(prefix).withPropertyValues("delay-queue.topics.jobs.partitions=2").run((context) -> {
+			DelayQueueSchedules schedules = context.getBean(DelayQueueSchedules.class);
+			schedules.save(Schedule.fixedRate("report", "jobs", Duration.ofHours(1)));
+			RedisMessageStore store = context.getBean(RedisMessageStore.class);
+			StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
+			String other = null;
+			for (String partition : TopicPartitions.names("jobs", 2)) {
+				if (!redis.opsForHash().hasKey(store.keys(partition).schedules(), "report")) {
+					other = store.keys(partition).schedules();
+				}
+			}
+			redis.opsForValue().set(other, "not a hash");
+			await().atMost(RESTORED_WITHIN).until(() -> output.toString().contains("moved aside"));
+			String line = output.toString().lines().filter((l) -> l.contains("moved aside")).findFirst().orElseThrow();
+			assertThat(line).contains("topic 'jobs'").doesNotContain("Schedule 'jobs");
+		});
+	}
+
+	static class Beats {
+
+		static volatile List<String> deliveries = new CopyOnWriteArrayList<>();
+
+		@DelayListener(topic = "beats")
+		void on(Delivery<String> delivery) {
+			deliveries.add(delivery.id());
+		}
+
+	}
+
+}
