@@ -141,6 +141,115 @@ class ScheduleRacesReviewTests {
 		});
 	}
 
+	@Test
+	void threeInstancesRacingSavesRemovesPausesResumesAndTriggersOfOneNameNeverTickItTwice() throws Exception {
+		// Three instances (one direct, two 5 ms and 30 ms away, replies of scripts
+		// dropped now and then so that Lettuce sends them again) save one name on two
+		// topics, remove, pause, resume and trigger it at random for 10 s. A fixed rate
+		// of 500 ms: every save and resume sets the next tick at least 500 ms after every
+		// tick sent, so two ticks closer than that mean two states ticking at once.
+		TestRedis redis = TestRedis.shared();
+		String prefix = QueueContexts.uniquePrefix();
+		List<String> ticks = new CopyOnWriteArrayList<>();
+		TwoTopics.deliveries = ticks;
+		long rate = 500;
+		try (FaultyRedisProxy near = FaultyRedisProxy.start(redis.host(), redis.port());
+				FaultyRedisProxy far = FaultyRedisProxy.start(redis.host(), redis.port())) {
+			near.latency(Duration.ofMillis(5));
+			far.latency(Duration.ofMillis(30));
+			QueueContexts.runner(prefix).withUserConfiguration(TwoTopics.class).run((x) -> {
+				QueueContexts.runner(prefix, near).withUserConfiguration(TwoTopics.class).run((y) -> {
+					QueueContexts.runner(prefix, far).withUserConfiguration(TwoTopics.class).run((z) -> {
+						List<DelayQueueSchedules> apis = List.of(x.getBean(DelayQueueSchedules.class),
+								y.getBean(DelayQueueSchedules.class), z.getBean(DelayQueueSchedules.class));
+						long end = System.currentTimeMillis() + 10_000;
+						List<Thread> threads = new java.util.ArrayList<>();
+						List<Throwable> unexpected = new CopyOnWriteArrayList<>();
+						for (int i = 0; i < apis.size(); i++) {
+							DelayQueueSchedules api = apis.get(i);
+							long seed = i;
+							threads.add(new Thread(() -> race(api, new java.util.Random(seed), end, rate, unexpected)));
+						}
+						threads.forEach(Thread::start);
+						while (System.currentTimeMillis() < end) {
+							(((System.nanoTime() / 1000) % 2 == 0) ? near : far)
+								.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA"));
+							Thread.sleep(700);
+						}
+						for (Thread thread : threads) {
+							thread.join(30_000);
+						}
+						assertThat(unexpected).as("only refusals and Redis failures").isEmpty();
+						// Quiet: the pollers mend within a look; then every instance sees
+						// one schedule, on one topic.
+						await().atMost(RESTORED_WITHIN).ignoreExceptions().untilAsserted(() -> {
+							List<java.util.Optional<ScheduleInfo>> seen = apis.stream()
+								.map((api) -> api.get("racer"))
+								.toList();
+							assertThat(seen).as("get() of the three instances")
+								.allMatch((info) -> info.equals(seen.get(0)));
+							StringRedisTemplate template = x.getBean(StringRedisTemplate.class);
+							RedisMessageStore store = x.getBean(RedisMessageStore.class);
+							long states = java.util.stream.Stream.of("a", "b")
+								.filter((topic) -> template.opsForHash().hasKey(store.keys(topic).schedules(), "racer"))
+								.count();
+							assertThat(states).as("topics holding a state").isEqualTo(seen.get(0).isPresent() ? 1 : 0);
+						});
+						// Then it runs: one last save and resume, and it ticks every 500
+						// ms.
+						apis.get(0).remove("racer");
+						apis.get(1).save(Schedule.fixedRate("racer", "b", Duration.ofMillis(rate)).withPayload("last"));
+						apis.get(2).resume("racer");
+						int before = ticks.size();
+						await().atMost(RESTORED_WITHIN).until(() -> ticks.size() >= before + 4);
+						List<String> all = List.copyOf(ticks);
+						assertThat(new java.util.HashSet<>(all)).as("each tick delivered once: " + all)
+							.hasSameSizeAs(all);
+						List<Long> times = all.stream()
+							.map((entry) -> entry.substring(entry.indexOf(' ') + 1))
+							.filter((id) -> id.indexOf('~') == id.lastIndexOf('~'))
+							.map((id) -> Long.parseLong(id.substring(id.indexOf('~') + 1)))
+							.sorted()
+							.toList();
+						for (int i = 1; i < times.size(); i++) {
+							assertThat(times.get(i) - times.get(i - 1)).as("gap between ticks in " + all)
+								.isGreaterThanOrEqualTo(rate);
+						}
+					});
+				});
+			});
+		}
+	}
+
+	private static void race(DelayQueueSchedules api, java.util.Random random, long end, long rate,
+			List<Throwable> unexpected) {
+		while (System.currentTimeMillis() < end) {
+			try {
+				switch (random.nextInt(6)) {
+					case 0, 1 ->
+						api.save(Schedule.fixedRate("racer", random.nextBoolean() ? "a" : "b", Duration.ofMillis(rate))
+							.withPayload("p" + random.nextInt(3)));
+					case 2 -> api.remove("racer");
+					case 3 -> api.pause("racer");
+					case 4 -> api.resume("racer");
+					default -> api.trigger("racer");
+				}
+			}
+			catch (IllegalArgumentException | IllegalStateException | org.springframework.dao.DataAccessException ex) {
+				// Refused (no such schedule, another topic has it), or Redis failed.
+			}
+			catch (Throwable ex) {
+				unexpected.add(ex);
+			}
+			try {
+				Thread.sleep(random.nextInt(60));
+			}
+			catch (InterruptedException ex) {
+				return;
+			}
+		}
+	}
+
 	static class Beats {
 
 		static volatile List<String> deliveries = new CopyOnWriteArrayList<>();
@@ -148,6 +257,22 @@ class ScheduleRacesReviewTests {
 		@DelayListener(topic = "beats")
 		void on(Delivery<String> delivery) {
 			deliveries.add(delivery.id());
+		}
+
+	}
+
+	static class TwoTopics {
+
+		static volatile List<String> deliveries = new CopyOnWriteArrayList<>();
+
+		@DelayListener(topic = "a")
+		void onA(Delivery<String> delivery) {
+			deliveries.add("a " + delivery.id());
+		}
+
+		@DelayListener(topic = "b")
+		void onB(Delivery<String> delivery) {
+			deliveries.add("b " + delivery.id());
 		}
 
 	}

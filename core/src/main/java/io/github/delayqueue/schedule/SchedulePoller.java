@@ -103,6 +103,31 @@ public class SchedulePoller implements SmartLifecycle {
 	/** Set when this poller is woken up, cleared by the look that starts after. */
 	private final AtomicBoolean woken = new AtomicBoolean();
 
+	/**
+	 * How far back a loss of Redis's data looks for the schedules saved through the API
+	 * that it took: three of the data-loss watch's looks, as the loss is noticed up to
+	 * one look after a look here found them gone.
+	 */
+	static final long LOSS_LOOKBACK_NANOS = TimeUnit.SECONDS.toNanos(15);
+
+	/**
+	 * The schedules this application does not declare (saved through the API) found by
+	 * the last look, each with its topic. Guarded by {@link #polling}.
+	 */
+	private final Map<String, String> seenUndeclared = new HashMap<>();
+
+	/**
+	 * Those of them a later look no longer found (nor registered), with their topic and
+	 * since when ({@link System#nanoTime()}), for {@link #LOSS_LOOKBACK_NANOS}. Guarded
+	 * by {@link #polling}.
+	 */
+	private final Map<String, Map.Entry<String, Long>> goneUndeclared = new HashMap<>();
+
+	/**
+	 * Set when Redis was found to have lost its data, cleared by the look that says what.
+	 */
+	private final AtomicBoolean dataLost = new AtomicBoolean();
+
 	/** Held by one look at the schedules at a time: the poller's, or a test clock's. */
 	private final Object polling = new Object();
 
@@ -224,6 +249,17 @@ public class SchedulePoller implements SmartLifecycle {
 	}
 
 	/**
+	 * Tells this poller that Redis lost its data (or went back in time): its next look,
+	 * at once, restores the declared schedules and names, in one ERROR, the schedules
+	 * saved through the API that it saw in the seconds before and that are gone, as they
+	 * are not restored.
+	 */
+	public void dataLost() {
+		this.dataLost.set(true);
+		wakeUp();
+	}
+
+	/**
 	 * Sends every tick due by now, at once, on the caller's thread: for a test clock that
 	 * moves the Redis time forward.
 	 * @throws DataAccessException if Redis failed or did not answer in time
@@ -319,7 +355,40 @@ public class SchedulePoller implements SmartLifecycle {
 			wait = Math.min(wait, next - now);
 		}
 		forgetLost(registry, found, unread, unreadable);
+		sayLostUndeclared(registry, found, unread);
 		return wait;
+	}
+
+	/**
+	 * Keeps the schedules saved through the API seen in this look, and the ones gone
+	 * since; once Redis lost its data, names those gone shortly before, once.
+	 */
+	private void sayLostUndeclared(Registry registry, Map<String, List<ScheduleState>> found, Set<String> unread) {
+		long now = System.nanoTime();
+		this.seenUndeclared.entrySet().removeIf((seen) -> {
+			String name = seen.getKey();
+			if (found.containsKey(name) || registry.names().containsKey(name) || unread.contains(seen.getValue())) {
+				return false;
+			}
+			this.goneUndeclared.put(name, Map.entry(seen.getValue(), now));
+			return true;
+		});
+		found.forEach((name, states) -> {
+			if (!this.declared.containsKey(name)) {
+				this.seenUndeclared.put(name, states.get(0).topic());
+				this.goneUndeclared.remove(name);
+			}
+		});
+		this.goneUndeclared.values().removeIf((gone) -> now - gone.getValue() > LOSS_LOOKBACK_NANOS);
+		if (this.dataLost.getAndSet(false) && !this.goneUndeclared.isEmpty()) {
+			List<String> gone = new ArrayList<>();
+			new TreeMap<>(this.goneUndeclared)
+				.forEach((name, seen) -> gone.add("'" + name + "' (topic '" + seen.getKey() + "')"));
+			this.goneUndeclared.clear();
+			logger.error("Redis lost schedules saved through the API, which are not restored (only the ones an"
+					+ " application declares are): " + String.join(", ", gone) + " were in Redis seconds before and"
+					+ " are gone; save them again");
+		}
 	}
 
 	private void findTopics() {
