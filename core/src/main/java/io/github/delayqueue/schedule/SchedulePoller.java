@@ -31,6 +31,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
+import org.springframework.core.NestedExceptionUtils;
 import org.springframework.dao.DataAccessException;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
@@ -314,12 +315,14 @@ public class SchedulePoller implements SmartLifecycle {
 				// One topic out of reach (its Cluster node, its number of partitions):
 				// the others go on.
 				unread.add(topic);
-				report("topic:" + topic, "Schedules of topic '" + topic + "' could not be read (" + ex.getMessage()
+				report("topic:" + topic, "Schedules of topic '" + topic + "' could not be read (" + describe(ex)
 						+ "); this instance sends no tick of them until they can");
 				continue;
 			}
 			this.problems.remove("topic:" + topic);
 			read.unreadable().forEach((name, problem) -> report("state:" + name, problem));
+			// Said again should it become unreadable again.
+			read.schedules().keySet().forEach((name) -> this.problems.remove("state:" + name));
 			now = Math.max(now, read.nowMillis());
 			unreadable.addAll(read.unreadable().keySet());
 			read.schedules()
@@ -342,13 +345,15 @@ public class SchedulePoller implements SmartLifecycle {
 			if (next <= now) {
 				try {
 					next = send(state, now);
+					// Said again should it fail again.
+					this.problems.remove("send:" + state.name());
 				}
 				catch (RuntimeException ex) {
 					// Redis answered, and refused it, or this schedule's partition is out
 					// of reach: the others go on.
 					report("send:" + state.name(),
 							"Schedule '" + state.name() + "' of topic '" + state.topic() + "' could not be sent ("
-									+ ex.getMessage() + "); this instance sends no tick of it until it can");
+									+ describe(ex) + "); this instance sends no tick of it until it can");
 					next = now + POLL_MILLIS;
 				}
 			}
@@ -470,7 +475,7 @@ public class SchedulePoller implements SmartLifecycle {
 				// on, this one is tried again at the next look.
 				report("save:" + name,
 						"Schedule '" + name + "' on topic '" + schedule.topic()
-								+ "', declared by this application, could not be saved (" + ex.getMessage()
+								+ "', declared by this application, could not be saved (" + describe(ex)
 								+ "); this instance tries again every second");
 			}
 		}
@@ -525,6 +530,7 @@ public class SchedulePoller implements SmartLifecycle {
 								+ "' at once: kept on '" + kept.topic() + "', removed from '" + other.topic() + "'");
 				}
 			}
+			this.problems.remove("register:" + name);
 			if (!kept.topic().equals(now)) {
 				if (!kept.topic().equals(this.store.register(name, kept.topic(), now))) {
 					return null;
@@ -538,7 +544,7 @@ public class SchedulePoller implements SmartLifecycle {
 		catch (RuntimeException ex) {
 			report("register:" + name,
 					"Schedule '" + name + "' found on topics " + states.stream().map(ScheduleState::topic).toList()
-							+ " could not be registered (" + ex.getMessage()
+							+ " could not be registered (" + describe(ex)
 							+ "); this instance tries again every second");
 			return null;
 		}
@@ -583,6 +589,12 @@ public class SchedulePoller implements SmartLifecycle {
 		});
 	}
 
+	/** What went wrong, for an operator: the most specific cause's message. */
+	private static String describe(Throwable ex) {
+		Throwable cause = NestedExceptionUtils.getMostSpecificCause(ex);
+		return (cause.getMessage() != null) ? cause.getMessage() : cause.toString();
+	}
+
 	private void report(String key, String problem) {
 		if (!problem.equals(this.problems.put(key, problem))) {
 			logger.warn(problem);
@@ -605,6 +617,7 @@ public class SchedulePoller implements SmartLifecycle {
 							+ ex.getMessage() + "; this instance sends no tick of it");
 			return now + POLL_MILLIS;
 		}
+		this.problems.remove("definition:" + state.name());
 		TickPlan plan = TickPlan.of(schedule, state.nextTickMillis(), now);
 		byte[] body = MessageFormat.encodeBody(Map.of(), schedule.payload().getBytes(StandardCharsets.UTF_8));
 		boolean advanced = this.store.advance(state, plan.next(), plan.ticks(), body);
