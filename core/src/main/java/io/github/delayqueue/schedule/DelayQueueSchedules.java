@@ -44,6 +44,12 @@ public class DelayQueueSchedules {
 	 */
 	static final int TRIGGER_NUMBERS = 100_000;
 
+	/**
+	 * How long a triggered message's id is remembered once handled: longer than a client
+	 * takes to send a command again after a lost reply.
+	 */
+	public static final Duration TRIGGER_DEDUPLICATION = Duration.ofMinutes(1);
+
 	private static final Log logger = LogFactory.getLog(DelayQueueSchedules.class);
 
 	private final ScheduleStore store;
@@ -294,7 +300,9 @@ public class DelayQueueSchedules {
 	 * {@code <name>~<now epoch ms>~<n>}, {@code n} a random number below
 	 * {@value #TRIGGER_NUMBERS} (never a tick's id; two triggers in one millisecond, here
 	 * or in another instance, get ids of their own: a send of an id stored with the same
-	 * body counts as the same message sent again), due at once.
+	 * body counts as the same message sent again), due at once. Its id is remembered for
+	 * {@link #TRIGGER_DEDUPLICATION} once handled, so that the send, sent again by the
+	 * client after a lost reply, stores nothing when the message was handled meanwhile.
 	 * @param name the schedule's name
 	 * @return the send's result
 	 * @throws IllegalArgumentException if there is no such schedule
@@ -306,6 +314,7 @@ public class DelayQueueSchedules {
 		return this.template.send(DelayMessage.builder(schedule.topic(), schedule.payload())
 			.id(schedule.tickId(now) + '~' + ThreadLocalRandom.current().nextInt(TRIGGER_NUMBERS))
 			.delay(Duration.ZERO)
+			.deduplicateFor(TRIGGER_DEDUPLICATION)
 			.build());
 	}
 
