@@ -163,8 +163,12 @@ public class DelayQueueSchedules {
 			// The next tick comes from the time read with the state: after every tick
 			// sent.
 			SchedulesRead read = store.read(schedule.topic(), name);
-			ScheduleState state = store.save(schedule.topic(), name, schedule.definition(),
-					schedule.nextAfter(read.nowMillis()), read.schedules().get(name));
+			ScheduleState current = read.schedules().get(name);
+			// And after every tick the definition it replaces sent, should the Redis
+			// clock have stepped back since: no tick id is sent twice.
+			long from = (current != null) ? Math.max(read.nowMillis(), lastTickSent(current)) : read.nowMillis();
+			ScheduleState state = store.save(schedule.topic(), name, schedule.definition(), schedule.nextAfter(from),
+					current);
 			if (state != null) {
 				String now = store.registry().names().get(name);
 				if (now != null && !now.equals(schedule.topic())) {
@@ -177,6 +181,22 @@ public class DelayQueueSchedules {
 		}
 		throw new IllegalStateException("Schedule '" + name + "' changed under each of " + MAX_SAVE_ATTEMPTS
 				+ " attempts to save it: other instances keep changing it");
+	}
+
+	/**
+	 * The latest tick a schedule's state may have sent: the tick of its definition before
+	 * its next one ({@link Long#MIN_VALUE} when its definition cannot be read).
+	 */
+	private static long lastTickSent(ScheduleState state) {
+		if (state.nextTickMillis() == Long.MAX_VALUE) {
+			return Long.MIN_VALUE;
+		}
+		try {
+			return TickPlan.lastTickBefore(Schedule.parse(state.name(), state.definition()), state.nextTickMillis());
+		}
+		catch (InvalidMessageException ex) {
+			return Long.MIN_VALUE;
+		}
 	}
 
 	private static void releaseQuietly(ScheduleStore store, String name, String topic) {
