@@ -157,8 +157,7 @@ class ScheduleBookkeepingTests {
 				await().atMost(WAIT).until(() -> ticks.size() >= before + 3);
 				assertThat(redis.keys(schedulesKey + ":quarantined:*")).hasSize(1);
 				assertThat(output)
-					.contains("Schedules of topic 'broken': its partition 'broken' has keys of the wrong"
-							+ " type, moved aside")
+					.contains("Partition 'broken' of topic 'broken' had keys of the wrong type, moved aside")
 					.doesNotContain("Schedule 'broken'");
 			});
 	}

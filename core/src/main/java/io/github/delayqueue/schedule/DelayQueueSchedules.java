@@ -44,6 +44,12 @@ public class DelayQueueSchedules {
 	 */
 	static final int TRIGGER_NUMBERS = 100_000;
 
+	/**
+	 * How long a triggered message's id is remembered once handled: longer than a client
+	 * takes to send a command again after a lost reply.
+	 */
+	public static final Duration TRIGGER_DEDUPLICATION = Duration.ofMinutes(1);
+
 	private static final Log logger = LogFactory.getLog(DelayQueueSchedules.class);
 
 	private final ScheduleStore store;
@@ -157,8 +163,12 @@ public class DelayQueueSchedules {
 			// The next tick comes from the time read with the state: after every tick
 			// sent.
 			SchedulesRead read = store.read(schedule.topic(), name);
-			ScheduleState state = store.save(schedule.topic(), name, schedule.definition(),
-					schedule.nextAfter(read.nowMillis()), read.schedules().get(name));
+			ScheduleState current = read.schedules().get(name);
+			// And after every tick the definition it replaces sent, should the Redis
+			// clock have stepped back since: no tick id is sent twice.
+			long from = (current != null) ? Math.max(read.nowMillis(), lastTickSent(current)) : read.nowMillis();
+			ScheduleState state = store.save(schedule.topic(), name, schedule.definition(), schedule.nextAfter(from),
+					current);
 			if (state != null) {
 				String now = store.registry().names().get(name);
 				if (now != null && !now.equals(schedule.topic())) {
@@ -171,6 +181,22 @@ public class DelayQueueSchedules {
 		}
 		throw new IllegalStateException("Schedule '" + name + "' changed under each of " + MAX_SAVE_ATTEMPTS
 				+ " attempts to save it: other instances keep changing it");
+	}
+
+	/**
+	 * The latest tick a schedule's state may have sent: the tick of its definition before
+	 * its next one ({@link Long#MIN_VALUE} when its definition cannot be read).
+	 */
+	private static long lastTickSent(ScheduleState state) {
+		if (state.nextTickMillis() == Long.MAX_VALUE) {
+			return Long.MIN_VALUE;
+		}
+		try {
+			return TickPlan.lastTickBefore(Schedule.parse(state.name(), state.definition()), state.nextTickMillis());
+		}
+		catch (InvalidMessageException ex) {
+			return Long.MIN_VALUE;
+		}
 	}
 
 	private static void releaseQuietly(ScheduleStore store, String name, String topic) {
@@ -219,7 +245,8 @@ public class DelayQueueSchedules {
 						schedules.add(info(state));
 					}
 					catch (IllegalStateException ex) {
-						logger.warn("Schedule '" + name + "' left out of the list: " + ex.getMessage());
+						logger.warn("Schedule '" + name + "' of topic '" + topic + "' left out of the list: "
+								+ ex.getMessage());
 					}
 				}
 			});
@@ -249,11 +276,24 @@ public class DelayQueueSchedules {
 	 */
 	public boolean resume(String name) {
 		ScheduleState before = state(name);
-		Schedule schedule = Schedule.parse(name, before.definition());
-		SchedulesRead read = this.store.read(before.topic(), name);
-		ScheduleState after = this.store.pause(before.topic(), name, false, schedule.nextAfter(read.nowMillis()));
-		this.changed.run();
-		return after != null && before.paused();
+		for (int attempt = 1; attempt <= MAX_SAVE_ATTEMPTS; attempt++) {
+			// The next tick comes from the definition read with the time, and the resume
+			// is refused if another instance saved another definition meanwhile.
+			SchedulesRead read = this.store.read(before.topic(), name);
+			ScheduleState current = read.schedules().get(name);
+			if (current == null) {
+				throw new IllegalArgumentException("No schedule named '" + name + "'");
+			}
+			Schedule schedule = Schedule.parse(name, current.definition());
+			ScheduleState after = this.store.pause(current.topic(), name, false, schedule.nextAfter(read.nowMillis()),
+					current.definition());
+			if (after == null || !after.paused() || after.definition().equals(current.definition())) {
+				this.changed.run();
+				return after != null && current.paused();
+			}
+		}
+		throw new IllegalStateException("Schedule '" + name + "' changed under each of " + MAX_SAVE_ATTEMPTS
+				+ " attempts to resume it: other instances keep changing it");
 	}
 
 	/**
@@ -280,7 +320,9 @@ public class DelayQueueSchedules {
 	 * {@code <name>~<now epoch ms>~<n>}, {@code n} a random number below
 	 * {@value #TRIGGER_NUMBERS} (never a tick's id; two triggers in one millisecond, here
 	 * or in another instance, get ids of their own: a send of an id stored with the same
-	 * body counts as the same message sent again), due at once.
+	 * body counts as the same message sent again), due at once. Its id is remembered for
+	 * {@link #TRIGGER_DEDUPLICATION} once handled, so that the send, sent again by the
+	 * client after a lost reply, stores nothing when the message was handled meanwhile.
 	 * @param name the schedule's name
 	 * @return the send's result
 	 * @throws IllegalArgumentException if there is no such schedule
@@ -292,6 +334,7 @@ public class DelayQueueSchedules {
 		return this.template.send(DelayMessage.builder(schedule.topic(), schedule.payload())
 			.id(schedule.tickId(now) + '~' + ThreadLocalRandom.current().nextInt(TRIGGER_NUMBERS))
 			.delay(Duration.ZERO)
+			.deduplicateFor(TRIGGER_DEDUPLICATION)
 			.build());
 	}
 

@@ -224,6 +224,22 @@ public record Schedule(String name, String topic, @Nullable String cron, @Nullab
 		}
 	}
 
+	/**
+	 * Whether a definition kept in Redis was written by a later version of this library
+	 * (its first field a version number above this one's): one this version cannot read
+	 * but must not replace.
+	 * @param definition a definition kept in Redis
+	 * @return whether it is of a later version
+	 */
+	static boolean isOfLaterVersion(String definition) {
+		int end = definition.indexOf(FIELD);
+		String version = (end < 0) ? "" : definition.substring(0, end);
+		if (version.isEmpty() || version.length() > 9 || !version.chars().allMatch(Character::isDigit)) {
+			return false;
+		}
+		return Integer.parseInt(version) > 1;
+	}
+
 	private static void requireValidName(String name) {
 		MessageIds.requireValid(name);
 		if (name.length() > MAX_NAME_LENGTH) {

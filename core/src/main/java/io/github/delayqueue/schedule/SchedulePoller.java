@@ -31,6 +31,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
+import org.springframework.core.NestedExceptionUtils;
 import org.springframework.dao.DataAccessException;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
@@ -102,6 +103,31 @@ public class SchedulePoller implements SmartLifecycle {
 
 	/** Set when this poller is woken up, cleared by the look that starts after. */
 	private final AtomicBoolean woken = new AtomicBoolean();
+
+	/**
+	 * How far back a loss of Redis's data looks for the schedules saved through the API
+	 * that it took: three of the data-loss watch's looks, as the loss is noticed up to
+	 * one look after a look here found them gone.
+	 */
+	static final long LOSS_LOOKBACK_NANOS = TimeUnit.SECONDS.toNanos(15);
+
+	/**
+	 * The schedules this application does not declare (saved through the API) found by
+	 * the last look, each with its topic. Guarded by {@link #polling}.
+	 */
+	private final Map<String, String> seenUndeclared = new HashMap<>();
+
+	/**
+	 * Those of them a later look no longer found (nor registered), with their topic and
+	 * since when ({@link System#nanoTime()}), for {@link #LOSS_LOOKBACK_NANOS}. Guarded
+	 * by {@link #polling}.
+	 */
+	private final Map<String, Map.Entry<String, Long>> goneUndeclared = new HashMap<>();
+
+	/**
+	 * Set when Redis was found to have lost its data, cleared by the look that says what.
+	 */
+	private final AtomicBoolean dataLost = new AtomicBoolean();
 
 	/** Held by one look at the schedules at a time: the poller's, or a test clock's. */
 	private final Object polling = new Object();
@@ -224,6 +250,17 @@ public class SchedulePoller implements SmartLifecycle {
 	}
 
 	/**
+	 * Tells this poller that Redis lost its data (or went back in time): its next look,
+	 * at once, restores the declared schedules and names, in one ERROR, the schedules
+	 * saved through the API that it saw in the seconds before and that are gone, as they
+	 * are not restored.
+	 */
+	public void dataLost() {
+		this.dataLost.set(true);
+		wakeUp();
+	}
+
+	/**
 	 * Sends every tick due by now, at once, on the caller's thread: for a test clock that
 	 * moves the Redis time forward.
 	 * @throws DataAccessException if Redis failed or did not answer in time
@@ -278,24 +315,20 @@ public class SchedulePoller implements SmartLifecycle {
 				// One topic out of reach (its Cluster node, its number of partitions):
 				// the others go on.
 				unread.add(topic);
-				report("topic:" + topic, "Schedules of topic '" + topic + "' could not be read (" + ex.getMessage()
+				report("topic:" + topic, "Schedules of topic '" + topic + "' could not be read (" + describe(ex)
 						+ "); this instance sends no tick of them until they can");
 				continue;
 			}
 			this.problems.remove("topic:" + topic);
-			read.unreadable()
-				.forEach((name, problem) -> report("state:" + name, "Schedule '" + name + "' of topic '" + topic + "' "
-						+ problem + "; this instance sends no tick of it"));
-			read.unreadablePartitions()
-				.forEach((partition, problem) -> report("partition:" + partition,
-						"Schedules of topic '" + topic + "': its partition '" + partition + "' " + problem));
+			read.unreadable().forEach((name, problem) -> report("state:" + name, problem));
+			// Said again should it become unreadable again.
+			read.schedules().keySet().forEach((name) -> this.problems.remove("state:" + name));
 			now = Math.max(now, read.nowMillis());
 			unreadable.addAll(read.unreadable().keySet());
 			read.schedules()
 				.values()
 				.forEach((state) -> found.computeIfAbsent(state.name(), (n) -> new ArrayList<>()).add(state));
-			if (read.schedules().isEmpty() && read.unreadable().isEmpty() && read.unreadablePartitions().isEmpty()
-					&& !registry.names().containsValue(topic)) {
+			if (read.schedules().isEmpty() && read.unreadable().isEmpty() && !registry.names().containsValue(topic)) {
 				forget(topic);
 			}
 		}
@@ -312,19 +345,55 @@ public class SchedulePoller implements SmartLifecycle {
 			if (next <= now) {
 				try {
 					next = send(state, now);
+					// Said again should it fail again.
+					this.problems.remove("send:" + state.name());
 				}
 				catch (RuntimeException ex) {
 					// Redis answered, and refused it, or this schedule's partition is out
 					// of reach: the others go on.
-					report("send:" + state.name(), "Schedule '" + state.name() + "' could not be sent ("
-							+ ex.getMessage() + "); this instance sends no tick of it until it can");
+					report("send:" + state.name(),
+							"Schedule '" + state.name() + "' of topic '" + state.topic() + "' could not be sent ("
+									+ describe(ex) + "); this instance sends no tick of it until it can");
 					next = now + POLL_MILLIS;
 				}
 			}
 			wait = Math.min(wait, next - now);
 		}
 		forgetLost(registry, found, unread, unreadable);
+		sayLostUndeclared(registry, found, unread);
 		return wait;
+	}
+
+	/**
+	 * Keeps the schedules saved through the API seen in this look, and the ones gone
+	 * since; once Redis lost its data, names those gone shortly before, once.
+	 */
+	private void sayLostUndeclared(Registry registry, Map<String, List<ScheduleState>> found, Set<String> unread) {
+		long now = System.nanoTime();
+		this.seenUndeclared.entrySet().removeIf((seen) -> {
+			String name = seen.getKey();
+			if (found.containsKey(name) || registry.names().containsKey(name) || unread.contains(seen.getValue())) {
+				return false;
+			}
+			this.goneUndeclared.put(name, Map.entry(seen.getValue(), now));
+			return true;
+		});
+		found.forEach((name, states) -> {
+			if (!this.declared.containsKey(name)) {
+				this.seenUndeclared.put(name, states.get(0).topic());
+				this.goneUndeclared.remove(name);
+			}
+		});
+		this.goneUndeclared.values().removeIf((gone) -> now - gone.getValue() > LOSS_LOOKBACK_NANOS);
+		if (this.dataLost.getAndSet(false) && !this.goneUndeclared.isEmpty()) {
+			List<String> gone = new ArrayList<>();
+			new TreeMap<>(this.goneUndeclared)
+				.forEach((name, seen) -> gone.add("'" + name + "' (topic '" + seen.getKey() + "')"));
+			this.goneUndeclared.clear();
+			logger.error("Redis lost schedules saved through the API, which are not restored (only the ones an"
+					+ " application declares are): " + String.join(", ", gone) + " were in Redis seconds before and"
+					+ " are gone; save them again");
+		}
 	}
 
 	private void findTopics() {
@@ -367,7 +436,11 @@ public class SchedulePoller implements SmartLifecycle {
 			// Found on its topic, it is there even unregistered (a remove and a save
 			// raced): mend() registers it, keeping the definition saved since.
 			List<ScheduleState> states = found.getOrDefault(name, List.of());
-			boolean there = states.stream().anyMatch((state) -> state.topic().equals(schedule.topic()));
+			// A definition no version wrote (garbage) counts as gone: saved again, it
+			// replaces it; one of a later version is kept.
+			boolean garbage = states.stream()
+				.anyMatch((state) -> state.topic().equals(schedule.topic()) && isGarbage(state));
+			boolean there = !garbage && states.stream().anyMatch((state) -> state.topic().equals(schedule.topic()));
 			// Found only on another topic, unregistered there: saved there through the
 			// API
 			// while a remove raced. mend() registers it there; saving it here too would
@@ -386,6 +459,11 @@ public class SchedulePoller implements SmartLifecycle {
 					logger.info("Schedule '" + name + "' on topic '" + schedule.topic() + "': next tick "
 							+ info.nextFire() + (info.paused() ? " (paused)" : ""));
 				}
+				else if (garbage) {
+					logger.warn("Schedule '" + name + "' on topic '" + schedule.topic() + "', declared by this"
+							+ " application, had a definition in Redis that no version wrote: saved again, next tick "
+							+ info.nextFire());
+				}
 				else {
 					logger.warn("Schedule '" + name + "' on topic '" + schedule.topic() + "', declared by this"
 							+ " application, was gone from Redis (removed, or Redis lost its data): saved again,"
@@ -395,11 +473,27 @@ public class SchedulePoller implements SmartLifecycle {
 			catch (RuntimeException ex) {
 				// Refused (another topic has the name), or out of reach: the others go
 				// on, this one is tried again at the next look.
-				report("save:" + name, "Schedule '" + name + "' could not be saved (" + ex.getMessage()
-						+ "); this instance tries again every second");
+				report("save:" + name,
+						"Schedule '" + name + "' on topic '" + schedule.topic()
+								+ "', declared by this application, could not be saved (" + describe(ex)
+								+ "); this instance tries again every second");
 			}
 		}
 		return saved;
+	}
+
+	/**
+	 * Whether a schedule's definition is one no version wrote: this one cannot read it
+	 * and it does not say it is of a later version.
+	 */
+	private static boolean isGarbage(ScheduleState state) {
+		try {
+			Schedule.parse(state.name(), state.definition());
+			return false;
+		}
+		catch (InvalidMessageException ex) {
+			return !Schedule.isOfLaterVersion(state.definition());
+		}
 	}
 
 	/**
@@ -436,6 +530,7 @@ public class SchedulePoller implements SmartLifecycle {
 								+ "' at once: kept on '" + kept.topic() + "', removed from '" + other.topic() + "'");
 				}
 			}
+			this.problems.remove("register:" + name);
 			if (!kept.topic().equals(now)) {
 				if (!kept.topic().equals(this.store.register(name, kept.topic(), now))) {
 					return null;
@@ -447,8 +542,10 @@ public class SchedulePoller implements SmartLifecycle {
 			return kept;
 		}
 		catch (RuntimeException ex) {
-			report("register:" + name, "Schedule '" + name + "' could not be registered (" + ex.getMessage()
-					+ "); this instance tries again every second");
+			report("register:" + name,
+					"Schedule '" + name + "' found on topics " + states.stream().map(ScheduleState::topic).toList()
+							+ " could not be registered (" + describe(ex)
+							+ "); this instance tries again every second");
 			return null;
 		}
 	}
@@ -492,6 +589,12 @@ public class SchedulePoller implements SmartLifecycle {
 		});
 	}
 
+	/** What went wrong, for an operator: the most specific cause's message. */
+	private static String describe(Throwable ex) {
+		Throwable cause = NestedExceptionUtils.getMostSpecificCause(ex);
+		return (cause.getMessage() != null) ? cause.getMessage() : cause.toString();
+	}
+
 	private void report(String key, String problem) {
 		if (!problem.equals(this.problems.put(key, problem))) {
 			logger.warn(problem);
@@ -509,11 +612,12 @@ public class SchedulePoller implements SmartLifecycle {
 		}
 		catch (InvalidMessageException ex) {
 			report("definition:" + state.name(),
-					"Schedule '" + state.name()
+					"Schedule '" + state.name() + "' of topic '" + state.topic()
 							+ "' has a definition this instance cannot read (saved by another version?): "
 							+ ex.getMessage() + "; this instance sends no tick of it");
 			return now + POLL_MILLIS;
 		}
+		this.problems.remove("definition:" + state.name());
 		TickPlan plan = TickPlan.of(schedule, state.nextTickMillis(), now);
 		byte[] body = MessageFormat.encodeBody(Map.of(), schedule.payload().getBytes(StandardCharsets.UTF_8));
 		boolean advanced = this.store.advance(state, plan.next(), plan.ticks(), body);

@@ -1,5 +1,6 @@
 package io.github.delayqueue.schedule;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.LongUnaryOperator;
@@ -65,6 +66,24 @@ record TickPlan(List<Long> ticks, long next, long missed) {
 		ticks.addAll(onTime);
 		return new TickPlan(List.copyOf(ticks), tick, missedCount);
 	}
+
+	/**
+	 * The last tick of a schedule before a time, searched back at most a year and a month
+	 * (the start of that span when none is found there): for a save that must start a new
+	 * definition after every tick the old one sent.
+	 * @param schedule the schedule
+	 * @param time a time (epoch ms)
+	 * @return the tick (epoch ms)
+	 */
+	static long lastTickBefore(Schedule schedule, long time) {
+		if (schedule.fixedRate() != null) {
+			return time - schedule.fixedRate().toMillis();
+		}
+		return lastBefore(schedule, schedule.ticks(), time - LONGEST_SEARCH_MILLIS, time);
+	}
+
+	/** How far back {@link #lastTickBefore} searches. */
+	private static final long LONGEST_SEARCH_MILLIS = Duration.ofDays(400).toMillis();
 
 	/**
 	 * The last tick before a time, from a tick before it: for a fixed rate at once; for a

@@ -136,7 +136,25 @@ public interface ScheduleStore {
 	 * @param nextTickMillis on resume, its next tick (epoch ms)
 	 * @return its state afterwards, or {@code null} if unknown
 	 */
-	@Nullable ScheduleState pause(String topic, String name, boolean paused, long nextTickMillis);
+	default @Nullable ScheduleState pause(String topic, String name, boolean paused, long nextTickMillis) {
+		return pause(topic, name, paused, nextTickMillis, null);
+	}
+
+	/**
+	 * Pauses a schedule, or resumes it at a next tick (or at the tick it kept, if that is
+	 * later: the Redis clock stepped back) computed from a definition: a resume is
+	 * refused while the schedule has another one (saved meanwhile), so that its next tick
+	 * never comes from a definition it no longer has.
+	 * @param topic its topic
+	 * @param name its name
+	 * @param paused {@code true} to pause, {@code false} to resume
+	 * @param nextTickMillis on resume, its next tick (epoch ms)
+	 * @param definition on resume, the definition the next tick comes from, or
+	 * {@code null} for any
+	 * @return its state afterwards (unchanged, of another definition, when a resume was
+	 * refused), or {@code null} if unknown
+	 */
+	@Nullable ScheduleState pause(String topic, String name, boolean paused, long nextTickMillis, @Nullable String definition);
 
 	/**
 	 * Removes a schedule from its partition; tick messages already sent stay. The name
@@ -154,12 +172,10 @@ public interface ScheduleStore {
 	 *
 	 * @param nowMillis the store's time (epoch ms), by which ticks are due
 	 * @param schedules the schedules by name
-	 * @param unreadable the schedules whose state could not be read, with what is wrong
-	 * @param unreadablePartitions the partitions that could not be read, with what is
-	 * wrong
+	 * @param unreadable the schedules (or partitions) that could not be read, with what
+	 * is wrong, said for an operator: naming the schedule (or partition) and its topic
 	 */
-	record SchedulesRead(long nowMillis, Map<String, ScheduleState> schedules, Map<String, String> unreadable,
-			Map<String, String> unreadablePartitions) {
+	record SchedulesRead(long nowMillis, Map<String, ScheduleState> schedules, Map<String, String> unreadable) {
 	}
 
 	/**

@@ -185,8 +185,10 @@ final class DelayQueueConfiguration {
 	RedisDataLossWatch delayQueueRedisDataLossWatch(MessageStore store, ObjectProvider<DelayQueueMetrics> metrics,
 			ObjectProvider<SchedulePoller> poller) {
 		RedisDataLossWatch watch = new RedisDataLossWatch(store, metrics.getIfAvailable(() -> DelayQueueMetrics.NONE));
-		// The declared schedules are restored at the poller's next look: at once.
-		watch.onLoss(() -> poller.ifAvailable(SchedulePoller::wakeUp));
+		// The declared schedules are restored at the poller's next look: at once; the
+		// ones
+		// saved through the API that were lost are named.
+		watch.onLoss(() -> poller.ifAvailable(SchedulePoller::dataLost));
 		return watch;
 	}
 

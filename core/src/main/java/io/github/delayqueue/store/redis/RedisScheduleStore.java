@@ -72,15 +72,16 @@ final class RedisScheduleStore implements ScheduleStore {
 				WrongTypeKeys::isWrongType);
 		Map<String, ScheduleState> schedules = new LinkedHashMap<>();
 		Map<String, String> unreadable = new LinkedHashMap<>();
-		Map<String, String> unreadablePartitions = new LinkedHashMap<>();
 		long now = 0;
 		for (int i = 0; i < partitions.size(); i++) {
 			Object reply = replies.get(i);
 			if (reply instanceof Throwable) {
 				List<String> moved = this.wrongTypeKeys.quarantine(partitions.get(i));
-				unreadablePartitions.put(partitions.get(i),
-						"has keys of the wrong type, moved aside as <key>:quarantined:<ms> " + moved
-								+ "; the schedules kept there are lost");
+				unreadable.put(partitions.get(i),
+						"Partition '" + partitions.get(i) + "' of topic '" + topic
+								+ "' had keys of the wrong type, moved aside as <key>:quarantined:<ms> " + moved
+								+ ": the schedules kept there are lost (the ones an application declares are saved"
+								+ " again)");
 				continue;
 			}
 			ScriptCodecs.Schedules.Reply read = new ScriptCodecs.Schedules().read(reply);
@@ -90,11 +91,12 @@ final class RedisScheduleStore implements ScheduleStore {
 					schedules.put(schedule, ScheduleState.parse(schedule, topic, state));
 				}
 				catch (CorruptMessageException ex) {
-					unreadable.put(schedule, "has an unreadable state in Redis");
+					unreadable.put(schedule, "Schedule '" + schedule + "' of topic '" + topic
+							+ "' has an unreadable state in Redis; this instance sends no tick of it");
 				}
 			});
 		}
-		return new SchedulesRead(now, schedules, unreadable, unreadablePartitions);
+		return new SchedulesRead(now, schedules, unreadable);
 	}
 
 	@Override
@@ -163,12 +165,14 @@ final class RedisScheduleStore implements ScheduleStore {
 	}
 
 	@Override
-	public @Nullable ScheduleState pause(String topic, String name, boolean paused, long nextTickMillis) {
+	public @Nullable ScheduleState pause(String topic, String name, boolean paused, long nextTickMillis,
+			@Nullable String definition) {
 		long deadline = this.calls.deadline();
 		String partition = this.router.partitionOf(topic, name, deadline);
 		String state = this.router.settlingRefusal(topic, deadline,
-				() -> this.calls.run(partition,
-						new ScriptCodecs.PauseSchedule(this.router.countOf(partition), name, paused, nextTickMillis),
+				() -> this.calls.run(
+						partition, new ScriptCodecs.PauseSchedule(this.router.countOf(partition), name, paused,
+								nextTickMillis, (definition != null) ? definition : ""),
 						PartitionCounts.remaining(deadline)));
 		return (state != null) ? ScheduleState.parse(name, topic, state) : null;
 	}

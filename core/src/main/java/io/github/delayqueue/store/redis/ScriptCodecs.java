@@ -1063,16 +1063,19 @@ final class ScriptCodecs {
 	 * @param name the schedule's name
 	 * @param paused whether to pause
 	 * @param nextTickMillis on resume, its next tick
+	 * @param definition on resume, the definition the next tick comes from ({@code ""}
+	 * for any)
 	 */
-	record PauseSchedule(int partitions, String name, boolean paused,
-			long nextTickMillis) implements ScriptCodec<@Nullable String> {
+	record PauseSchedule(int partitions, String name, boolean paused, long nextTickMillis,
+			String definition) implements ScriptCodec<@Nullable String> {
 
 		static final Signature<PauseSchedule> SIGNATURE = Signature.of(
 				Script.of("pause_schedule", Script.Reply.LIST, Key.SCHEDULES, Key.PARTITION_COUNT),
 				"{1 if changed else 0", Argument.of("[1] the number of partitions", PauseSchedule::partitions),
 				Argument.of("[2] name", PauseSchedule::name),
 				Argument.of("[3] 1 to pause", (pause) -> pause.paused() ? 1 : 0),
-				Argument.of("[4] on resume, the next tick", PauseSchedule::nextTickMillis));
+				Argument.of("[4] on resume, the next tick", PauseSchedule::nextTickMillis),
+				Argument.of("[5] on resume, the definition", PauseSchedule::definition));
 
 		@Override
 		public Signature<?> signature() {

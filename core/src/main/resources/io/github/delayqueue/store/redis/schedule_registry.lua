@@ -18,6 +18,7 @@
 -- Returns {1 if the name is registered to ARGV[3] after a claim, or was forgotten by a release, or
 -- the topic by 'forget-topic', else 0, the topic the name is registered to now ('' for none), then
 -- for 'read' two values per entry of the registry: field and value}.
+-- A time that is not a number (written by something else) counts as 0: long ago.
 -- Replayed: harmless (a claim finds the name registered to its topic and returns 1; a release finds
 -- it gone and returns 0; a topic forgotten is forgotten).
 local current = false
@@ -27,7 +28,7 @@ end
 if ARGV[1] == 'claim' then
   local now = now_ms()
   if current and current ~= ARGV[3] then
-    local claimed = tonumber(redis.call('HGET', KEYS[1], '~#' .. ARGV[2]) or '0')
+    local claimed = tonumber(redis.call('HGET', KEYS[1], '~#' .. ARGV[2]) or '0') or 0
     if current ~= ARGV[4] or now - claimed < tonumber(ARGV[5]) then
       return {0, current}
     end
@@ -39,7 +40,7 @@ elseif ARGV[1] == 'release' then
     return {0, current or ''}
   end
   if tonumber(ARGV[5]) > 0
-      and now_ms() - tonumber(redis.call('HGET', KEYS[1], '~#' .. ARGV[2]) or '0') < tonumber(ARGV[5]) then
+      and now_ms() - (tonumber(redis.call('HGET', KEYS[1], '~#' .. ARGV[2]) or '0') or 0) < tonumber(ARGV[5]) then
     return {0, current}
   end
   redis.call('HDEL', KEYS[1], ARGV[2], '~#' .. ARGV[2])
