@@ -255,6 +255,30 @@ class TransactionalSendTests {
 	}
 
 	@Test
+	void aCancelInARequiresNewTransactionDropsTheSendTheOuterTransactionHolds() {
+		this.runner.run((context) -> {
+			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+			InMemoryTransactionManager manager = new InMemoryTransactionManager();
+			boolean[] done = new boolean[2];
+			new TransactionTemplate(manager).executeWithoutResult((outer) -> {
+				template
+					.send(DelayMessage.builder("orders", "timeout").id("pay-3").delay(Duration.ofMinutes(30)).build());
+				template
+					.send(DelayMessage.builder("orders", "timeout").id("pay-4").delay(Duration.ofMinutes(30)).build());
+				requiresNew(manager).executeWithoutResult((inner) -> {
+					done[0] = template.cancel("orders", "pay-3");
+					done[1] = template.reschedule("orders", "pay-4", Duration.ofDays(2));
+				});
+			});
+			assertThat(done).containsExactly(true, true);
+			assertThat(isStored(context, "pay-3")).isFalse();
+			long inADay = System.currentTimeMillis() + Duration.ofDays(1).toMillis();
+			assertThat(context.getBean(RedisMessageStore.class).inspect("orders", "pay-4", 16).score())
+				.isGreaterThan(inADay);
+		});
+	}
+
+	@Test
 	void aCancelInATransactionOfAMessageSentBeforeItGoesToRedisAtOnce() {
 		this.runner.run((context) -> {
 			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);

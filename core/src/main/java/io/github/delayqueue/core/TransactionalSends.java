@@ -1,7 +1,9 @@
 package io.github.delayqueue.core;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.ListIterator;
@@ -36,7 +38,10 @@ import org.springframework.util.backoff.BackOffExecution;
  *
  * <p>
  * A cancel or reschedule by the same sender in the same transaction acts on the held
- * sends of its id: a cancel drops them, a reschedule gives them its delay.
+ * sends of its id: a cancel drops them, a reschedule gives them its delay. It acts on
+ * those an enclosing transaction of this thread holds too (suspended by a
+ * {@code REQUIRES_NEW} one), at once, as it acts on what Redis stores: it is not undone
+ * if the inner transaction rolls back.
  */
 final class TransactionalSends implements TransactionSynchronization {
 
@@ -47,6 +52,9 @@ final class TransactionalSends implements TransactionSynchronization {
 	private final DelayQueueMetrics metrics;
 
 	private final Object key;
+
+	/** The held sends of this thread's transactions suspended by an inner one. */
+	private static final ThreadLocal<Deque<TransactionalSends>> SUSPENDED = new ThreadLocal<>();
 
 	private final Map<String, List<NewMessage>> byTopic = new LinkedHashMap<>();
 
@@ -103,8 +111,7 @@ final class TransactionalSends implements TransactionSynchronization {
 	 * @return whether it held any: they will not be sent
 	 */
 	static boolean cancelHeld(Object key, String topic, String id) {
-		TransactionalSends sends = held(key);
-		return sends != null && sends.change(topic, id, (message) -> null);
+		return changeHeld(key, topic, id, (message) -> null);
 	}
 
 	/**
@@ -117,8 +124,29 @@ final class TransactionalSends implements TransactionSynchronization {
 	 * @return whether it held any
 	 */
 	static boolean rescheduleHeld(Object key, String topic, String id, Duration delay) {
-		TransactionalSends sends = held(key);
-		return sends != null && sends.change(topic, id, (message) -> message.withDelay(delay));
+		return changeHeld(key, topic, id, (message) -> message.withDelay(delay));
+	}
+
+	/**
+	 * Changes the held sends of one id in the current transaction and in the enclosing
+	 * ones this thread suspended.
+	 * @return whether any was held
+	 */
+	private static boolean changeHeld(Object key, String topic, String id, UnaryOperator<@Nullable NewMessage> change) {
+		boolean held = false;
+		TransactionalSends current = held(key);
+		if (current != null) {
+			held = current.change(topic, id, change);
+		}
+		Deque<TransactionalSends> outer = SUSPENDED.get();
+		if (outer != null) {
+			for (TransactionalSends sends : outer) {
+				if (sends.key.equals(key) && !sends.flushed) {
+					held |= sends.change(topic, id, change);
+				}
+			}
+		}
+		return held;
 	}
 
 	/** The sender's held sends in the current transaction, unless flushed. */
@@ -163,10 +191,23 @@ final class TransactionalSends implements TransactionSynchronization {
 	@Override
 	public void suspend() {
 		TransactionSynchronizationManager.unbindResource(this.key);
+		Deque<TransactionalSends> outer = SUSPENDED.get();
+		if (outer == null) {
+			outer = new ArrayDeque<>();
+			SUSPENDED.set(outer);
+		}
+		outer.push(this);
 	}
 
 	@Override
 	public void resume() {
+		Deque<TransactionalSends> outer = SUSPENDED.get();
+		if (outer != null) {
+			outer.remove(this);
+			if (outer.isEmpty()) {
+				SUSPENDED.remove();
+			}
+		}
 		TransactionSynchronizationManager.bindResource(this.key, this);
 	}
 
