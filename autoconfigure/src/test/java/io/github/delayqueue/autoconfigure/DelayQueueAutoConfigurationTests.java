@@ -21,7 +21,7 @@ import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
 import io.github.delayqueue.listener.LatePolicy;
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.listener.ListenerSettingsProvider;
-import io.github.delayqueue.listener.RetryBackoff;
+import io.github.delayqueue.time.RetryBackoff;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageFormat;

@@ -12,7 +12,7 @@ import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.listener.DelayListenerEndpoint;
 import io.github.delayqueue.listener.LatePolicy;
 import io.github.delayqueue.listener.ListenerSettings;
-import io.github.delayqueue.listener.RetryBackoff;
+import io.github.delayqueue.time.RetryBackoff;
 import io.github.delayqueue.schedule.Schedule;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;

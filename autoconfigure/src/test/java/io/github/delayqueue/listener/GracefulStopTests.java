@@ -21,6 +21,7 @@ import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.time.RetryBackoff;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;

@@ -5,6 +5,7 @@ import java.util.List;
 
 import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.time.Durations;
+import io.github.delayqueue.time.RetryBackoff;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -3,6 +3,8 @@ package io.github.delayqueue.store;
 import java.time.Duration;
 import java.util.function.Supplier;
 
+import io.github.delayqueue.time.RetryBackoff;
+
 import org.springframework.util.backoff.BackOff;
 import org.springframework.util.backoff.BackOffExecution;
 
@@ -19,11 +21,13 @@ public final class StoreCalls {
 	private static final Duration FIRST_WAIT = Duration.ofMillis(100);
 
 	/** Two retries after a failed call: 100 ms, then 200 ms later. */
-	public static final DoublingBackOff RETRIES = new DoublingBackOff(FIRST_WAIT, FIRST_WAIT.multipliedBy(2), 2);
+	public static final BackOff RETRIES = new RetryBackoff(FIRST_WAIT, 2.0, FIRST_WAIT.multipliedBy(2)).limitedTo(2);
 
-	/** While Redis does not answer: 100 ms, doubling up to 5 s, without end. */
-	public static final DoublingBackOff OUTAGE = new DoublingBackOff(FIRST_WAIT, Duration.ofSeconds(5),
-			DoublingBackOff.UNLIMITED);
+	/** The waits while Redis does not answer: 100 ms, doubling up to 5 s. */
+	public static final RetryBackoff OUTAGE_WAITS = new RetryBackoff(FIRST_WAIT, 2.0, Duration.ofSeconds(5));
+
+	/** While Redis does not answer: {@link #OUTAGE_WAITS}, without end. */
+	public static final BackOff OUTAGE = OUTAGE_WAITS.unlimited();
 
 	private StoreCalls() {
 	}

@@ -4,7 +4,7 @@ import java.time.Duration;
 
 import io.github.delayqueue.listener.LatePolicy;
 import io.github.delayqueue.listener.ListenerSettings;
-import io.github.delayqueue.listener.RetryBackoff;
+import io.github.delayqueue.time.RetryBackoff;
 import io.github.delayqueue.schedule.Schedule;
 import io.github.delayqueue.store.RateLimit;
 import org.junit.jupiter.api.Test;

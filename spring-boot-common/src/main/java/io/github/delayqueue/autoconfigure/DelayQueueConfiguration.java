@@ -22,7 +22,7 @@ import io.github.delayqueue.listener.DelayListenerErrorHandler;
 import io.github.delayqueue.listener.LatePolicy;
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.listener.ListenerSettingsProvider;
-import io.github.delayqueue.listener.RetryBackoff;
+import io.github.delayqueue.time.RetryBackoff;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.metrics.MicrometerDelayQueueMetrics;
 import io.github.delayqueue.metrics.TopicGauges;

@@ -381,7 +381,7 @@ final class Fetcher {
 		}
 		catch (RuntimeException ex) {
 			logger.error("Topic '" + this.topic + "': claiming failed unexpectedly, trying again", ex);
-			checkAgainIn(StoreCalls.OUTAGE.longest().toMillis());
+			checkAgainIn(StoreCalls.OUTAGE_WAITS.maxInterval().toMillis());
 		}
 		endFetch();
 	}
@@ -526,7 +526,7 @@ final class Fetcher {
 		catch (RuntimeException ex) {
 			inProgress.complete(null);
 			logger.error("Topic '" + this.topic + "': claiming failed unexpectedly, trying again", ex);
-			checkAgainIn(StoreCalls.OUTAGE.longest().toMillis());
+			checkAgainIn(StoreCalls.OUTAGE_WAITS.maxInterval().toMillis());
 		}
 		fetch();
 	}

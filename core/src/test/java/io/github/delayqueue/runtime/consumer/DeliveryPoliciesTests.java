@@ -20,7 +20,7 @@ import io.github.delayqueue.listener.FailureAction;
 import io.github.delayqueue.listener.LatePolicy;
 import io.github.delayqueue.listener.ListenerFailure;
 import io.github.delayqueue.listener.ListenerSettings;
-import io.github.delayqueue.listener.RetryBackoff;
+import io.github.delayqueue.time.RetryBackoff;
 import io.github.delayqueue.listener.SlowDownException;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.store.ClaimResult;

@@ -13,7 +13,7 @@ import java.util.function.IntFunction;
 
 import io.github.delayqueue.listener.LatePolicy;
 import io.github.delayqueue.listener.ListenerSettings;
-import io.github.delayqueue.listener.RetryBackoff;
+import io.github.delayqueue.time.RetryBackoff;
 import io.github.delayqueue.metrics.DelayQueueMetrics;
 import io.github.delayqueue.runtime.support.OutageLog;
 import io.github.delayqueue.store.ClaimResult;

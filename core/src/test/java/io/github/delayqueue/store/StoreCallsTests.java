@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.github.delayqueue.time.RetryBackoff;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.util.backoff.BackOffExecution;
@@ -14,10 +15,9 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
- * The one back-off rule: {@link DoublingBackOff} and the two {@link StoreCalls} uses of
- * it.
+ * The one back-off rule ({@link RetryBackoff}) as the two {@link StoreCalls} use it.
  */
-class DoublingBackOffTests {
+class StoreCallsTests {
 
 	@Test
 	void retriesWaitOneHundredThenTwoHundredMillisecondsThenStop() {
@@ -40,13 +40,10 @@ class DoublingBackOffTests {
 	}
 
 	@Test
-	void refusesAWaitShorterThanAMillisecondOrALongestWaitShorterThanTheFirst() {
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> new DoublingBackOff(Duration.ZERO, Duration.ofSeconds(1), 1));
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> new DoublingBackOff(Duration.ofSeconds(2), Duration.ofSeconds(1), 1));
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> new DoublingBackOff(Duration.ofSeconds(1), Duration.ofSeconds(1), -1));
+	void aBackOffLimitedToNoRetriesStopsAtOnceAndANegativeNumberOfRetriesIsRefused() {
+		RetryBackoff backoff = new RetryBackoff(Duration.ofMillis(100), 2.0, Duration.ofSeconds(1));
+		assertThat(backoff.limitedTo(0).start().nextBackOff()).isEqualTo(BackOffExecution.STOP);
+		assertThatIllegalArgumentException().isThrownBy(() -> backoff.limitedTo(-1));
 	}
 
 	@Test
