@@ -50,6 +50,13 @@ public class DelayQueueProperties implements Validator {
 	private Duration redisReconnectMaxDelay = Duration.ofSeconds(1);
 
 	/**
+	 * Whether a key under "delay-queue." that no property binds (a typo such as
+	 * "delay-queue.listner.max-attempts") fails the startup; otherwise each is logged as
+	 * a warning naming the closest known key.
+	 */
+	private boolean failOnUnknownProperties;
+
+	/**
 	 * Defaults for every @DelayListener.
 	 */
 	private final Listener listener = new Listener();
@@ -113,6 +120,14 @@ public class DelayQueueProperties implements Validator {
 
 	public void setRedisReconnectMaxDelay(Duration redisReconnectMaxDelay) {
 		this.redisReconnectMaxDelay = redisReconnectMaxDelay;
+	}
+
+	public boolean isFailOnUnknownProperties() {
+		return this.failOnUnknownProperties;
+	}
+
+	public void setFailOnUnknownProperties(boolean failOnUnknownProperties) {
+		this.failOnUnknownProperties = failOnUnknownProperties;
 	}
 
 	public Listener getListener() {
