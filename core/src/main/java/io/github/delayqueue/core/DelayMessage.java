@@ -269,6 +269,19 @@ public final class DelayMessage {
 		 * event) causes no second delivery. Each partition of a topic remembers at most
 		 * {@code delay-queue.producer.max-remembered-ids} ids; past it, those whose
 		 * windows end first are forgotten. Needs an {@link #id(String) id}.
+		 * <p>
+		 * What a send of the same id reports, in each phase:
+		 * <ul>
+		 * <li>while the message is pending (scheduled, ready or in flight), the same body
+		 * is taken as the same request sent again (a lost reply): it reports
+		 * {@code duplicate() == false} with the due time the message already has, and
+		 * nothing new is stored, so there is still one message; another body reports
+		 * {@code duplicate() == true};</li>
+		 * <li>once the message was handled, within the window, any send reports
+		 * {@code duplicate() == true}, with {@code dueAt()} the end of the window, and
+		 * stores nothing;</li>
+		 * <li>after the window, the send stores a new message.</li>
+		 * </ul>
 		 * @param window how long the id is remembered, up to
 		 * {@link DelayMessage#MAX_DEDUPLICATION_WINDOW}
 		 * @return this builder

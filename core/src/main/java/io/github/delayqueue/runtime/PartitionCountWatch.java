@@ -71,10 +71,20 @@ final class PartitionCountWatch implements AutoCloseable {
 			agreeNow(topic);
 		}
 		catch (DataAccessException ex) {
-			logger.warn("Topic '" + topic + "': could not compare its number of partitions with the one in Redis ("
-					+ ex.getMessage() + "); trying again in the background until Redis answers");
+			logger.warn(unreachableAtStart(topic, ex));
 			agreeLater(topic, StoreCalls.OUTAGE.start());
 		}
+	}
+
+	/**
+	 * What happens when Redis does not answer a topic's count check at start: the start
+	 * goes on, but fails next if Redis refuses the listeners' subscription.
+	 */
+	static String unreachableAtStart(String topic, Exception failure) {
+		return "Topic '" + topic + "': could not compare its number of partitions with the one in Redis ("
+				+ failure.getMessage() + "). The start goes on, and the comparison is made again in the background"
+				+ " once Redis answers; but if Redis refuses connections, the start fails next, when the listeners"
+				+ " subscribe to their wake-up signals (a Redis that does not answer at all only delays them)";
 	}
 
 	private void agreeLater(String topic, BackOffExecution outage) {

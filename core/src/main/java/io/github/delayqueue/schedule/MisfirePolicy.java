@@ -1,9 +1,9 @@
 package io.github.delayqueue.schedule;
 
 /**
- * What a schedule sends for the ticks it missed, when no instance sent them within
- * {@link Schedule#MISFIRE_THRESHOLD} of their time (all instances were down, or Redis was
- * out of reach).
+ * What a schedule sends for the ticks it missed (all instances were down, or Redis was
+ * out of reach): when more than one tick is due at once, every due tick is missed; a
+ * single due tick is missed when it is more than {@link Schedule#MISFIRE_THRESHOLD} late.
  */
 public enum MisfirePolicy {
 

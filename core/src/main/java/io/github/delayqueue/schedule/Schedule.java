@@ -39,8 +39,10 @@ public record Schedule(String name, String topic, @Nullable String cron, @Nullab
 		String payload, MisfirePolicy misfire) {
 
 	/**
-	 * How late a tick may be sent and still count as on time: later ticks were missed,
-	 * and the schedule's {@link MisfirePolicy} decides what is sent for them.
+	 * How late a tick due alone may be sent and still count as on time: a later one was
+	 * missed, and the schedule's {@link MisfirePolicy} decides what is sent for it. When
+	 * more than one tick is due at once, they are missed whatever their lateness (unless
+	 * the oldest is less than a second late).
 	 */
 	public static final Duration MISFIRE_THRESHOLD = Duration.ofMinutes(1);
 

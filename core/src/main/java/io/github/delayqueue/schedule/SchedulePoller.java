@@ -625,12 +625,9 @@ public class SchedulePoller implements SmartLifecycle {
 			logger.debug("Schedule '" + schedule.name() + "' sent ticks " + plan.ticks() + " to topic '"
 					+ schedule.topic() + "', next tick " + plan.next());
 		}
-		if (advanced && plan.missed() > 0) {
-			logger.warn("Schedule '" + schedule.name() + "' of topic '" + schedule.topic() + "' missed "
-					+ ((plan.missed() > Schedule.MAX_MISSED_TICKS) ? "more than " + Schedule.MAX_MISSED_TICKS
-							: plan.missed())
-					+ " ticks from " + Instant.ofEpochMilli(state.nextTickMillis()) + "; by its misfire policy "
-					+ schedule.misfire() + " it sent " + plan.ticks().size() + " messages");
+		String misfire = advanced ? plan.misfireReport(schedule, now) : null;
+		if (misfire != null) {
+			logger.warn(misfire);
 		}
 		return advanced ? plan.next() : now + MIN_WAIT_MILLIS;
 	}

@@ -13,8 +13,9 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * What a due schedule sends (a pure policy: no Redis): on-time ticks, the misfire
- * policies after an outage, the cap on missed ticks, cron ticks across daylight-saving
- * changes, and definitions read back as they were saved.
+ * policies after an outage or whenever more than one tick is overdue, and what the log
+ * says they sent, the cap on missed ticks, cron ticks across daylight-saving changes, and
+ * definitions read back as they were saved.
  */
 class TickPlanTests {
 
@@ -33,20 +34,67 @@ class TickPlanTests {
 	}
 
 	@Test
-	void afterAnOutageFireOnceSendsTheLastMissedTickSkipSendsNoneAndFireAllSendsEach() {
+	void afterAnOutageFireOnceSendsTheLastDueTickSkipSendsNoneAndFireAllSendsEach() {
 		Schedule everyMinute = Schedule.cron("m", "t", "0 * * * * *");
 		long first = 100 * MINUTE;
 		long now = first + 10 * MINUTE + 30_000;
 		TickPlan once = TickPlan.of(everyMinute, first, now);
-		// 10 missed (100..109), 110 on time.
-		assertThat(once.ticks()).containsExactly(first + 9 * MINUTE, first + 10 * MINUTE);
-		assertThat(once.missed()).isEqualTo(9 + 1);
-		assertThat(TickPlan.of(everyMinute.withMisfire(MisfirePolicy.SKIP), first, now).ticks())
-			.containsExactly(first + 10 * MINUTE);
+		// 11 due (100..110), all of them missed.
+		assertThat(once.ticks()).containsExactly(first + 10 * MINUTE);
+		assertThat(once.missed()).isEqualTo(11);
+		assertThat(TickPlan.of(everyMinute.withMisfire(MisfirePolicy.SKIP), first, now).ticks()).isEmpty();
 		assertThat(TickPlan.of(everyMinute.withMisfire(MisfirePolicy.FIRE_ALL), first, now).ticks()).hasSize(11)
 			.startsWith(first)
 			.endsWith(first + 10 * MINUTE);
 		assertThat(once.next()).isEqualTo(first + 11 * MINUTE);
+	}
+
+	@Test
+	void moreThanOneOverdueTickIsAMisfireEvenWithinTheMinute() {
+		// A 5-second cron back after 40 seconds: 8 ticks due, none a minute late.
+		Schedule everyFiveSeconds = Schedule.cron("five", "t", "*/5 * * * * *");
+		long first = 100 * MINUTE;
+		long now = first + 37_000;
+		TickPlan once = TickPlan.of(everyFiveSeconds, first, now);
+		assertThat(once.ticks()).containsExactly(first + 35_000);
+		assertThat(once.missed()).isEqualTo(8);
+		assertThat(once.next()).isEqualTo(first + 40_000);
+		assertThat(once.misfireReport(everyFiveSeconds, now)).isEqualTo("Schedule 'five' of topic 't' is behind: 8"
+				+ " ticks are due, from " + Instant.ofEpochMilli(first) + " (37s late) to "
+				+ Instant.ofEpochMilli(first + 35_000) + ", and more than one overdue tick is a misfire, so its"
+				+ " misfire policy FIRE_ONCE applies: it sent one message, for the tick of "
+				+ Instant.ofEpochMilli(first + 35_000) + ", and none for the 7 before it; its next tick is "
+				+ Instant.ofEpochMilli(first + 40_000) + ".");
+		Schedule skip = everyFiveSeconds.withMisfire(MisfirePolicy.SKIP);
+		assertThat(TickPlan.of(skip, first, now).misfireReport(skip, now)).contains("8 ticks are due",
+				"misfire policy SKIP applies: it sent nothing for them");
+		Schedule all = everyFiveSeconds.withMisfire(MisfirePolicy.FIRE_ALL);
+		assertThat(TickPlan.of(all, first, now).misfireReport(all, now))
+			.contains("misfire policy FIRE_ALL applies: it sent 8 messages, one for each");
+	}
+
+	@Test
+	void severalTicksDueLessThanTheGraceLateAreAllOnTime() {
+		Schedule fast = Schedule.fixedRate("fast", "t", Duration.ofMillis(200));
+		long first = 1_000_000;
+		TickPlan plan = TickPlan.of(fast, first, first + 500);
+		assertThat(plan.ticks()).containsExactly(first, first + 200, first + 400);
+		assertThat(plan.missed()).isZero();
+		assertThat(plan.misfireReport(fast, first + 500)).isNull();
+	}
+
+	@Test
+	void oneTickIsOnTimeWithinTheMinuteAndMissedPastIt() {
+		Schedule hourly = Schedule.cron("h", "t", "@hourly").withMisfire(MisfirePolicy.SKIP);
+		long tick = hourly.nextAfter(0);
+		assertThat(TickPlan.of(hourly, tick, tick + 59_000).ticks()).containsExactly(tick);
+		TickPlan late = TickPlan.of(hourly, tick, tick + 5 * MINUTE);
+		assertThat(late.ticks()).isEmpty();
+		assertThat(late.misfireReport(hourly, tick + 5 * MINUTE))
+			.contains("missed its tick of " + Instant.ofEpochMilli(tick)
+					+ ": it is 5m late, more than 1m, so its misfire policy SKIP applies:" + " it sent nothing for it");
+		assertThat(TickPlan.of(hourly.withMisfire(MisfirePolicy.FIRE_ONCE), tick, tick + 5 * MINUTE).ticks())
+			.containsExactly(tick);
 	}
 
 	@Test
@@ -55,12 +103,13 @@ class TickPlanTests {
 		long first = 1_000_000;
 		long now = first + Duration.ofDays(7).toMillis();
 		TickPlan plan = TickPlan.of(everySecond, first, now);
-		long lastMissed = now - Schedule.MISFIRE_THRESHOLD.toMillis() - 1000;
-		assertThat(plan.ticks().subList(0, Schedule.MAX_MISSED_TICKS)).startsWith(first).endsWith(lastMissed);
-		// On time: the ticks of the last minute, both ends included.
-		assertThat(plan.ticks()).hasSize(Schedule.MAX_MISSED_TICKS + 61);
+		assertThat(plan.ticks()).hasSize(Schedule.MAX_MISSED_TICKS)
+			.startsWith(first, first + 1000)
+			.endsWith(first + 998_000, now);
 		assertThat(plan.missed()).isGreaterThan(Schedule.MAX_MISSED_TICKS);
 		assertThat(plan.next()).isEqualTo(now + 1000);
+		assertThat(plan.misfireReport(everySecond, now)).contains("more than 1000 ticks are due",
+				"it sent 1000 messages, at most 1000: for the oldest 999 ticks and the last");
 	}
 
 	@Test
@@ -70,7 +119,7 @@ class TickPlanTests {
 		long now = first + Duration.ofDays(30).toMillis();
 		TickPlan plan = TickPlan.of(everySecond, first, now);
 		// A walk over 2.6 million ticks took seconds; this plan walks about a thousand.
-		assertThat(plan.ticks()).hasSize(62).startsWith(now - 61_000, now - 60_000).endsWith(now);
+		assertThat(plan.ticks()).containsExactly(now);
 		assertThat(plan.missed()).isGreaterThan(Schedule.MAX_MISSED_TICKS);
 		assertThat(plan.next()).isEqualTo(now + 1000);
 	}

@@ -53,6 +53,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -100,6 +101,15 @@ final class DelayQueueConfiguration {
 			store.useShardedSignals();
 		}
 		return store;
+	}
+
+	/**
+	 * Warns about each key under {@code delay-queue.} that no property binds, or fails
+	 * the startup with {@code delay-queue.fail-on-unknown-properties=true}.
+	 */
+	@Bean
+	UnknownPropertiesCheck delayQueueUnknownPropertiesCheck(Environment environment, DelayQueueProperties properties) {
+		return new UnknownPropertiesCheck(environment, properties.isFailOnUnknownProperties());
 	}
 
 	@Bean

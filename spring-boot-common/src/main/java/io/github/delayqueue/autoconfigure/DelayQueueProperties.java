@@ -50,6 +50,13 @@ public class DelayQueueProperties implements Validator {
 	private Duration redisReconnectMaxDelay = Duration.ofSeconds(1);
 
 	/**
+	 * Whether a key under "delay-queue." that no property binds (a typo such as
+	 * "delay-queue.listner.max-attempts") fails the startup; otherwise each is logged as
+	 * a warning naming the closest known key.
+	 */
+	private boolean failOnUnknownProperties;
+
+	/**
 	 * Defaults for every @DelayListener.
 	 */
 	private final Listener listener = new Listener();
@@ -115,6 +122,14 @@ public class DelayQueueProperties implements Validator {
 		this.redisReconnectMaxDelay = redisReconnectMaxDelay;
 	}
 
+	public boolean isFailOnUnknownProperties() {
+		return this.failOnUnknownProperties;
+	}
+
+	public void setFailOnUnknownProperties(boolean failOnUnknownProperties) {
+		this.failOnUnknownProperties = failOnUnknownProperties;
+	}
+
 	public Listener getListener() {
 		return this.listener;
 	}
@@ -147,6 +162,17 @@ public class DelayQueueProperties implements Validator {
 	@Override
 	public void validate(Object target, Errors errors) {
 		DelayQueuePropertiesValidation.validate((DelayQueueProperties) target, errors);
+	}
+
+	/**
+	 * A text value for a {@code toString}: quoted, cut after 100 characters.
+	 */
+	private static String quoted(@Nullable String value) {
+		if (value == null) {
+			return "null";
+		}
+		return "'" + ((value.length() > 100) ? value.substring(0, 100) + "...' (" + value.length() + " characters)"
+				: value + "'");
 	}
 
 	/**
@@ -600,8 +626,9 @@ public class DelayQueueProperties implements Validator {
 		private String payload = "";
 
 		/**
-		 * What is sent for ticks missed while no instance could send them (more than a
-		 * minute late): one message for all of them, none, or one each (at most 1000).
+		 * What is sent for ticks missed while no instance could send them (more than one
+		 * tick due at once, or a single tick more than a minute late): one message for
+		 * all of them, none, or one each (at most 1000).
 		 */
 		private MisfirePolicy misfire = MisfirePolicy.FIRE_ONCE;
 
@@ -651,6 +678,15 @@ public class DelayQueueProperties implements Validator {
 
 		public void setMisfire(MisfirePolicy misfire) {
 			this.misfire = misfire;
+		}
+
+		/**
+		 * Names the schedule's settings, as a bind failure shows its value.
+		 */
+		@Override
+		public String toString() {
+			return "topic=" + quoted(this.topic) + ", cron=" + quoted(this.cron) + ", fixed-rate=" + this.fixedRate
+					+ ", zone=" + this.zone + ", payload=" + quoted(this.payload) + ", misfire=" + this.misfire;
 		}
 
 	}
@@ -813,6 +849,18 @@ public class DelayQueueProperties implements Validator {
 		}
 
 		/**
+		 * Names the topic's settings, as a bind failure shows its value.
+		 */
+		@Override
+		public String toString() {
+			return "partitions=" + this.partitions + ", concurrency=" + this.concurrency + ", max-attempts="
+					+ this.maxAttempts + ", visibility-timeout=" + this.visibilityTimeout + ", max-batch-size="
+					+ this.maxBatchSize + ", batch-timeout=" + this.batchTimeout + ", late-policy=" + this.latePolicy
+					+ ", late-threshold=" + this.lateThreshold + ", no-retry-for=" + this.noRetryFor + ", backoff=["
+					+ this.backoff + "], dead-letters=[" + this.deadLetters + "], rate-limit=[" + this.rateLimit + "]";
+		}
+
+		/**
 		 * Old flat name of {@code backoff.initial-interval}.
 		 * @return the wait before the second attempt
 		 * @deprecated use {@code delay-queue.topics.<topic>.backoff.initial-interval}
@@ -910,6 +958,11 @@ public class DelayQueueProperties implements Validator {
 			this.period = period;
 		}
 
+		@Override
+		public String toString() {
+			return "limit=" + this.limit + ", period=" + this.period;
+		}
+
 	}
 
 	/**
@@ -943,6 +996,11 @@ public class DelayQueueProperties implements Validator {
 
 		public void setMaxAge(@Nullable Duration maxAge) {
 			this.maxAge = maxAge;
+		}
+
+		@Override
+		public String toString() {
+			return "max-count=" + this.maxCount + ", max-age=" + this.maxAge;
 		}
 
 	}
@@ -989,6 +1047,12 @@ public class DelayQueueProperties implements Validator {
 
 		public void setMaxInterval(@Nullable Duration maxInterval) {
 			this.maxInterval = maxInterval;
+		}
+
+		@Override
+		public String toString() {
+			return "initial-interval=" + this.initialInterval + ", multiplier=" + this.multiplier + ", max-interval="
+					+ this.maxInterval;
 		}
 
 	}

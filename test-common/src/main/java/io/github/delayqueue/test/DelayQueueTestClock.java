@@ -10,10 +10,12 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongUnaryOperator;
 import java.util.stream.Stream;
 
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.ListenerState;
+import io.github.delayqueue.schedule.Schedule;
 import io.github.delayqueue.schedule.SchedulePoller;
 import io.github.delayqueue.store.ScheduleState;
 import io.github.delayqueue.store.TopicStats;
@@ -51,6 +53,9 @@ public final class DelayQueueTestClock {
 	private static final long SIGNAL_AGAIN_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
 	private static final Duration CLEAR_WAIT = Duration.ofSeconds(2);
+
+	/** Most steps {@link #advance(Duration)} counts ahead, for its progress message. */
+	private static final long MAX_COUNTED_STEPS = 1_000_000;
 
 	/**
 	 * Ends the keys of a topic's number of partitions and of each partition's count
@@ -146,7 +151,8 @@ public final class DelayQueueTestClock {
 	}
 
 	/**
-	 * Returns the longest wait of {@link #advance(Duration)} and {@link #awaitIdle()}.
+	 * Returns the longest wait of {@link #awaitIdle()} and of each step of
+	 * {@link #advance(Duration)}.
 	 * @return the timeout
 	 */
 	public Duration timeout() {
@@ -160,31 +166,82 @@ public final class DelayQueueTestClock {
 	 * they send that come due within the span) have been handled and acknowledged.
 	 * @param span how much time passes; zero only waits for what is due now
 	 * @throws IllegalArgumentException if the span is negative
-	 * @throws AssertionError if the listeners have not handled what is due within the
-	 * {@linkplain #timeout() timeout}, naming what is still pending
+	 * @throws AssertionError if at one step the listeners have not handled what is due
+	 * within the {@linkplain #timeout() timeout} (each step has the whole of it, however
+	 * many steps the span takes), naming the step, the steps done of about how many, and
+	 * what is still pending
 	 */
 	public void advance(Duration span) {
 		if (span.isNegative()) {
 			throw new IllegalArgumentException("The queue's time cannot go back, but the span is " + span);
 		}
-		long deadline = System.nanoTime() + this.timeout.toNanos();
-		long target = nowMicros() + TimeUnit.NANOSECONDS.toMicros(span.toNanos());
+		long start = nowMicros();
+		long target = start + TimeUnit.NANOSECONDS.toMicros(span.toNanos());
+		Walk walk = new Walk(span, start / 1000, plannedSteps(start / 1000, target / 1000));
 		// Schedules declared at startup are saved by now, from the time before the span.
 		sendDueTicks();
 		while (true) {
-			List<String> topics = awaitSettled(deadline);
-			long next = earliest(nextEventMillis(topics), nextTickMillis());
+			List<String> topics = awaitSettled(stepDeadline(), walk);
+			long nextEvent = nextEventMillis(topics);
+			long nextTick = nextTickMillis();
+			long next = earliest(nextEvent, nextTick);
 			if (next < 0 || next * 1000 > target) {
 				break;
 			}
+			walk.step(next, (next == nextTick) ? ticksAt(next) : "messages due or leases ending then");
 			moveTo(next * 1000);
 			sendDueTicks();
 			wakeBrokers(topics);
 		}
+		walk.step(target / 1000, "the end of the span");
 		moveTo(target);
 		sendDueTicks();
 		wakeBrokers(listenedTopics());
-		awaitSettled(deadline);
+		awaitSettled(stepDeadline(), walk);
+	}
+
+	/** The deadline of one step of an advance: each gets the whole timeout. */
+	private long stepDeadline() {
+		return System.nanoTime() + this.timeout.toNanos();
+	}
+
+	/**
+	 * About how many steps an advance takes: the ticks of the running schedules in the
+	 * span, and the due times of the messages of listened topics in it (retries and
+	 * messages sent by listeners add to them).
+	 */
+	private long plannedSteps(long fromMillis, long toMillis) {
+		long steps = 0;
+		for (ScheduleState state : runningSchedules()) {
+			try {
+				LongUnaryOperator ticks = Schedule.parse(state.name(), state.definition())::nextAfter;
+				for (long tick = state.nextTickMillis(); tick <= toMillis
+						&& steps < MAX_COUNTED_STEPS; tick = ticks.applyAsLong(tick)) {
+					steps++;
+				}
+			}
+			catch (RuntimeException ex) {
+				// A definition this version cannot read: its ticks are not counted.
+			}
+		}
+		for (String topic : listenedTopics()) {
+			for (String partition : partitionsOf(topic)) {
+				Long due = this.redis.opsForZSet().count(this.store.keys(partition).scheduled(), fromMillis, toMillis);
+				steps += (due != null) ? due : 0;
+			}
+		}
+		return steps + 1;
+	}
+
+	/** The schedules whose tick is at a time, for the description of a step. */
+	private String ticksAt(long tickMillis) {
+		List<String> ticks = new ArrayList<>();
+		for (ScheduleState state : runningSchedules()) {
+			if (state.nextTickMillis() == tickMillis) {
+				ticks.add("schedule '" + state.name() + "' (topic '" + state.topic() + "')");
+			}
+		}
+		return "the tick of " + (ticks.isEmpty() ? "a schedule" : String.join(", ", ticks));
 	}
 
 	/**
@@ -205,7 +262,7 @@ public final class DelayQueueTestClock {
 	 */
 	public void clear() {
 		try {
-			awaitSettled(System.nanoTime() + CLEAR_WAIT.toNanos());
+			awaitSettled(System.nanoTime() + CLEAR_WAIT.toNanos(), null);
 		}
 		catch (AssertionError ex) {
 			// Cleared anyway: what a listener still holds loses its lease.
@@ -231,7 +288,7 @@ public final class DelayQueueTestClock {
 	 * flight past its time, and no listener holding a message.
 	 * @return the listened topics
 	 */
-	private List<String> awaitSettled(long deadlineNanos) {
+	private List<String> awaitSettled(long deadlineNanos, @Nullable Walk walk) {
 		long lastSignal = System.nanoTime();
 		while (true) {
 			boolean idleBefore = isRuntimeIdle();
@@ -249,7 +306,7 @@ public final class DelayQueueTestClock {
 			}
 			if (System.nanoTime() - deadlineNanos > 0) {
 				throw new AssertionError("The delay queue did not settle within " + Durations.format(this.timeout)
-						+ " at " + now() + ": " + describe(pending, idleBefore));
+						+ " at " + now() + ((walk != null) ? ", " + walk : "") + ": " + describe(pending, idleBefore));
 			}
 			if (System.nanoTime() - lastSignal > SIGNAL_AGAIN_NANOS) {
 				// A signal sent before the listeners subscribed is lost: send it again.
@@ -297,19 +354,33 @@ public final class DelayQueueTestClock {
 	 * @return the next tick of the running schedules (epoch ms), or -1 for none
 	 */
 	private long nextTickMillis() {
-		SchedulePoller poller = (this.schedules != null) ? this.schedules.getIfAvailable() : null;
-		if (poller == null) {
-			return -1;
-		}
 		long next = -1;
-		for (String topic : this.store.schedules().registry().topics()) {
-			for (ScheduleState state : this.store.schedules().readTopic(topic).schedules().values()) {
-				if (!state.paused() && state.nextTickMillis() != Long.MAX_VALUE) {
-					next = earliest(next, state.nextTickMillis());
-				}
+		for (ScheduleState state : runningSchedules()) {
+			if (state.nextTickMillis() != Long.MAX_VALUE) {
+				next = earliest(next, state.nextTickMillis());
 			}
 		}
 		return next;
+	}
+
+	/**
+	 * @return the schedules the clock sends the ticks of: those not paused, when the
+	 * application has a schedule poller
+	 */
+	private List<ScheduleState> runningSchedules() {
+		SchedulePoller poller = (this.schedules != null) ? this.schedules.getIfAvailable() : null;
+		if (poller == null) {
+			return List.of();
+		}
+		List<ScheduleState> running = new ArrayList<>();
+		for (String topic : this.store.schedules().registry().topics()) {
+			for (ScheduleState state : this.store.schedules().readTopic(topic).schedules().values()) {
+				if (!state.paused()) {
+					running.add(state);
+				}
+			}
+		}
+		return running;
 	}
 
 	private void sendDueTicks() {
@@ -395,6 +466,47 @@ public final class DelayQueueTestClock {
 		Long micros = this.redis
 			.execute((RedisCallback<Long>) (connection) -> connection.serverCommands().time(TimeUnit.MICROSECONDS));
 		return Objects.requireNonNull(micros, "Redis answered TIME with nothing");
+	}
+
+	/**
+	 * How far an advance has come, for the message of one that does not settle.
+	 */
+	private static final class Walk {
+
+		private final Duration span;
+
+		private final long startMillis;
+
+		private final long plannedSteps;
+
+		private long steps;
+
+		private long atMillis;
+
+		private String reason = "what was due at its start";
+
+		Walk(Duration span, long startMillis, long plannedSteps) {
+			this.span = span;
+			this.startMillis = startMillis;
+			this.plannedSteps = plannedSteps;
+			this.atMillis = startMillis;
+		}
+
+		void step(long atMillis, String reason) {
+			this.steps++;
+			this.atMillis = atMillis;
+			this.reason = reason;
+		}
+
+		@Override
+		public String toString() {
+			String where = (this.steps == 0) ? "before the first step"
+					: "in step " + this.steps + " of about " + Math.max(this.plannedSteps, this.steps) + ", "
+							+ Durations.format(Duration.ofMillis(this.atMillis - this.startMillis))
+							+ " into the span, for " + this.reason;
+			return "in advance(" + Durations.format(this.span) + ") (each step has the whole timeout), " + where;
+		}
+
 	}
 
 	private static String globEscape(String text) {

@@ -30,9 +30,9 @@ import java.lang.annotation.Target;
 public @interface EmbeddedDelayQueue {
 
 	/**
-	 * The longest wait of {@link DelayQueueTestClock#advance} and
-	 * {@link DelayQueueTestClock#awaitIdle()} for the listeners to handle what is due, in
-	 * Spring Boot's duration format.
+	 * The longest wait of {@link DelayQueueTestClock#awaitIdle()}, and of each step of
+	 * {@link DelayQueueTestClock#advance} (a due time, a lease end or a schedule's tick),
+	 * for the listeners to handle what is due, in Spring Boot's duration format.
 	 * @return the timeout, {@code 10s} by default
 	 */
 	String timeout() default "10s";

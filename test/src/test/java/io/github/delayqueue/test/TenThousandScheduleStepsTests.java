@@ -1,0 +1,46 @@
+package io.github.delayqueue.test;
+
+import java.time.Duration;
+
+import io.github.delayqueue.store.TopicStats;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * 10,000 ticks of a schedule in one {@code advance}, each a step of its own, within the
+ * clock's timeout per step (the whole walk takes longer). The topic has no listener here,
+ * so that the walk's own cost is measured, not deliveries.
+ */
+@SpringBootTest(properties = { "delay-queue.schedules.beat.topic=unheard", "delay-queue.schedules.beat.fixed-rate=1s" })
+@EmbeddedDelayQueue(timeout = "2s")
+class TenThousandScheduleStepsTests {
+
+	@Autowired
+	private DelayQueueTestClock clock;
+
+	@Test
+	void tenThousandScheduleStepsRunInOneAdvance() {
+		long started = System.nanoTime();
+		this.clock.advance(Duration.ofSeconds(10_000));
+		Duration took = Duration.ofNanos(System.nanoTime() - started);
+		TopicStats stats = this.clock.store().inspector("unheard").stats();
+		// The ticks of the span, and one or two the poller sent in the real time before
+		// it.
+		assertThat(stats.scheduled() + stats.ready()).isBetween(10_000L, 10_002L);
+		assertThat(took).isGreaterThan(this.clock.timeout());
+		System.out.println("10,000 schedule steps took " + took);
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableAutoConfiguration
+	static class NoListener {
+
+	}
+
+}
