@@ -432,26 +432,6 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 		return new RedisTopicStore(this.calls, this.router, this.wrongTypeKeys, this.deadSets, partition);
 	}
 
-	/**
-	 * Moves aside the keys of a topic that hold the wrong Redis type (written by
-	 * something else), so that they no longer stall the topic: each is renamed to
-	 * {@code <key>:quarantined:<epoch ms>} and kept for inspection.
-	 * @param topic the topic
-	 * @return the keys that were moved aside
-	 */
-	public List<String> quarantineWrongTypes(String topic) {
-		return this.wrongTypeKeys.quarantine(topic);
-	}
-
-	/**
-	 * Whether a failure is Redis refusing a command for a key of the wrong type.
-	 * @param ex the failure
-	 * @return {@code true} for a WRONGTYPE error
-	 */
-	public static boolean isWrongType(Throwable ex) {
-		return WrongTypeKeys.isWrongType(ex);
-	}
-
 	@Override
 	public boolean cancel(String topic, String id) {
 		return this.operations.cancel(topic, id);

@@ -167,7 +167,7 @@ class DeduplicationScriptTests {
 				failure = ex;
 			}
 			assertThat(failure).isNotNull();
-			assertThat(RedisMessageStore.isWrongType(failure)).isTrue();
+			assertThat(WrongTypeKeys.isWrongType(failure)).isTrue();
 			assertThat(redis.type(dd).code()).isEqualTo("hash");
 			assertThat(redis.opsForHash().keys(store.keys(TOPIC).messages())).isEmpty();
 		});
@@ -187,7 +187,7 @@ class DeduplicationScriptTests {
 				failure = ex;
 			}
 			assertThat(failure).isNotNull();
-			assertThat(RedisMessageStore.isWrongType(failure)).isTrue();
+			assertThat(WrongTypeKeys.isWrongType(failure)).isTrue();
 			assertThat(redis.opsForZSet().score(store.keys(TOPIC).inFlight(), "a")).isNotNull();
 			assertThat(redis.opsForHash().hasKey(store.keys(TOPIC).messages(), "a")).isTrue();
 			// And a send with it: fails before its first write.

@@ -406,7 +406,7 @@ class ScriptSafetyTests {
 	}
 
 	private void isWrongType(Throwable ex) {
-		assertThat(RedisMessageStore.isWrongType(ex)).as("a WRONGTYPE failure: %s", ex).isTrue();
+		assertThat(WrongTypeKeys.isWrongType(ex)).as("a WRONGTYPE failure: %s", ex).isTrue();
 	}
 
 	private static long scriptCalls(StringRedisTemplate redis) {

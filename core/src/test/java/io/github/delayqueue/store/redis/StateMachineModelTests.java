@@ -327,7 +327,7 @@ class StateMachineModelTests {
 			}
 			catch (DataAccessException ex) {
 				count("wrong type refused");
-				assertThat(RedisMessageStore.isWrongType(ex)).as(describe("a WRONGTYPE failure: " + ex)).isTrue();
+				assertThat(WrongTypeKeys.isWrongType(ex)).as(describe("a WRONGTYPE failure: " + ex)).isTrue();
 				assertThat(contents(operation)).as(describe("a call that failed changed nothing")).isEqualTo(broken);
 				restore(key, dumps.get(key));
 				assertThat(contents(operation)).as(describe("the broken key restored")).isEqualTo(intact);
