@@ -22,6 +22,7 @@ import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
@@ -233,7 +234,7 @@ class DelayQueueEndpointTests {
 		String topic = uniqueTopic();
 		this.template.send(DelayMessage.builder(topic, "x").id("routine").build());
 		this.template.send(DelayMessage.builder(topic, "x").id("urgent").priority(9).build());
-		this.store.promote(topic, 1000);
+		Transitions.promote(this.store, topic, 1000);
 		JsonNode result = get("/delayqueue/{topic}?state=ready", topic);
 		assertThat(result.path("ready").asLong()).isEqualTo(2);
 		assertThat(result.path("readyByPriority").path("0").asLong()).isEqualTo(1);
@@ -503,11 +504,11 @@ class DelayQueueEndpointTests {
 			.mapToObj((i) -> DelayMessage.builder(topic, "dead " + i).id(String.format("d%04d", i)).build())
 			.toList();
 		this.template.sendAll(messages);
-		this.store.promote(topic, 1000);
-		List<ClaimedMessage> claimed = this.store.claim(topic, count, Duration.ofMinutes(5));
+		Transitions.promote(this.store, topic, 1000);
+		List<ClaimedMessage> claimed = Transitions.claim(this.store, topic, count, Duration.ofMinutes(5));
 		assertThat(claimed).hasSize(count);
 		for (ClaimedMessage message : claimed) {
-			this.store.deadLetter(topic, message.id(), message.leaseToken(), "failed " + message.id());
+			Transitions.deadLetter(this.store, topic, message.id(), message.leaseToken(), "failed " + message.id());
 		}
 	}
 

@@ -29,6 +29,7 @@ import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -82,8 +83,8 @@ class DelayQueueAutoConfigurationTests {
 			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
 			RedisMessageStore store = context.getBean(RedisMessageStore.class);
 			SendResult sent = template.send("orders", "hello", Duration.ZERO);
-			assertThat(store.promote("orders", 10).moved()).isEqualTo(1);
-			List<ClaimedMessage> claimed = store.claim("orders", 10, Duration.ofMinutes(1));
+			assertThat(Transitions.promote(store, "orders", 10).moved()).isEqualTo(1);
+			List<ClaimedMessage> claimed = Transitions.claim(store, "orders", 10, Duration.ofMinutes(1));
 			assertThat(claimed).singleElement().satisfies((message) -> {
 				assertThat(message.id()).isEqualTo(sent.id());
 				assertThat(MessageFormat.decode(message.id(), message.stored()).payload())
@@ -134,8 +135,8 @@ class DelayQueueAutoConfigurationTests {
 			assertThat(context).getBean(PayloadConverter.class).isInstanceOf(UpperCaseConverter.class);
 			context.getBean(DelayQueueTemplate.class).send("orders", "hello", Duration.ZERO);
 			RedisMessageStore store = context.getBean(RedisMessageStore.class);
-			store.promote("orders", 10);
-			assertThat(store.claim("orders", 10, Duration.ofMinutes(1))).singleElement()
+			Transitions.promote(store, "orders", 10);
+			assertThat(Transitions.claim(store, "orders", 10, Duration.ofMinutes(1))).singleElement()
 				.satisfies((message) -> assertThat(MessageFormat.decode(message.id(), message.stored()).payload())
 					.isEqualTo("HELLO".getBytes(StandardCharsets.UTF_8)));
 		});

@@ -24,6 +24,7 @@ import io.github.delayqueue.store.StoredMessage;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -89,7 +90,8 @@ class DelayQueueTemplateTests {
 		run((queue) -> {
 			queue.template.send(DelayMessage.builder(TOPIC, "first").id("o-1").build());
 			ClaimedMessage inFlight = queue.promoteAndClaimOne(TOPIC);
-			assertThat(queue.store.retry(TOPIC, "o-1", inFlight.leaseToken(), Duration.ofHours(1), null)).isPositive();
+			assertThat(Transitions.retry(queue.store, TOPIC, "o-1", inFlight.leaseToken(), Duration.ofHours(1), null))
+				.isPositive();
 			SendResult replaced = queue.template
 				.send(DelayMessage.builder(TOPIC, "second").id("o-1").replaceIfPending().build());
 			assertThat(replaced.replaced()).isTrue();
@@ -121,8 +123,8 @@ class DelayQueueTemplateTests {
 		run((queue) -> {
 			queue.template.send(DelayMessage.builder(TOPIC, "same").id("in-flight").build());
 			queue.template.send(DelayMessage.builder(TOPIC, "same").id("ready").build());
-			assertThat(queue.store.promote(TOPIC, 100).moved()).isEqualTo(2);
-			List<ClaimedMessage> claimed = queue.store.claim(TOPIC, 1, LEASE);
+			assertThat(Transitions.promote(queue.store, TOPIC, 100).moved()).isEqualTo(2);
+			List<ClaimedMessage> claimed = Transitions.claim(queue.store, TOPIC, 1, LEASE);
 			assertThat(claimed).extracting(ClaimedMessage::id).containsExactly("in-flight");
 			// The debounce: the same payload again, for the message that is now in flight
 			// and for the one ready behind it. Neither may be replaced, and both sends
@@ -211,7 +213,7 @@ class DelayQueueTemplateTests {
 			Instant dueAt = Instant.now().minus(Duration.ofHours(1)).truncatedTo(ChronoUnit.MILLIS);
 			SendResult result = queue.template.sendAt(TOPIC, "late", dueAt);
 			assertThat(result.dueAt()).isEqualTo(dueAt);
-			PromoteResult promoted = queue.store.promote(TOPIC, 100);
+			PromoteResult promoted = Transitions.promote(queue.store, TOPIC, 100);
 			assertThat(promoted.moved()).isEqualTo(1);
 			assertThat(promoted.nextDueIn()).isNull();
 			List<StoredMessage> claimed = queue.claim(TOPIC);
@@ -233,7 +235,7 @@ class DelayQueueTemplateTests {
 			Instant dueAt = Instant.parse("1969-12-31T23:59:59Z");
 			SendResult result = queue.template.sendAt(TOPIC, "ancient", dueAt);
 			assertThat(result.duplicate()).isFalse();
-			assertThat(queue.store.promote(TOPIC, 100).moved()).isEqualTo(1);
+			assertThat(Transitions.promote(queue.store, TOPIC, 100).moved()).isEqualTo(1);
 			List<StoredMessage> claimed = queue.claim(TOPIC);
 			assertThat(claimed).singleElement().satisfies((message) -> {
 				assertThat(message.id()).isEqualTo(result.id());
@@ -253,7 +255,7 @@ class DelayQueueTemplateTests {
 				assertThat(queue.keysUnderPrefix()).isEmpty();
 				return;
 			}
-			assertThat(queue.store.promote(TOPIC, 100).moved()).isEqualTo(1);
+			assertThat(Transitions.promote(queue.store, TOPIC, 100).moved()).isEqualTo(1);
 			assertThat(queue.claim(TOPIC)).singleElement()
 				.satisfies((message) -> assertThat(text(message.payload())).isEqualTo("ancient"));
 		});
@@ -266,7 +268,7 @@ class DelayQueueTemplateTests {
 			SendResult result = queue.template.send(DelayMessage.builder(TOPIC, "now").build());
 			long after = queue.redisMillis();
 			assertThat(result.dueAt().toEpochMilli()).isBetween(before, after);
-			assertThat(queue.store.promote(TOPIC, 100).moved()).isEqualTo(1);
+			assertThat(Transitions.promote(queue.store, TOPIC, 100).moved()).isEqualTo(1);
 			assertThat(queue.claim(TOPIC)).extracting(StoredMessage::id).containsExactly(result.id());
 		});
 	}
@@ -275,7 +277,7 @@ class DelayQueueTemplateTests {
 	void nothingIsPromotedBeforeItsDueTime() {
 		run((queue) -> {
 			SendResult later = queue.template.send(TOPIC, "later", Duration.ofSeconds(5));
-			PromoteResult promoted = queue.store.promote(TOPIC, 100);
+			PromoteResult promoted = Transitions.promote(queue.store, TOPIC, 100);
 			assertThat(promoted.moved()).isZero();
 			assertThat(promoted.nextDueIn()).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(5));
 			assertThat(queue.claim(TOPIC)).isEmpty();
@@ -288,7 +290,7 @@ class DelayQueueTemplateTests {
 		run((queue) -> {
 			SendResult due = queue.template.send(TOPIC, "due", Duration.ZERO);
 			SendResult later = queue.template.send(TOPIC, "later", Duration.ofHours(1));
-			PromoteResult promoted = queue.store.promote(TOPIC, 100);
+			PromoteResult promoted = Transitions.promote(queue.store, TOPIC, 100);
 			assertThat(promoted.moved()).isEqualTo(1);
 			assertThat(promoted.nextDueIn()).isPositive();
 			assertThat(queue.claim(TOPIC)).extracting(StoredMessage::id).containsExactly(due.id());
@@ -313,7 +315,8 @@ class DelayQueueTemplateTests {
 			StoredMessage stored = queue.storedMessage(TOPIC, "order-1");
 			assertThat(text(stored.payload())).isEqualTo("first");
 			assertThat(stored.headers()).containsExactly(Map.entry("v", "1"));
-			assertThat(queue.store.promote(TOPIC, 100).moved()).as("the duplicate's zero delay changed nothing")
+			assertThat(Transitions.promote(queue.store, TOPIC, 100).moved())
+				.as("the duplicate's zero delay changed nothing")
 				.isZero();
 		});
 	}
@@ -326,7 +329,7 @@ class DelayQueueTemplateTests {
 			SendResult again = queue.template.send(DelayMessage.builder(TOPIC, "second").id("order-1").build());
 			assertThat(again.duplicate()).isTrue();
 			assertThat(again.dueAt()).isEqualTo(originalDue);
-			assertThat(queue.store.promote(TOPIC, 100).moved()).isEqualTo(1);
+			assertThat(Transitions.promote(queue.store, TOPIC, 100).moved()).isEqualTo(1);
 			assertThat(queue.claim(TOPIC)).singleElement().satisfies((message) -> {
 				assertThat(text(message.payload())).isEqualTo("first");
 				assertThat(message.dueAtMillis()).isEqualTo(originalDue.toEpochMilli());
@@ -339,7 +342,7 @@ class DelayQueueTemplateTests {
 	void sendOfAnIdThatIsReadyIsADuplicate() {
 		run((queue) -> {
 			SendResult original = queue.template.send(DelayMessage.builder(TOPIC, "first").id("order-1").build());
-			assertThat(queue.store.promote(TOPIC, 100).moved()).isEqualTo(1);
+			assertThat(Transitions.promote(queue.store, TOPIC, 100).moved()).isEqualTo(1);
 			SendResult again = queue.template
 				.send(DelayMessage.builder(TOPIC, "second").id("order-1").delay(Duration.ofHours(1)).build());
 			assertThat(again.duplicate()).isTrue();
@@ -358,7 +361,7 @@ class DelayQueueTemplateTests {
 			SendResult again = queue.template.send(DelayMessage.builder(TOPIC, "second").id("order-1").build());
 			assertThat(again.duplicate()).isTrue();
 			assertThat(again.dueAt()).isEqualTo(original.dueAt());
-			assertThat(queue.store.promote(TOPIC, 100).moved()).isZero();
+			assertThat(Transitions.promote(queue.store, TOPIC, 100).moved()).isZero();
 			assertThat(queue.claim(TOPIC)).isEmpty();
 			assertThat(ack(queue, inFlight)).isTrue();
 			assertThat(queue.keysUnderPrefix()).isEmpty();
@@ -374,7 +377,7 @@ class DelayQueueTemplateTests {
 			SendResult again = queue.template.send(DelayMessage.builder(TOPIC, "second").id("order-1").build());
 			assertThat(again.duplicate()).isFalse();
 			assertThat(again.id()).isEqualTo("order-1");
-			assertThat(queue.store.promote(TOPIC, 100).moved()).isEqualTo(1);
+			assertThat(Transitions.promote(queue.store, TOPIC, 100).moved()).isEqualTo(1);
 			assertThat(queue.claim(TOPIC)).singleElement().satisfies((message) -> {
 				assertThat(message.id()).isEqualTo("order-1");
 				assertThat(text(message.payload())).isEqualTo("second");
@@ -546,7 +549,7 @@ class DelayQueueTemplateTests {
 			SendResult sent = queue.template.send(TOPIC, "doomed", Duration.ofHours(1));
 			assertThat(queue.template.cancel(TOPIC, sent.id())).isTrue();
 			assertThat(queue.keysUnderPrefix()).isEmpty();
-			assertThat(queue.store.promote(TOPIC, 100).moved()).isZero();
+			assertThat(Transitions.promote(queue.store, TOPIC, 100).moved()).isZero();
 			assertThat(queue.claim(TOPIC)).isEmpty();
 		});
 	}
@@ -555,7 +558,7 @@ class DelayQueueTemplateTests {
 	void cancelOfAReadyMessageReturnsTrueAndAClaimAfterwardsReturnsNothing() {
 		run((queue) -> {
 			SendResult sent = queue.template.send(TOPIC, "doomed", Duration.ZERO);
-			assertThat(queue.store.promote(TOPIC, 100).moved()).isEqualTo(1);
+			assertThat(Transitions.promote(queue.store, TOPIC, 100).moved()).isEqualTo(1);
 			assertThat(queue.template.cancel(TOPIC, sent.id())).isTrue();
 			assertThat(queue.redis.opsForHash().hasKey(queue.keys(TOPIC).messages(), sent.id())).isFalse();
 			assertThat(queue.claim(TOPIC)).isEmpty();
@@ -617,7 +620,7 @@ class DelayQueueTemplateTests {
 			assertThat(queue.template.cancel(TOPIC, "order-1")).isTrue();
 			SendResult again = queue.template.send(DelayMessage.builder(TOPIC, "second").id("order-1").build());
 			assertThat(again.duplicate()).isFalse();
-			assertThat(queue.store.promote(TOPIC, 100).moved()).isEqualTo(1);
+			assertThat(Transitions.promote(queue.store, TOPIC, 100).moved()).isEqualTo(1);
 			assertThat(queue.claim(TOPIC, 1)).singleElement()
 				.satisfies((message) -> assertThat(text(message.payload())).isEqualTo("second"));
 			assertThat(queue.claim(TOPIC)).isEmpty();
@@ -628,12 +631,12 @@ class DelayQueueTemplateTests {
 	void idOfAReadyMessageCanBeSentAgainAfterCancelAndTheNewMessageIsDeliveredOnce() {
 		run((queue) -> {
 			queue.template.send(DelayMessage.builder(TOPIC, "first").id("order-1").build());
-			assertThat(queue.store.promote(TOPIC, 100).moved()).isEqualTo(1);
+			assertThat(Transitions.promote(queue.store, TOPIC, 100).moved()).isEqualTo(1);
 			assertThat(queue.template.cancel(TOPIC, "order-1")).isTrue();
 			SendResult again = queue.template.send(DelayMessage.builder(TOPIC, "second").id("order-1").build());
 			assertThat(again.duplicate()).isFalse();
-			assertThat(queue.store.promote(TOPIC, 100).moved()).isEqualTo(1);
-			List<ClaimedMessage> first = queue.store.claim(TOPIC, 1, LEASE);
+			assertThat(Transitions.promote(queue.store, TOPIC, 100).moved()).isEqualTo(1);
+			List<ClaimedMessage> first = Transitions.claim(queue.store, TOPIC, 1, LEASE);
 			assertThat(first).singleElement().satisfies((claimed) -> {
 				StoredMessage message = MessageFormat.decode(claimed.id(), claimed.stored());
 				assertThat(message.id()).isEqualTo("order-1");
@@ -650,11 +653,11 @@ class DelayQueueTemplateTests {
 	void idOfAReadyMessageSentAgainAfterCancelIsNotDeliveredBeforeItIsDue() {
 		run((queue) -> {
 			queue.template.send(DelayMessage.builder(TOPIC, "first").id("order-1").build());
-			assertThat(queue.store.promote(TOPIC, 100).moved()).isEqualTo(1);
+			assertThat(Transitions.promote(queue.store, TOPIC, 100).moved()).isEqualTo(1);
 			assertThat(queue.template.cancel(TOPIC, "order-1")).isTrue();
 			queue.template.send(DelayMessage.builder(TOPIC, "second").id("order-1").delay(Duration.ofHours(1)).build());
 			assertThat(queue.claim(TOPIC)).as("the cancelled id left in the ready list is not delivered").isEmpty();
-			assertThat(queue.store.promote(TOPIC, 100).moved()).isZero();
+			assertThat(Transitions.promote(queue.store, TOPIC, 100).moved()).isZero();
 			assertThat(queue.storedMessage(TOPIC, "order-1").payload()).asString(StandardCharsets.UTF_8)
 				.isEqualTo("second");
 		});
@@ -682,7 +685,7 @@ class DelayQueueTemplateTests {
 		run((queue) -> {
 			SendResult sent = queue.template.send(TOPIC, "sooner", Duration.ofHours(1));
 			assertThat(queue.template.reschedule(TOPIC, sent.id(), Duration.ZERO)).isTrue();
-			assertThat(queue.store.promote(TOPIC, 100).moved()).isEqualTo(1);
+			assertThat(Transitions.promote(queue.store, TOPIC, 100).moved()).isEqualTo(1);
 			assertThat(queue.claim(TOPIC)).singleElement()
 				.satisfies((message) -> assertThat(text(message.payload())).isEqualTo("sooner"));
 		});
@@ -692,16 +695,16 @@ class DelayQueueTemplateTests {
 	void rescheduleOfAReadyMessageReturnsTrueAndMakesItClaimableOnlyFromTheNewDueTimeAndExactlyOnce() {
 		run((queue) -> {
 			SendResult sent = queue.template.send(TOPIC, "postponed", Duration.ZERO);
-			assertThat(queue.store.promote(TOPIC, 100).moved()).isEqualTo(1);
+			assertThat(Transitions.promote(queue.store, TOPIC, 100).moved()).isEqualTo(1);
 			assertThat(queue.template.reschedule(TOPIC, sent.id(), Duration.ofSeconds(2))).isTrue();
 			assertThat(queue.claim(TOPIC)).as("claim before the new due time").isEmpty();
-			PromoteResult early = queue.store.promote(TOPIC, 100);
+			PromoteResult early = Transitions.promote(queue.store, TOPIC, 100);
 			assertThat(early.moved()).isZero();
 			assertThat(early.nextDueIn()).as("scheduled again").isPositive();
 			assertThat(queue.scheduledScore(TOPIC, sent.id())).isNotNull();
 			await().atMost(Duration.ofSeconds(10))
 				.pollInterval(Duration.ofMillis(50))
-				.until(() -> queue.store.promote(TOPIC, 100).moved() == 1);
+				.until(() -> Transitions.promote(queue.store, TOPIC, 100).moved() == 1);
 			List<StoredMessage> claimed = queue.claim(TOPIC, 1);
 			assertThat(claimed).singleElement().satisfies((message) -> {
 				assertThat(message.id()).isEqualTo(sent.id());
@@ -991,20 +994,20 @@ class DelayQueueTemplateTests {
 
 		List<StoredMessage> claim(String topic, int limit) {
 			List<StoredMessage> messages = new ArrayList<>();
-			for (ClaimedMessage claimed : this.store.claim(topic, limit, LEASE)) {
+			for (ClaimedMessage claimed : Transitions.claim(this.store, topic, limit, LEASE)) {
 				messages.add(MessageFormat.decode(claimed.id(), claimed.stored()));
 			}
 			return messages;
 		}
 
 		List<StoredMessage> promoteAndClaim(String topic) {
-			this.store.promote(topic, 1000);
+			Transitions.promote(this.store, topic, 1000);
 			return claim(topic);
 		}
 
 		ClaimedMessage promoteAndClaimOne(String topic) {
-			assertThat(this.store.promote(topic, 100).moved()).isEqualTo(1);
-			List<ClaimedMessage> claimed = this.store.claim(topic, 100, LEASE);
+			assertThat(Transitions.promote(this.store, topic, 100).moved()).isEqualTo(1);
+			List<ClaimedMessage> claimed = Transitions.claim(this.store, topic, 100, LEASE);
 			assertThat(claimed).hasSize(1);
 			return claimed.get(0);
 		}
@@ -1012,7 +1015,7 @@ class DelayQueueTemplateTests {
 	}
 
 	private static boolean ack(Queue queue, ClaimedMessage claimed) {
-		return queue.store.ack(TOPIC, claimed.id(), claimed.leaseToken());
+		return Transitions.ack(queue.store, TOPIC, claimed.id(), claimed.leaseToken());
 	}
 
 }

@@ -25,6 +25,7 @@ import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.Transitions;
 import io.lettuce.core.cluster.SlotHash;
 import org.junit.jupiter.api.Test;
 
@@ -202,15 +203,16 @@ class DeadLetterListenerTests {
 			store.watchDeadLetters("lost");
 			String watch = store.keys("lost").deadLettersWatch();
 			redis.delete(watch);
-			bury(notListening, "lost", "n-1", (id, token) -> notListening.deadLetter("lost", id, token, "refused"));
+			bury(notListening, "lost", "n-1",
+					(id, token) -> Transitions.deadLetter(notListening, "lost", id, token, "refused"));
 			assertThat(redis.hasKey(watch)).as("an application not listening leaves it").isFalse();
 			assertThat(store.stats("lost#dead").ready()).isZero();
-			bury(store, "lost", "d-1", (id, token) -> store.deadLetter("lost", id, token, "refused"));
+			bury(store, "lost", "d-1", (id, token) -> Transitions.deadLetter(store, "lost", id, token, "refused"));
 			assertThat(redis.hasKey(watch)).isTrue();
 			assertThat(store.stats("lost#dead").ready()).isOne();
 			redis.delete(watch);
 			bury(store, "lost", "e-1", (id, token) -> await().atMost(WAIT)
-				.until(() -> store.expireLeases("lost", 10, 1).deadLettered().size() == 1));
+				.until(() -> Transitions.expireLeases(store, "lost", 10, 1).deadLettered().size() == 1));
 			assertThat(redis.hasKey(watch)).isTrue();
 			assertThat(store.stats("lost#dead").ready()).isEqualTo(2);
 		});
@@ -219,8 +221,8 @@ class DeadLetterListenerTests {
 	private static void bury(RedisMessageStore store, String topic, String id, BiConsumer<String, String> burial) {
 		store.send(topic, List.of(NewMessage.afterDelay(id, Duration.ZERO,
 				MessageFormat.encodeBody(Map.of(), "body".getBytes(StandardCharsets.UTF_8)))));
-		store.promote(topic, 10);
-		List<ClaimedMessage> claimed = store.claim(topic, 10, Duration.ZERO);
+		Transitions.promote(store, topic, 10);
+		List<ClaimedMessage> claimed = Transitions.claim(store, topic, 10, Duration.ZERO);
 		assertThat(claimed).singleElement().extracting(ClaimedMessage::id).isEqualTo(id);
 		burial.accept(id, claimed.get(0).leaseToken());
 	}
@@ -245,9 +247,10 @@ class DeadLetterListenerTests {
 			})) {
 				store.send("leases", List.of(NewMessage.afterDelay("l-1", Duration.ZERO,
 						MessageFormat.encodeBody(Map.of("tenant", "acme"), "body".getBytes(StandardCharsets.UTF_8)))));
-				store.promote("leases", 10);
-				assertThat(store.claim("leases", 10, Duration.ZERO)).hasSize(1);
-				await().atMost(WAIT).until(() -> store.expireLeases("leases", 10, 1).deadLettered().size() == 1);
+				Transitions.promote(store, "leases", 10);
+				assertThat(Transitions.claim(store, "leases", 10, Duration.ZERO)).hasSize(1);
+				await().atMost(WAIT)
+					.until(() -> Transitions.expireLeases(store, "leases", 10, 1).deadLettered().size() == 1);
 				assertThat(store.stats("leases#dead").ready()).isOne();
 				await().atMost(WAIT).until(() -> signals.contains("leases#dead"));
 			}

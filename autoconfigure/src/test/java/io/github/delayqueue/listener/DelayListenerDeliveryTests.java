@@ -12,6 +12,7 @@ import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.core.SendResult;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.context.annotation.Bean;
@@ -79,7 +80,7 @@ class DelayListenerDeliveryTests {
 				messages.add(DelayMessage.builder("sequence", "cancelled").id("c" + i).build());
 			}
 			template.sendAll(messages);
-			store.promote("sequence", 5000, Duration.ZERO);
+			Transitions.promote(store, "sequence", 5000, Duration.ZERO);
 			messages.forEach((message) -> template.cancel("sequence", message.id()));
 			template.send("sequence", "live", Duration.ZERO);
 		});

@@ -21,6 +21,7 @@ import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.Transitions;
 import io.github.delayqueue.time.RetryBackoff;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -464,8 +465,8 @@ class GracefulStopTests {
 		QueueContexts.runner(prefix).run((context) -> {
 			sendAll(context, List.of(id));
 			RedisMessageStore store = context.getBean(RedisMessageStore.class);
-			assertThat(store.promote("blocking", 10).moved()).isOne();
-			assertThat(store.claim("other", 1, Duration.ofSeconds(1))).isEmpty();
+			assertThat(Transitions.promote(store, "blocking", 10).moved()).isOne();
+			assertThat(Transitions.claim(store, "other", 1, Duration.ofSeconds(1))).isEmpty();
 		});
 	}
 

@@ -10,6 +10,7 @@ import io.github.delayqueue.core.SendResult;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -32,8 +33,8 @@ class LeaseExpiryTests {
 		QueueContexts.runner(prefix).run((dying) -> {
 			RedisMessageStore store = dying.getBean(RedisMessageStore.class);
 			id[0] = dying.getBean(DelayQueueTemplate.class).send("jobs", "work", Duration.ZERO).id();
-			assertThat(store.promote("jobs", 10).moved()).isEqualTo(1);
-			assertThat(store.claim("jobs", 1, Duration.ofMillis(500))).hasSize(1);
+			assertThat(Transitions.promote(store, "jobs", 10).moved()).isEqualTo(1);
+			assertThat(Transitions.claim(store, "jobs", 1, Duration.ofMillis(500))).hasSize(1);
 		});
 		QueueContexts.runner(prefix)
 			.withBean(HealthyListener.class)

@@ -17,6 +17,7 @@ import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -53,11 +54,11 @@ class PriorityTests {
 			store.send(TOPIC, backlog);
 			promoteAll(store);
 			assertThat(store.stats(TOPIC).ready()).isEqualTo(BACKLOG);
-			assertThat(store.claim(TOPIC, 1, Duration.ofMinutes(1))).extracting(ClaimedMessage::id)
+			assertThat(Transitions.claim(store, TOPIC, 1, Duration.ofMinutes(1))).extracting(ClaimedMessage::id)
 				.containsExactly("bulk-0");
 			store.send(TOPIC, List.of(NewMessage.afterDelay("urgent", Duration.ZERO, body("urgent")).withPriority(9)));
 			promoteAll(store);
-			assertThat(store.claim(TOPIC, 2, Duration.ofMinutes(1))).extracting(ClaimedMessage::id)
+			assertThat(Transitions.claim(store, TOPIC, 2, Duration.ofMinutes(1))).extracting(ClaimedMessage::id)
 				.containsExactly("urgent", "bulk-1");
 		});
 	}
@@ -71,7 +72,7 @@ class PriorityTests {
 							dueAt("high", now.minusSeconds(1), 9), dueAt("mid-earlier", now.minusSeconds(3), 5),
 							dueAt("low-newest", now.minusSeconds(1), 0)));
 			promoteAll(store);
-			assertThat(store.claim(TOPIC, 10, Duration.ofMinutes(1))).extracting(ClaimedMessage::id)
+			assertThat(Transitions.claim(store, TOPIC, 10, Duration.ofMinutes(1))).extracting(ClaimedMessage::id)
 				.containsExactly("high", "mid-earlier", "mid-later", "low-oldest", "low-newest");
 		});
 	}
@@ -80,7 +81,7 @@ class PriorityTests {
 	void aRetriedMessageKeepsItsPriority() {
 		inStore((store, redis) -> {
 			ClaimedMessage claimed = sendAndClaim(store, "urgent", 7);
-			store.retry(TOPIC, "urgent", claimed.leaseToken(), Duration.ZERO, null);
+			Transitions.retry(store, TOPIC, "urgent", claimed.leaseToken(), Duration.ZERO, null);
 			promoteAll(store);
 			assertThat(readyList(redis, store, 7)).containsExactly("urgent");
 			assertThat(readyList(redis, store, 0)).isEmpty();
@@ -91,7 +92,7 @@ class PriorityTests {
 	void aMessageWhoseLeaseExpiredGoesBackToTheListOfItsPriority() {
 		inStore((store, redis) -> {
 			sendAndClaim(store, "urgent", 7, Duration.ZERO);
-			assertThat(store.expireLeases(TOPIC, 10, 5).requeued()).containsExactly("urgent");
+			assertThat(Transitions.expireLeases(store, TOPIC, 10, 5).requeued()).containsExactly("urgent");
 			assertThat(readyList(redis, store, 7)).containsExactly("urgent");
 			assertThat(readyList(redis, store, 0)).isEmpty();
 		});
@@ -104,7 +105,7 @@ class PriorityTests {
 			store.send(TOPIC, List.of(message("waiting", 3)));
 			promoteAll(store);
 			assertThat(readyList(redis, store, 3)).containsExactly("waiting");
-			assertThat(store.release(TOPIC, "urgent", claimed.leaseToken())).isTrue();
+			assertThat(Transitions.release(store, TOPIC, "urgent", claimed.leaseToken())).isTrue();
 			assertThat(readyList(redis, store, 3)).containsExactly("urgent", "waiting");
 		});
 	}
@@ -113,7 +114,7 @@ class PriorityTests {
 	void aReplayedDeadLetterKeepsItsPriority() {
 		inStore((store, redis) -> {
 			ClaimedMessage claimed = sendAndClaim(store, "urgent", 8);
-			store.deadLetter(TOPIC, "urgent", claimed.leaseToken(), "failed");
+			Transitions.deadLetter(store, TOPIC, "urgent", claimed.leaseToken(), "failed");
 			assertThat(store.replayDead(TOPIC, List.of("urgent")).replayed()).containsExactly("urgent");
 			promoteAll(store);
 			assertThat(readyList(redis, store, 8)).containsExactly("urgent");
@@ -125,14 +126,14 @@ class PriorityTests {
 	void aReplayedDeadLetterKeepsItsPriorityAfterANewMessageOfItsIdWasSentAndAcknowledged(int priority) {
 		inStore((store, redis) -> {
 			ClaimedMessage first = sendAndClaim(store, "refund-42", 9);
-			assertThat(store.deadLetter(TOPIC, "refund-42", first.leaseToken(), "failed")).isTrue();
+			assertThat(Transitions.deadLetter(store, TOPIC, "refund-42", first.leaseToken(), "failed")).isTrue();
 			assertThat(store.inspect(TOPIC, "refund-42", 100).priority()).isEqualTo(9);
 			// Dead letters do not block a send of their id: the new message's priority
 			// (none, or another) must not replace the dead letter's, nor must its
 			// acknowledgement drop it.
 			ClaimedMessage second = sendAndClaim(store, "refund-42", priority);
 			assertThat(store.inspect(TOPIC, "refund-42", 100).priority()).isEqualTo(priority);
-			assertThat(store.ack(TOPIC, "refund-42", second.leaseToken())).isTrue();
+			assertThat(Transitions.ack(store, TOPIC, "refund-42", second.leaseToken())).isTrue();
 			assertThat(store.inspect(TOPIC, "refund-42", 100).priority()).isEqualTo(9);
 			assertThat(store.replayDead(TOPIC, List.of("refund-42")).replayed()).containsExactly("refund-42");
 			assertThat(store.inspect(TOPIC, "refund-42", 100).priority()).isEqualTo(9);
@@ -145,10 +146,10 @@ class PriorityTests {
 	void aDeadLetterAndTheNewMessageOfItsIdThatDiedTooKeepTheirOwnPriorities() {
 		inStore((store, redis) -> {
 			ClaimedMessage first = sendAndClaim(store, "refund-42", 9);
-			store.deadLetter(TOPIC, "refund-42", first.leaseToken(), "first failure");
+			Transitions.deadLetter(store, TOPIC, "refund-42", first.leaseToken(), "first failure");
 			ClaimedMessage second = sendAndClaim(store, "refund-42", 2);
 			assertThat(store.inspect(TOPIC, "refund-42", 100).priority()).isEqualTo(2);
-			store.deadLetter(TOPIC, "refund-42", second.leaseToken(), "second failure");
+			Transitions.deadLetter(store, TOPIC, "refund-42", second.leaseToken(), "second failure");
 			// The earlier dead letter is kept under "<id>~<time it died>", with its
 			// priority.
 			List<String> dead = store.page(TOPIC, MessageState.DEAD, 0, 10)
@@ -172,11 +173,11 @@ class PriorityTests {
 	void aMessageDeadLetteredByLeaseExpiryKeepsItsPriorityApartFromTheNewMessageOfItsId() {
 		inStore((store, redis) -> {
 			sendAndClaim(store, "refund-42", 8, Duration.ZERO);
-			assertThat(store.expireLeases(TOPIC, 10, 1).deadLettered()).containsExactly("refund-42");
+			assertThat(Transitions.expireLeases(store, TOPIC, 10, 1).deadLettered()).containsExactly("refund-42");
 			assertThat(priorities(redis, store)).isEmpty();
 			assertThat(deadPriorities(redis, store)).containsOnly(Map.entry("refund-42", "8"));
 			ClaimedMessage again = sendAndClaim(store, "refund-42", 0);
-			assertThat(store.ack(TOPIC, "refund-42", again.leaseToken())).isTrue();
+			assertThat(Transitions.ack(store, TOPIC, "refund-42", again.leaseToken())).isTrue();
 			assertThat(store.replayDead(TOPIC, List.of("refund-42")).replayed()).containsExactly("refund-42");
 			assertThat(priorities(redis, store)).containsOnly(Map.entry("refund-42", "8"));
 			assertThat(deadPriorities(redis, store)).isEmpty();
@@ -189,8 +190,8 @@ class PriorityTests {
 			ClaimedMessage acked = sendAndClaim(store, "acked", 4);
 			store.send(TOPIC, List.of(message("cancelled", 4).withPriority(2)));
 			ClaimedMessage dead = sendAndClaim(store, "dead", 5);
-			store.deadLetter(TOPIC, "dead", dead.leaseToken(), "failed");
-			assertThat(store.ack(TOPIC, "acked", acked.leaseToken())).isTrue();
+			Transitions.deadLetter(store, TOPIC, "dead", dead.leaseToken(), "failed");
+			assertThat(Transitions.ack(store, TOPIC, "acked", acked.leaseToken())).isTrue();
 			assertThat(store.cancel(TOPIC, "cancelled")).isTrue();
 			assertThat(priorities(redis, store)).isEmpty();
 			assertThat(deadPriorities(redis, store)).containsOnlyKeys("dead");
@@ -237,10 +238,10 @@ class PriorityTests {
 			assertThat(readyList(redis, store, 5)).containsExactly("again");
 			assertThat(store.page(TOPIC, MessageState.READY, 0, 10).messages()).extracting(MessageSummary::id)
 				.containsExactly("mid", "again");
-			assertThat(store.claim(TOPIC, 1, Duration.ofMinutes(1))).extracting(ClaimedMessage::id)
+			assertThat(Transitions.claim(store, TOPIC, 1, Duration.ofMinutes(1))).extracting(ClaimedMessage::id)
 				.containsExactly("mid");
 			assertThat(readyList(redis, store, 5)).isEmpty();
-			assertThat(store.claim(TOPIC, 1, Duration.ofMinutes(1))).extracting(ClaimedMessage::id)
+			assertThat(Transitions.claim(store, TOPIC, 1, Duration.ofMinutes(1))).extracting(ClaimedMessage::id)
 				.containsExactly("again");
 		});
 	}
@@ -270,11 +271,11 @@ class PriorityTests {
 			assertThat(store.inspect(TOPIC, "ready", 100).priority()).isEqualTo(6);
 			assertThat(store.inspect(TOPIC, "plain", 100).priority()).isZero();
 			assertThat(store.inspect(TOPIC, "scheduled", 100).priority()).isEqualTo(2);
-			ClaimedMessage claimed = store.claim(TOPIC, 1, Duration.ofMinutes(1)).get(0);
+			ClaimedMessage claimed = Transitions.claim(store, TOPIC, 1, Duration.ofMinutes(1)).get(0);
 			assertThat(claimed.id()).isEqualTo("ready");
 			assertThat(store.inspect(TOPIC, "ready", 100).state()).isEqualTo(MessageState.IN_FLIGHT);
 			assertThat(store.inspect(TOPIC, "ready", 100).priority()).isEqualTo(6);
-			store.deadLetter(TOPIC, "ready", claimed.leaseToken(), "failed");
+			Transitions.deadLetter(store, TOPIC, "ready", claimed.leaseToken(), "failed");
 			assertThat(store.inspect(TOPIC, "ready", 100).state()).isEqualTo(MessageState.DEAD);
 			assertThat(store.inspect(TOPIC, "ready", 100).priority()).isEqualTo(6);
 		});
@@ -292,13 +293,13 @@ class PriorityTests {
 			assertThat(store.page(TOPIC, MessageState.READY, 0, 10).messages())
 				.extracting(MessageSummary::id, MessageSummary::priority)
 				.containsExactly(tuple("ready", 6), tuple("failing", 3), tuple("plain", 0));
-			ClaimedMessage ready = store.claim(TOPIC, 1, Duration.ofMinutes(1)).get(0);
+			ClaimedMessage ready = Transitions.claim(store, TOPIC, 1, Duration.ofMinutes(1)).get(0);
 			assertThat(store.page(TOPIC, MessageState.IN_FLIGHT, 0, 10).messages())
 				.extracting(MessageSummary::id, MessageSummary::priority)
 				.containsExactly(tuple("ready", 6));
-			ClaimedMessage failing = store.claim(TOPIC, 1, Duration.ofMinutes(1)).get(0);
-			store.deadLetter(TOPIC, failing.id(), failing.leaseToken(), "failed");
-			store.ack(TOPIC, ready.id(), ready.leaseToken());
+			ClaimedMessage failing = Transitions.claim(store, TOPIC, 1, Duration.ofMinutes(1)).get(0);
+			Transitions.deadLetter(store, TOPIC, failing.id(), failing.leaseToken(), "failed");
+			Transitions.ack(store, TOPIC, ready.id(), ready.leaseToken());
 			assertThat(store.page(TOPIC, MessageState.DEAD, 0, 10).messages())
 				.extracting(MessageSummary::id, MessageSummary::priority)
 				.containsExactly(tuple("failing", 3));
@@ -319,7 +320,7 @@ class PriorityTests {
 				}
 				store.send(TOPIC, messages);
 				for (String partition : store.partitions().names(TOPIC)) {
-					while (store.promote(partition, 5000).moved() > 0) {
+					while (Transitions.promote(store, partition, 5000).moved() > 0) {
 						// until nothing due is left in the partition's schedule
 					}
 				}
@@ -353,9 +354,9 @@ class PriorityTests {
 	void aTopicWithoutPrioritiesUsesNoneOfTheirKeys() {
 		inStore((store, redis) -> {
 			ClaimedMessage claimed = sendAndClaim(store, "plain", 0);
-			store.ack(TOPIC, "plain", claimed.leaseToken());
+			Transitions.ack(store, TOPIC, "plain", claimed.leaseToken());
 			ClaimedMessage failed = sendAndClaim(store, "failed", 0);
-			store.deadLetter(TOPIC, "failed", failed.leaseToken(), "failed");
+			Transitions.deadLetter(store, TOPIC, "failed", failed.leaseToken(), "failed");
 			assertThat(store.stats(TOPIC).readyByPriority()).isEmpty();
 			assertThat(priorities(redis, store)).isEmpty();
 			assertThat(deadPriorities(redis, store)).isEmpty();
@@ -428,13 +429,13 @@ class PriorityTests {
 	private static ClaimedMessage sendAndClaim(RedisMessageStore store, String id, int priority, Duration lease) {
 		store.send(TOPIC, List.of(message(id, priority)));
 		promoteAll(store);
-		List<ClaimedMessage> claimed = store.claim(TOPIC, 1, lease);
+		List<ClaimedMessage> claimed = Transitions.claim(store, TOPIC, 1, lease);
 		assertThat(claimed).extracting(ClaimedMessage::id).containsExactly(id);
 		return claimed.get(0);
 	}
 
 	private static void promoteAll(RedisMessageStore store) {
-		while (store.promote(TOPIC, 5000).moved() > 0) {
+		while (Transitions.promote(store, TOPIC, 5000).moved() > 0) {
 			// until nothing due is left in the schedule
 		}
 	}

@@ -18,6 +18,7 @@ import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.core.RedisCallback;
@@ -169,7 +170,7 @@ class StopSettlementTests {
 		QueueContexts.runner(prefix).run((context) -> {
 			context.getBean(DelayQueueTemplate.class).send(DelayMessage.builder("blocking", id).id(id).build());
 			RedisMessageStore store = context.getBean(RedisMessageStore.class);
-			assertThat(store.promote("blocking", 10).moved()).isOne();
+			assertThat(Transitions.promote(store, "blocking", 10).moved()).isOne();
 			context.getBean(StringRedisTemplate.class).execute((RedisCallback<Void>) (connection) -> {
 				connection.scriptingCommands().scriptFlush();
 				return null;

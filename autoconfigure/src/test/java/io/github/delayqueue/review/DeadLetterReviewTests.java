@@ -13,6 +13,7 @@ import io.github.delayqueue.store.ReplayResult;
 import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
@@ -91,15 +92,17 @@ class DeadLetterReviewTests {
 			}
 			messages.add(DelayMessage.builder("orders", "urgent").id("urgent").priority(9).build());
 			template.sendAll(messages);
-			store.promote("orders", 100);
-			List<ClaimedMessage> claimed = new ArrayList<>(store.claim("orders", 100, Duration.ofMinutes(1)));
+			Transitions.promote(store, "orders", 100);
+			List<ClaimedMessage> claimed = new ArrayList<>(
+					Transitions.claim(store, "orders", 100, Duration.ofMinutes(1)));
 			assertThat(claimed).extracting(ClaimedMessage::id).first().isEqualTo("urgent");
 			// The urgent one dies last, behind five dead letters of no priority.
 			claimed.add(claimed.remove(0));
 			for (ClaimedMessage message : claimed) {
-				assertThat(store.deadLetter("orders", message.id(), message.leaseToken(), "failed")).isTrue();
+				assertThat(Transitions.deadLetter(store, "orders", message.id(), message.leaseToken(), "failed"))
+					.isTrue();
 			}
-			List<ClaimedMessage> fromQueue = store.claim("orders#dead", 1, Duration.ofMinutes(1));
+			List<ClaimedMessage> fromQueue = Transitions.claim(store, "orders#dead", 1, Duration.ofMinutes(1));
 			assertThat(fromQueue).extracting(ClaimedMessage::id).containsExactly("urgent");
 		});
 	}
@@ -110,15 +113,16 @@ class DeadLetterReviewTests {
 
 	/** Claims the one message of the topic and acknowledges or dead-letters it. */
 	private static void settle(RedisMessageStore store, boolean ack) {
-		store.promote("payments", 10);
-		List<ClaimedMessage> claimed = store.claim("payments", 10, Duration.ofMinutes(1));
+		Transitions.promote(store, "payments", 10);
+		List<ClaimedMessage> claimed = Transitions.claim(store, "payments", 10, Duration.ofMinutes(1));
 		assertThat(claimed).hasSize(1);
 		ClaimedMessage message = claimed.get(0);
 		if (ack) {
-			assertThat(store.ack("payments", message.id(), message.leaseToken())).isTrue();
+			assertThat(Transitions.ack(store, "payments", message.id(), message.leaseToken())).isTrue();
 		}
 		else {
-			assertThat(store.deadLetter("payments", message.id(), message.leaseToken(), "refused")).isTrue();
+			assertThat(Transitions.deadLetter(store, "payments", message.id(), message.leaseToken(), "refused"))
+				.isTrue();
 		}
 	}
 

@@ -101,10 +101,10 @@ public final class PartitionApps implements AutoCloseable {
 	public static String deadLetter(RedisMessageStore store, String id) {
 		store.send(TOPIC, List.of(message(id, Duration.ZERO)));
 		String partition = store.partitions().nameFor(TOPIC, id);
-		store.promote(partition, 10);
-		List<ClaimedMessage> claimed = store.claim(partition, 10, Duration.ofMinutes(1));
+		Transitions.promote(store, partition, 10);
+		List<ClaimedMessage> claimed = Transitions.claim(store, partition, 10, Duration.ofMinutes(1));
 		assertThat(claimed).extracting(ClaimedMessage::id).containsExactly(id);
-		assertThat(store.deadLetter(partition, id, claimed.get(0).leaseToken(), "failed")).isTrue();
+		assertThat(Transitions.deadLetter(store, partition, id, claimed.get(0).leaseToken(), "failed")).isTrue();
 		return partition;
 	}
 

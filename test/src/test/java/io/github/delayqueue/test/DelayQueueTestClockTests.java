@@ -14,6 +14,7 @@ import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -116,8 +117,8 @@ class DelayQueueTestClockTests {
 		// Another consumer claims it and dies: its lease runs out after five minutes.
 		this.listenersRuntime.pause("timeouts");
 		send("timeouts", "orphan", Duration.ZERO);
-		this.store.promote("timeouts", 10);
-		assertThat(this.store.claim("timeouts", 1, Duration.ofMinutes(5))).hasSize(1);
+		Transitions.promote(this.store, "timeouts", 10);
+		assertThat(Transitions.claim(this.store, "timeouts", 1, Duration.ofMinutes(5))).hasSize(1);
 		this.listenersRuntime.resume("timeouts");
 		this.clock.advance(Duration.ofMinutes(4));
 		assertThat(this.listeners.timeouts).isEmpty();

@@ -9,6 +9,7 @@ import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.testsupport.QueueContexts;
 import io.github.delayqueue.testsupport.RedisVersionDependent;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
@@ -54,10 +55,11 @@ class DeadLetterRetentionTests {
 					String id = "w-" + i;
 					String partition = store.partitions().nameFor("wide", id);
 					store.send("wide", List.of(message(id)));
-					store.promote(partition, 100);
-					List<ClaimedMessage> claimed = store.claim(partition, 10, LEASE);
+					Transitions.promote(store, partition, 100);
+					List<ClaimedMessage> claimed = Transitions.claim(store, partition, 10, LEASE);
 					assertThat(claimed).extracting(ClaimedMessage::id).containsExactly(id);
-					assertThat(store.deadLetter(partition, id, claimed.get(0).leaseToken(), "failed")).isTrue();
+					assertThat(Transitions.deadLetter(store, partition, id, claimed.get(0).leaseToken(), "failed"))
+						.isTrue();
 				}
 				// Each of the 4 partitions keeps 8 / 4 = 2 (32 before: 8 in each).
 				assertThat(store.stats("wide").dead()).isEqualTo(8);
@@ -105,11 +107,11 @@ class DeadLetterRetentionTests {
 				for (int i = 0; i < 5; i++) {
 					store.send("leased", List.of(message("l-" + i)));
 				}
-				store.promote("leased", 100);
-				assertThat(store.claim("leased", 10, Duration.ofMillis(1))).hasSize(5);
+				Transitions.promote(store, "leased", 100);
+				assertThat(Transitions.claim(store, "leased", 10, Duration.ofMillis(1))).hasSize(5);
 				AtomicLong buried = new AtomicLong();
 				await().atMost(Duration.ofSeconds(10)).until(() -> {
-					buried.addAndGet(store.expireLeases("leased", 100, 1).deadLettered().size());
+					buried.addAndGet(Transitions.expireLeases(store, "leased", 100, 1).deadLettered().size());
 					return buried.get() == 5;
 				});
 				assertThat(store.stats("leased").dead()).isEqualTo(2);
@@ -134,10 +136,10 @@ class DeadLetterRetentionTests {
 
 	private static void bury(RedisMessageStore store, String topic, String id) {
 		store.send(topic, List.of(message(id)));
-		store.promote(topic, 100);
-		List<ClaimedMessage> claimed = store.claim(topic, 10, LEASE);
+		Transitions.promote(store, topic, 100);
+		List<ClaimedMessage> claimed = Transitions.claim(store, topic, 10, LEASE);
 		assertThat(claimed).extracting(ClaimedMessage::id).containsExactly(id);
-		assertThat(store.deadLetter(topic, id, claimed.get(0).leaseToken(), "failed " + id)).isTrue();
+		assertThat(Transitions.deadLetter(store, topic, id, claimed.get(0).leaseToken(), "failed " + id)).isTrue();
 	}
 
 	private static NewMessage message(String id) {

@@ -10,6 +10,7 @@ import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.QueueContexts;
 import io.github.delayqueue.testsupport.RedisVersionDependent;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.dao.DataAccessException;
@@ -46,9 +47,10 @@ class ScriptReplicationTests {
 				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
 				RedisMessageStore store = context.getBean(RedisMessageStore.class);
 				template.send(DelayMessage.builder("jobs", "x").id("m1").delay(Duration.ZERO).build());
-				assertThat(store.promote("jobs", 10, Duration.ZERO).moved()).isEqualTo(1);
-				ClaimedMessage claimed = store.claim("jobs", 1, Duration.ofMinutes(1)).get(0);
-				assertThat(store.retry("jobs", "m1", claimed.leaseToken(), Duration.ZERO, null)).isPositive();
+				assertThat(Transitions.promote(store, "jobs", 10, Duration.ZERO).moved()).isEqualTo(1);
+				ClaimedMessage claimed = Transitions.claim(store, "jobs", 1, Duration.ofMinutes(1)).get(0);
+				assertThat(Transitions.retry(store, "jobs", "m1", claimed.leaseToken(), Duration.ZERO, null))
+					.isPositive();
 				assertThat(store.reschedule("jobs", "m1", Duration.ofMinutes(1))).isPositive();
 				assertThat(store.stats("jobs").scheduled()).isEqualTo(1);
 				assertThat(template.sendAll(List.of(DelayMessage.builder("jobs", "y").build()))).hasSize(1);

@@ -8,10 +8,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
-import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.DeadLetterRetention;
-import io.github.delayqueue.store.ClaimedMessage;
-import io.github.delayqueue.store.LeaseExpiryResult;
 import io.github.delayqueue.store.LeaseTokens;
 import io.github.delayqueue.store.MessagePage;
 import io.github.delayqueue.store.MessageSnapshot;
@@ -20,8 +17,6 @@ import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.NotReplicatedException;
 import io.github.delayqueue.store.PartitionCountException;
-import io.github.delayqueue.store.PromoteResult;
-import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.ScheduleStore;
 import io.github.delayqueue.store.ReplayResult;
 import io.github.delayqueue.store.Sent;
@@ -30,7 +25,6 @@ import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.store.TopicStore;
 import io.github.delayqueue.store.WakeUpListener;
-import io.github.delayqueue.store.WriteGate;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import org.jspecify.annotations.Nullable;
 
@@ -50,7 +44,8 @@ import org.springframework.data.redis.serializer.RedisSerializer;
  * {@link RedisQueries} (reads), {@link PartitionRouter} and {@link PartitionCounts}
  * (partitions), all running their scripts through {@link ScriptCalls}. Its configuration
  * (partitions, confirmed replication, sharded signals) is set once, before the first
- * call; the synchronous forms of the transitions are for tools and tests. Thread-safe.
+ * call. A message's transitions go through {@link #topic(String)}, as the runtime's do;
+ * the store has no other way to perform them. Thread-safe.
  */
 public class RedisMessageStore implements MessageStore, AutoCloseable {
 
@@ -437,361 +432,6 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 		return new RedisTopicStore(this.calls, this.router, this.wrongTypeKeys, this.deadSets, partition);
 	}
 
-	/**
-	 * Moves due messages of a topic to its ready list.
-	 * @param topic the topic
-	 * @param limit the largest number of messages to move
-	 * @return what moved and when the next message is due
-	 */
-	public PromoteResult promote(String topic, int limit) {
-		return promote(topic, limit, Duration.ZERO);
-	}
-
-	/**
-	 * Moves messages of a topic that are due, or due within the lookahead, to its ready
-	 * list.
-	 * @param topic the topic
-	 * @param limit the largest number of messages to move
-	 * @param lookahead how long before their due time messages may move
-	 * @return what moved, when the next message is due and when the next lease ends
-	 */
-	public PromoteResult promote(String topic, int limit, Duration lookahead) {
-		return await(promoteAsync(topic, limit, lookahead));
-	}
-
-	/**
-	 * Moves messages of a topic that are due, or due within the lookahead, to its ready
-	 * list, without waiting for Redis: the future completes on the Redis client's I/O
-	 * thread, where nothing may block.
-	 * @param topic the topic
-	 * @param limit the largest number of messages to move
-	 * @param lookahead how long before their due time messages may move
-	 * @return what moved, when the next message is due and when the next lease ends
-	 */
-	public CompletableFuture<PromoteResult> promoteAsync(String topic, int limit, Duration lookahead) {
-		return partition(topic).promote(limit, lookahead);
-	}
-
-	/**
-	 * Leases up to {@code limit} ready messages of a topic that are due, under a new
-	 * lease token.
-	 * @param topic the topic
-	 * @param limit the largest number of messages to claim
-	 * @param lease how long the lease lasts
-	 * @return the claimed messages, possibly none
-	 */
-	public List<ClaimedMessage> claim(String topic, int limit, Duration lease) {
-		String consumer = LeaseTokens.newToken();
-		return claim(topic, consumer, consumer + ".0", limit, 0, lease).messages();
-	}
-
-	/**
-	 * Leases ready messages of a topic: up to {@code limit} that are due, and up to
-	 * {@code earlyLimit} that the broker made ready before their due time. A request
-	 * whose reply was lost may be sent again with the same consumer and token: it then
-	 * returns the messages the first one leased (those still leased to the token) and
-	 * claims nothing new.
-	 * @param topic the topic
-	 * @param consumer the consumer's id, the same for all its claims
-	 * @param token the lease token, new for each claim request of the consumer
-	 * @param limit the largest number of due messages to claim, 1 to 1000
-	 * @param earlyLimit the largest number of messages not yet due to claim
-	 * @param lease how long the lease lasts
-	 * @return the claimed messages, possibly none, and whether more may be ready
-	 */
-	public ClaimResult claim(String topic, String consumer, String token, int limit, int earlyLimit, Duration lease) {
-		return claim(topic, consumer, token, limit, earlyLimit, lease, null);
-	}
-
-	/**
-	 * Leases ready messages of a topic as
-	 * {@link #claim(String, String, String, int, int, Duration)} does, within a rate
-	 * limit.
-	 * @param topic the topic
-	 * @param consumer the consumer's id, the same for all its claims
-	 * @param token the lease token, new for each claim request of the consumer
-	 * @param limit the largest number of due messages to claim, 1 to 1000
-	 * @param earlyLimit the largest number of messages not yet due to claim
-	 * @param lease how long the lease lasts
-	 * @param rateLimit the topic's rate limit, or {@code null} for none
-	 * @return the claimed messages, possibly none, whether more may be ready, and how
-	 * long the rate limit holds the rest back
-	 */
-	public ClaimResult claim(String topic, String consumer, String token, int limit, int earlyLimit, Duration lease,
-			@Nullable RateLimit rateLimit) {
-		return await(claimAsync(topic, consumer, token, limit, earlyLimit, lease, rateLimit));
-	}
-
-	/**
-	 * Leases ready messages of a topic as
-	 * {@link #claim(String, String, String, int, int, Duration, RateLimit)} does, without
-	 * waiting for Redis: the future completes on the Redis client's I/O thread, where
-	 * nothing may block. With a rate limit, no more due messages are taken than its
-	 * sliding window (the topic's {@link TopicKeys#rateWindow()}, shared by every
-	 * consumer) has room for, and none before it is due; without one, the window is not
-	 * touched.
-	 * @param topic the topic
-	 * @param consumer the consumer's id, the same for all its claims
-	 * @param token the lease token, new for each claim request of the consumer
-	 * @param limit the largest number of due messages to claim, 1 to 1000
-	 * @param earlyLimit the largest number of messages not yet due to claim
-	 * @param lease how long the lease lasts
-	 * @param rateLimit the topic's rate limit, or {@code null} for none
-	 * @return the claimed messages, possibly none, whether more may be ready, and how
-	 * long the rate limit holds the rest back
-	 */
-	public CompletableFuture<ClaimResult> claimAsync(String topic, String consumer, String token, int limit,
-			int earlyLimit, Duration lease, @Nullable RateLimit rateLimit) {
-		return claimAsync(topic, consumer, token, limit, earlyLimit, lease, rateLimit, WriteGate.OPEN);
-	}
-
-	/**
-	 * Leases ready messages of a topic as
-	 * {@link #claimAsync(String, String, String, int, int, Duration, RateLimit)} does,
-	 * writing the claim (and the script in full, if Redis lost it) only through a gate.
-	 * @param topic the topic
-	 * @param consumer the consumer's id, the same for all its claims
-	 * @param token the lease token, new for each claim request of the consumer
-	 * @param limit the largest number of due messages to claim, 1 to 1000
-	 * @param earlyLimit the largest number of messages not yet due to claim
-	 * @param lease how long the lease lasts
-	 * @param rateLimit the topic's rate limit, or {@code null} for none
-	 * @param gate lets the claim be written; when it does not, the future fails
-	 * @return the claimed messages, possibly none, whether more may be ready, and how
-	 * long the rate limit holds the rest back
-	 */
-	public CompletableFuture<ClaimResult> claimAsync(String topic, String consumer, String token, int limit,
-			int earlyLimit, Duration lease, @Nullable RateLimit rateLimit, WriteGate gate) {
-		return partition(topic).claim(consumer, token, limit, earlyLimit, lease, rateLimit, gate);
-	}
-
-	/**
-	 * Acknowledges a message: it is deleted with all its data.
-	 * @param topic the topic
-	 * @param id the message id
-	 * @param leaseToken the lease token the caller holds
-	 * @return {@code true} if acknowledged, {@code false} if the lease had been lost
-	 */
-	public boolean ack(String topic, String id, String leaseToken) {
-		return ack(topic, List.of(id), List.of(leaseToken)).get(0);
-	}
-
-	/**
-	 * Acknowledges messages in one script call: each is deleted with all its data.
-	 * @param topic the topic
-	 * @param ids the message ids, 1 to 1000
-	 * @param leaseTokens the lease token the caller holds for each id, in the same order
-	 * @return for each id, {@code true} if acknowledged, {@code false} if its lease had
-	 * been lost
-	 */
-	public List<Boolean> ack(String topic, List<String> ids, List<String> leaseTokens) {
-		return await(ackAsync(topic, ids, leaseTokens));
-	}
-
-	/**
-	 * Acknowledges messages in one script call as {@link #ack(String, List, List)} does,
-	 * without waiting for Redis: the future completes on the Redis client's I/O thread,
-	 * where nothing may block.
-	 * @param topic the topic
-	 * @param ids the message ids, 1 to 1000
-	 * @param leaseTokens the lease token the caller holds for each id, in the same order
-	 * @return for each id, {@code true} if acknowledged, {@code false} if its lease had
-	 * been lost
-	 */
-	public CompletableFuture<List<Boolean>> ackAsync(String topic, List<String> ids, List<String> leaseTokens) {
-		return partition(topic).ack(ids, leaseTokens);
-	}
-
-	/**
-	 * Schedules the next attempt of a message whose delivery failed.
-	 * @param topic the topic
-	 * @param id the message id
-	 * @param leaseToken the lease token the caller holds
-	 * @param backoff how long to wait before the next attempt
-	 * @param error the error of the failed attempt, kept for the next delivery, or
-	 * {@code null} for none
-	 * @return the due time of the next attempt (epoch ms), or -1 if the lease had been
-	 * lost
-	 */
-	public long retry(String topic, String id, String leaseToken, Duration backoff, @Nullable String error) {
-		return partition(topic).retry(id, leaseToken, backoff, error);
-	}
-
-	/**
-	 * Schedules a message its handler asked to slow down for again after a delay, without
-	 * counting an attempt (the retry script, counting none).
-	 * @param topic the topic
-	 * @param id the message id
-	 * @param leaseToken the token of the lease
-	 * @param delay the delay from now (Redis time)
-	 * @return the new due time (epoch ms), or -1 if the lease was lost
-	 */
-	public long postpone(String topic, String id, String leaseToken, Duration delay) {
-		return partition(topic).postpone(id, leaseToken, delay);
-	}
-
-	/**
-	 * Moves a message to the topic's dead-letter set.
-	 * @param topic the topic
-	 * @param id the message id
-	 * @param leaseToken the lease token the caller holds
-	 * @param error the last error, kept with the message
-	 * @return {@code true} if dead-lettered, {@code false} if the lease had been lost
-	 */
-	public boolean deadLetter(String topic, String id, String leaseToken, String error) {
-		return partition(topic).deadLetter(id, leaseToken, error);
-	}
-
-	/**
-	 * Hands an unfinished message back: it is ready again at once, its attempts
-	 * unchanged.
-	 * @param topic the topic
-	 * @param id the message id
-	 * @param leaseToken the lease token the caller holds
-	 * @return {@code true} if it is ready again, {@code false} if the lease had been lost
-	 */
-	public boolean release(String topic, String id, String leaseToken) {
-		return release(topic, List.of(id), List.of(leaseToken)).get(0);
-	}
-
-	/**
-	 * Hands unfinished messages back in one script call: each is ready again at once, at
-	 * the head of its ready list in the order given, its attempts unchanged.
-	 * @param topic the topic
-	 * @param ids the message ids, 1 to 1000
-	 * @param leaseTokens the lease token the caller holds for each id, in the same order
-	 * @return for each id, {@code true} if it is ready again, {@code false} if its lease
-	 * had been lost
-	 */
-	public List<Boolean> release(String topic, List<String> ids, List<String> leaseTokens) {
-		return await(releaseAsync(topic, ids, leaseTokens));
-	}
-
-	/**
-	 * Hands unfinished messages back as {@link #release(String, List, List)} does,
-	 * without waiting for Redis: the future completes on the Redis client's I/O thread,
-	 * where nothing may block.
-	 * @param topic the topic
-	 * @param ids the message ids, 1 to 1000
-	 * @param leaseTokens the lease token the caller holds for each id, in the same order
-	 * @return for each id, {@code true} if it is ready again, {@code false} if its lease
-	 * had been lost
-	 */
-	public CompletableFuture<List<Boolean>> releaseAsync(String topic, List<String> ids, List<String> leaseTokens) {
-		return partition(topic).release(ids, leaseTokens);
-	}
-
-	/**
-	 * Hands back what a claim leased, from the consumer's record of its last claim, when
-	 * the consumer does not take the claim's reply (it stopped while the claim was
-	 * unanswered, or after it failed): each message still leased to the claim's token is
-	 * ready again at once, attempts unchanged.
-	 * @param topic the topic
-	 * @param consumer the consumer's id
-	 * @param token the claim's lease token
-	 * @param lease the claim's lease length: if the claim has not run yet (the hand-back
-	 * went out on another connection), it is kept from leasing anything for that long
-	 * @return the ids handed back, in the order claimed; none if the consumer's last
-	 * claim has another token or leased nothing
-	 */
-	public List<String> releaseClaim(String topic, String consumer, String token, Duration lease) {
-		return await(releaseClaimAsync(topic, consumer, token, lease));
-	}
-
-	/**
-	 * Hands back what a claim leased as
-	 * {@link #releaseClaim(String, String, String, Duration)} does, without waiting for
-	 * Redis, and with the script sent in full: on the connection shared by every call
-	 * (the default of Spring Data Redis with Lettuce) Redis runs it after the claim even
-	 * if the caller never reads either reply, e.g. because the connection closes right
-	 * after. The future completes on the Redis client's I/O thread, where nothing may
-	 * block.
-	 * @param topic the topic
-	 * @param consumer the consumer's id
-	 * @param token the claim's lease token
-	 * @param lease the claim's lease length: if the claim has not run yet, it is kept
-	 * from leasing anything for that long
-	 * @return the ids handed back, in the order claimed
-	 */
-	public CompletableFuture<List<String>> releaseClaimAsync(String topic, String consumer, String token,
-			Duration lease) {
-		return partition(topic).releaseClaim(consumer, token, lease);
-	}
-
-	/**
-	 * Extends the lease of a message whose handler is still working.
-	 * @param topic the topic
-	 * @param id the message id
-	 * @param leaseToken the lease token the caller holds
-	 * @param length the new lease length, from Redis time
-	 * @return the new lease deadline (epoch ms), or -1 if the lease had been lost
-	 */
-	public long extendLease(String topic, String id, String leaseToken, Duration length) {
-		return extendLeases(topic, List.of(id), List.of(leaseToken), length).get(0);
-	}
-
-	/**
-	 * Extends the leases of messages whose handlers are still working, in one script
-	 * call.
-	 * @param topic the topic
-	 * @param ids the message ids, 1 to 1000
-	 * @param leaseTokens the lease token the caller holds for each id, in the same order
-	 * @param length the new lease length, from Redis time
-	 * @return for each id, its new lease deadline (epoch ms; never earlier than the one
-	 * it had), or -1 if its lease had been lost
-	 */
-	public List<Long> extendLeases(String topic, List<String> ids, List<String> leaseTokens, Duration length) {
-		return await(extendLeasesAsync(topic, ids, leaseTokens, length));
-	}
-
-	/**
-	 * Extends leases as {@link #extendLeases(String, List, List, Duration)} does, without
-	 * waiting for Redis: the future completes on the Redis client's I/O thread, where
-	 * nothing may block.
-	 * @param topic the topic
-	 * @param ids the message ids, 1 to 1000
-	 * @param leaseTokens the lease token the caller holds for each id, in the same order
-	 * @param length the new lease length, from Redis time
-	 * @return for each id, its new lease deadline (epoch ms; never earlier than the one
-	 * it had), or -1 if its lease had been lost
-	 */
-	public CompletableFuture<List<Long>> extendLeasesAsync(String topic, List<String> ids, List<String> leaseTokens,
-			Duration length) {
-		return partition(topic).extendLeases(ids, leaseTokens, length);
-	}
-
-	/**
-	 * Takes back messages whose lease has expired.
-	 * @param topic the topic
-	 * @param limit the largest number of messages to take back
-	 * @param maxAttempts the topic's maximum attempts: a message that reaches it is
-	 * dead-lettered
-	 * @return what was taken back and when the next lease ends
-	 */
-	public LeaseExpiryResult expireLeases(String topic, int limit, int maxAttempts) {
-		return partition(topic).expireLeases(limit, maxAttempts);
-	}
-
-	/**
-	 * Moves aside the keys of a topic that hold the wrong Redis type (written by
-	 * something else), so that they no longer stall the topic: each is renamed to
-	 * {@code <key>:quarantined:<epoch ms>} and kept for inspection.
-	 * @param topic the topic
-	 * @return the keys that were moved aside
-	 */
-	public List<String> quarantineWrongTypes(String topic) {
-		return this.wrongTypeKeys.quarantine(topic);
-	}
-
-	/**
-	 * Whether a failure is Redis refusing a command for a key of the wrong type.
-	 * @param ex the failure
-	 * @return {@code true} for a WRONGTYPE error
-	 */
-	public static boolean isWrongType(Throwable ex) {
-		return WrongTypeKeys.isWrongType(ex);
-	}
-
 	@Override
 	public boolean cancel(String topic, String id) {
 		return this.operations.cancel(topic, id);
@@ -860,10 +500,6 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	@Override
 	public void ping() {
 		this.redis.execute((RedisCallback<String>) (connection) -> connection.ping());
-	}
-
-	private static <T> T await(CompletableFuture<T> call) {
-		return ScriptCalls.await(call);
 	}
 
 }

@@ -13,6 +13,7 @@ import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.ReplayResult;
 import io.github.delayqueue.store.Sent;
 import io.github.delayqueue.testsupport.TestStore;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -46,8 +47,8 @@ class DeduplicationScriptTests {
 	}
 
 	static ClaimedMessage claimOne(RedisMessageStore store) {
-		store.promote(TOPIC, 100);
-		List<ClaimedMessage> claimed = store.claim(TOPIC, 1, LEASE);
+		Transitions.promote(store, TOPIC, 100);
+		List<ClaimedMessage> claimed = Transitions.claim(store, TOPIC, 1, LEASE);
 		assertThat(claimed).hasSize(1);
 		return claimed.get(0);
 	}
@@ -62,13 +63,13 @@ class DeduplicationScriptTests {
 			// First incarnation dies.
 			store.send(TOPIC, List.of(windowed("x", Long.toString(HOUR_MS), "first")));
 			ClaimedMessage first = claimOne(store);
-			assertThat(store.deadLetter(TOPIC, "x", first.leaseToken(), "boom")).isTrue();
+			assertThat(Transitions.deadLetter(store, TOPIC, "x", first.leaseToken(), "boom")).isTrue();
 			// Sent anew (a dead letter is not stored), handled and acknowledged:
 			// remembered.
 			assertThat(store.send(TOPIC, List.of(windowed("x", Long.toString(HOUR_MS), "second"))).get(0).duplicate())
 				.isFalse();
 			ClaimedMessage second = claimOne(store);
-			assertThat(store.ack(TOPIC, "x", second.leaseToken())).isTrue();
+			assertThat(Transitions.ack(store, TOPIC, "x", second.leaseToken())).isTrue();
 			assertThat(redis.opsForZSet().score(store.keys(TOPIC).remembered(), "x")).isNotNull();
 			assertThat(store.send(TOPIC, List.of(windowed("x", Long.toString(HOUR_MS), "third"))).get(0).duplicate())
 				.as("a send within the window is refused")
@@ -84,23 +85,23 @@ class DeduplicationScriptTests {
 		run((template, store, redis) -> {
 			store.send(TOPIC, List.of(windowed("r", Long.toString(HOUR_MS), "p")));
 			ClaimedMessage first = claimOne(store);
-			store.retry(TOPIC, "r", first.leaseToken(), Duration.ZERO, "an error");
+			Transitions.retry(store, TOPIC, "r", first.leaseToken(), Duration.ZERO, "an error");
 			ClaimedMessage second = claimOne(store);
 			assertThat(MessageFormat.decode("r", second.stored()).headers()).containsKeys(MessageFormat.ERROR_HEADER,
 					MessageFormat.DEDUPLICATION_HEADER);
-			assertThat(store.ack(TOPIC, "r", second.leaseToken())).isTrue();
+			assertThat(Transitions.ack(store, TOPIC, "r", second.leaseToken())).isTrue();
 			store.send(TOPIC, List.of(windowed("d", Long.toString(HOUR_MS), "p")));
 			ClaimedMessage dying = claimOne(store);
-			store.deadLetter(TOPIC, "d", dying.leaseToken(), "boom");
+			Transitions.deadLetter(store, TOPIC, "d", dying.leaseToken(), "boom");
 			assertThat(store.replayDead(TOPIC, List.of("d")).replayed()).containsExactly("d");
 			ClaimedMessage replayed = claimOne(store);
-			assertThat(store.ack(TOPIC, "d", replayed.leaseToken())).isTrue();
+			assertThat(Transitions.ack(store, TOPIC, "d", replayed.leaseToken())).isTrue();
 			assertThat(redis.opsForZSet().range(store.keys(TOPIC).remembered(), 0, -1)).containsExactlyInAnyOrder("r",
 					"d");
 			// Replayed send and replayed ack.
 			assertThat(store.send(TOPIC, List.of(windowed("r", Long.toString(HOUR_MS), "p"))).get(0).duplicate())
 				.isTrue();
-			assertThat(store.ack(TOPIC, "d", replayed.leaseToken())).isFalse();
+			assertThat(Transitions.ack(store, TOPIC, "d", replayed.leaseToken())).isFalse();
 			assertThat(store.stats(TOPIC).scheduled() + store.stats(TOPIC).ready() + store.stats(TOPIC).inFlight())
 				.isZero();
 		});
@@ -115,9 +116,9 @@ class DeduplicationScriptTests {
 				messages.add(windowed("m" + i, Long.toString(HOUR_MS + i), "p"));
 			}
 			store.send(TOPIC, messages);
-			store.promote(TOPIC, 1000);
-			List<ClaimedMessage> claimed = store.claim(TOPIC, 200, LEASE);
-			assertThat(store.ack(TOPIC, claimed.stream().map(ClaimedMessage::id).toList(),
+			Transitions.promote(store, TOPIC, 1000);
+			List<ClaimedMessage> claimed = Transitions.claim(store, TOPIC, 200, LEASE);
+			assertThat(Transitions.ack(store, TOPIC, claimed.stream().map(ClaimedMessage::id).toList(),
 					claimed.stream().map(ClaimedMessage::leaseToken).toList()))
 				.containsOnly(true);
 			assertThat(redis.opsForZSet().range(store.keys(TOPIC).remembered(), 0, -1))
@@ -129,10 +130,10 @@ class DeduplicationScriptTests {
 	void aBoundThatIsNoWholeNumberCountsAsTheDefault() {
 		run((template, store, redis) -> {
 			store.send(TOPIC, List.of(windowed("a", Long.toString(HOUR_MS), "p"), windowed("b", "7200000", "p")));
-			store.promote(TOPIC, 10);
-			List<ClaimedMessage> claimed = store.claim(TOPIC, 2, LEASE);
+			Transitions.promote(store, TOPIC, 10);
+			List<ClaimedMessage> claimed = Transitions.claim(store, TOPIC, 2, LEASE);
 			redis.opsForValue().set(store.keys(TOPIC).deduplication(), "1.5");
-			assertThat(store.ack(TOPIC, claimed.stream().map(ClaimedMessage::id).toList(),
+			assertThat(Transitions.ack(store, TOPIC, claimed.stream().map(ClaimedMessage::id).toList(),
 					claimed.stream().map(ClaimedMessage::leaseToken).toList()))
 				.containsOnly(true);
 			assertThat(redis.opsForZSet().range(store.keys(TOPIC).remembered(), 0, -1)).containsExactlyInAnyOrder("a",
@@ -146,7 +147,7 @@ class DeduplicationScriptTests {
 			store.send(TOPIC, List.of(windowed("a", Long.toString(HOUR_MS), "p")));
 			ClaimedMessage claimed = claimOne(store);
 			redis.opsForValue().set(store.keys(TOPIC).deduplication(), "not a number");
-			assertThat(store.ack(TOPIC, "a", claimed.leaseToken())).isTrue();
+			assertThat(Transitions.ack(store, TOPIC, "a", claimed.leaseToken())).isTrue();
 			assertThat(store.send(TOPIC, List.of(windowed("a", Long.toString(HOUR_MS), "p"))).get(0).duplicate())
 				.as("remembered with the default bound")
 				.isTrue();
@@ -166,7 +167,7 @@ class DeduplicationScriptTests {
 				failure = ex;
 			}
 			assertThat(failure).isNotNull();
-			assertThat(RedisMessageStore.isWrongType(failure)).isTrue();
+			assertThat(WrongTypeKeys.isWrongType(failure)).isTrue();
 			assertThat(redis.type(dd).code()).isEqualTo("hash");
 			assertThat(redis.opsForHash().keys(store.keys(TOPIC).messages())).isEmpty();
 		});
@@ -180,13 +181,13 @@ class DeduplicationScriptTests {
 			redis.opsForList().rightPush(store.keys(TOPIC).remembered(), "wrong");
 			Throwable failure = null;
 			try {
-				store.ack(TOPIC, "a", claimed.leaseToken());
+				Transitions.ack(store, TOPIC, "a", claimed.leaseToken());
 			}
 			catch (RuntimeException ex) {
 				failure = ex;
 			}
 			assertThat(failure).isNotNull();
-			assertThat(RedisMessageStore.isWrongType(failure)).isTrue();
+			assertThat(WrongTypeKeys.isWrongType(failure)).isTrue();
 			assertThat(redis.opsForZSet().score(store.keys(TOPIC).inFlight(), "a")).isNotNull();
 			assertThat(redis.opsForHash().hasKey(store.keys(TOPIC).messages(), "a")).isTrue();
 			// And a send with it: fails before its first write.
@@ -209,7 +210,9 @@ class DeduplicationScriptTests {
 				String id = "w" + window.strip();
 				store.send(TOPIC, List.of(windowed(id, window, "p")));
 				ClaimedMessage claimed = claimOne(store);
-				assertThat(store.ack(TOPIC, id, claimed.leaseToken())).as("ack with window '" + window + "'").isTrue();
+				assertThat(Transitions.ack(store, TOPIC, id, claimed.leaseToken()))
+					.as("ack with window '" + window + "'")
+					.isTrue();
 				assertThat(redis.opsForZSet().score(store.keys(TOPIC).remembered(), id)).isNull();
 			}
 		});
@@ -226,16 +229,16 @@ class DeduplicationScriptTests {
 			for (int i = 0; i < 5; i++) {
 				big.send(TOPIC, List.of(windowed("m" + i, Long.toString(HOUR_MS + i), "p")));
 			}
-			big.promote(TOPIC, 100);
-			List<ClaimedMessage> claimed = big.claim(TOPIC, 5, LEASE);
-			big.ack(TOPIC, claimed.stream().map(ClaimedMessage::id).toList(),
+			Transitions.promote(big, TOPIC, 100);
+			List<ClaimedMessage> claimed = Transitions.claim(big, TOPIC, 5, LEASE);
+			Transitions.ack(big, TOPIC, claimed.stream().map(ClaimedMessage::id).toList(),
 					claimed.stream().map(ClaimedMessage::leaseToken).toList());
 			assertThat(redis.opsForZSet().zCard(big.keys(TOPIC).remembered())).isEqualTo(5);
 			// Another instance, configured with max 1, sends an unrelated windowed
 			// message.
 			small.send(TOPIC, List.of(windowed("other", Long.toString(HOUR_MS), "p")));
 			ClaimedMessage other = claimOne(big);
-			big.ack(TOPIC, "other", other.leaseToken());
+			Transitions.ack(big, TOPIC, "other", other.leaseToken());
 			assertThat(redis.opsForZSet().zCard(big.keys(TOPIC).remembered())).isEqualTo(6);
 			assertThat(big.send(TOPIC, List.of(windowed("m0", Long.toString(HOUR_MS), "p"))).get(0).duplicate())
 				.as("m0 still remembered")

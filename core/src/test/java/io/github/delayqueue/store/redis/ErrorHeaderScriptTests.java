@@ -14,6 +14,7 @@ import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.CorruptMessageException;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.StoredMessage;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.core.RedisCallback;
@@ -67,7 +68,7 @@ class ErrorHeaderScriptTests {
 						String id = "m" + (n++);
 						byte[] body = MessageFormat.encodeBody(headers, payload);
 						ClaimedMessage claimed = claimWithBody(template, store, redis, id, body);
-						assertThat(store.retry(TOPIC, id, claimed.leaseToken(), Duration.ofHours(1),
+						assertThat(Transitions.retry(store, TOPIC, id, claimed.leaseToken(), Duration.ofHours(1),
 								error.isEmpty() ? null : error))
 							.isPositive();
 						StoredMessage after = MessageFormat.decode(id, raw(store, redis, id));
@@ -115,7 +116,7 @@ class ErrorHeaderScriptTests {
 				String id = "c" + (n++);
 				claimWithBody(template, store, redis, id, body, Duration.ZERO);
 			}
-			store.expireLeases(TOPIC, 100, 10);
+			Transitions.expireLeases(store, TOPIC, 100, 10);
 			n = 0;
 			for (String corrupt : corruptBodies()) {
 				String id = "c" + (n++);
@@ -137,7 +138,7 @@ class ErrorHeaderScriptTests {
 				byte[] body = corrupt.getBytes(StandardCharsets.UTF_8);
 				String id = "r" + (n++);
 				ClaimedMessage claimed = claimWithBody(template, store, redis, id, body);
-				store.retry(TOPIC, id, claimed.leaseToken(), Duration.ofHours(1), "boom");
+				Transitions.retry(store, TOPIC, id, claimed.leaseToken(), Duration.ofHours(1), "boom");
 				String after = bodyOf(raw(store, redis, id));
 				if (!after.equals(corrupt)) {
 					changed.add("'" + corrupt + "' -> '" + after + "'");
@@ -153,7 +154,8 @@ class ErrorHeaderScriptTests {
 			byte[] body = MessageFormat.encodeBody(Map.of("a", "b"), "p".getBytes(StandardCharsets.UTF_8));
 			ClaimedMessage claimed = claimWithBody(template, store, redis, "big", body);
 			String error = "é".repeat(50_000); // 100 KB of UTF-8
-			assertThat(store.retry(TOPIC, "big", claimed.leaseToken(), Duration.ofHours(1), error)).isPositive();
+			assertThat(Transitions.retry(store, TOPIC, "big", claimed.leaseToken(), Duration.ofHours(1), error))
+				.isPositive();
 			StoredMessage after = MessageFormat.decode("big", raw(store, redis, "big"));
 			assertThat(after.payload()).isEqualTo("p".getBytes(StandardCharsets.UTF_8));
 			assertThat(after.headers().get(MessageFormat.ERROR_HEADER)).hasSize(2000);
@@ -164,15 +166,15 @@ class ErrorHeaderScriptTests {
 	void replayOfADeadLetterDropsThePreviousError() {
 		ScriptTest.run((template, store, redis) -> {
 			template.send(DelayMessage.builder(TOPIC, "x").id("d1").build());
-			store.promote(TOPIC, 10);
-			ClaimedMessage first = store.claim(TOPIC, 1, LEASE).get(0);
-			store.retry(TOPIC, "d1", first.leaseToken(), Duration.ZERO, "first failure");
-			store.promote(TOPIC, 10);
-			ClaimedMessage second = store.claim(TOPIC, 1, LEASE).get(0);
-			assertThat(store.deadLetter(TOPIC, "d1", second.leaseToken(), "final failure")).isTrue();
+			Transitions.promote(store, TOPIC, 10);
+			ClaimedMessage first = Transitions.claim(store, TOPIC, 1, LEASE).get(0);
+			Transitions.retry(store, TOPIC, "d1", first.leaseToken(), Duration.ZERO, "first failure");
+			Transitions.promote(store, TOPIC, 10);
+			ClaimedMessage second = Transitions.claim(store, TOPIC, 1, LEASE).get(0);
+			assertThat(Transitions.deadLetter(store, TOPIC, "d1", second.leaseToken(), "final failure")).isTrue();
 			store.replayDead(TOPIC, List.of("d1"));
-			store.promote(TOPIC, 10);
-			ClaimedMessage replayed = store.claim(TOPIC, 1, LEASE).get(0);
+			Transitions.promote(store, TOPIC, 10);
+			ClaimedMessage replayed = Transitions.claim(store, TOPIC, 1, LEASE).get(0);
 			StoredMessage message = MessageFormat.decode("d1", replayed.stored());
 			assertThat(message.attempts()).isZero();
 			assertThat(message.headers().get(MessageFormat.ERROR_HEADER)).as("previous error after a replay").isNull();
@@ -183,10 +185,10 @@ class ErrorHeaderScriptTests {
 	void aLeaseExpiryLeavesItsOwnErrorForTheNextDelivery() {
 		ScriptTest.run((template, store, redis) -> {
 			template.send(DelayMessage.builder(TOPIC, "x").id("e1").build());
-			store.promote(TOPIC, 10);
-			store.claim(TOPIC, 1, Duration.ZERO);
-			store.expireLeases(TOPIC, 10, 5);
-			ClaimedMessage again = store.claim(TOPIC, 1, LEASE).get(0);
+			Transitions.promote(store, TOPIC, 10);
+			Transitions.claim(store, TOPIC, 1, Duration.ZERO);
+			Transitions.expireLeases(store, TOPIC, 10, 5);
+			ClaimedMessage again = Transitions.claim(store, TOPIC, 1, LEASE).get(0);
 			StoredMessage message = MessageFormat.decode("e1", again.stored());
 			assertThat(message.headers().get(MessageFormat.ERROR_HEADER)).as("previous error after a lease expiry")
 				.isEqualTo("lease expired on attempt 1 of 5");
@@ -197,11 +199,11 @@ class ErrorHeaderScriptTests {
 	void anOldInstanceSeesTheReservedHeadersAsPlainHeaders() {
 		ScriptTest.run((template, store, redis) -> {
 			template.send(DelayMessage.builder(TOPIC, "x").id("o1").priority(4).header("tenant", "acme").build());
-			store.promote(TOPIC, 10);
-			ClaimedMessage first = store.claim(TOPIC, 1, LEASE).get(0);
-			store.retry(TOPIC, "o1", first.leaseToken(), Duration.ZERO, "boom");
-			store.promote(TOPIC, 10);
-			ClaimedMessage again = store.claim(TOPIC, 1, LEASE).get(0);
+			Transitions.promote(store, TOPIC, 10);
+			ClaimedMessage first = Transitions.claim(store, TOPIC, 1, LEASE).get(0);
+			Transitions.retry(store, TOPIC, "o1", first.leaseToken(), Duration.ZERO, "boom");
+			Transitions.promote(store, TOPIC, 10);
+			ClaimedMessage again = Transitions.claim(store, TOPIC, 1, LEASE).get(0);
 			// An older instance passes the stored headers as they are to
 			// Delivery.headers().
 			assertThat(MessageFormat.decode("o1", again.stored()).headers()).containsExactly(
@@ -218,8 +220,8 @@ class ErrorHeaderScriptTests {
 	private static ClaimedMessage claimWithBody(DelayQueueTemplate template, RedisMessageStore store,
 			StringRedisTemplate redis, String id, byte[] body, Duration lease) {
 		template.send(DelayMessage.builder(TOPIC, "x").id(id).build());
-		store.promote(TOPIC, 10);
-		List<ClaimedMessage> claimed = store.claim(TOPIC, 1, lease);
+		Transitions.promote(store, TOPIC, 10);
+		List<ClaimedMessage> claimed = Transitions.claim(store, TOPIC, 1, lease);
 		assertThat(claimed).extracting(ClaimedMessage::id).containsExactly(id);
 		ByteArrayOutputStream stored = new ByteArrayOutputStream();
 		stored.writeBytes("0:1:".getBytes(StandardCharsets.US_ASCII));

@@ -8,6 +8,7 @@ import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.WriteGate;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -33,13 +34,13 @@ class HandBackBeforeClaimTests {
 	void aClaimThatRunsAfterItsHandBackLeasesNothing() {
 		ScriptTest.run((template, store, redis) -> {
 			send(template, "a");
-			store.promote("jobs", 10);
-			assertThat(store.releaseClaim("jobs", "consumer", "consumer.1", LEASE)).isEmpty();
-			assertThat(ids(store.claim("jobs", "consumer", "consumer.1", 1, 0, LEASE)))
+			Transitions.promote(store, "jobs", 10);
+			assertThat(Transitions.releaseClaim(store, "jobs", "consumer", "consumer.1", LEASE)).isEmpty();
+			assertThat(ids(Transitions.claim(store, "jobs", "consumer", "consumer.1", 1, 0, LEASE)))
 				.as("leased by a claim handed back before it ran")
 				.isEmpty();
 			assertThat(store.inspector("jobs").stats().ready()).isOne();
-			assertThat(ids(store.claim("jobs", "other", "other.1", 1, 0, LEASE))).containsExactly("a");
+			assertThat(ids(Transitions.claim(store, "jobs", "other", "other.1", 1, 0, LEASE))).containsExactly("a");
 		});
 	}
 
@@ -48,12 +49,13 @@ class HandBackBeforeClaimTests {
 		ScriptTest.run((template, store, redis) -> {
 			send(template, "a");
 			send(template, "b");
-			store.promote("jobs", 10);
+			Transitions.promote(store, "jobs", 10);
 			// The consumer's previous claim, answered: its record stays until the next
 			// claim.
-			assertThat(ids(store.claim("jobs", "consumer", "consumer.1", 1, 0, LEASE))).containsExactly("a");
-			assertThat(store.releaseClaim("jobs", "consumer", "consumer.2", LEASE)).isEmpty();
-			assertThat(ids(store.claim("jobs", "consumer", "consumer.2", 1, 0, LEASE)))
+			assertThat(ids(Transitions.claim(store, "jobs", "consumer", "consumer.1", 1, 0, LEASE)))
+				.containsExactly("a");
+			assertThat(Transitions.releaseClaim(store, "jobs", "consumer", "consumer.2", LEASE)).isEmpty();
+			assertThat(ids(Transitions.claim(store, "jobs", "consumer", "consumer.2", 1, 0, LEASE)))
 				.as("leased by a claim handed back before it ran")
 				.isEmpty();
 			assertThat(store.inspector("jobs").stats().ready()).isOne();

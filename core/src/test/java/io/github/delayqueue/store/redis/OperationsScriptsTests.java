@@ -20,6 +20,7 @@ import io.github.delayqueue.store.ReplayResult;
 import io.github.delayqueue.store.StoredMessage;
 import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.testsupport.TestStore;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -45,8 +46,8 @@ class OperationsScriptsTests {
 			template.send(message("b", "ready-then-dead", Duration.ZERO));
 			SendResult next = template.send(message("c", "scheduled", Duration.ofHours(1)));
 			template.send(message("d", "scheduled", Duration.ofHours(2)));
-			store.promote("orders", 10);
-			store.claim("orders", 1, Duration.ofMinutes(1));
+			Transitions.promote(store, "orders", 10);
+			Transitions.claim(store, "orders", 1, Duration.ofMinutes(1));
 
 			TopicStats stats = store.stats("orders");
 			assertThat(stats.scheduled()).isEqualTo(2);
@@ -100,7 +101,7 @@ class OperationsScriptsTests {
 			Instant later = LONG_AGO.plus(Duration.ofDays(1));
 			template.send(DelayMessage.builder("orders", "first").id("first").dueAt(LONG_AGO).build());
 			template.send(DelayMessage.builder("orders", "second").id("second").dueAt(later).build());
-			store.promote("orders", 10);
+			Transitions.promote(store, "orders", 10);
 			template.cancel("orders", "first");
 
 			TopicStats stats = store.stats("orders");
@@ -134,8 +135,8 @@ class OperationsScriptsTests {
 	void pageOfInFlightMessagesGivesTheirLeaseDeadlines() {
 		run((template, store, fixture) -> {
 			SendResult sent = template.send(message("m1", "x", Duration.ZERO));
-			store.promote("orders", 10);
-			ClaimedMessage claimed = store.claim("orders", 1, Duration.ofMinutes(5)).get(0);
+			Transitions.promote(store, "orders", 10);
+			ClaimedMessage claimed = Transitions.claim(store, "orders", 1, Duration.ofMinutes(5)).get(0);
 			MessagePage page = store.page("orders", MessageState.IN_FLIGHT, 0, 10);
 			assertThat(page.total()).isEqualTo(1);
 			assertThat(page.messages()).singleElement().satisfies((summary) -> {
@@ -170,7 +171,7 @@ class OperationsScriptsTests {
 			template.send(message("m1", "x", Duration.ZERO));
 			template.send(message("m2", "x", Duration.ZERO));
 			template.send(message("m3", "x", Duration.ZERO));
-			store.promote("orders", 10);
+			Transitions.promote(store, "orders", 10);
 			template.cancel("orders", "m1");
 			template.reschedule("orders", "m3", Duration.ofHours(1));
 			MessagePage page = store.page("orders", MessageState.READY, 0, 10);
@@ -198,17 +199,17 @@ class OperationsScriptsTests {
 			assertThat(decoded.payload()).isEqualTo("hello".getBytes(StandardCharsets.UTF_8));
 
 			template.send(message("r", "x", Duration.ZERO));
-			store.promote("orders", 10);
+			Transitions.promote(store, "orders", 10);
 			assertThat(store.inspect("orders", "r", 1000)).satisfies((ready) -> {
 				assertThat(ready.state()).isEqualTo(MessageState.READY);
 				assertThat(ready.score()).isEqualTo(-1);
 			});
-			ClaimedMessage claimed = store.claim("orders", 1, Duration.ofMinutes(1)).get(0);
+			ClaimedMessage claimed = Transitions.claim(store, "orders", 1, Duration.ofMinutes(1)).get(0);
 			assertThat(store.inspect("orders", "r", 1000)).satisfies((inFlight) -> {
 				assertThat(inFlight.state()).isEqualTo(MessageState.IN_FLIGHT);
 				assertThat(inFlight.score()).isEqualTo(claimed.leaseDeadlineMillis());
 			});
-			store.deadLetter("orders", "r", claimed.leaseToken(), "it failed");
+			Transitions.deadLetter(store, "orders", "r", claimed.leaseToken(), "it failed");
 			assertThat(store.inspect("orders", "r", 1000)).satisfies((dead) -> {
 				assertThat(dead.state()).isEqualTo(MessageState.DEAD);
 				assertThat(dead.lastError()).isEqualTo("it failed");
@@ -387,9 +388,10 @@ class OperationsScriptsTests {
 
 	/** Makes the next due message of a topic ready, claims it and dead-letters it. */
 	private static void deadLetterNext(RedisMessageStore store, String topic) {
-		store.promote(topic, 1);
-		ClaimedMessage claimed = store.claim(topic, 1, Duration.ofMinutes(1)).get(0);
-		assertThat(store.deadLetter(topic, claimed.id(), claimed.leaseToken(), "boom " + claimed.id())).isTrue();
+		Transitions.promote(store, topic, 1);
+		ClaimedMessage claimed = Transitions.claim(store, topic, 1, Duration.ofMinutes(1)).get(0);
+		assertThat(Transitions.deadLetter(store, topic, claimed.id(), claimed.leaseToken(), "boom " + claimed.id()))
+			.isTrue();
 	}
 
 	@FunctionalInterface

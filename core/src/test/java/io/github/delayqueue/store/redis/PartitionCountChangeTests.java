@@ -14,6 +14,7 @@ import io.github.delayqueue.store.TopicInspector;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.PartitionApps;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.dao.DataAccessException;
@@ -101,10 +102,10 @@ class PartitionCountChangeTests {
 	private static void remember(RedisMessageStore store, String id) {
 		store.send(TOPIC, List.of(windowed(id)));
 		String partition = store.partitions().nameFor(TOPIC, id);
-		store.promote(partition, 10);
-		List<ClaimedMessage> claimed = store.claim(partition, 10, Duration.ofMinutes(1));
+		Transitions.promote(store, partition, 10);
+		List<ClaimedMessage> claimed = Transitions.claim(store, partition, 10, Duration.ofMinutes(1));
 		assertThat(claimed).extracting(ClaimedMessage::id).containsExactly(id);
-		assertThat(store.ack(partition, id, claimed.get(0).leaseToken())).isTrue();
+		assertThat(Transitions.ack(store, partition, id, claimed.get(0).leaseToken())).isTrue();
 		assertThat(store.stats(partition).rememberedIds()).isOne();
 	}
 

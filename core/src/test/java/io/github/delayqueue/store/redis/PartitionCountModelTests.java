@@ -19,6 +19,7 @@ import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.Sent;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.testsupport.TestStore;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -219,8 +220,8 @@ class PartitionCountModelTests {
 			RedisMessageStore store = current();
 			List<String> partitions = TopicPartitions.names(TOPIC, this.count);
 			String partition = partitions.get(this.random.nextInt(partitions.size()));
-			store.promote(partition, 1000);
-			List<ClaimedMessage> claimed = store.claim(partition, 1, Duration.ofMinutes(1));
+			Transitions.promote(store, partition, 1000);
+			List<ClaimedMessage> claimed = Transitions.claim(store, partition, 1, Duration.ofMinutes(1));
 			if (claimed.isEmpty()) {
 				return;
 			}
@@ -229,11 +230,12 @@ class PartitionCountModelTests {
 			assertThat(TopicPartitions.of(Map.of(TOPIC, this.count)).nameFor(TOPIC, message.id())).isEqualTo(partition);
 			this.pending.remove(message.id());
 			if (this.random.nextBoolean()) {
-				assertThat(store.ack(partition, message.id(), message.leaseToken())).isTrue();
+				assertThat(Transitions.ack(store, partition, message.id(), message.leaseToken())).isTrue();
 				count("ack");
 			}
 			else {
-				assertThat(store.deadLetter(partition, message.id(), message.leaseToken(), "failed")).isTrue();
+				assertThat(Transitions.deadLetter(store, partition, message.id(), message.leaseToken(), "failed"))
+					.isTrue();
 				this.dead.merge(message.id(), 1, Integer::sum);
 				count("dead-letter");
 			}

@@ -19,6 +19,7 @@ import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.ReplayResult;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.testsupport.TestStore;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -66,9 +67,9 @@ class PartitionCountTests {
 		run((apps) -> {
 			RedisMessageStore one = apps.store(1);
 			one.send(TOPIC, List.of(message("delivered", Duration.ZERO)));
-			one.promote(TOPIC, 10);
-			ClaimedMessage claimed = one.claim(TOPIC, 1, Duration.ofMinutes(1)).get(0);
-			one.ack(TOPIC, claimed.id(), claimed.leaseToken());
+			Transitions.promote(one, TOPIC, 10);
+			ClaimedMessage claimed = Transitions.claim(one, TOPIC, 1, Duration.ofMinutes(1)).get(0);
+			Transitions.ack(one, TOPIC, claimed.id(), claimed.leaseToken());
 
 			RedisMessageStore three = apps.store(3);
 			List<String> ids = ids("new-", 60);
@@ -135,9 +136,9 @@ class PartitionCountTests {
 		run((apps) -> {
 			RedisMessageStore one = apps.store(1);
 			one.agreePartitions(TOPIC);
-			assertThat(one.promote(TOPIC, 10, Duration.ZERO).countAgreed()).isTrue();
+			assertThat(Transitions.promote(one, TOPIC, 10, Duration.ZERO).countAgreed()).isTrue();
 			apps.store(3).agreePartitions(TOPIC);
-			assertThat(one.promote(TOPIC, 10, Duration.ZERO).countAgreed()).isFalse();
+			assertThat(Transitions.promote(one, TOPIC, 10, Duration.ZERO).countAgreed()).isFalse();
 			assertThatThrownBy(() -> one.checkPartitions(TOPIC)).isInstanceOf(PartitionCountException.class)
 				.hasMessageContaining("another application changed the count");
 		});
@@ -189,9 +190,10 @@ class PartitionCountTests {
 				three.send(TOPIC, ids.stream().map((id) -> message(id, Duration.ZERO)).toList());
 				for (String id : ids) {
 					String partition = three.partitions().nameFor(TOPIC, id);
-					three.promote(partition, 10);
-					ClaimedMessage claimed = three.claim(partition, 10, Duration.ofMinutes(1)).get(0);
-					assertThat(three.deadLetter(partition, claimed.id(), claimed.leaseToken(), "failed")).isTrue();
+					Transitions.promote(three, partition, 10);
+					ClaimedMessage claimed = Transitions.claim(three, partition, 10, Duration.ofMinutes(1)).get(0);
+					assertThat(Transitions.deadLetter(three, partition, claimed.id(), claimed.leaseToken(), "failed"))
+						.isTrue();
 				}
 			}
 			List<String> names = three.page(TOPIC, MessageState.DEAD, 0, 100)
@@ -246,9 +248,9 @@ class PartitionCountTests {
 			Thread consumer = new Thread(() -> {
 				while (!changed.get()) {
 					for (String partition : others) {
-						three.promote(partition, 100);
-						for (ClaimedMessage claimed : three.claim(partition, 100, Duration.ofMinutes(1))) {
-							three.ack(partition, claimed.id(), claimed.leaseToken());
+						Transitions.promote(three, partition, 100);
+						for (ClaimedMessage claimed : Transitions.claim(three, partition, 100, Duration.ofMinutes(1))) {
+							Transitions.ack(three, partition, claimed.id(), claimed.leaseToken());
 							consumed.add(claimed.id());
 						}
 					}

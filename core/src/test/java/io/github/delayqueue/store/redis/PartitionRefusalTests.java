@@ -15,6 +15,7 @@ import io.github.delayqueue.store.Sent;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.PartitionApps;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import static io.github.delayqueue.testsupport.PartitionApps.TOPIC;
@@ -63,10 +64,10 @@ class PartitionRefusalTests {
 			CompletableFuture<List<Sent>> sending = CompletableFuture.supplyAsync(() -> sender.send(TOPIC,
 					List.of(message(now, Duration.ZERO), message(later, Duration.ofHours(1)))));
 			assertThat(held.awaitFired(Duration.ofSeconds(10))).isTrue();
-			listener.promote(TOPIC, 10);
-			List<ClaimedMessage> claimed = listener.claim(TOPIC, 10, Duration.ofMinutes(1));
+			Transitions.promote(listener, TOPIC, 10);
+			List<ClaimedMessage> claimed = Transitions.claim(listener, TOPIC, 10, Duration.ofMinutes(1));
 			assertThat(claimed).extracting(ClaimedMessage::id).containsExactly(now);
-			assertThat(listener.ack(TOPIC, now, claimed.get(0).leaseToken())).isTrue();
+			assertThat(Transitions.ack(listener, TOPIC, now, claimed.get(0).leaseToken())).isTrue();
 
 			assertThat(sending.join()).extracting(Sent::id).containsExactly(now, later);
 			assertThat(listener.inspect(TOPIC, now, 10)).as("%s, delivered and acknowledged, stored again", now)

@@ -12,6 +12,7 @@ import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.testsupport.PartitionApps;
 import io.github.delayqueue.testsupport.TestStore;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import static io.github.delayqueue.testsupport.PartitionApps.TOPIC;
@@ -104,10 +105,10 @@ class PartitionedDeadLetterTests {
 		fixture.template().send(DelayMessage.builder("split", id).id(id).build());
 		RedisMessageStore store = fixture.store();
 		String partition = store.partitions().nameFor("split", id);
-		assertThat(store.promote(partition, 10).moved()).isOne();
-		List<ClaimedMessage> claimed = store.claim(partition, 1, Duration.ofMinutes(1));
+		assertThat(Transitions.promote(store, partition, 10).moved()).isOne();
+		List<ClaimedMessage> claimed = Transitions.claim(store, partition, 1, Duration.ofMinutes(1));
 		assertThat(claimed).hasSize(1);
-		assertThat(store.deadLetter(partition, id, claimed.get(0).leaseToken(), "failed")).isTrue();
+		assertThat(Transitions.deadLetter(store, partition, id, claimed.get(0).leaseToken(), "failed")).isTrue();
 	}
 
 }

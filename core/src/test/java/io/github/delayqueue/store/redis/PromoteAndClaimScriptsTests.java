@@ -17,6 +17,7 @@ import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.PromoteResult;
 import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.testsupport.TestStore;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -40,7 +41,7 @@ class PromoteAndClaimScriptsTests {
 		ScriptTest.run((template, store, redis) -> {
 			send(template, "soon", Duration.ofSeconds(30));
 			send(template, "later", Duration.ofMinutes(5));
-			PromoteResult promoted = store.promote("jobs", 10, Duration.ofMinutes(1));
+			PromoteResult promoted = Transitions.promote(store, "jobs", 10, Duration.ofMinutes(1));
 			assertThat(promoted.moved()).isEqualTo(1);
 			assertThat(promoted.nextDueIn()).isGreaterThan(Duration.ofMinutes(4));
 			assertThat(redis.opsForList().range(store.keys("jobs").ready(), 0, -1)).containsExactly("soon");
@@ -50,17 +51,18 @@ class PromoteAndClaimScriptsTests {
 	@Test
 	void promoteTellsWhenTheEarliestLeaseEndsSoThatExpiryIsCheckedOnlyThen() {
 		ScriptTest.run((template, store, redis) -> {
-			assertThat(store.promote("jobs", 10, Duration.ZERO)).isEqualTo(new PromoteResult(0, null, null, true));
+			assertThat(Transitions.promote(store, "jobs", 10, Duration.ZERO))
+				.isEqualTo(new PromoteResult(0, null, null, true));
 			send(template, "a", Duration.ZERO);
 			send(template, "c", Duration.ZERO);
 			send(template, "b", Duration.ofHours(1));
-			assertThat(store.promote("jobs", 10, Duration.ZERO).nextLeaseEndIn()).isNull();
-			store.claim("jobs", 1, Duration.ofMinutes(2));
-			PromoteResult promoted = store.promote("jobs", 10, Duration.ZERO);
+			assertThat(Transitions.promote(store, "jobs", 10, Duration.ZERO).nextLeaseEndIn()).isNull();
+			Transitions.claim(store, "jobs", 1, Duration.ofMinutes(2));
+			PromoteResult promoted = Transitions.promote(store, "jobs", 10, Duration.ZERO);
 			assertThat(promoted.moved()).isZero();
 			assertThat(promoted.nextLeaseEndIn()).isBetween(Duration.ofMinutes(1), Duration.ofMinutes(2));
-			store.claim("jobs", 1, Duration.ZERO);
-			assertThat(store.promote("jobs", 10, Duration.ZERO).nextLeaseEndIn()).isZero();
+			Transitions.claim(store, "jobs", 1, Duration.ZERO);
+			assertThat(Transitions.promote(store, "jobs", 10, Duration.ZERO).nextLeaseEndIn()).isZero();
 		});
 	}
 
@@ -70,7 +72,7 @@ class PromoteAndClaimScriptsTests {
 			send(template, "e1", Duration.ofSeconds(30));
 			send(template, "e2", Duration.ofSeconds(31));
 			send(template, "e3", Duration.ofSeconds(32));
-			store.promote("jobs", 10, Duration.ofMinutes(1));
+			Transitions.promote(store, "jobs", 10, Duration.ofMinutes(1));
 			List<ClaimedMessage> claimed = claim(store, 5, 2);
 			assertThat(claimed).extracting(ClaimedMessage::id).containsExactly("e1", "e2");
 			assertThat(claimed.get(0).dueIn()).isGreaterThan(Duration.ofSeconds(20));
@@ -83,8 +85,8 @@ class PromoteAndClaimScriptsTests {
 		ScriptTest.run((template, store, redis) -> {
 			send(template, "early", Duration.ofSeconds(30));
 			send(template, "later", Duration.ofSeconds(40));
-			store.promote("jobs", 10, Duration.ofMinutes(1));
-			assertThat(store.claim("jobs", 5, Duration.ofMinutes(1))).isEmpty();
+			Transitions.promote(store, "jobs", 10, Duration.ofMinutes(1));
+			assertThat(Transitions.claim(store, "jobs", 5, Duration.ofMinutes(1))).isEmpty();
 			assertThat(redis.opsForList().range(store.keys("jobs").ready(), 0, -1)).containsExactly("early", "later");
 			assertThat(store.stats("jobs").inFlight()).isZero();
 		});
@@ -95,7 +97,7 @@ class PromoteAndClaimScriptsTests {
 		ScriptTest.run((template, store, redis) -> {
 			send(template, "due", Duration.ZERO);
 			send(template, "early", Duration.ofSeconds(30));
-			store.promote("jobs", 10, Duration.ofMinutes(1));
+			Transitions.promote(store, "jobs", 10, Duration.ofMinutes(1));
 			List<ClaimedMessage> claimed = claim(store, 1, 1);
 			assertThat(claimed).extracting(ClaimedMessage::id).containsExactly("due", "early");
 			assertThat(claimed.get(0).dueIn()).isLessThanOrEqualTo(Duration.ZERO);
@@ -108,7 +110,7 @@ class PromoteAndClaimScriptsTests {
 		withOffsetClock((store, clock) -> {
 			RateLimit threePerHour = new RateLimit(3, HOUR);
 			store.send("jobs", List.of(due("m1"), due("m2"), due("m3"), due("m4"), due("m5"), due("m6")));
-			store.promote("jobs", 10, Duration.ZERO);
+			Transitions.promote(store, "jobs", 10, Duration.ZERO);
 			ClaimResult first = claim(store, 2, threePerHour);
 			assertThat(first.messages()).extracting(ClaimedMessage::id).containsExactly("m1", "m2");
 			assertThat(first.rateLimitedFor()).isZero();
@@ -138,7 +140,7 @@ class PromoteAndClaimScriptsTests {
 			for (String id : List.of("a", "b", "c")) {
 				send(template, id, Duration.ZERO);
 			}
-			store.promote("jobs", 10, Duration.ZERO);
+			Transitions.promote(store, "jobs", 10, Duration.ZERO);
 			assertThat(claim(store, 10, twoPer300Ms).messages()).extracting(ClaimedMessage::id)
 				.containsExactly("a", "b");
 			ClaimResult held = claim(store, 10, twoPer300Ms);
@@ -161,9 +163,9 @@ class PromoteAndClaimScriptsTests {
 		ScriptTest.run((template, store, redis) -> {
 			send(template, "early", Duration.ofSeconds(30));
 			send(template, "due", Duration.ZERO);
-			store.promote("jobs", 10, Duration.ofMinutes(1));
-			ClaimResult claimed = store.claim("jobs", "consumer", LeaseTokens.newToken(), 5, 5, Duration.ofMinutes(1),
-					new RateLimit(10, Duration.ofSeconds(1)));
+			Transitions.promote(store, "jobs", 10, Duration.ofMinutes(1));
+			ClaimResult claimed = Transitions.claim(store, "jobs", "consumer", LeaseTokens.newToken(), 5, 5,
+					Duration.ofMinutes(1), new RateLimit(10, Duration.ofSeconds(1)));
 			assertThat(claimed.messages()).extracting(ClaimedMessage::id).containsExactly("due");
 			assertThat(redis.opsForList().range(store.keys("jobs").ready(), 0, -1)).containsExactly("early");
 		});
@@ -174,14 +176,17 @@ class PromoteAndClaimScriptsTests {
 		ScriptTest.run((template, store, redis) -> {
 			send(template, "a", Duration.ZERO);
 			send(template, "b", Duration.ZERO);
-			store.promote("jobs", 10, Duration.ZERO);
+			Transitions.promote(store, "jobs", 10, Duration.ZERO);
 			RateLimit onePerHour = new RateLimit(1, HOUR);
-			ClaimResult first = store.claim("jobs", "consumer", "consumer.1", 5, 0, Duration.ofMinutes(1), onePerHour);
-			ClaimResult again = store.claim("jobs", "consumer", "consumer.1", 5, 0, Duration.ofMinutes(1), onePerHour);
+			ClaimResult first = Transitions.claim(store, "jobs", "consumer", "consumer.1", 5, 0, Duration.ofMinutes(1),
+					onePerHour);
+			ClaimResult again = Transitions.claim(store, "jobs", "consumer", "consumer.1", 5, 0, Duration.ofMinutes(1),
+					onePerHour);
 			assertThat(first.messages()).extracting(ClaimedMessage::id).containsExactly("a");
 			assertThat(again.messages()).extracting(ClaimedMessage::id).containsExactly("a");
 			assertThat(redis.opsForZSet().size(store.keys("jobs").rateWindow())).isOne();
-			ClaimResult next = store.claim("jobs", "consumer", "consumer.2", 5, 0, Duration.ofMinutes(1), onePerHour);
+			ClaimResult next = Transitions.claim(store, "jobs", "consumer", "consumer.2", 5, 0, Duration.ofMinutes(1),
+					onePerHour);
 			assertThat(next.messages()).isEmpty();
 			assertThat(next.rateLimitedFor()).isGreaterThan(Duration.ofMinutes(59));
 		});
@@ -192,20 +197,21 @@ class PromoteAndClaimScriptsTests {
 		ScriptTest.run((template, store, redis) -> {
 			String window = store.keys("jobs").rateWindow();
 			send(template, "a", Duration.ZERO);
-			store.promote("jobs", 10, Duration.ZERO);
+			Transitions.promote(store, "jobs", 10, Duration.ZERO);
 			assertThat(claim(store, 5, 0)).hasSize(1);
 			assertThat(redis.hasKey(window)).isFalse();
 			// A full window (even one of the wrong type) changes nothing for it.
 			redis.opsForValue().set(window, "not a window");
 			send(template, "b", Duration.ZERO);
-			store.promote("jobs", 10, Duration.ZERO);
+			Transitions.promote(store, "jobs", 10, Duration.ZERO);
 			assertThat(claim(store, 5, 0)).extracting(ClaimedMessage::id).containsExactly("b");
 			assertThat(redis.opsForValue().get(window)).isEqualTo("not a window");
 		});
 	}
 
 	private static ClaimResult claim(RedisMessageStore store, int limit, RateLimit rateLimit) {
-		return store.claim("jobs", "consumer", LeaseTokens.newToken(), limit, 0, Duration.ofMinutes(1), rateLimit);
+		return Transitions.claim(store, "jobs", "consumer", LeaseTokens.newToken(), limit, 0, Duration.ofMinutes(1),
+				rateLimit);
 	}
 
 	private static NewMessage due(String id) {
@@ -234,7 +240,8 @@ class PromoteAndClaimScriptsTests {
 	}
 
 	private static List<ClaimedMessage> claim(RedisMessageStore store, int limit, int earlyLimit) {
-		return store.claim("jobs", "consumer", LeaseTokens.newToken(), limit, earlyLimit, Duration.ofMinutes(1))
+		return Transitions
+			.claim(store, "jobs", "consumer", LeaseTokens.newToken(), limit, earlyLimit, Duration.ofMinutes(1))
 			.messages();
 	}
 

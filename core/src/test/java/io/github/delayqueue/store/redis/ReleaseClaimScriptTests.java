@@ -7,6 +7,7 @@ import io.github.delayqueue.core.DelayMessage;
 import io.github.delayqueue.core.DelayQueueTemplate;
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -27,14 +28,15 @@ class ReleaseClaimScriptTests {
 	void aClaimsHandBackReturnsWhatItStillLeasesToTheHeadOfTheReadyListInTheOrderClaimed() {
 		ScriptTest.run((template, store, redis) -> {
 			List.of("a", "b", "c", "d", "e").forEach((id) -> send(template, id, 0));
-			store.promote("jobs", 10);
-			assertThat(ids(store.claim("jobs", "consumer", "consumer.1", 4, 0, LEASE))).containsExactly("a", "b", "c",
-					"d");
+			Transitions.promote(store, "jobs", 10);
+			assertThat(ids(Transitions.claim(store, "jobs", "consumer", "consumer.1", 4, 0, LEASE)))
+				.containsExactly("a", "b", "c", "d");
 			// b is acknowledged; c handed back and leased by another consumer.
-			assertThat(store.ack("jobs", "b", "consumer.1")).isTrue();
-			assertThat(store.release("jobs", "c", "consumer.1")).isTrue();
-			assertThat(ids(store.claim("jobs", "other", "other.1", 1, 0, LEASE))).containsExactly("c");
-			assertThat(store.releaseClaim("jobs", "consumer", "consumer.1", LEASE)).containsExactly("a", "d");
+			assertThat(Transitions.ack(store, "jobs", "b", "consumer.1")).isTrue();
+			assertThat(Transitions.release(store, "jobs", "c", "consumer.1")).isTrue();
+			assertThat(ids(Transitions.claim(store, "jobs", "other", "other.1", 1, 0, LEASE))).containsExactly("c");
+			assertThat(Transitions.releaseClaim(store, "jobs", "consumer", "consumer.1", LEASE)).containsExactly("a",
+					"d");
 			TopicKeys keys = store.keys("jobs");
 			assertThat(redis.opsForList().range(keys.ready(), 0, -1)).containsExactly("a", "d", "e");
 			assertThat(redis.opsForZSet().range(keys.inFlight(), 0, -1)).containsExactly("c");
@@ -49,13 +51,15 @@ class ReleaseClaimScriptTests {
 	void aHandBackOfAClaimTheRecordNoLongerHoldsHandsBackNothing() {
 		ScriptTest.run((template, store, redis) -> {
 			List.of("a", "b").forEach((id) -> send(template, id, 0));
-			store.promote("jobs", 10);
-			assertThat(ids(store.claim("jobs", "consumer", "consumer.1", 1, 0, LEASE))).containsExactly("a");
-			assertThat(ids(store.claim("jobs", "consumer", "consumer.2", 1, 0, LEASE))).containsExactly("b");
-			assertThat(store.releaseClaim("jobs", "consumer", "consumer.1", LEASE)).isEmpty();
-			assertThat(store.releaseClaim("jobs", "other", "consumer.2", LEASE)).isEmpty();
+			Transitions.promote(store, "jobs", 10);
+			assertThat(ids(Transitions.claim(store, "jobs", "consumer", "consumer.1", 1, 0, LEASE)))
+				.containsExactly("a");
+			assertThat(ids(Transitions.claim(store, "jobs", "consumer", "consumer.2", 1, 0, LEASE)))
+				.containsExactly("b");
+			assertThat(Transitions.releaseClaim(store, "jobs", "consumer", "consumer.1", LEASE)).isEmpty();
+			assertThat(Transitions.releaseClaim(store, "jobs", "other", "consumer.2", LEASE)).isEmpty();
 			assertThat(store.inspector("jobs").stats().inFlight()).isEqualTo(2);
-			assertThat(store.releaseClaim("jobs", "consumer", "consumer.2", LEASE)).containsExactly("b");
+			assertThat(Transitions.releaseClaim(store, "jobs", "consumer", "consumer.2", LEASE)).containsExactly("b");
 		});
 	}
 
@@ -63,11 +67,13 @@ class ReleaseClaimScriptTests {
 	void aHandBackSentAgainAndTheClaimSentAgainAfterItTakeNothingMore() {
 		ScriptTest.run((template, store, redis) -> {
 			List.of("a", "b").forEach((id) -> send(template, id, 0));
-			store.promote("jobs", 10);
-			assertThat(ids(store.claim("jobs", "consumer", "consumer.1", 1, 0, LEASE))).containsExactly("a");
-			assertThat(store.releaseClaim("jobs", "consumer", "consumer.1", LEASE)).containsExactly("a");
-			assertThat(store.releaseClaim("jobs", "consumer", "consumer.1", LEASE)).isEmpty();
-			assertThat(ids(store.claim("jobs", "consumer", "consumer.1", 1, 0, LEASE))).as("the claim sent again")
+			Transitions.promote(store, "jobs", 10);
+			assertThat(ids(Transitions.claim(store, "jobs", "consumer", "consumer.1", 1, 0, LEASE)))
+				.containsExactly("a");
+			assertThat(Transitions.releaseClaim(store, "jobs", "consumer", "consumer.1", LEASE)).containsExactly("a");
+			assertThat(Transitions.releaseClaim(store, "jobs", "consumer", "consumer.1", LEASE)).isEmpty();
+			assertThat(ids(Transitions.claim(store, "jobs", "consumer", "consumer.1", 1, 0, LEASE)))
+				.as("the claim sent again")
 				.isEmpty();
 			assertThat(redis.opsForList().range(store.keys("jobs").ready(), 0, -1)).containsExactly("a", "b");
 		});
@@ -78,10 +84,11 @@ class ReleaseClaimScriptTests {
 		ScriptTest.run((template, store, redis) -> {
 			send(template, "urgent", 5);
 			send(template, "plain", 0);
-			store.promote("jobs", 10);
-			assertThat(ids(store.claim("jobs", "consumer", "consumer.1", 2, 0, LEASE))).containsExactly("urgent",
-					"plain");
-			assertThat(store.releaseClaim("jobs", "consumer", "consumer.1", LEASE)).containsExactly("urgent", "plain");
+			Transitions.promote(store, "jobs", 10);
+			assertThat(ids(Transitions.claim(store, "jobs", "consumer", "consumer.1", 2, 0, LEASE)))
+				.containsExactly("urgent", "plain");
+			assertThat(Transitions.releaseClaim(store, "jobs", "consumer", "consumer.1", LEASE))
+				.containsExactly("urgent", "plain");
 			TopicKeys keys = store.keys("jobs");
 			assertThat(redis.opsForList().range(keys.ready(5), 0, -1)).containsExactly("urgent");
 			assertThat(redis.opsForList().range(keys.ready(), 0, -1)).containsExactly("plain");

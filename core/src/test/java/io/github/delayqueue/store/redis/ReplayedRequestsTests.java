@@ -17,6 +17,7 @@ import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.TestStore;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -42,20 +43,20 @@ class ReplayedRequestsTests {
 			for (String id : List.of("m1", "m2", "m3")) {
 				send(template, id);
 			}
-			store.promote(TOPIC, 10);
-			store.claim(TOPIC, "consumer", "consumer.0", 1, 0, Duration.ofMillis(1)); // loads
-																						// the
-																						// script
-			store.release(TOPIC, "m1", "consumer.0");
+			Transitions.promote(store, TOPIC, 10);
+			Transitions.claim(store, TOPIC, "consumer", "consumer.0", 1, 0, Duration.ofMillis(1)); // loads
+			// the
+			// script
+			Transitions.release(store, TOPIC, "m1", "consumer.0");
 			int before = proxy.forwardedCount(FaultyRedisProxy.named("EVALSHA"));
 			FaultyRedisProxy.Fault fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA"));
-			ClaimResult claimed = store.claim(TOPIC, "consumer", "consumer.1", 2, 0, LEASE);
+			ClaimResult claimed = Transitions.claim(store, TOPIC, "consumer", "consumer.1", 2, 0, LEASE);
 			assertThat(fault.awaitFired(WAIT)).isTrue();
 			assertThat(proxy.forwardedCount(FaultyRedisProxy.named("EVALSHA")) - before).as("sent twice").isEqualTo(2);
 			assertThat(claimed.messages()).extracting(ClaimedMessage::id).containsExactly("m1", "m2");
 			assertThat(redis.opsForList().range(store.keys(TOPIC).ready(), 0, -1)).containsExactly("m3");
-			assertThat(store.ack(TOPIC, List.of("m1", "m2"), List.of("consumer.1", "consumer.1"))).containsExactly(true,
-					true);
+			assertThat(Transitions.ack(store, TOPIC, List.of("m1", "m2"), List.of("consumer.1", "consumer.1")))
+				.containsExactly(true, true);
 		});
 	}
 
@@ -63,15 +64,16 @@ class ReplayedRequestsTests {
 	void leaseExtensionSentAgainKeepsTheLease() {
 		run((proxy, template, store, redis) -> {
 			send(template, "m1");
-			store.promote(TOPIC, 10);
-			ClaimedMessage claimed = store.claim(TOPIC, 1, LEASE).get(0);
-			store.extendLease(TOPIC, "m1", claimed.leaseToken(), LEASE); // loads the
-																			// script
+			Transitions.promote(store, TOPIC, 10);
+			ClaimedMessage claimed = Transitions.claim(store, TOPIC, 1, LEASE).get(0);
+			Transitions.extendLease(store, TOPIC, "m1", claimed.leaseToken(), LEASE); // loads
+																						// the
+			// script
 			FaultyRedisProxy.Fault fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA"));
-			long extended = store.extendLease(TOPIC, "m1", claimed.leaseToken(), LEASE);
+			long extended = Transitions.extendLease(store, TOPIC, "m1", claimed.leaseToken(), LEASE);
 			assertThat(fault.awaitFired(WAIT)).isTrue();
 			assertThat(extended).isPositive();
-			assertThat(store.ack(TOPIC, "m1", claimed.leaseToken())).isTrue();
+			assertThat(Transitions.ack(store, TOPIC, "m1", claimed.leaseToken())).isTrue();
 		});
 	}
 
@@ -113,9 +115,9 @@ class ReplayedRequestsTests {
 		run((proxy, template, store, redis) -> {
 			for (String id : List.of("d1", "d2", "d3")) {
 				send(template, id);
-				store.promote(TOPIC, 10);
-				ClaimedMessage claimed = store.claim(TOPIC, 1, LEASE).get(0);
-				store.deadLetter(TOPIC, id, claimed.leaseToken(), "boom");
+				Transitions.promote(store, TOPIC, 10);
+				ClaimedMessage claimed = Transitions.claim(store, TOPIC, 1, LEASE).get(0);
+				Transitions.deadLetter(store, TOPIC, id, claimed.leaseToken(), "boom");
 			}
 			store.purgeDead(TOPIC, List.of("unknown")); // loads the script
 			FaultyRedisProxy.Fault fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA"));

@@ -10,6 +10,7 @@ import io.github.delayqueue.store.StoredMessage;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.TestStore;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -28,20 +29,22 @@ class RetryLostReplyTests {
 				DelayQueueTemplate template = fixture.template();
 				RedisMessageStore store = fixture.store();
 				template.send(DelayMessage.builder("lossy", "x").id("l-1").build());
-				store.promote("lossy", 10);
-				ClaimedMessage first = store.claim("lossy", 1, Duration.ofMinutes(1)).get(0);
+				Transitions.promote(store, "lossy", 10);
+				ClaimedMessage first = Transitions.claim(store, "lossy", 1, Duration.ofMinutes(1)).get(0);
 				FaultyRedisProxy.Fault fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL"));
-				retryLosingTheReply(() -> store.retry("lossy", "l-1", first.leaseToken(), Duration.ZERO, "boom one"));
+				retryLosingTheReply(
+						() -> Transitions.retry(store, "lossy", "l-1", first.leaseToken(), Duration.ZERO, "boom one"));
 				assertThat(fault.hasFired()).isTrue();
-				store.promote("lossy", 10);
-				ClaimedMessage second = store.claim("lossy", 1, Duration.ofMinutes(1)).get(0);
+				Transitions.promote(store, "lossy", 10);
+				ClaimedMessage second = Transitions.claim(store, "lossy", 1, Duration.ofMinutes(1)).get(0);
 				StoredMessage message = MessageFormat.decode("l-1", second.stored());
 				assertThat(message.attempts()).isEqualTo(1);
 				assertThat(message.headers().get(MessageFormat.ERROR_HEADER)).isEqualTo("boom one");
 				proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL"));
-				retryLosingTheReply(() -> store.postpone("lossy", "l-1", second.leaseToken(), Duration.ZERO));
-				store.promote("lossy", 10);
-				ClaimedMessage third = store.claim("lossy", 1, Duration.ofMinutes(1)).get(0);
+				retryLosingTheReply(
+						() -> Transitions.postpone(store, "lossy", "l-1", second.leaseToken(), Duration.ZERO));
+				Transitions.promote(store, "lossy", 10);
+				ClaimedMessage third = Transitions.claim(store, "lossy", 1, Duration.ofMinutes(1)).get(0);
 				StoredMessage postponed = MessageFormat.decode("l-1", third.stored());
 				assertThat(postponed.attempts()).isEqualTo(1);
 				assertThat(postponed.headers().get(MessageFormat.ERROR_HEADER)).isEqualTo("boom one");

@@ -8,6 +8,7 @@ import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.testsupport.TestStore;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -42,10 +43,10 @@ class ScriptClockTests {
 	void aMessageDueInAnHourIsPromotedOnceTheOffsetPassesIt() {
 		withStores((server, offset, redis) -> {
 			long due = offset.send("jobs", List.of(NewMessage.afterDelay("m", HOUR, BODY))).get(0).dueAtMillis();
-			assertThat(offset.promote("jobs", 10).moved()).isZero();
+			assertThat(Transitions.promote(offset, "jobs", 10).moved()).isZero();
 			redis.opsForValue().set(offset.clock().offsetKey(), String.valueOf(HOUR.toNanos() / 1000));
-			assertThat(offset.promote("jobs", 10).moved()).isOne();
-			ClaimedMessage claimed = offset.claim("jobs", 1, Duration.ofSeconds(30)).get(0);
+			assertThat(Transitions.promote(offset, "jobs", 10).moved()).isOne();
+			ClaimedMessage claimed = Transitions.claim(offset, "jobs", 1, Duration.ofSeconds(30)).get(0);
 			assertThat(MessageFormat.dueAtMillis(claimed.stored())).isEqualTo(due);
 			assertThat(claimed.claimedAt().toEpochMilli()).isGreaterThanOrEqualTo(due);
 		});
@@ -55,14 +56,14 @@ class ScriptClockTests {
 	void leasesAndBackoffCountOnTheOffsetClock() {
 		withStores((server, offset, redis) -> {
 			offset.send("jobs", List.of(NewMessage.afterDelay("m", Duration.ZERO, BODY)));
-			offset.promote("jobs", 10);
-			ClaimedMessage claimed = offset.claim("jobs", 1, Duration.ofMinutes(5)).get(0);
-			assertThat(offset.expireLeases("jobs", 10, 3).expired()).isZero();
+			Transitions.promote(offset, "jobs", 10);
+			ClaimedMessage claimed = Transitions.claim(offset, "jobs", 1, Duration.ofMinutes(5)).get(0);
+			assertThat(Transitions.expireLeases(offset, "jobs", 10, 3).expired()).isZero();
 			redis.opsForValue().set(offset.clock().offsetKey(), String.valueOf(Duration.ofMinutes(6).toNanos() / 1000));
-			assertThat(offset.expireLeases("jobs", 10, 3).expired()).isOne();
-			assertThat(offset.promote("jobs", 10).moved()).isZero();
-			claimed = offset.claim("jobs", 1, Duration.ofMinutes(5)).get(0);
-			long retryDue = offset.retry("jobs", claimed.id(), claimed.leaseToken(), HOUR, null);
+			assertThat(Transitions.expireLeases(offset, "jobs", 10, 3).expired()).isOne();
+			assertThat(Transitions.promote(offset, "jobs", 10).moved()).isZero();
+			claimed = Transitions.claim(offset, "jobs", 1, Duration.ofMinutes(5)).get(0);
+			long retryDue = Transitions.retry(offset, "jobs", claimed.id(), claimed.leaseToken(), HOUR, null);
 			assertThat(retryDue - offset.stats("jobs").nowMillis()).isBetween(HOUR.toMillis() - 5_000, HOUR.toMillis());
 		});
 	}

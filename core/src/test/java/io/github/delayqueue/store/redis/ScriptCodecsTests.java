@@ -14,6 +14,7 @@ import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.store.TopicStore;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -63,11 +64,11 @@ class ScriptCodecsTests {
 	@Test
 	void anEmptyClaimGivesNoMessagesNoMoreAndNoRateLimitWait() {
 		ScriptTest.run((template, store, redis) -> {
-			ClaimResult result = store.claim("orders", "c1", "c1.0", 5, 0, Duration.ofSeconds(30));
+			ClaimResult result = Transitions.claim(store, "orders", "c1", "c1.0", 5, 0, Duration.ofSeconds(30));
 			assertThat(result.messages()).isEmpty();
 			assertThat(result.more()).isFalse();
 			assertThat(result.rateLimitedFor()).isZero();
-			ClaimResult limited = store.claim("orders", "c1", "c1.1", 5, 0, Duration.ofSeconds(30),
+			ClaimResult limited = Transitions.claim(store, "orders", "c1", "c1.1", 5, 0, Duration.ofSeconds(30),
 					new RateLimit(1, Duration.ofSeconds(10)));
 			assertThat(limited.messages()).isEmpty();
 		});
@@ -77,11 +78,11 @@ class ScriptCodecsTests {
 	void aRateLimitedClaimTakesNoMoreThanTheLimitAndSaysHowLongTheRestWaits() {
 		ScriptTest.run((template, store, redis) -> {
 			store.send("orders", List.of(now("a"), now("b"), now("c")));
-			store.promote("orders", 10);
+			Transitions.promote(store, "orders", 10);
 			RateLimit limit = new RateLimit(2, Duration.ofSeconds(10));
-			ClaimResult first = store.claim("orders", "c1", "c1.0", 10, 0, Duration.ofSeconds(30), limit);
+			ClaimResult first = Transitions.claim(store, "orders", "c1", "c1.0", 10, 0, Duration.ofSeconds(30), limit);
 			assertThat(first.messages()).extracting(ClaimedMessage::id).containsExactly("a", "b");
-			ClaimResult second = store.claim("orders", "c1", "c1.1", 10, 0, Duration.ofSeconds(30), limit);
+			ClaimResult second = Transitions.claim(store, "orders", "c1", "c1.1", 10, 0, Duration.ofSeconds(30), limit);
 			assertThat(second.messages()).isEmpty();
 			assertThat(second.rateLimitedFor()).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(10));
 		});
@@ -92,9 +93,9 @@ class ScriptCodecsTests {
 		ScriptTest.run((template, store, redis) -> {
 			assertThat(store.inspect("orders", "nope", 100)).isNull();
 			store.send("orders", List.of(now("a"), now("b")));
-			store.promote("orders", 10);
-			ClaimedMessage claimed = store.claim("orders", 1, Duration.ofMinutes(1)).get(0);
-			assertThat(store.deadLetter("orders", claimed.id(), claimed.leaseToken(), "boom")).isTrue();
+			Transitions.promote(store, "orders", 10);
+			ClaimedMessage claimed = Transitions.claim(store, "orders", 1, Duration.ofMinutes(1)).get(0);
+			assertThat(Transitions.deadLetter(store, "orders", claimed.id(), claimed.leaseToken(), "boom")).isTrue();
 			MessagePage dead = store.page("orders", MessageState.DEAD, 0, 10);
 			assertThat(dead.total()).isEqualTo(1);
 			assertThat(dead.messages()).singleElement().satisfies((m) -> {
@@ -112,18 +113,20 @@ class ScriptCodecsTests {
 	void expireLeasesSplitsTheRequeuedFromTheDeadLetteredIds() {
 		ScriptTest.run((template, store, redis) -> {
 			store.send("orders", List.of(now("a"), now("b")));
-			store.promote("orders", 10);
-			List<ClaimedMessage> claimed = store.claim("orders", 10, Duration.ofMillis(1));
+			Transitions.promote(store, "orders", 10);
+			List<ClaimedMessage> claimed = Transitions.claim(store, "orders", 10, Duration.ofMillis(1));
 			assertThat(claimed).hasSize(2);
 			// a second attempt for "b" only: its attempts reach the maximum of 2
 			LeaseExpiryResult first = await().atMost(Duration.ofSeconds(5))
-				.until(() -> store.expireLeases("orders", 10, 5), (result) -> !result.requeued().isEmpty());
+				.until(() -> Transitions.expireLeases(store, "orders", 10, 5),
+						(result) -> !result.requeued().isEmpty());
 			assertThat(first.requeued()).containsExactlyInAnyOrder("a", "b");
 			assertThat(first.deadLettered()).isEmpty();
-			List<ClaimedMessage> again = store.claim("orders", 10, Duration.ofMillis(1));
+			List<ClaimedMessage> again = Transitions.claim(store, "orders", 10, Duration.ofMillis(1));
 			assertThat(again).hasSize(2);
 			LeaseExpiryResult second = await().atMost(Duration.ofSeconds(5))
-				.until(() -> store.expireLeases("orders", 10, 2), (result) -> !result.deadLettered().isEmpty());
+				.until(() -> Transitions.expireLeases(store, "orders", 10, 2),
+						(result) -> !result.deadLettered().isEmpty());
 			assertThat(second.requeued()).isEmpty();
 			assertThat(second.deadLettered()).containsExactlyInAnyOrder("a", "b");
 			assertThat(second.nextExpiryIn()).isNull();
@@ -135,7 +138,7 @@ class ScriptCodecsTests {
 		ScriptTest.run((template, store, redis) -> {
 			store.send("orders", List.of(now("a"), now("b").withPriority(3), now("c").withPriority(3),
 					new NewMessage("d", true, 3_600_000, new byte[0])));
-			store.promote("orders", 10);
+			Transitions.promote(store, "orders", 10);
 			TopicStats stats = store.stats("orders");
 			assertThat(stats.scheduled()).isEqualTo(1);
 			assertThat(stats.ready()).isEqualTo(3);

@@ -15,6 +15,7 @@ import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.TestStore;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.dao.QueryTimeoutException;
@@ -45,7 +46,7 @@ class ScriptRunnerTests {
 			try (TestStore fixture = TestStore.builder().on(proxy.host(), proxy.port()).sendTimeout(TIMEOUT).build()) {
 				RedisMessageStore store = fixture.store();
 				StringRedisTemplate redis = fixture.redis();
-				store.promote("orders", 10);
+				Transitions.promote(store, "orders", 10);
 				// The script leaves the server's cache: the next call gets NOSCRIPT
 				// and
 				// goes again as EVAL, whose reply is held past the timeout.
@@ -53,7 +54,7 @@ class ScriptRunnerTests {
 				FaultyRedisProxy.Fault held = proxy.delayNextReplyTo(FaultyRedisProxy.named("EVAL"),
 						Duration.ofSeconds(5));
 				int evals = proxy.forwardedCount(FaultyRedisProxy.named("EVAL"));
-				CompletableFuture<PromoteResult> promote = store.promoteAsync("orders", 10, Duration.ZERO);
+				CompletableFuture<PromoteResult> promote = store.topic("orders").promote(10, Duration.ZERO);
 				assertThatExceptionOfType(ExecutionException.class)
 					.isThrownBy(() -> promote.get(TIMEOUT.multipliedBy(10).toMillis(), TimeUnit.MILLISECONDS))
 					.withCauseInstanceOf(QueryTimeoutException.class);

@@ -13,6 +13,7 @@ import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.store.TopicStats;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.core.RedisCallback;
@@ -40,9 +41,9 @@ class ScriptSafetyTests {
 	void claimThatFailsOnAKeyOfTheWrongTypeLeavesTheReadyListAsItWas() {
 		ScriptTest.run((template, store, redis) -> {
 			send(template, "m1", Duration.ZERO);
-			store.promote(TOPIC, 10);
+			Transitions.promote(store, TOPIC, 10);
 			redis.opsForValue().set(store.keys(TOPIC).scheduled(), "not a sorted set");
-			assertThatThrownBy(() -> store.claim(TOPIC, 1, LEASE)).satisfies(this::isWrongType);
+			assertThatThrownBy(() -> Transitions.claim(store, TOPIC, 1, LEASE)).satisfies(this::isWrongType);
 			assertThat(redis.opsForList().range(store.keys(TOPIC).ready(), 0, -1)).containsExactly("m1");
 			assertThat(redis.opsForZSet().zCard(store.keys(TOPIC).inFlight())).isZero();
 		});
@@ -53,11 +54,12 @@ class ScriptSafetyTests {
 		ScriptTest.run((template, store, redis) -> {
 			template.send(
 					DelayMessage.builder(TOPIC, "payload of m1").id("m1").deduplicateFor(Duration.ofHours(1)).build());
-			store.promote(TOPIC, 10);
-			List<ClaimedMessage> claimed = store.claim(TOPIC, 1, LEASE);
+			Transitions.promote(store, TOPIC, 10);
+			List<ClaimedMessage> claimed = Transitions.claim(store, TOPIC, 1, LEASE);
 			assertThat(claimed).extracting(ClaimedMessage::id).containsExactly("m1");
 			redis.opsForValue().set(store.keys(TOPIC).priorities(), "not a hash");
-			assertThatThrownBy(() -> store.ack(TOPIC, "m1", claimed.get(0).leaseToken())).satisfies(this::isWrongType);
+			assertThatThrownBy(() -> Transitions.ack(store, TOPIC, "m1", claimed.get(0).leaseToken()))
+				.satisfies(this::isWrongType);
 			assertStillInFlight(store, redis, "m1");
 			// Found by the model test: the id was remembered before the call failed.
 			assertThat(redis.hasKey(store.keys(TOPIC).remembered())).isFalse();
@@ -69,7 +71,7 @@ class ScriptSafetyTests {
 		ScriptTest.run((template, store, redis) -> {
 			ClaimedMessage claimed = sendAndClaim(template, store, "m1");
 			redis.opsForValue().set(store.keys(TOPIC).deadMessages(), "not a hash");
-			assertThatThrownBy(() -> store.deadLetter(TOPIC, "m1", claimed.leaseToken(), "boom"))
+			assertThatThrownBy(() -> Transitions.deadLetter(store, TOPIC, "m1", claimed.leaseToken(), "boom"))
 				.satisfies(this::isWrongType);
 			assertStillInFlight(store, redis, "m1");
 		});
@@ -80,9 +82,9 @@ class ScriptSafetyTests {
 		ScriptTest.run((template, store, redis) -> {
 			ClaimedMessage claimed = sendAndClaim(template, store, "m1");
 			ClaimedMessage dying = sendAndClaim(template, store, "m2");
-			assertThat(store.deadLetter(TOPIC, "m2", dying.leaseToken(), "boom")).isTrue();
+			assertThat(Transitions.deadLetter(store, TOPIC, "m2", dying.leaseToken(), "boom")).isTrue();
 			redis.opsForValue().set(store.keys(TOPIC).deadPriorities(), "not a hash");
-			assertThatThrownBy(() -> store.deadLetter(TOPIC, "m1", claimed.leaseToken(), "boom"))
+			assertThatThrownBy(() -> Transitions.deadLetter(store, TOPIC, "m1", claimed.leaseToken(), "boom"))
 				.satisfies(this::isWrongType);
 			assertStillInFlight(store, redis, "m1");
 			assertThatThrownBy(() -> store.replayDead(TOPIC, List.of("m2"))).satisfies(this::isWrongType);
@@ -95,9 +97,9 @@ class ScriptSafetyTests {
 	void replayOfADeadLetterWithAPriorityThatFailsOnThePrioritiesOfTheWrongTypeLeavesItDead() {
 		ScriptTest.run((template, store, redis) -> {
 			template.send(DelayMessage.builder(TOPIC, "payload of m1").id("m1").priority(7).build());
-			store.promote(TOPIC, 10);
-			ClaimedMessage claimed = store.claim(TOPIC, 1, LEASE).get(0);
-			assertThat(store.deadLetter(TOPIC, "m1", claimed.leaseToken(), "boom")).isTrue();
+			Transitions.promote(store, TOPIC, 10);
+			ClaimedMessage claimed = Transitions.claim(store, TOPIC, 1, LEASE).get(0);
+			assertThat(Transitions.deadLetter(store, TOPIC, "m1", claimed.leaseToken(), "boom")).isTrue();
 			redis.opsForValue().set(store.keys(TOPIC).priorities(), "not a hash");
 			assertThatThrownBy(() -> store.replayDead(TOPIC, List.of("m1"))).satisfies(this::isWrongType);
 			redis.delete(store.keys(TOPIC).priorities());
@@ -110,10 +112,10 @@ class ScriptSafetyTests {
 	void leaseExpiryThatFailsOnAKeyOfTheWrongTypeLeavesTheMessageInFlight() {
 		ScriptTest.run((template, store, redis) -> {
 			send(template, "m1", Duration.ZERO);
-			store.promote(TOPIC, 10);
-			assertThat(store.claim(TOPIC, 1, Duration.ZERO)).hasSize(1);
+			Transitions.promote(store, TOPIC, 10);
+			assertThat(Transitions.claim(store, TOPIC, 1, Duration.ZERO)).hasSize(1);
 			redis.opsForValue().set(store.keys(TOPIC).deadErrors(), "not a hash");
-			assertThatThrownBy(() -> store.expireLeases(TOPIC, 10, 1)).satisfies(this::isWrongType);
+			assertThatThrownBy(() -> Transitions.expireLeases(store, TOPIC, 10, 1)).satisfies(this::isWrongType);
 			assertStillInFlight(store, redis, "m1");
 		});
 	}
@@ -123,7 +125,8 @@ class ScriptSafetyTests {
 		ScriptTest.run((template, store, redis) -> {
 			ClaimedMessage claimed = sendAndClaim(template, store, "m1");
 			redis.opsForValue().set(store.keys(TOPIC).scheduled(), "not a sorted set");
-			assertThatThrownBy(() -> store.retry(TOPIC, "m1", claimed.leaseToken(), Duration.ofSeconds(1), null))
+			assertThatThrownBy(
+					() -> Transitions.retry(store, TOPIC, "m1", claimed.leaseToken(), Duration.ofSeconds(1), null))
 				.satisfies(this::isWrongType);
 			assertStillInFlight(store, redis, "m1");
 		});
@@ -135,7 +138,8 @@ class ScriptSafetyTests {
 			ClaimedMessage claimed = sendAndClaim(template, store, "m1");
 			redis.delete(store.keys(TOPIC).ready());
 			redis.opsForValue().set(store.keys(TOPIC).ready(), "not a list");
-			assertThatThrownBy(() -> store.release(TOPIC, "m1", claimed.leaseToken())).satisfies(this::isWrongType);
+			assertThatThrownBy(() -> Transitions.release(store, TOPIC, "m1", claimed.leaseToken()))
+				.satisfies(this::isWrongType);
 			assertStillInFlight(store, redis, "m1");
 		});
 	}
@@ -144,12 +148,12 @@ class ScriptSafetyTests {
 	void extendingALeaseTwiceWithTheSameTokenKeepsTheLease() {
 		ScriptTest.run((template, store, redis) -> {
 			ClaimedMessage claimed = sendAndClaim(template, store, "m1");
-			long first = store.extendLease(TOPIC, "m1", claimed.leaseToken(), LEASE);
+			long first = Transitions.extendLease(store, TOPIC, "m1", claimed.leaseToken(), LEASE);
 			// The same request again, as a client sends it after losing the first reply.
-			long second = store.extendLease(TOPIC, "m1", claimed.leaseToken(), LEASE);
+			long second = Transitions.extendLease(store, TOPIC, "m1", claimed.leaseToken(), LEASE);
 			assertThat(first).isPositive();
 			assertThat(second).isGreaterThanOrEqualTo(first);
-			assertThat(store.ack(TOPIC, "m1", claimed.leaseToken())).isTrue();
+			assertThat(Transitions.ack(store, TOPIC, "m1", claimed.leaseToken())).isTrue();
 		});
 	}
 
@@ -157,12 +161,13 @@ class ScriptSafetyTests {
 	void aLeaseIsProvenByItsTokenAndNotByItsDeadline() {
 		ScriptTest.run((template, store, redis) -> {
 			ClaimedMessage claimed = sendAndClaim(template, store, "m1");
-			assertThat(store.ack(TOPIC, "m1", "someone else's token")).isFalse();
-			assertThat(store.retry(TOPIC, "m1", "someone else's token", Duration.ZERO, null)).isEqualTo(-1);
-			assertThat(store.deadLetter(TOPIC, "m1", "someone else's token", "x")).isFalse();
-			assertThat(store.release(TOPIC, "m1", "someone else's token")).isFalse();
+			assertThat(Transitions.ack(store, TOPIC, "m1", "someone else's token")).isFalse();
+			assertThat(Transitions.retry(store, TOPIC, "m1", "someone else's token", Duration.ZERO, null))
+				.isEqualTo(-1);
+			assertThat(Transitions.deadLetter(store, TOPIC, "m1", "someone else's token", "x")).isFalse();
+			assertThat(Transitions.release(store, TOPIC, "m1", "someone else's token")).isFalse();
 			assertStillInFlight(store, redis, "m1");
-			assertThat(store.ack(TOPIC, "m1", claimed.leaseToken())).isTrue();
+			assertThat(Transitions.ack(store, TOPIC, "m1", claimed.leaseToken())).isTrue();
 		});
 	}
 
@@ -172,17 +177,17 @@ class ScriptSafetyTests {
 			for (String id : List.of("m1", "m2", "m3")) {
 				send(template, id, Duration.ZERO);
 			}
-			store.promote(TOPIC, 10);
-			ClaimResult first = store.claim(TOPIC, "consumer-a", "consumer-a.1", 2, 0, LEASE);
-			ClaimResult again = store.claim(TOPIC, "consumer-a", "consumer-a.1", 2, 0, LEASE);
+			Transitions.promote(store, TOPIC, 10);
+			ClaimResult first = Transitions.claim(store, TOPIC, "consumer-a", "consumer-a.1", 2, 0, LEASE);
+			ClaimResult again = Transitions.claim(store, TOPIC, "consumer-a", "consumer-a.1", 2, 0, LEASE);
 			assertThat(first.messages()).extracting(ClaimedMessage::id).containsExactly("m1", "m2");
 			assertThat(again.messages()).extracting(ClaimedMessage::id).containsExactly("m1", "m2");
 			assertThat(again.messages().get(0).leaseDeadlineMillis())
 				.isEqualTo(first.messages().get(0).leaseDeadlineMillis());
 			assertThat(redis.opsForList().range(store.keys(TOPIC).ready(), 0, -1)).containsExactly("m3");
-			assertThat(store.ack(TOPIC, List.of("m1", "m2"), List.of("consumer-a.1", "consumer-a.1")))
+			assertThat(Transitions.ack(store, TOPIC, List.of("m1", "m2"), List.of("consumer-a.1", "consumer-a.1")))
 				.containsExactly(true, true);
-			ClaimResult next = store.claim(TOPIC, "consumer-a", "consumer-a.2", 2, 0, LEASE);
+			ClaimResult next = Transitions.claim(store, TOPIC, "consumer-a", "consumer-a.2", 2, 0, LEASE);
 			assertThat(next.messages()).extracting(ClaimedMessage::id).containsExactly("m3");
 		});
 	}
@@ -191,9 +196,9 @@ class ScriptSafetyTests {
 	void claimOfMoreThanOneScriptCallCanTakeIsRefusedBeforeAnythingMoves() {
 		ScriptTest.run((template, store, redis) -> {
 			send(template, "m1", Duration.ZERO);
-			store.promote(TOPIC, 10);
-			assertThatIllegalArgumentException()
-				.isThrownBy(() -> store.claim(TOPIC, "c", "c.1", RedisMessageStore.MAX_IDS_PER_CALL + 1, 0, LEASE))
+			Transitions.promote(store, TOPIC, 10);
+			assertThatIllegalArgumentException().isThrownBy(
+					() -> Transitions.claim(store, TOPIC, "c", "c.1", RedisMessageStore.MAX_IDS_PER_CALL + 1, 0, LEASE))
 				.withMessageContaining("1 to 1000");
 			assertThat(redis.opsForList().range(store.keys(TOPIC).ready(), 0, -1)).containsExactly("m1");
 		});
@@ -207,8 +212,8 @@ class ScriptSafetyTests {
 				messages.add(DelayMessage.builder(TOPIC, "x").id("m" + i).build());
 			}
 			template.sendAll(messages);
-			store.promote(TOPIC, 5000);
-			ClaimResult claimed = store.claim(TOPIC, "c", "c.1", 1000, 1000, LEASE);
+			Transitions.promote(store, TOPIC, 5000);
+			ClaimResult claimed = Transitions.claim(store, TOPIC, "c", "c.1", 1000, 1000, LEASE);
 			assertThat(claimed.messages()).hasSize(1000);
 			TopicStats stats = store.stats(TOPIC);
 			assertThat(stats.inFlight()).isEqualTo(1000);
@@ -225,13 +230,13 @@ class ScriptSafetyTests {
 				messages.add(DelayMessage.builder(TOPIC, "x").id("m" + i).build());
 			}
 			template.sendAll(messages);
-			store.promote(TOPIC, 1000);
-			List<ClaimedMessage> claimed = store.claim(TOPIC, "c", "c.1", 1000, 0, LEASE).messages();
+			Transitions.promote(store, TOPIC, 1000);
+			List<ClaimedMessage> claimed = Transitions.claim(store, TOPIC, "c", "c.1", 1000, 0, LEASE).messages();
 			List<String> ids = claimed.stream().map(ClaimedMessage::id).toList();
 			List<String> tokens = claimed.stream().map(ClaimedMessage::leaseToken).toList();
-			assertThat(store.extendLeases(TOPIC, ids, tokens, LEASE.multipliedBy(2)))
+			assertThat(Transitions.extendLeases(store, TOPIC, ids, tokens, LEASE.multipliedBy(2)))
 				.allSatisfy((deadline) -> assertThat(deadline).isGreaterThan(claimed.get(0).leaseDeadlineMillis()));
-			assertThat(store.release(TOPIC, ids, tokens)).hasSize(1000).containsOnly(true);
+			assertThat(Transitions.release(store, TOPIC, ids, tokens)).hasSize(1000).containsOnly(true);
 			assertThat(redis.opsForList().range(store.keys(TOPIC).ready(), 0, -1)).as("at the head, in order")
 				.containsExactlyElementsOf(ids);
 			assertThat(redis.opsForZSet().zCard(store.keys(TOPIC).inFlight())).isZero();
@@ -245,12 +250,13 @@ class ScriptSafetyTests {
 			for (int i = 0; i <= RedisMessageStore.MAX_IDS_PER_CALL; i++) {
 				ids.add("m" + i);
 			}
-			assertThatIllegalArgumentException().isThrownBy(() -> store.extendLeases(TOPIC, ids, ids, LEASE))
+			assertThatIllegalArgumentException()
+				.isThrownBy(() -> Transitions.extendLeases(store, TOPIC, ids, ids, LEASE))
 				.withMessage("A call takes 1 to 1000 message ids, but was given 1001");
-			assertThatIllegalArgumentException().isThrownBy(() -> store.release(TOPIC, ids, ids))
+			assertThatIllegalArgumentException().isThrownBy(() -> Transitions.release(store, TOPIC, ids, ids))
 				.withMessage("A call takes 1 to 1000 message ids, but was given 1001");
 			assertThatIllegalArgumentException()
-				.isThrownBy(() -> store.release(TOPIC, List.of("m1", "m2"), List.of("token")))
+				.isThrownBy(() -> Transitions.release(store, TOPIC, List.of("m1", "m2"), List.of("token")))
 				.withMessage("A call takes one lease token per message id, but was given 2 ids and 1 lease tokens");
 		});
 	}
@@ -264,14 +270,14 @@ class ScriptSafetyTests {
 			}
 			template.sendAll(messages);
 			send(template, "live", Duration.ZERO);
-			store.promote(TOPIC, 5000);
+			Transitions.promote(store, TOPIC, 5000);
 			for (int i = 0; i < 2500; i++) {
 				template.cancel(TOPIC, "cancelled-" + i);
 			}
 			List<ClaimResult> results = new ArrayList<>();
 			ClaimResult result;
 			do {
-				result = store.claim(TOPIC, "c", "c." + results.size(), 1, 0, LEASE);
+				result = Transitions.claim(store, TOPIC, "c", "c." + results.size(), 1, 0, LEASE);
 				results.add(result);
 			}
 			while (result.messages().isEmpty() && result.more());
@@ -285,14 +291,14 @@ class ScriptSafetyTests {
 		ScriptTest.run((template, store, redis) -> {
 			send(template, "early-1", Duration.ofSeconds(30));
 			send(template, "early-2", Duration.ofSeconds(31));
-			store.promote(TOPIC, 10, Duration.ofMinutes(1));
+			Transitions.promote(store, TOPIC, 10, Duration.ofMinutes(1));
 			// A message whose lease expired goes to the tail of the ready list, behind
 			// early ones.
 			send(template, "due", Duration.ZERO);
-			store.promote(TOPIC, 10, Duration.ZERO);
+			Transitions.promote(store, TOPIC, 10, Duration.ZERO);
 			assertThat(redis.opsForList().range(store.keys(TOPIC).ready(), 0, -1)).containsExactly("early-1", "early-2",
 					"due");
-			ClaimResult claimed = store.claim(TOPIC, "c", "c.1", 1, 0, LEASE);
+			ClaimResult claimed = Transitions.claim(store, TOPIC, "c", "c.1", 1, 0, LEASE);
 			assertThat(claimed.messages()).extracting(ClaimedMessage::id).containsExactly("due");
 			assertThat(redis.opsForList().range(store.keys(TOPIC).ready(), 0, -1)).containsExactly("early-1",
 					"early-2");
@@ -303,11 +309,11 @@ class ScriptSafetyTests {
 	void anIdThatDiesAgainKeepsItsEarlierDeadLetter() {
 		ScriptTest.run((template, store, redis) -> {
 			ClaimedMessage first = sendAndClaim(template, store, "order-1");
-			assertThat(store.deadLetter(TOPIC, "order-1", first.leaseToken(), "first failure")).isTrue();
+			assertThat(Transitions.deadLetter(store, TOPIC, "order-1", first.leaseToken(), "first failure")).isTrue();
 			template.send(DelayMessage.builder(TOPIC, "second payload").id("order-1").build());
-			store.promote(TOPIC, 10);
-			ClaimedMessage second = store.claim(TOPIC, 1, LEASE).get(0);
-			assertThat(store.deadLetter(TOPIC, "order-1", second.leaseToken(), "second failure")).isTrue();
+			Transitions.promote(store, TOPIC, 10);
+			ClaimedMessage second = Transitions.claim(store, TOPIC, 1, LEASE).get(0);
+			assertThat(Transitions.deadLetter(store, TOPIC, "order-1", second.leaseToken(), "second failure")).isTrue();
 			List<MessageSummary> dead = store.page(TOPIC, MessageState.DEAD, 0, 10).messages();
 			assertThat(dead).hasSize(2);
 			assertThat(dead).extracting(MessageSummary::lastError)
@@ -327,7 +333,7 @@ class ScriptSafetyTests {
 		ScriptTest.run((template, store, redis) -> {
 			for (String id : List.of("d1", "d2", "d3", "d4")) {
 				ClaimedMessage claimed = sendAndClaim(template, store, id);
-				store.deadLetter(TOPIC, id, claimed.leaseToken(), "boom");
+				Transitions.deadLetter(store, TOPIC, id, claimed.leaseToken(), "boom");
 			}
 			assertThat(store.purgeDead(TOPIC, List.of("d1"))).isEqualTo(1);
 			assertThat(store.purgeDead(TOPIC, List.of("d1"))).isZero();
@@ -346,7 +352,7 @@ class ScriptSafetyTests {
 			assertThatIllegalArgumentException().isThrownBy(() -> store.purgeDead(TOPIC, 0));
 			assertThatIllegalArgumentException().isThrownBy(() -> store.replayDead(TOPIC, 0, 0));
 			assertThatIllegalArgumentException().isThrownBy(() -> store.page(TOPIC, MessageState.DEAD, 0, 0));
-			assertThatIllegalArgumentException().isThrownBy(() -> store.ack(TOPIC, List.of(), List.of()));
+			assertThatIllegalArgumentException().isThrownBy(() -> Transitions.ack(store, TOPIC, List.of(), List.of()));
 		});
 	}
 
@@ -400,7 +406,7 @@ class ScriptSafetyTests {
 	}
 
 	private void isWrongType(Throwable ex) {
-		assertThat(RedisMessageStore.isWrongType(ex)).as("a WRONGTYPE failure: %s", ex).isTrue();
+		assertThat(WrongTypeKeys.isWrongType(ex)).as("a WRONGTYPE failure: %s", ex).isTrue();
 	}
 
 	private static long scriptCalls(StringRedisTemplate redis) {
@@ -423,8 +429,8 @@ class ScriptSafetyTests {
 
 	private static ClaimedMessage sendAndClaim(DelayQueueTemplate template, RedisMessageStore store, String id) {
 		send(template, id, Duration.ZERO);
-		store.promote(TOPIC, 10);
-		List<ClaimedMessage> claimed = store.claim(TOPIC, 1, LEASE);
+		Transitions.promote(store, TOPIC, 10);
+		List<ClaimedMessage> claimed = Transitions.claim(store, TOPIC, 1, LEASE);
 		assertThat(claimed).extracting(ClaimedMessage::id).containsExactly(id);
 		return claimed.get(0);
 	}

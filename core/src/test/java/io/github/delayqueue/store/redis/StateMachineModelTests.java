@@ -42,6 +42,7 @@ import io.github.delayqueue.store.redis.QueueModel.State;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.TestStore;
+import io.github.delayqueue.testsupport.Transitions;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
@@ -326,7 +327,7 @@ class StateMachineModelTests {
 			}
 			catch (DataAccessException ex) {
 				count("wrong type refused");
-				assertThat(RedisMessageStore.isWrongType(ex)).as(describe("a WRONGTYPE failure: " + ex)).isTrue();
+				assertThat(WrongTypeKeys.isWrongType(ex)).as(describe("a WRONGTYPE failure: " + ex)).isTrue();
 				assertThat(contents(operation)).as(describe("a call that failed changed nothing")).isEqualTo(broken);
 				restore(key, dumps.get(key));
 				assertThat(contents(operation)).as(describe("the broken key restored")).isEqualTo(intact);
@@ -807,7 +808,7 @@ class StateMachineModelTests {
 
 				@Override
 				Object run() {
-					return Run.this.store.promote(Run.this.topic, limit, Duration.ofMillis(lookahead));
+					return Transitions.promote(Run.this.store, Run.this.topic, limit, Duration.ofMillis(lookahead));
 				}
 
 				@Override
@@ -842,7 +843,8 @@ class StateMachineModelTests {
 
 				@Override
 				Object run() {
-					return Run.this.store.claim(Run.this.topic, consumer.id, token, limit, earlyLimit, lease);
+					return Transitions.claim(Run.this.store, Run.this.topic, consumer.id, token, limit, earlyLimit,
+							lease);
 				}
 
 				@Override
@@ -918,7 +920,7 @@ class StateMachineModelTests {
 
 				@Override
 				Object run() {
-					return Run.this.store.ack(Run.this.topic, ids, tokens);
+					return Transitions.ack(Run.this.store, Run.this.topic, ids, tokens);
 				}
 
 				@Override
@@ -963,7 +965,8 @@ class StateMachineModelTests {
 
 				@Override
 				Object run() {
-					return Run.this.store.retry(Run.this.topic, lease[0], lease[1], Duration.ofMillis(backoff), error);
+					return Transitions.retry(Run.this.store, Run.this.topic, lease[0], lease[1],
+							Duration.ofMillis(backoff), error);
 				}
 
 				@Override
@@ -996,7 +999,7 @@ class StateMachineModelTests {
 
 				@Override
 				Object run() {
-					return Run.this.store.deadLetter(Run.this.topic, lease[0], lease[1], error);
+					return Transitions.deadLetter(Run.this.store, Run.this.topic, lease[0], lease[1], error);
 				}
 
 				@Override
@@ -1026,7 +1029,7 @@ class StateMachineModelTests {
 
 				@Override
 				Object run() {
-					return Run.this.store.release(Run.this.topic, ids, tokens);
+					return Transitions.release(Run.this.store, Run.this.topic, ids, tokens);
 				}
 
 				@Override
@@ -1062,7 +1065,7 @@ class StateMachineModelTests {
 
 				@Override
 				Object run() {
-					return Run.this.store.releaseClaim(Run.this.topic, consumer.id, token, LONG_LEASE);
+					return Transitions.releaseClaim(Run.this.store, Run.this.topic, consumer.id, token, LONG_LEASE);
 				}
 
 				@Override
@@ -1094,7 +1097,8 @@ class StateMachineModelTests {
 
 				@Override
 				Object run() {
-					return Run.this.store.extendLeases(Run.this.topic, ids, tokens, Duration.ofMillis(length));
+					return Transitions.extendLeases(Run.this.store, Run.this.topic, ids, tokens,
+							Duration.ofMillis(length));
 				}
 
 				@Override
@@ -1146,7 +1150,7 @@ class StateMachineModelTests {
 
 				@Override
 				Object run() {
-					return Run.this.store.expireLeases(Run.this.topic, limit, maxAttempts);
+					return Transitions.expireLeases(Run.this.store, Run.this.topic, limit, maxAttempts);
 				}
 
 				@Override
