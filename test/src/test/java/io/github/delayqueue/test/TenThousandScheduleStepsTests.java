@@ -31,7 +31,8 @@ class TenThousandScheduleStepsTests {
 		Duration took = Duration.ofNanos(System.nanoTime() - started);
 		TopicStats stats = this.clock.store().inspector("unheard").stats();
 		// The ticks of the span (its last one may fall a moment after its end, by where
-		// the first tick fell), and one or two the poller sent in the real time before it.
+		// the first tick fell), and one or two the poller sent in the real time before
+		// it.
 		assertThat(stats.scheduled() + stats.ready()).isBetween(9_999L, 10_002L);
 		assertThat(took).isGreaterThan(this.clock.timeout());
 		System.out.println("10,000 schedule steps took " + took);

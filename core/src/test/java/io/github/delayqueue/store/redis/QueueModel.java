@@ -9,6 +9,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.github.delayqueue.store.CorruptMessageException;
 import io.github.delayqueue.store.MessageFormat;
@@ -754,8 +756,24 @@ final class QueueModel {
 		return message != null && message.state != State.IN_FLIGHT;
 	}
 
+	/**
+	 * The message id a dead letter's name stands for (id_of_name.lua): the name without
+	 * its ends of {@code ~<digits>~*}, one after another.
+	 */
+	static String idOfName(String name) {
+		Matcher matcher = BURIED_NAME.matcher(name);
+		while (matcher.matches()) {
+			name = matcher.group(1);
+			matcher = BURIED_NAME.matcher(name);
+		}
+		return name;
+	}
+
+	private static final Pattern BURIED_NAME = Pattern.compile("^(.+)~\\d+~*$", Pattern.DOTALL);
+
 	// replay.lua: dead -> scheduled, due at the replay's time, attempts 0, error dropped
-	// (and the body's error header), unless its id is remembered,
+	// (and the body's error header), unless its id (or, for an earlier dead letter kept
+	// as <id>~<time it died>, that id) is remembered,
 	// its priority moved back from the dead priorities; skipped
 	// while the id is stored again. Reads every id before it moves any; an id named twice
 	// counts
@@ -764,7 +782,8 @@ final class QueueModel {
 		List<String> ids = named.stream().distinct().toList();
 		List<Boolean> replayable = new ArrayList<>();
 		for (String id : ids) {
-			replayable.add(this.dead.containsKey(id) && !this.live.containsKey(id) && !this.remembered.containsKey(id));
+			replayable.add(this.dead.containsKey(id) && !this.live.containsKey(id) && !this.remembered.containsKey(id)
+					&& !this.remembered.containsKey(idOfName(id)));
 		}
 		Map<String, Dead> read = new LinkedHashMap<>();
 		ids.forEach((id) -> read.put(id, this.dead.get(id)));
