@@ -100,12 +100,14 @@ class RedisConnectionFailureAnalyzerTests {
 		return analysis;
 	}
 
-	private static int closedPort() throws IOException {
+	/** A loopback port nothing listens on. */
+	static int closedPort() throws IOException {
 		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
 			return socket.getLocalPort();
 		}
 	}
 
+	/** An application with one listener, on the auto-configuration. */
 	@Configuration(proxyBeanMethods = false)
 	@ImportAutoConfiguration({ DataRedisAutoConfiguration.class, JacksonAutoConfiguration.class,
 			DelayQueueAutoConfiguration.class })

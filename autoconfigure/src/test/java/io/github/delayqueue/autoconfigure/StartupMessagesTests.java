@@ -2,24 +2,16 @@ package io.github.delayqueue.autoconfigure;
 
 import java.io.IOException;
 import java.net.ConnectException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.util.Arrays;
 
-import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.test.redis.TestRedis;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
-import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
@@ -33,8 +25,9 @@ class StartupMessagesTests {
 
 	@Test
 	void aStartWhoseCountCheckFindsNoRedisSaysThatItFailsNextIfRedisRefuses(CapturedOutput output) throws IOException {
-		int port = closedPort();
-		SpringApplication application = new SpringApplication(ListenerApplication.class);
+		int port = RedisConnectionFailureAnalyzerTests.closedPort();
+		SpringApplication application = new SpringApplication(
+				RedisConnectionFailureAnalyzerTests.ListenerApplication.class);
 		application.setWebApplicationType(WebApplicationType.NONE);
 		assertThatException()
 			.isThrownBy(
@@ -50,7 +43,8 @@ class StartupMessagesTests {
 
 	@Test
 	void anInvalidScheduleIsShownByItsSettingsInTheBindFailure(CapturedOutput output) {
-		SpringApplication application = new SpringApplication(ListenerApplication.class);
+		SpringApplication application = new SpringApplication(
+				RedisConnectionFailureAnalyzerTests.ListenerApplication.class);
 		application.setWebApplicationType(WebApplicationType.NONE);
 		String[] args = Arrays.stream(TestRedis.shared().springProperties())
 			.map((property) -> "--" + property)
@@ -66,32 +60,6 @@ class StartupMessagesTests {
 					+ " misfire=FIRE_ONCE\"")
 			.contains("delay-queue.schedules.broken: Schedule 'broken' has an invalid cron")
 			.doesNotContain("ScheduleProperties@");
-	}
-
-	private static int closedPort() throws IOException {
-		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-			return socket.getLocalPort();
-		}
-	}
-
-	@Configuration(proxyBeanMethods = false)
-	@ImportAutoConfiguration({ DataRedisAutoConfiguration.class, JacksonAutoConfiguration.class,
-			DelayQueueAutoConfiguration.class })
-	static class ListenerApplication {
-
-		@Bean
-		NoteListener noteListener() {
-			return new NoteListener();
-		}
-
-	}
-
-	static class NoteListener {
-
-		@DelayListener(topic = "notes")
-		void on(String payload) {
-		}
-
 	}
 
 }
