@@ -3,8 +3,8 @@ package io.github.delayqueue.actuate;
 import java.time.Duration;
 import java.util.Map;
 
-import io.github.delayqueue.core.DelayMessage;
-import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.producer.DelayMessage;
+import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

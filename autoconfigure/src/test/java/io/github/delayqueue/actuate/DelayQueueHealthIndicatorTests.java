@@ -10,7 +10,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 import io.github.delayqueue.autoconfigure.DelayQueueActuatorAutoConfiguration;
-import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.testsupport.FailingClaims;

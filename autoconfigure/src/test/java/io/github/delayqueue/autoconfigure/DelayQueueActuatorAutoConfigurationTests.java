@@ -5,7 +5,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
 import io.github.delayqueue.actuate.DelayQueueHealthIndicator;
-import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.schedule.DelayQueueSchedules;
 import io.github.delayqueue.schedule.Schedule;

@@ -14,8 +14,8 @@ import java.util.Map;
 
 import io.github.delayqueue.convert.JsonPayloadConverter;
 import io.github.delayqueue.convert.PayloadConverter;
-import io.github.delayqueue.core.DelayQueueTemplate;
-import io.github.delayqueue.core.SendResult;
+import io.github.delayqueue.producer.DelayQueueTemplate;
+import io.github.delayqueue.producer.SendResult;
 import io.github.delayqueue.listener.DelayListenerAnnotationBeanPostProcessor;
 import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
 import io.github.delayqueue.listener.LatePolicy;

@@ -4,10 +4,10 @@ import java.lang.reflect.Method;
 import java.time.Duration;
 
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
-import io.github.delayqueue.core.DelayMessage;
-import io.github.delayqueue.core.DelayQueueTemplate;
-import io.github.delayqueue.core.InvalidMessageException;
-import io.github.delayqueue.core.Topics;
+import io.github.delayqueue.producer.DelayMessage;
+import io.github.delayqueue.producer.DelayQueueTemplate;
+import io.github.delayqueue.producer.InvalidMessageException;
+import io.github.delayqueue.producer.Topics;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.listener.DelayListenerEndpoint;
 import io.github.delayqueue.listener.LatePolicy;

@@ -13,8 +13,8 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 
-import io.github.delayqueue.core.DelayMessage;
-import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.producer.DelayMessage;
+import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;

@@ -5,9 +5,9 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.github.delayqueue.autoconfigure.DelayQueueProperties;
-import io.github.delayqueue.core.DelayMessage;
-import io.github.delayqueue.core.DelayQueueTemplate;
-import io.github.delayqueue.core.SendResult;
+import io.github.delayqueue.producer.DelayMessage;
+import io.github.delayqueue.producer.DelayQueueTemplate;
+import io.github.delayqueue.producer.SendResult;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.store.redis.RedisMessageStore;

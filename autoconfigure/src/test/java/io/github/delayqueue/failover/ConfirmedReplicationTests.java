@@ -2,10 +2,10 @@ package io.github.delayqueue.failover;
 
 import java.time.Duration;
 
-import io.github.delayqueue.core.DelayMessage;
-import io.github.delayqueue.core.DelayQueueTemplate;
-import io.github.delayqueue.core.SendFailedException;
-import io.github.delayqueue.core.SendResult;
+import io.github.delayqueue.producer.DelayMessage;
+import io.github.delayqueue.producer.DelayQueueTemplate;
+import io.github.delayqueue.producer.SendFailedException;
+import io.github.delayqueue.producer.SendResult;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.NotReplicatedException;
 import io.github.delayqueue.store.redis.RedisMessageStore;

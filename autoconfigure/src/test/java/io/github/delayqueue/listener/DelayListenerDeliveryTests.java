@@ -7,9 +7,9 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-import io.github.delayqueue.core.DelayMessage;
-import io.github.delayqueue.core.DelayQueueTemplate;
-import io.github.delayqueue.core.SendResult;
+import io.github.delayqueue.producer.DelayMessage;
+import io.github.delayqueue.producer.DelayQueueTemplate;
+import io.github.delayqueue.producer.SendResult;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
 import io.github.delayqueue.testsupport.Transitions;

@@ -5,11 +5,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-import io.github.delayqueue.core.DelayMessage;
+import io.github.delayqueue.producer.DelayMessage;
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
 import io.github.delayqueue.actuate.DelayQueueEndpoint.MessageDescriptor;
-import io.github.delayqueue.core.DelayQueueTemplate;
-import io.github.delayqueue.core.InvalidMessageException;
+import io.github.delayqueue.producer.DelayQueueTemplate;
+import io.github.delayqueue.producer.InvalidMessageException;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.schedule.DelayQueueSchedules;
 import io.github.delayqueue.store.MessageState;

@@ -8,7 +8,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import com.fasterxml.jackson.annotation.JsonSubTypes;
 import com.fasterxml.jackson.annotation.JsonTypeInfo;
-import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.testsupport.QueueContexts;
 import io.github.delayqueue.autoconfigure.InvalidDelayListenerFailureAnalyzer;
 import org.junit.jupiter.api.Test;

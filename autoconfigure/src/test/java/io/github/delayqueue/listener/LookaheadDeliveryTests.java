@@ -5,8 +5,8 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-import io.github.delayqueue.core.DelayQueueTemplate;
-import io.github.delayqueue.core.SendResult;
+import io.github.delayqueue.producer.DelayQueueTemplate;
+import io.github.delayqueue.producer.SendResult;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.testsupport.QueueContexts;

@@ -8,10 +8,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
-import io.github.delayqueue.core.DelayMessage;
-import io.github.delayqueue.core.DelayQueueTemplate;
-import io.github.delayqueue.core.SendFailedException;
-import io.github.delayqueue.core.SendResult;
+import io.github.delayqueue.producer.DelayMessage;
+import io.github.delayqueue.producer.DelayQueueTemplate;
+import io.github.delayqueue.producer.SendFailedException;
+import io.github.delayqueue.producer.SendResult;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.ListenerState;
 import io.github.delayqueue.store.MessageState;

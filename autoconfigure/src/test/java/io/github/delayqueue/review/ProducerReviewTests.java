@@ -11,10 +11,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
-import io.github.delayqueue.core.DelayMessage;
-import io.github.delayqueue.core.DelayQueueTemplate;
-import io.github.delayqueue.core.SendFailedException;
-import io.github.delayqueue.core.SendResult;
+import io.github.delayqueue.producer.DelayMessage;
+import io.github.delayqueue.producer.DelayQueueTemplate;
+import io.github.delayqueue.producer.SendFailedException;
+import io.github.delayqueue.producer.SendResult;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.TopicPartitions;

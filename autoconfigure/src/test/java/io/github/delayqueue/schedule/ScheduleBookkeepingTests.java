@@ -11,8 +11,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
-import io.github.delayqueue.core.InvalidMessageException;
-import io.github.delayqueue.core.SendResult;
+import io.github.delayqueue.producer.InvalidMessageException;
+import io.github.delayqueue.producer.SendResult;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.store.ScheduleStore;

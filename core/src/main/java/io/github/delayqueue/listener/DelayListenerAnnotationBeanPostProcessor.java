@@ -10,8 +10,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import io.github.delayqueue.core.InvalidMessageException;
-import io.github.delayqueue.core.Topics;
+import io.github.delayqueue.producer.InvalidMessageException;
+import io.github.delayqueue.producer.Topics;
 import io.github.delayqueue.store.TopicPartitions;
 import org.jspecify.annotations.Nullable;
 

@@ -8,7 +8,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
-import io.github.delayqueue.core.Topics;
+import io.github.delayqueue.producer.Topics;
 import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.StoredMessage;
@@ -46,8 +46,8 @@ public final class DelayListenerEndpoint {
 	 * parameter
 	 * @param settings the resolved settings
 	 * @throws IllegalArgumentException if the parameter is a {@code List} without an
-	 * element type, or an {@link io.github.delayqueue.core.InvalidMessageException} if
-	 * the topic is not usable
+	 * element type, or an {@link io.github.delayqueue.producer.InvalidMessageException}
+	 * if the topic is not usable
 	 */
 	public DelayListenerEndpoint(String topic, Object bean, Method method, ListenerSettings settings) {
 		Topics.requireValidOrDeadLetters(topic);

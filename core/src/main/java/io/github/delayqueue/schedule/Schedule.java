@@ -9,10 +9,10 @@ import java.time.ZonedDateTime;
 import java.util.Objects;
 import java.util.function.LongUnaryOperator;
 
-import io.github.delayqueue.core.InvalidMessageException;
-import io.github.delayqueue.core.DelayMessage;
-import io.github.delayqueue.core.MessageIds;
-import io.github.delayqueue.core.Topics;
+import io.github.delayqueue.producer.InvalidMessageException;
+import io.github.delayqueue.producer.DelayMessage;
+import io.github.delayqueue.producer.MessageIds;
+import io.github.delayqueue.producer.Topics;
 import io.github.delayqueue.time.Durations;
 import org.jspecify.annotations.Nullable;
 

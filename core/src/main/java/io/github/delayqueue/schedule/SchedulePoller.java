@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 
-import io.github.delayqueue.core.InvalidMessageException;
+import io.github.delayqueue.producer.InvalidMessageException;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.ScheduleState;

@@ -41,10 +41,10 @@ class PackageDependenciesTests {
 	 */
 	private static final Map<String, Set<String>> ALLOWED = Map.of("time", Set.of(), "store", Set.of("time"),
 			"store.redis", Set.of("store", "time"), "convert", Set.of(), "observation", Set.of(), "metrics",
-			Set.of("store"), "core", Set.of("store", "convert", "metrics", "observation", "time"), "listener",
-			Set.of("core", "convert", "store", "time"), "runtime",
+			Set.of("store"), "producer", Set.of("store", "convert", "metrics", "observation", "time"), "listener",
+			Set.of("producer", "convert", "store", "time"), "runtime",
 			Set.of("store", "listener", "convert", "metrics", "observation", "time"), "schedule",
-			Set.of("core", "store", "time"));
+			Set.of("producer", "store", "time"));
 
 	@Test
 	void eachPackageUsesOnlyThePackagesItMayDependOn() throws IOException {

@@ -5,9 +5,9 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
 
-import io.github.delayqueue.core.DelayMessage;
-import io.github.delayqueue.core.DelayQueueTemplate;
-import io.github.delayqueue.core.SendResult;
+import io.github.delayqueue.producer.DelayMessage;
+import io.github.delayqueue.producer.DelayQueueTemplate;
+import io.github.delayqueue.producer.SendResult;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 

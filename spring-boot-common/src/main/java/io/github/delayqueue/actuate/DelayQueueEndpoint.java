@@ -17,10 +17,10 @@ import java.util.Map;
 import java.util.TreeSet;
 import java.util.function.Supplier;
 
-import io.github.delayqueue.core.DelayQueueTemplate;
-import io.github.delayqueue.core.InvalidMessageException;
-import io.github.delayqueue.core.SendResult;
-import io.github.delayqueue.core.Topics;
+import io.github.delayqueue.producer.DelayQueueTemplate;
+import io.github.delayqueue.producer.InvalidMessageException;
+import io.github.delayqueue.producer.SendResult;
+import io.github.delayqueue.producer.Topics;
 import io.github.delayqueue.listener.DelayListenerEndpoint;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.schedule.DelayQueueSchedules;

@@ -15,7 +15,7 @@ import io.github.delayqueue.schedule.DelayQueueSchedules;
 import io.github.delayqueue.schedule.Schedule;
 import io.github.delayqueue.schedule.SchedulePoller;
 import io.github.delayqueue.convert.PayloadConverter;
-import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.listener.DelayListenerAnnotationBeanPostProcessor;
 import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
 import io.github.delayqueue.listener.DelayListenerErrorHandler;

@@ -4,7 +4,7 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
-import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.dashboard.DashboardAccess;
 import io.github.delayqueue.dashboard.DashboardMeters;
 import io.github.delayqueue.dashboard.DelayQueueDashboard;

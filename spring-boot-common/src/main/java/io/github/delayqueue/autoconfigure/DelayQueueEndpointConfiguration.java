@@ -1,7 +1,7 @@
 package io.github.delayqueue.autoconfigure;
 
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
-import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.schedule.DelayQueueSchedules;
 import io.github.delayqueue.store.MessageStore;

@@ -8,8 +8,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
 
-import io.github.delayqueue.core.InvalidMessageException;
-import io.github.delayqueue.core.Topics;
+import io.github.delayqueue.producer.InvalidMessageException;
+import io.github.delayqueue.producer.Topics;
 import io.github.delayqueue.schedule.Schedule;
 import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.store.RateLimit;

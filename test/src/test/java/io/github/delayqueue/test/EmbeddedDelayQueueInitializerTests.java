@@ -5,7 +5,7 @@ import java.time.Instant;
 import java.util.concurrent.CountDownLatch;
 
 import io.github.delayqueue.autoconfigure.DelayQueueAutoConfiguration;
-import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import org.junit.jupiter.api.Test;

@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.UUID;
 
 import io.github.delayqueue.autoconfigure.DelayQueueAutoConfiguration;
-import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.store.redis.RedisSettingsCheck;
 import org.junit.jupiter.api.Test;
 

@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
 
-import io.github.delayqueue.core.DelayMessage;
+import io.github.delayqueue.producer.DelayMessage;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageSummary;

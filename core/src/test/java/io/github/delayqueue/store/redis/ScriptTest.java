@@ -1,6 +1,6 @@
 package io.github.delayqueue.store.redis;
 
-import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.testsupport.TestStore;
 
 import org.springframework.data.redis.core.StringRedisTemplate;

@@ -2,7 +2,7 @@ package io.github.delayqueue.autoconfigure;
 
 import java.util.concurrent.Executor;
 
-import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 

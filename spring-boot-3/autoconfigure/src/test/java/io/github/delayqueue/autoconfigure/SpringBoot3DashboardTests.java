@@ -2,8 +2,8 @@ package io.github.delayqueue.autoconfigure;
 
 import java.time.Duration;
 
-import io.github.delayqueue.core.DelayMessage;
-import io.github.delayqueue.core.DelayQueueTemplate;
+import io.github.delayqueue.producer.DelayMessage;
+import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.dashboard.DelayQueueDashboard;
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package io.github.delayqueue.core;
+package io.github.delayqueue.producer;
 
 import java.time.Duration;
 import java.util.ArrayDeque;

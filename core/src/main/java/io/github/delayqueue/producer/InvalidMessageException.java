@@ -1,4 +1,4 @@
-package io.github.delayqueue.core;
+package io.github.delayqueue.producer;
 
 /**
  * Thrown when a message, topic or listener cannot be accepted. Nothing has been stored
