@@ -12,6 +12,8 @@ import java.util.Comparator;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import org.jspecify.annotations.Nullable;
@@ -32,6 +34,11 @@ public final class RedisServerProcess implements AutoCloseable {
 	private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
 
 	private static final long PING_INTERVAL_MILLIS = 20;
+
+	/** How many free ports a launch tries before it gives up. */
+	private static final int LAUNCH_ATTEMPTS = 5;
+
+	private static final Pattern PROCESS_ID = Pattern.compile("process_id:(\\d+)");
 
 	private static final Path SHELL = Path.of("/bin/sh");
 
@@ -108,21 +115,27 @@ public final class RedisServerProcess implements AutoCloseable {
 
 	private static RedisServerProcess launch(Path binary, List<String> extraArguments,
 			@Nullable String sentinelConfig) {
-		RedisServerProcess server;
-		try {
-			server = new RedisServerProcess(binary, freePort(), extraArguments, sentinelConfig);
+		// Another JVM (a parallel test fork) may take the free port before the server
+		// binds it: then the server exits, and the next attempt takes another port.
+		for (int attempt = 1;; attempt++) {
+			RedisServerProcess server;
+			try {
+				server = new RedisServerProcess(binary, freePort(), extraArguments, sentinelConfig);
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException("Cannot prepare a redis-server process", ex);
+			}
+			try {
+				server.start();
+				return server;
+			}
+			catch (RuntimeException ex) {
+				server.close();
+				if (attempt == LAUNCH_ATTEMPTS) {
+					throw ex;
+				}
+			}
 		}
-		catch (IOException ex) {
-			throw new UncheckedIOException("Cannot prepare a redis-server process", ex);
-		}
-		try {
-			server.start();
-		}
-		catch (RuntimeException ex) {
-			server.close();
-			throw ex;
-		}
-		return server;
 	}
 
 	private static int freePort() throws IOException {
@@ -266,7 +279,10 @@ public final class RedisServerProcess implements AutoCloseable {
 		while (started.isAlive() && System.nanoTime() < deadline) {
 			try {
 				if ("PONG".equals(TestRedis.command(HOST, this.port, null, null, "PING"))) {
-					return;
+					if (isServedBy(started)) {
+						return;
+					}
+					lastFailure = new IOException("the port is served by another process than the one started");
 				}
 			}
 			catch (IOException ex) {
@@ -287,6 +303,20 @@ public final class RedisServerProcess implements AutoCloseable {
 		throw new IllegalStateException(
 				this.binary + " did not start on " + HOST + ":" + this.port + ": " + state + " (last PING failure: "
 						+ lastFailure + "). Its output:\n" + (output.isBlank() ? "(none)" : output.strip()));
+	}
+
+	/**
+	 * Tells whether the server answering on the port is the process started (or, under
+	 * the watchdog, its child), not a server of another JVM that took the port first.
+	 */
+	private boolean isServedBy(Process started) throws IOException {
+		String info = TestRedis.command(HOST, this.port, null, null, "INFO", "server");
+		Matcher matcher = PROCESS_ID.matcher(info);
+		if (!matcher.find()) {
+			return true;
+		}
+		long pid = Long.parseLong(matcher.group(1));
+		return pid == started.pid() || started.descendants().anyMatch((child) -> child.pid() == pid);
 	}
 
 	private String output() {
