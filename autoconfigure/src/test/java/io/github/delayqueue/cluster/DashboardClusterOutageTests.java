@@ -6,6 +6,7 @@ import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.test.redis.TestRedisCluster;
 import io.github.delayqueue.testsupport.QueueContexts;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.SpringBootConfiguration;
@@ -22,6 +23,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * default timeouts (the Redis client's is a minute): it still answers, with the dead
  * primary marked and the others read.
  */
+@Tag("cluster")
 class DashboardClusterOutageTests {
 
 	@Test

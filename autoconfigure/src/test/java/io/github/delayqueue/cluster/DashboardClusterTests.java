@@ -11,6 +11,7 @@ import io.github.delayqueue.testsupport.QueueContexts;
 import io.lettuce.core.cluster.SlotHash;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.SpringBootConfiguration;
@@ -27,6 +28,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * every primary, a partitioned topic spread over all three counts all its messages, a
  * message of each is found by id, and the Redis panel shows the three primaries.
  */
+@Tag("cluster")
 class DashboardClusterTests {
 
 	private static final List<String> TOPICS = List.of("orders", "payments", "reminders");

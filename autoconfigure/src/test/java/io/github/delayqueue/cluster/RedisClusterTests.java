@@ -30,6 +30,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -51,6 +52,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * {@code payments} (8507) and {@code reminders} (13139).
  */
 @RedisVersionDependent
+@Tag("cluster")
 class RedisClusterTests {
 
 	private static final List<String> TOPICS = List.of("orders", "payments", "reminders");

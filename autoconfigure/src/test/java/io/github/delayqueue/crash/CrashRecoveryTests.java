@@ -21,6 +21,7 @@ import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -40,6 +41,7 @@ import static org.awaitility.Awaitility.await;
  * properties {@code crash.messages} and {@code crash.max-delay-ms} make it longer (the
  * {@code soak} Maven profile).
  */
+@Tag("crash")
 class CrashRecoveryTests {
 
 	private static final String PREFIX = "crash";

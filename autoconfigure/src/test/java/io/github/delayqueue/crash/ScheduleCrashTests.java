@@ -17,6 +17,7 @@ import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -29,6 +30,7 @@ import static org.awaitility.Awaitility.await;
  * schedule; one is killed with SIGKILL while the ticks go on: no tick is lost, and a tick
  * comes twice only when the killed instance was handling it.
  */
+@Tag("crash")
 class ScheduleCrashTests {
 
 	private static final long RATE_MILLIS = 300;

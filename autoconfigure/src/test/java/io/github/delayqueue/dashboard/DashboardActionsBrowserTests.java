@@ -18,6 +18,7 @@ import io.github.delayqueue.schedule.Schedule;
 import io.github.delayqueue.runtime.ListenerState;
 import io.github.delayqueue.test.browser.Chromium;
 import io.github.delayqueue.testsupport.QueueContexts;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.openqa.selenium.By;
@@ -43,6 +44,7 @@ import static org.awaitility.Awaitility.await;
  */
 @SpringBootTest(classes = DashboardActionsBrowserTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "delay-queue.dashboard.enabled=true", "management.endpoint.delayqueue.access=unrestricted" })
+@Tag("browser")
 class DashboardActionsBrowserTests {
 
 	private static final String PREFIX = QueueContexts.uniquePrefix();

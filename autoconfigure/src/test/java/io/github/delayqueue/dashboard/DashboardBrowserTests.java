@@ -8,6 +8,7 @@ import io.github.delayqueue.producer.DelayMessage;
 import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.test.browser.Chromium;
 import io.github.delayqueue.testsupport.QueueContexts;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.openqa.selenium.By;
@@ -34,6 +35,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(classes = DashboardBrowserTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = "delay-queue.dashboard.enabled=true")
+@Tag("browser")
 class DashboardBrowserTests {
 
 	private static final String PREFIX = QueueContexts.uniquePrefix();

@@ -9,6 +9,7 @@ import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.test.browser.Chromium;
 import io.github.delayqueue.testsupport.QueueContexts;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.openqa.selenium.By;
@@ -36,6 +37,7 @@ import static org.awaitility.Awaitility.await;
 @SpringBootTest(classes = DashboardLiveTrafficBrowserTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "delay-queue.dashboard.enabled=true", "management.endpoint.delayqueue.access=unrestricted",
 				"delay-queue.metrics.lateness-percentiles=0.99", "delay-queue.topics.payment-reminder.partitions=3" })
+@Tag("browser")
 class DashboardLiveTrafficBrowserTests {
 
 	private static final String PREFIX = QueueContexts.uniquePrefix();

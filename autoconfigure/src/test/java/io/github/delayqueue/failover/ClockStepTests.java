@@ -13,6 +13,7 @@ import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.ScriptClock;
 import io.github.delayqueue.testsupport.QueueContexts;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.context.annotation.Bean;
@@ -30,6 +31,7 @@ import static org.awaitility.Awaitility.await;
  * Either way, nothing stalls: brokers sleep at most {@code delay-queue.broker.max-sleep}
  * and wake to the new time.
  */
+@Tag("failover")
 class ClockStepTests {
 
 	private static final String PREFIX = QueueContexts.uniquePrefix();

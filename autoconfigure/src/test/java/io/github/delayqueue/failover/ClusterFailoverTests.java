@@ -18,6 +18,7 @@ import io.github.delayqueue.test.redis.TestRedisCluster;
 import io.github.delayqueue.testsupport.QueueContexts;
 import io.github.delayqueue.testsupport.RedisVersionDependent;
 import io.lettuce.core.cluster.SlotHash;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.context.annotation.Configuration;
@@ -38,6 +39,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * woken by its signal on the promoted replica.
  */
 @RedisVersionDependent
+@Tag("failover")
+@Tag("cluster")
 class ClusterFailoverTests {
 
 	private static final List<String> TOPICS = List.of("orders", "payments", "reminders");

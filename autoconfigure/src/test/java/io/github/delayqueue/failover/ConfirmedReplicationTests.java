@@ -13,6 +13,7 @@ import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.QueueContexts;
 import io.github.delayqueue.testsupport.RedisVersionDependent;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -25,6 +26,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * the primary.
  */
 @RedisVersionDependent
+@Tag("failover")
 class ConfirmedReplicationTests {
 
 	@Test

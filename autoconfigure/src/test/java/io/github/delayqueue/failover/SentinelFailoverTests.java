@@ -19,6 +19,7 @@ import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.test.redis.TestRedisSentinel;
 import io.github.delayqueue.testsupport.QueueContexts;
 import io.github.delayqueue.testsupport.RedisVersionDependent;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -39,6 +40,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * delivering a message sent after the kill, took to resume.
  */
 @RedisVersionDependent
+@Tag("failover")
 class SentinelFailoverTests {
 
 	private static final Duration RUN = Duration.ofSeconds(6);

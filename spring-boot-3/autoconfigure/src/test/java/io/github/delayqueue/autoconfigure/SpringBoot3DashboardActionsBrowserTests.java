@@ -10,6 +10,7 @@ import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.ListenerState;
 import io.github.delayqueue.test.browser.Chromium;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.openqa.selenium.By;
@@ -36,6 +37,7 @@ import static org.awaitility.Awaitility.await;
 @SpringBootTest(classes = SpringBoot3DashboardActionsBrowserTests.App.class,
 		webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "delay-queue.dashboard.enabled=true", "management.endpoint.delayqueue.access=unrestricted" })
+@Tag("browser")
 class SpringBoot3DashboardActionsBrowserTests {
 
 	@RegisterExtension

@@ -5,6 +5,7 @@ import java.time.Duration;
 import io.github.delayqueue.producer.DelayMessage;
 import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.test.browser.Chromium;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.openqa.selenium.By;
@@ -28,6 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(classes = SpringBoot3DashboardBrowserTests.App.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = "delay-queue.dashboard.enabled=true")
+@Tag("browser")
 class SpringBoot3DashboardBrowserTests {
 
 	private static final String SCRIPT_PAYLOAD = "<img src=x onerror=\"window.injected = true\">";
