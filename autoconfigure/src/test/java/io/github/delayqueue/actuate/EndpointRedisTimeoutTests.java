@@ -81,7 +81,9 @@ class EndpointRedisTimeoutTests {
 			.expectBody()
 			.jsonPath("$.error")
 			.value(String.class,
-					(error) -> assertThat(error).startsWith("Redis could not be read: Redis did not answer within 1s"));
+					// within what was left of the second when the script was sent
+					(error) -> assertThat(error).matches("Redis could not be read: Redis did not answer within "
+							+ "(1s|\\d{3}ms) \\(the call may still have run on the server\\).*"));
 	}
 
 	@SpringBootConfiguration
