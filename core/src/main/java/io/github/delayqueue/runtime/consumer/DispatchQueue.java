@@ -53,8 +53,8 @@ final class DispatchQueue {
 	 * Creates an empty queue.
 	 * @param running whether the fetcher runs
 	 * @param slotsFreed frees handler slots of messages that will not be handled
-	 * @param claimAgain asks for a claim, once held messages no longer fill the early
-	 * messages
+	 * @param claimAgain asks for a claim, when messages held up to the limit fall due:
+	 * the claims took no early message meanwhile
 	 */
 	DispatchQueue(String topic, Dispatcher dispatcher, LeaseKeeper leases, ScheduledExecutorService scheduler,
 			BooleanSupplier running, IntConsumer slotsFreed, Runnable claimAgain) {
