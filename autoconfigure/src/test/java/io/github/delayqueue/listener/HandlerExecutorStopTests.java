@@ -39,8 +39,8 @@ class HandlerExecutorStopTests {
 	/**
 	 * Concurrency 2 on an executor with room for 1: m1's handler runs until interrupted;
 	 * m2, due a second later, is claimed early (lookahead 2 s), held, and at its due time
-	 * handed to the executor under the fetcher's {@code heldMessages} monitor, where it
-	 * waits for room. The stop's {@code Fetcher.stop()} takes that monitor: the stop
+	 * handed to the executor under the lock of the fetcher's {@code DispatchQueue}, where
+	 * it waits for room. The stop's {@code Fetcher.stop()} takes that lock: the stop
 	 * takes about the executor's patience (10 s) instead of the 500 ms shutdown timeout.
 	 */
 	@Test

@@ -1,7 +1,9 @@
 package io.github.delayqueue.runtime.consumer;
 
 import java.time.Instant;
+import java.util.List;
 
+import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
 
 /**
@@ -23,6 +25,13 @@ final class InFlightMessage {
 
 	InFlightMessage(ClaimedMessage claimed) {
 		this.claimed = claimed;
+	}
+
+	/**
+	 * @return the messages a claim leased, in its order
+	 */
+	static List<InFlightMessage> of(ClaimResult result) {
+		return result.messages().stream().map(InFlightMessage::new).toList();
 	}
 
 	String id() {

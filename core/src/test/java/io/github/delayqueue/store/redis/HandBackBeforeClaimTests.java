@@ -16,15 +16,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A stop hands back a claim whose reply it has not seen with {@code release_claim.lua},
  * and relies on Redis running that hand-back after the claim ({@code Fetcher.stop},
- * {@code WriteGate}). That holds on Spring Data Redis' shared native connection only: on
- * dedicated or pooled connections the two calls go out on different connections, on a
- * Cluster a claim queued on a node's connection during a failover is re-routed after the
- * hand-back went to the new master, and without Lettuce's asynchronous API
- * ({@code ScriptRunner.runBlocking}) the gate is not used at all. A hand-back that runs
- * first finds no record of the claim and hands back nothing; the claim then leases, and
- * nothing hands back what it leased: it stays in flight until its lease expires and, on
- * its last attempt, is dead-lettered without a delivery. The hand-back must keep the
- * claim, if it runs later, from leasing anything. No listener runs here.
+ * {@code UnansweredClaim}, {@code WriteGate}). That holds on Spring Data Redis' shared
+ * native connection only: on dedicated or pooled connections the two calls go out on
+ * different connections, on a Cluster a claim queued on a node's connection during a
+ * failover is re-routed after the hand-back went to the new master, and without Lettuce's
+ * asynchronous API ({@code ScriptRunner.runBlocking}) the gate is not used at all. A
+ * hand-back that runs first finds no record of the claim and hands back nothing; the
+ * claim then leases, and nothing hands back what it leased: it stays in flight until its
+ * lease expires and, on its last attempt, is dead-lettered without a delivery. The
+ * hand-back must keep the claim, if it runs later, from leasing anything. No listener
+ * runs here.
  */
 class HandBackBeforeClaimTests {
 
