@@ -226,6 +226,7 @@ public class DelayQueueEndpoint {
 	 * @param errors why topics are left out, by name: this application spreads them over
 	 * another number of partitions than Redis does, a key of theirs holds the wrong Redis
 	 * type, or the name found under the prefix is no usable topic's; absent when none is
+	 * @param schedules the recurring schedules, absent when there is none
 	 */
 	public record QueueDescriptor(String prefix, @Nullable String time, Map<String, TopicDescriptor> topics,
 			@Nullable Boolean truncated, @Nullable Map<String, String> errors,
