@@ -1,0 +1,89 @@
+package io.github.delayqueue.actuate;
+
+import java.time.Instant;
+import java.util.Locale;
+
+import io.github.delayqueue.actuate.DelayQueueEndpoint.ListenerDescriptor;
+import io.github.delayqueue.actuate.DelayQueueEndpoint.MessageEntry;
+import io.github.delayqueue.actuate.DelayQueueEndpoint.PageDescriptor;
+import io.github.delayqueue.actuate.DelayQueueEndpoint.ScheduleDescriptor;
+import io.github.delayqueue.actuate.DelayQueueEndpoint.TopicDescriptor;
+import io.github.delayqueue.schedule.Schedule;
+import io.github.delayqueue.schedule.ScheduleInfo;
+import io.github.delayqueue.store.MessageState;
+import io.github.delayqueue.store.MessageSummary;
+import io.github.delayqueue.store.TopicStats;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The replies of the {@code delayqueue} endpoint about topics, pages and schedules, as
+ * the endpoint shows them: times as ISO-8601 instants, states in lower case with hyphens.
+ * {@link MessageReplies} shows one message.
+ */
+final class EndpointReplies {
+
+	private EndpointReplies() {
+	}
+
+	/**
+	 * One topic.
+	 * @param topic the topic, only when asked for by name
+	 * @param partitions the number of partitions this application spreads it over
+	 * @param stats its counts
+	 * @param listener its listener here, if any
+	 * @param page a page of its messages, only when asked for by name
+	 * @return the reply
+	 */
+	static TopicDescriptor topic(@Nullable String topic, int partitions, TopicStats stats,
+			@Nullable ListenerDescriptor listener, @Nullable PageDescriptor page) {
+		return new TopicDescriptor(topic, partitions, stats.scheduled(), stats.ready(),
+				stats.readyByPriority().isEmpty() ? null : stats.readyByPriority(), stats.inFlight(), stats.dead(),
+				instant(stats.nextDueMillis()), stats.oldestLateness().toString(), listener, page,
+				stats.rememberedIds());
+	}
+
+	/**
+	 * A message of a page.
+	 * @param summary the message
+	 * @return the reply
+	 */
+	static MessageEntry entry(MessageSummary summary) {
+		return new MessageEntry(summary.id(), instant(summary.dueAtMillis()),
+				(summary.attempts() >= 0) ? summary.attempts() : null, summary.priority(),
+				(summary.state() == MessageState.IN_FLIGHT) ? instant(summary.score()) : null,
+				(summary.state() == MessageState.DEAD) ? instant(summary.score()) : null, summary.lastError());
+	}
+
+	/**
+	 * One recurring schedule: the one place the endpoint reads a schedule's trigger, zone
+	 * and misfire policy.
+	 * @param info the schedule
+	 * @return the reply
+	 */
+	static ScheduleDescriptor schedule(ScheduleInfo info) {
+		Schedule schedule = info.schedule();
+		return new ScheduleDescriptor(schedule.name(), schedule.topic(), schedule.cron(),
+				(schedule.fixedRate() != null) ? schedule.fixedRate().toString() : null, schedule.zone().getId(),
+				schedule.misfire().name().toLowerCase(Locale.ROOT).replace('_', '-'),
+				(info.nextFire() != null) ? info.nextFire().toString() : null, info.paused());
+	}
+
+	/**
+	 * A state as the endpoint names it.
+	 * @param state the state
+	 * @return {@code scheduled}, {@code ready}, {@code in-flight} or {@code dead}
+	 */
+	static String stateName(MessageState state) {
+		return state.name().toLowerCase(Locale.ROOT).replace('_', '-');
+	}
+
+	/**
+	 * A time as the endpoint shows it.
+	 * @param epochMillis the time, negative for none
+	 * @return the time, ISO-8601, or {@code null} for none
+	 */
+	static @Nullable String instant(long epochMillis) {
+		return (epochMillis >= 0) ? Instant.ofEpochMilli(epochMillis).toString() : null;
+	}
+
+}
