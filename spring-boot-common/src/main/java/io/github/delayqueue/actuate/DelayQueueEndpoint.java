@@ -8,6 +8,7 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.LinkedHashMap;
@@ -25,6 +26,7 @@ import io.github.delayqueue.listener.DelayListenerEndpoint;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.schedule.DelayQueueSchedules;
 import io.github.delayqueue.schedule.Schedule;
+import io.github.delayqueue.schedule.ScheduleTrigger;
 import io.github.delayqueue.schedule.ScheduleInfo;
 import io.github.delayqueue.runtime.ListenerState;
 import io.github.delayqueue.store.CorruptMessageException;
@@ -639,7 +641,7 @@ public class DelayQueueEndpoint {
 	 * @param topic the topic its ticks are sent to
 	 * @param cron its cron expression, absent for a fixed rate
 	 * @param fixedRate its fixed rate, ISO-8601, absent for a cron expression
-	 * @param zone the time zone of its cron expression
+	 * @param zone the time zone of its cron expression ({@code Z} for a fixed rate)
 	 * @param misfire what it sends for missed ticks
 	 * @param nextFire when its next tick is due, absent when none is to come
 	 * @param paused whether it is paused
@@ -649,8 +651,10 @@ public class DelayQueueEndpoint {
 
 		static ScheduleDescriptor of(ScheduleInfo info) {
 			Schedule schedule = info.schedule();
-			return new ScheduleDescriptor(schedule.name(), schedule.topic(), schedule.cron(),
-					(schedule.fixedRate() != null) ? schedule.fixedRate().toString() : null, schedule.zone().getId(),
+			ScheduleTrigger.Cron cron = (schedule.trigger() instanceof ScheduleTrigger.Cron c) ? c : null;
+			return new ScheduleDescriptor(schedule.name(), schedule.topic(), (cron != null) ? cron.expression() : null,
+					(schedule.trigger() instanceof ScheduleTrigger.FixedRate rate) ? rate.rate().toString() : null,
+					(cron != null) ? cron.zone().getId() : ZoneOffset.UTC.getId(),
 					schedule.misfire().name().toLowerCase(Locale.ROOT).replace('_', '-'),
 					(info.nextFire() != null) ? info.nextFire().toString() : null, info.paused());
 		}
