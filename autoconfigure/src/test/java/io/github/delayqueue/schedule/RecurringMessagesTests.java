@@ -224,6 +224,23 @@ class RecurringMessagesTests {
 				.hasStackTraceContaining("delay-queue.schedules.lost: topic must be set"));
 	}
 
+	@Test
+	void aZoneWithAFixedRateOrBothTriggersAreRefusedAtStartupNamingTheProblem() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withPropertyValues("delay-queue.schedules.zoned.topic=t", "delay-queue.schedules.zoned.fixed-rate=1s",
+					"delay-queue.schedules.zoned.zone=Europe/Berlin")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.hasStackTraceContaining(
+						"delay-queue.schedules.zoned: zone is set, but a fixed rate has no time zone"));
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withPropertyValues("delay-queue.schedules.both.topic=t", "delay-queue.schedules.both.fixed-rate=1s",
+					"delay-queue.schedules.both.cron=@daily")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.hasStackTraceContaining("delay-queue.schedules.both: set cron or fixed-rate, not both"));
+	}
+
 	/** Runs a context of the runner on a thread of its own until it is closed. */
 	private static Instance start(ApplicationContextRunner runner) {
 		Instance instance = new Instance();
