@@ -56,9 +56,9 @@ class StartupMessagesTests {
 		assertThatException().isThrownBy(() -> application.run(all));
 		assertThat(output).contains("APPLICATION FAILED TO START")
 			.contains("Property: delay-queue.schedules[broken]")
-			.contains("Value: \"topic='notes', cron='61 * * * * *', fixed-rate=null, zone=Z, payload='',"
+			.contains("Value: \"topic='notes', cron='61 * * * * *', fixed-rate=null, zone=null, payload='',"
 					+ " misfire=FIRE_ONCE\"")
-			.contains("delay-queue.schedules.broken: Schedule 'broken' has an invalid cron")
+			.contains("delay-queue.schedules.broken: Schedule 'broken': Invalid cron expression")
 			.doesNotContain("ScheduleProperties@");
 	}
 

@@ -21,6 +21,7 @@ import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.runtime.RedisDataLossWatch;
 import io.github.delayqueue.store.PartitionCountException;
+import io.github.delayqueue.store.ScheduleDefinition;
 import io.github.delayqueue.store.ScheduleState;
 import io.github.delayqueue.store.ScheduleStore;
 import io.github.delayqueue.store.TopicPartitions;
@@ -178,11 +179,11 @@ class BookkeepingModelTests {
 	}
 
 	/** What the model says of one schedule. */
-	record Expected(String topic, String definition, boolean paused) {
+	record Expected(String topic, ScheduleDefinition definition, boolean paused) {
 
 		@Override
 		public String toString() {
-			return this.topic + "/" + this.definition.replace('\n', '|') + (this.paused ? "/paused" : "");
+			return this.topic + "/" + this.definition.toString().replace('\n', '|') + (this.paused ? "/paused" : "");
 		}
 
 	}
@@ -238,7 +239,8 @@ class BookkeepingModelTests {
 			bound();
 			for (String name : List.of("a-own", "b-own", "both")) {
 				ScheduleInfo info = this.instances.get(0).api.get(name).orElseThrow();
-				Expected expected = new Expected(info.schedule().topic(), info.schedule().definition(), false);
+				Expected expected = new Expected(info.schedule().topic(), ScheduleDefinitions.of(info.schedule()),
+						false);
 				this.declared.put(name, expected);
 				this.model.put(name, expected);
 			}
@@ -328,7 +330,7 @@ class BookkeepingModelTests {
 			Schedule schedule = definition(name, any(TOPICS));
 			Expected before = this.model.get(name);
 			note(instance.name + " saves " + name + " on " + schedule.topic() + " as "
-					+ schedule.definition().replace('\n', '|') + " (model: " + before + ")");
+					+ ScheduleDefinitions.of(schedule).toString().replace('\n', '|') + " (model: " + before + ")");
 			if (before != null && !before.topic().equals(schedule.topic())) {
 				assertRefused(() -> instance.api.save(schedule));
 				return;
@@ -347,13 +349,13 @@ class BookkeepingModelTests {
 					assertThat(ex).hasMessageContaining("may still be on its way");
 					return;
 				}
-				this.model.put(name, new Expected(schedule.topic(), schedule.definition(), false));
+				this.model.put(name, new Expected(schedule.topic(), ScheduleDefinitions.of(schedule), false));
 				return;
 			}
 			ScheduleInfo info = instance.api.save(schedule);
 			boolean paused = before != null && before.paused();
 			assertThat(info.paused()).as("paused as it was").isEqualTo(paused);
-			this.model.put(name, new Expected(schedule.topic(), schedule.definition(), paused));
+			this.model.put(name, new Expected(schedule.topic(), ScheduleDefinitions.of(schedule), paused));
 		}
 
 		private void apiRemove() {
@@ -407,7 +409,7 @@ class BookkeepingModelTests {
 			this.model.remove(name);
 			if (schedule.topic().equals(before.topic())) {
 				y.api.save(schedule);
-				this.model.put(name, new Expected(schedule.topic(), schedule.definition(), false));
+				this.model.put(name, new Expected(schedule.topic(), ScheduleDefinitions.of(schedule), false));
 			}
 			else {
 				// The name is still registered to the other topic: the remove has not
@@ -416,7 +418,7 @@ class BookkeepingModelTests {
 				// remove, then a save). Either is an order the two calls may have had.
 				try {
 					y.api.save(schedule);
-					this.model.put(name, new Expected(schedule.topic(), schedule.definition(), false));
+					this.model.put(name, new Expected(schedule.topic(), ScheduleDefinitions.of(schedule), false));
 				}
 				catch (IllegalArgumentException ex) {
 					assertThat(ex).hasMessageContaining("may still be on its way");
@@ -467,10 +469,10 @@ class BookkeepingModelTests {
 				.as("both saves told saved, on two topics")
 				.isFalse();
 			if (ySaved) {
-				this.model.put(name, new Expected(second.topic(), second.definition(), false));
+				this.model.put(name, new Expected(second.topic(), ScheduleDefinitions.of(second), false));
 			}
 			else if (xSaved) {
-				this.model.put(name, new Expected(first.topic(), first.definition(), false));
+				this.model.put(name, new Expected(first.topic(), ScheduleDefinitions.of(first), false));
 			}
 		}
 
@@ -507,7 +509,7 @@ class BookkeepingModelTests {
 
 		private static boolean saveHalf(Instance instance, Schedule schedule) {
 			ScheduleStore.SchedulesRead read = instance.schedules.read(schedule.topic(), schedule.name());
-			assertThat(instance.schedules.save(schedule.topic(), schedule.name(), schedule.definition(),
+			assertThat(instance.schedules.save(schedule.topic(), schedule.name(), ScheduleDefinitions.of(schedule),
 					schedule.nextAfter(read.nowMillis()), read.schedules().get(schedule.name())))
 				.as("saved")
 				.isNotNull();
@@ -548,14 +550,14 @@ class BookkeepingModelTests {
 					+ before + ")");
 			ScheduleStore.SchedulesRead read = instance.schedules.read(schedule.topic(), name);
 			ScheduleState current = read.schedules().get(name);
-			ScheduleState saved = instance.schedules.save(schedule.topic(), name, schedule.definition(),
+			ScheduleState saved = instance.schedules.save(schedule.topic(), name, ScheduleDefinitions.of(schedule),
 					schedule.nextAfter(read.nowMillis()), current);
 			if (before == null) {
-				this.model.put(name, new Expected(schedule.topic(), schedule.definition(), false));
+				this.model.put(name, new Expected(schedule.topic(), ScheduleDefinitions.of(schedule), false));
 			}
 			else if (before.topic().equals(schedule.topic())) {
 				assertThat(saved).isNotNull();
-				this.model.put(name, new Expected(before.topic(), schedule.definition(), before.paused()));
+				this.model.put(name, new Expected(before.topic(), ScheduleDefinitions.of(schedule), before.paused()));
 			}
 		}
 
@@ -726,12 +728,12 @@ class BookkeepingModelTests {
 			for (Instance instance : this.instances) {
 				Map<String, Expected> listed = new TreeMap<>();
 				instance.api.list()
-					.forEach((info) -> listed.put(info.schedule().name(),
-							new Expected(info.schedule().topic(), info.schedule().definition(), info.paused())));
+					.forEach((info) -> listed.put(info.schedule().name(), new Expected(info.schedule().topic(),
+							ScheduleDefinitions.of(info.schedule()), info.paused())));
 				assertThat(listed).as(instance.name + "'s list()").isEqualTo(this.model);
 				for (String name : NAMES) {
 					Optional<Expected> got = instance.api.get(name)
-						.map((info) -> new Expected(info.schedule().topic(), info.schedule().definition(),
+						.map((info) -> new Expected(info.schedule().topic(), ScheduleDefinitions.of(info.schedule()),
 								info.paused()));
 					assertThat(got).as(instance.name + "'s get(" + name + ")")
 						.isEqualTo(Optional.ofNullable(this.model.get(name)));

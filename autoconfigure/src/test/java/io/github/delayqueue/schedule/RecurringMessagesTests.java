@@ -86,10 +86,12 @@ class RecurringMessagesTests {
 			StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
 			for (MisfirePolicy policy : MisfirePolicy.values()) {
 				String name = "minutely-" + policy.name().toLowerCase();
-				ScheduleState state = store.schedules().read("reports", name).schedules().get(name);
+				String stored = store.schedules().read("reports", name).schedules().get(name).stored();
+				// <next tick>:<paused>:<definition>
+				String definition = stored.substring(stored.indexOf(':') + 3);
 				redis.opsForHash()
 					.put(store.keys(store.partitions().nameFor("reports", name)).schedules(), name,
-							new ScheduleState(name, "reports", tenMinutesAgo, false, state.definition()).stored());
+							tenMinutesAgo + ":0:" + definition);
 			}
 			SchedulePoller poller = context.getBean(SchedulePoller.class);
 			poller.pollOnce();
@@ -123,7 +125,8 @@ class RecurringMessagesTests {
 			ScheduleInfo hourly = schedules.save(Schedule.cron("digest", "digests", "@hourly"));
 			assertThat(hourly.nextFire()).isNotEqualTo(nightly.nextFire());
 			assertThat(hourly.nextFire().toEpochMilli() % 3_600_000).isZero();
-			assertThat(schedules.list()).extracting((info) -> info.schedule().cron()).containsExactly("@hourly");
+			assertThat(schedules.list()).extracting((info) -> info.schedule().trigger())
+				.containsExactly(new ScheduleTrigger.Cron("@hourly"));
 			assertThatIllegalArgumentException()
 				.isThrownBy(() -> schedules.save(Schedule.cron("digest", "other-topic", "@hourly")))
 				.withMessageContaining("remove it first");
@@ -169,7 +172,8 @@ class RecurringMessagesTests {
 			assertThat(store.advance(read, read.nextTickMillis() + 3_600_000, List.of(read.nextTickMillis()),
 					"tick".getBytes(StandardCharsets.UTF_8)))
 				.isTrue();
-			assertThat(store.save("secs", "sec", Schedule.fixedRate("sec", "secs", Duration.ofMinutes(1)).definition(),
+			assertThat(store.save("secs", "sec",
+					ScheduleDefinitions.of(Schedule.fixedRate("sec", "secs", Duration.ofMinutes(1))),
 					read.nextTickMillis() - 1000, read))
 				.isNull();
 			ScheduleInfo saved = schedules.save(Schedule.fixedRate("sec", "secs", Duration.ofMinutes(1)));
@@ -212,12 +216,29 @@ class RecurringMessagesTests {
 					"delay-queue.schedules.broken.cron=61 * * * * *")
 			.run((context) -> assertThat(context).hasFailed()
 				.getFailure()
-				.hasStackTraceContaining("delay-queue.schedules.broken: Schedule 'broken' has an invalid cron"));
+				.hasStackTraceContaining("delay-queue.schedules.broken: Schedule 'broken': Invalid cron expression"));
 		QueueContexts.runner(QueueContexts.uniquePrefix())
 			.withPropertyValues("delay-queue.schedules.lost.cron=@daily")
 			.run((context) -> assertThat(context).hasFailed()
 				.getFailure()
 				.hasStackTraceContaining("delay-queue.schedules.lost: topic must be set"));
+	}
+
+	@Test
+	void aZoneWithAFixedRateOrBothTriggersAreRefusedAtStartupNamingTheProblem() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withPropertyValues("delay-queue.schedules.zoned.topic=t", "delay-queue.schedules.zoned.fixed-rate=1s",
+					"delay-queue.schedules.zoned.zone=Europe/Berlin")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.hasStackTraceContaining(
+						"delay-queue.schedules.zoned: zone is set, but a fixed rate has no time zone"));
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withPropertyValues("delay-queue.schedules.both.topic=t", "delay-queue.schedules.both.fixed-rate=1s",
+					"delay-queue.schedules.both.cron=@daily")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.hasStackTraceContaining("delay-queue.schedules.both: set cron or fixed-rate, not both"));
 	}
 
 	/** Runs a context of the runner on a thread of its own until it is closed. */

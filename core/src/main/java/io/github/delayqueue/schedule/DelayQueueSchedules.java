@@ -8,6 +8,7 @@ import java.util.Comparator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BiFunction;
@@ -167,8 +168,8 @@ public class DelayQueueSchedules {
 			// And after every tick the definition it replaces sent, should the Redis
 			// clock have stepped back since: no tick id is sent twice.
 			long from = (current != null) ? Math.max(read.nowMillis(), lastTickSent(current)) : read.nowMillis();
-			ScheduleState state = store.save(schedule.topic(), name, schedule.definition(), schedule.nextAfter(from),
-					current);
+			ScheduleState state = store.save(schedule.topic(), name, ScheduleDefinitions.of(schedule),
+					schedule.nextAfter(from), current);
 			if (state != null) {
 				String now = store.registry().names().get(name);
 				if (now != null && !now.equals(schedule.topic())) {
@@ -192,7 +193,7 @@ public class DelayQueueSchedules {
 			return Long.MIN_VALUE;
 		}
 		try {
-			return TickPlan.lastTickBefore(Schedule.parse(state.name(), state.definition()), state.nextTickMillis());
+			return TickPlan.lastTickBefore(ScheduleDefinitions.schedule(state), state.nextTickMillis());
 		}
 		catch (InvalidMessageException ex) {
 			return Long.MIN_VALUE;
@@ -284,10 +285,10 @@ public class DelayQueueSchedules {
 			if (current == null) {
 				throw new IllegalArgumentException("No schedule named '" + name + "'");
 			}
-			Schedule schedule = Schedule.parse(name, current.definition());
+			Schedule schedule = ScheduleDefinitions.schedule(current);
 			ScheduleState after = this.store.pause(current.topic(), name, false, schedule.nextAfter(read.nowMillis()),
 					current.definition());
-			if (after == null || !after.paused() || after.definition().equals(current.definition())) {
+			if (after == null || !after.paused() || Objects.equals(after.definition(), current.definition())) {
 				this.changed.run();
 				return after != null && current.paused();
 			}
@@ -329,7 +330,7 @@ public class DelayQueueSchedules {
 	 */
 	public SendResult trigger(String name) {
 		ScheduleState state = state(name);
-		Schedule schedule = Schedule.parse(name, state.definition());
+		Schedule schedule = ScheduleDefinitions.schedule(state);
 		long now = this.store.read(state.topic(), name).nowMillis();
 		return this.template.send(DelayMessage.builder(schedule.topic(), schedule.payload())
 			.id(schedule.tickId(now) + '~' + ThreadLocalRandom.current().nextInt(TRIGGER_NUMBERS))
@@ -352,7 +353,7 @@ public class DelayQueueSchedules {
 	static ScheduleInfo info(ScheduleState state) {
 		Schedule schedule;
 		try {
-			schedule = Schedule.parse(state.name(), state.definition());
+			schedule = ScheduleDefinitions.schedule(state);
 		}
 		catch (InvalidMessageException ex) {
 			throw new IllegalStateException(ex.getMessage(), ex);

@@ -1,42 +1,30 @@
 package io.github.delayqueue.schedule;
 
-import java.time.DateTimeException;
 import java.time.Duration;
-import java.time.Instant;
 import java.time.ZoneId;
-import java.time.ZoneOffset;
-import java.time.ZonedDateTime;
 import java.util.Objects;
-import java.util.function.LongUnaryOperator;
+import java.util.function.Supplier;
 
-import io.github.delayqueue.producer.InvalidMessageException;
 import io.github.delayqueue.producer.DelayMessage;
+import io.github.delayqueue.producer.InvalidMessageException;
 import io.github.delayqueue.producer.MessageIds;
 import io.github.delayqueue.producer.Topics;
-import io.github.delayqueue.time.Durations;
-import org.jspecify.annotations.Nullable;
-
-import org.springframework.scheduling.support.CronExpression;
 
 /**
- * A recurring message: at each tick of a cron expression (Spring's six fields, or a macro
- * such as {@code @hourly}, in a time zone) or of a fixed rate, a message with the payload
- * is sent to the topic, with the id {@code <name>~<tick epoch ms>}, due at its tick. The
- * name identifies the schedule: saving the same definition again changes nothing, so
- * every instance may declare it. Immutable.
+ * A recurring message: at each tick of its trigger (a cron expression in a time zone, or
+ * a fixed rate), a message with the payload is sent to the topic, with the id
+ * {@code <name>~<tick epoch ms>}, due at its tick. The name identifies the schedule:
+ * saving the same definition again changes nothing, so every instance may declare it.
+ * Immutable.
  *
  * @param name the schedule's name: a message id without {@code ~}, at most
  * {@value #MAX_NAME_LENGTH} characters
  * @param topic the topic its ticks are sent to
- * @param cron the cron expression, or {@code null} for a fixed rate
- * @param fixedRate the time between ticks, or {@code null} for a cron expression
- * @param zone the time zone of the cron expression (UTC unless given), normalized
- * ({@code UTC} is {@code Z})
+ * @param trigger what it ticks on
  * @param payload the payload of each tick message, as text (JSON for a typed listener)
  * @param misfire what is sent for ticks missed during an outage
  */
-public record Schedule(String name, String topic, @Nullable String cron, @Nullable Duration fixedRate, ZoneId zone,
-		String payload, MisfirePolicy misfire) {
+public record Schedule(String name, String topic, ScheduleTrigger trigger, String payload, MisfirePolicy misfire) {
 
 	/**
 	 * How late a tick due alone may be sent and still count as on time: a later one was
@@ -61,47 +49,16 @@ public record Schedule(String name, String topic, @Nullable String cron, @Nullab
 	/** The longest fixed rate: as long as the longest delay of a message. */
 	public static final Duration MAX_FIXED_RATE = DelayMessage.MAX_DELAY;
 
-	/** Separates the fields of a definition; the payload comes last. */
-	private static final char FIELD = '\n';
-
 	/**
 	 * Checks a schedule.
 	 * @throws InvalidMessageException naming the problem
 	 */
 	public Schedule {
-		Objects.requireNonNull(zone, "zone");
-		// "UTC" and "Z" are one zone: one definition, whichever an instance was given.
-		zone = zone.normalized();
+		Objects.requireNonNull(trigger, "trigger");
 		Objects.requireNonNull(payload, "payload");
 		Objects.requireNonNull(misfire, "misfire");
 		requireValidName(name);
 		Topics.requireValid(topic);
-		if ((cron == null) == (fixedRate == null)) {
-			throw new InvalidMessageException("Schedule '" + name
-					+ "' needs either a cron expression or a fixed rate, not " + ((cron == null) ? "neither" : "both"));
-		}
-		if (cron != null) {
-			CronExpression expression;
-			try {
-				expression = CronExpression.parse(cron);
-			}
-			catch (IllegalArgumentException ex) {
-				throw new InvalidMessageException(
-						"Schedule '" + name + "' has an invalid cron expression '" + cron + "': " + ex.getMessage());
-			}
-			if (expression.next(ZonedDateTime.now(zone)) == null) {
-				throw new InvalidMessageException(
-						"Schedule '" + name + "' has a cron expression '" + cron + "' that matches no time to come");
-			}
-		}
-		if (fixedRate != null && fixedRate.compareTo(MIN_FIXED_RATE) < 0) {
-			throw new InvalidMessageException("Schedule '" + name + "' must have a fixed rate of at least "
-					+ MIN_FIXED_RATE.toMillis() + " ms, but has " + fixedRate);
-		}
-		if (fixedRate != null && fixedRate.compareTo(MAX_FIXED_RATE) > 0) {
-			throw new InvalidMessageException("Schedule '" + name + "' must have a fixed rate of at most "
-					+ Durations.format(MAX_FIXED_RATE) + ", but has " + Durations.format(fixedRate));
-		}
 	}
 
 	/**
@@ -114,7 +71,8 @@ public record Schedule(String name, String topic, @Nullable String cron, @Nullab
 	 * @throws InvalidMessageException naming the problem
 	 */
 	public static Schedule cron(String name, String topic, String cron) {
-		return new Schedule(name, topic, cron, null, ZoneOffset.UTC, "", MisfirePolicy.FIRE_ONCE);
+		return new Schedule(name, topic, named(name, () -> new ScheduleTrigger.Cron(cron)), "",
+				MisfirePolicy.FIRE_ONCE);
 	}
 
 	/**
@@ -127,15 +85,23 @@ public record Schedule(String name, String topic, @Nullable String cron, @Nullab
 	 * @throws InvalidMessageException naming the problem
 	 */
 	public static Schedule fixedRate(String name, String topic, Duration rate) {
-		return new Schedule(name, topic, null, rate, ZoneOffset.UTC, "", MisfirePolicy.FIRE_ONCE);
+		return new Schedule(name, topic, named(name, () -> new ScheduleTrigger.FixedRate(rate)), "",
+				MisfirePolicy.FIRE_ONCE);
 	}
 
 	/**
 	 * @param zone the time zone of the cron expression
 	 * @return this schedule in that zone
+	 * @throws InvalidMessageException if this schedule is at a fixed rate, which no time
+	 * zone applies to
 	 */
 	public Schedule withZone(ZoneId zone) {
-		return new Schedule(this.name, this.topic, this.cron, this.fixedRate, zone, this.payload, this.misfire);
+		if (!(this.trigger instanceof ScheduleTrigger.Cron cron)) {
+			throw new InvalidMessageException("Schedule '" + this.name + "' is at a fixed rate, which no time zone"
+					+ " applies to: only a cron expression has one");
+		}
+		return new Schedule(this.name, this.topic, named(this.name, () -> cron.withZone(zone)), this.payload,
+				this.misfire);
 	}
 
 	/**
@@ -143,7 +109,7 @@ public record Schedule(String name, String topic, @Nullable String cron, @Nullab
 	 * @return this schedule with that payload
 	 */
 	public Schedule withPayload(String payload) {
-		return new Schedule(this.name, this.topic, this.cron, this.fixedRate, this.zone, payload, this.misfire);
+		return new Schedule(this.name, this.topic, this.trigger, payload, this.misfire);
 	}
 
 	/**
@@ -151,7 +117,7 @@ public record Schedule(String name, String topic, @Nullable String cron, @Nullab
 	 * @return this schedule with that policy
 	 */
 	public Schedule withMisfire(MisfirePolicy misfire) {
-		return new Schedule(this.name, this.topic, this.cron, this.fixedRate, this.zone, this.payload, misfire);
+		return new Schedule(this.name, this.topic, this.trigger, this.payload, misfire);
 	}
 
 	/**
@@ -161,26 +127,7 @@ public record Schedule(String name, String topic, @Nullable String cron, @Nullab
 	 * matches no later time
 	 */
 	public long nextAfter(long epochMillis) {
-		return ticks().applyAsLong(epochMillis);
-	}
-
-	/**
-	 * The schedule's ticks, as a function from a time to the first tick after it, with
-	 * the cron expression parsed once: for walking many ticks.
-	 * @return the function, giving {@link Long#MAX_VALUE} when the cron expression
-	 * matches no later time
-	 */
-	LongUnaryOperator ticks() {
-		if (this.fixedRate != null) {
-			long rate = this.fixedRate.toMillis();
-			return (epochMillis) -> epochMillis + rate;
-		}
-		CronExpression expression = CronExpression.parse(Objects.requireNonNull(this.cron));
-		ZoneId zone = this.zone;
-		return (epochMillis) -> {
-			ZonedDateTime next = expression.next(ZonedDateTime.ofInstant(Instant.ofEpochMilli(epochMillis), zone));
-			return (next != null) ? next.toInstant().toEpochMilli() : Long.MAX_VALUE;
-		};
+		return this.trigger.nextAfter(epochMillis);
 	}
 
 	/**
@@ -192,54 +139,16 @@ public record Schedule(String name, String topic, @Nullable String cron, @Nullab
 	}
 
 	/**
-	 * The definition as Redis keeps it: schedules with the same definition are the same.
-	 * @return the definition
+	 * Creates a trigger for a schedule, naming the schedule in the problem it has.
+	 * @throws InvalidMessageException naming the schedule and the problem
 	 */
-	public String definition() {
-		String trigger = (this.cron != null) ? "cron " + this.cron : "every " + Objects.requireNonNull(this.fixedRate);
-		return "1" + FIELD + this.topic + FIELD + trigger + FIELD + this.zone.getId() + FIELD + this.misfire.name()
-				+ FIELD + this.payload;
-	}
-
-	/**
-	 * Reads a definition kept in Redis.
-	 * @param name the schedule's name
-	 * @param definition its definition
-	 * @return the schedule
-	 * @throws InvalidMessageException if the definition is unreadable
-	 */
-	public static Schedule parse(String name, String definition) {
-		String[] fields = definition.split(String.valueOf(FIELD), 6);
-		if (fields.length != 6 || !fields[0].equals("1")) {
-			throw new InvalidMessageException("Schedule '" + name + "' has an unreadable definition");
-		}
+	static ScheduleTrigger named(String name, Supplier<ScheduleTrigger> trigger) {
 		try {
-			String trigger = fields[2];
-			String cron = trigger.startsWith("cron ") ? trigger.substring(5) : null;
-			Duration rate = trigger.startsWith("every ") ? Duration.parse(trigger.substring(6)) : null;
-			return new Schedule(name, fields[1], cron, rate, ZoneId.of(fields[3]), fields[5],
-					MisfirePolicy.valueOf(fields[4]));
+			return trigger.get();
 		}
-		catch (DateTimeException | IllegalArgumentException ex) {
-			throw new InvalidMessageException(
-					"Schedule '" + name + "' has an unreadable definition: " + ex.getMessage());
+		catch (InvalidMessageException ex) {
+			throw new InvalidMessageException("Schedule '" + name + "': " + ex.getMessage());
 		}
-	}
-
-	/**
-	 * Whether a definition kept in Redis was written by a later version of this library
-	 * (its first field a version number above this one's): one this version cannot read
-	 * but must not replace.
-	 * @param definition a definition kept in Redis
-	 * @return whether it is of a later version
-	 */
-	static boolean isOfLaterVersion(String definition) {
-		int end = definition.indexOf(FIELD);
-		String version = (end < 0) ? "" : definition.substring(0, end);
-		if (version.isEmpty() || version.length() > 9 || !version.chars().allMatch(Character::isDigit)) {
-			return false;
-		}
-		return Integer.parseInt(version) > 1;
 	}
 
 	private static void requireValidName(String name) {

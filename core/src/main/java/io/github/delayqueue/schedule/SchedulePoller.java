@@ -488,11 +488,11 @@ public class SchedulePoller implements SmartLifecycle {
 	 */
 	private static boolean isGarbage(ScheduleState state) {
 		try {
-			Schedule.parse(state.name(), state.definition());
+			ScheduleDefinitions.schedule(state);
 			return false;
 		}
 		catch (InvalidMessageException ex) {
-			return !Schedule.isOfLaterVersion(state.definition());
+			return !state.ofLaterVersion();
 		}
 	}
 
@@ -608,7 +608,7 @@ public class SchedulePoller implements SmartLifecycle {
 	private long send(ScheduleState state, long now) {
 		Schedule schedule;
 		try {
-			schedule = Schedule.parse(state.name(), state.definition());
+			schedule = ScheduleDefinitions.schedule(state);
 		}
 		catch (InvalidMessageException ex) {
 			report("definition:" + state.name(),

@@ -45,7 +45,7 @@ record TickPlan(List<Long> ticks, long next, long missed, long firstMissed, long
 	 * @return the plan
 	 */
 	static TickPlan of(Schedule schedule, long dueTick, long now) {
-		LongUnaryOperator next = schedule.ticks();
+		LongUnaryOperator next = schedule.trigger().ticks();
 		List<Long> due = new ArrayList<>();
 		long tick = dueTick;
 		while (tick <= now && due.size() < Schedule.MAX_MISSED_TICKS) {
@@ -133,10 +133,10 @@ record TickPlan(List<Long> ticks, long next, long missed, long firstMissed, long
 	 * @return the tick (epoch ms)
 	 */
 	static long lastTickBefore(Schedule schedule, long time) {
-		if (schedule.fixedRate() != null) {
-			return time - schedule.fixedRate().toMillis();
+		if (schedule.trigger() instanceof ScheduleTrigger.FixedRate rate) {
+			return time - rate.rate().toMillis();
 		}
-		return lastBefore(schedule, schedule.ticks(), time - LONGEST_SEARCH_MILLIS, time);
+		return lastBefore(schedule, schedule.trigger().ticks(), time - LONGEST_SEARCH_MILLIS, time);
 	}
 
 	/** How far back {@link #lastTickBefore} searches. */
@@ -148,8 +148,8 @@ record TickPlan(List<Long> ticks, long next, long missed, long firstMissed, long
 	 * holds a tick, so that it walks only the ticks of that window.
 	 */
 	private static long lastBefore(Schedule schedule, LongUnaryOperator next, long tick, long time) {
-		if (schedule.fixedRate() != null) {
-			long rate = schedule.fixedRate().toMillis();
+		if (schedule.trigger() instanceof ScheduleTrigger.FixedRate fixedRate) {
+			long rate = fixedRate.rate().toMillis();
 			return tick + (time - 1 - tick) / rate * rate;
 		}
 		for (long span = FIRST_SEARCH_SPAN_MILLIS;; span *= 2) {

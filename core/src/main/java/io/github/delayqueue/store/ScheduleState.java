@@ -1,47 +1,34 @@
 package io.github.delayqueue.store;
 
+import java.util.Objects;
+
+import org.jspecify.annotations.Nullable;
+
 /**
- * A recurring schedule as the store keeps it:
- * {@code <next tick ms>:<paused 0 or 1>:<definition>} in its partition. The store does
- * not read the definition; an instance that changes the state names the one it read, so
- * that of several instances acting at once one does.
+ * A recurring schedule as the store keeps it in its partition: its next tick, whether it
+ * is paused, and its definition. An instance that changes the state names the one it
+ * read, so that of several instances acting at once one does.
  *
  * @param name the schedule's name
- * @param topic the topic its ticks are sent to
+ * @param topic the topic of the partition it is kept in
  * @param nextTickMillis the next tick not sent yet (epoch ms)
  * @param paused whether it is paused
- * @param definition its definition, as the schedule API wrote it
+ * @param definition its definition, or {@code null} when this version cannot read it
+ * @param ofLaterVersion whether a definition this version cannot read says it was written
+ * by a later version: one to keep, not to replace
+ * @param stored the state as stored, which the store compares to tell whether it changed:
+ * for the store only
  */
-public record ScheduleState(String name, String topic, long nextTickMillis, boolean paused, String definition) {
+public record ScheduleState(String name, String topic, long nextTickMillis, boolean paused,
+		@Nullable ScheduleDefinition definition, boolean ofLaterVersion, String stored) {
 
 	/**
-	 * Reads a stored state.
-	 * @param name the schedule's name
-	 * @param topic its topic
-	 * @param stored the stored form
-	 * @return the state
-	 * @throws CorruptMessageException if the stored form is not one
+	 * Checks that the names and the stored form are given.
 	 */
-	public static ScheduleState parse(String name, String topic, String stored) {
-		int first = stored.indexOf(':');
-		int second = (first < 0) ? -1 : stored.indexOf(':', first + 1);
-		if (second != first + 2 || (stored.charAt(first + 1) != '0' && stored.charAt(first + 1) != '1')) {
-			throw new CorruptMessageException("schedule '" + name + "' has an unreadable state");
-		}
-		try {
-			return new ScheduleState(name, topic, Long.parseLong(stored.substring(0, first)),
-					stored.charAt(first + 1) == '1', stored.substring(second + 1));
-		}
-		catch (NumberFormatException ex) {
-			throw new CorruptMessageException("schedule '" + name + "' has an unreadable state");
-		}
-	}
-
-	/**
-	 * @return the stored form
-	 */
-	public String stored() {
-		return this.nextTickMillis + ":" + (this.paused ? '1' : '0') + ":" + this.definition;
+	public ScheduleState {
+		Objects.requireNonNull(name, "name");
+		Objects.requireNonNull(topic, "topic");
+		Objects.requireNonNull(stored, "stored");
 	}
 
 }

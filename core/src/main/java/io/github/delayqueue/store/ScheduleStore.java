@@ -113,7 +113,8 @@ public interface ScheduleStore {
 	 * @return the state saved, or found when the definition was the same; {@code null}
 	 * when the state is no longer the one read (nothing saved)
 	 */
-	@Nullable ScheduleState save(String topic, String name, String definition, long nextTickMillis, @Nullable ScheduleState read);
+	@Nullable ScheduleState save(String topic, String name, ScheduleDefinition definition, long nextTickMillis,
+			@Nullable ScheduleState read);
 
 	/**
 	 * Sends a schedule's due ticks and moves it to its next tick, if its state is still
@@ -154,7 +155,8 @@ public interface ScheduleStore {
 	 * @return its state afterwards (unchanged, of another definition, when a resume was
 	 * refused), or {@code null} if unknown
 	 */
-	@Nullable ScheduleState pause(String topic, String name, boolean paused, long nextTickMillis, @Nullable String definition);
+	@Nullable ScheduleState pause(String topic, String name, boolean paused, long nextTickMillis,
+			@Nullable ScheduleDefinition definition);
 
 	/**
 	 * Removes a schedule from its partition; tick messages already sent stay. The name

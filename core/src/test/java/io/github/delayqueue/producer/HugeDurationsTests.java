@@ -42,7 +42,7 @@ class HugeDurationsTests {
 	void aHugeFixedRateIsRefusedAsAnInvalidMessageNamingTheLongestRate() {
 		assertThatExceptionOfType(InvalidMessageException.class)
 			.isThrownBy(() -> Schedule.fixedRate("tick", "orders", HUGE))
-			.withMessageContaining("fixed rate of at most");
+			.withMessageContaining("fixed rate must be at most");
 	}
 
 	@Test

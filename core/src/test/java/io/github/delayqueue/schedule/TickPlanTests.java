@@ -5,17 +5,14 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZonedDateTime;
 
-import io.github.delayqueue.producer.InvalidMessageException;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * What a due schedule sends (a pure policy: no Redis): on-time ticks, the misfire
  * policies after an outage or whenever more than one tick is overdue, and what the log
- * says they sent, the cap on missed ticks, cron ticks across daylight-saving changes, and
- * definitions read back as they were saved.
+ * says they sent, the cap on missed ticks, and cron ticks across daylight-saving changes.
  */
 class TickPlanTests {
 
@@ -137,39 +134,6 @@ class TickPlanTests {
 		long autumnEve = ZonedDateTime.of(2026, 10, 24, 12, 0, 0, 0, BERLIN).toInstant().toEpochMilli();
 		long autumn = nightly.nextAfter(autumnEve);
 		assertThat(nightly.nextAfter(autumn) - autumn).isEqualTo(Duration.ofHours(1).toMillis());
-	}
-
-	@Test
-	void aDefinitionIsReadBackAsItWasSaved() {
-		Schedule schedule = Schedule.cron("digest", "digests", "@daily")
-			.withZone(BERLIN)
-			.withPayload("{\"kind\":\"daily\"}\nsecond line")
-			.withMisfire(MisfirePolicy.SKIP);
-		assertThat(Schedule.parse("digest", schedule.definition())).isEqualTo(schedule);
-		Schedule rate = Schedule.fixedRate("beat", "beats", Duration.ofMillis(250));
-		assertThat(Schedule.parse("beat", rate.definition())).isEqualTo(rate);
-	}
-
-	@Test
-	void badSchedulesAreRefusedNamingTheProblem() {
-		assertThatExceptionOfType(InvalidMessageException.class).isThrownBy(() -> Schedule.cron("a~b", "t", "@daily"))
-			.withMessageContaining("must not contain '~'");
-		assertThatExceptionOfType(InvalidMessageException.class).isThrownBy(() -> Schedule.cron("a", "t", "every day"))
-			.withMessageContaining("invalid cron expression 'every day'");
-		assertThatExceptionOfType(InvalidMessageException.class)
-			.isThrownBy(() -> Schedule.cron("a", "t", "0 0 0 30 2 *"))
-			.withMessageContaining("matches no time to come");
-		assertThatExceptionOfType(InvalidMessageException.class)
-			.isThrownBy(() -> Schedule.cron("n".repeat(181), "t", "@daily"))
-			.withMessageContaining("at most 180 characters");
-		assertThat(Schedule.cron("a", "t", "@daily").withZone(ZoneId.of("UTC")).definition())
-			.isEqualTo(Schedule.cron("a", "t", "@daily").definition());
-		assertThatExceptionOfType(InvalidMessageException.class)
-			.isThrownBy(() -> Schedule.fixedRate("a", "t", Duration.ofMillis(10)))
-			.withMessageContaining("at least 100 ms");
-		assertThatExceptionOfType(InvalidMessageException.class)
-			.isThrownBy(() -> new Schedule("a", "t", "@daily", Duration.ofSeconds(1), BERLIN, "", MisfirePolicy.SKIP))
-			.withMessageContaining("not both");
 	}
 
 }

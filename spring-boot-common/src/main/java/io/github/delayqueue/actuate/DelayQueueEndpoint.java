@@ -240,7 +240,7 @@ public class DelayQueueEndpoint {
 	 * @param topic the topic its ticks are sent to
 	 * @param cron its cron expression, absent for a fixed rate
 	 * @param fixedRate its fixed rate, ISO-8601, absent for a cron expression
-	 * @param zone the time zone of its cron expression
+	 * @param zone the time zone of its cron expression ({@code Z} for a fixed rate)
 	 * @param misfire what it sends for missed ticks
 	 * @param nextFire when its next tick is due, absent when none is to come
 	 * @param paused whether it is paused

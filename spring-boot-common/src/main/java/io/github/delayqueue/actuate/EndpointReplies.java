@@ -1,6 +1,7 @@
 package io.github.delayqueue.actuate;
 
 import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.Locale;
 
 import io.github.delayqueue.actuate.DelayQueueEndpoint.ListenerDescriptor;
@@ -9,6 +10,7 @@ import io.github.delayqueue.actuate.DelayQueueEndpoint.PageDescriptor;
 import io.github.delayqueue.actuate.DelayQueueEndpoint.ScheduleDescriptor;
 import io.github.delayqueue.actuate.DelayQueueEndpoint.TopicDescriptor;
 import io.github.delayqueue.schedule.Schedule;
+import io.github.delayqueue.schedule.ScheduleTrigger;
 import io.github.delayqueue.schedule.ScheduleInfo;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageSummary;
@@ -62,8 +64,10 @@ final class EndpointReplies {
 	 */
 	static ScheduleDescriptor schedule(ScheduleInfo info) {
 		Schedule schedule = info.schedule();
-		return new ScheduleDescriptor(schedule.name(), schedule.topic(), schedule.cron(),
-				(schedule.fixedRate() != null) ? schedule.fixedRate().toString() : null, schedule.zone().getId(),
+		ScheduleTrigger.Cron cron = (schedule.trigger() instanceof ScheduleTrigger.Cron c) ? c : null;
+		return new ScheduleDescriptor(schedule.name(), schedule.topic(), (cron != null) ? cron.expression() : null,
+				(schedule.trigger() instanceof ScheduleTrigger.FixedRate rate) ? rate.rate().toString() : null,
+				(cron != null) ? cron.zone().getId() : ZoneOffset.UTC.getId(),
 				schedule.misfire().name().toLowerCase(Locale.ROOT).replace('_', '-'),
 				(info.nextFire() != null) ? info.nextFire().toString() : null, info.paused());
 	}

@@ -2,7 +2,6 @@ package io.github.delayqueue.autoconfigure;
 
 import java.time.Duration;
 import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -615,10 +614,10 @@ public class DelayQueueProperties implements Validator {
 		private @Nullable Duration fixedRate;
 
 		/**
-		 * The time zone of the cron expression; its daylight-saving changes are followed
-		 * as Spring's CronExpression does.
+		 * The time zone of the cron expression (UTC when unset); its daylight-saving
+		 * changes are followed as Spring's CronExpression does. Not for a fixed rate.
 		 */
-		private ZoneId zone = ZoneOffset.UTC;
+		private @Nullable ZoneId zone;
 
 		/**
 		 * The payload of each tick's message, as text (JSON for a typed listener).
@@ -656,11 +655,11 @@ public class DelayQueueProperties implements Validator {
 			this.fixedRate = fixedRate;
 		}
 
-		public ZoneId getZone() {
+		public @Nullable ZoneId getZone() {
 			return this.zone;
 		}
 
-		public void setZone(ZoneId zone) {
+		public void setZone(@Nullable ZoneId zone) {
 			this.zone = zone;
 		}
 

@@ -2,10 +2,12 @@ package io.github.delayqueue.autoconfigure;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.regex.Pattern;
 
 import io.github.delayqueue.producer.InvalidMessageException;
@@ -67,8 +69,26 @@ final class DelayQueuePropertiesValidation {
 		if (topic == null) {
 			throw new IllegalArgumentException("topic must be set");
 		}
-		return new Schedule(name, topic, properties.getCron(), properties.getFixedRate(), properties.getZone(),
-				properties.getPayload(), properties.getMisfire());
+		String cron = properties.getCron();
+		Duration fixedRate = properties.getFixedRate();
+		if ((cron == null) == (fixedRate == null)) {
+			throw new IllegalArgumentException(
+					"set cron or fixed-rate, " + ((cron == null) ? "but neither is set" : "not both"));
+		}
+		ZoneId zone = properties.getZone();
+		Schedule schedule;
+		if (cron != null) {
+			schedule = Schedule.cron(name, topic, cron);
+			schedule = (zone != null) ? schedule.withZone(zone) : schedule;
+		}
+		else {
+			if (zone != null) {
+				throw new IllegalArgumentException("zone is set, but a fixed rate has no time zone (only a cron"
+						+ " expression has one): remove zone");
+			}
+			schedule = Schedule.fixedRate(name, topic, Objects.requireNonNull(fixedRate));
+		}
+		return schedule.withPayload(properties.getPayload()).withMisfire(properties.getMisfire());
 	}
 
 	private static void validateDeadLetters(String field, String property, DelayQueueProperties.DeadLetters deadLetters,

@@ -15,7 +15,7 @@ import java.util.stream.Stream;
 
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.ListenerState;
-import io.github.delayqueue.schedule.Schedule;
+import io.github.delayqueue.schedule.ScheduleDefinitions;
 import io.github.delayqueue.schedule.SchedulePoller;
 import io.github.delayqueue.store.ScheduleState;
 import io.github.delayqueue.store.TopicStats;
@@ -214,7 +214,7 @@ public final class DelayQueueTestClock {
 		long steps = 0;
 		for (ScheduleState state : runningSchedules()) {
 			try {
-				LongUnaryOperator ticks = Schedule.parse(state.name(), state.definition())::nextAfter;
+				LongUnaryOperator ticks = ScheduleDefinitions.schedule(state)::nextAfter;
 				for (long tick = state.nextTickMillis(); tick <= toMillis
 						&& steps < MAX_COUNTED_STEPS; tick = ticks.applyAsLong(tick)) {
 					steps++;

@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.function.Supplier;
 
 import io.github.delayqueue.store.CorruptMessageException;
+import io.github.delayqueue.store.ScheduleDefinition;
 import io.github.delayqueue.store.ScheduleState;
 import io.github.delayqueue.store.ScheduleStore;
 import io.github.delayqueue.store.TopicPartitions;
@@ -88,7 +89,7 @@ final class RedisScheduleStore implements ScheduleStore {
 			now = Math.max(now, read.nowMillis());
 			read.states().forEach((schedule, state) -> {
 				try {
-					schedules.put(schedule, ScheduleState.parse(schedule, topic, state));
+					schedules.put(schedule, ScheduleFormat.state(schedule, topic, state));
 				}
 				catch (CorruptMessageException ex) {
 					unreadable.put(schedule, "Schedule '" + schedule + "' of topic '" + topic
@@ -142,16 +143,16 @@ final class RedisScheduleStore implements ScheduleStore {
 	}
 
 	@Override
-	public @Nullable ScheduleState save(String topic, String name, String definition, long nextTickMillis,
+	public @Nullable ScheduleState save(String topic, String name, ScheduleDefinition definition, long nextTickMillis,
 			@Nullable ScheduleState read) {
 		long deadline = this.calls.deadline();
 		String partition = this.router.partitionOf(topic, name, deadline);
-		String state = this.router.settlingRefusal(topic, deadline,
-				() -> this.calls.run(
-						partition, new ScriptCodecs.SaveSchedule(this.router.countOf(partition), name, definition,
-								nextTickMillis, (read != null) ? read.stored() : ""),
-						PartitionCounts.remaining(deadline)));
-		return (state != null) ? ScheduleState.parse(name, topic, state) : null;
+		String state = this.router
+			.settlingRefusal(topic, deadline,
+					() -> this.calls.run(partition, new ScriptCodecs.SaveSchedule(this.router.countOf(partition), name,
+							ScheduleFormat.encode(definition), nextTickMillis, (read != null) ? read.stored() : ""),
+							PartitionCounts.remaining(deadline)));
+		return (state != null) ? ScheduleFormat.state(name, topic, state) : null;
 	}
 
 	@Override
@@ -166,15 +167,15 @@ final class RedisScheduleStore implements ScheduleStore {
 
 	@Override
 	public @Nullable ScheduleState pause(String topic, String name, boolean paused, long nextTickMillis,
-			@Nullable String definition) {
+			@Nullable ScheduleDefinition definition) {
 		long deadline = this.calls.deadline();
 		String partition = this.router.partitionOf(topic, name, deadline);
 		String state = this.router.settlingRefusal(topic, deadline,
-				() -> this.calls.run(
-						partition, new ScriptCodecs.PauseSchedule(this.router.countOf(partition), name, paused,
-								nextTickMillis, (definition != null) ? definition : ""),
+				() -> this.calls.run(partition,
+						new ScriptCodecs.PauseSchedule(this.router.countOf(partition), name, paused, nextTickMillis,
+								(definition != null) ? ScheduleFormat.encode(definition) : ""),
 						PartitionCounts.remaining(deadline)));
-		return (state != null) ? ScheduleState.parse(name, topic, state) : null;
+		return (state != null) ? ScheduleFormat.state(name, topic, state) : null;
 	}
 
 	@Override

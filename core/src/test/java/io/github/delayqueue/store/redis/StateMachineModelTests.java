@@ -28,6 +28,7 @@ import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.PromoteResult;
 import io.github.delayqueue.store.ReplayResult;
+import io.github.delayqueue.store.ScheduleDefinition;
 import io.github.delayqueue.store.ScheduleState;
 import io.github.delayqueue.store.Sent;
 import io.github.delayqueue.store.StoredMessage;
@@ -133,6 +134,18 @@ class StateMachineModelTests {
 	private static final Duration LONG_LEASE = Duration.ofHours(1);
 
 	private static final int HISTORY = 12;
+
+	/**
+	 * Definitions no schedule poller can read (no cron expression, no rate), so that the
+	 * application's own leaves these schedules to the test; one of two lines.
+	 */
+	private static final List<ScheduleDefinition> MODEL_DEFINITIONS = List.of(
+			new ScheduleDefinition("model", ScheduleDefinition.Kind.CRON, "model definition 1", "Z", "SKIP", ""),
+			new ScheduleDefinition("model", ScheduleDefinition.Kind.FIXED_RATE, "model definition 2", "Z", "SKIP",
+					"with: two lines\nsecond"));
+
+	/** The first model definition as stored. */
+	private static final String MODEL_DEFINITION = ScheduleFormat.encode(MODEL_DEFINITIONS.get(0));
 
 	private static final Duration PROXY_LATENCY = Duration.ofMillis(3);
 
@@ -519,16 +532,13 @@ class StateMachineModelTests {
 
 		private Operation saveSchedule() {
 			String name = pickSchedule();
-			// Definitions no schedule poller can read, so that the application's own
-			// leaves these schedules to the test.
-			String definition = List.of("model definition 1", "model definition 2\nwith: two lines")
-				.get(this.random.nextInt(2));
+			ScheduleDefinition definition = MODEL_DEFINITIONS.get(this.random.nextInt(2));
 			long next = pickTick();
 			String current = this.model.schedules.get(name);
 			// Mostly the state as it is; else one read before another instance changed
 			// it.
 			String read = (this.random.nextInt(10) < 7) ? ((current != null) ? current : "")
-					: List.of("", pickTick() + ":0:model definition 1").get(this.random.nextInt(2));
+					: List.of("", pickTick() + ":0:" + MODEL_DEFINITION).get(this.random.nextInt(2));
 			return new Operation("save schedule " + name + " next " + next + " read " + read.replace('\n', ' '),
 					this.keys.schedules()) {
 
@@ -536,14 +546,14 @@ class StateMachineModelTests {
 				Object run() {
 					ScheduleState saved = Run.this.store.schedules()
 						.save(Run.this.topic, name, definition, next,
-								read.isEmpty() ? null : ScheduleState.parse(name, Run.this.topic, read));
+								read.isEmpty() ? null : ScheduleFormat.state(name, Run.this.topic, read));
 					return (saved != null) ? saved.stored() : "changed meanwhile";
 				}
 
 				@Override
 				void expect(Object reply, long before, long after) {
 					assertThat(reply).as(describe("schedule saved"))
-						.isEqualTo(Run.this.model.saveSchedule(name, definition, next, read));
+						.isEqualTo(Run.this.model.saveSchedule(name, ScheduleFormat.encode(definition), next, read));
 				}
 
 				@Override
@@ -558,7 +568,7 @@ class StateMachineModelTests {
 			String name = pickSchedule();
 			String current = this.model.schedules.get(name);
 			String read = (current != null && this.random.nextInt(10) < 7) ? current
-					: pickTick() + ":" + this.random.nextInt(2) + ":model definition 1";
+					: pickTick() + ":" + this.random.nextInt(2) + ":" + MODEL_DEFINITION;
 			long next = pickTick();
 			List<Long> ticks = new ArrayList<>(new TreeSet<>(this.random.ints(this.random.nextInt(4), 0, 4)
 				.mapToObj((i) -> this.base + (i - 1) * HOUR)
@@ -573,7 +583,7 @@ class StateMachineModelTests {
 				@Override
 				Object run() {
 					return Run.this.store.schedules()
-						.advance(ScheduleState.parse(name, Run.this.topic, read), next, ticks,
+						.advance(ScheduleFormat.state(name, Run.this.topic, read), next, ticks,
 								body.getBytes(StandardCharsets.UTF_8));
 				}
 
@@ -626,7 +636,7 @@ class StateMachineModelTests {
 			// (a poller removing a schedule saved on two topics at once).
 			int kind = this.random.nextInt(10);
 			String read = (kind < 6) ? null
-					: (current != null && kind < 8) ? current : pickTick() + ":0:model definition 1";
+					: (current != null && kind < 8) ? current : pickTick() + ":0:" + MODEL_DEFINITION;
 			return new Operation("remove schedule " + name + ((read != null) ? " read " + read.replace('\n', ' ') : ""),
 					this.keys.schedules()) {
 
@@ -634,7 +644,7 @@ class StateMachineModelTests {
 				Object run() {
 					return Run.this.store.schedules()
 						.remove(Run.this.topic, name,
-								(read != null) ? ScheduleState.parse(name, Run.this.topic, read) : null);
+								(read != null) ? ScheduleFormat.state(name, Run.this.topic, read) : null);
 				}
 
 				@Override
