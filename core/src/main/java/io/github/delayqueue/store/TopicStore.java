@@ -66,6 +66,18 @@ public interface TopicStore {
 	CompletableFuture<List<Boolean>> ack(List<String> ids, List<String> leaseTokens);
 
 	/**
+	 * Acknowledges messages as {@link #ack(List, List)} does, for the last
+	 * acknowledgements of a stop: sent so that the store carries them out even if their
+	 * reply is never read, as the connection may close right after.
+	 * @param ids the message ids, 1 to {@value MessageStore#MAX_IDS_PER_CALL}
+	 * @param leaseTokens the lease token held for each id
+	 * @return for each id, whether it was acknowledged
+	 */
+	default CompletableFuture<List<Boolean>> ackAtStop(List<String> ids, List<String> leaseTokens) {
+		return ack(ids, leaseTokens);
+	}
+
+	/**
 	 * Schedules the next attempt of a message whose delivery failed.
 	 * @param id the message id
 	 * @param leaseToken the lease token held

@@ -142,7 +142,10 @@ final class AckBatcher {
 	}
 
 	private void send(LeaseBatch batch, BackOffExecution retries, CompletableFuture<Void> answered) {
-		Replies.send(() -> this.store.ack(batch.ids(), batch.leaseTokens()), this.scheduler,
+		// Once stopping, the connection may close before a NOSCRIPT could be answered.
+		boolean stopping = this.stopDeadlineNanos != null;
+		Replies.send(() -> stopping ? this.store.ackAtStop(batch.ids(), batch.leaseTokens())
+				: this.store.ack(batch.ids(), batch.leaseTokens()), this.scheduler,
 				(acked, failure) -> answered(batch, retries, answered, acked, failure),
 				(acked, failure) -> answered(batch, null, answered, acked, failure));
 	}

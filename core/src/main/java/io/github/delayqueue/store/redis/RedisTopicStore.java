@@ -67,6 +67,16 @@ final class RedisTopicStore implements TopicStore {
 		return this.calls.submit(this.partition, new ScriptCodecs.Ack(ids, leaseTokens));
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Sent in full ({@code EVAL}), as {@link #release(List, List)} is.
+	 */
+	@Override
+	public CompletableFuture<List<Boolean>> ackAtStop(List<String> ids, List<String> leaseTokens) {
+		return this.calls.submitInFull(this.partition, new ScriptCodecs.Ack(ids, leaseTokens));
+	}
+
 	@Override
 	public long retry(String id, String leaseToken, Duration backoff, @Nullable String error) {
 		String kept = (error == null) ? "" : ErrorTexts.bounded(error);
@@ -90,9 +100,16 @@ final class RedisTopicStore implements TopicStore {
 		return buried;
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Sent in full ({@code EVAL}): a hand-back is most often a stop's, after which the
+	 * connection may close before a {@code NOSCRIPT} reply (Redis lost its scripts) could
+	 * be answered by sending the script again; in full, Redis runs it as it arrives.
+	 */
 	@Override
 	public CompletableFuture<List<Boolean>> release(List<String> ids, List<String> leaseTokens) {
-		return this.calls.submit(this.partition,
+		return this.calls.submitInFull(this.partition,
 				new ScriptCodecs.Release(signalChannel(), this.partition, ids, leaseTokens));
 	}
 

@@ -151,6 +151,14 @@ final class ScriptCalls {
 	}
 
 	/**
+	 * Sends a call in full ({@code EVAL}), so that it runs even if its reply is never
+	 * read; the future completes on the Redis client's I/O thread.
+	 */
+	<R> CompletableFuture<R> submitInFull(String partition, ScriptCodec<R> codec) {
+		return this.runner.submitInFull(call(partition, codec), this.timeout).thenApply(codec::read);
+	}
+
+	/**
 	 * Sends a call that names a consumer's claim record in full ({@code EVAL}), so that
 	 * it runs even if its reply is never read.
 	 */
