@@ -18,7 +18,6 @@ import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.QueueContexts;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.context.annotation.Configuration;
@@ -203,9 +202,6 @@ class FetcherSplitReviewTests {
 	 * of what the fetcher held is not.
 	 */
 	@Test
-	@Disabled("hole: the stop hands back held/not-started messages with EVALSHA; after NOSCRIPT on a connection"
-			+ " closing with the context, release.lua is never sent in full, the messages stay in flight until their"
-			+ " lease expires (an attempt lost, dead-lettered on the last one)")
 	void messagesHeldUntilDueGoBackAtTheStopWhenRedisLostItsScriptsAndTheConnectionClosesFirst() {
 		assertHeldMessagesGoBackAtTheStop(true);
 	}
@@ -243,7 +239,7 @@ class FetcherSplitReviewTests {
 						// flushed.
 						store.topic("early").release(List.of("none"), List.of("none")).join();
 					}
-					FaultyRedisProxy.Fault held = proxy.delayNextReplyTo(FaultyRedisProxy.named("EVALSHA"),
+					FaultyRedisProxy.Fault held = proxy.delayNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL"),
 							Duration.ofSeconds(3));
 					context.close();
 					assertThat(held.hasFired()).isTrue();
@@ -262,9 +258,6 @@ class FetcherSplitReviewTests {
 	 * dead-lettered.
 	 */
 	@Test
-	@Disabled("hole: the stop's last acknowledgements go out with EVALSHA; after NOSCRIPT on a connection closing"
-			+ " with the context they are never sent in full, and a handled message on its last attempt is"
-			+ " dead-lettered when its lease expires")
 	void aMessageHandledJustBeforeTheStopIsNotDeadLetteredWhenRedisLostItsScriptsAndTheConnectionClosesFirst() {
 		String prefix = QueueContexts.uniquePrefix();
 		send(prefix, "acked", List.of("a-1"), (i) -> DelayMessage.builder("acked", "a").id("a-1").build());
@@ -281,7 +274,7 @@ class FetcherSplitReviewTests {
 						connection.scriptingCommands().scriptFlush();
 						return null;
 					});
-					FaultyRedisProxy.Fault held = proxy.delayNextReplyTo(FaultyRedisProxy.named("EVALSHA"),
+					FaultyRedisProxy.Fault held = proxy.delayNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL"),
 							Duration.ofSeconds(3));
 					gate.open = true;
 					await().atMost(WAIT).until(() -> gate.handled.get() == 1);

@@ -2,7 +2,7 @@ package io.github.delayqueue.runtime.consumer;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -54,8 +54,8 @@ final class AckBatcher {
 	/** Messages queued and not yet answered by Redis. */
 	private final AtomicInteger unanswered = new AtomicInteger();
 
-	/** Each batch sent and not yet answered (or given up). */
-	private final Set<CompletableFuture<Void>> onTheirWay = ConcurrentHashMap.newKeySet();
+	/** Each batch sent and not yet answered (or given up), by its answer. */
+	private final Map<CompletableFuture<Void>, LeaseBatch> onTheirWay = new ConcurrentHashMap<>();
 
 	/**
 	 * Held while a batch is taken from the queue and added to {@link #onTheirWay}, so
@@ -98,10 +98,17 @@ final class AckBatcher {
 	 * @return completes once every acknowledgement queued so far is answered or given up
 	 */
 	CompletableFuture<Void> flushNow(long deadlineNanos) {
+		List<LeaseBatch> sentBefore = List.copyOf(this.onTheirWay.values());
 		this.stopDeadlineNanos = deadlineNanos;
 		sendPending();
+		// Sent by digest: if Redis lost its scripts, the NOSCRIPT may come back after the
+		// connection closed, too late to send the script. Once more in full, which Redis
+		// runs as it arrives; an acknowledgement made twice changes nothing.
+		sentBefore.forEach((batch) -> this.store.ackAtStop(batch.ids(), batch.leaseTokens())
+			.whenComplete((acked, failure) -> logger.debug("Topic '" + this.topic + "': acknowledgements of "
+					+ batch.ids() + " sent again in full at the stop: " + ((failure != null) ? failure : acked))));
 		synchronized (this.taking) {
-			return CompletableFuture.allOf(this.onTheirWay.toArray(CompletableFuture[]::new));
+			return CompletableFuture.allOf(this.onTheirWay.keySet().toArray(CompletableFuture[]::new));
 		}
 	}
 
@@ -127,6 +134,7 @@ final class AckBatcher {
 		while (true) {
 			List<InFlightMessage> batch = new ArrayList<>();
 			CompletableFuture<Void> answered = new CompletableFuture<>();
+			LeaseBatch leases;
 			synchronized (this.taking) {
 				InFlightMessage next;
 				while (batch.size() < MAX_BATCH && (next = this.pending.poll()) != null) {
@@ -135,18 +143,20 @@ final class AckBatcher {
 				if (batch.isEmpty()) {
 					return;
 				}
-				this.onTheirWay.add(answered);
+				leases = new LeaseBatch(batch);
+				this.onTheirWay.put(answered, leases);
 			}
-			send(new LeaseBatch(batch), StoreCalls.RETRIES.start(), answered);
+			send(leases, StoreCalls.RETRIES.start(), answered);
 		}
 	}
 
 	private void send(LeaseBatch batch, BackOffExecution retries, CompletableFuture<Void> answered) {
 		// Once stopping, the connection may close before a NOSCRIPT could be answered.
 		boolean stopping = this.stopDeadlineNanos != null;
-		Replies.send(() -> stopping ? this.store.ackAtStop(batch.ids(), batch.leaseTokens())
-				: this.store.ack(batch.ids(), batch.leaseTokens()), this.scheduler,
-				(acked, failure) -> answered(batch, retries, answered, acked, failure),
+		Replies.send(
+				() -> stopping ? this.store.ackAtStop(batch.ids(), batch.leaseTokens())
+						: this.store.ack(batch.ids(), batch.leaseTokens()),
+				this.scheduler, (acked, failure) -> answered(batch, retries, answered, acked, failure),
 				(acked, failure) -> answered(batch, null, answered, acked, failure));
 	}
 
