@@ -3,14 +3,15 @@ package io.github.delayqueue.producer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.AppenderBase;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.AbstractPlatformTransactionManager;
@@ -59,10 +60,10 @@ class PartitionedSendTests {
 	 */
 	@Test
 	void sendsAfterCommitThatAPartitionRefusedAreNotLoggedAsLostWhenStored() {
-		// Without Spring Boot's logging, the engine logs through java.util.logging.
-		Logger logger = Logger.getLogger("io.github.delayqueue");
+		Logger logger = (Logger) LoggerFactory.getLogger("io.github.delayqueue");
 		LogCapture output = new LogCapture();
-		logger.addHandler(output);
+		output.start();
+		logger.addAppender(output);
 		try (TestStore fixture = TestStore.builder().prefix(this.prefix).partitions(Map.of("clicks", 3)).build()) {
 			DelayQueueTemplate queue = fixture.template();
 			RedisMessageStore store = takeClicksToOnePartitionElsewhere(fixture);
@@ -76,7 +77,7 @@ class PartitionedSendTests {
 			assertThat(output.getAll()).doesNotContain("message order-2 was NOT sent");
 		}
 		finally {
-			logger.removeHandler(output);
+			logger.detachAppender(output);
 		}
 	}
 
@@ -90,22 +91,14 @@ class PartitionedSendTests {
 		return store;
 	}
 
-	/** The messages logged while it is a handler. */
-	static class LogCapture extends Handler {
+	/** The messages logged while it is attached. */
+	static class LogCapture extends AppenderBase<ILoggingEvent> {
 
 		private final StringBuffer all = new StringBuffer();
 
 		@Override
-		public void publish(LogRecord record) {
-			this.all.append(record.getMessage()).append(System.lineSeparator());
-		}
-
-		@Override
-		public void flush() {
-		}
-
-		@Override
-		public void close() {
+		protected void append(ILoggingEvent event) {
+			this.all.append(event.getFormattedMessage()).append(System.lineSeparator());
 		}
 
 		String getAll() {
