@@ -64,12 +64,15 @@ public final class TestStore implements AutoCloseable {
 		this.connectionFactory = builder.sharedCredentials ? connect(builder.host, builder.port)
 				: connect(new RedisStandaloneConfiguration(builder.host, builder.port));
 		RedisMessageStore store = new RedisMessageStore(this.connectionFactory, this.prefix, builder.sendTimeout);
+		if (builder.minReplicas > 0) {
+			store.confirmReplication(builder.minReplicas, builder.replicationTimeout);
+		}
 		store.rememberAtMost(builder.maxRememberedIds);
 		store.usePartitions(TopicPartitions.of(builder.partitions));
 		store.useDeadLetterRetention(builder.deadLetterRetention);
 		this.store = store;
-		this.template = new DelayQueueTemplate(store, new JsonPayloadConverter(new JsonMapper()), MAX_PAYLOAD_SIZE,
-				true);
+		this.template = new DelayQueueTemplate(store, new JsonPayloadConverter(new JsonMapper()),
+				builder.maxPayloadSize, builder.transactionAware);
 		this.redis = new StringRedisTemplate(this.connectionFactory);
 		// Connected before the test, as an application's startup check connects: the
 		// first call of a test does not spend its timeout on the connection (nor, the
@@ -203,7 +206,15 @@ public final class TestStore implements AutoCloseable {
 
 		private Duration sendTimeout = RedisMessageStore.DEFAULT_TIMEOUT;
 
+		private int minReplicas;
+
+		private Duration replicationTimeout = Duration.ofSeconds(1);
+
 		private int maxRememberedIds = MAX_REMEMBERED_IDS;
+
+		private DataSize maxPayloadSize = MAX_PAYLOAD_SIZE;
+
+		private boolean transactionAware = true;
 
 		private Map<String, Integer> partitions = Map.of();
 
@@ -256,6 +267,39 @@ public final class TestStore implements AutoCloseable {
 		 */
 		public Builder sendTimeout(Duration sendTimeout) {
 			this.sendTimeout = sendTimeout;
+			return this;
+		}
+
+		/**
+		 * Makes every send wait for the confirmation of replicas.
+		 * @param minReplicas {@code delay-queue.producer.replication.min-replicas}
+		 * @param timeout {@code delay-queue.producer.replication.timeout}
+		 * @return this builder
+		 */
+		public Builder confirmReplication(int minReplicas, Duration timeout) {
+			this.minReplicas = minReplicas;
+			this.replicationTimeout = timeout;
+			return this;
+		}
+
+		/**
+		 * @param maxPayloadSize the largest payload the template accepts
+		 * ({@code delay-queue.max-payload-size})
+		 * @return this builder
+		 */
+		public Builder maxPayloadSize(DataSize maxPayloadSize) {
+			this.maxPayloadSize = maxPayloadSize;
+			return this;
+		}
+
+		/**
+		 * @param transactionAware whether the template's sends inside a Spring
+		 * transaction wait for its commit
+		 * ({@code delay-queue.producer.transaction-aware})
+		 * @return this builder
+		 */
+		public Builder transactionAware(boolean transactionAware) {
+			this.transactionAware = transactionAware;
 			return this;
 		}
 

@@ -9,18 +9,18 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
+import io.github.delayqueue.metrics.MicrometerDelayQueueMetrics;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.TestStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.util.unit.DataSize;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -33,14 +33,12 @@ class AsyncSendTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(10);
 
-	private final String prefix = QueueContexts.uniquePrefix();
-
-	private final ApplicationContextRunner runner = QueueContexts.runner(this.prefix);
+	private final String prefix = TestStore.uniquePrefix();
 
 	@Test
-	void anAsynchronousSendCompletesWithTheIdAndTheDueTimeOfTheStoredMessage() {
-		this.runner.run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+	void anAsynchronousSendCompletesWithTheIdAndTheDueTimeOfTheStoredMessage() throws Exception {
+		try (TestStore fixture = TestStore.builder().prefix(this.prefix).build()) {
+			DelayQueueTemplate template = fixture.template();
 			SendResult result = template
 				.sendAsync(DelayMessage.builder("orders", "order 1").id("o-1").delay(Duration.ofHours(1)).build())
 				.get();
@@ -48,15 +46,17 @@ class AsyncSendTests {
 			assertThat(result.duplicate()).isFalse();
 			assertThat(result.dueAt()).isBetween(Instant.now().plus(Duration.ofMinutes(59)),
 					Instant.now().plus(Duration.ofMinutes(61)));
-			RedisMessageStore store = context.getBean(RedisMessageStore.class);
+			RedisMessageStore store = fixture.store();
 			assertThat(store.stats("orders").scheduled()).isOne();
-		});
+		}
 	}
 
 	@Test
-	void tenThousandSendsFromOneThreadAreAllStoredEachWithItsOwnResult() {
-		this.runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new).run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+	void tenThousandSendsFromOneThreadAreAllStoredEachWithItsOwnResult() throws Exception {
+		try (TestStore fixture = TestStore.builder().prefix(this.prefix).build()) {
+			MeterRegistry meters = new SimpleMeterRegistry();
+			DelayQueueTemplate template = fixture.template();
+			template.setMetrics(new MicrometerDelayQueueMetrics(meters, new double[0], false));
 			List<CompletableFuture<SendResult>> sent = new ArrayList<>();
 			for (int i = 0; i < 10_000; i++) {
 				sent.add(template.sendAsync(
@@ -67,17 +67,16 @@ class AsyncSendTests {
 				assertThat(sent.get(i).get().id()).isEqualTo("o-" + i);
 				assertThat(sent.get(i).get().duplicate()).isFalse();
 			}
-			assertThat(context.getBean(RedisMessageStore.class).stats("orders").scheduled()).isEqualTo(10_000);
-			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			assertThat(fixture.store().stats("orders").scheduled()).isEqualTo(10_000);
 			assertThat(meters.get("delay.queue.sent").tag("topic", "orders").tag("outcome", "sent").counter().count())
 				.isEqualTo(10_000);
-		});
+		}
 	}
 
 	@Test
-	void anAsynchronousBatchReturnsItsResultsInTheOrderOfItsMessagesAcrossTopicsAndPartitions() {
-		this.runner.withPropertyValues("delay-queue.topics.clicks.partitions=4").run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+	void anAsynchronousBatchReturnsItsResultsInTheOrderOfItsMessagesAcrossTopicsAndPartitions() throws Exception {
+		try (TestStore fixture = TestStore.builder().prefix(this.prefix).partitions(Map.of("clicks", 4)).build()) {
+			DelayQueueTemplate template = fixture.template();
 			List<DelayMessage> messages = new ArrayList<>();
 			for (int i = 0; i < 600; i++) {
 				messages.add(DelayMessage.builder((i % 3 == 0) ? "orders" : "clicks", "m" + i)
@@ -88,43 +87,43 @@ class AsyncSendTests {
 			List<SendResult> results = template.sendAllAsync(messages).get();
 			assertThat(results).extracting(SendResult::id)
 				.containsExactlyElementsOf(messages.stream().map(DelayMessage::id).toList());
-			RedisMessageStore store = context.getBean(RedisMessageStore.class);
+			RedisMessageStore store = fixture.store();
 			assertThat(store.stats("orders").scheduled()).isEqualTo(200);
 			assertThat(store.stats("clicks").scheduled()).isEqualTo(400);
-		});
+		}
 	}
 
 	@Test
-	void anIdStillPendingCompletesAsADuplicateAndTheSameMessageAgainAsStored() {
-		this.runner.run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+	void anIdStillPendingCompletesAsADuplicateAndTheSameMessageAgainAsStored() throws Exception {
+		try (TestStore fixture = TestStore.builder().prefix(this.prefix).build()) {
+			DelayQueueTemplate template = fixture.template();
 			DelayMessage first = DelayMessage.builder("orders", "order 1").id("o-1").delay(Duration.ofHours(1)).build();
 			template.sendAsync(first).get();
 			assertThat(template.sendAsync(first).get().duplicate()).as("the same message again").isFalse();
 			DelayMessage other = DelayMessage.builder("orders", "other").id("o-1").delay(Duration.ofHours(1)).build();
 			assertThat(template.sendAsync(other).get().duplicate()).isTrue();
-			assertThat(context.getBean(RedisMessageStore.class).stats("orders").scheduled()).isOne();
-		});
+			assertThat(fixture.store().stats("orders").scheduled()).isOne();
+		}
 	}
 
 	@Test
 	void aMessageThatIsNotAcceptableIsRefusedAtOnceAndNothingIsStored() {
-		this.runner.withPropertyValues("delay-queue.max-payload-size=10B").run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+		try (TestStore fixture = TestStore.builder().prefix(this.prefix).maxPayloadSize(DataSize.ofBytes(10)).build()) {
+			DelayQueueTemplate template = fixture.template();
 			assertThatExceptionOfType(InvalidMessageException.class)
 				.isThrownBy(() -> template.sendAllAsync(List.of(DelayMessage.builder("orders", "small").build(),
 						DelayMessage.builder("orders", "far too large a payload").build())))
 				.withMessageContaining("delay-queue.max-payload-size");
 			assertThatExceptionOfType(InvalidMessageException.class).isThrownBy(() -> template.sendAsync(null));
-			assertThat(context.getBean(RedisMessageStore.class).stats("orders").scheduled()).isZero();
-		});
+			assertThat(fixture.store().stats("orders").scheduled()).isZero();
+		}
 	}
 
 	@Test
 	void insideATransactionTheSendIsHeldBackUntilItCommits() {
-		this.runner.run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
-			RedisMessageStore store = context.getBean(RedisMessageStore.class);
+		try (TestStore fixture = TestStore.builder().prefix(this.prefix).build()) {
+			DelayQueueTemplate template = fixture.template();
+			RedisMessageStore store = fixture.store();
 			new TransactionTemplate(new TransactionalSendTests.InMemoryTransactionManager())
 				.executeWithoutResult((status) -> {
 					CompletableFuture<SendResult> sent = template
@@ -133,37 +132,39 @@ class AsyncSendTests {
 					assertThat(store.inspect("orders", "t-1", 10)).isNull();
 				});
 			assertThat(store.inspect("orders", "t-1", 10)).isNotNull();
-		});
+		}
 	}
 
 	@Test
 	void aSendToARedisThatDoesNotAnswerFailsWithinTheSendTimeoutCarryingTheId() {
 		try (RedisServerProcess server = TestRedis.startPrivateServer()) {
-			QueueContexts.runner(this.prefix, server.springProperties())
-				.withPropertyValues("delay-queue.producer.send-timeout=300ms")
-				.run((context) -> {
-					DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
-					template.send("orders", "warm up", Duration.ofHours(1));
-					// Redis holds every client's commands for 1.5 s.
-					server.command("CLIENT", "PAUSE", "1500", "ALL");
-					CompletableFuture<SendResult> sent = template
-						.sendAsync(DelayMessage.builder("orders", "order").id("o-1").build());
-					assertThat(sent).failsWithin(Duration.ofMillis(1200))
-						.withThrowableOfType(ExecutionException.class)
-						.havingCause()
-						.isInstanceOfSatisfying(SendFailedException.class,
-								(failure) -> assertThat(failure.messageIds()).containsExactly("o-1"));
-				});
+			try (TestStore fixture = TestStore.builder()
+				.prefix(this.prefix)
+				.on(server.host(), server.port())
+				.sendTimeout(Duration.ofMillis(300))
+				.build()) {
+				DelayQueueTemplate template = fixture.template();
+				template.send("orders", "warm up", Duration.ofHours(1));
+				// Redis holds every client's commands for 1.5 s.
+				server.command("CLIENT", "PAUSE", "1500", "ALL");
+				CompletableFuture<SendResult> sent = template
+					.sendAsync(DelayMessage.builder("orders", "order").id("o-1").build());
+				assertThat(sent).failsWithin(Duration.ofMillis(1200))
+					.withThrowableOfType(ExecutionException.class)
+					.havingCause()
+					.isInstanceOfSatisfying(SendFailedException.class,
+							(failure) -> assertThat(failure.messageIds()).containsExactly("o-1"));
+			}
 		}
 	}
 
 	@Test
 	void aBatchThatAPartitionRefusedFailsCarryingEveryIdAndStoresTheRest() {
-		this.runner.withPropertyValues("delay-queue.topics.clicks.partitions=3").run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
-			RedisMessageStore store = context.getBean(RedisMessageStore.class);
+		try (TestStore fixture = TestStore.builder().prefix(this.prefix).partitions(Map.of("clicks", 3)).build()) {
+			DelayQueueTemplate template = fixture.template();
+			RedisMessageStore store = fixture.store();
 			store.agreePartitions("clicks");
-			RedisMessageStore other = new RedisMessageStore(context.getBean(RedisConnectionFactory.class), this.prefix);
+			RedisMessageStore other = new RedisMessageStore(fixture.connectionFactory(), this.prefix);
 			other.usePartitions(TopicPartitions.of(Map.of("clicks", 1)));
 			other.agreePartitions("clicks");
 			CompletableFuture<List<SendResult>> sent = template.sendAllAsync(
@@ -175,13 +176,13 @@ class AsyncSendTests {
 				.isInstanceOfSatisfying(SendFailedException.class,
 						(failure) -> assertThat(failure.messageIds()).containsExactlyInAnyOrder("order-1", "click-1"));
 			assertThat(store.inspect("orders", "order-1", 10)).as("order-1, stored").isNotNull();
-		});
+		}
 	}
 
 	@Test
-	void manyAsynchronousSendsOfTheSameGeneratedIdsNeverCollide() {
-		this.runner.run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+	void manyAsynchronousSendsOfTheSameGeneratedIdsNeverCollide() throws Exception {
+		try (TestStore fixture = TestStore.builder().prefix(this.prefix).build()) {
+			DelayQueueTemplate template = fixture.template();
 			List<CompletableFuture<SendResult>> sent = new ArrayList<>();
 			for (int i = 0; i < 1000; i++) {
 				sent.add(
@@ -192,7 +193,7 @@ class AsyncSendTests {
 				ids.add(one.get().id());
 			}
 			assertThat(ids).hasSize(1000);
-		});
+		}
 	}
 
 }

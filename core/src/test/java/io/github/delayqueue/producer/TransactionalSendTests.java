@@ -3,16 +3,13 @@ package io.github.delayqueue.producer;
 import java.time.Duration;
 import java.util.List;
 
-import io.github.delayqueue.store.redis.RedisMessageStore;
-import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
@@ -31,41 +28,39 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class TransactionalSendTests {
 
-	private final ApplicationContextRunner runner = QueueContexts.runner(QueueContexts.uniquePrefix());
-
 	@Test
 	void sendInsideATransactionIsStoredOnlyWhenItCommits() {
-		this.runner.run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+		try (TestStore fixture = TestStore.create()) {
+			DelayQueueTemplate template = fixture.template();
 			SendResult[] sent = new SendResult[1];
 			transactions().executeWithoutResult((status) -> {
 				sent[0] = template.send("orders", "in a transaction", Duration.ofMinutes(1));
-				assertThat(isStored(context, sent[0].id())).isFalse();
+				assertThat(isStored(fixture, sent[0].id())).isFalse();
 			});
-			assertThat(isStored(context, sent[0].id())).isTrue();
+			assertThat(isStored(fixture, sent[0].id())).isTrue();
 			assertThat(sent[0].duplicate()).isFalse();
-		});
+		}
 	}
 
 	@Test
 	void sendInsideATransactionThatRollsBackIsDropped() {
-		this.runner.run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+		try (TestStore fixture = TestStore.create()) {
+			DelayQueueTemplate template = fixture.template();
 			SendResult[] sent = new SendResult[2];
 			transactions().executeWithoutResult((status) -> {
 				sent[0] = template.send("orders", "never", Duration.ofMinutes(1));
 				sent[1] = template.sendAll(List.of(DelayMessage.builder("orders", "never either").build())).get(0);
 				status.setRollbackOnly();
 			});
-			assertThat(isStored(context, sent[0].id())).isFalse();
-			assertThat(isStored(context, sent[1].id())).isFalse();
-		});
+			assertThat(isStored(fixture, sent[0].id())).isFalse();
+			assertThat(isStored(fixture, sent[1].id())).isFalse();
+		}
 	}
 
 	@Test
 	void invalidMessageInsideATransactionFailsAtOnce() {
-		this.runner.run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+		try (TestStore fixture = TestStore.create()) {
+			DelayQueueTemplate template = fixture.template();
 			transactions().executeWithoutResult((status) -> {
 				try {
 					template.send("bad topic", "x", Duration.ZERO);
@@ -76,81 +71,85 @@ class TransactionalSendTests {
 				}
 				throw new AssertionError("expected an InvalidMessageException");
 			});
-		});
+		}
 	}
 
 	@Test
 	void sendIsImmediateWhenTransactionAwarenessIsSwitchedOff() {
-		this.runner.withPropertyValues("delay-queue.producer.transaction-aware=false").run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+		try (TestStore fixture = TestStore.builder().transactionAware(false).build()) {
+			DelayQueueTemplate template = fixture.template();
 			transactions().executeWithoutResult((status) -> {
 				SendResult sent = template.send("orders", "now", Duration.ofMinutes(1));
-				assertThat(isStored(context, sent.id())).isTrue();
+				assertThat(isStored(fixture, sent.id())).isTrue();
 				status.setRollbackOnly();
 			});
-		});
+		}
 	}
 
 	@Test
 	void sendFromAnotherSynchronizationsAfterCommitIsStored() {
-		this.runner.run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+		try (TestStore fixture = TestStore.create()) {
+			DelayQueueTemplate template = fixture.template();
 			SendResult[] sent = new SendResult[1];
 			transactions().executeWithoutResult((status) -> TransactionSynchronizationManager.registerSynchronization(
 					afterCommit(() -> sent[0] = template.send("orders", "timeout", Duration.ofMinutes(30)))));
 			assertThat(sent[0]).isNotNull();
-			assertThat(isStored(context, sent[0].id())).isTrue();
-		});
+			assertThat(isStored(fixture, sent[0].id())).isTrue();
+		}
 	}
 
 	@Test
 	void sendFromAfterCommitThatRunsAfterOurOwnFlushIsStored() {
-		this.runner.run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+		try (TestStore fixture = TestStore.create()) {
+			DelayQueueTemplate template = fixture.template();
 			SendResult[] sent = new SendResult[2];
 			transactions().executeWithoutResult((status) -> {
 				sent[0] = template.send("orders", "in the transaction", Duration.ofMinutes(30));
 				TransactionSynchronizationManager.registerSynchronization(
 						afterCommit(() -> sent[1] = template.send("orders", "after commit", Duration.ofMinutes(30))));
 			});
-			assertThat(isStored(context, sent[0].id())).isTrue();
-			assertThat(isStored(context, sent[1].id())).isTrue();
-		});
+			assertThat(isStored(fixture, sent[0].id())).isTrue();
+			assertThat(isStored(fixture, sent[1].id())).isTrue();
+		}
 	}
 
 	@Test
 	void sendFromATransactionalEventListenerAfterCommitIsStored() {
-		this.runner.withUserConfiguration(EventListenerConfig.class).run((context) -> {
+		try (TestStore fixture = TestStore.create();
+				AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext()) {
+			context.registerBean(DelayQueueTemplate.class, fixture::template);
+			context.register(EventListenerConfig.class);
+			context.refresh();
 			TransactionTemplate transactions = new TransactionTemplate(
 					context.getBean(PlatformTransactionManager.class));
 			transactions.executeWithoutResult(
 					(status) -> ((ApplicationEventPublisher) context).publishEvent(new OrderCommitted("order-7")));
-			assertThat(isStored(context, "timeout-order-7")).isTrue();
-		});
+			assertThat(isStored(fixture, "timeout-order-7")).isTrue();
+		}
 	}
 
 	@Test
 	void sendsOfARequiresNewTransactionThatCommitsAreStoredWhenTheOuterOneRollsBack() {
-		this.runner.run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+		try (TestStore fixture = TestStore.create()) {
+			DelayQueueTemplate template = fixture.template();
 			InMemoryTransactionManager manager = new InMemoryTransactionManager();
 			SendResult[] sent = new SendResult[2];
 			new TransactionTemplate(manager).executeWithoutResult((outer) -> {
 				sent[0] = template.send("orders", "outer", Duration.ofMinutes(1));
 				requiresNew(manager)
 					.executeWithoutResult((inner) -> sent[1] = template.send("orders", "inner", Duration.ofMinutes(1)));
-				assertThat(isStored(context, sent[1].id())).as("inner, after its commit").isTrue();
+				assertThat(isStored(fixture, sent[1].id())).as("inner, after its commit").isTrue();
 				outer.setRollbackOnly();
 			});
-			assertThat(isStored(context, sent[0].id())).isFalse();
-			assertThat(isStored(context, sent[1].id())).isTrue();
-		});
+			assertThat(isStored(fixture, sent[0].id())).isFalse();
+			assertThat(isStored(fixture, sent[1].id())).isTrue();
+		}
 	}
 
 	@Test
 	void sendsOfARequiresNewTransactionThatRollsBackAreDroppedWhenTheOuterOneCommits() {
-		this.runner.run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+		try (TestStore fixture = TestStore.create()) {
+			DelayQueueTemplate template = fixture.template();
 			InMemoryTransactionManager manager = new InMemoryTransactionManager();
 			SendResult[] sent = new SendResult[3];
 			new TransactionTemplate(manager).executeWithoutResult((outer) -> {
@@ -161,32 +160,32 @@ class TransactionalSendTests {
 				});
 				sent[2] = template.send("orders", "outer again", Duration.ofMinutes(1));
 			});
-			assertThat(isStored(context, sent[0].id())).isTrue();
-			assertThat(isStored(context, sent[1].id())).isFalse();
-			assertThat(isStored(context, sent[2].id())).isTrue();
-		});
+			assertThat(isStored(fixture, sent[0].id())).isTrue();
+			assertThat(isStored(fixture, sent[1].id())).isFalse();
+			assertThat(isStored(fixture, sent[2].id())).isTrue();
+		}
 	}
 
 	@Test
 	void sendsOfAJoiningTransactionWaitForTheOuterCommitAndAreDroppedWithItsRollback() {
-		this.runner.run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+		try (TestStore fixture = TestStore.create()) {
+			DelayQueueTemplate template = fixture.template();
 			InMemoryTransactionManager manager = new InMemoryTransactionManager();
 			SendResult[] sent = new SendResult[1];
 			new TransactionTemplate(manager).executeWithoutResult((outer) -> {
 				new TransactionTemplate(manager).executeWithoutResult(
 						(inner) -> sent[0] = template.send("orders", "joined", Duration.ofMinutes(1)));
-				assertThat(isStored(context, sent[0].id())).isFalse();
+				assertThat(isStored(fixture, sent[0].id())).isFalse();
 				outer.setRollbackOnly();
 			});
-			assertThat(isStored(context, sent[0].id())).isFalse();
-		});
+			assertThat(isStored(fixture, sent[0].id())).isFalse();
+		}
 	}
 
 	@Test
 	void sendWithoutTransactionInsideATransactionIsStoredAtOnce() {
-		this.runner.run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+		try (TestStore fixture = TestStore.create()) {
+			DelayQueueTemplate template = fixture.template();
 			InMemoryTransactionManager manager = new InMemoryTransactionManager();
 			TransactionTemplate notSupported = new TransactionTemplate(manager);
 			notSupported.setPropagationBehavior(TransactionDefinition.PROPAGATION_NOT_SUPPORTED);
@@ -194,17 +193,17 @@ class TransactionalSendTests {
 			new TransactionTemplate(manager).executeWithoutResult((outer) -> {
 				notSupported
 					.executeWithoutResult((none) -> sent[0] = template.send("orders", "now", Duration.ofMinutes(1)));
-				assertThat(isStored(context, sent[0].id())).isTrue();
+				assertThat(isStored(fixture, sent[0].id())).isTrue();
 				outer.setRollbackOnly();
 			});
-			assertThat(isStored(context, sent[0].id())).isTrue();
-		});
+			assertThat(isStored(fixture, sent[0].id())).isTrue();
+		}
 	}
 
 	@Test
 	void aCancelInTheTransactionOfTheSendDropsTheHeldSendSoNothingIsStoredAtCommit() {
-		this.runner.run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+		try (TestStore fixture = TestStore.create()) {
+			DelayQueueTemplate template = fixture.template();
 			boolean[] cancelled = new boolean[1];
 			transactions().executeWithoutResult((status) -> {
 				template
@@ -212,14 +211,14 @@ class TransactionalSendTests {
 				cancelled[0] = template.cancel("orders", "pay-1");
 			});
 			assertThat(cancelled[0]).isTrue();
-			assertThat(isStored(context, "pay-1")).isFalse();
-		});
+			assertThat(isStored(fixture, "pay-1")).isFalse();
+		}
 	}
 
 	@Test
 	void aCancelInTheTransactionOfAReplacingSendOfAStoredIdCancelsTheStoredMessageToo() {
-		this.runner.run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+		try (TestStore fixture = TestStore.create()) {
+			DelayQueueTemplate template = fixture.template();
 			template.send(DelayMessage.builder("orders", "timeout").id("pay-2").delay(Duration.ofMinutes(30)).build());
 			boolean[] cancelled = new boolean[1];
 			transactions().executeWithoutResult((status) -> {
@@ -231,14 +230,14 @@ class TransactionalSendTests {
 				cancelled[0] = template.cancel("orders", "pay-2");
 			});
 			assertThat(cancelled[0]).isTrue();
-			assertThat(isStored(context, "pay-2")).isFalse();
-		});
+			assertThat(isStored(fixture, "pay-2")).isFalse();
+		}
 	}
 
 	@Test
 	void aRescheduleInTheTransactionOfTheSendGivesTheHeldSendItsNewDueTime() {
-		this.runner.run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+		try (TestStore fixture = TestStore.create()) {
+			DelayQueueTemplate template = fixture.template();
 			boolean[] rescheduled = new boolean[1];
 			transactions().executeWithoutResult((status) -> {
 				template.sendAll(List
@@ -249,15 +248,14 @@ class TransactionalSendTests {
 			// Sent due in 30 minutes, rescheduled to two days (the Redis of the tests is
 			// local).
 			long inADay = System.currentTimeMillis() + Duration.ofDays(1).toMillis();
-			assertThat(context.getBean(RedisMessageStore.class).inspect("orders", "pay-1", 16).score())
-				.isGreaterThan(inADay);
-		});
+			assertThat(fixture.store().inspect("orders", "pay-1", 16).score()).isGreaterThan(inADay);
+		}
 	}
 
 	@Test
 	void aCancelInARequiresNewTransactionDropsTheSendTheOuterTransactionHolds() {
-		this.runner.run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+		try (TestStore fixture = TestStore.create()) {
+			DelayQueueTemplate template = fixture.template();
 			InMemoryTransactionManager manager = new InMemoryTransactionManager();
 			boolean[] done = new boolean[2];
 			new TransactionTemplate(manager).executeWithoutResult((outer) -> {
@@ -271,27 +269,26 @@ class TransactionalSendTests {
 				});
 			});
 			assertThat(done).containsExactly(true, true);
-			assertThat(isStored(context, "pay-3")).isFalse();
+			assertThat(isStored(fixture, "pay-3")).isFalse();
 			long inADay = System.currentTimeMillis() + Duration.ofDays(1).toMillis();
-			assertThat(context.getBean(RedisMessageStore.class).inspect("orders", "pay-4", 16).score())
-				.isGreaterThan(inADay);
-		});
+			assertThat(fixture.store().inspect("orders", "pay-4", 16).score()).isGreaterThan(inADay);
+		}
 	}
 
 	@Test
 	void aCancelInATransactionOfAMessageSentBeforeItGoesToRedisAtOnce() {
-		this.runner.run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+		try (TestStore fixture = TestStore.create()) {
+			DelayQueueTemplate template = fixture.template();
 			template.send(DelayMessage.builder("orders", "timeout").id("pay-1").delay(Duration.ofMinutes(30)).build());
 			transactions().executeWithoutResult((status) -> {
 				template
 					.send(DelayMessage.builder("orders", "another").id("pay-2").delay(Duration.ofMinutes(30)).build());
 				assertThat(template.cancel("orders", "pay-1")).isTrue();
-				assertThat(isStored(context, "pay-1")).isFalse();
+				assertThat(isStored(fixture, "pay-1")).isFalse();
 				status.setRollbackOnly();
 			});
-			assertThat(isStored(context, "pay-1")).isFalse();
-		});
+			assertThat(isStored(fixture, "pay-1")).isFalse();
+		}
 	}
 
 	private static TransactionTemplate requiresNew(PlatformTransactionManager manager) {
@@ -311,9 +308,9 @@ class TransactionalSendTests {
 		};
 	}
 
-	private static boolean isStored(ApplicationContext context, String id) {
-		String key = context.getBean(RedisMessageStore.class).keys("orders").messages();
-		return Boolean.TRUE.equals(context.getBean(StringRedisTemplate.class).opsForHash().hasKey(key, id));
+	private static boolean isStored(TestStore fixture, String id) {
+		String key = fixture.store().keys("orders").messages();
+		return Boolean.TRUE.equals(fixture.redis().opsForHash().hasKey(key, id));
 	}
 
 	private static TransactionTemplate transactions() {

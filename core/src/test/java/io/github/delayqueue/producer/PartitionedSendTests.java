@@ -4,20 +4,15 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
-import io.github.delayqueue.producer.DelayMessage;
-import io.github.delayqueue.producer.DelayQueueTemplate;
-import io.github.delayqueue.producer.SendFailedException;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.AppenderBase;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.RedisMessageStore;
-import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.slf4j.LoggerFactory;
 
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.boot.test.system.CapturedOutput;
-import org.springframework.boot.test.system.OutputCaptureExtension;
-import org.springframework.context.ApplicationContext;
-import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.AbstractPlatformTransactionManager;
 import org.springframework.transaction.support.DefaultTransactionStatus;
@@ -33,13 +28,9 @@ import static org.assertj.core.api.Assertions.catchThrowable;
  * the {@code orders} message and are refused for {@code clicks}: the failure carries
  * every id, and nothing stored is logged as lost.
  */
-@ExtendWith(OutputCaptureExtension.class)
 class PartitionedSendTests {
 
-	private final String prefix = QueueContexts.uniquePrefix();
-
-	private final ApplicationContextRunner runner = QueueContexts.runner(this.prefix)
-		.withPropertyValues("delay-queue.topics.clicks.partitions=3");
+	private final String prefix = TestStore.uniquePrefix();
 
 	/**
 	 * The template's contract for a batch: a failure throws {@code SendFailedException}
@@ -49,9 +40,9 @@ class PartitionedSendTests {
 	 */
 	@Test
 	void aBatchThatAPartitionRefusedTellsWhichMessagesMayBeStored() {
-		this.runner.run((context) -> {
-			DelayQueueTemplate queue = context.getBean(DelayQueueTemplate.class);
-			RedisMessageStore store = takeClicksToOnePartitionElsewhere(context);
+		try (TestStore fixture = TestStore.builder().prefix(this.prefix).partitions(Map.of("clicks", 3)).build()) {
+			DelayQueueTemplate queue = fixture.template();
+			RedisMessageStore store = takeClicksToOnePartitionElsewhere(fixture);
 
 			Throwable failure = catchThrowable(() -> queue.sendAll(
 					List.of(DelayMessage.builder("orders", "order").id("order-1").delay(Duration.ofHours(1)).build(),
@@ -59,7 +50,7 @@ class PartitionedSendTests {
 
 			assertThat(store.inspect("orders", "order-1", 10)).as("order-1, stored").isNotNull();
 			assertThat(failure).isInstanceOf(SendFailedException.class);
-		});
+		}
 	}
 
 	/**
@@ -68,10 +59,14 @@ class PartitionedSendTests {
 	 * reason, not as lost: the {@code orders} message is stored.
 	 */
 	@Test
-	void sendsAfterCommitThatAPartitionRefusedAreNotLoggedAsLostWhenStored(CapturedOutput output) {
-		this.runner.run((context) -> {
-			DelayQueueTemplate queue = context.getBean(DelayQueueTemplate.class);
-			RedisMessageStore store = takeClicksToOnePartitionElsewhere(context);
+	void sendsAfterCommitThatAPartitionRefusedAreNotLoggedAsLostWhenStored() {
+		Logger logger = (Logger) LoggerFactory.getLogger("io.github.delayqueue");
+		LogCapture output = new LogCapture();
+		output.start();
+		logger.addAppender(output);
+		try (TestStore fixture = TestStore.builder().prefix(this.prefix).partitions(Map.of("clicks", 3)).build()) {
+			DelayQueueTemplate queue = fixture.template();
+			RedisMessageStore store = takeClicksToOnePartitionElsewhere(fixture);
 
 			catchThrowable(() -> new TransactionTemplate(new NoResourceTransactionManager())
 				.executeWithoutResult((status) -> queue.sendAll(List.of(
@@ -80,17 +75,36 @@ class PartitionedSendTests {
 
 			assertThat(store.inspect("orders", "order-2", 10)).as("order-2, stored").isNotNull();
 			assertThat(output.getAll()).doesNotContain("message order-2 was NOT sent");
-		});
+		}
+		finally {
+			logger.detachAppender(output);
+		}
 	}
 
 	/** Agrees 3 partitions here, then another application takes the topic to 1. */
-	private RedisMessageStore takeClicksToOnePartitionElsewhere(ApplicationContext context) {
-		RedisMessageStore store = context.getBean(RedisMessageStore.class);
+	private RedisMessageStore takeClicksToOnePartitionElsewhere(TestStore fixture) {
+		RedisMessageStore store = fixture.store();
 		store.agreePartitions("clicks");
-		RedisMessageStore other = new RedisMessageStore(context.getBean(RedisConnectionFactory.class), this.prefix);
+		RedisMessageStore other = new RedisMessageStore(fixture.connectionFactory(), this.prefix);
 		other.usePartitions(TopicPartitions.of(Map.of("clicks", 1)));
 		other.agreePartitions("clicks");
 		return store;
+	}
+
+	/** The messages logged while it is attached. */
+	static class LogCapture extends AppenderBase<ILoggingEvent> {
+
+		private final StringBuffer all = new StringBuffer();
+
+		@Override
+		protected void append(ILoggingEvent event) {
+			this.all.append(event.getFormattedMessage()).append(System.lineSeparator());
+		}
+
+		String getAll() {
+			return this.all.toString();
+		}
+
 	}
 
 	/** Transactions with nothing to commit, for their synchronizations. */

@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
+import io.github.delayqueue.convert.JsonPayloadConverter;
 import io.github.delayqueue.convert.PayloadConversionException;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageFormat;
@@ -23,20 +24,24 @@ import io.github.delayqueue.store.PromoteResult;
 import io.github.delayqueue.store.StoredMessage;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
-import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.SocketOptions;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
-import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.RedisConnectionFailureException;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.util.unit.DataSize;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -45,7 +50,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * {@link DelayQueueTemplate} on real Redis: send, sendAll, cancel and reschedule in every
  * state of a message. Messages are moved to "ready" and "in flight" with the
- * {@link RedisMessageStore} directly; no listener runs in these contexts.
+ * {@link RedisMessageStore} directly; no listener runs in these tests.
  */
 class DelayQueueTemplateTests {
 
@@ -883,39 +888,46 @@ class DelayQueueTemplateTests {
 		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
 			closedPort = socket.getLocalPort();
 		}
-		QueueContexts
-			.runner(QueueContexts.uniquePrefix(), "spring.data.redis.host=127.0.0.1",
-					"spring.data.redis.port=" + closedPort, "spring.data.redis.timeout=500ms",
-					"spring.data.redis.connect-timeout=500ms")
-			.run((context) -> {
-				assertThat(context).hasNotFailed();
-				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
-				assertThatExceptionOfType(SendFailedException.class)
-					.isThrownBy(() -> template.send(TOPIC, "lost", Duration.ZERO))
-					.withCauseInstanceOf(RedisConnectionFailureException.class)
-					.satisfies((ex) -> assertThat(ex.messageIds()).hasSize(1));
-				assertThatExceptionOfType(DataAccessException.class).isThrownBy(() -> template.sendAll(
-						List.of(DelayMessage.builder("a", "lost").build(), DelayMessage.builder("b", "lost").build())));
-				assertThatExceptionOfType(DataAccessException.class).isThrownBy(() -> template.cancel(TOPIC, "id"));
-				assertThatExceptionOfType(DataAccessException.class)
-					.isThrownBy(() -> template.reschedule(TOPIC, "id", Duration.ZERO));
-			});
+		LettuceConnectionFactory connectionFactory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", closedPort),
+				LettuceClientConfiguration.builder()
+					.commandTimeout(Duration.ofMillis(500))
+					.clientOptions(ClientOptions.builder()
+						.socketOptions(SocketOptions.builder().connectTimeout(Duration.ofMillis(500)).build())
+						.build())
+					.build());
+		connectionFactory.afterPropertiesSet();
+		// Not a TestStore: it connects when made.
+		try (RedisMessageStore store = new RedisMessageStore(connectionFactory, TestStore.uniquePrefix())) {
+			DelayQueueTemplate template = new DelayQueueTemplate(store, new JsonPayloadConverter(new JsonMapper()),
+					TestStore.MAX_PAYLOAD_SIZE, true);
+			assertThatExceptionOfType(SendFailedException.class)
+				.isThrownBy(() -> template.send(TOPIC, "lost", Duration.ZERO))
+				.withCauseInstanceOf(RedisConnectionFailureException.class)
+				.satisfies((ex) -> assertThat(ex.messageIds()).hasSize(1));
+			assertThatExceptionOfType(DataAccessException.class).isThrownBy(() -> template.sendAll(
+					List.of(DelayMessage.builder("a", "lost").build(), DelayMessage.builder("b", "lost").build())));
+			assertThatExceptionOfType(DataAccessException.class).isThrownBy(() -> template.cancel(TOPIC, "id"));
+			assertThatExceptionOfType(DataAccessException.class)
+				.isThrownBy(() -> template.reschedule(TOPIC, "id", Duration.ZERO));
+		}
+		finally {
+			connectionFactory.destroy();
+		}
 	}
 
-	private static ApplicationContextRunner smallPayloads() {
-		return QueueContexts.runner(QueueContexts.uniquePrefix())
-			.withPropertyValues("delay-queue.max-payload-size=1KB");
+	private static TestStore.Builder smallPayloads() {
+		return TestStore.builder().maxPayloadSize(DataSize.ofKilobytes(1));
 	}
 
 	private static void run(Consumer<Queue> test) {
-		run(QueueContexts.runner(QueueContexts.uniquePrefix()), test);
+		run(TestStore.builder(), test);
 	}
 
-	private static void run(ApplicationContextRunner runner, Consumer<Queue> test) {
-		runner.run((context) -> {
-			assertThat(context).hasNotFailed();
-			test.accept(new Queue(context));
-		});
+	private static void run(TestStore.Builder store, Consumer<Queue> test) {
+		try (TestStore fixture = store.build()) {
+			test.accept(new Queue(fixture));
+		}
 	}
 
 	private static String text(byte[] bytes) {
@@ -934,7 +946,7 @@ class DelayQueueTemplateTests {
 
 	}
 
-	/** The beans of one context, and helpers to look into Redis. */
+	/** What one test store holds, and helpers to look into Redis. */
 	private static final class Queue {
 
 		final DelayQueueTemplate template;
@@ -945,11 +957,11 @@ class DelayQueueTemplateTests {
 
 		final RedisConnectionFactory connectionFactory;
 
-		Queue(AssertableApplicationContext context) {
-			this.template = context.getBean(DelayQueueTemplate.class);
-			this.store = context.getBean(RedisMessageStore.class);
-			this.redis = context.getBean(StringRedisTemplate.class);
-			this.connectionFactory = context.getBean(RedisConnectionFactory.class);
+		Queue(TestStore fixture) {
+			this.template = fixture.template();
+			this.store = fixture.store();
+			this.redis = fixture.redis();
+			this.connectionFactory = fixture.connectionFactory();
 		}
 
 		TopicKeys keys(String topic) {

@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -26,12 +26,12 @@ class CallsByIdAfterSendsTests {
 
 	private static final int ROUNDS = 300;
 
-	private final String prefix = QueueContexts.uniquePrefix();
+	private final String prefix = TestStore.uniquePrefix();
 
 	@Test
-	void aCancelRightAfterAnAsynchronousSendOfItsIdCancelsItWhileOtherThreadsLoadThePartition() {
-		QueueContexts.runner(this.prefix).run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+	void aCancelRightAfterAnAsynchronousSendOfItsIdCancelsItWhileOtherThreadsLoadThePartition() throws Exception {
+		try (TestStore fixture = TestStore.builder().prefix(this.prefix).build()) {
+			DelayQueueTemplate template = fixture.template();
 			template.send("orders", "warm up", Duration.ofHours(1));
 			List<CompletableFuture<SendResult>> sends = new ArrayList<>();
 			List<Boolean> cancelled = new ArrayList<>();
@@ -44,17 +44,18 @@ class CallsByIdAfterSendsTests {
 			});
 			CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).join();
 			assertThat(cancelled).hasSize(ROUNDS).containsOnly(true);
-			RedisMessageStore store = context.getBean(RedisMessageStore.class);
+			RedisMessageStore store = fixture.store();
 			for (int i = 0; i < ROUNDS; i++) {
 				assertThat(store.inspect("orders", "pay-" + i, 16)).as("pay-%d", i).isNull();
 			}
-		});
+		}
 	}
 
 	@Test
-	void aRescheduleRightAfterAnAsynchronousSendOfItsIdReschedulesItWhileOtherThreadsLoadThePartition() {
-		QueueContexts.runner(this.prefix).run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+	void aRescheduleRightAfterAnAsynchronousSendOfItsIdReschedulesItWhileOtherThreadsLoadThePartition()
+			throws Exception {
+		try (TestStore fixture = TestStore.builder().prefix(this.prefix).build()) {
+			DelayQueueTemplate template = fixture.template();
 			template.send("orders", "warm up", Duration.ofHours(1));
 			List<CompletableFuture<SendResult>> sends = new ArrayList<>();
 			List<Boolean> rescheduled = new ArrayList<>();
@@ -67,14 +68,14 @@ class CallsByIdAfterSendsTests {
 			});
 			CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).join();
 			assertThat(rescheduled).hasSize(ROUNDS).containsOnly(true);
-			RedisMessageStore store = context.getBean(RedisMessageStore.class);
+			RedisMessageStore store = fixture.store();
 			// Sent due in an hour, rescheduled to two days (the Redis of the tests is
 			// local).
 			long inADay = System.currentTimeMillis() + Duration.ofDays(1).toMillis();
 			for (int i = 0; i < ROUNDS; i++) {
 				assertThat(store.inspect("orders", "pay-" + i, 16).score()).as("pay-%d", i).isGreaterThan(inADay);
 			}
-		});
+		}
 	}
 
 	@Test
@@ -82,9 +83,9 @@ class CallsByIdAfterSendsTests {
 			throws Exception {
 		TestRedis redis = TestRedis.shared();
 		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			QueueContexts.runner(this.prefix, proxy).run((context) -> {
-				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
-				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+			try (TestStore fixture = TestStore.builder().prefix(this.prefix).via(proxy.host(), proxy.port()).build()) {
+				DelayQueueTemplate template = fixture.template();
+				RedisMessageStore store = fixture.store();
 				template.send("orders", "warm up", Duration.ofHours(1));
 				proxy.latency(Duration.ofMillis(5));
 				for (int i = 0; i < 30; i++) {
@@ -100,7 +101,7 @@ class CallsByIdAfterSendsTests {
 					sent.join();
 					assertThat(store.inspect("orders", "pay-" + i, 16)).as("pay-%d", i).isNull();
 				}
-			});
+			}
 		}
 	}
 

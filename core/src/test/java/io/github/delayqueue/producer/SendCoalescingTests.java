@@ -13,7 +13,7 @@ import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -25,14 +25,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class SendCoalescingTests {
 
-	private final String prefix = QueueContexts.uniquePrefix();
+	private final String prefix = TestStore.uniquePrefix();
 
 	@Test
 	void sendsFromManyThreadsAtOnceTakeFewerScriptCallsThanMessagesAndEachGetsItsOwnResult() throws Exception {
 		TestRedis redis = TestRedis.shared();
 		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			QueueContexts.runner(this.prefix, proxy).run((context) -> {
-				DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+			try (TestStore fixture = TestStore.builder().prefix(this.prefix).via(proxy.host(), proxy.port()).build()) {
+				DelayQueueTemplate template = fixture.template();
 				template.send("orders", "warm up", Duration.ofHours(1));
 				// A Redis a few ms away, so that sends meet on their way.
 				proxy.latency(Duration.ofMillis(3));
@@ -66,8 +66,8 @@ class SendCoalescingTests {
 				}
 				int scripts = proxy.forwardedCount(FaultyRedisProxy.named("EVALSHA", "EVAL")) - before;
 				assertThat(scripts).isLessThan(800);
-				assertThat(context.getBean(RedisMessageStore.class).stats("orders").scheduled()).isEqualTo(801);
-			});
+				assertThat(fixture.store().stats("orders").scheduled()).isEqualTo(801);
+			}
 		}
 	}
 
@@ -75,22 +75,24 @@ class SendCoalescingTests {
 	void aBatchOfTenThousandMessagesToARedisAQuarterSecondAwayIsStoredWithinAThreeSecondSendTimeout() throws Exception {
 		TestRedis redis = TestRedis.shared();
 		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			QueueContexts.runner(this.prefix, proxy)
-				.withPropertyValues("delay-queue.producer.send-timeout=3s")
-				.run((context) -> {
-					DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
-					// A first batch on a near Redis, so that the one measured against the
-					// timeout runs warm.
-					template.sendAll(batch("warm-up-"));
-					// Forty calls of 250 messages: written back to back, they cost one
-					// round trip (a quarter second, and the time Redis takes to run them,
-					// even on a busy machine); two at a time, twenty (five seconds).
-					proxy.latency(Duration.ofMillis(250));
-					List<SendResult> results = template.sendAll(batch("o-"));
-					assertThat(results).hasSize(10_000).noneMatch(SendResult::duplicate);
-					assertThat(results.get(9_999).id()).isEqualTo("o-9999");
-					assertThat(context.getBean(RedisMessageStore.class).stats("orders").scheduled()).isEqualTo(20_000);
-				});
+			try (TestStore fixture = TestStore.builder()
+				.prefix(this.prefix)
+				.via(proxy.host(), proxy.port())
+				.sendTimeout(Duration.ofSeconds(3))
+				.build()) {
+				DelayQueueTemplate template = fixture.template();
+				// A first batch on a near Redis, so that the one measured against the
+				// timeout runs warm.
+				template.sendAll(batch("warm-up-"));
+				// Forty calls of 250 messages: written back to back, they cost one
+				// round trip (a quarter second, and the time Redis takes to run them,
+				// even on a busy machine); two at a time, twenty (five seconds).
+				proxy.latency(Duration.ofMillis(250));
+				List<SendResult> results = template.sendAll(batch("o-"));
+				assertThat(results).hasSize(10_000).noneMatch(SendResult::duplicate);
+				assertThat(results.get(9_999).id()).isEqualTo("o-9999");
+				assertThat(fixture.store().stats("orders").scheduled()).isEqualTo(20_000);
+			}
 		}
 	}
 
@@ -104,8 +106,8 @@ class SendCoalescingTests {
 
 	@Test
 	void asynchronousSendsOfOneIdMetOnTheirWayStoreOneMessageAndReportTheOtherAsADuplicate() throws Exception {
-		QueueContexts.runner(this.prefix).run((context) -> {
-			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
+		try (TestStore fixture = TestStore.builder().prefix(this.prefix).build()) {
+			DelayQueueTemplate template = fixture.template();
 			List<CompletableFuture<SendResult>> sent = new ArrayList<>();
 			for (int i = 0; i < 200; i++) {
 				sent.add(template.sendAsync(DelayMessage.builder("orders", "body " + i)
@@ -118,34 +120,36 @@ class SendCoalescingTests {
 				assertThat(result.id()).isEqualTo("o-" + (i % 100));
 				assertThat(result.duplicate()).as("send %d", i).isEqualTo(i >= 100);
 			}
-			RedisMessageStore store = context.getBean(RedisMessageStore.class);
+			RedisMessageStore store = fixture.store();
 			assertThat(store.stats("orders").scheduled()).isEqualTo(100);
-		});
+		}
 	}
 
 	@Test
 	void sendsWaitingBehindACallRedisDoesNotAnswerFailWithinTheSendTimeoutEachWithItsOwnIds() {
 		try (RedisServerProcess server = TestRedis.startPrivateServer()) {
-			QueueContexts.runner(this.prefix, server.springProperties())
-				.withPropertyValues("delay-queue.producer.send-timeout=300ms")
-				.run((context) -> {
-					DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
-					template.send("orders", "warm up", Duration.ofHours(1));
-					// Redis holds every client's commands for 1.5 s.
-					server.command("CLIENT", "PAUSE", "1500", "ALL");
-					List<CompletableFuture<SendResult>> sent = new ArrayList<>();
-					for (int i = 0; i < 50; i++) {
-						sent.add(template.sendAsync(DelayMessage.builder("orders", "order").id("o-" + i).build()));
-					}
-					for (int i = 0; i < 50; i++) {
-						String id = "o-" + i;
-						assertThat(sent.get(i)).failsWithin(Duration.ofMillis(1200))
-							.withThrowableOfType(ExecutionException.class)
-							.havingCause()
-							.isInstanceOfSatisfying(SendFailedException.class,
-									(failure) -> assertThat(failure.messageIds()).containsExactly(id));
-					}
-				});
+			try (TestStore fixture = TestStore.builder()
+				.prefix(this.prefix)
+				.on(server.host(), server.port())
+				.sendTimeout(Duration.ofMillis(300))
+				.build()) {
+				DelayQueueTemplate template = fixture.template();
+				template.send("orders", "warm up", Duration.ofHours(1));
+				// Redis holds every client's commands for 1.5 s.
+				server.command("CLIENT", "PAUSE", "1500", "ALL");
+				List<CompletableFuture<SendResult>> sent = new ArrayList<>();
+				for (int i = 0; i < 50; i++) {
+					sent.add(template.sendAsync(DelayMessage.builder("orders", "order").id("o-" + i).build()));
+				}
+				for (int i = 0; i < 50; i++) {
+					String id = "o-" + i;
+					assertThat(sent.get(i)).failsWithin(Duration.ofMillis(1200))
+						.withThrowableOfType(ExecutionException.class)
+						.havingCause()
+						.isInstanceOfSatisfying(SendFailedException.class,
+								(failure) -> assertThat(failure.messageIds()).containsExactly(id));
+				}
+			}
 		}
 	}
 

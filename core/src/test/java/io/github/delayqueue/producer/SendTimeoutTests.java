@@ -11,7 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
-import io.github.delayqueue.testsupport.QueueContexts;
+import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -45,31 +45,31 @@ class SendTimeoutTests {
 	@Test
 	void sendToABusyRedisFailsWithinTheSendTimeoutNamingTheIdThatIsStoredOnceWhenSentAgain() {
 		try (RedisServerProcess server = TestRedis.startPrivateServer()) {
-			QueueContexts.runner(QueueContexts.uniquePrefix(), server.springProperties())
-				.withPropertyValues("delay-queue.producer.send-timeout=300ms")
-				.run((context) -> {
-					DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
-					StringRedisTemplate redis = context.getBean(StringRedisTemplate.class);
-					template.send("orders", "warm up", Duration.ofHours(1));
-					CompletableFuture<Long> busy = CompletableFuture.supplyAsync(() -> redis.execute(BUSY, List.of()));
-					await().until(() -> busy.isDone() || isBusy(server));
-					DelayMessage message = DelayMessage.builder("orders", "order 1").delay(Duration.ofHours(1)).build();
-					SendFailedException failure = assertTimeoutPreemptively(Duration.ofMillis(2500),
-							() -> assertThatExceptionOfType(SendFailedException.class)
-								.isThrownBy(() -> template.send(message))
-								.actual());
-					assertThat(failure.messageIds()).hasSize(1);
-					assertThat(failure.topics()).containsExactly("orders");
-					assertThat(failure).hasMessageContaining(failure.messageIds().get(0))
-						.hasMessageContaining("same ids");
-					busy.join();
-					String id = failure.messageIds().get(0);
-					SendResult again = template
-						.send(DelayMessage.builder("orders", "order 1").id(id).delay(Duration.ofHours(1)).build());
-					assertThat(again.duplicate()).isFalse();
-					RedisMessageStore store = context.getBean(RedisMessageStore.class);
-					assertThat(store.stats("orders").scheduled()).isEqualTo(2);
-				});
+			try (TestStore fixture = TestStore.builder()
+				.on(server.host(), server.port())
+				.sendTimeout(Duration.ofMillis(300))
+				.build()) {
+				DelayQueueTemplate template = fixture.template();
+				StringRedisTemplate redis = fixture.redis();
+				template.send("orders", "warm up", Duration.ofHours(1));
+				CompletableFuture<Long> busy = CompletableFuture.supplyAsync(() -> redis.execute(BUSY, List.of()));
+				await().until(() -> busy.isDone() || isBusy(server));
+				DelayMessage message = DelayMessage.builder("orders", "order 1").delay(Duration.ofHours(1)).build();
+				SendFailedException failure = assertTimeoutPreemptively(Duration.ofMillis(2500),
+						() -> assertThatExceptionOfType(SendFailedException.class)
+							.isThrownBy(() -> template.send(message))
+							.actual());
+				assertThat(failure.messageIds()).hasSize(1);
+				assertThat(failure.topics()).containsExactly("orders");
+				assertThat(failure).hasMessageContaining(failure.messageIds().get(0)).hasMessageContaining("same ids");
+				busy.join();
+				String id = failure.messageIds().get(0);
+				SendResult again = template
+					.send(DelayMessage.builder("orders", "order 1").id(id).delay(Duration.ofHours(1)).build());
+				assertThat(again.duplicate()).isFalse();
+				RedisMessageStore store = fixture.store();
+				assertThat(store.stats("orders").scheduled()).isEqualTo(2);
+			}
 		}
 	}
 
