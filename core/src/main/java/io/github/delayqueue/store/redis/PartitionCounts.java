@@ -16,6 +16,7 @@ import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.ScriptRunner.ScriptCall;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.QueryTimeoutException;
@@ -143,22 +144,42 @@ final class PartitionCounts {
 		List<String> others = others(TopicPartitions.names(topic, configured));
 		boolean changed = false;
 		int changes = 0;
+		// The change last waited for: if time runs out while waiting, it is the reason.
+		ScriptCodecs.PartitionCount.@Nullable Reply waitedFor = null;
 		while (true) {
 			if (System.nanoTime() - deadline > 0) {
+				if (waitedFor != null) {
+					throw PartitionCountException.changing(topic, waitedFor.count(), configured, waitedFor.change());
+				}
 				throw new QueryTimeoutException("Topic '" + topic
 						+ "': the partition count could not be settled in time (its markers kept changing)");
 			}
 			// Markers first, then the count: a change that begins after the count was
 			// read has marked none of the markers read (see the class's Javadoc).
-			List<Marker> markers = read(others, deadline);
-			ScriptCodecs.PartitionCount.Reply count = readCount(topic, deadline);
+			List<Marker> markers;
+			ScriptCodecs.PartitionCount.Reply count;
+			try {
+				markers = read(others, deadline);
+				count = readCount(topic, deadline);
+			}
+			catch (QueryTimeoutException ex) {
+				if (waitedFor == null) {
+					throw ex;
+				}
+				PartitionCountException refused = PartitionCountException.changing(topic, waitedFor.count(), configured,
+						waitedFor.change());
+				refused.addSuppressed(ex);
+				throw refused;
+			}
 			if (!count.change().isEmpty()) {
 				if (System.nanoTime() + WAIT_STEP_NANOS - deadline > 0) {
 					throw PartitionCountException.changing(topic, count.count(), configured, count.change());
 				}
+				waitedFor = count;
 				LockSupport.parkNanos(WAIT_STEP_NANOS);
 				continue;
 			}
+			waitedFor = null;
 			if (count.count() == configured) {
 				if (repair(topic, configured, markers, deadline)) {
 					return;
