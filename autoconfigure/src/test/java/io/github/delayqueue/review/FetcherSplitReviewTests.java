@@ -190,16 +190,13 @@ class FetcherSplitReviewTests {
 	}
 
 	/**
-	 * Hole: at the stop, the messages held until their due time (and those claimed and
-	 * waiting for a handler, and the unfinished ones) are handed back with
-	 * {@code release.lua} sent by its digest ({@code EVALSHA}). When Redis lost its
-	 * scripts (a restart, a failover, {@code SCRIPT FLUSH}) and the {@code NOSCRIPT}
-	 * reply comes after the connection closed (here a reply held for 3 s, longer than the
-	 * 500 ms shutdown timeout), the script is never sent in full: the messages stay in
-	 * flight until their lease expires, which counts an attempt, so on their last attempt
-	 * they are dead-lettered without a delivery. The claim's own hand-back
-	 * ({@code release_claim.lua}) is sent in full for exactly this reason; the hand-back
-	 * of what the fetcher held is not.
+	 * At the stop, the messages held until their due time (and those claimed and waiting
+	 * for a handler, and the unfinished ones) are handed back. When Redis lost its
+	 * scripts (a restart, a failover, {@code SCRIPT FLUSH}) and the reply comes after the
+	 * connection closed (here a reply held for 3 s, longer than the 500 ms shutdown
+	 * timeout), they still go back: the hand-back is sent in full. Found by this review:
+	 * it was sent by its digest, the {@code NOSCRIPT} came too late to send the script,
+	 * and the messages stayed in flight until their lease expired, an attempt lost.
 	 */
 	@Test
 	void messagesHeldUntilDueGoBackAtTheStopWhenRedisLostItsScriptsAndTheConnectionClosesFirst() {
@@ -249,13 +246,11 @@ class FetcherSplitReviewTests {
 	}
 
 	/**
-	 * Hole, the same cause as
-	 * {@link #messagesHeldUntilDueGoBackAtTheStopWhenRedisLostItsScriptsAndTheConnectionClosesFirst}:
-	 * the acknowledgement of a message handled just before the stop goes out by its
-	 * digest; after {@code SCRIPT FLUSH}, its {@code NOSCRIPT} reply comes after the
-	 * connection closed and it is never sent in full. The lease then expires on the
-	 * message's last attempt (max attempts 1 here) and a message its listener handled is
-	 * dead-lettered.
+	 * The same for the acknowledgement of a message handled just before the stop: the
+	 * stop sends again in full the acknowledgements still on their way by digest. Found
+	 * by this review: the {@code NOSCRIPT} came after the connection closed, the lease
+	 * expired on the message's last attempt (max attempts 1 here) and a message its
+	 * listener handled was dead-lettered.
 	 */
 	@Test
 	void aMessageHandledJustBeforeTheStopIsNotDeadLetteredWhenRedisLostItsScriptsAndTheConnectionClosesFirst() {
