@@ -80,8 +80,8 @@ class DashboardActionsBrowserTests {
 		chromium.awaitText(By.cssSelector(".tabs a.current"), "dead (1)");
 		chromium.screenshot("dead-letters");
 		this.listener.refusing = false;
-		chromium.shown(By.cssSelector("table#messages tr[data-id='pay-7'] a")).click();
-		chromium.shown(By.xpath("//button[text()='Replay']")).click();
+		chromium.click(By.cssSelector("table#messages tr[data-id='pay-7'] a"));
+		chromium.click(By.xpath("//button[text()='Replay']"));
 		chromium.confirm();
 		chromium.awaitText(By.id("notice"), "pay-7: replayed, due now");
 		await().atMost(Duration.ofSeconds(10)).until(() -> this.listener.delivered.contains("pay-7"));
@@ -95,13 +95,13 @@ class DashboardActionsBrowserTests {
 		String row = "//section[@id='schedules']//tr[@data-schedule='browser-nightly']";
 		chromium.awaitText(By.xpath(row + "/td[3]"), "0 0 2 * * * (Europe/Berlin)");
 		chromium.screenshot("schedules");
-		chromium.shown(By.xpath(row + "//button[text()='Pause']")).click();
+		chromium.click(By.xpath(row + "//button[text()='Pause']"));
 		chromium.shown(By.xpath(row + "//button[text()='Resume']"));
 		assertThat(this.schedules.get("browser-nightly").orElseThrow().paused()).isTrue();
-		chromium.shown(By.xpath(row + "//button[text()='Resume']")).click();
+		chromium.click(By.xpath(row + "//button[text()='Resume']"));
 		chromium.shown(By.xpath(row + "//button[text()='Pause']"));
 		assertThat(this.schedules.get("browser-nightly").orElseThrow().paused()).isFalse();
-		chromium.shown(By.xpath(row + "//button[text()='Trigger now']")).click();
+		chromium.click(By.xpath(row + "//button[text()='Trigger now']"));
 		chromium.confirm();
 		await().atMost(Duration.ofSeconds(10))
 			.ignoreExceptions()
@@ -112,10 +112,10 @@ class DashboardActionsBrowserTests {
 	@Test
 	void aListenerIsPausedAndResumedFromItsTopicPage() {
 		chromium.open(this.port, "/delay-queue/#/topics/browser-paused");
-		chromium.shown(By.xpath("//p[@id='listener']/button[text()='Pause']")).click();
+		chromium.click(By.xpath("//p[@id='listener']/button[text()='Pause']"));
 		chromium.shown(By.xpath("//p[@id='listener']/button[text()='Resume']"));
 		assertThat(this.runtime.getListenerStates()).containsEntry("browser-paused", ListenerState.PAUSED);
-		chromium.shown(By.xpath("//p[@id='listener']/button[text()='Resume']")).click();
+		chromium.click(By.xpath("//p[@id='listener']/button[text()='Resume']"));
 		chromium.shown(By.xpath("//p[@id='listener']/button[text()='Pause']"));
 		assertThat(this.runtime.getListenerStates()).containsEntry("browser-paused", ListenerState.RUNNING);
 	}

@@ -80,7 +80,7 @@ class DashboardBrowserTests {
 		send("browser-topic", "first", "a", Duration.ofMinutes(10));
 		send("browser-topic", "second", "b", Duration.ofMinutes(20));
 		open("/delay-queue/");
-		chromium.shown(By.cssSelector("tr[data-topic='browser-topic'] a")).click();
+		chromium.click(By.cssSelector("tr[data-topic='browser-topic'] a"));
 		chromium.shown(By.cssSelector("table#messages tr[data-id='second']"));
 		List<String> ids = chromium.driver()
 			.findElements(By.cssSelector("table#messages tbody tr"))
@@ -129,7 +129,7 @@ class DashboardBrowserTests {
 	void aTopicWithASlashInItsNameShowsItsMessages() {
 		send("browser/slash", "slash-1", "y", Duration.ofHours(1));
 		open("/delay-queue/");
-		chromium.shown(By.cssSelector("tr[data-topic='browser/slash'] a")).click();
+		chromium.click(By.cssSelector("tr[data-topic='browser/slash'] a"));
 		chromium.shown(By.cssSelector("table#messages tr[data-id='slash-1']"));
 	}
 

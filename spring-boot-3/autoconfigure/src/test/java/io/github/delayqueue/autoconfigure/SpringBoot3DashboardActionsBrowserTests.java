@@ -69,16 +69,16 @@ class SpringBoot3DashboardActionsBrowserTests {
 		chromium.open(this.port, "/delay-queue/#/topics/boot3-invoices?state=dead");
 		chromium.awaitText(By.cssSelector(".tabs a.current"), "dead (1)");
 		this.invoices.refusing = false;
-		chromium.shown(By.cssSelector("table#messages tr[data-id='inv-9'] a")).click();
-		chromium.shown(By.xpath("//button[text()='Replay']")).click();
+		chromium.click(By.cssSelector("table#messages tr[data-id='inv-9'] a"));
+		chromium.click(By.xpath("//button[text()='Replay']"));
 		chromium.confirm();
 		chromium.awaitText(By.id("notice"), "inv-9: replayed, due now");
 		await().atMost(Duration.ofSeconds(10)).until(() -> this.invoices.delivered.contains("inv-9"));
 		chromium.open(this.port, "/delay-queue/#/topics/boot3-invoices");
-		chromium.shown(By.xpath("//p[@id='listener']/button[text()='Pause']")).click();
+		chromium.click(By.xpath("//p[@id='listener']/button[text()='Pause']"));
 		chromium.shown(By.xpath("//p[@id='listener']/button[text()='Resume']"));
 		assertThat(this.runtime.getListenerStates()).containsEntry("boot3-invoices", ListenerState.PAUSED);
-		chromium.shown(By.xpath("//p[@id='listener']/button[text()='Resume']")).click();
+		chromium.click(By.xpath("//p[@id='listener']/button[text()='Resume']"));
 		chromium.shown(By.xpath("//p[@id='listener']/button[text()='Pause']"));
 		assertThat(this.runtime.getListenerStates()).containsEntry("boot3-invoices", ListenerState.RUNNING);
 	}

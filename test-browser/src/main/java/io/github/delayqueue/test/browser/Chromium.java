@@ -121,6 +121,21 @@ public final class Chromium implements BeforeAllCallback, BeforeEachCallback, Af
 	}
 
 	/**
+	 * Clicks an element once it is shown, finding it again if the page replaced it in
+	 * between (a live page re-renders while a test acts); waits up to 10 seconds.
+	 * @param selector the element
+	 */
+	public void click(By selector) {
+		await().atMost(Duration.ofSeconds(10)).ignoreExceptions().untilAsserted(() -> {
+			WebElement element = driver().findElement(selector);
+			if (!element.isDisplayed()) {
+				throw new AssertionError(selector + " is not shown");
+			}
+			element.click();
+		});
+	}
+
+	/**
 	 * Waits up to 10 seconds for an element's text.
 	 * @param selector the element
 	 * @param text the text it must come to have
