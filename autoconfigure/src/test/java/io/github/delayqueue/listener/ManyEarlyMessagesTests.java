@@ -43,9 +43,12 @@ class ManyEarlyMessagesTests {
 					await().atMost(Duration.ofSeconds(30)).until(() -> listener.lateness.size() == count);
 					Duration worst = listener.lateness.values().stream().max(Duration::compareTo).orElseThrow();
 					// About 35 script calls in all for 600 or 1500 messages (sends,
-					// promote,
-					// claims, acks); a listener claiming in a loop sends hundreds more.
-					assertThat(proxy.forwardedCount(FaultyRedisProxy.named("EVALSHA", "EVAL"))).isLessThan(200);
+					// promote, claims, acks; more acks when the machine is slow, up to
+					// 205
+					// seen for 2500); a listener claiming in a loop for the 4 s it holds
+					// them sends thousands.
+					assertThat(proxy.forwardedCount(FaultyRedisProxy.named("EVALSHA", "EVAL")))
+						.isLessThan(100 + count / 5);
 					// Held until due, not a lookahead late: the bound leaves room for a
 					// loaded machine (1.4 s seen with other builds running); speed is the
 					// benchmarks' to measure.
