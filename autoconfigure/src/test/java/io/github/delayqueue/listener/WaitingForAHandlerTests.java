@@ -25,9 +25,13 @@ import static org.awaitility.Awaitility.await;
  * lookahead) are never delivered twice when the handlers turn slow: a message that waited
  * longer than the maximum handling time, after which its lease is no longer extended, is
  * not started here but delivered again once its lease expires. Scaled down (lease 1 s,
- * maximum handling time 3 s, handlers of 100 ms after 100 fast ones).
+ * maximum handling time 1.5 s, 30 handlers of 100 ms after 100 fast ones: the last slow
+ * ones wait twice the maximum handling time).
  */
 class WaitingForAHandlerTests {
+
+	/** 100 fast ones, then 30 slow ones. */
+	private static final int MESSAGES = 130;
 
 	@ParameterizedTest
 	@CsvSource({ "256, 0", "0, 0", "0, 20ms" })
@@ -35,12 +39,12 @@ class WaitingForAHandlerTests {
 		QueueContexts.runner(QueueContexts.uniquePrefix())
 			.withBean(FastThenSlowListener.class)
 			.withPropertyValues("delay-queue.listener.prefetch=" + prefetch,
-					"delay-queue.listener.visibility-timeout=1s", "delay-queue.listener.max-handling-time=3s",
+					"delay-queue.listener.visibility-timeout=1s", "delay-queue.listener.max-handling-time=1500ms",
 					"delay-queue.broker.lookahead=" + lookahead)
 			.run((context) -> {
 				FastThenSlowListener listener = context.getBean(FastThenSlowListener.class);
 				Instant dueAt = Instant.now().plusMillis(500);
-				List<DelayMessage> messages = IntStream.range(0, 200)
+				List<DelayMessage> messages = IntStream.range(0, MESSAGES)
 					.mapToObj((i) -> DelayMessage.builder("jobs", (i < 100) ? "fast" : "slow")
 						.dueAt(dueAt.plusMillis(i))
 						.build())
@@ -52,11 +56,11 @@ class WaitingForAHandlerTests {
 				await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20)).until(() -> {
 					Long inFlight = redis.opsForZSet().zCard(keys.inFlight());
 					mostInFlight[0] = Math.max(mostInFlight[0], (inFlight != null) ? inFlight : 0);
-					return listener.deliveries.size() == 200;
+					return listener.deliveries.size() == MESSAGES;
 				});
 				// Lapsed leases would bring messages back, to be delivered again: wait
 				// until none is in flight for a while.
-				await().during(Duration.ofSeconds(3))
+				await().during(Duration.ofSeconds(2))
 					.atMost(Duration.ofSeconds(60))
 					.until(() -> Long.valueOf(0).equals(redis.opsForZSet().zCard(keys.inFlight())));
 				long twice = listener.deliveries.values().stream().filter((count) -> count.get() > 1).count();

@@ -173,7 +173,7 @@ class ScheduleRacesReviewTests {
 	void threeInstancesRacingSavesRemovesPausesResumesAndTriggersOfOneNameNeverTickItTwice() throws Exception {
 		// Three instances (one direct, two 5 ms and 30 ms away, replies of scripts
 		// dropped now and then so that Lettuce sends them again) save one name on two
-		// topics, remove, pause, resume and trigger it at random for 10 s. A fixed rate
+		// topics, remove, pause, resume and trigger it at random for 6 s. A fixed rate
 		// of 500 ms: every save and resume sets the next tick at least 500 ms after every
 		// tick sent, so two ticks closer than that mean two states ticking at once.
 		TestRedis redis = TestRedis.shared();
@@ -190,7 +190,7 @@ class ScheduleRacesReviewTests {
 					QueueContexts.runner(prefix, far).withUserConfiguration(TwoTopics.class).run((z) -> {
 						List<DelayQueueSchedules> apis = List.of(x.getBean(DelayQueueSchedules.class),
 								y.getBean(DelayQueueSchedules.class), z.getBean(DelayQueueSchedules.class));
-						long end = System.currentTimeMillis() + 10_000;
+						long end = System.currentTimeMillis() + 6_000;
 						List<Thread> threads = new java.util.ArrayList<>();
 						List<Throwable> unexpected = new CopyOnWriteArrayList<>();
 						for (int i = 0; i < apis.size(); i++) {

@@ -62,23 +62,27 @@ class ScheduleRegistryReviewTests {
 	void aLookAtTheSchedulesCostsNoMoreOnceTheSchedulesOfManyTopicsAreRemoved() {
 		TestRedis redis = TestRedis.shared();
 		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			QueueContexts.runner(QueueContexts.uniquePrefix(), proxy).run((context) -> {
-				DelayQueueSchedules schedules = context.getBean(DelayQueueSchedules.class);
-				SchedulePoller poller = context.getBean(SchedulePoller.class);
-				int before = scriptsRunBy(proxy, poller);
-				for (int i = 0; i < 200; i++) {
-					String name = "tenant-" + i;
-					schedules.save(Schedule.fixedRate(name, "tenant-" + i, Duration.ofHours(1)));
-					assertThat(schedules.remove(name)).isTrue();
-				}
-				assertThat(schedules.list()).isEmpty();
-				// A topic is forgotten once no save of it can be on its way (two send
-				// timeouts and a second after its last claim), by the first look after.
-				await().atMost(Duration.ofSeconds(20))
-					.untilAsserted(() -> assertThat(scriptsRunBy(proxy, poller))
-						.as("scripts run by one look with no schedule, before %d", before)
-						.isLessThanOrEqualTo(before + 5));
-			});
+			// A send timeout of a second: the wait below is two of them and a second.
+			QueueContexts.runner(QueueContexts.uniquePrefix(), proxy)
+				.withPropertyValues("delay-queue.producer.send-timeout=1s")
+				.run((context) -> {
+					DelayQueueSchedules schedules = context.getBean(DelayQueueSchedules.class);
+					SchedulePoller poller = context.getBean(SchedulePoller.class);
+					int before = scriptsRunBy(proxy, poller);
+					for (int i = 0; i < 200; i++) {
+						String name = "tenant-" + i;
+						schedules.save(Schedule.fixedRate(name, "tenant-" + i, Duration.ofHours(1)));
+						assertThat(schedules.remove(name)).isTrue();
+					}
+					assertThat(schedules.list()).isEmpty();
+					// A topic is forgotten once no save of it can be on its way (two send
+					// timeouts and a second after its last claim), by the first look
+					// after.
+					await().atMost(Duration.ofSeconds(20))
+						.untilAsserted(() -> assertThat(scriptsRunBy(proxy, poller))
+							.as("scripts run by one look with no schedule, before %d", before)
+							.isLessThanOrEqualTo(before + 5));
+				});
 		}
 	}
 

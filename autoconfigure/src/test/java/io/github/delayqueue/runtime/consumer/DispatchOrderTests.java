@@ -121,9 +121,9 @@ class DispatchOrderTests {
 					.run((context) -> {
 						DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
 						SequenceListener listener = context.getBean(SequenceListener.class);
-						for (int round = 0; round < 8; round++) {
+						for (int round = 0; round < 6; round++) {
 							listener.received.clear();
-							Instant dueAt = Instant.now().plusMillis(1500);
+							Instant dueAt = Instant.now().plusMillis(1000);
 							List<DelayMessage> messages = new ArrayList<>();
 							for (int i = 0; i < 60; i++) {
 								messages
