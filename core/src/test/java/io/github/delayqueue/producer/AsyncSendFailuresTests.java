@@ -49,34 +49,32 @@ class AsyncSendFailuresTests {
 	 */
 	@Test
 	void aSendAsyncChainedFromACompletionToANewTopicDoesNotStallTheConnection() throws Exception {
-		TestRedis redis = TestRedis.shared();
-		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			try (TestStore fixture = TestStore.builder()
-				.prefix(this.prefix)
-				.via(proxy.host(), proxy.port())
-				.sendTimeout(Duration.ofSeconds(2))
-				.build()) {
-				DelayQueueTemplate template = fixture.template();
-				template.send(message("first", "warm"));
-				// so that the continuation is registered before the reply comes
-				proxy.latency(Duration.ofMillis(50));
-				long start = System.nanoTime();
-				AtomicReference<String> thread = new AtomicReference<>();
-				CompletableFuture<SendResult> chained = template.sendAsync(message("first", "a-1")).thenCompose((r) -> {
-					thread.set(Thread.currentThread().getName());
-					return template.sendAsync(message("fresh-topic", "b-1"));
-				});
-				Throwable failure = null;
-				try {
-					chained.get(10, TimeUnit.SECONDS);
-				}
-				catch (ExecutionException ex) {
-					failure = ex.getCause();
-				}
-				long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-				assertThat(failure).as("the chained send").isNull();
-				assertThat(millis).as("one round trip or two, not a send timeout").isLessThan(1000);
+		try (TestStore fixture = TestStore.builder()
+			.prefix(this.prefix)
+			.behindProxy()
+			.sendTimeout(Duration.ofSeconds(2))
+			.build()) {
+			FaultyRedisProxy proxy = fixture.proxy();
+			DelayQueueTemplate template = fixture.template();
+			template.send(message("first", "warm"));
+			// so that the continuation is registered before the reply comes
+			proxy.latency(Duration.ofMillis(50));
+			long start = System.nanoTime();
+			AtomicReference<String> thread = new AtomicReference<>();
+			CompletableFuture<SendResult> chained = template.sendAsync(message("first", "a-1")).thenCompose((r) -> {
+				thread.set(Thread.currentThread().getName());
+				return template.sendAsync(message("fresh-topic", "b-1"));
+			});
+			Throwable failure = null;
+			try {
+				chained.get(10, TimeUnit.SECONDS);
 			}
+			catch (ExecutionException ex) {
+				failure = ex.getCause();
+			}
+			long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+			assertThat(failure).as("the chained send").isNull();
+			assertThat(millis).as("one round trip or two, not a send timeout").isLessThan(1000);
 		}
 	}
 
@@ -131,36 +129,34 @@ class AsyncSendFailuresTests {
 	 */
 	@Test
 	void manySendsOnTheirWayWhenAReplyIsDroppedAllCompleteAndAreStoredOnce() throws Exception {
-		TestRedis redis = TestRedis.shared();
-		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			try (TestStore fixture = TestStore.builder().prefix(this.prefix).via(proxy.host(), proxy.port()).build()) {
-				DelayQueueTemplate template = fixture.template();
-				RedisMessageStore store = fixture.store();
-				template.send(message("orders", "warm"));
-				FaultyRedisProxy.Fault fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL"));
-				List<CompletableFuture<SendResult>> sent = new ArrayList<>();
-				for (int i = 0; i < 2000; i++) {
-					sent.add(template.sendAsync(message("orders", "d-" + i)));
-				}
-				int failed = 0;
-				int duplicates = 0;
-				for (int i = 0; i < sent.size(); i++) {
-					try {
-						SendResult result = sent.get(i).get(20, TimeUnit.SECONDS);
-						assertThat(result.id()).isEqualTo("d-" + i);
-						if (result.duplicate()) {
-							duplicates++;
-						}
-					}
-					catch (ExecutionException ex) {
-						failed++;
-						assertThat(ex.getCause()).isInstanceOf(SendFailedException.class);
-						assertThat(((SendFailedException) ex.getCause()).messageIds()).containsExactly("d-" + i);
-					}
-				}
-				assertThat(duplicates).isZero();
-				assertThat(store.stats("orders").scheduled()).isEqualTo(2001);
+		try (TestStore fixture = TestStore.builder().prefix(this.prefix).behindProxy().build()) {
+			FaultyRedisProxy proxy = fixture.proxy();
+			DelayQueueTemplate template = fixture.template();
+			RedisMessageStore store = fixture.store();
+			template.send(message("orders", "warm"));
+			FaultyRedisProxy.Fault fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL"));
+			List<CompletableFuture<SendResult>> sent = new ArrayList<>();
+			for (int i = 0; i < 2000; i++) {
+				sent.add(template.sendAsync(message("orders", "d-" + i)));
 			}
+			int failed = 0;
+			int duplicates = 0;
+			for (int i = 0; i < sent.size(); i++) {
+				try {
+					SendResult result = sent.get(i).get(20, TimeUnit.SECONDS);
+					assertThat(result.id()).isEqualTo("d-" + i);
+					if (result.duplicate()) {
+						duplicates++;
+					}
+				}
+				catch (ExecutionException ex) {
+					failed++;
+					assertThat(ex.getCause()).isInstanceOf(SendFailedException.class);
+					assertThat(((SendFailedException) ex.getCause()).messageIds()).containsExactly("d-" + i);
+				}
+			}
+			assertThat(duplicates).isZero();
+			assertThat(store.stats("orders").scheduled()).isEqualTo(2001);
 		}
 	}
 

@@ -11,7 +11,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
-import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
 
@@ -81,26 +80,24 @@ class CallsByIdAfterSendsTests {
 	@Test
 	void aCancelAndAnInspectRightAfterAnAsynchronousSendQueuedBehindOthersOnARedisAFewMillisecondsAwaySeeIt()
 			throws Exception {
-		TestRedis redis = TestRedis.shared();
-		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			try (TestStore fixture = TestStore.builder().prefix(this.prefix).via(proxy.host(), proxy.port()).build()) {
-				DelayQueueTemplate template = fixture.template();
-				RedisMessageStore store = fixture.store();
-				template.send("orders", "warm up", Duration.ofHours(1));
-				proxy.latency(Duration.ofMillis(5));
-				for (int i = 0; i < 30; i++) {
-					// Two sends take the partition's calls on their way: the third waits.
-					template.sendAsync(message("a-" + i));
-					template.sendAsync(message("b-" + i));
-					template.sendAsync(message("c-" + i));
-					assertThat(store.inspect("orders", "c-" + i, 16)).as("c-%d", i).isNotNull();
-					template.sendAsync(message("a2-" + i));
-					template.sendAsync(message("b2-" + i));
-					CompletableFuture<SendResult> sent = template.sendAsync(message("pay-" + i));
-					assertThat(template.cancel("orders", "pay-" + i)).as("pay-%d", i).isTrue();
-					sent.join();
-					assertThat(store.inspect("orders", "pay-" + i, 16)).as("pay-%d", i).isNull();
-				}
+		try (TestStore fixture = TestStore.builder().prefix(this.prefix).behindProxy().build()) {
+			FaultyRedisProxy proxy = fixture.proxy();
+			DelayQueueTemplate template = fixture.template();
+			RedisMessageStore store = fixture.store();
+			template.send("orders", "warm up", Duration.ofHours(1));
+			proxy.latency(Duration.ofMillis(5));
+			for (int i = 0; i < 30; i++) {
+				// Two sends take the partition's calls on their way: the third waits.
+				template.sendAsync(message("a-" + i));
+				template.sendAsync(message("b-" + i));
+				template.sendAsync(message("c-" + i));
+				assertThat(store.inspect("orders", "c-" + i, 16)).as("c-%d", i).isNotNull();
+				template.sendAsync(message("a2-" + i));
+				template.sendAsync(message("b2-" + i));
+				CompletableFuture<SendResult> sent = template.sendAsync(message("pay-" + i));
+				assertThat(template.cancel("orders", "pay-" + i)).as("pay-%d", i).isTrue();
+				sent.join();
+				assertThat(store.inspect("orders", "pay-" + i, 16)).as("pay-%d", i).isNull();
 			}
 		}
 	}

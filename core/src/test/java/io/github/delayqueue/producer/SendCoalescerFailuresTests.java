@@ -49,45 +49,43 @@ class SendCoalescerFailuresTests {
 	 */
 	@Test
 	void aSynchronousFailureWithManyBatchesWaitingCompletesEveryFuture() throws Exception {
-		TestRedis redis = TestRedis.shared();
-		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			try (TestStore fixture = TestStore.builder()
-				.prefix(this.prefix)
-				.via(proxy.host(), proxy.port())
-				.sendTimeout(Duration.ofSeconds(60))
-				.build()) {
-				RedisMessageStore store = fixture.store();
-				DelayQueueTemplate template = fixture.template();
-				template.send(message("big", "warm", "warm"));
-				// A body over half the byte limit of a call: every send is a batch of
-				// its own.
-				byte[] body = new byte[300 * 1024];
-				proxy.pause();
-				List<CompletableFuture<Map<String, List<Sent>>>> sent = new ArrayList<>();
-				int sends = 20_000;
-				for (int i = 0; i < sends; i++) {
-					sent.add(store.sendAsync(Map.of("big", List.of(new NewMessage("m-" + i, true, 3_600_000, body)))));
-				}
-				// The factory goes away (an application shutting down): the two calls
-				// on
-				// their way fail, and every later write fails at once.
-				((LettuceConnectionFactory) fixture.connectionFactory()).destroy();
-				proxy.resume();
-				int hanging = 0;
-				long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-				for (CompletableFuture<Map<String, List<Sent>>> one : sent) {
-					try {
-						one.get(Math.max(1, until - System.nanoTime()), TimeUnit.NANOSECONDS);
-					}
-					catch (ExecutionException ex) {
-						// failed: fine
-					}
-					catch (TimeoutException ex) {
-						hanging++;
-					}
-				}
-				assertThat(hanging).as("sends whose future never completed").isZero();
+		try (TestStore fixture = TestStore.builder()
+			.prefix(this.prefix)
+			.behindProxy()
+			.sendTimeout(Duration.ofSeconds(60))
+			.build()) {
+			FaultyRedisProxy proxy = fixture.proxy();
+			RedisMessageStore store = fixture.store();
+			DelayQueueTemplate template = fixture.template();
+			template.send(message("big", "warm", "warm"));
+			// A body over half the byte limit of a call: every send is a batch of
+			// its own.
+			byte[] body = new byte[300 * 1024];
+			proxy.pause();
+			List<CompletableFuture<Map<String, List<Sent>>>> sent = new ArrayList<>();
+			int sends = 20_000;
+			for (int i = 0; i < sends; i++) {
+				sent.add(store.sendAsync(Map.of("big", List.of(new NewMessage("m-" + i, true, 3_600_000, body)))));
 			}
+			// The factory goes away (an application shutting down): the two calls
+			// on
+			// their way fail, and every later write fails at once.
+			((LettuceConnectionFactory) fixture.connectionFactory()).destroy();
+			proxy.resume();
+			int hanging = 0;
+			long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+			for (CompletableFuture<Map<String, List<Sent>>> one : sent) {
+				try {
+					one.get(Math.max(1, until - System.nanoTime()), TimeUnit.NANOSECONDS);
+				}
+				catch (ExecutionException ex) {
+					// failed: fine
+				}
+				catch (TimeoutException ex) {
+					hanging++;
+				}
+			}
+			assertThat(hanging).as("sends whose future never completed").isZero();
 		}
 	}
 
@@ -99,42 +97,40 @@ class SendCoalescerFailuresTests {
 	 */
 	@Test
 	void aFreshSendCoalescedWithANearlyExpiredOneIsNotFailedBeforeItsOwnTimeout() throws Exception {
-		TestRedis redis = TestRedis.shared();
-		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			try (TestStore fixture = TestStore.builder()
-				.prefix(this.prefix)
-				.via(proxy.host(), proxy.port())
-				.sendTimeout(Duration.ofSeconds(1))
-				.build()) {
-				DelayQueueTemplate template = fixture.template();
-				RedisMessageStore store = fixture.store();
-				template.send(message("orders", "warm", "warm"));
-				// The next script reply, and every later one on the connection, comes
-				// 1.1 s late: the two calls on their way time out at 1 s.
-				proxy.delayNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL"), Duration.ofMillis(1100));
-				CompletableFuture<SendResult> a1 = template.sendAsync(message("orders", "a-1", "a"));
-				CompletableFuture<SendResult> a2 = template.sendAsync(message("orders", "a-2", "a"));
-				// Waits for room: its deadline is about when a1 and a2 time out.
-				CompletableFuture<SendResult> old = template.sendAsync(message("orders", "old", "old"));
-				// Made 600 ms later (a step of the scenario, not a wait for a
-				// condition).
-				Thread.sleep(600);
-				// Fresh: its deadline is 1.6 s; Redis answers it by about 1.1 s.
-				long start = System.nanoTime();
-				CompletableFuture<SendResult> fresh = template.sendAsync(message("orders", "fresh", "fresh"));
-				Throwable failure = null;
-				try {
-					fresh.get(5, TimeUnit.SECONDS);
-				}
-				catch (ExecutionException ex) {
-					failure = ex.getCause();
-				}
-				long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-				await().atMost(Duration.ofSeconds(5))
-					.untilAsserted(
-							() -> assertThat(store.inspect("orders", "fresh", 100)).as("stored by Redis").isNotNull());
-				assertThat(failure).as("the fresh send, after %d ms of its 1000 ms", millis).isNull();
+		try (TestStore fixture = TestStore.builder()
+			.prefix(this.prefix)
+			.behindProxy()
+			.sendTimeout(Duration.ofSeconds(1))
+			.build()) {
+			FaultyRedisProxy proxy = fixture.proxy();
+			DelayQueueTemplate template = fixture.template();
+			RedisMessageStore store = fixture.store();
+			template.send(message("orders", "warm", "warm"));
+			// The next script reply, and every later one on the connection, comes
+			// 1.1 s late: the two calls on their way time out at 1 s.
+			proxy.delayNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL"), Duration.ofMillis(1100));
+			CompletableFuture<SendResult> a1 = template.sendAsync(message("orders", "a-1", "a"));
+			CompletableFuture<SendResult> a2 = template.sendAsync(message("orders", "a-2", "a"));
+			// Waits for room: its deadline is about when a1 and a2 time out.
+			CompletableFuture<SendResult> old = template.sendAsync(message("orders", "old", "old"));
+			// Made 600 ms later (a step of the scenario, not a wait for a
+			// condition).
+			Thread.sleep(600);
+			// Fresh: its deadline is 1.6 s; Redis answers it by about 1.1 s.
+			long start = System.nanoTime();
+			CompletableFuture<SendResult> fresh = template.sendAsync(message("orders", "fresh", "fresh"));
+			Throwable failure = null;
+			try {
+				fresh.get(5, TimeUnit.SECONDS);
 			}
+			catch (ExecutionException ex) {
+				failure = ex.getCause();
+			}
+			long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+			await().atMost(Duration.ofSeconds(5))
+				.untilAsserted(
+						() -> assertThat(store.inspect("orders", "fresh", 100)).as("stored by Redis").isNotNull());
+			assertThat(failure).as("the fresh send, after %d ms of its 1000 ms", millis).isNull();
 		}
 	}
 

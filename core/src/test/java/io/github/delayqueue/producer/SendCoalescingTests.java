@@ -29,70 +29,66 @@ class SendCoalescingTests {
 
 	@Test
 	void sendsFromManyThreadsAtOnceTakeFewerScriptCallsThanMessagesAndEachGetsItsOwnResult() throws Exception {
-		TestRedis redis = TestRedis.shared();
-		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			try (TestStore fixture = TestStore.builder().prefix(this.prefix).via(proxy.host(), proxy.port()).build()) {
-				DelayQueueTemplate template = fixture.template();
-				template.send("orders", "warm up", Duration.ofHours(1));
-				// A Redis a few ms away, so that sends meet on their way.
-				proxy.latency(Duration.ofMillis(3));
-				int before = proxy.forwardedCount(FaultyRedisProxy.named("EVALSHA", "EVAL"));
-				ExecutorService senders = Executors.newFixedThreadPool(8);
-				try {
-					List<Future<List<String>>> sent = new ArrayList<>();
-					for (int t = 0; t < 8; t++) {
-						int thread = t;
-						sent.add(senders.submit(() -> {
-							List<String> ids = new ArrayList<>();
-							for (int i = 0; i < 100; i++) {
-								String id = "t" + thread + "-" + i;
-								SendResult result = template.send(DelayMessage.builder("orders", "order " + id)
-									.id(id)
-									.delay(Duration.ofHours(1))
-									.build());
-								assertThat(result.duplicate()).isFalse();
-								ids.add(result.id());
-							}
-							return ids;
-						}));
-					}
-					for (int t = 0; t < 8; t++) {
-						List<String> ids = sent.get(t).get();
-						assertThat(ids).hasSize(100).startsWith("t" + t + "-0").endsWith("t" + t + "-99");
-					}
+		try (TestStore fixture = TestStore.builder().prefix(this.prefix).behindProxy().build()) {
+			FaultyRedisProxy proxy = fixture.proxy();
+			DelayQueueTemplate template = fixture.template();
+			template.send("orders", "warm up", Duration.ofHours(1));
+			// A Redis a few ms away, so that sends meet on their way.
+			proxy.latency(Duration.ofMillis(3));
+			int before = proxy.forwardedCount(FaultyRedisProxy.named("EVALSHA", "EVAL"));
+			ExecutorService senders = Executors.newFixedThreadPool(8);
+			try {
+				List<Future<List<String>>> sent = new ArrayList<>();
+				for (int t = 0; t < 8; t++) {
+					int thread = t;
+					sent.add(senders.submit(() -> {
+						List<String> ids = new ArrayList<>();
+						for (int i = 0; i < 100; i++) {
+							String id = "t" + thread + "-" + i;
+							SendResult result = template.send(DelayMessage.builder("orders", "order " + id)
+								.id(id)
+								.delay(Duration.ofHours(1))
+								.build());
+							assertThat(result.duplicate()).isFalse();
+							ids.add(result.id());
+						}
+						return ids;
+					}));
 				}
-				finally {
-					senders.shutdownNow();
+				for (int t = 0; t < 8; t++) {
+					List<String> ids = sent.get(t).get();
+					assertThat(ids).hasSize(100).startsWith("t" + t + "-0").endsWith("t" + t + "-99");
 				}
-				int scripts = proxy.forwardedCount(FaultyRedisProxy.named("EVALSHA", "EVAL")) - before;
-				assertThat(scripts).isLessThan(800);
-				assertThat(fixture.store().stats("orders").scheduled()).isEqualTo(801);
 			}
+			finally {
+				senders.shutdownNow();
+			}
+			int scripts = proxy.forwardedCount(FaultyRedisProxy.named("EVALSHA", "EVAL")) - before;
+			assertThat(scripts).isLessThan(800);
+			assertThat(fixture.store().stats("orders").scheduled()).isEqualTo(801);
 		}
 	}
 
 	@Test
 	void aBatchOfTenThousandMessagesToARedisAQuarterSecondAwayIsStoredWithinAThreeSecondSendTimeout() throws Exception {
-		TestRedis redis = TestRedis.shared();
-		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			try (TestStore fixture = TestStore.builder()
-				.prefix(this.prefix)
-				.via(proxy.host(), proxy.port())
-				.sendTimeout(Duration.ofSeconds(3))
-				.build()) {
-				DelayQueueTemplate template = fixture.template();
-				// A first batch on a near Redis, so that the one measured against the
-				// timeout runs warm.
-				template.sendAll(batch("warm-up-"));
-				// Forty calls of 250 messages: written back to back, they cost one
-				// round trip (a quarter second, and the time Redis takes to run them,
-				// even on a busy machine); two at a time, twenty (five seconds).
-				proxy.latency(Duration.ofMillis(250));
-				List<SendResult> results = template.sendAll(batch("o-"));
-				assertThat(results).hasSize(10_000).noneMatch(SendResult::duplicate);
-				assertThat(results.get(9_999).id()).isEqualTo("o-9999");
-				assertThat(fixture.store().stats("orders").scheduled()).isEqualTo(20_000);
-			}
+		try (TestStore fixture = TestStore.builder()
+			.prefix(this.prefix)
+			.behindProxy()
+			.sendTimeout(Duration.ofSeconds(3))
+			.build()) {
+			FaultyRedisProxy proxy = fixture.proxy();
+			DelayQueueTemplate template = fixture.template();
+			// A first batch on a near Redis, so that the one measured against the
+			// timeout runs warm.
+			template.sendAll(batch("warm-up-"));
+			// Forty calls of 250 messages: written back to back, they cost one
+			// round trip (a quarter second, and the time Redis takes to run them,
+			// even on a busy machine); two at a time, twenty (five seconds).
+			proxy.latency(Duration.ofMillis(250));
+			List<SendResult> results = template.sendAll(batch("o-"));
+			assertThat(results).hasSize(10_000).noneMatch(SendResult::duplicate);
+			assertThat(results.get(9_999).id()).isEqualTo("o-9999");
+			assertThat(fixture.store().stats("orders").scheduled()).isEqualTo(20_000);
 		}
 	}
 

@@ -11,6 +11,7 @@ import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.store.DeadLetterRetention;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
@@ -51,6 +52,8 @@ public final class TestStore implements AutoCloseable {
 
 	private final String prefix;
 
+	private final @Nullable FaultyRedisProxy proxy;
+
 	private final LettuceConnectionFactory connectionFactory;
 
 	private final RedisMessageStore store;
@@ -61,8 +64,11 @@ public final class TestStore implements AutoCloseable {
 
 	private TestStore(Builder builder) {
 		this.prefix = builder.prefix;
-		this.connectionFactory = builder.sharedCredentials ? connect(builder.host, builder.port)
-				: connect(new RedisStandaloneConfiguration(builder.host, builder.port));
+		this.proxy = builder.behindProxy ? FaultyRedisProxy.start(builder.host, builder.port) : null;
+		String host = (this.proxy != null) ? this.proxy.host() : builder.host;
+		int port = (this.proxy != null) ? this.proxy.port() : builder.port;
+		this.connectionFactory = builder.sharedCredentials ? connect(host, port)
+				: connect(new RedisStandaloneConfiguration(host, port));
 		RedisMessageStore store = new RedisMessageStore(this.connectionFactory, this.prefix, builder.sendTimeout);
 		if (builder.minReplicas > 0) {
 			store.confirmReplication(builder.minReplicas, builder.replicationTimeout);
@@ -154,6 +160,18 @@ public final class TestStore implements AutoCloseable {
 	}
 
 	/**
+	 * @return the proxy the store's connections go through
+	 * @throws IllegalStateException if the store was not built
+	 * {@linkplain Builder#behindProxy() behind a proxy}
+	 */
+	public FaultyRedisProxy proxy() {
+		if (this.proxy == null) {
+			throw new IllegalStateException("This test store was not built behind a proxy (Builder.behindProxy())");
+		}
+		return this.proxy;
+	}
+
+	/**
 	 * @return the store
 	 */
 	public RedisMessageStore store() {
@@ -187,7 +205,14 @@ public final class TestStore implements AutoCloseable {
 			this.store.close();
 		}
 		finally {
-			this.connectionFactory.destroy();
+			try {
+				this.connectionFactory.destroy();
+			}
+			finally {
+				if (this.proxy != null) {
+					this.proxy.close();
+				}
+			}
 		}
 	}
 
@@ -203,6 +228,8 @@ public final class TestStore implements AutoCloseable {
 		private int port = TestRedis.shared().port();
 
 		private boolean sharedCredentials = true;
+
+		private boolean behindProxy;
 
 		private Duration sendTimeout = RedisMessageStore.DEFAULT_TIMEOUT;
 
@@ -243,6 +270,17 @@ public final class TestStore implements AutoCloseable {
 		public Builder via(String host, int port) {
 			this.host = host;
 			this.port = port;
+			return this;
+		}
+
+		/**
+		 * Connects through a {@link FaultyRedisProxy} of the store's own, in front of the
+		 * Redis it would connect to otherwise, started with the store and closed with it:
+		 * {@link TestStore#proxy()}.
+		 * @return this builder
+		 */
+		public Builder behindProxy() {
+			this.behindProxy = true;
 			return this;
 		}
 

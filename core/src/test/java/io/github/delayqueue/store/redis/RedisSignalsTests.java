@@ -38,29 +38,25 @@ class RedisSignalsTests {
 	@Test
 	void aSubscriptionRedisDoesNotAnswerReturnsWithinTheTimeoutAndSubscribesOnceRedisAnswers() throws Exception {
 		TestRedis redis = TestRedis.shared();
-		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			try (TestStore fixture = TestStore.builder()
-				.via(proxy.host(), proxy.port())
-				.sendTimeout(Duration.ofSeconds(1))
-				.build()) {
-				RedisMessageStore store = fixture.store();
-				store.ping();
-				Signals signals = new Signals();
-				proxy.pause();
-				long start = System.nanoTime();
-				AutoCloseable subscription = store.subscribe(List.of("orders"), signals);
-				try {
-					assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(store.timeout().plusSeconds(2));
-					proxy.resume();
-					StringRedisTemplate template = fixture.redis();
-					await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-						template.convertAndSend(store.signalChannel(), "rorders");
-						assertThat(signals.ready).contains("orders");
-					});
-				}
-				finally {
-					subscription.close();
-				}
+		try (TestStore fixture = TestStore.builder().behindProxy().sendTimeout(Duration.ofSeconds(1)).build()) {
+			FaultyRedisProxy proxy = fixture.proxy();
+			RedisMessageStore store = fixture.store();
+			store.ping();
+			Signals signals = new Signals();
+			proxy.pause();
+			long start = System.nanoTime();
+			AutoCloseable subscription = store.subscribe(List.of("orders"), signals);
+			try {
+				assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(store.timeout().plusSeconds(2));
+				proxy.resume();
+				StringRedisTemplate template = fixture.redis();
+				await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+					template.convertAndSend(store.signalChannel(), "rorders");
+					assertThat(signals.ready).contains("orders");
+				});
+			}
+			finally {
+				subscription.close();
 			}
 		}
 	}
@@ -86,43 +82,35 @@ class RedisSignalsTests {
 	@Test
 	void closingASubscriptionStillBeingMadeReturnsAtOnceAndLeavesNothingSubscribed() throws Exception {
 		TestRedis redis = TestRedis.shared();
-		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			try (TestStore fixture = TestStore.builder()
-				.via(proxy.host(), proxy.port())
-				.sendTimeout(Duration.ofSeconds(1))
-				.build()) {
-				RedisMessageStore store = fixture.store();
-				store.ping();
-				proxy.pause();
-				AutoCloseable subscription = store.subscribe(List.of("orders"), new Signals());
-				long start = System.nanoTime();
-				subscription.close();
-				assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(store.timeout().plusSeconds(2));
-				proxy.resume();
-				StringRedisTemplate template = fixture.redis();
-				await().during(Duration.ofSeconds(3))
-					.atMost(Duration.ofSeconds(10))
-					.until(() -> subscribers(template, store.signalChannel()) == 0);
-			}
+		try (TestStore fixture = TestStore.builder().behindProxy().sendTimeout(Duration.ofSeconds(1)).build()) {
+			FaultyRedisProxy proxy = fixture.proxy();
+			RedisMessageStore store = fixture.store();
+			store.ping();
+			proxy.pause();
+			AutoCloseable subscription = store.subscribe(List.of("orders"), new Signals());
+			long start = System.nanoTime();
+			subscription.close();
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(store.timeout().plusSeconds(2));
+			proxy.resume();
+			StringRedisTemplate template = fixture.redis();
+			await().during(Duration.ofSeconds(3))
+				.atMost(Duration.ofSeconds(10))
+				.until(() -> subscribers(template, store.signalChannel()) == 0);
 		}
 	}
 
 	@Test
 	void closingAMadeSubscriptionWhileRedisDoesNotAnswerReturnsAtOnce() throws Exception {
 		TestRedis redis = TestRedis.shared();
-		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			try (TestStore fixture = TestStore.builder()
-				.via(proxy.host(), proxy.port())
-				.sendTimeout(Duration.ofSeconds(1))
-				.build()) {
-				RedisMessageStore store = fixture.store();
-				AutoCloseable subscription = store.subscribe(List.of("orders"), new Signals());
-				assertThat(subscribers(fixture.redis(), store.signalChannel())).isEqualTo(1);
-				proxy.pause();
-				long start = System.nanoTime();
-				subscription.close();
-				assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(store.timeout().plusSeconds(2));
-			}
+		try (TestStore fixture = TestStore.builder().behindProxy().sendTimeout(Duration.ofSeconds(1)).build()) {
+			FaultyRedisProxy proxy = fixture.proxy();
+			RedisMessageStore store = fixture.store();
+			AutoCloseable subscription = store.subscribe(List.of("orders"), new Signals());
+			assertThat(subscribers(fixture.redis(), store.signalChannel())).isEqualTo(1);
+			proxy.pause();
+			long start = System.nanoTime();
+			subscription.close();
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(store.timeout().plusSeconds(2));
 		}
 	}
 

@@ -134,10 +134,9 @@ class ReplayedRequestsTests {
 
 	private static void run(ProxyTest test) {
 		TestRedis redis = TestRedis.shared();
-		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			try (TestStore fixture = TestStore.builder().via(proxy.host(), proxy.port()).build()) {
-				test.run(proxy, fixture.template(), fixture.store(), fixture.redis());
-			}
+		try (TestStore fixture = TestStore.builder().behindProxy().build()) {
+			FaultyRedisProxy proxy = fixture.proxy();
+			test.run(proxy, fixture.template(), fixture.store(), fixture.redis());
 		}
 	}
 

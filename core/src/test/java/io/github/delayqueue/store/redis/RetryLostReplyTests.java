@@ -8,7 +8,6 @@ import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.StoredMessage;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
-import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
@@ -23,32 +22,29 @@ class RetryLostReplyTests {
 
 	@Test
 	void retryAndPostponeReplayedAfterALostReplyCountOnceAndKeepTheError() {
-		TestRedis redis = TestRedis.shared();
-		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
-			try (TestStore fixture = TestStore.builder().via(proxy.host(), proxy.port()).build()) {
-				DelayQueueTemplate template = fixture.template();
-				RedisMessageStore store = fixture.store();
-				template.send(DelayMessage.builder("lossy", "x").id("l-1").build());
-				Transitions.promote(store, "lossy", 10);
-				ClaimedMessage first = Transitions.claim(store, "lossy", 1, Duration.ofMinutes(1)).get(0);
-				FaultyRedisProxy.Fault fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL"));
-				retryLosingTheReply(
-						() -> Transitions.retry(store, "lossy", "l-1", first.leaseToken(), Duration.ZERO, "boom one"));
-				assertThat(fault.hasFired()).isTrue();
-				Transitions.promote(store, "lossy", 10);
-				ClaimedMessage second = Transitions.claim(store, "lossy", 1, Duration.ofMinutes(1)).get(0);
-				StoredMessage message = MessageFormat.decode("l-1", second.stored());
-				assertThat(message.attempts()).isEqualTo(1);
-				assertThat(message.headers().get(MessageFormat.ERROR_HEADER)).isEqualTo("boom one");
-				proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL"));
-				retryLosingTheReply(
-						() -> Transitions.postpone(store, "lossy", "l-1", second.leaseToken(), Duration.ZERO));
-				Transitions.promote(store, "lossy", 10);
-				ClaimedMessage third = Transitions.claim(store, "lossy", 1, Duration.ofMinutes(1)).get(0);
-				StoredMessage postponed = MessageFormat.decode("l-1", third.stored());
-				assertThat(postponed.attempts()).isEqualTo(1);
-				assertThat(postponed.headers().get(MessageFormat.ERROR_HEADER)).isEqualTo("boom one");
-			}
+		try (TestStore fixture = TestStore.builder().behindProxy().build()) {
+			FaultyRedisProxy proxy = fixture.proxy();
+			DelayQueueTemplate template = fixture.template();
+			RedisMessageStore store = fixture.store();
+			template.send(DelayMessage.builder("lossy", "x").id("l-1").build());
+			Transitions.promote(store, "lossy", 10);
+			ClaimedMessage first = Transitions.claim(store, "lossy", 1, Duration.ofMinutes(1)).get(0);
+			FaultyRedisProxy.Fault fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL"));
+			retryLosingTheReply(
+					() -> Transitions.retry(store, "lossy", "l-1", first.leaseToken(), Duration.ZERO, "boom one"));
+			assertThat(fault.hasFired()).isTrue();
+			Transitions.promote(store, "lossy", 10);
+			ClaimedMessage second = Transitions.claim(store, "lossy", 1, Duration.ofMinutes(1)).get(0);
+			StoredMessage message = MessageFormat.decode("l-1", second.stored());
+			assertThat(message.attempts()).isEqualTo(1);
+			assertThat(message.headers().get(MessageFormat.ERROR_HEADER)).isEqualTo("boom one");
+			proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL"));
+			retryLosingTheReply(() -> Transitions.postpone(store, "lossy", "l-1", second.leaseToken(), Duration.ZERO));
+			Transitions.promote(store, "lossy", 10);
+			ClaimedMessage third = Transitions.claim(store, "lossy", 1, Duration.ofMinutes(1)).get(0);
+			StoredMessage postponed = MessageFormat.decode("l-1", third.stored());
+			assertThat(postponed.attempts()).isEqualTo(1);
+			assertThat(postponed.headers().get(MessageFormat.ERROR_HEADER)).isEqualTo("boom one");
 		}
 	}
 
