@@ -93,6 +93,13 @@ public final class DelayQueueTestClock {
 	private @Nullable ObjectProvider<SchedulePoller> schedules;
 
 	/**
+	 * The offset (µs) as this clock last read or wrote it: read once an
+	 * {@link #advance(Duration)}, which alone moves it, so that its steps do not read it
+	 * again.
+	 */
+	private volatile long offsetMicros;
+
+	/**
 	 * Creates a clock for a store on an offset clock ({@code ScriptClock.offsetBy}).
 	 * @param store the store, whose scripts read {@link #offsetKey(String)} of its prefix
 	 * @param connectionFactory the connection to the store's Redis
@@ -175,7 +182,7 @@ public final class DelayQueueTestClock {
 		if (span.isNegative()) {
 			throw new IllegalArgumentException("The queue's time cannot go back, but the span is " + span);
 		}
-		long start = nowMicros();
+		long start = serverMicros() + readOffset();
 		long target = start + TimeUnit.NANOSECONDS.toMicros(span.toNanos());
 		Walk walk = new Walk(span, start / 1000, plannedSteps(start / 1000, target / 1000));
 		// Schedules declared at startup are saved by now, from the time before the span.
@@ -294,7 +301,9 @@ public final class DelayQueueTestClock {
 			boolean idleBefore = isRuntimeIdle();
 			List<String> topics = listenedTopics();
 			Map<String, String> pending = new LinkedHashMap<>();
-			long now = nowMicros() / 1000;
+			// In a walk, the offset is the one the walk read and moved.
+			long now = topics.isEmpty() ? 0
+					: ((walk != null) ? serverMicros() + this.offsetMicros : nowMicros()) / 1000;
 			for (String topic : topics) {
 				String what = pendingOf(topic, now);
 				if (what != null) {
@@ -447,19 +456,21 @@ public final class DelayQueueTestClock {
 	/** Moves the clock to the given time, never back. */
 	private void moveTo(long targetMicros) {
 		long offset = targetMicros - serverMicros();
-		if (offset > currentOffset()) {
+		if (offset > this.offsetMicros) {
 			this.redis.opsForValue().set(this.offsetKey, Long.toString(offset));
+			this.offsetMicros = offset;
 		}
 	}
 
 	private long nowMicros() {
-		long offset = currentOffset();
-		return serverMicros() + offset;
+		return serverMicros() + readOffset();
 	}
 
-	private long currentOffset() {
+	/** Reads the offset from Redis, where the store's scripts read it too. */
+	private long readOffset() {
 		String offset = this.redis.opsForValue().get(this.offsetKey);
-		return (offset != null) ? Long.parseLong(offset) : 0;
+		this.offsetMicros = (offset != null) ? Long.parseLong(offset) : 0;
+		return this.offsetMicros;
 	}
 
 	private long serverMicros() {
