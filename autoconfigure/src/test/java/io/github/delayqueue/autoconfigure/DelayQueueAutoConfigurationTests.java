@@ -516,6 +516,16 @@ class DelayQueueAutoConfigurationTests {
 	}
 
 	@Test
+	void anInvalidTopicToPublishTheGaugesOfFailsStartupNamingTheProperty() {
+		this.runner.withPropertyValues("delay-queue.metrics.topics=orders,bad{topic}").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("delay-queue.metrics.topics: Topic 'bad{topic}' must not contain");
+		});
+	}
+
+	@Test
 	void concurrencyBelowOneAndNegativePrefetchFailStartupNamingTheProperties() {
 		this.runner.withPropertyValues("delay-queue.listener.concurrency=0", "delay-queue.topics.orders.concurrency=-2")
 			.run((context) -> {

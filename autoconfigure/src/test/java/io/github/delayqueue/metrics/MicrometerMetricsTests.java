@@ -104,6 +104,32 @@ class MicrometerMetricsTests {
 	}
 
 	@Test
+	void topicsNobodyListensToHaveGaugesWhenConfiguredListedOrScheduledAndTheirOverdueMessagesShowAsLate() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class))
+			.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+			.withPropertyValues("delay-queue.topics.orders.partitions=2", "delay-queue.metrics.topics=webhooks",
+					"delay-queue.schedules.beat.topic=beats", "delay-queue.schedules.beat.fixed-rate=1h",
+					"delay-queue.metrics.gauge-refresh-interval=100ms")
+			.run((context) -> {
+				MeterRegistry meters = context.getBean(MeterRegistry.class);
+				context.getBean(DelayQueueTemplate.class).send("webhooks", "nobody consumes it", Duration.ZERO);
+				assertThat(meters.get(DelayQueueMeterNames.MESSAGES).gauges())
+					.extracting((gauge) -> gauge.getId().getTag("topic"))
+					.containsOnly("orders", "webhooks", "beats");
+				await().atMost(Duration.ofSeconds(10))
+					.untilAsserted(() -> assertThat(meters.get(DelayQueueMeterNames.OLDEST_LATENESS)
+						.tag("topic", "webhooks")
+						.timeGauge()
+						.value()).as("lateness of an overdue message no broker moves").isPositive());
+				assertThat(meters.get(DelayQueueMeterNames.MESSAGES)
+					.tags("topic", "webhooks", "state", "scheduled")
+					.gauge()
+					.value()).isOne();
+			});
+	}
+
+	@Test
 	void aBatchListenerCountsEachMessageWithItsOwnOutcome() {
 		QueueContexts.runner(QueueContexts.uniquePrefix())
 			.withBean(MeterRegistry.class, SimpleMeterRegistry::new)

@@ -7,6 +7,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -235,8 +236,28 @@ final class DelayQueueConfiguration {
 		@ConditionalOnMissingBean
 		TopicGauges delayQueueTopicGauges(MessageStore store, DelayListenerAnnotationBeanPostProcessor listeners,
 				DelayQueueProperties properties) {
-			return new TopicGauges(() -> listeners.getTopics().stream().map(store::inspector).toList(),
+			return new TopicGauges(() -> gaugedTopics(listeners, properties).stream().map(store::inspector).toList(),
 					properties.getMetrics().getGaugeRefreshInterval());
+		}
+
+		/**
+		 * The topics with gauges: those listened to, those configured under
+		 * {@code delay-queue.topics}, those the declared schedules send to, and those
+		 * listed in {@code delay-queue.metrics.topics}, so that a topic nobody listens to
+		 * can be watched too.
+		 */
+		private static Set<String> gaugedTopics(DelayListenerAnnotationBeanPostProcessor listeners,
+				DelayQueueProperties properties) {
+			Set<String> topics = new TreeSet<>(listeners.getTopics());
+			topics.addAll(properties.getTopics().keySet());
+			properties.getSchedules().values().forEach((schedule) -> {
+				String topic = schedule.getTopic();
+				if (topic != null) {
+					topics.add(topic);
+				}
+			});
+			topics.addAll(properties.getMetrics().getTopics());
+			return topics;
 		}
 
 	}

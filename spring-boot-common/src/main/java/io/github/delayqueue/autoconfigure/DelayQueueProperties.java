@@ -2,9 +2,9 @@ package io.github.delayqueue.autoconfigure;
 
 import java.time.Duration;
 import java.time.ZoneId;
-import java.util.List;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 import io.github.delayqueue.listener.LatePolicy;
@@ -564,6 +564,22 @@ public class DelayQueueProperties implements Validator {
 		 * How often at most the gauges of a topic read Redis, all of them in one call.
 		 */
 		private Duration gaugeRefreshInterval = Duration.ofSeconds(10);
+
+		/**
+		 * Topics whose gauges this application publishes besides those it listens to,
+		 * configures under 'delay-queue.topics' or sends schedules to: a topic another
+		 * application consumes, or one nobody consumes yet, so that its lateness can be
+		 * watched and alerted on.
+		 */
+		private List<String> topics = new ArrayList<>();
+
+		public List<String> getTopics() {
+			return this.topics;
+		}
+
+		public void setTopics(List<String> topics) {
+			this.topics = topics;
+		}
 
 		public Duration getGaugeRefreshInterval() {
 			return this.gaugeRefreshInterval;

@@ -117,6 +117,7 @@ final class DelayQueuePropertiesValidation {
 
 	static void validate(DelayQueueProperties properties, Errors errors) {
 		properties.getTopics().keySet().forEach((topic) -> validateTopic(topic, errors));
+		properties.getMetrics().getTopics().forEach((topic) -> validateGaugedTopic(topic, errors));
 		properties.getTopics().forEach((topic, settings) -> validateBatch(topic, settings, errors));
 		properties.getTopics()
 			.forEach((topic, settings) -> validateRateLimit(topic, settings.getRateLimit(), settings.getPartitions(),
@@ -263,6 +264,15 @@ final class DelayQueuePropertiesValidation {
 		}
 		catch (InvalidMessageException ex) {
 			errors.rejectValue("topics", "invalid", "delay-queue.topics: " + ex.getMessage());
+		}
+	}
+
+	private static void validateGaugedTopic(String topic, Errors errors) {
+		try {
+			Topics.requireValidOrDeadLetters(topic);
+		}
+		catch (InvalidMessageException ex) {
+			errors.rejectValue("metrics.topics", "invalid", "delay-queue.metrics.topics: " + ex.getMessage());
 		}
 	}
 
