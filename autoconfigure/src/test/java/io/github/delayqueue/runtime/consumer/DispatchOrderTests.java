@@ -46,7 +46,7 @@ class DispatchOrderTests {
 					TopicKeys keys = context.getBean(RedisMessageStore.class).keys("sequence");
 					SequenceListener listener = context.getBean(SequenceListener.class);
 					// The listener's first claim is answered.
-					await().pollDelay(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> true);
+					await().pollDelay(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5)).until(() -> true);
 					Instant dueAt = Instant.now().plusMillis(2000);
 					FaultyRedisProxy.Fault late = proxy.delayNextReplyToCommand(
 							FaultyRedisProxy.withArgumentContaining("EVALSHA", prefix + ":{sequence}:c:"),
@@ -81,7 +81,7 @@ class DispatchOrderTests {
 					StringRedisTemplate commands = context.getBean(StringRedisTemplate.class);
 					TopicKeys keys = context.getBean(RedisMessageStore.class).keys("sequence");
 					SequenceListener listener = context.getBean(SequenceListener.class);
-					await().pollDelay(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> true);
+					await().pollDelay(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5)).until(() -> true);
 					Instant dueAt = Instant.now().plusMillis(500);
 					// Held until about two seconds after its due time by the estimate of
 					// its claim, whose reply came that late.
