@@ -212,8 +212,9 @@ final class AckBatcher {
 			report(batch, acked);
 		}
 		else {
-			logger.warn("Topic '" + this.topic + "': could not acknowledge messages " + batch.describeIds()
-					+ ", they are delivered again when their lease expires: " + failure);
+			logger
+				.warn("Topic '" + this.topic + "': no answer to the acknowledgement of messages " + batch.describeIds()
+						+ " (" + failure + "); unless Redis ran it, they are delivered again when their lease expires");
 		}
 		this.unanswered.addAndGet(-batch.size());
 		this.onTheirWay.remove(answered);
