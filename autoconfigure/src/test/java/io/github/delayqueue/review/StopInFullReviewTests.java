@@ -252,6 +252,43 @@ class StopInFullReviewTests {
 	}
 
 	/**
+	 * A topic of three partitions: the messages each partition's consumer holds until
+	 * their due time go back at the stop in full, Redis having lost its scripts and the
+	 * replies coming after the connection closed.
+	 */
+	@Test
+	void heldMessagesOfEveryPartitionGoBackInFullAtTheStop() {
+		String prefix = QueueContexts.uniquePrefix();
+		List<String> ids = ids("wide-msg-", 30);
+		try (FaultyRedisProxy proxy = startProxy()) {
+			QueueContexts.runner(prefix, proxy)
+				.withUserConfiguration(WideEarly.class)
+				.withPropertyValues(LONG_LEASE, "delay-queue.topics.wide.partitions=3",
+						"delay-queue.broker.lookahead=30s", "delay-queue.listener.shutdown-timeout=500ms",
+						"delay-queue.broker.max-sleep=200ms")
+				.run((context) -> {
+					send(context, ids,
+							(i) -> DelayMessage.builder("wide", "w")
+								.id(ids.get(i))
+								.delay(Duration.ofSeconds(20))
+								.build());
+					RedisMessageStore store = context.getBean(RedisMessageStore.class);
+					await().atMost(WAIT).until(() -> store.stats("wide").inFlight() == ids.size());
+					flushScripts(context);
+					FaultyRedisProxy.Fault held = proxy.delayNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL"),
+							Duration.ofSeconds(3));
+					context.close();
+					assertThat(held.hasFired()).isTrue();
+				});
+		}
+		try (TestStore store = TestStore.builder().prefix(prefix).partitions(Map.of("wide", 3)).build()) {
+			TopicStats stats = store.store().stats("wide");
+			assertThat(stats.inFlight()).as("in flight after the stop").isZero();
+			assertThat(stats.ready()).as("ready after the stop").isEqualTo(ids.size());
+		}
+	}
+
+	/**
 	 * Messages of every priority held until their due time go back at the stop in full;
 	 * the hand-back runs and its reply is lost with the connection. The stop ends within
 	 * its timeout, and each message is ready again in the list of its priority.
@@ -673,6 +710,15 @@ class StopInFullReviewTests {
 		@DelayListener(topic = "deduped")
 		void on(Delivery<String> delivery) {
 			this.handled.add(delivery.id());
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class WideEarly {
+
+		@DelayListener(topic = "wide")
+		void on(String payload) {
 		}
 
 	}
