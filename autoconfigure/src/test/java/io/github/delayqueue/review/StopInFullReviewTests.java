@@ -16,9 +16,11 @@ import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
+import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.QueueContexts;
 import io.github.delayqueue.testsupport.TestStore;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -285,6 +287,46 @@ class StopInFullReviewTests {
 			TopicStats stats = store.store().stats("wide");
 			assertThat(stats.inFlight()).as("in flight after the stop").isZero();
 			assertThat(stats.ready()).as("ready after the stop").isEqualTo(ids.size());
+		}
+	}
+
+	/**
+	 * Redis restarts (keeping its data, losing its scripts) while the listener stops: the
+	 * hand-back in full is written while the connection is down and goes out once Lettuce
+	 * has reconnected, within the shutdown timeout, so the held messages are ready again
+	 * after the stop.
+	 */
+	@Test
+	void heldMessagesGoBackWhenRedisRestartsDuringTheStop() throws InterruptedException {
+		Assumptions.assumeTrue(TestRedis.canStartPrivateServer(), "needs a redis-server binary");
+		String prefix = QueueContexts.uniquePrefix();
+		List<String> ids = ids("restart-msg-", 10);
+		try (RedisServerProcess redis = TestRedis.startPrivateServer("--appendonly", "yes", "--appendfsync",
+				"always")) {
+			QueueContexts.runner(prefix, redis.springProperties())
+				.withUserConfiguration(RestartEarly.class)
+				.withPropertyValues(LONG_LEASE, "delay-queue.broker.lookahead=30s",
+						"delay-queue.listener.shutdown-timeout=3s", "delay-queue.broker.max-sleep=200ms")
+				.run((context) -> {
+					send(context, ids,
+							(i) -> DelayMessage.builder("restarted", "r")
+								.id(ids.get(i))
+								.delay(Duration.ofSeconds(20))
+								.build());
+					RedisMessageStore store = context.getBean(RedisMessageStore.class);
+					await().atMost(WAIT).until(() -> store.stats("restarted").inFlight() == ids.size());
+					redis.stop();
+					Thread stopping = new Thread(context::close);
+					stopping.start();
+					redis.start();
+					stopping.join(WAIT.toMillis());
+					assertThat(stopping.isAlive()).as("still stopping").isFalse();
+				});
+			try (TestStore store = TestStore.builder().prefix(prefix).on(redis.host(), redis.port()).build()) {
+				TopicStats stats = store.store().stats("restarted");
+				assertThat(stats.inFlight()).as("in flight after the stop").isZero();
+				assertThat(stats.ready()).as("ready after the stop").isEqualTo(ids.size());
+			}
 		}
 	}
 
@@ -718,6 +760,15 @@ class StopInFullReviewTests {
 	static class WideEarly {
 
 		@DelayListener(topic = "wide")
+		void on(String payload) {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class RestartEarly {
+
+		@DelayListener(topic = "restarted")
 		void on(String payload) {
 		}
 
