@@ -62,9 +62,9 @@ class LeftoverAttacksReviewTests {
 				.withBean(Dead.class, () -> dead)
 				.withPropertyValues("delay-queue.producer.send-timeout=300ms", "delay-queue.broker.max-sleep=200ms")
 				.run((context) -> {
-					loadTheDeadLetterScript(context.getBean(RedisMessageStore.class));
+					// The dead-letter call goes in full (EVAL).
 					FaultyRedisProxy.Fault held = proxy.delayNextReplyToCommand(
-							FaultyRedisProxy.withArgumentContaining("EVALSHA", Refused.ERROR), Duration.ofMillis(900));
+							FaultyRedisProxy.withArgumentContaining("EVAL", Refused.ERROR), Duration.ofMillis(900));
 					context.getBean(DelayQueueTemplate.class)
 						.send(DelayMessage.builder("orders", "order").id("o-1").build());
 					assertThat(held.awaitFired(WAIT)).as("the dead-letter call's reply held").isTrue();
@@ -90,14 +90,6 @@ class LeftoverAttacksReviewTests {
 	}
 
 	/**
-	 * Has Redis load {@code dead_letter.lua} (a call for no message): a fault on the
-	 * dead-letter call then holds or drops the reply of a run, not a {@code NOSCRIPT}.
-	 */
-	private static void loadTheDeadLetterScript(RedisMessageStore store) {
-		assertThat(store.topic("orders").deadLetter("none", "none", "loading the script")).isFalse();
-	}
-
-	/**
 	 * The dead-letter call's reply is lost and the connection closed: Lettuce reconnects
 	 * and sends the call again, which finds the message buried already.
 	 */
@@ -113,10 +105,9 @@ class LeftoverAttacksReviewTests {
 				.withPropertyValues("delay-queue.broker.max-sleep=200ms")
 				.run((context) -> {
 					Refused refused = context.getBean(Refused.class);
-					loadTheDeadLetterScript(context.getBean(RedisMessageStore.class));
-					// Armed by the handler as it fails: the next script call is the
-					// dead-letter call, unless a claim or a promotion goes first.
-					refused.onFailure = () -> refused.fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA"));
+					// Armed by the handler as it fails: the next script call in full is
+					// the dead-letter call (claims and promotions go by digest).
+					refused.onFailure = () -> refused.fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVAL"));
 					context.getBean(DelayQueueTemplate.class)
 						.send(DelayMessage.builder("orders", "order").id("o-1").build());
 					RedisMessageStore store = context.getBean(RedisMessageStore.class);

@@ -58,6 +58,12 @@ final class AckBatcher {
 	private final Map<CompletableFuture<Void>, LeaseBatch> onTheirWay = new ConcurrentHashMap<>();
 
 	/**
+	 * The acknowledgements the stop sent again in full, by the answer of the batch they
+	 * repeat: whichever of the two runs first acknowledges, the other finds no lease.
+	 */
+	private final Map<CompletableFuture<Void>, CompletableFuture<List<Boolean>>> sentAgain = new ConcurrentHashMap<>();
+
+	/**
 	 * Held while a batch is taken from the queue and added to {@link #onTheirWay}, so
 	 * that {@link #flushNow(long)} sees every batch taken before it.
 	 */
@@ -98,15 +104,20 @@ final class AckBatcher {
 	 * @return completes once every acknowledgement queued so far is answered or given up
 	 */
 	CompletableFuture<Void> flushNow(long deadlineNanos) {
-		List<LeaseBatch> sentBefore = List.copyOf(this.onTheirWay.values());
 		this.stopDeadlineNanos = deadlineNanos;
+		// Taken once the deadline is set: a batch that a flush sends from now on reads it
+		// and goes in full; one it sent before is here.
+		Map<CompletableFuture<Void>, LeaseBatch> sentBefore = Map.copyOf(this.onTheirWay);
 		sendPending();
 		// Sent by digest: if Redis lost its scripts, the NOSCRIPT may come back after the
 		// connection closed, too late to send the script. Once more in full, which Redis
-		// runs as it arrives; an acknowledgement made twice changes nothing.
-		sentBefore.forEach((batch) -> this.store.ackAtStop(batch.ids(), batch.leaseTokens())
-			.whenComplete((acked, failure) -> logger.debug("Topic '" + this.topic + "': acknowledgements of "
-					+ batch.ids() + " sent again in full at the stop: " + ((failure != null) ? failure : acked))));
+		// runs as it arrives; an acknowledgement made twice changes nothing, and the
+		// batch's answer is read together with this one's (see answered).
+		sentBefore.forEach((answered, batch) -> {
+			CompletableFuture<List<Boolean>> again = new CompletableFuture<>();
+			this.sentAgain.put(answered, again);
+			sendAgain(batch, again);
+		});
 		synchronized (this.taking) {
 			return CompletableFuture.allOf(this.onTheirWay.keySet().toArray(CompletableFuture[]::new));
 		}
@@ -150,6 +161,22 @@ final class AckBatcher {
 		}
 	}
 
+	private void sendAgain(LeaseBatch batch, CompletableFuture<List<Boolean>> again) {
+		try {
+			this.store.ackAtStop(batch.ids(), batch.leaseTokens()).whenComplete((acked, failure) -> {
+				if (acked != null) {
+					again.complete(acked);
+				}
+				else {
+					again.completeExceptionally(failure);
+				}
+			});
+		}
+		catch (RuntimeException ex) {
+			again.completeExceptionally(ex);
+		}
+	}
+
 	private void send(LeaseBatch batch, BackOffExecution retries, CompletableFuture<Void> answered) {
 		// Once stopping, the connection may close before a NOSCRIPT could be answered.
 		boolean stopping = this.stopDeadlineNanos != null;
@@ -166,19 +193,47 @@ final class AckBatcher {
 	 */
 	private void answered(LeaseBatch batch, @Nullable BackOffExecution retries, CompletableFuture<Void> answered,
 			@Nullable List<Boolean> acked, @Nullable Throwable failure) {
+		if (acked == null && retries != null && retried(batch, retries, answered)) {
+			return;
+		}
+		CompletableFuture<List<Boolean>> again = this.sentAgain.remove(answered);
+		if (again == null) {
+			settled(batch, answered, acked, failure);
+			return;
+		}
+		// Sent again in full at the stop: a message is acknowledged if either run did.
+		again.whenComplete((ackedAgain, failureAgain) -> settled(batch, answered, either(acked, ackedAgain),
+				(acked != null || ackedAgain != null) ? null : failure));
+	}
+
+	private void settled(LeaseBatch batch, CompletableFuture<Void> answered, @Nullable List<Boolean> acked,
+			@Nullable Throwable failure) {
 		if (acked != null) {
 			report(batch, acked);
 		}
-		else if (retries == null || !retried(batch, retries, answered)) {
-			logger.warn("Topic '" + this.topic + "': could not acknowledge messages " + batch.ids()
-					+ ", they are delivered again when their lease expires: " + failure);
-		}
 		else {
-			return;
+			logger
+				.warn("Topic '" + this.topic + "': no answer to the acknowledgement of messages " + batch.describeIds()
+						+ " (" + failure + "); unless Redis ran it, they are delivered again when their lease expires");
 		}
 		this.unanswered.addAndGet(-batch.size());
 		this.onTheirWay.remove(answered);
 		answered.complete(null);
+	}
+
+	/**
+	 * @return for each message, whether either reply acknowledged it; {@code null} if
+	 * neither came
+	 */
+	private static @Nullable List<Boolean> either(@Nullable List<Boolean> acked, @Nullable List<Boolean> ackedAgain) {
+		if (acked == null || ackedAgain == null) {
+			return (acked != null) ? acked : ackedAgain;
+		}
+		List<Boolean> either = new ArrayList<>(acked.size());
+		for (int m = 0; m < acked.size(); m++) {
+			either.add(acked.get(m) || ackedAgain.get(m));
+		}
+		return either;
 	}
 
 	/**

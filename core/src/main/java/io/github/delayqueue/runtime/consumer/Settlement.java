@@ -165,9 +165,10 @@ final class Settlement {
 			}
 			else {
 				Throwable cause = (failure instanceof CompletionException) ? failure.getCause() : failure;
-				logger.warn("Topic '" + this.topic + "': could not hand back " + batch.size() + " messages "
-						+ why.description + ", they are delivered again when their lease expires: "
-						+ batch.describeIds() + ": " + cause);
+				// Sent in full: Redis may have run it, and only its reply was lost.
+				logger.warn("Topic '" + this.topic + "': no answer to the hand-back of " + batch.size() + " messages "
+						+ why.description + " (" + cause + "); unless Redis ran it, they are delivered again when "
+						+ "their lease expires: " + batch.describeIds());
 			}
 			return null;
 		});

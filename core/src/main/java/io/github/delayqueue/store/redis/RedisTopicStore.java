@@ -90,9 +90,18 @@ final class RedisTopicStore implements TopicStore {
 				new ScriptCodecs.Retry(id, leaseToken, delay, signalChannel(), this.partition, false, ""));
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Sent in full ({@code EVAL}), at most once in a message's life: a handler that
+	 * failed on its last attempt may be cut off by a stop while it waits for the reply,
+	 * and the connection close before a {@code NOSCRIPT} reply (Redis lost its scripts)
+	 * could be answered by sending the script again; the message would then stay in
+	 * flight until its lease expires and be buried without its error.
+	 */
 	@Override
 	public boolean deadLetter(String id, String leaseToken, String error) {
-		boolean buried = this.calls.run(this.partition,
+		boolean buried = this.calls.runInFull(this.partition,
 				new ScriptCodecs.DeadLetter(id, leaseToken, ErrorTexts.bounded(error),
 						this.calls.signalChannel(deadLetters()), deadLetters(), retention(),
 						this.deadSets.isListened(this.partition)));

@@ -177,6 +177,15 @@ final class ScriptCalls {
 		return run(codec, keys(partition)::key, timeout);
 	}
 
+	/**
+	 * Runs a call sent in full ({@code EVAL}), waiting for its reply at most the store's
+	 * timeout: it runs even if the wait is cut short.
+	 * @see ScriptRunner#runInFull(ScriptCall, Duration)
+	 */
+	<R> R runInFull(String partition, ScriptCodec<R> codec) {
+		return codec.read(this.runner.runInFull(call(partition, codec), this.timeout));
+	}
+
 	/** Runs a call whose keys are named one by one, waiting at most a given time. */
 	<R> R run(ScriptCodec<R> codec, Function<Script.Key, String> keys, Duration timeout) {
 		return codec.read(this.runner.run(call(codec, keys), timeout));

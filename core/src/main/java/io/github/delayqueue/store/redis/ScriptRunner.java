@@ -117,6 +117,33 @@ final class ScriptRunner {
 		return submit(call, timeout, Sending.IN_FULL, WriteGate.OPEN);
 	}
 
+	/**
+	 * Runs one script call sent in full ({@code EVAL}), waiting for its reply at most a
+	 * given time: Redis runs it as it arrives, even if the wait is cut short by an
+	 * interrupt or the connection closes before the reply, as it needs no second round
+	 * trip after a {@code NOSCRIPT}.
+	 * @param call the call
+	 * @param timeout the longest wait for its reply
+	 * @return the reply, as {@link #run(ScriptCall, Duration)} gives it
+	 * @throws QueryTimeoutException if Redis did not answer in time, or the thread was
+	 * interrupted while waiting (the call may have run)
+	 * @throws DataAccessException if the call failed
+	 */
+	Object runInFull(ScriptCall call, Duration timeout) {
+		CompletableFuture<Object> reply = submitInFull(call, timeout);
+		try {
+			// Bounded by the timeout of the call itself.
+			return reply.get();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new QueryTimeoutException("Interrupted while waiting for Redis (the call may have run)", ex);
+		}
+		catch (ExecutionException ex) {
+			throw translate(ex.getCause());
+		}
+	}
+
 	private CompletableFuture<Object> submit(ScriptCall call, Duration timeout, Sending sending, WriteGate gate) {
 		RedisConnection connection;
 		try {
