@@ -526,6 +526,26 @@ class DelayQueueAutoConfigurationTests {
 	}
 
 	@Test
+	void retriesAndLeaseTimesTheListenersWouldRefuseFailStartupNamingTheProperties() {
+		this.runner
+			.withPropertyValues("delay-queue.listener.max-attempts=0", "delay-queue.listener.backoff.multiplier=0.5",
+					"delay-queue.listener.visibility-timeout=0s", "delay-queue.topics.orders.max-attempts=-1",
+					"delay-queue.topics.orders.backoff.initial-interval=10s",
+					"delay-queue.topics.orders.backoff.max-interval=1s")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context).getFailure()
+					.rootCause()
+					.hasMessageContaining("delay-queue.listener.max-attempts must be at least 1, but was 0")
+					.hasMessageContaining("delay-queue.listener.backoff.multiplier must be at least 1")
+					.hasMessageContaining("delay-queue.listener.visibility-timeout must be at least 1ms")
+					.hasMessageContaining("delay-queue.topics.orders.max-attempts must be at least 1, but was -1")
+					.hasMessageContaining("delay-queue.topics.orders.backoff.max-interval must not be less than the"
+							+ " initial interval 10s");
+			});
+	}
+
+	@Test
 	void concurrencyBelowOneAndNegativePrefetchFailStartupNamingTheProperties() {
 		this.runner.withPropertyValues("delay-queue.listener.concurrency=0", "delay-queue.topics.orders.concurrency=-2")
 			.run((context) -> {

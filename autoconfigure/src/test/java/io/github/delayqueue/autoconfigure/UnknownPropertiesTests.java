@@ -112,7 +112,8 @@ class UnknownPropertiesTests {
 				FailureAnalysis analysis = new UnknownPropertiesFailureAnalyzer().analyze(context.getStartupFailure());
 				assertThat(analysis.getDescription()).contains("2 keys under delay-queue. match no property",
 						"Unknown property delay-queue.listner.max-attempts (set by \"delay-queue.listner.max-attempts\" from property source \"test\")",
-						"did you mean delay-queue.listener.max-attempts?", "Unknown property delay-queue.foo");
+						"did you mean delay-queue.listener.max-attempts?", "Unknown property delay-queue.foo")
+					.doesNotContain("is ignored");
 				assertThat(analysis.getAction()).contains("docs/configuration.md",
 						"delay-queue.fail-on-unknown-properties=false");
 			});

@@ -106,6 +106,43 @@ final class DelayQueuePropertiesValidation {
 		}
 	}
 
+	/**
+	 * Checks the maximum attempts and the backoff of the listeners or of one topic,
+	 * naming the property: what the listener settings would refuse at startup without
+	 * naming it.
+	 * @param field the prefix of the fields, ending with '.'
+	 * @param property the prefix of the properties, ending with '.'
+	 */
+	private static void validateRetries(String field, String property, @Nullable Integer maxAttempts,
+			@Nullable Double multiplier, @Nullable Duration initialInterval, @Nullable Duration maxInterval,
+			Errors errors) {
+		if (maxAttempts != null && maxAttempts < 1) {
+			errors.rejectValue(field + "maxAttempts", "invalid",
+					property + "max-attempts must be at least 1, but was " + maxAttempts);
+		}
+		if (multiplier != null && (!(multiplier >= 1.0) || Double.isInfinite(multiplier))) {
+			errors.rejectValue(field + "backoff.multiplier", "invalid",
+					property + "backoff.multiplier must be at least 1 (1 for a fixed interval), but was " + multiplier);
+		}
+		if (initialInterval != null && initialInterval.isNegative()) {
+			errors.rejectValue(field + "backoff.initialInterval", "invalid", property
+					+ "backoff.initial-interval must not be negative, but was " + Durations.format(initialInterval));
+		}
+		if (initialInterval != null && maxInterval != null && maxInterval.compareTo(initialInterval) < 0) {
+			errors.rejectValue(field + "backoff.maxInterval", "invalid",
+					property + "backoff.max-interval must not be less than the initial interval "
+							+ Durations.format(initialInterval) + ", but was " + Durations.format(maxInterval));
+		}
+	}
+
+	private static void validateAtLeastOneMilli(String field, String property, @Nullable Duration duration,
+			Errors errors) {
+		if (duration != null && duration.compareTo(Duration.ofMillis(1)) < 0) {
+			errors.rejectValue(field, "invalid",
+					property + " must be at least 1ms, but was " + Durations.format(duration));
+		}
+	}
+
 	private static void validateNoRetryFor(String field, String property, List<Class<?>> classes, Errors errors) {
 		for (Class<?> type : classes) {
 			if (!Throwable.class.isAssignableFrom(type)) {
@@ -166,6 +203,22 @@ final class DelayQueuePropertiesValidation {
 		properties.getTopics()
 			.forEach((topic, settings) -> validateNoRetryFor("topics[" + topic + "].noRetryFor",
 					topicProperty(topic, "no-retry-for"), settings.getNoRetryFor(), errors));
+		validateRetries("listener.", "delay-queue.listener.", listener.getMaxAttempts(),
+				listener.getBackoff().getMultiplier(), listener.getBackoff().getInitialInterval(),
+				listener.getBackoff().getMaxInterval(), errors);
+		validateAtLeastOneMilli("listener.visibilityTimeout", "delay-queue.listener.visibility-timeout",
+				listener.getVisibilityTimeout(), errors);
+		validateAtLeastOneMilli("listener.maxHandlingTime", "delay-queue.listener.max-handling-time",
+				listener.getMaxHandlingTime(), errors);
+		validateAtLeastOneMilli("listener.idleCheckInterval", "delay-queue.listener.idle-check-interval",
+				listener.getIdleCheckInterval(), errors);
+		properties.getTopics().forEach((topic, settings) -> {
+			validateRetries("topics[" + topic + "].", topicProperty(topic, ""), settings.getMaxAttempts(),
+					settings.getBackoff().getMultiplier(), settings.getBackoff().getInitialInterval(),
+					settings.getBackoff().getMaxInterval(), errors);
+			validateAtLeastOneMilli("topics[" + topic + "].visibilityTimeout",
+					topicProperty(topic, "visibility-timeout"), settings.getVisibilityTimeout(), errors);
+		});
 		validatePrefetch(listener.getPrefetch(), errors);
 		validateConcurrency("listener.concurrency", "delay-queue.listener.concurrency", listener.getConcurrency(),
 				errors);

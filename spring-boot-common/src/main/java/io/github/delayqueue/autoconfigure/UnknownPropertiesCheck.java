@@ -47,15 +47,16 @@ final class UnknownPropertiesCheck implements InitializingBean {
 
 	@Override
 	public void afterPropertiesSet() {
-		List<String> problems = unknownProperties(this.environment);
-		if (problems.isEmpty()) {
+		List<UnknownProperty> unknown = unknownProperties(this.environment);
+		if (unknown.isEmpty()) {
 			return;
 		}
 		if (this.failOnUnknown) {
-			throw new UnknownPropertiesException(problems);
+			throw new UnknownPropertiesException(unknown.stream().map(UnknownProperty::refused).toList());
 		}
-		for (String problem : problems) {
-			logger.warn(problem + " (delay-queue.fail-on-unknown-properties=true fails the startup instead)");
+		for (UnknownProperty property : unknown) {
+			logger
+				.warn(property.ignored() + " (delay-queue.fail-on-unknown-properties=true fails the startup instead)");
 		}
 	}
 
@@ -63,9 +64,9 @@ final class UnknownPropertiesCheck implements InitializingBean {
 	 * The keys under {@code delay-queue.} in an environment that no property binds, each
 	 * described with where it was set and the closest known key.
 	 * @param environment the environment
-	 * @return a sentence for each unknown key, in the order of the property sources
+	 * @return each unknown key, in the order of the property sources
 	 */
-	static List<String> unknownProperties(Environment environment) {
+	static List<UnknownProperty> unknownProperties(Environment environment) {
 		Map<ConfigurationPropertyName, @Nullable ConfigurationProperty> unknown = new LinkedHashMap<>();
 		for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
 			if (!(source instanceof IterableConfigurationPropertySource iterable)) {
@@ -75,10 +76,34 @@ final class UnknownPropertiesCheck implements InitializingBean {
 				.filter((name) -> PREFIX.isAncestorOf(name) && !unknown.containsKey(name) && !KNOWN.isKnown(name))
 				.forEach((name) -> unknown.put(name, source.getConfigurationProperty(name)));
 		}
-		List<String> problems = new ArrayList<>();
+		List<UnknownProperty> problems = new ArrayList<>();
 		unknown.forEach((name, property) -> problems
-			.add("Unknown property " + name + where(property) + " is ignored: " + suggestion(KNOWN.closest(name))));
+			.add(new UnknownProperty("Unknown property " + name + where(property), suggestion(KNOWN.closest(name)))));
 		return problems;
+	}
+
+	/**
+	 * A key under {@code delay-queue.} that no property binds.
+	 *
+	 * @param what the key and where it was set
+	 * @param suggestion the closest known key
+	 */
+	record UnknownProperty(String what, String suggestion) {
+
+		/**
+		 * @return the sentence of a warning: the startup goes on without the key
+		 */
+		String ignored() {
+			return this.what + " is ignored: " + this.suggestion;
+		}
+
+		/**
+		 * @return the sentence of a failed startup
+		 */
+		String refused() {
+			return this.what + ": " + this.suggestion;
+		}
+
 	}
 
 	private static String suggestion(KnownProperties.Closest closest) {

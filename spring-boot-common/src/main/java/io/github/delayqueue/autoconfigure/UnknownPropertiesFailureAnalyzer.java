@@ -14,8 +14,9 @@ public final class UnknownPropertiesFailureAnalyzer extends AbstractFailureAnaly
 	@Override
 	protected FailureAnalysis analyze(Throwable rootFailure, UnknownPropertiesException cause) {
 		String description = "delay-queue.fail-on-unknown-properties is true, and "
-				+ ((cause.getProblems().size() == 1) ? "one key" : cause.getProblems().size() + " keys")
-				+ " under delay-queue. match no property:\n\n    " + String.join("\n    ", cause.getProblems());
+				+ ((cause.getProblems().size() == 1) ? "one key under delay-queue. matches"
+						: cause.getProblems().size() + " keys under delay-queue. match")
+				+ " no property:\n\n    " + String.join("\n    ", cause.getProblems());
 		String action = "Correct or remove the keys above (every delay-queue property is listed in"
 				+ " docs/configuration.md), or set delay-queue.fail-on-unknown-properties=false to log a warning"
 				+ " for each instead.";
