@@ -1,10 +1,13 @@
 package io.github.delayqueue.autoconfigure;
 
 import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -53,6 +56,33 @@ class ReadmePropertiesTests {
 				String expected = "`" + text + "`";
 				assertThat(row.get().split("\\|")[2].trim()).as("docs/configuration.md default of %s", name)
 					.isEqualTo(expected);
+			}
+		}
+	}
+
+	@Test
+	void theConfigurationReferenceListsEveryPropertyOfATopic() throws IOException {
+		String reference = Files.readString(reference(), StandardCharsets.UTF_8);
+		List<String> properties = new ArrayList<>();
+		collect(DelayQueueProperties.Topic.class, "delay-queue.topics.<topic>.", properties);
+		assertThat(properties).isNotEmpty()
+			.allSatisfy((property) -> assertThat(reference).as("docs/configuration.md row for %s", property)
+				.contains("| `" + property + "` |"));
+	}
+
+	/** The properties a class binds, nested classes of the same package followed. */
+	private static void collect(Class<?> type, String prefix, List<String> properties) {
+		for (Field field : type.getDeclaredFields()) {
+			if (Modifier.isStatic(field.getModifiers())) {
+				continue;
+			}
+			String name = prefix + field.getName().replaceAll("([A-Z])", "-$1").toLowerCase(Locale.ROOT);
+			if (field.getType().getName().startsWith(DelayQueueProperties.class.getName() + "$")
+					&& !field.getType().isEnum()) {
+				collect(field.getType(), name + ".", properties);
+			}
+			else {
+				properties.add(name);
 			}
 		}
 	}
