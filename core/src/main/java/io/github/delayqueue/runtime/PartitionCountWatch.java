@@ -7,6 +7,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.MessageStore;
@@ -46,6 +47,9 @@ final class PartitionCountWatch implements AutoCloseable {
 
 	private final Map<String, String> problems = new ConcurrentHashMap<>();
 
+	/** Whether a topic's count check that found no Redis has said what happens next. */
+	private final AtomicBoolean unreachableExplained = new AtomicBoolean();
+
 	/** Topics whose dead letters are listened to here. */
 	private final Set<String> watched = ConcurrentHashMap.newKeySet();
 
@@ -71,7 +75,10 @@ final class PartitionCountWatch implements AutoCloseable {
 			agreeNow(topic);
 		}
 		catch (DataAccessException ex) {
-			logger.warn(unreachableAtStart(topic, ex));
+			// Explained once; the next topics that cannot be compared are named only.
+			logger.warn(this.unreachableExplained.compareAndSet(false, true) ? unreachableAtStart(topic, ex)
+					: "Topic '" + topic + "': could not compare its number of partitions either; again in the"
+							+ " background once Redis answers");
 			agreeLater(topic, StoreCalls.OUTAGE.start());
 		}
 	}
