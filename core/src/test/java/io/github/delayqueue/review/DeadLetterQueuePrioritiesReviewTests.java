@@ -1,6 +1,7 @@
 package io.github.delayqueue.review;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -151,9 +152,11 @@ class DeadLetterQueuePrioritiesReviewTests {
 			send(fixture.template(), "urgent", 9);
 			Transitions.promote(store, TOPIC, 10);
 			ClaimedMessage claimed = claimOne(store, TOPIC);
+			int before = proxy.forwardedCount(FaultyRedisProxy.named("EVALSHA"));
 			FaultyRedisProxy.Fault fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA"));
 			Transitions.deadLetter(store, TOPIC, "urgent", claimed.leaseToken(), "failed");
 			assertThat(fault.awaitFired(WAIT)).isTrue();
+			assertThat(proxy.forwardedCount(FaultyRedisProxy.named("EVALSHA")) - before).as("sent twice").isEqualTo(2);
 
 			assertQueuedOnce(fixture, "urgent");
 			assertThat(Transitions.claim(store, QUEUE, 10, LEASE)).extracting(ClaimedMessage::id)
@@ -174,11 +177,42 @@ class DeadLetterQueuePrioritiesReviewTests {
 			await().atMost(WAIT)
 				.until(() -> store.stats(TOPIC).nowMillis() > 0
 						&& store.inspect(TOPIC, "urgent", 10).score() < store.stats(TOPIC).nowMillis());
+			int before = proxy.forwardedCount(FaultyRedisProxy.named("EVALSHA"));
 			FaultyRedisProxy.Fault fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA"));
 			Transitions.expireLeases(store, TOPIC, 10, 1);
 			assertThat(fault.awaitFired(WAIT)).isTrue();
+			assertThat(proxy.forwardedCount(FaultyRedisProxy.named("EVALSHA")) - before).as("sent twice").isEqualTo(2);
 
 			assertQueuedOnce(fixture, "urgent");
+		}
+	}
+
+	@Test
+	void aLeaseExpiryOfSeveralLastAttemptsQueuesEachDeadLetterOnTheListOfItsPriorityInTheOrderTheyDied() {
+		try (TestStore fixture = TestStore.create()) {
+			RedisMessageStore store = fixture.store();
+			store.watchDeadLetters(TOPIC);
+			List<String> ids = List.of("a", "b", "c", "d", "e");
+			List<Integer> priorities = List.of(0, 9, 3, 9, 0);
+			for (int i = 0; i < ids.size(); i++) {
+				send(fixture.template(), ids.get(i), priorities.get(i));
+			}
+			Transitions.promote(store, TOPIC, 10);
+			assertThat(Transitions.claim(store, TOPIC, 10, Duration.ofMillis(1))).hasSize(5);
+			List<String> buried = new ArrayList<>();
+			await().atMost(WAIT).until(() -> {
+				buried.addAll(Transitions.expireLeases(store, TOPIC, 10, 1).deadLettered());
+				return buried.size() == 5;
+			});
+			TopicKeys queue = store.keys(QUEUE);
+			StringRedisTemplate redis = fixture.redis();
+			assertThat(redis.opsForHash().entries(queue.priorities())).isEqualTo(Map.of("b", "9", "c", "3", "d", "9"));
+			assertThat(redis.opsForHash().entries(store.keys(TOPIC).priorities())).isEmpty();
+			List<String> claimed = Transitions.claim(store, QUEUE, 10, LEASE).stream().map(ClaimedMessage::id).toList();
+			assertThat(claimed).hasSize(5);
+			assertThat(claimed.subList(0, 2)).containsExactlyInAnyOrder("b", "d");
+			assertThat(claimed.subList(2, 5)).first().isEqualTo("c");
+			assertThat(claimed.subList(3, 5)).containsExactlyInAnyOrder("a", "e");
 		}
 	}
 
@@ -287,6 +321,16 @@ class DeadLetterQueuePrioritiesReviewTests {
 			one.agreePartitions(PartitionApps.TOPIC);
 			assertThat(one.stats(queues).ready()).isOne();
 			assertThat(one.stats(queues).readyByPriority()).isEmpty();
+
+			// And back to 3: refused while partition 0's queue holds copies, one of them
+			// with a priority, which its consumers still take first.
+			String urgent = killIn(one, template(one), PartitionApps.idIn(2, 3, "again-"), 9);
+			assertThat(urgent).isEqualTo(PartitionApps.TOPIC);
+			RedisMessageStore threeAgain = apps.store(3, Duration.ofSeconds(5));
+			assertThatThrownBy(() -> threeAgain.agreePartitions(PartitionApps.TOPIC))
+				.isInstanceOf(PartitionCountException.class);
+			assertThat(Transitions.claim(one, queues, 10, LEASE)).extracting(ClaimedMessage::id)
+				.containsExactly(PartitionApps.idIn(2, 3, "again-"), inZero);
 		}
 	}
 
@@ -324,7 +368,7 @@ class DeadLetterQueuePrioritiesReviewTests {
 	}
 
 	@Test
-	void theRetentionOfTheQueuesOwnDeadLettersDeletesTheirPrioritiesWithThem() {
+	void theRetentionAndThePurgeOfTheQueuesOwnDeadLettersDeleteTheirPrioritiesWithThem() {
 		try (TestStore fixture = TestStore.builder()
 			.deadLetterRetention((topic) -> new DeadLetterRetention(1, Duration.ZERO))
 			.build()) {
@@ -343,6 +387,8 @@ class DeadLetterQueuePrioritiesReviewTests {
 			assertThat(redis.opsForZSet().range(queue.dead(), 0, -1)).containsExactly("newer");
 			assertThat(redis.opsForHash().entries(queue.deadPriorities())).isEqualTo(Map.of("newer", "3"));
 			assertThat(redis.opsForHash().entries(queue.priorities())).isEmpty();
+			assertThat(store.purgeDead(QUEUE, List.of("newer"))).isOne();
+			assertThat(redis.opsForHash().entries(queue.deadPriorities())).as("purged with it").isEmpty();
 		}
 	}
 
