@@ -165,6 +165,30 @@ class DeadLetterQueuePrioritiesReviewTests {
 	}
 
 	@Test
+	void aDeadLetterWhoseReplyCameAfterTheTimeoutAndThatIsSentAgainIsQueuedOnceWithItsPriority() {
+		try (TestStore fixture = TestStore.builder().behindProxy().sendTimeout(Duration.ofMillis(500)).build()) {
+			RedisMessageStore store = fixture.store();
+			FaultyRedisProxy proxy = fixture.proxy();
+			store.watchDeadLetters(TOPIC);
+			kill(fixture, "warm-up", 0);
+			send(fixture.template(), "urgent", 9);
+			Transitions.promote(store, TOPIC, 10);
+			ClaimedMessage claimed = claimOne(store, TOPIC);
+			FaultyRedisProxy.Fault fault = proxy.delayNextReplyTo(FaultyRedisProxy.named("EVALSHA"),
+					Duration.ofMillis(1500));
+			assertThatThrownBy(() -> Transitions.deadLetter(store, TOPIC, "urgent", claimed.leaseToken(), "failed"))
+				.as("timed out, though it ran")
+				.isInstanceOf(RuntimeException.class);
+			assertThat(fault.awaitFired(WAIT)).isTrue();
+			await().atMost(WAIT)
+				.ignoreExceptions()
+				.until(() -> !Transitions.deadLetter(store, TOPIC, "urgent", claimed.leaseToken(), "failed"));
+
+			assertQueuedOnce(fixture, "urgent");
+		}
+	}
+
+	@Test
 	void aLeaseExpiryWhoseReplyWasLostAndThatLettuceSentAgainQueuesItsDeadLetterOnceWithItsPriority() {
 		try (TestStore fixture = TestStore.builder().behindProxy().build()) {
 			RedisMessageStore store = fixture.store();
