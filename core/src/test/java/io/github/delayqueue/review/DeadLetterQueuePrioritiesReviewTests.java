@@ -25,6 +25,7 @@ import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.PartitionApps;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -317,6 +318,28 @@ class DeadLetterQueuePrioritiesReviewTests {
 			assertThat(Transitions.claim(store, QUEUE, 10, LEASE)).extracting(ClaimedMessage::id)
 				.containsExactly("urgent");
 			assertThat(store.inspect(QUEUE, "urgent", 100).priority()).isZero();
+		}
+	}
+
+	@Test
+	@Disabled("hole (not only the queue's: a topic's priorities hash alike): once the priorities hash is moved"
+			+ " aside, the copies on the lists of 1-9 have no priority; claim reads only the plain list while the"
+			+ " hash is empty, then, once a later copy has a priority, drops them from their list as of another"
+			+ " priority (0): they stay in x:m, counted as ready, never delivered. Proposal: the repair, or claim,"
+			+ " puts an id found on the list of p with a stored message and no entry back with p")
+	void aCopyOfPriorityNineIsStillClaimedAfterTheQueuesPrioritiesHashWasOverwrittenAndMovedAside() {
+		try (TestStore fixture = TestStore.create()) {
+			RedisMessageStore store = fixture.store();
+			TopicKeys queue = store.keys(QUEUE);
+			store.watchDeadLetters(TOPIC);
+			kill(fixture, "urgent", 9);
+			fixture.redis().opsForValue().set(queue.priorities(), "written by something else");
+			RuntimeException claimRefused = catchRuntimeException(() -> Transitions.claim(store, QUEUE, 10, LEASE));
+			assertThat(store.topic(QUEUE).repairAfter(claimRefused)).hasSize(1);
+			kill(fixture, "later", 5);
+
+			assertThat(Transitions.claim(store, QUEUE, 10, LEASE)).extracting(ClaimedMessage::id)
+				.contains("urgent", "later");
 		}
 	}
 
