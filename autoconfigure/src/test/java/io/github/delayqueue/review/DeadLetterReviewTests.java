@@ -14,7 +14,6 @@ import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
 import io.github.delayqueue.testsupport.Transitions;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.context.annotation.Configuration;
@@ -76,11 +75,6 @@ class DeadLetterReviewTests {
 	}
 
 	@Test
-	@Disabled("hole: queue_dead_letter RPUSHes every copy onto the queue's plain ready list, so a"
-			+ " dead letter of priority 9 waits behind every dead letter of no priority (low-0 came first);"
-			+ " Delivery.priority() says 9 all the same. Proposal: dead_letter.lua and expire_leases.lua take"
-			+ " the queue's priorities hash and ready lists 1-9 as keys (check_bury checks their types), and"
-			+ " queue_dead_letter writes the priority and pushes onto the list of it, as push_by_priority does")
 	void aDeadLetterOfAHigherPriorityIsClaimedFirstFromTheDeadLetterQueue() {
 		QueueContexts.runner(QueueContexts.uniquePrefix()).run((context) -> {
 			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);

@@ -104,6 +104,18 @@ final class Script {
 		return keys.toArray(Key[]::new);
 	}
 
+	/**
+	 * Keys followed by the dead-letter queue's priorities hash and its ready lists of
+	 * priorities 1 to {@value #MAX_PRIORITY}, for the scripts that copy dead letters into
+	 * it.
+	 */
+	static Key[] withDeadLetterPriorities(Key... own) {
+		List<Key> keys = new ArrayList<>(List.of(own));
+		keys.add(Key.DEAD_LETTERS_PRIORITIES);
+		keys.addAll(Key.deadLetterPriorityReadyLists());
+		return keys.toArray(Key[]::new);
+	}
+
 	/** Keys followed by more keys. */
 	static Key[] keys(Key[] keys, Key... more) {
 		List<Key> all = new ArrayList<>(List.of(keys));
@@ -199,6 +211,16 @@ final class Script {
 		/** The dead letters of the topic's dead-letter queue. */
 		DEAD_LETTERS_DEAD("dead-letters dead", "ZSET"),
 
+		/** The priorities of the messages of the topic's dead-letter queue. */
+		DEAD_LETTERS_PRIORITIES("dead-letters priorities", "HASH"),
+
+		/** The ready lists of priorities 1 to 9 of the topic's dead-letter queue. */
+		DEAD_LETTERS_READY_1("dead-letters ready 1", "LIST"), DEAD_LETTERS_READY_2("dead-letters ready 2", "LIST"),
+		DEAD_LETTERS_READY_3("dead-letters ready 3", "LIST"), DEAD_LETTERS_READY_4("dead-letters ready 4", "LIST"),
+		DEAD_LETTERS_READY_5("dead-letters ready 5", "LIST"), DEAD_LETTERS_READY_6("dead-letters ready 6", "LIST"),
+		DEAD_LETTERS_READY_7("dead-letters ready 7", "LIST"), DEAD_LETTERS_READY_8("dead-letters ready 8", "LIST"),
+		DEAD_LETTERS_READY_9("dead-letters ready 9", "LIST"),
+
 		READY_1("ready 1", "LIST"), READY_2("ready 2", "LIST"), READY_3("ready 3", "LIST"), READY_4("ready 4", "LIST"),
 		READY_5("ready 5", "LIST"), READY_6("ready 6", "LIST"), READY_7("ready 7", "LIST"), READY_8("ready 8", "LIST"),
 		READY_9("ready 9", "LIST");
@@ -233,6 +255,25 @@ final class Script {
 		 */
 		static List<Key> priorityReadyLists() {
 			return List.of(READY_1, READY_2, READY_3, READY_4, READY_5, READY_6, READY_7, READY_8, READY_9);
+		}
+
+		/**
+		 * @return the ready lists of priorities 1 to {@value Script#MAX_PRIORITY} of the
+		 * topic's dead-letter queue, in that order
+		 */
+		static List<Key> deadLetterPriorityReadyLists() {
+			return List.of(DEAD_LETTERS_READY_1, DEAD_LETTERS_READY_2, DEAD_LETTERS_READY_3, DEAD_LETTERS_READY_4,
+					DEAD_LETTERS_READY_5, DEAD_LETTERS_READY_6, DEAD_LETTERS_READY_7, DEAD_LETTERS_READY_8,
+					DEAD_LETTERS_READY_9);
+		}
+
+		/**
+		 * @return the priority of a ready list of the topic's dead-letter queue above 0,
+		 * or {@code 0} for any other key
+		 */
+		int deadLetterPriority() {
+			int index = deadLetterPriorityReadyLists().indexOf(this);
+			return (index >= 0) ? index + 1 : 0;
 		}
 
 	}

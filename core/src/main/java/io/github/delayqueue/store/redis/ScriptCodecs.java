@@ -319,9 +319,10 @@ final class ScriptCodecs {
 			DeadLetterRetention retention, boolean listened) implements ScriptCodec<Boolean> {
 
 		static final Signature<DeadLetter> SIGNATURE = Signature.of(
-				Script.of("dead_letter", Script.Reply.INTEGER, Key.IN_FLIGHT, Key.MESSAGES, Key.DEAD, Key.DEAD_MESSAGES,
-						Key.DEAD_ERRORS, Key.LEASES, Key.PRIORITIES, Key.DEAD_PRIORITIES, Key.DEAD_LETTERS_WATCH,
-						Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_READY),
+				Script.of("dead_letter", Script.Reply.INTEGER,
+						Script.withDeadLetterPriorities(Key.IN_FLIGHT, Key.MESSAGES, Key.DEAD, Key.DEAD_MESSAGES,
+								Key.DEAD_ERRORS, Key.LEASES, Key.PRIORITIES, Key.DEAD_PRIORITIES,
+								Key.DEAD_LETTERS_WATCH, Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_READY)),
 				"1 if dead-lettered", Argument.of("[1] id", DeadLetter::id),
 				Argument.of("[2] lease token", DeadLetter::leaseToken),
 				Argument.of("[3] last error", DeadLetter::error),
@@ -363,8 +364,8 @@ final class ScriptCodecs {
 						Script.keys(
 								Script.withPriorities(Key.IN_FLIGHT, Key.MESSAGES, Key.READY, Key.DEAD,
 										Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.LEASES),
-								Key.DEAD_PRIORITIES, Key.DEAD_LETTERS_WATCH, Key.DEAD_LETTERS_MESSAGES,
-								Key.DEAD_LETTERS_READY)),
+								Script.withDeadLetterPriorities(Key.DEAD_PRIORITIES, Key.DEAD_LETTERS_WATCH,
+										Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_READY))),
 				"{messages made ready again, messages dead-lettered",
 				Argument.of("[1] largest number of messages to take back", ExpireLeases::limit),
 				Argument.of("[2] maximum attempts", ExpireLeases::maxAttempts),

@@ -227,6 +227,11 @@ public record TopicKeys(String prefix, String topic) {
 			case DEAD_LETTERS_MESSAGES -> deadLetters().messages();
 			case DEAD_LETTERS_READY -> deadLetters().ready();
 			case DEAD_LETTERS_DEAD -> deadLetters().dead();
+			case DEAD_LETTERS_PRIORITIES -> deadLetters().priorities();
+			case DEAD_LETTERS_READY_1, DEAD_LETTERS_READY_2, DEAD_LETTERS_READY_3, DEAD_LETTERS_READY_4,
+					DEAD_LETTERS_READY_5, DEAD_LETTERS_READY_6, DEAD_LETTERS_READY_7, DEAD_LETTERS_READY_8,
+					DEAD_LETTERS_READY_9 ->
+				deadLetters().ready(role.deadLetterPriority());
 			case CLAIM_RECORD, STATE_INDEX, STATE_MESSAGES, SCHEDULE_REGISTRY, DATASET_MARKER ->
 				throw new IllegalArgumentException("The " + role + " key depends on more than the topic");
 		};
@@ -266,6 +271,10 @@ public record TopicKeys(String prefix, String topic) {
 		// Written when a message dies while the topic's dead letters are listened to.
 		types.put(deadLetters().messages(), DataType.HASH);
 		types.put(deadLetters().ready(), DataType.LIST);
+		types.put(deadLetters().priorities(), DataType.HASH);
+		for (int priority = 1; priority <= Script.MAX_PRIORITY; priority++) {
+			types.put(deadLetters().ready(priority), DataType.LIST);
+		}
 		return types;
 	}
 

@@ -2,7 +2,8 @@
 -- dead-letter set (state: in flight -> dead). Its priority moves from the priorities hash to the
 -- dead priorities hash. An earlier dead letter of the same id (sent again after it died) is kept
 -- as "<id>~<time it died>", with its priority. While the topic's dead letters are listened to, a
--- copy goes into its dead-letter queue, ready at once, and its consumers are signalled. Then the
+-- copy goes into its dead-letter queue, ready at once with its priority, and its consumers are
+-- signalled. Then the
 -- oldest dead letters beyond the topic's retention are deleted (at most 100).
 -- KEYS[1] in-flight ZSET       id scored by lease deadline (epoch ms)
 -- KEYS[2] messages HASH        id -> "<attempts>:<due ms>:<body>"
@@ -15,6 +16,16 @@
 -- KEYS[9] dead-letters watch STRING    present while the topic's dead letters are listened to
 -- KEYS[10] dead-letters messages HASH  the dead-letter queue's stored messages
 -- KEYS[11] dead-letters ready LIST     the dead-letter queue's ready ids
+-- KEYS[12] dead-letters priorities HASH the dead-letter queue's priorities of its messages
+-- KEYS[13] dead-letters ready 1 LIST   the dead-letter queue's ready ids of priority 1
+-- KEYS[14] dead-letters ready 2 LIST   the same for priority 2
+-- KEYS[15] dead-letters ready 3 LIST   the same for priority 3
+-- KEYS[16] dead-letters ready 4 LIST   the same for priority 4
+-- KEYS[17] dead-letters ready 5 LIST   the same for priority 5
+-- KEYS[18] dead-letters ready 6 LIST   the same for priority 6
+-- KEYS[19] dead-letters ready 7 LIST   the same for priority 7
+-- KEYS[20] dead-letters ready 8 LIST   the same for priority 8
+-- KEYS[21] dead-letters ready 9 LIST   the same for priority 9
 -- ARGV[1] id
 -- ARGV[2] lease token given by claim (proof of the lease)
 -- ARGV[3] last error
@@ -40,7 +51,7 @@ end
 local stored = redis.call('HGET', KEYS[2], id)
 local priority = redis.call('HGET', KEYS[7], id)
 expect(KEYS[1], 'zset')
-local dead = check_bury(KEYS[3], KEYS[4], KEYS[5], KEYS[8], KEYS[9], KEYS[10], KEYS[11], ARGV[8])
+local dead = check_bury(KEYS[3], KEYS[4], KEYS[5], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], 13, ARGV[8])
 if stored then
   local attempts, due, bodyAt = header(stored)
   local updated = stored

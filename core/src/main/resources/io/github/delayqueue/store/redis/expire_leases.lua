@@ -3,8 +3,8 @@
 -- flight -> dead once attempts reach the maximum, its priority moved to the dead priorities).
 -- A message made ready again carries "lease expired on attempt <n> of <max>" as its
 -- "delay-queue-error" header, the previous error of its next delivery. While the topic's dead
--- letters are listened to, a dead letter is copied into its dead-letter queue, ready at once, and
--- its consumers are signalled. After a burial, the oldest dead letters beyond the topic's retention
+-- letters are listened to, a dead letter is copied into its dead-letter queue, ready at once with its
+-- priority, and its consumers are signalled. After a burial, the oldest dead letters beyond the topic's retention
 -- are deleted (at most 100).
 -- Bounded: at most ARGV[1] messages per call.
 -- KEYS[1] in-flight ZSET       id scored by lease deadline (epoch ms)
@@ -28,6 +28,16 @@
 -- KEYS[19] dead-letters watch STRING    present while the topic's dead letters are listened to
 -- KEYS[20] dead-letters messages HASH  the dead-letter queue's stored messages
 -- KEYS[21] dead-letters ready LIST     the dead-letter queue's ready ids
+-- KEYS[22] dead-letters priorities HASH the dead-letter queue's priorities of its messages
+-- KEYS[23] dead-letters ready 1 LIST   the dead-letter queue's ready ids of priority 1
+-- KEYS[24] dead-letters ready 2 LIST   the same for priority 2
+-- KEYS[25] dead-letters ready 3 LIST   the same for priority 3
+-- KEYS[26] dead-letters ready 4 LIST   the same for priority 4
+-- KEYS[27] dead-letters ready 5 LIST   the same for priority 5
+-- KEYS[28] dead-letters ready 6 LIST   the same for priority 6
+-- KEYS[29] dead-letters ready 7 LIST   the same for priority 7
+-- KEYS[30] dead-letters ready 8 LIST   the same for priority 8
+-- KEYS[31] dead-letters ready 9 LIST   the same for priority 9
 -- ARGV[1] largest number of messages to take back (at most 5000)
 -- ARGV[2] maximum attempts of the topic
 -- ARGV[3] signal channel
@@ -66,7 +76,8 @@ if #ids > 0 then
     end
   end
   expect(KEYS[7], 'hash')
-  local deadKeys = check_bury(KEYS[4], KEYS[5], KEYS[6], KEYS[18], KEYS[19], KEYS[20], KEYS[21], ARGV[9])
+  local deadKeys = check_bury(KEYS[4], KEYS[5], KEYS[6], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], 23,
+    ARGV[9])
   -- The ids dead-lettered with a priority, to drop from the priorities hash.
   local buriedPriorities = {}
   for i, id in ipairs(ids) do

@@ -151,8 +151,9 @@ final class QueueModel {
 	 * @param id its id on the topic
 	 * @param stored the stored message as it died, {@code <attempts>:<due>:<body>}
 	 * @param error its last error
+	 * @param priority the priority it had, 0 for none: the queue's ready list it is on
 	 */
-	record Queued(String id, String stored, String error) {
+	record Queued(String id, String stored, String error, int priority) {
 	}
 
 	/**
@@ -262,8 +263,8 @@ final class QueueModel {
 	boolean watchingDeadLetters;
 
 	/**
-	 * The dead letters queued in the dead-letter queue, in the order of its ready list
-	 * (nothing consumes them here).
+	 * The dead letters queued in the dead-letter queue, in the order they were queued
+	 * (each on the ready list of its priority) (nothing consumes them here).
 	 */
 	final List<Queued> queuedDeadLetters = new ArrayList<>();
 
@@ -883,7 +884,7 @@ final class QueueModel {
 		}
 		this.dead.put(id, new Dead(stored, error, -1));
 		if (this.watchingDeadLetters) {
-			this.queuedDeadLetters.add(new Queued(id, stored, error));
+			this.queuedDeadLetters.add(new Queued(id, stored, error, (priority != null) ? priority : 0));
 		}
 		if (priority != null) {
 			this.deadPriorities.put(id, priority);

@@ -292,6 +292,8 @@ class StateMachineModelTests {
 			}
 			count("claim dropped an id of another priority", this.model.droppedOfAnotherPriority);
 			count("dead letters queued for their listeners", this.model.queuedDeadLetters.size());
+			count("dead letters queued with a priority",
+					(int) this.model.queuedDeadLetters.stream().filter((dead) -> dead.priority() > 0).count());
 			System.out.println("StateMachineModelTests: seed " + this.seed + " passed " + this.steps + " steps in "
 					+ Duration.ofNanos(System.nanoTime() - started).toMillis() + " ms: " + this.counts);
 		}
@@ -1538,22 +1540,32 @@ class StateMachineModelTests {
 		}
 
 		/**
-		 * The dead-letter queue holds, in its ready list's order, each dead letter that
-		 * died while they were listened to, under its id or {@code <id>~<time>...}: its
-		 * headers but the deduplication window, with its id, last error and attempts, and
-		 * its payload, with no attempt made.
+		 * The dead-letter queue holds, on the ready list of its priority in the order
+		 * they died, each dead letter that died while they were listened to, under its id
+		 * or {@code <id>~<time>...}: its headers but the deduplication window, with its
+		 * id, last error and attempts, and its payload, with no attempt made.
 		 */
 		private void checkDeadLetterQueue() {
 			TopicKeys queue = this.keys.deadLetters();
-			List<String> ready = this.redis.opsForList().range(queue.ready(), 0, -1);
+			List<String> ready = new ArrayList<>();
+			List<QueueModel.Queued> queued = new ArrayList<>();
+			Map<String, String> priorities = new LinkedHashMap<>();
+			for (int priority = 0; priority <= Script.MAX_PRIORITY; priority++) {
+				int listed = priority;
+				ready.addAll(
+						this.redis.opsForList().range((priority == 0) ? queue.ready() : queue.ready(priority), 0, -1));
+				this.model.queuedDeadLetters.stream().filter((dead) -> dead.priority() == listed).forEach(queued::add);
+			}
 			Map<String, String> messages = hash(queue.messages());
 			assertThat(messages.keySet()).as(describe("dead-letter queue: every message is ready"))
 				.containsExactlyInAnyOrderElementsOf(ready);
-			assertThat(ready).as(describe("dead-letter queue: its ready list"))
-				.hasSameSizeAs(this.model.queuedDeadLetters);
+			assertThat(ready).as(describe("dead-letter queue: its ready lists")).hasSameSizeAs(queued);
 			for (int i = 0; i < ready.size(); i++) {
-				QueueModel.Queued expected = this.model.queuedDeadLetters.get(i);
+				QueueModel.Queued expected = queued.get(i);
 				String name = ready.get(i);
+				if (expected.priority() > 0) {
+					priorities.put(name, Integer.toString(expected.priority()));
+				}
 				assertThat(name).as(describe("dead-letter queue: name of " + expected.id()))
 					.matches(Pattern.quote(expected.id()) + "(~[0-9]+~*)?");
 				String stored = messages.get(name);
@@ -1584,6 +1596,8 @@ class StateMachineModelTests {
 					.containsExactlyEntriesOf(headers);
 				assertThat(copy.payload()).as(describe("dead-letter queue: payload of " + name)).isEqualTo(payload);
 			}
+			assertThat(hash(queue.priorities())).as(describe("dead-letter queue: the priorities of its messages"))
+				.isEqualTo(priorities);
 		}
 
 		private void checkInspect() {

@@ -3,8 +3,8 @@
 -- removes the message, and its entry in the priorities hash, from where it was afterwards. An
 -- earlier dead letter of the same id is kept under buried_name(), its priority with it. A topic
 -- whose dead letters have no priority pays nothing more for them. While the topic's dead letters
--- are listened to, the dead letter is also copied into its dead-letter queue (queue_dead_letter)
--- and dead.copied set: the caller then signals the queue's consumers. Call check_bury() before
+-- are listened to, the dead letter is also copied into its dead-letter queue (queue_dead_letter),
+-- with its priority, and dead.copied set: the caller then signals the queue's consumers. Call check_bury() before
 -- the first write of the script.
 -- @include buried_name
 -- @include queue_dead_letter
@@ -33,7 +33,7 @@ local function bury(dead, id, stored, err, priority, now)
   end
   redis.call('ZADD', dead.index, now, id)
   if dead.queue then
-    queue_dead_letter(dead.queue, id, stored, err, now)
+    queue_dead_letter(dead.queue, id, stored, err, now, priority)
     dead.copied = true
   end
 end
