@@ -6,6 +6,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
@@ -20,6 +22,9 @@ import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.ListenerState;
 import io.github.delayqueue.runtime.RedisDataLossWatch;
 import io.github.delayqueue.store.MessageStore;
+import io.github.delayqueue.store.PartialStats;
+import io.github.delayqueue.store.PartitionCountException;
+import io.github.delayqueue.store.TopicInspector;
 import io.github.delayqueue.store.TopicStats;
 import org.jspecify.annotations.Nullable;
 
@@ -135,33 +140,78 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 			this.store.ping();
 			return new Health(Verdict.UP, Map.of());
 		}
+		// Every partition of every topic at once, collected a little before the check's
+		// own timeout: a partition that has not answered by then is named, and the
+		// others are shown.
+		Duration wait = this.timeout.minus(this.timeout.dividedBy(10));
+		long deadline = System.nanoTime() + wait.toNanos();
+		Map<String, TopicInspector> inspectors = new LinkedHashMap<>();
+		Map<String, Map<String, CompletableFuture<TopicStats>>> reads = new LinkedHashMap<>();
+		listeners.keySet().forEach((topic) -> {
+			TopicInspector inspector = this.store.inspector(topic);
+			inspectors.put(topic, inspector);
+			reads.put(topic, inspector.readPartitions());
+		});
 		boolean listenersStarted = this.runtime.isRunning();
 		Map<String, Map<String, Object>> topics = new LinkedHashMap<>();
 		List<String> died = new ArrayList<>();
 		List<String> late = new ArrayList<>();
+		Map<String, List<String>> unreachable = new TreeMap<>();
 		listeners.forEach((topic, state) -> {
-			TopicStats stats = this.store.inspector(topic).stats();
-			Duration lateness = stats.oldestLateness();
 			Map<String, Object> details = new LinkedHashMap<>();
 			details.put("listener", state.name().toLowerCase(Locale.ROOT));
-			details.put("scheduled", stats.scheduled());
-			details.put("ready", stats.ready());
-			details.put("inFlight", stats.inFlight());
-			details.put("dead", stats.dead());
-			details.put("oldestLateness", lateness.toString());
-			topics.put(topic, details);
+			Verdict topicVerdict = Verdict.UP;
 			if (listenersStarted && state == ListenerState.STOPPED) {
 				died.add(topic);
+				topicVerdict = Verdict.DOWN;
 			}
-			if (this.maxLateness != null && lateness.compareTo(this.maxLateness) > 0) {
-				late.add(topic);
+			PartialStats partial;
+			try {
+				partial = PartialStats.await(inspectors.get(topic), reads.get(topic), deadline, wait);
 			}
+			catch (PartitionCountException ex) {
+				details.put("status", Verdict.DOWN.name());
+				details.put("error", ex.getMessage());
+				topics.put(topic, details);
+				return;
+			}
+			TopicStats stats = partial.stats();
+			if (stats != null) {
+				Duration lateness = stats.oldestLateness();
+				details.put("scheduled", stats.scheduled());
+				details.put("ready", stats.ready());
+				details.put("inFlight", stats.inFlight());
+				details.put("dead", stats.dead());
+				details.put("oldestLateness", lateness.toString());
+				if (this.maxLateness != null && lateness.compareTo(this.maxLateness) > 0) {
+					late.add(topic);
+					topicVerdict = (topicVerdict == Verdict.UP) ? Verdict.LATE : topicVerdict;
+				}
+			}
+			if (!partial.complete()) {
+				topicVerdict = Verdict.DOWN;
+				details.put("unreachable", EndpointReplies.unreachable(partial.unreachable()));
+				partial.unreachable()
+					.values()
+					.forEach((failure) -> unreachable
+						.computeIfAbsent((failure.server() != null) ? failure.server() : "unknown",
+								(server) -> new ArrayList<>())
+						.add(failure.partition()));
+			}
+			details.put("status", topicVerdict.name());
+			topics.put(topic, details);
 		});
 		Map<String, Object> details = new LinkedHashMap<>();
 		Map<String, String> partitionCounts = this.runtime.getPartitionCountProblems();
+		boolean staleCounts = !partitionCounts.isEmpty()
+				|| topics.values().stream().anyMatch((topic) -> topic.containsKey("error"));
 		Verdict verdict;
-		if (!died.isEmpty() || !partitionCounts.isEmpty()) {
+		if (!died.isEmpty() || staleCounts || !unreachable.isEmpty()) {
 			verdict = Verdict.DOWN;
+			if (!unreachable.isEmpty()) {
+				details.put("error", unreachableText(unreachable));
+				details.put("unreachable", unreachable);
+			}
 			if (!died.isEmpty()) {
 				details.put("stoppedListeners", died);
 			}
@@ -178,6 +228,15 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 		}
 		details.put("topics", topics);
 		return new Health(verdict, details);
+	}
+
+	/** Which primaries did not answer, for which partitions. */
+	private static String unreachableText(Map<String, List<String>> unreachable) {
+		List<String> servers = new ArrayList<>();
+		unreachable.forEach(
+				(server, partitions) -> servers.add(("unknown".equals(server) ? "Redis" : "Redis primary " + server)
+						+ " did not answer for partitions " + String.join(", ", partitions)));
+		return String.join("; ", servers) + "; the other partitions answered";
 	}
 
 	/**

@@ -1,9 +1,13 @@
 package io.github.delayqueue.actuate;
 
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 
 import io.github.delayqueue.actuate.DelayQueueEndpoint.QueueDescriptor;
 import io.github.delayqueue.actuate.DelayQueueEndpoint.ScheduleDescriptor;
@@ -13,12 +17,16 @@ import io.github.delayqueue.producer.Topics;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.ListenerState;
 import io.github.delayqueue.schedule.DelayQueueSchedules;
+import io.github.delayqueue.store.FoundTopics;
 import io.github.delayqueue.store.MessageStore;
+import io.github.delayqueue.store.PartialStats;
 import io.github.delayqueue.store.PartitionCountException;
+import io.github.delayqueue.store.TopicInspector;
 import io.github.delayqueue.store.TopicStats;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.core.NestedExceptionUtils;
 import org.springframework.dao.DataAccessException;
 
 import static io.github.delayqueue.actuate.DelayQueueEndpoint.MAX_TOPICS;
@@ -29,6 +37,8 @@ import static io.github.delayqueue.actuate.DelayQueueEndpoint.MAX_TOPICS;
  * this read uses {@code SCAN}, for at most {@value DelayQueueEndpoint#MAX_TOPICS} topics.
  */
 final class QueueOverview {
+
+	private static final Log logger = LogFactory.getLog(DelayQueueEndpoint.class);
 
 	private final MessageStore store;
 
@@ -56,17 +66,24 @@ final class QueueOverview {
 	/**
 	 * Reads every topic. A name found under the prefix that is no topic's, or a topic
 	 * whose keys hold the wrong Redis type, is left out and named in
-	 * {@link QueueDescriptor#errors()}; the others are shown.
+	 * {@link QueueDescriptor#errors()}; the others are shown. The topic search and the
+	 * topics' partitions are read at once, server by server, within the store's timeout:
+	 * a partition that does not answer is named in its topic, with its primary, and the
+	 * others are counted; a topic none of whose partitions answers is named in
+	 * {@link QueueDescriptor#errors()}.
+	 * @param within the longest wait for Redis (never longer than the store's timeout)
 	 * @return the topics
-	 * @throws DataAccessException if Redis cannot be read; each read waits at most the
-	 * store's timeout
+	 * @throws DataAccessException if the one server outside a Cluster cannot be searched
 	 */
-	QueueDescriptor read() {
-		List<String> found = this.store.findTopics(MAX_TOPICS + 1);
-		boolean truncated = found.size() > MAX_TOPICS;
+	QueueDescriptor read(Duration within) {
+		Duration wait = (within.compareTo(this.store.timeout()) < 0) ? within : this.store.timeout();
+		long deadline = System.nanoTime() + wait.toNanos();
+		// Half the time for the search, so that the topics it finds are read in time.
+		FoundTopics found = this.store.searchTopics(MAX_TOPICS + 1, wait.dividedBy(2));
+		boolean truncated = found.topics().size() > MAX_TOPICS;
 		Map<String, String> errors = new LinkedHashMap<>();
 		TreeSet<String> topics = new TreeSet<>();
-		for (String topic : found.subList(0, Math.min(found.size(), MAX_TOPICS))) {
+		for (String topic : found.topics().subList(0, Math.min(found.topics().size(), MAX_TOPICS))) {
 			String problem = topicNameProblem(topic);
 			if (problem != null) {
 				errors.put(topic, problem);
@@ -76,33 +93,71 @@ final class QueueOverview {
 			}
 		}
 		topics.addAll(this.runtime.getEndpoints().keySet());
+		Map<String, TopicInspector> inspectors = new LinkedHashMap<>();
+		Map<String, Map<String, CompletableFuture<TopicStats>>> reads = new LinkedHashMap<>();
+		for (String topic : topics) {
+			TopicInspector inspector = this.store.inspector(topic);
+			inspectors.put(topic, inspector);
+			reads.put(topic, inspector.readPartitions());
+		}
 		Map<String, ListenerState> states = this.runtime.getListenerStates();
 		Map<String, TopicDescriptor> descriptors = new LinkedHashMap<>();
+		Map<String, String> unreachable = new TreeMap<>(found.unreachable());
+		Map<String, List<String>> partitionsByServer = new TreeMap<>();
 		@Nullable String time = null;
 		for (String topic : topics) {
-			TopicStats stats;
+			PartialStats stats;
 			try {
-				stats = this.store.inspector(topic).stats();
+				stats = PartialStats.await(inspectors.get(topic), reads.get(topic), deadline, wait);
 			}
 			catch (PartitionCountException ex) {
 				errors.put(topic, ex.getMessage());
 				continue;
 			}
-			catch (DataAccessException ex) {
-				if (!isWrongType(ex)) {
-					throw ex;
-				}
-				errors.put(topic, "A key of the topic holds the wrong Redis type (written by something else): "
-						+ NestedExceptionUtils.getMostSpecificCause(ex).getMessage());
+			stats.unreachable()
+				.values()
+				.stream()
+				.filter((failure) -> !failure.reason().contains("WRONGTYPE"))
+				.forEach((failure) -> partitionsByServer
+					.computeIfAbsent((failure.server() != null) ? failure.server() : "unknown",
+							(server) -> new ArrayList<>())
+					.add(failure.partition()));
+			TopicStats counts = stats.stats();
+			if (counts == null) {
+				errors.put(topic, noPartitionAnswered(stats));
 				continue;
 			}
-			time = EndpointReplies.instant(stats.nowMillis());
-			descriptors.put(topic, EndpointReplies.topic(null, this.store.partitions().count(topic), stats,
-					this.listeners.of(topic, states), null));
+			time = EndpointReplies.instant(counts.nowMillis());
+			descriptors.put(topic, EndpointReplies.topic(null, this.store.partitions().count(topic), counts,
+					this.listeners.of(topic, states), null, EndpointReplies.unreachable(stats.unreachable())));
+		}
+		partitionsByServer.forEach((server, partitions) -> unreachable.merge(server,
+				"did not answer for partitions " + String.join(", ", partitions), (scan, read) -> scan + "; " + read));
+		if (!unreachable.isEmpty()) {
+			logger.warn("delayqueue endpoint: Redis servers did not answer, the topics are shown without them: "
+					+ unreachable);
 		}
 		List<ScheduleDescriptor> schedules = this.schedules.list().stream().map(EndpointReplies::schedule).toList();
 		return new QueueDescriptor(this.store.prefix(), time, descriptors, truncated ? Boolean.TRUE : null,
-				errors.isEmpty() ? null : errors, schedules.isEmpty() ? null : schedules);
+				errors.isEmpty() ? null : errors, schedules.isEmpty() ? null : schedules,
+				unreachable.isEmpty() ? null : unreachable);
+	}
+
+	/**
+	 * Why none of a topic's partitions could be read: the wrong Redis type, or each
+	 * partition with its primary and why it did not answer.
+	 */
+	private static String noPartitionAnswered(PartialStats stats) {
+		List<String> reasons = stats.unreachable()
+			.values()
+			.stream()
+			.map((failure) -> failure.partition() + ": " + failure.describe())
+			.toList();
+		if (reasons.stream().anyMatch((reason) -> reason.contains("WRONGTYPE"))) {
+			return "A key of the topic holds the wrong Redis type (written by something else): "
+					+ String.join("; ", reasons);
+		}
+		return "Redis did not answer for the topic: " + String.join("; ", reasons);
 	}
 
 	private static @Nullable String topicNameProblem(String topic) {
@@ -113,11 +168,6 @@ final class QueueOverview {
 		catch (InvalidMessageException ex) {
 			return "Keys under the prefix name no usable topic: " + ex.getMessage();
 		}
-	}
-
-	private static boolean isWrongType(DataAccessException ex) {
-		String message = NestedExceptionUtils.getMostSpecificCause(ex).getMessage();
-		return message != null && message.contains("WRONGTYPE");
 	}
 
 }
