@@ -83,8 +83,8 @@ public record PartialStats(@Nullable TopicStats stats, Map<String, PartitionFail
 	}
 
 	/**
-	 * The text of a failure: its own message, else its most specific cause's, else the
-	 * name of its type; never {@code null}.
+	 * The text of a failure: its own message with its most specific cause's (Redis's
+	 * reply), else the name of its type; never {@code null} nor a {@code toString}.
 	 * @param failure the failure
 	 * @return the text
 	 */
@@ -92,16 +92,17 @@ public record PartialStats(@Nullable TopicStats stats, Map<String, PartitionFail
 		if (failure == null) {
 			return "unknown failure";
 		}
-		Throwable cause = (failure.getCause() != null && failure instanceof CompletionException) ? failure.getCause()
+		Throwable cause = (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause()
 				: failure;
-		if (cause.getMessage() != null && !cause.getMessage().isBlank()) {
-			return cause.getMessage();
-		}
+		String own = cause.getMessage();
 		Throwable specific = NestedExceptionUtils.getMostSpecificCause(cause);
-		if (specific.getMessage() != null && !specific.getMessage().isBlank()) {
-			return specific.getMessage();
+		String root = (specific != cause) ? specific.getMessage() : null;
+		if (own == null || own.isBlank()) {
+			return (root != null && !root.isBlank()) ? root : specific.getClass().getSimpleName();
 		}
-		return specific.getClass().getSimpleName();
+		// Lettuce's own text says little ("Error in execution"): Redis's reply is its
+		// cause's.
+		return (root != null && !root.isBlank() && !own.contains(root)) ? own + ": " + root : own;
 	}
 
 	/**

@@ -209,7 +209,9 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 		if (!died.isEmpty() || staleCounts || !unreachable.isEmpty()) {
 			verdict = Verdict.DOWN;
 			if (!unreachable.isEmpty()) {
-				details.put("error", unreachableText(unreachable));
+				boolean othersAnswered = topics.values().stream().anyMatch((topic) -> topic.containsKey("scheduled"));
+				details.put("error",
+						unreachableText(unreachable) + (othersAnswered ? "; the other partitions answered" : ""));
 				details.put("unreachable", unreachable);
 			}
 			if (!died.isEmpty()) {
@@ -236,7 +238,7 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 		unreachable.forEach(
 				(server, partitions) -> servers.add(("unknown".equals(server) ? "Redis" : "Redis primary " + server)
 						+ " did not answer for partitions " + String.join(", ", partitions)));
-		return String.join("; ", servers) + "; the other partitions answered";
+		return String.join("; ", servers);
 	}
 
 	/**
