@@ -6,15 +6,12 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import io.github.delayqueue.time.Durations;
 import org.jspecify.annotations.Nullable;
-
-import org.springframework.core.NestedExceptionUtils;
 
 /**
  * A topic's stats read partition by partition, as operations show them while some servers
@@ -69,8 +66,8 @@ public record PartialStats(@Nullable TopicStats stats, Map<String, PartitionFail
 					// number of partitions, which its callers report as such.
 					throw stale;
 				}
-				unreachable.put(partition,
-						new PartitionFailure(partition, inspector.serverOf(partition), reason(ex.getCause())));
+				unreachable.put(partition, new PartitionFailure(partition, inspector.serverOf(partition),
+						Failures.describe(ex.getCause())));
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
@@ -80,29 +77,6 @@ public record PartialStats(@Nullable TopicStats stats, Map<String, PartitionFail
 			}
 		}
 		return new PartialStats(sum, unreachable);
-	}
-
-	/**
-	 * The text of a failure: its own message with its most specific cause's (Redis's
-	 * reply), else the name of its type; never {@code null} nor a {@code toString}.
-	 * @param failure the failure
-	 * @return the text
-	 */
-	public static String reason(@Nullable Throwable failure) {
-		if (failure == null) {
-			return "unknown failure";
-		}
-		Throwable cause = (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause()
-				: failure;
-		String own = cause.getMessage();
-		Throwable specific = NestedExceptionUtils.getMostSpecificCause(cause);
-		String root = (specific != cause) ? specific.getMessage() : null;
-		if (own == null || own.isBlank()) {
-			return (root != null && !root.isBlank()) ? root : specific.getClass().getSimpleName();
-		}
-		// Lettuce's own text says little ("Error in execution"): Redis's reply is its
-		// cause's.
-		return (root != null && !root.isBlank() && !own.contains(root)) ? own + ": " + root : own;
 	}
 
 	/**

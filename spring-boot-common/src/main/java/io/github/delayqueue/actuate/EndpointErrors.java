@@ -5,7 +5,7 @@ import java.util.function.Supplier;
 
 import io.github.delayqueue.producer.InvalidMessageException;
 import io.github.delayqueue.producer.Topics;
-import io.github.delayqueue.store.PartialStats;
+import io.github.delayqueue.store.Failures;
 import io.github.delayqueue.store.PartitionCountException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -41,7 +41,7 @@ final class EndpointErrors {
 					: new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
 		}
 		catch (DataAccessException ex) {
-			String cause = PartialStats.reason(ex);
+			String cause = Failures.describe(ex);
 			logger.warn("delayqueue endpoint: Redis could not be read: " + cause);
 			return new WebEndpointResponse<>(Map.of("error", "Redis could not be read: " + cause),
 					WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);

@@ -18,7 +18,7 @@ import java.util.function.Supplier;
 
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
 import io.github.delayqueue.actuate.DelayQueueEndpoint.MessageDescriptor;
-import io.github.delayqueue.store.PartialStats;
+import io.github.delayqueue.store.Failures;
 import io.github.delayqueue.store.ServerInspector;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -282,7 +282,7 @@ public final class DelayQueueDashboard implements AutoCloseable {
 			return error(HttpStatus.SERVICE_UNAVAILABLE, ex.getMessage());
 		}
 		catch (DataAccessException ex) {
-			String cause = PartialStats.reason(ex);
+			String cause = Failures.describe(ex);
 			logger.warn("Dashboard: Redis could not be read: " + cause);
 			logger.debug("Dashboard: Redis could not be read", ex);
 			return error(HttpStatus.SERVICE_UNAVAILABLE, "Redis could not be read: " + cause);

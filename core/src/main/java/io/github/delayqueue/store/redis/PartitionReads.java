@@ -19,6 +19,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
@@ -89,6 +90,10 @@ final class PartitionReads {
 	 * names no primary for its slot
 	 */
 	@Nullable String serverOf(String partition) {
+		if (!(this.connectionFactory instanceof LettuceConnectionFactory lettuce) || !lettuce.isClusterAware()) {
+			// Nothing to tell apart, and no connection to open while Redis may be down.
+			return null;
+		}
 		int slot = SlotHash.getSlot(this.calls.keys(partition).messages());
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
 			if (!(connection.getNativeConnection() instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster)) {

@@ -65,6 +65,8 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 
 	private final RedisSends sends;
 
+	private final PartitionReads partitionReads;
+
 	private final RedisQueries queries;
 
 	private final RedisOperations operations;
@@ -117,8 +119,8 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 		this.router = new PartitionRouter(this.calls);
 		UnansweredSends unanswered = new UnansweredSends();
 		this.sends = new RedisSends(this.calls, this.router, unanswered);
-		this.queries = new RedisQueries(this.calls, this.router, unanswered, template,
-				new PartitionReads(this.calls, this.router, connectionFactory));
+		this.partitionReads = new PartitionReads(this.calls, this.router, connectionFactory);
+		this.queries = new RedisQueries(this.calls, this.router, unanswered, template, this.partitionReads);
 		this.operations = new RedisOperations(this.calls, this.router, unanswered, this.queries);
 		this.wrongTypeKeys = new WrongTypeKeys(template, this.calls);
 		this.schedules = new RedisScheduleStore(this.calls, this.router, this.wrongTypeKeys,
@@ -431,7 +433,8 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	}
 
 	private RedisTopicStore partition(String partition) {
-		return new RedisTopicStore(this.calls, this.router, this.wrongTypeKeys, this.deadSets, partition);
+		return new RedisTopicStore(this.calls, this.router, this.wrongTypeKeys, this.deadSets, partition,
+				this.partitionReads);
 	}
 
 	@Override

@@ -18,7 +18,7 @@ import io.github.delayqueue.store.MessagePage;
 import io.github.delayqueue.store.MessageSnapshot;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageSummary;
-import io.github.delayqueue.store.PartialStats;
+import io.github.delayqueue.store.Failures;
 import io.github.delayqueue.store.PartialStats.PartitionFailure;
 import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.TopicPartitions;
@@ -199,7 +199,7 @@ final class RedisQueries {
 			catch (DataAccessException ex) {
 				failure = ex;
 				unreachable.put(read.getKey(),
-						new PartitionFailure(read.getKey(), serverOf(read.getKey()), PartialStats.reason(ex)));
+						new PartitionFailure(read.getKey(), serverOf(read.getKey()), Failures.describe(ex)));
 			}
 		}
 		if (failure != null && slices.isEmpty()) {
@@ -365,7 +365,7 @@ final class RedisQueries {
 				}
 				catch (DataAccessException ex) {
 					unreachable.put(address,
-							"the SCAN for the topics under '" + prefix + "' failed: " + PartialStats.reason(ex));
+							"the SCAN for the topics under '" + prefix + "' failed: " + Failures.describe(ex));
 				}
 			});
 			return new FoundTopics(topics.stream().limit(max).toList(), unreachable);
