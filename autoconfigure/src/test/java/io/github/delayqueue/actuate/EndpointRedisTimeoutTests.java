@@ -62,7 +62,7 @@ class EndpointRedisTimeoutTests {
 			.expectBody()
 			.jsonPath("$.error")
 			.isEqualTo("Redis could not be read: The SCAN for the topics under '" + PREFIX
-					+ "' did not finish within 1s (delay-queue.producer.send-timeout)");
+					+ "' did not finish within 500ms");
 	}
 
 	@Test

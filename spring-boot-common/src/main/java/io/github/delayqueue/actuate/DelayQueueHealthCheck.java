@@ -37,7 +37,14 @@ import org.jspecify.annotations.Nullable;
  * each topic with a listener here, the listener's state and the topic's counts, and the
  * last time Redis was found to have lost the queue's data ({@code redisDataLost}: the
  * queue works again, and that is no reason to stop the application, so the verdict
- * stays). It reads one small script per such topic and never scans Redis.
+ * stays). It reads one small script per partition of each such topic, all at once, and
+ * never scans Redis.
+ * <p>
+ * A partition that does not answer (on a Redis Cluster with a primary down) makes the
+ * verdict {@code DOWN}, its messages being neither sent nor delivered; the details then
+ * name each primary with its partitions ({@code error}, {@code unreachable}), and each
+ * topic has a {@code status} of its own with its counts over the partitions that answered
+ * and the partitions that did not.
  * <p>
  * It answers within a timeout of its own, whatever the Redis client's command timeout is:
  * the check runs on one of two daemon threads, and is {@code DOWN} when Redis has not
@@ -194,8 +201,7 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 				partial.unreachable()
 					.values()
 					.forEach((failure) -> unreachable
-						.computeIfAbsent((failure.server() != null) ? failure.server() : "unknown",
-								(server) -> new ArrayList<>())
+						.computeIfAbsent(EndpointReplies.server(failure), (server) -> new ArrayList<>())
 						.add(failure.partition()));
 			}
 			details.put("status", topicVerdict.name());
@@ -235,9 +241,9 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 	/** Which primaries did not answer, for which partitions. */
 	private static String unreachableText(Map<String, List<String>> unreachable) {
 		List<String> servers = new ArrayList<>();
-		unreachable.forEach(
-				(server, partitions) -> servers.add(("unknown".equals(server) ? "Redis" : "Redis primary " + server)
-						+ " did not answer for partitions " + String.join(", ", partitions)));
+		unreachable
+			.forEach((server, partitions) -> servers.add(("Redis".equals(server) ? "Redis" : "Redis primary " + server)
+					+ " did not answer for partitions " + String.join(", ", partitions)));
 		return String.join("; ", servers);
 	}
 

@@ -50,6 +50,17 @@ final class EndpointReplies {
 	}
 
 	/**
+	 * The server of a partition that did not answer, as the endpoint, the dashboard and
+	 * the health group them.
+	 * @param failure the partition
+	 * @return its primary, as {@code host:port}, or {@code Redis} where the store does
+	 * not tell (outside a Cluster there is one server)
+	 */
+	static String server(PartitionFailure failure) {
+		return (failure.server() != null) ? failure.server() : "Redis";
+	}
+
+	/**
 	 * The partitions that did not answer, as the endpoint shows them.
 	 * @param failures the partitions that did not answer
 	 * @return each partition with why and its primary, such as {@code Redis did not

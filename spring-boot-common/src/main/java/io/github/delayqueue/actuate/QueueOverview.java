@@ -119,8 +119,7 @@ final class QueueOverview {
 				.stream()
 				.filter((failure) -> !failure.reason().contains("WRONGTYPE"))
 				.forEach((failure) -> partitionsByServer
-					.computeIfAbsent((failure.server() != null) ? failure.server() : "unknown",
-							(server) -> new ArrayList<>())
+					.computeIfAbsent(EndpointReplies.server(failure), (server) -> new ArrayList<>())
 					.add(failure.partition()));
 			TopicStats counts = stats.stats();
 			if (counts == null) {

@@ -306,14 +306,18 @@ final class RedisQueries {
 	 * @return topic names in alphabetical order, at most {@code max}
 	 */
 	List<String> findTopics(int max, String glob) {
+		return findTopics(max, glob, this.calls.timeout());
+	}
+
+	private List<String> findTopics(int max, String glob, Duration within) {
 		// The schedules key, or a key of one letter: what the globs name.
-		long deadline = this.calls.deadline();
+		long deadline = System.nanoTime() + within.toNanos();
 		String prefix = this.calls.prefix();
 		ScanArgs args = ScanArgs.Builder.matches(globEscape(prefix) + ":{*}:" + glob).limit(1000);
 		List<String> found = this.redis.execute((RedisCallback<List<String>>) (connection) -> {
 			RedisClusterAsyncCommands<byte[], byte[]> commands = asyncCommands(connection);
 			Set<String> topics = new TreeSet<>();
-			KeyScanCursor<byte[]> cursor = awaitScan(commands.scan(args), deadline);
+			KeyScanCursor<byte[]> cursor = awaitScan(commands.scan(args), deadline, within);
 			while (true) {
 				for (byte[] key : cursor.getKeys()) {
 					String topic = topicOfKey(prefix, new String(key, StandardCharsets.UTF_8));
@@ -324,7 +328,7 @@ final class RedisQueries {
 				if (cursor.isFinished() || topics.size() >= max) {
 					return new ArrayList<>(topics);
 				}
-				cursor = awaitScan(commands.scan(cursor, args), deadline);
+				cursor = awaitScan(commands.scan(cursor, args), deadline, within);
 			}
 		});
 		return (found != null) ? found : List.of();
@@ -370,7 +374,7 @@ final class RedisQueries {
 			});
 			return new FoundTopics(topics.stream().limit(max).toList(), unreachable);
 		});
-		return (found != null) ? found : new FoundTopics(findTopics(max), Map.of());
+		return (found != null) ? found : new FoundTopics(findTopics(max, "*[mzd]", within), Map.of());
 	}
 
 	private CompletableFuture<Set<String>> scanNode(RedisAsyncCommands<byte[], byte[]> server, ScanCursor cursor,
@@ -397,15 +401,14 @@ final class RedisQueries {
 		return (RedisClusterAsyncCommands<byte[], byte[]>) commands;
 	}
 
-	private KeyScanCursor<byte[]> awaitScan(RedisFuture<KeyScanCursor<byte[]>> reply, long deadline) {
+	private KeyScanCursor<byte[]> awaitScan(RedisFuture<KeyScanCursor<byte[]>> reply, long deadline, Duration within) {
 		try {
-			return ScriptRunner.await(reply, deadline, this.calls.timeout());
+			return ScriptRunner.await(reply, deadline, within);
 		}
 		catch (QueryTimeoutException ex) {
-			throw new QueryTimeoutException(
-					"The SCAN for the topics under '" + this.calls.prefix() + "' did not finish within "
-							+ Durations.format(this.calls.timeout()) + " (delay-queue.producer.send-timeout)",
-					ex);
+			throw new QueryTimeoutException("The SCAN for the topics under '" + this.calls.prefix()
+					+ "' did not finish within " + Durations.format(within)
+					+ (within.equals(this.calls.timeout()) ? " (delay-queue.producer.send-timeout)" : ""), ex);
 		}
 	}
 
