@@ -27,13 +27,20 @@ public final class Failures {
 		}
 		Throwable cause = (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause()
 				: failure;
-		String own = cause.getMessage();
+		String own = text(cause.getMessage());
 		Throwable specific = NestedExceptionUtils.getMostSpecificCause(cause);
-		String root = (specific != cause) ? specific.getMessage() : null;
-		if (own == null || own.isBlank()) {
-			return (root != null && !root.isBlank()) ? root : specific.getClass().getSimpleName();
+		String root = (specific != cause) ? text(specific.getMessage()) : null;
+		if (own == null) {
+			return (root != null) ? root : specific.getClass().getSimpleName();
 		}
-		return (root != null && !root.isBlank() && !own.contains(root)) ? own + ": " + root : own;
+		return (root != null && !own.contains(root)) ? own + ": " + root : own;
+	}
+
+	/**
+	 * A message that says something, or {@code null} (a wrapped null can read "null").
+	 */
+	private static @Nullable String text(@Nullable String message) {
+		return (message == null || message.isBlank() || message.equals("null")) ? null : message;
 	}
 
 }

@@ -79,6 +79,8 @@ class PartialStatsTests {
 		assertThat(Failures.describe(new IllegalStateException((String) null))).isEqualTo("IllegalStateException");
 		assertThat(Failures.describe(new IllegalStateException(null, new IllegalArgumentException("bad"))))
 			.isEqualTo("bad");
+		assertThat(Failures.describe(new QueryTimeoutException("null", new IllegalStateException((String) null))))
+			.isEqualTo("IllegalStateException");
 		assertThat(Failures.describe(null)).isEqualTo("unknown failure");
 	}
 
