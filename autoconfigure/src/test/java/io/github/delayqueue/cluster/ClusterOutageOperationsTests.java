@@ -14,6 +14,7 @@ import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.producer.DelayMessage;
 import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.store.TopicPartitions;
+import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.test.redis.TestRedisCluster;
@@ -43,11 +44,12 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * What an operator sees of a Cluster of three primaries without replicas when one of them
  * is killed (issue 36, items 6 to 8): a topic {@code orders} in three partitions, one on
  * each primary, and two topics of one partition, {@code payments} on the killed primary
- * and {@code reminders} on another. One Cluster and one application serve every check:
- * the endpoint's overview and topic reads, the health, the dashboard (its API and, when
- * Chromium is installed, its pages), the gauges and the logs show what the live primaries
- * hold and name the dead primary with its partitions, each read within the store's
- * timeout (1 s here) and some slack, rather than the Redis client's minute.
+ * and {@code reminders} on another, the recurring schedules' registry on the killed
+ * primary too. One Cluster and one application serve every check: the endpoint's overview
+ * and topic reads, the health, the dashboard (its API and, when Chromium is installed,
+ * its pages), the gauges and the logs show what the live primaries hold and name the dead
+ * primary with its partitions, each read within the store's timeout (1 s here) and some
+ * slack, rather than the Redis client's minute.
  */
 @Tag("cluster")
 class ClusterOutageOperationsTests {
@@ -86,9 +88,13 @@ class ClusterOutageOperationsTests {
 			.forEach((primary) -> primary.command("CONFIG", "SET", "cluster-require-full-coverage", "no"));
 		down = cluster.primaryOf(SlotHash.getSlot(DOWN_TOPIC));
 		assertThat(cluster.primaryOf(SlotHash.getSlot(LIVE_TOPIC))).isNotSameAs(down);
+		// A key prefix whose schedule registry is on the primary to kill, as any may be.
+		String prefix = QueueContexts.uniquePrefix();
+		while (cluster.primaryOf(SlotHash.getSlot(TopicKeys.scheduleRegistry(prefix))) != down) {
+			prefix = QueueContexts.uniquePrefix();
+		}
 		context = new SpringApplicationBuilder(App.class)
-			.properties("server.port=0", "delay-queue.dashboard.enabled=true",
-					"delay-queue.key-prefix=" + QueueContexts.uniquePrefix(),
+			.properties("server.port=0", "delay-queue.dashboard.enabled=true", "delay-queue.key-prefix=" + prefix,
 					"delay-queue.topics." + PARTITIONED + ".partitions=3", "delay-queue.producer.send-timeout=1s",
 					"management.endpoints.web.exposure.include=health,delayqueue",
 					"management.endpoint.health.show-details=always")
@@ -156,7 +162,9 @@ class ClusterOutageOperationsTests {
 			.jsonPath("$.errors.payments")
 			.value((text) -> assertThat((String) text).contains("payments").contains(address))
 			.jsonPath("$.unreachable['" + address + "']")
-			.value((text) -> assertThat((String) text).contains(orders).contains("payments"));
+			.value((text) -> assertThat((String) text).contains(orders).contains("payments"))
+			.jsonPath("$.schedulesError")
+			.value((text) -> assertThat((String) text).startsWith("The recurring schedules could not be read: "));
 		assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(BOUND);
 	}
 
@@ -270,6 +278,8 @@ class ClusterOutageOperationsTests {
 			assertThat(chromium.shown(By.cssSelector("tr[data-topic='orders'] .unreachable")).getText())
 				.isEqualTo("1 of 3 partitions did not answer");
 			assertThat(chromium.shown(By.id("primaries")).getText()).contains(address);
+			assertThat(chromium.shown(By.id("schedules-error")).getText())
+				.startsWith("The recurring schedules could not be read: ");
 			chromium.screenshot("cluster-outage-overview");
 			chromium.open(Integer.parseInt(port), "/delay-queue/#/topics/orders");
 			assertThat(chromium.shown(By.id("unreachable")).getText()).contains(deadPartitionOfOrders())

@@ -262,11 +262,13 @@ public class DelayQueueEndpoint {
 	 * answer, as {@code host:port}, with what they did not answer: the search for topics
 	 * (topics only they hold are missing) or the named partitions' reads; absent when all
 	 * answered
+	 * @param schedulesError why the recurring schedules could not be read (their
+	 * registry's server did not answer), absent when they were
 	 */
 	public record QueueDescriptor(String prefix, @Nullable String time, Map<String, TopicDescriptor> topics,
 			@Nullable Boolean truncated, @Nullable Map<String, String> errors,
-			@Nullable List<ScheduleDescriptor> schedules,
-			@Nullable Map<String, String> unreachable) implements OperationResponseBody {
+			@Nullable List<ScheduleDescriptor> schedules, @Nullable Map<String, String> unreachable,
+			@Nullable String schedulesError) implements OperationResponseBody {
 	}
 
 	/**

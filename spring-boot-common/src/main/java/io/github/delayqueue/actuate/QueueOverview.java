@@ -8,6 +8,11 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import io.github.delayqueue.actuate.DelayQueueEndpoint.QueueDescriptor;
 import io.github.delayqueue.actuate.DelayQueueEndpoint.ScheduleDescriptor;
@@ -17,17 +22,21 @@ import io.github.delayqueue.producer.Topics;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.ListenerState;
 import io.github.delayqueue.schedule.DelayQueueSchedules;
+import io.github.delayqueue.schedule.ScheduleInfo;
+import io.github.delayqueue.store.Failures;
 import io.github.delayqueue.store.FoundTopics;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.PartialStats;
 import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.TopicInspector;
 import io.github.delayqueue.store.TopicStats;
+import io.github.delayqueue.time.Durations;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
+import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 import static io.github.delayqueue.actuate.DelayQueueEndpoint.MAX_TOPICS;
 
@@ -40,11 +49,20 @@ final class QueueOverview {
 
 	private static final Log logger = LogFactory.getLog(DelayQueueEndpoint.class);
 
+	/** Schedule lists read at once; more wait their turn. */
+	private static final int SCHEDULE_READERS = 2;
+
 	private final MessageStore store;
 
 	private final DelayQueueRuntime runtime;
 
 	private final DelayQueueSchedules schedules;
+
+	/**
+	 * Reads the schedules beside the topics, so that a registry on a server that does not
+	 * answer holds back nothing else; its threads end when idle.
+	 */
+	private final ThreadPoolExecutor scheduleReads;
 
 	private final ListenerDescriptions listeners;
 
@@ -57,6 +75,11 @@ final class QueueOverview {
 	 */
 	QueueOverview(MessageStore store, DelayQueueRuntime runtime, DelayQueueSchedules schedules,
 			ListenerDescriptions listeners) {
+		CustomizableThreadFactory threads = new CustomizableThreadFactory("delay-queue-overview-");
+		threads.setDaemon(true);
+		this.scheduleReads = new ThreadPoolExecutor(SCHEDULE_READERS, SCHEDULE_READERS, 10, TimeUnit.SECONDS,
+				new LinkedBlockingQueue<>(), threads);
+		this.scheduleReads.allowCoreThreadTimeOut(true);
 		this.store = store;
 		this.runtime = runtime;
 		this.schedules = schedules;
@@ -79,6 +102,8 @@ final class QueueOverview {
 		Duration wait = (within.compareTo(this.store.timeout()) < 0) ? within : this.store.timeout();
 		long deadline = System.nanoTime() + wait.toNanos();
 		// Half the time for the search, so that the topics it finds are read in time.
+		CompletableFuture<List<ScheduleInfo>> scheduleList = CompletableFuture.supplyAsync(this.schedules::list,
+				this.scheduleReads);
 		FoundTopics found = this.store.searchTopics(MAX_TOPICS + 1, wait.dividedBy(2));
 		boolean truncated = found.topics().size() > MAX_TOPICS;
 		Map<String, String> errors = new LinkedHashMap<>();
@@ -136,10 +161,32 @@ final class QueueOverview {
 			logger.warn("delayqueue endpoint: Redis servers did not answer, the topics are shown without them: "
 					+ unreachable);
 		}
-		List<ScheduleDescriptor> schedules = this.schedules.list().stream().map(EndpointReplies::schedule).toList();
+		List<ScheduleDescriptor> schedules = List.of();
+		@Nullable String schedulesError = null;
+		try {
+			schedules = scheduleList.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
+				.stream()
+				.map(EndpointReplies::schedule)
+				.toList();
+		}
+		catch (TimeoutException ex) {
+			scheduleList.cancel(true);
+			schedulesError = "The recurring schedules could not be read: Redis did not answer within "
+					+ Durations.format(wait);
+		}
+		catch (ExecutionException ex) {
+			schedulesError = "The recurring schedules could not be read: " + Failures.describe(ex.getCause());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			schedulesError = "The recurring schedules could not be read: interrupted";
+		}
+		if (schedulesError != null) {
+			logger.warn("delayqueue endpoint: " + schedulesError);
+		}
 		return new QueueDescriptor(this.store.prefix(), time, descriptors, truncated ? Boolean.TRUE : null,
 				errors.isEmpty() ? null : errors, schedules.isEmpty() ? null : schedules,
-				unreachable.isEmpty() ? null : unreachable);
+				unreachable.isEmpty() ? null : unreachable, schedulesError);
 	}
 
 	/**

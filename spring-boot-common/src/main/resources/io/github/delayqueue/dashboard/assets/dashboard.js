@@ -297,6 +297,9 @@ async function overview() {
   for (const [name, problem] of Object.entries(data.queue.errors || {})) {
     notes.push(el('p', { class: 'error' }, name + ': ' + problem));
   }
+  if (data.queue.schedulesError) {
+    notes.push(el('p', { id: 'schedules-error', class: 'error' }, data.queue.schedulesError));
+  }
   const unreachable = Object.entries(data.queue.unreachable || {});
   if (unreachable.length) {
     notes.unshift(el('div', { id: 'unreachable', class: 'error', role: 'alert' },
