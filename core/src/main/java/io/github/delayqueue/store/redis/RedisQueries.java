@@ -142,7 +142,7 @@ final class RedisQueries {
 	 * of a partitioned topic that ends too far in
 	 */
 	MessagePage page(String topic, MessageState state, long offset, int limit) {
-		return page(topic, state, offset, limit, this.calls.timeout());
+		return page(topic, state, offset, limit, this.calls.timeout(), false);
 	}
 
 	/**
@@ -158,6 +158,15 @@ final class RedisQueries {
 	 * @throws DataAccessException if no partition answered
 	 */
 	MessagePage page(String topic, MessageState state, long offset, int limit, Duration within) {
+		return page(topic, state, offset, limit, within, true);
+	}
+
+	/**
+	 * A page; with {@code partial}, of the partitions that answer (for a look), else of
+	 * all or none (for the actions that work through the oldest dead letters).
+	 */
+	private MessagePage page(String topic, MessageState state, long offset, int limit, Duration within,
+			boolean partial) {
 		Duration wait = (within.compareTo(this.calls.timeout()) < 0) ? within : this.calls.timeout();
 		if (limit < 1 || offset < 0) {
 			throw new IllegalArgumentException("A page needs a limit of 1 or more and an offset of 0 or more, but was "
@@ -202,7 +211,7 @@ final class RedisQueries {
 						new PartitionFailure(read.getKey(), serverOf(read.getKey()), Failures.describe(ex)));
 			}
 		}
-		if (failure != null && slices.isEmpty()) {
+		if (failure != null && (!partial || slices.isEmpty())) {
 			throw failure;
 		}
 		List<MessageSummary> merged = merge(slices, mergeOrder(state), (int) (offset + limit));
