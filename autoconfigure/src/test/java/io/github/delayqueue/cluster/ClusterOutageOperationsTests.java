@@ -169,7 +169,7 @@ class ClusterOutageOperationsTests {
 	}
 
 	@Test
-	void aTopicReadShowsThePartitionsThatAnswerAndATopicWithoutAnyNamesItsPrimary() {
+	void aTopicReadShowsThePartitionsThatAnswerAndATopicOrMessageWithoutAnyNamesItsPrimary() {
 		String address = address(down);
 		client.get()
 			.uri("/actuator/delayqueue/" + PARTITIONED)
@@ -183,6 +183,14 @@ class ClusterOutageOperationsTests {
 			.isEqualTo(20)
 			.jsonPath("$.unreachable['" + deadPartitionOfOrders() + "']")
 			.value((text) -> assertThat((String) text).contains(address));
+		client.get()
+			.uri("/actuator/delayqueue/" + DOWN_TOPIC + "/payment-1")
+			.exchange()
+			.expectStatus()
+			.isEqualTo(503)
+			.expectBody()
+			.jsonPath("$.error")
+			.value((text) -> assertThat((String) text).contains("partition 'payments' on primary " + address));
 		client.get()
 			.uri("/actuator/delayqueue/" + DOWN_TOPIC)
 			.exchange()
