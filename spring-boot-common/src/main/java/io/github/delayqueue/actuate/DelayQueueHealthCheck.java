@@ -174,7 +174,7 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 			}
 			PartialStats partial;
 			try {
-				partial = PartialStats.await(inspectors.get(topic), reads.get(topic), deadline, wait);
+				partial = PartialStats.await(inspectors.get(topic), reads.get(topic), deadline, this.timeout);
 			}
 			catch (PartitionCountException ex) {
 				details.put("status", Verdict.DOWN.name());
