@@ -97,8 +97,8 @@ class DelayQueueHealthIndicatorTests {
 				redis.stop();
 				Health health = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> health(context));
 				assertThat(health.getStatus()).isEqualTo(Status.DOWN);
-				assertThat(health.getDetails()).containsEntry("error",
-						"Redis did not answer within 1000 ms (delay-queue.health.timeout)");
+				assertThat(health.getDetails()).hasEntrySatisfying("error",
+						(error) -> assertThat(error).asString().startsWith("Redis did not answer for partitions "));
 
 				redis.start();
 			});

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.function.Consumer;
 import java.util.function.ToDoubleFunction;
 
+import io.github.delayqueue.store.PartialStats;
 import io.github.delayqueue.store.TopicInspector;
 import io.github.delayqueue.store.TopicStats;
 import org.apache.commons.logging.Log;
@@ -45,15 +46,29 @@ final class CachedTopicStats {
 	/**
 	 * Reads one value of the current stats.
 	 * @param value what to read
-	 * @return the value, or NaN while Redis cannot be read
+	 * @return the value over the partitions that answer, or NaN while none does
 	 */
 	synchronized double read(ToDoubleFunction<TopicStats> value) {
 		long now = System.nanoTime();
 		if (this.stats == null || now - this.readAtNanos >= this.refreshNanos) {
 			this.readAtNanos = now;
 			try {
-				this.stats = this.inspector.stats();
-				this.onRead.accept(this.stats);
+				// The partitions that answer: a partition whose server is down leaves
+				// the others' counts readable.
+				PartialStats read = this.inspector.partialStats();
+				this.stats = read.stats();
+				if (!read.complete() && logger.isDebugEnabled()) {
+					logger.debug("Topic '" + this.inspector.topic() + "': its gauges leave out partitions that did"
+							+ " not answer: "
+							+ read.unreachable()
+								.values()
+								.stream()
+								.map((failure) -> failure.partition() + ": " + failure.describe())
+								.toList());
+				}
+				if (this.stats != null) {
+					this.onRead.accept(this.stats);
+				}
 			}
 			catch (RuntimeException ex) {
 				this.stats = null;

@@ -212,6 +212,20 @@ public interface MessageStore {
 	List<String> findTopics(int max);
 
 	/**
+	 * Finds the topics that have messages as {@link #findTopics(int)} does, within a time
+	 * of the caller's and server by server where there are several (a Cluster's
+	 * primaries): a server that does not answer in time is named, and the topics of the
+	 * others are found. This default searches with {@link #findTopics(int)}.
+	 * @param max the most topics to return
+	 * @param within the longest wait for the servers
+	 * @return the topics found, and the servers that did not answer
+	 * @throws DataAccessException if the one server outside a Cluster cannot be searched
+	 */
+	default FoundTopics searchTopics(int max, Duration within) {
+		return new FoundTopics(findTopics(max), Map.of());
+	}
+
+	/**
 	 * Checks that the store answers.
 	 * @throws DataAccessException if it does not
 	 */

@@ -25,6 +25,16 @@ public interface TopicStore {
 	String topic();
 
 	/**
+	 * Tells which server holds this partition, from what the store knows without asking
+	 * Redis (on a Cluster, its topology), so that a log of an outage can name it.
+	 * @return the primary, as {@code host:port}, or {@code null} where the store does not
+	 * know it (outside a Cluster); this default knows none
+	 */
+	default @Nullable String server() {
+		return null;
+	}
+
+	/**
 	 * Moves messages that are due, or due within the lookahead, to the ready list,
 	 * without waiting for the reply: many topics' calls then share round trips. The
 	 * future may complete on the Redis client's I/O thread, where nothing may block.

@@ -70,6 +70,8 @@ public class DelayQueueEndpoint {
 
 	private final EndpointActions actions;
 
+	private final Duration timeout;
+
 	/**
 	 * Creates the endpoint.
 	 * @param store the Redis store
@@ -85,6 +87,7 @@ public class DelayQueueEndpoint {
 		this.topics = new TopicPages(store, listeners);
 		this.messages = new MessageInspection(store);
 		this.actions = new EndpointActions(store, template, runtime, schedules);
+		this.timeout = store.timeout();
 	}
 
 	/**
@@ -108,7 +111,18 @@ public class DelayQueueEndpoint {
 	 * store's timeout
 	 */
 	public QueueDescriptor queue() {
-		return this.overview.read();
+		return this.overview.read(this.timeout);
+	}
+
+	/**
+	 * Every topic, as {@link #queue()} reads it, waiting for Redis at most a given time:
+	 * what does not answer by then is named and the rest shown.
+	 * @param within the longest wait for Redis (never longer than the store's timeout)
+	 * @return the topics
+	 * @throws DataAccessException if the one server outside a Cluster cannot be searched
+	 */
+	public QueueDescriptor queue(Duration within) {
+		return this.overview.read(within);
 	}
 
 	/**
@@ -141,7 +155,24 @@ public class DelayQueueEndpoint {
 	 * @throws DataAccessException if Redis cannot be read within the store's timeout
 	 */
 	public TopicDescriptor topic(String topic, @Nullable String state, @Nullable Long offset, @Nullable Integer limit) {
-		return EndpointErrors.refusingStaleCounts(() -> this.topics.read(topic, state, offset, limit));
+		return topic(topic, state, offset, limit, this.timeout);
+	}
+
+	/**
+	 * One topic, as {@link #topic(String, String, Long, Integer)} reads it, waiting for
+	 * Redis at most a given time: the counts and the page leave out the partitions that
+	 * do not answer by then, and name them.
+	 * @param topic the topic
+	 * @param state the state, {@code scheduled} unless given
+	 * @param offset rank of the first message, 0 unless given
+	 * @param limit most messages, {@value #DEFAULT_PAGE_SIZE} unless given
+	 * @param within the longest wait for Redis (never longer than the store's timeout)
+	 * @return the topic
+	 * @throws DataAccessException if no partition of the topic answered
+	 */
+	public TopicDescriptor topic(String topic, @Nullable String state, @Nullable Long offset, @Nullable Integer limit,
+			Duration within) {
+		return EndpointErrors.refusingStaleCounts(() -> this.topics.read(topic, state, offset, limit, within));
 	}
 
 	/**
@@ -227,10 +258,17 @@ public class DelayQueueEndpoint {
 	 * another number of partitions than Redis does, a key of theirs holds the wrong Redis
 	 * type, or the name found under the prefix is no usable topic's; absent when none is
 	 * @param schedules the recurring schedules, absent when there is none
+	 * @param unreachable the Redis servers (on a Cluster, its primaries) that did not
+	 * answer, as {@code host:port}, with what they did not answer: the search for topics
+	 * (topics only they hold are missing) or the named partitions' reads; absent when all
+	 * answered
+	 * @param schedulesError why the recurring schedules could not be read (their
+	 * registry's server did not answer), absent when they were
 	 */
 	public record QueueDescriptor(String prefix, @Nullable String time, Map<String, TopicDescriptor> topics,
 			@Nullable Boolean truncated, @Nullable Map<String, String> errors,
-			@Nullable List<ScheduleDescriptor> schedules) implements OperationResponseBody {
+			@Nullable List<ScheduleDescriptor> schedules, @Nullable Map<String, String> unreachable,
+			@Nullable String schedulesError) implements OperationResponseBody {
 	}
 
 	/**
@@ -268,11 +306,14 @@ public class DelayQueueEndpoint {
 	 * @param page a page of messages, only when asked for by name
 	 * @param rememberedIds ids of handled messages remembered for their deduplication
 	 * window (see {@code DelayMessage.Builder.deduplicateFor})
+	 * @param unreachable the partitions that did not answer (for partition 0, the topic),
+	 * each with why and its primary: the counts, times and page are those of the others;
+	 * absent when all answered
 	 */
 	public record TopicDescriptor(@Nullable String topic, int partitions, long scheduled, long ready,
 			@Nullable Map<Integer, Long> readyByPriority, long inFlight, long dead, @Nullable String nextDue,
 			String oldestLateness, @Nullable ListenerDescriptor listener, @Nullable PageDescriptor page,
-			long rememberedIds) implements OperationResponseBody {
+			long rememberedIds, @Nullable Map<String, String> unreachable) implements OperationResponseBody {
 	}
 
 	/**

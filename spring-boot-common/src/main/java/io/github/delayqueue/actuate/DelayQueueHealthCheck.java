@@ -6,6 +6,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
@@ -20,6 +22,9 @@ import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.ListenerState;
 import io.github.delayqueue.runtime.RedisDataLossWatch;
 import io.github.delayqueue.store.MessageStore;
+import io.github.delayqueue.store.PartialStats;
+import io.github.delayqueue.store.PartitionCountException;
+import io.github.delayqueue.store.TopicInspector;
 import io.github.delayqueue.store.TopicStats;
 import org.jspecify.annotations.Nullable;
 
@@ -32,7 +37,14 @@ import org.jspecify.annotations.Nullable;
  * each topic with a listener here, the listener's state and the topic's counts, and the
  * last time Redis was found to have lost the queue's data ({@code redisDataLost}: the
  * queue works again, and that is no reason to stop the application, so the verdict
- * stays). It reads one small script per such topic and never scans Redis.
+ * stays). It reads one small script per partition of each such topic, all at once, and
+ * never scans Redis.
+ * <p>
+ * A partition that does not answer (on a Redis Cluster with a primary down) makes the
+ * verdict {@code DOWN}, its messages being neither sent nor delivered; the details then
+ * name each primary with its partitions ({@code error}, {@code unreachable}), and each
+ * topic has a {@code status} of its own with its counts over the partitions that answered
+ * and the partitions that did not.
  * <p>
  * It answers within a timeout of its own, whatever the Redis client's command timeout is:
  * the check runs on one of two daemon threads, and is {@code DOWN} when Redis has not
@@ -135,33 +147,79 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 			this.store.ping();
 			return new Health(Verdict.UP, Map.of());
 		}
+		// Every partition of every topic at once, collected a little before the check's
+		// own timeout: a partition that has not answered by then is named, and the
+		// others are shown.
+		Duration wait = this.timeout.minus(this.timeout.dividedBy(10));
+		long deadline = System.nanoTime() + wait.toNanos();
+		Map<String, TopicInspector> inspectors = new LinkedHashMap<>();
+		Map<String, Map<String, CompletableFuture<TopicStats>>> reads = new LinkedHashMap<>();
+		listeners.keySet().forEach((topic) -> {
+			TopicInspector inspector = this.store.inspector(topic);
+			inspectors.put(topic, inspector);
+			reads.put(topic, inspector.readPartitions());
+		});
 		boolean listenersStarted = this.runtime.isRunning();
 		Map<String, Map<String, Object>> topics = new LinkedHashMap<>();
 		List<String> died = new ArrayList<>();
 		List<String> late = new ArrayList<>();
+		Map<String, List<String>> unreachable = new TreeMap<>();
 		listeners.forEach((topic, state) -> {
-			TopicStats stats = this.store.inspector(topic).stats();
-			Duration lateness = stats.oldestLateness();
 			Map<String, Object> details = new LinkedHashMap<>();
 			details.put("listener", state.name().toLowerCase(Locale.ROOT));
-			details.put("scheduled", stats.scheduled());
-			details.put("ready", stats.ready());
-			details.put("inFlight", stats.inFlight());
-			details.put("dead", stats.dead());
-			details.put("oldestLateness", lateness.toString());
-			topics.put(topic, details);
+			Verdict topicVerdict = Verdict.UP;
 			if (listenersStarted && state == ListenerState.STOPPED) {
 				died.add(topic);
+				topicVerdict = Verdict.DOWN;
 			}
-			if (this.maxLateness != null && lateness.compareTo(this.maxLateness) > 0) {
-				late.add(topic);
+			PartialStats partial;
+			try {
+				partial = PartialStats.await(inspectors.get(topic), reads.get(topic), deadline, this.timeout);
 			}
+			catch (PartitionCountException ex) {
+				details.put("status", Verdict.DOWN.name());
+				details.put("error", ex.getMessage());
+				topics.put(topic, details);
+				return;
+			}
+			TopicStats stats = partial.stats();
+			if (stats != null) {
+				Duration lateness = stats.oldestLateness();
+				details.put("scheduled", stats.scheduled());
+				details.put("ready", stats.ready());
+				details.put("inFlight", stats.inFlight());
+				details.put("dead", stats.dead());
+				details.put("oldestLateness", lateness.toString());
+				if (this.maxLateness != null && lateness.compareTo(this.maxLateness) > 0) {
+					late.add(topic);
+					topicVerdict = (topicVerdict == Verdict.UP) ? Verdict.LATE : topicVerdict;
+				}
+			}
+			if (!partial.complete()) {
+				topicVerdict = Verdict.DOWN;
+				details.put("unreachable", EndpointReplies.unreachable(partial.unreachable()));
+				partial.unreachable()
+					.values()
+					.forEach((failure) -> unreachable
+						.computeIfAbsent(EndpointReplies.server(failure), (server) -> new ArrayList<>())
+						.add(failure.partition()));
+			}
+			details.put("status", topicVerdict.name());
+			topics.put(topic, details);
 		});
 		Map<String, Object> details = new LinkedHashMap<>();
 		Map<String, String> partitionCounts = this.runtime.getPartitionCountProblems();
+		boolean staleCounts = !partitionCounts.isEmpty()
+				|| topics.values().stream().anyMatch((topic) -> topic.containsKey("error"));
 		Verdict verdict;
-		if (!died.isEmpty() || !partitionCounts.isEmpty()) {
+		if (!died.isEmpty() || staleCounts || !unreachable.isEmpty()) {
 			verdict = Verdict.DOWN;
+			if (!unreachable.isEmpty()) {
+				boolean othersAnswered = topics.values().stream().anyMatch((topic) -> topic.containsKey("scheduled"));
+				details.put("error",
+						unreachableText(unreachable) + (othersAnswered ? "; the other partitions answered" : ""));
+				details.put("unreachable", unreachable);
+			}
 			if (!died.isEmpty()) {
 				details.put("stoppedListeners", died);
 			}
@@ -178,6 +236,15 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 		}
 		details.put("topics", topics);
 		return new Health(verdict, details);
+	}
+
+	/** Which primaries did not answer, for which partitions. */
+	private static String unreachableText(Map<String, List<String>> unreachable) {
+		List<String> servers = new ArrayList<>();
+		unreachable
+			.forEach((server, partitions) -> servers.add(("Redis".equals(server) ? "Redis" : "Redis primary " + server)
+					+ " did not answer for partitions " + String.join(", ", partitions)));
+		return String.join("; ", servers);
 	}
 
 	/**

@@ -5,6 +5,7 @@ import java.util.function.Supplier;
 
 import io.github.delayqueue.producer.InvalidMessageException;
 import io.github.delayqueue.producer.Topics;
+import io.github.delayqueue.store.Failures;
 import io.github.delayqueue.store.PartitionCountException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -12,7 +13,6 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
-import org.springframework.core.NestedExceptionUtils;
 import org.springframework.dao.DataAccessException;
 
 /**
@@ -41,8 +41,7 @@ final class EndpointErrors {
 					: new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
 		}
 		catch (DataAccessException ex) {
-			String cause = (ex.getMessage() != null) ? ex.getMessage()
-					: NestedExceptionUtils.getMostSpecificCause(ex).toString();
+			String cause = Failures.describe(ex);
 			logger.warn("delayqueue endpoint: Redis could not be read: " + cause);
 			return new WebEndpointResponse<>(Map.of("error", "Redis could not be read: " + cause),
 					WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);

@@ -2,7 +2,9 @@ package io.github.delayqueue.actuate;
 
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 
 import io.github.delayqueue.actuate.DelayQueueEndpoint.ListenerDescriptor;
 import io.github.delayqueue.actuate.DelayQueueEndpoint.MessageEntry;
@@ -14,6 +16,7 @@ import io.github.delayqueue.schedule.ScheduleTrigger;
 import io.github.delayqueue.schedule.ScheduleInfo;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageSummary;
+import io.github.delayqueue.store.PartialStats.PartitionFailure;
 import io.github.delayqueue.store.TopicStats;
 import org.jspecify.annotations.Nullable;
 
@@ -34,14 +37,42 @@ final class EndpointReplies {
 	 * @param stats its counts
 	 * @param listener its listener here, if any
 	 * @param page a page of its messages, only when asked for by name
+	 * @param unreachable the partitions that did not answer, absent when all did
 	 * @return the reply
 	 */
 	static TopicDescriptor topic(@Nullable String topic, int partitions, TopicStats stats,
-			@Nullable ListenerDescriptor listener, @Nullable PageDescriptor page) {
+			@Nullable ListenerDescriptor listener, @Nullable PageDescriptor page,
+			@Nullable Map<String, String> unreachable) {
 		return new TopicDescriptor(topic, partitions, stats.scheduled(), stats.ready(),
 				stats.readyByPriority().isEmpty() ? null : stats.readyByPriority(), stats.inFlight(), stats.dead(),
 				instant(stats.nextDueMillis()), stats.oldestLateness().toString(), listener, page,
-				stats.rememberedIds());
+				stats.rememberedIds(), unreachable);
+	}
+
+	/**
+	 * The server of a partition that did not answer, as the endpoint, the dashboard and
+	 * the health group them.
+	 * @param failure the partition
+	 * @return its primary, as {@code host:port}, or {@code Redis} where the store does
+	 * not tell (outside a Cluster there is one server)
+	 */
+	static String server(PartitionFailure failure) {
+		return (failure.server() != null) ? failure.server() : "Redis";
+	}
+
+	/**
+	 * The partitions that did not answer, as the endpoint shows them.
+	 * @param failures the partitions that did not answer
+	 * @return each partition with why and its primary, such as {@code Redis did not
+	 * answer within 5s (primary 10.0.0.7:6379)}; {@code null} when there is none
+	 */
+	static @Nullable Map<String, String> unreachable(Map<String, PartitionFailure> failures) {
+		if (failures.isEmpty()) {
+			return null;
+		}
+		Map<String, String> unreachable = new LinkedHashMap<>();
+		failures.forEach((partition, failure) -> unreachable.put(partition, failure.describe()));
+		return unreachable;
 	}
 
 	/**

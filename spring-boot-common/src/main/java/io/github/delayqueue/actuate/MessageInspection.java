@@ -2,14 +2,17 @@ package io.github.delayqueue.actuate;
 
 import io.github.delayqueue.actuate.DelayQueueEndpoint.MessageDescriptor;
 import io.github.delayqueue.store.CorruptMessageException;
+import io.github.delayqueue.store.Failures;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.MessageSnapshot;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.StoredMessage;
+import io.github.delayqueue.store.TopicInspector;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DataAccessResourceFailureException;
 
 import static io.github.delayqueue.actuate.DelayQueueEndpoint.MAX_PAYLOAD_BYTES;
 
@@ -43,11 +46,24 @@ final class MessageInspection {
 	 * @param id the message id
 	 * @return the message, or {@code null} if the topic has no message with that id
 	 * @throws InvalidEndpointRequestException for an invalid topic
-	 * @throws DataAccessException if Redis cannot be read within the store's timeout
+	 * @throws DataAccessException if Redis cannot be read within the store's timeout,
+	 * naming the partition that holds the message and its primary
 	 */
 	@Nullable MessageDescriptor read(String topic, String id) {
 		EndpointErrors.requireTopic(topic);
-		MessageSnapshot snapshot = this.store.inspector(topic).inspect(id, MAX_PAYLOAD_BYTES + HEADERS_ALLOWANCE);
+		TopicInspector inspector = this.store.inspector(topic);
+		MessageSnapshot snapshot;
+		try {
+			snapshot = inspector.inspect(id, MAX_PAYLOAD_BYTES + HEADERS_ALLOWANCE);
+		}
+		catch (DataAccessException ex) {
+			// Name the partition that holds the message and its primary.
+			String partition = this.store.partitions().nameFor(topic, id);
+			String server = inspector.serverOf(partition);
+			throw new DataAccessResourceFailureException("Message '" + id + "' of topic '" + topic + "' (partition '"
+					+ partition + "'" + ((server != null) ? " on primary " + server : "") + ") could not be read: "
+					+ Failures.describe(ex), ex);
+		}
 		if (snapshot == null) {
 			return null;
 		}
@@ -64,8 +80,8 @@ final class MessageInspection {
 			}
 			// Headers longer than the allowance: read the whole message once, at most
 			// MessageSnapshot.MAX_READ_BYTES (a longer one is not read at all).
-			MessageSnapshot whole = this.store.inspector(topic)
-				.inspect(id, (int) Math.min(snapshot.storedLength(), MessageSnapshot.MAX_READ_BYTES));
+			MessageSnapshot whole = inspector.inspect(id,
+					(int) Math.min(snapshot.storedLength(), MessageSnapshot.MAX_READ_BYTES));
 			if (whole == null) {
 				return null;
 			}

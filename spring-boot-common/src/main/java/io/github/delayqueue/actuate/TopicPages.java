@@ -1,7 +1,11 @@
 package io.github.delayqueue.actuate;
 
+import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 import io.github.delayqueue.actuate.DelayQueueEndpoint.MessageEntry;
 import io.github.delayqueue.actuate.DelayQueueEndpoint.PageDescriptor;
@@ -9,12 +13,15 @@ import io.github.delayqueue.actuate.DelayQueueEndpoint.TopicDescriptor;
 import io.github.delayqueue.store.MessagePage;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageStore;
+import io.github.delayqueue.store.PartialStats;
+import io.github.delayqueue.store.PartialStats.PartitionFailure;
 import io.github.delayqueue.store.TopicInspector;
 import io.github.delayqueue.store.TopicStats;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DataAccessResourceFailureException;
 
 import static io.github.delayqueue.actuate.DelayQueueEndpoint.DEFAULT_PAGE_SIZE;
 import static io.github.delayqueue.actuate.DelayQueueEndpoint.MAX_OFFSET;
@@ -42,18 +49,21 @@ final class TopicPages {
 	}
 
 	/**
-	 * Reads a topic with a page of its messages.
+	 * Reads a topic with a page of its messages. Its partitions are read at once: the
+	 * counts and the page leave out those that do not answer in time, and name them.
 	 * @param topic the topic
 	 * @param state the state, {@code scheduled} unless given
 	 * @param offset rank of the first message, 0 unless given
 	 * @param limit most messages, {@value DelayQueueEndpoint#DEFAULT_PAGE_SIZE} unless
 	 * given, at most {@value DelayQueueEndpoint#MAX_PAGE_SIZE}
+	 * @param within the longest wait for Redis (never longer than the store's timeout)
 	 * @return the topic
 	 * @throws InvalidEndpointRequestException for an invalid topic, state, offset or
 	 * limit
-	 * @throws DataAccessException if Redis cannot be read within the store's timeout
+	 * @throws DataAccessException if no partition of the topic answered
 	 */
-	TopicDescriptor read(String topic, @Nullable String state, @Nullable Long offset, @Nullable Integer limit) {
+	TopicDescriptor read(String topic, @Nullable String state, @Nullable Long offset, @Nullable Integer limit,
+			Duration within) {
 		EndpointErrors.requireTopic(topic);
 		MessageState messageState = (state != null) ? parseState(state) : MessageState.SCHEDULED;
 		long from = (offset != null) ? offset : 0;
@@ -63,21 +73,48 @@ final class TopicPages {
 					"offset must be 0 to " + MAX_OFFSET + " and limit 1 or more, but were " + from + " and " + size,
 					"Bad offset or limit");
 		}
+		Duration wait = (within.compareTo(this.store.timeout()) < 0) ? within : this.store.timeout();
+		long deadline = System.nanoTime() + wait.toNanos();
 		TopicInspector inspector = this.store.inspector(topic);
-		TopicStats stats = inspector.stats();
+		Map<String, CompletableFuture<TopicStats>> reads = inspector.readPartitions();
 		MessagePage page;
 		try {
-			page = inspector.page(messageState, from, size);
+			page = inspector.page(messageState, from, size, wait);
 		}
 		catch (IllegalArgumentException ex) {
 			// A page too far into a partitioned topic, whose partitions are merged here.
 			throw new InvalidEndpointRequestException(ex.getMessage(), "Bad offset");
 		}
+		catch (DataAccessException ex) {
+			PartialStats stats = PartialStats.await(inspector, reads, deadline, wait);
+			if (stats.stats() == null) {
+				throw unanswered(topic, stats);
+			}
+			throw ex;
+		}
+		PartialStats stats = PartialStats.await(inspector, reads, deadline, wait);
+		TopicStats counts = stats.stats();
+		if (counts == null) {
+			throw unanswered(topic, stats);
+		}
+		Map<String, PartitionFailure> unreachable = new LinkedHashMap<>(stats.unreachable());
+		page.unreachable().forEach(unreachable::putIfAbsent);
 		List<MessageEntry> entries = page.messages().stream().map(EndpointReplies::entry).toList();
 		PageDescriptor pageDescriptor = new PageDescriptor(EndpointReplies.stateName(messageState), from, size,
 				page.total(), entries);
-		return EndpointReplies.topic(topic, this.store.partitions().count(topic), stats, this.listeners.of(topic),
-				pageDescriptor);
+		return EndpointReplies.topic(topic, this.store.partitions().count(topic), counts, this.listeners.of(topic),
+				pageDescriptor, EndpointReplies.unreachable(unreachable));
+	}
+
+	/** No partition of the topic answered: each with its primary and why. */
+	private static DataAccessException unanswered(String topic, PartialStats stats) {
+		return new DataAccessResourceFailureException("No partition of topic '" + topic + "' answered: "
+				+ String.join("; ",
+						stats.unreachable()
+							.values()
+							.stream()
+							.map((failure) -> failure.partition() + ": " + failure.describe())
+							.toList()));
 	}
 
 	private static MessageState parseState(String state) {

@@ -18,13 +18,13 @@ import java.util.function.Supplier;
 
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
 import io.github.delayqueue.actuate.DelayQueueEndpoint.MessageDescriptor;
+import io.github.delayqueue.store.Failures;
 import io.github.delayqueue.store.ServerInspector;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
-import org.springframework.core.NestedExceptionUtils;
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.core.io.Resource;
 import org.springframework.dao.DataAccessException;
@@ -63,6 +63,9 @@ public final class DelayQueueDashboard implements AutoCloseable {
 
 	/** Reads waiting for Redis at once; a further one is answered 503 at once. */
 	private static final int READ_THREADS = 4;
+
+	/** The most a read leaves of the dashboard's timeout to answer with what it read. */
+	private static final Duration MAX_MARGIN = Duration.ofMillis(500);
 
 	private static final Log logger = LogFactory.getLog(DelayQueueDashboard.class);
 
@@ -152,7 +155,7 @@ public final class DelayQueueDashboard implements AutoCloseable {
 	private Map<String, Object> overview() {
 		Map<String, Object> overview = new LinkedHashMap<>();
 		overview.put("access", this.access.name());
-		overview.put("queue", this.endpoint.queue());
+		overview.put("queue", this.endpoint.queue(redisWait()));
 		Map<String, Object> dataLoss = this.dataLoss.get();
 		if (!dataLoss.isEmpty()) {
 			overview.put("redisDataLost", dataLoss);
@@ -162,7 +165,17 @@ public final class DelayQueueDashboard implements AutoCloseable {
 
 	private Object topic(ServerRequest request) {
 		return this.endpoint.topic(required(request, "topic"), request.param("state").orElse(null),
-				number(request, "offset", Long::valueOf), number(request, "limit", Integer::valueOf));
+				number(request, "offset", Long::valueOf), number(request, "limit", Integer::valueOf), redisWait());
+	}
+
+	/**
+	 * How long a read of the overview or a topic waits for Redis: a little less than the
+	 * dashboard's timeout, so that what answered is shown and what did not is named
+	 * before the request itself runs out of time.
+	 */
+	private Duration redisWait() {
+		Duration margin = this.timeout.dividedBy(10);
+		return this.timeout.minus((margin.compareTo(MAX_MARGIN) < 0) ? margin : MAX_MARGIN);
 	}
 
 	private Object message(ServerRequest request) {
@@ -269,8 +282,7 @@ public final class DelayQueueDashboard implements AutoCloseable {
 			return error(HttpStatus.SERVICE_UNAVAILABLE, ex.getMessage());
 		}
 		catch (DataAccessException ex) {
-			String cause = (ex.getMessage() != null) ? ex.getMessage()
-					: NestedExceptionUtils.getMostSpecificCause(ex).toString();
+			String cause = Failures.describe(ex);
 			logger.warn("Dashboard: Redis could not be read: " + cause);
 			logger.debug("Dashboard: Redis could not be read", ex);
 			return error(HttpStatus.SERVICE_UNAVAILABLE, "Redis could not be read: " + cause);

@@ -95,7 +95,7 @@ public final class TopicBroker {
 		this.onReady = onReady;
 		this.onCountMarkerRead = onCountMarkerRead;
 		this.metrics = metrics;
-		this.outageLog = new OutageLog("broker of topic '" + topic + "'");
+		this.outageLog = new OutageLog(topic, "broker", store);
 	}
 
 	/**

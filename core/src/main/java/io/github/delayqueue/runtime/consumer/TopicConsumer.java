@@ -104,7 +104,7 @@ public final class TopicConsumer {
 		this.settings = endpoint.settings();
 		this.scheduler = scheduler;
 		this.handlers = new ConcurrencyLimitedExecutor<>(handlerExecutor, this.settings.concurrency(), this::refused);
-		OutageLog outageLog = new OutageLog("listener of topic '" + topic + "'");
+		OutageLog outageLog = new OutageLog(topic, "listener", store);
 		this.acks = new AckBatcher(topic, store, scheduler);
 		Settlement settlement = new Settlement(topic, store, this.acks);
 		this.leases = new LeaseKeeper(topic, store, this.settings.visibilityTimeout(), this.settings.maxHandlingTime(),

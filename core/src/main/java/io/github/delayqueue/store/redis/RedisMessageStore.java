@@ -10,6 +10,7 @@ import java.util.function.Function;
 
 import io.github.delayqueue.store.DeadLetterRetention;
 import io.github.delayqueue.store.LeaseTokens;
+import io.github.delayqueue.store.FoundTopics;
 import io.github.delayqueue.store.MessagePage;
 import io.github.delayqueue.store.MessageSnapshot;
 import io.github.delayqueue.store.MessageState;
@@ -64,6 +65,8 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 
 	private final RedisSends sends;
 
+	private final PartitionReads partitionReads;
+
 	private final RedisQueries queries;
 
 	private final RedisOperations operations;
@@ -116,7 +119,8 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 		this.router = new PartitionRouter(this.calls);
 		UnansweredSends unanswered = new UnansweredSends();
 		this.sends = new RedisSends(this.calls, this.router, unanswered);
-		this.queries = new RedisQueries(this.calls, this.router, unanswered, template);
+		this.partitionReads = new PartitionReads(this.calls, this.router, connectionFactory);
+		this.queries = new RedisQueries(this.calls, this.router, unanswered, template, this.partitionReads);
 		this.operations = new RedisOperations(this.calls, this.router, unanswered, this.queries);
 		this.wrongTypeKeys = new WrongTypeKeys(template, this.calls);
 		this.schedules = new RedisScheduleStore(this.calls, this.router, this.wrongTypeKeys,
@@ -429,7 +433,8 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	}
 
 	private RedisTopicStore partition(String partition) {
-		return new RedisTopicStore(this.calls, this.router, this.wrongTypeKeys, this.deadSets, partition);
+		return new RedisTopicStore(this.calls, this.router, this.wrongTypeKeys, this.deadSets, partition,
+				this.partitionReads);
 	}
 
 	@Override
@@ -491,6 +496,11 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	@Override
 	public List<String> findTopics(int max) {
 		return this.queries.findTopics(max);
+	}
+
+	@Override
+	public FoundTopics searchTopics(int max, Duration within) {
+		return this.queries.searchTopics(max, within);
 	}
 
 	/**

@@ -1,16 +1,25 @@
 package io.github.delayqueue.store.redis;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 
+import io.github.delayqueue.store.FoundTopics;
 import io.github.delayqueue.store.MessagePage;
 import io.github.delayqueue.store.MessageSnapshot;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageSummary;
+import io.github.delayqueue.store.Failures;
+import io.github.delayqueue.store.PartialStats.PartitionFailure;
 import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.TopicStats;
@@ -18,9 +27,15 @@ import io.github.delayqueue.time.Durations;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.DataAccessException;
 import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.core.RedisCallback;
@@ -52,12 +67,15 @@ final class RedisQueries {
 
 	private final RedisTemplate<String, byte[]> redis;
 
+	private final PartitionReads reads;
+
 	RedisQueries(ScriptCalls calls, PartitionRouter router, UnansweredSends unanswered,
-			RedisTemplate<String, byte[]> redis) {
+			RedisTemplate<String, byte[]> redis, PartitionReads reads) {
 		this.calls = calls;
 		this.router = router;
 		this.unanswered = unanswered;
 		this.redis = redis;
+		this.reads = reads;
 	}
 
 	/**
@@ -76,6 +94,32 @@ final class RedisQueries {
 			.map(this::partitionStats)
 			.reduce(TopicStats::plus)
 			.orElseThrow();
+	}
+
+	/**
+	 * @return the longest wait of any read for Redis
+	 */
+	Duration timeout() {
+		return this.calls.timeout();
+	}
+
+	/**
+	 * Starts reading the stats of each partition of a topic at once; each read fails
+	 * within the store's timeout.
+	 * @param topic the topic
+	 * @return the reads, by partition, partition 0 first
+	 */
+	Map<String, CompletableFuture<TopicStats>> readPartitions(String topic) {
+		return this.reads.stats(topic, new ScriptCodecs.Stats(READY_HEAD_LOOKUP));
+	}
+
+	/**
+	 * Tells which primary serves a partition, from the Cluster topology the client holds.
+	 * @param partition the partition
+	 * @return {@code host:port}, or {@code null} outside a Cluster
+	 */
+	@Nullable String serverOf(String partition) {
+		return this.reads.serverOf(partition);
 	}
 
 	/** The stats of one partition, or of a topic without partitions. */
@@ -98,14 +142,41 @@ final class RedisQueries {
 	 * of a partitioned topic that ends too far in
 	 */
 	MessagePage page(String topic, MessageState state, long offset, int limit) {
+		return page(topic, state, offset, limit, this.calls.timeout(), false);
+	}
+
+	/**
+	 * Reads one page as {@link #page(String, MessageState, long, int)} does, waiting at
+	 * most a given time (never longer than the store's timeout); the partitions of a
+	 * partitioned topic that do not answer are left out and named in the page.
+	 * @param topic the topic
+	 * @param state the state
+	 * @param offset the rank of the first message, 0-based
+	 * @param limit the largest number of messages
+	 * @param within the longest wait
+	 * @return the page
+	 * @throws DataAccessException if no partition answered
+	 */
+	MessagePage page(String topic, MessageState state, long offset, int limit, Duration within) {
+		return page(topic, state, offset, limit, within, true);
+	}
+
+	/**
+	 * A page; with {@code partial}, of the partitions that answer (for a look), else of
+	 * all or none (for the actions that work through the oldest dead letters).
+	 */
+	private MessagePage page(String topic, MessageState state, long offset, int limit, Duration within,
+			boolean partial) {
+		Duration wait = (within.compareTo(this.calls.timeout()) < 0) ? within : this.calls.timeout();
 		if (limit < 1 || offset < 0) {
 			throw new IllegalArgumentException("A page needs a limit of 1 or more and an offset of 0 or more, but was "
 					+ "limit " + limit + ", offset " + offset);
 		}
-		this.router.agree(TopicPartitions.topicOf(topic), false, this.calls.deadline());
+		long deadline = System.nanoTime() + wait.toNanos();
+		this.router.agree(TopicPartitions.topicOf(topic), false, deadline);
 		List<String> names = this.router.partitions().names(topic);
 		if (names.size() == 1) {
-			return partitionPage(topic, state, offset, limit);
+			return partitionPage(topic, state, offset, limit, PartitionCounts.remaining(deadline));
 		}
 		if (offset + limit > MAX_MERGED_PAGE_END) {
 			throw new IllegalArgumentException(
@@ -114,17 +185,38 @@ final class RedisQueries {
 		}
 		// Each partition's first offset + limit messages, each in its partition's order,
 		// merged without reordering any of them: every page of the topic then holds the
-		// next messages of the one before, none twice.
+		// next messages of the one before, none twice. The partitions are read at once;
+		// one that does not answer is left out and named.
+		Map<String, CompletableFuture<MessagePage>> reads = new LinkedHashMap<>();
+		for (String name : names) {
+			ScriptCodecs.Page codec = new ScriptCodecs.Page(state, 0, (int) (offset + limit));
+			reads.put(name,
+					this.calls
+						.submit(this.calls.call(codec, pageKeys(name, state)), PartitionCounts.remaining(deadline))
+						.thenApply(codec::read));
+		}
 		long total = 0;
 		List<List<MessageSummary>> slices = new ArrayList<>();
-		for (String name : names) {
-			MessagePage page = partitionPage(name, state, 0, (int) (offset + limit));
-			total += page.total();
-			slices.add(page.messages());
+		Map<String, PartitionFailure> unreachable = new LinkedHashMap<>();
+		DataAccessException failure = null;
+		for (Map.Entry<String, CompletableFuture<MessagePage>> read : reads.entrySet()) {
+			try {
+				MessagePage page = ScriptRunner.awaitFuture(read.getValue(), deadline, wait);
+				total += page.total();
+				slices.add(page.messages());
+			}
+			catch (DataAccessException ex) {
+				failure = ex;
+				unreachable.put(read.getKey(),
+						new PartitionFailure(read.getKey(), serverOf(read.getKey()), Failures.describe(ex)));
+			}
+		}
+		if (failure != null && (!partial || slices.isEmpty())) {
+			throw failure;
 		}
 		List<MessageSummary> merged = merge(slices, mergeOrder(state), (int) (offset + limit));
 		int from = (int) Math.min(offset, merged.size());
-		return new MessagePage(total, List.copyOf(merged.subList(from, merged.size())));
+		return new MessagePage(total, List.copyOf(merged.subList(from, merged.size())), unreachable);
 	}
 
 	/**
@@ -165,8 +257,12 @@ final class RedisQueries {
 		return merged;
 	}
 
-	private MessagePage partitionPage(String topic, MessageState state, long offset, int limit) {
-		TopicKeys keys = this.calls.keys(topic);
+	private MessagePage partitionPage(String topic, MessageState state, long offset, int limit, Duration timeout) {
+		return this.calls.run(new ScriptCodecs.Page(state, offset, limit), pageKeys(topic, state), timeout);
+	}
+
+	private Function<Script.Key, String> pageKeys(String partition, MessageState state) {
+		TopicKeys keys = this.calls.keys(partition);
 		String index = switch (state) {
 			case SCHEDULED -> keys.scheduled();
 			case READY -> keys.ready();
@@ -174,11 +270,11 @@ final class RedisQueries {
 			case DEAD -> keys.dead();
 		};
 		String messages = (state == MessageState.DEAD) ? keys.deadMessages() : keys.messages();
-		return this.calls.run(new ScriptCodecs.Page(state, offset, limit), (role) -> switch (role) {
+		return (role) -> switch (role) {
 			case STATE_INDEX -> index;
 			case STATE_MESSAGES -> messages;
 			default -> keys.key(role);
-		}, this.calls.timeout());
+		};
 	}
 
 	/**
@@ -219,14 +315,18 @@ final class RedisQueries {
 	 * @return topic names in alphabetical order, at most {@code max}
 	 */
 	List<String> findTopics(int max, String glob) {
+		return findTopics(max, glob, this.calls.timeout());
+	}
+
+	private List<String> findTopics(int max, String glob, Duration within) {
 		// The schedules key, or a key of one letter: what the globs name.
-		long deadline = this.calls.deadline();
+		long deadline = System.nanoTime() + within.toNanos();
 		String prefix = this.calls.prefix();
 		ScanArgs args = ScanArgs.Builder.matches(globEscape(prefix) + ":{*}:" + glob).limit(1000);
 		List<String> found = this.redis.execute((RedisCallback<List<String>>) (connection) -> {
 			RedisClusterAsyncCommands<byte[], byte[]> commands = asyncCommands(connection);
 			Set<String> topics = new TreeSet<>();
-			KeyScanCursor<byte[]> cursor = awaitScan(commands.scan(args), deadline);
+			KeyScanCursor<byte[]> cursor = awaitScan(commands.scan(args), deadline, within);
 			while (true) {
 				for (byte[] key : cursor.getKeys()) {
 					String topic = topicOfKey(prefix, new String(key, StandardCharsets.UTF_8));
@@ -237,10 +337,67 @@ final class RedisQueries {
 				if (cursor.isFinished() || topics.size() >= max) {
 					return new ArrayList<>(topics);
 				}
-				cursor = awaitScan(commands.scan(cursor, args), deadline);
+				cursor = awaitScan(commands.scan(cursor, args), deadline, within);
 			}
 		});
 		return (found != null) ? found : List.of();
+	}
+
+	/**
+	 * Finds the topics that have messages as {@link #findTopics(int)} does, within a
+	 * given time; on a Cluster, every primary at once, naming those that do not answer.
+	 * @param max the most topics to return
+	 * @param within the longest wait
+	 * @return the topics found and the primaries that did not answer
+	 */
+	FoundTopics searchTopics(int max, Duration within) {
+		long deadline = System.nanoTime() + within.toNanos();
+		String prefix = this.calls.prefix();
+		ScanArgs args = ScanArgs.Builder.matches(globEscape(prefix) + ":{*}:*[mzd]").limit(1000);
+		FoundTopics found = this.redis.execute((RedisCallback<FoundTopics>) (connection) -> {
+			if (!(connection.getNativeConnection() instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster)) {
+				return null;
+			}
+			@SuppressWarnings("unchecked")
+			StatefulRedisClusterConnection<byte[], byte[]> nodes = (StatefulRedisClusterConnection<byte[], byte[]>) cluster
+				.getStatefulConnection();
+			Map<String, CompletableFuture<Set<String>>> scans = new TreeMap<>();
+			for (RedisClusterNode node : nodes.getPartitions()) {
+				if (node.is(RedisClusterNode.NodeFlag.UPSTREAM) && !node.getSlots().isEmpty()) {
+					scans.put(node.getUri().getHost() + ":" + node.getUri().getPort(), nodes
+						.getConnectionAsync(node.getNodeId())
+						.thenCompose(
+								(server) -> scanNode(server.async(), ScanCursor.INITIAL, args, new TreeSet<>(), max)));
+				}
+			}
+			Set<String> topics = new TreeSet<>();
+			Map<String, String> unreachable = new LinkedHashMap<>();
+			scans.forEach((address, scan) -> {
+				try {
+					topics.addAll(ScriptRunner.awaitFuture(scan, deadline, within));
+				}
+				catch (DataAccessException ex) {
+					unreachable.put(address,
+							"the SCAN for the topics under '" + prefix + "' failed: " + Failures.describe(ex));
+				}
+			});
+			return new FoundTopics(topics.stream().limit(max).toList(), unreachable);
+		});
+		return (found != null) ? found : new FoundTopics(findTopics(max, "*[mzd]", within), Map.of());
+	}
+
+	private CompletableFuture<Set<String>> scanNode(RedisAsyncCommands<byte[], byte[]> server, ScanCursor cursor,
+			ScanArgs args, Set<String> topics, int max) {
+		return server.scan(cursor, args).toCompletableFuture().thenCompose((next) -> {
+			for (byte[] key : next.getKeys()) {
+				String topic = topicOfKey(this.calls.prefix(), new String(key, StandardCharsets.UTF_8));
+				if (topic != null && topics.size() < max) {
+					topics.add(topic);
+				}
+			}
+			return (next.isFinished() || topics.size() >= max) ? CompletableFuture.completedFuture(topics)
+					: scanNode(server, next, args, topics, max);
+		});
 	}
 
 	@SuppressWarnings("unchecked")
@@ -253,15 +410,14 @@ final class RedisQueries {
 		return (RedisClusterAsyncCommands<byte[], byte[]>) commands;
 	}
 
-	private KeyScanCursor<byte[]> awaitScan(RedisFuture<KeyScanCursor<byte[]>> reply, long deadline) {
+	private KeyScanCursor<byte[]> awaitScan(RedisFuture<KeyScanCursor<byte[]>> reply, long deadline, Duration within) {
 		try {
-			return ScriptRunner.await(reply, deadline, this.calls.timeout());
+			return ScriptRunner.await(reply, deadline, within);
 		}
 		catch (QueryTimeoutException ex) {
-			throw new QueryTimeoutException(
-					"The SCAN for the topics under '" + this.calls.prefix() + "' did not finish within "
-							+ Durations.format(this.calls.timeout()) + " (delay-queue.producer.send-timeout)",
-					ex);
+			throw new QueryTimeoutException("The SCAN for the topics under '" + this.calls.prefix()
+					+ "' did not finish within " + Durations.format(within)
+					+ (within.equals(this.calls.timeout()) ? " (delay-queue.producer.send-timeout)" : ""), ex);
 		}
 	}
 

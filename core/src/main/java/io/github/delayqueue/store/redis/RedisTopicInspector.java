@@ -1,6 +1,11 @@
 package io.github.delayqueue.store.redis;
 
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
 import io.github.delayqueue.store.MessagePage;
+import io.github.delayqueue.store.PartialStats;
 import io.github.delayqueue.store.MessageSnapshot;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.TopicInspector;
@@ -32,8 +37,29 @@ final class RedisTopicInspector implements TopicInspector {
 	}
 
 	@Override
+	public Map<String, CompletableFuture<TopicStats>> readPartitions() {
+		return this.queries.readPartitions(this.topic);
+	}
+
+	@Override
+	public PartialStats partialStats() {
+		long deadline = System.nanoTime() + this.queries.timeout().toNanos();
+		return PartialStats.await(this, readPartitions(), deadline, this.queries.timeout());
+	}
+
+	@Override
+	public @Nullable String serverOf(String partition) {
+		return this.queries.serverOf(partition);
+	}
+
+	@Override
 	public MessagePage page(MessageState state, long offset, int limit) {
 		return this.queries.page(this.topic, state, offset, limit);
+	}
+
+	@Override
+	public MessagePage page(MessageState state, long offset, int limit, Duration within) {
+		return this.queries.page(this.topic, state, offset, limit, within);
 	}
 
 	@Override

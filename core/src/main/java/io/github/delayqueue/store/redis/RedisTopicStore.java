@@ -31,8 +31,11 @@ final class RedisTopicStore implements TopicStore {
 
 	private final String partition;
 
+	private final PartitionReads reads;
+
 	RedisTopicStore(ScriptCalls calls, PartitionRouter router, WrongTypeKeys wrongTypeKeys, DeadSets deadSets,
-			String partition) {
+			String partition, PartitionReads reads) {
+		this.reads = reads;
 		this.calls = calls;
 		this.router = router;
 		this.wrongTypeKeys = wrongTypeKeys;
@@ -43,6 +46,11 @@ final class RedisTopicStore implements TopicStore {
 	@Override
 	public String topic() {
 		return this.partition;
+	}
+
+	@Override
+	public @Nullable String server() {
+		return this.reads.serverOf(this.partition);
 	}
 
 	@Override

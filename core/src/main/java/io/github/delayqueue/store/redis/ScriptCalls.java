@@ -232,7 +232,7 @@ final class ScriptCalls {
 		}
 	}
 
-	private ScriptCall call(ScriptCodec<?> codec, Function<Script.Key, String> keys) {
+	ScriptCall call(ScriptCodec<?> codec, Function<Script.Key, String> keys) {
 		return this.clock.call(codec.script(), keys, codec.arguments(), this.shardedSignals);
 	}
 

@@ -370,6 +370,33 @@ final class ScriptRunner {
 		}
 	}
 
+	/**
+	 * Waits for a reply until a deadline, as {@link #await(RedisFuture, long, Duration)}
+	 * does; cancels the future when it passes.
+	 * @param future the reply
+	 * @param deadline the {@link System#nanoTime()} to wait until
+	 * @param timeout the whole wait, for the exception's message
+	 * @return the reply
+	 * @throws DataAccessException if the call failed or did not answer in time
+	 */
+	static <T> T awaitFuture(CompletableFuture<T> future, long deadline, Duration timeout) {
+		try {
+			return future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+		}
+		catch (TimeoutException ex) {
+			future.cancel(true);
+			throw new QueryTimeoutException("Redis did not answer within " + Durations.format(timeout), ex);
+		}
+		catch (InterruptedException ex) {
+			future.cancel(true);
+			Thread.currentThread().interrupt();
+			throw new QueryTimeoutException("Interrupted while waiting for Redis", ex);
+		}
+		catch (ExecutionException ex) {
+			throw translate(ex.getCause());
+		}
+	}
+
 	private static void cancel(List<RedisFuture<Object>> futures, int from) {
 		for (int i = from; i < futures.size(); i++) {
 			futures.get(i).cancel(true);

@@ -261,11 +261,19 @@ async function overview() {
   // The Redis panel is read alongside, so that a slow server holds back nothing else.
   const redisSection = redisPanel();
   const liveCharts = await charts();
-  const data = await read('overview');
+  let data;
+  try {
+    data = await read('overview');
+  } catch (error) {
+    // The Redis panel answers on its own: it still names the servers that are down.
+    show(el('h1', null, 'Topics'), el('p', { class: 'error', role: 'alert' }, error.message), liveCharts,
+      await redisSection);
+    return;
+  }
   document.getElementById('access').textContent = data.access;
   document.getElementById('clock').textContent = data.queue.time ? 'Redis time ' + data.queue.time : '';
   const rows = Object.entries(data.queue.topics).map(([name, topic]) => el('tr', { 'data-topic': name },
-    el('td', null, el('a', { href: topicLink(name) }, name)),
+    el('td', null, el('a', { href: topicLink(name) }, name), unreachableMark(topic)),
     el('td', { class: 'num' }, topic.partitions),
     el('td', { class: 'num' }, topic.scheduled),
     readyCell(topic),
@@ -288,6 +296,15 @@ async function overview() {
   }
   for (const [name, problem] of Object.entries(data.queue.errors || {})) {
     notes.push(el('p', { class: 'error' }, name + ': ' + problem));
+  }
+  if (data.queue.schedulesError) {
+    notes.push(el('p', { id: 'schedules-error', class: 'error' }, data.queue.schedulesError));
+  }
+  const unreachable = Object.entries(data.queue.unreachable || {});
+  if (unreachable.length) {
+    notes.unshift(el('div', { id: 'unreachable', class: 'error', role: 'alert' },
+      el('p', null, 'Redis servers that did not answer; the topics show what the others hold:'),
+      el('ul', null, ...unreachable.map(([server, what]) => el('li', null, server + ': ' + what)))));
   }
   const redis = await redisSection;
   show(el('h1', null, 'Topics'), dataLoss, liveCharts, rows.length ? table : el('p', { class: 'muted' }, 'No topics yet.'), ...notes,
@@ -318,6 +335,29 @@ function schedulesSection(schedules) {
       el('thead', null, el('tr', null, el('th', null, 'Schedule'), el('th', null, 'Topic'), el('th', null, 'When'),
         el('th', null, 'Next tick'), el('th', null, 'Misfire'), el('th', null, ''))),
       el('tbody', null, ...rows)));
+}
+
+// Marks a topic some of whose partitions did not answer: its counts leave them out.
+function unreachableMark(topic) {
+  const partitions = Object.keys(topic.unreachable || {});
+  if (!partitions.length) {
+    return null;
+  }
+  return el('span', { class: 'error unreachable', title: Object.entries(topic.unreachable)
+    .map(([partition, why]) => partition + ': ' + why).join('\n') },
+  ' ' + partitions.length + ' of ' + topic.partitions + (topic.partitions === 1 ? ' partition' : ' partitions')
+    + ' did not answer');
+}
+
+// The partitions of a topic that did not answer, each with why and its primary.
+function unreachableList(data) {
+  const partitions = Object.entries(data.unreachable || {});
+  if (!partitions.length) {
+    return null;
+  }
+  return el('div', { id: 'unreachable', class: 'error', role: 'alert' },
+    el('p', null, 'Partitions that did not answer; the counts and messages are those of the others:'),
+    el('ul', null, ...partitions.map(([partition, why]) => el('li', null, partition + ': ' + why))));
 }
 
 async function topicPage(topic, state, offset) {
@@ -363,7 +403,8 @@ async function topicPage(topic, state, offset) {
     ? el('p', { id: 'remembered', class: 'muted' }, data.rememberedIds + ' handled '
       + (data.rememberedIds === 1 ? 'id' : 'ids') + ' remembered for their deduplication window')
     : null;
-  show(el('h1', null, el('a', { href: '#/' }, 'Topics'), ' / ', topic), listener, remembered, tabs, bulk,
+  show(el('h1', null, el('a', { href: '#/' }, 'Topics'), ' / ', topic), unreachableList(data), listener, remembered,
+    tabs, bulk,
     page.messages.length ? table : el('p', { class: 'muted' }, 'No ' + state + ' messages.'), pager);
 }
 
