@@ -48,7 +48,7 @@ public final class DelayQueueActuatorAutoConfiguration {
 				case DOWN -> Status.DOWN;
 			};
 			return new DelayQueueHealthIndicator(store, runtime, health.getMaxLateness(), latenessStatus,
-					health.getTimeout(), dataLoss.getIfAvailable());
+					health.getTimeout(), dataLoss.getIfAvailable(), DeclaredTopics.of(properties));
 		}
 
 	}

@@ -71,6 +71,24 @@ class DelayQueueHealthIndicatorTests {
 	}
 
 	@Test
+	void aTopicNobodyListensToIsCheckedWhenThePropertiesNameItAndItsOverdueMessagesMakeItLate() {
+		QueueContexts.runner(QueueContexts.uniquePrefix())
+			.withConfiguration(AutoConfigurations.of(DelayQueueActuatorAutoConfiguration.class))
+			.withPropertyValues("delay-queue.metrics.topics=webhooks", "delay-queue.health.max-lateness=100ms")
+			.run((context) -> {
+				context.getBean(DelayQueueTemplate.class).send("webhooks", "nobody consumes it", Duration.ZERO);
+				await().atMost(Duration.ofSeconds(10))
+					.until(() -> health(context).getStatus().equals(Status.OUT_OF_SERVICE));
+				Health health = health(context);
+				assertThat(topics(health)).containsOnlyKeys("webhooks");
+				assertThat(topics(health).get("webhooks")).containsEntry("listener", "none")
+					.containsEntry("scheduled", 1L)
+					.containsEntry("status", "LATE");
+				assertThat(health.getDetails()).containsEntry("late", List.of("webhooks"));
+			});
+	}
+
+	@Test
 	void downWhileRedisIsUnreachableAndUpAgainWhenItIsBack() {
 		Assumptions.assumeTrue(TestRedis.canStartPrivateServer(), "needs a redis-server binary");
 		try (RedisServerProcess redis = TestRedis.startPrivateServer()) {

@@ -2,6 +2,7 @@ package io.github.delayqueue.actuate;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -69,6 +70,8 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 
 	private final @Nullable RedisDataLossWatch dataLoss;
 
+	private final Collection<String> declaredTopics;
+
 	/**
 	 * Creates the check.
 	 * @param store the Redis store
@@ -81,6 +84,24 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 	 */
 	public DelayQueueHealthCheck(MessageStore store, DelayQueueRuntime runtime, @Nullable Duration maxLateness,
 			Duration timeout, @Nullable RedisDataLossWatch dataLoss) {
+		this(store, runtime, maxLateness, timeout, dataLoss, List.of());
+	}
+
+	/**
+	 * Creates the check of the topics listened to and of others.
+	 * @param store the Redis store
+	 * @param runtime the listeners of this application
+	 * @param maxLateness how late a topic's oldest waiting message may be, or
+	 * {@code null} for no limit
+	 * @param timeout how long to wait for Redis before reporting {@code DOWN}
+	 * @param dataLoss what tells when Redis lost the queue's data (its last loss is a
+	 * detail), or {@code null}
+	 * @param declaredTopics topics to check too, whether or not they are listened to here
+	 * (their listener reads {@code none} when they are not)
+	 */
+	public DelayQueueHealthCheck(MessageStore store, DelayQueueRuntime runtime, @Nullable Duration maxLateness,
+			Duration timeout, @Nullable RedisDataLossWatch dataLoss, Collection<String> declaredTopics) {
+		this.declaredTopics = List.copyOf(declaredTopics);
 		this.store = store;
 		this.dataLoss = dataLoss;
 		this.runtime = runtime;
@@ -142,7 +163,10 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 	}
 
 	private Health checkListeners() {
-		Map<String, ListenerState> listeners = this.runtime.getListenerStates();
+		Map<String, @Nullable ListenerState> listeners = new LinkedHashMap<>(this.runtime.getListenerStates());
+		// A topic nobody listens to here is checked too when declared: its lateness grows
+		// where no broker moves its due messages.
+		this.declaredTopics.forEach((topic) -> listeners.putIfAbsent(topic, null));
 		if (listeners.isEmpty()) {
 			this.store.ping();
 			return new Health(Verdict.UP, Map.of());
@@ -166,7 +190,7 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 		Map<String, List<String>> unreachable = new TreeMap<>();
 		listeners.forEach((topic, state) -> {
 			Map<String, Object> details = new LinkedHashMap<>();
-			details.put("listener", state.name().toLowerCase(Locale.ROOT));
+			details.put("listener", (state != null) ? state.name().toLowerCase(Locale.ROOT) : "none");
 			Verdict topicVerdict = Verdict.UP;
 			if (listenersStarted && state == ListenerState.STOPPED) {
 				died.add(topic);

@@ -241,22 +241,13 @@ final class DelayQueueConfiguration {
 		}
 
 		/**
-		 * The topics with gauges: those listened to, those configured under
-		 * {@code delay-queue.topics}, those the declared schedules send to, and those
-		 * listed in {@code delay-queue.metrics.topics}, so that a topic nobody listens to
-		 * can be watched too.
+		 * The topics with gauges: those listened to, and those the properties name
+		 * ({@link DeclaredTopics}), so that a topic nobody listens to can be watched too.
 		 */
 		private static Set<String> gaugedTopics(DelayListenerAnnotationBeanPostProcessor listeners,
 				DelayQueueProperties properties) {
 			Set<String> topics = new TreeSet<>(listeners.getTopics());
-			topics.addAll(properties.getTopics().keySet());
-			properties.getSchedules().values().forEach((schedule) -> {
-				String topic = schedule.getTopic();
-				if (topic != null) {
-					topics.add(topic);
-				}
-			});
-			topics.addAll(properties.getMetrics().getTopics());
+			topics.addAll(DeclaredTopics.of(properties));
 			return topics;
 		}
 

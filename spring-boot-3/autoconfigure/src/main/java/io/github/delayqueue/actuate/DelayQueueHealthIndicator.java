@@ -1,6 +1,8 @@
 package io.github.delayqueue.actuate;
 
 import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
 
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.RedisDataLossWatch;
@@ -35,8 +37,25 @@ public class DelayQueueHealthIndicator extends AbstractHealthIndicator implement
 	 */
 	public DelayQueueHealthIndicator(MessageStore store, DelayQueueRuntime runtime, @Nullable Duration maxLateness,
 			Status latenessStatus, Duration timeout, @Nullable RedisDataLossWatch dataLoss) {
+		this(store, runtime, maxLateness, latenessStatus, timeout, dataLoss, List.of());
+	}
+
+	/**
+	 * Creates the health contributor of the topics listened to and of others.
+	 * @param store the Redis store
+	 * @param runtime the listeners of this application
+	 * @param maxLateness how late a topic's oldest waiting message may be, or
+	 * {@code null} for no limit
+	 * @param latenessStatus the status when a topic is later than that
+	 * @param timeout how long to wait for Redis before reporting {@code DOWN}
+	 * @param dataLoss what tells when Redis lost the queue's data, or {@code null}
+	 * @param declaredTopics topics to check too, whether or not they are listened to here
+	 */
+	public DelayQueueHealthIndicator(MessageStore store, DelayQueueRuntime runtime, @Nullable Duration maxLateness,
+			Status latenessStatus, Duration timeout, @Nullable RedisDataLossWatch dataLoss,
+			Collection<String> declaredTopics) {
 		super("Delay queue health check failed");
-		this.check = new DelayQueueHealthCheck(store, runtime, maxLateness, timeout, dataLoss);
+		this.check = new DelayQueueHealthCheck(store, runtime, maxLateness, timeout, dataLoss, declaredTopics);
 		this.latenessStatus = latenessStatus;
 	}
 
