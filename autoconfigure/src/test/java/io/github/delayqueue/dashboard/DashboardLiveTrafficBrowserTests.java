@@ -2,6 +2,7 @@ package io.github.delayqueue.dashboard;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.delayqueue.producer.DelayMessage;
@@ -102,6 +103,12 @@ class DashboardLiveTrafficBrowserTests {
 		chromium.screenshot("readme-overview");
 		chromium.open(this.port, "/delay-queue/#/topics/webhook-retry?state=dead");
 		chromium.shown(By.cssSelector("table#messages tr[data-id='w-3-0']"));
+		// A dead letter's due time is that of its last attempt (headers shown in
+		// capitals).
+		assertThat(chromium.driver().findElements(By.cssSelector("table#messages th")))
+			.extracting((header) -> header.getText().toLowerCase(Locale.ROOT))
+			.contains("last due")
+			.doesNotContain("due", "partition");
 		chromium.screenshot("readme-topic");
 		assertThat(chromium.driver().findElements(By.cssSelector("button.action"))).isNotEmpty();
 	}

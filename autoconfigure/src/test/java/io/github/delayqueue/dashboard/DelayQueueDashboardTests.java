@@ -6,6 +6,7 @@ import java.util.Map;
 import io.github.delayqueue.producer.DelayMessage;
 import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.runtime.RedisDataLossWatch;
+import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.BeforeEach;
@@ -276,7 +277,11 @@ class DelayQueueDashboardTests {
 			.jsonPath("$.page.messages[0].id")
 			.isEqualTo("spread-0")
 			.jsonPath("$.page.messages[5].id")
-			.isEqualTo("spread-5");
+			.isEqualTo("spread-5")
+			.jsonPath("$.page.messages[0].partition")
+			.isEqualTo(TopicPartitions.indexOf("spread-0", 3))
+			.jsonPath("$.page.messages[5].partition")
+			.isEqualTo(TopicPartitions.indexOf("spread-5", 3));
 		for (int i = 0; i < 6; i++) {
 			this.client.get()
 				.uri("/api/message?topic=dashboard-partitioned&id=spread-" + i)

@@ -354,9 +354,12 @@ public class DelayQueueEndpoint {
 	 * @param leaseDeadline for a message in flight: when its lease ends
 	 * @param deadSince for a dead message: when it died
 	 * @param lastError for a dead message: its last error
+	 * @param partition the partition it is in, for a topic of more than one (absent
+	 * otherwise)
 	 */
 	public record MessageEntry(String id, @Nullable String due, @Nullable Integer attempts, int priority,
-			@Nullable String leaseDeadline, @Nullable String deadSince, @Nullable String lastError) {
+			@Nullable String leaseDeadline, @Nullable String deadSince, @Nullable String lastError,
+			@Nullable Integer partition) {
 	}
 
 	/**

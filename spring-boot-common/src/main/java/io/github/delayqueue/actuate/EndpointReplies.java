@@ -17,6 +17,7 @@ import io.github.delayqueue.schedule.ScheduleInfo;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.store.PartialStats.PartitionFailure;
+import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.TopicStats;
 import org.jspecify.annotations.Nullable;
 
@@ -78,13 +79,17 @@ final class EndpointReplies {
 	/**
 	 * A message of a page.
 	 * @param summary the message
+	 * @param partitions the number of partitions of its topic: above one, the entry names
+	 * the message's partition (the one its id, or the id a dead letter's name stands for,
+	 * routes to)
 	 * @return the reply
 	 */
-	static MessageEntry entry(MessageSummary summary) {
+	static MessageEntry entry(MessageSummary summary, int partitions) {
 		return new MessageEntry(summary.id(), instant(summary.dueAtMillis()),
 				(summary.attempts() >= 0) ? summary.attempts() : null, summary.priority(),
 				(summary.state() == MessageState.IN_FLIGHT) ? instant(summary.score()) : null,
-				(summary.state() == MessageState.DEAD) ? instant(summary.score()) : null, summary.lastError());
+				(summary.state() == MessageState.DEAD) ? instant(summary.score()) : null, summary.lastError(),
+				(partitions > 1) ? TopicPartitions.indexOf(summary.id(), partitions) : null);
 	}
 
 	/**

@@ -99,11 +99,15 @@ final class TopicPages {
 		}
 		Map<String, PartitionFailure> unreachable = new LinkedHashMap<>(stats.unreachable());
 		page.unreachable().forEach(unreachable::putIfAbsent);
-		List<MessageEntry> entries = page.messages().stream().map(EndpointReplies::entry).toList();
+		int partitions = this.store.partitions().count(topic);
+		List<MessageEntry> entries = page.messages()
+			.stream()
+			.map((message) -> EndpointReplies.entry(message, partitions))
+			.toList();
 		PageDescriptor pageDescriptor = new PageDescriptor(EndpointReplies.stateName(messageState), from, size,
 				page.total(), entries);
-		return EndpointReplies.topic(topic, this.store.partitions().count(topic), counts, this.listeners.of(topic),
-				pageDescriptor, EndpointReplies.unreachable(unreachable));
+		return EndpointReplies.topic(topic, partitions, counts, this.listeners.of(topic), pageDescriptor,
+				EndpointReplies.unreachable(unreachable));
 	}
 
 	/** No partition of the topic answered: each with its primary and why. */

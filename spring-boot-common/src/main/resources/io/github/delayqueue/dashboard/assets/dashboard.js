@@ -367,15 +367,21 @@ async function topicPage(topic, state, offset) {
     { href: topicLink(topic, name), class: name === state ? 'current' : null },
     name + ' (' + (name === 'in-flight' ? data.inFlight : data[name]) + ')')));
   const page = data.page;
+  // A partitioned topic's messages say which partition holds them; a dead letter's due time is that
+  // of its last attempt.
+  const partitioned = data.partitions > 1;
   const rows = page.messages.map((message) => el('tr', { 'data-id': message.id },
     el('td', null, el('a', { href: messageLink(topic, message.id) }, message.id)),
+    partitioned ? el('td', { class: 'num partition' }, message.partition === undefined ? '' : message.partition) : null,
     el('td', { title: message.due }, instant(message.due)),
     el('td', { class: 'num' }, message.attempts === null || message.attempts === undefined ? '—' : message.attempts),
     el('td', { class: 'num' }, message.priority || 0),
     el('td', null, message.leaseDeadline || message.deadSince ? instant(message.leaseDeadline || message.deadSince) : ''),
     el('td', null, message.lastError || '')));
   const table = el('table', { id: 'messages' },
-    el('thead', null, el('tr', null, el('th', null, 'Id'), el('th', null, 'Due'), el('th', { class: 'num' }, 'Attempts'),
+    el('thead', null, el('tr', null, el('th', null, 'Id'), partitioned ? el('th', { class: 'num' }, 'Partition') : null,
+      state === 'dead' ? el('th', { title: 'When its last attempt was due' }, 'Last due') : el('th', null, 'Due'),
+      el('th', { class: 'num' }, 'Attempts'),
       el('th', { class: 'num' }, 'Priority'), el('th', null, state === 'dead' ? 'Dead since' : 'Lease ends'), el('th', null, 'Last error'))),
     el('tbody', null, ...rows));
   const last = Math.min(page.total, page.offset + page.messages.length);
