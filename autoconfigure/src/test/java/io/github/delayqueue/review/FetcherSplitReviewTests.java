@@ -16,7 +16,6 @@ import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
-import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.QueueContexts;
 import org.junit.jupiter.api.Test;
 
@@ -50,10 +49,10 @@ class FetcherSplitReviewTests {
 	@Test
 	void aStopWhileAClaimsReplyIsHeldEndsWithinItsTimeoutAndLeavesNothingInFlight() {
 		String prefix = QueueContexts.uniquePrefix();
-		List<String> ids = ids("job-", 40);
+		List<String> ids = ReviewFixtures.ids("job-", 40);
 		send(prefix, "jobs", ids, (i) -> DelayMessage.builder("jobs", "job").id(ids.get(i)).build());
 		Jobs first = new Jobs();
-		try (FaultyRedisProxy proxy = startProxy()) {
+		try (FaultyRedisProxy proxy = ReviewFixtures.startProxy()) {
 			QueueContexts.runner(prefix, proxy)
 				.withBean(Jobs.class, () -> first)
 				.withPropertyValues(LONG_LEASE, "delay-queue.topics.jobs.concurrency=2",
@@ -75,10 +74,10 @@ class FetcherSplitReviewTests {
 	@Test
 	void aStopWhileAClaimsReplyIsDroppedLeavesNothingInFlight() {
 		String prefix = QueueContexts.uniquePrefix();
-		List<String> ids = ids("job-", 40);
+		List<String> ids = ReviewFixtures.ids("job-", 40);
 		send(prefix, "jobs", ids, (i) -> DelayMessage.builder("jobs", "job").id(ids.get(i)).build());
 		Jobs first = new Jobs();
-		try (FaultyRedisProxy proxy = startProxy()) {
+		try (FaultyRedisProxy proxy = ReviewFixtures.startProxy()) {
 			QueueContexts.runner(prefix, proxy)
 				.withBean(Jobs.class, () -> first)
 				.withPropertyValues(LONG_LEASE, "delay-queue.topics.jobs.concurrency=2",
@@ -109,10 +108,10 @@ class FetcherSplitReviewTests {
 	@Test
 	void aClaimSentAgainAfterItsReplyTimedOutDeliversEachMessageOnce() {
 		String prefix = QueueContexts.uniquePrefix();
-		List<String> ids = ids("job-", 30);
+		List<String> ids = ReviewFixtures.ids("job-", 30);
 		send(prefix, "jobs", ids, (i) -> DelayMessage.builder("jobs", "job").id(ids.get(i)).build());
 		Jobs jobs = new Jobs();
-		try (FaultyRedisProxy proxy = startProxy()) {
+		try (FaultyRedisProxy proxy = ReviewFixtures.startProxy()) {
 			QueueContexts.runner(prefix, proxy)
 				.withBean(Jobs.class, () -> jobs)
 				.withPropertyValues(LONG_LEASE, "delay-queue.topics.jobs.concurrency=2",
@@ -142,7 +141,7 @@ class FetcherSplitReviewTests {
 	@Test
 	void aStopOfABatchListenerWithPrioritiesAndLookaheadWhileAClaimsReplyIsHeldLeavesNothingInFlight() {
 		String prefix = QueueContexts.uniquePrefix();
-		List<String> ids = ids("p-", 60);
+		List<String> ids = ReviewFixtures.ids("p-", 60);
 		send(prefix, "prio", ids,
 				(i) -> DelayMessage.builder("prio", "p")
 					.id(ids.get(i))
@@ -150,7 +149,7 @@ class FetcherSplitReviewTests {
 					.delay(Duration.ofMillis(100L * (i % 20)))
 					.build());
 		Batches first = new Batches();
-		try (FaultyRedisProxy proxy = startProxy()) {
+		try (FaultyRedisProxy proxy = ReviewFixtures.startProxy()) {
 			QueueContexts.runner(prefix, proxy)
 				.withBean(Batches.class, () -> first)
 				.withPropertyValues(LONG_LEASE, "delay-queue.topics.prio.concurrency=2",
@@ -214,10 +213,10 @@ class FetcherSplitReviewTests {
 
 	private static void assertHeldMessagesGoBackAtTheStop(boolean flushScripts) {
 		String prefix = QueueContexts.uniquePrefix();
-		List<String> ids = ids("e-", 5);
+		List<String> ids = ReviewFixtures.ids("e-", 5);
 		send(prefix, "early", ids,
 				(i) -> DelayMessage.builder("early", "e").id(ids.get(i)).delay(Duration.ofSeconds(20)).build());
-		try (FaultyRedisProxy proxy = startProxy()) {
+		try (FaultyRedisProxy proxy = ReviewFixtures.startProxy()) {
 			QueueContexts.runner(prefix, proxy)
 				.withUserConfiguration(Early.class)
 				.withPropertyValues(LONG_LEASE, "delay-queue.broker.lookahead=30s",
@@ -259,7 +258,7 @@ class FetcherSplitReviewTests {
 		Gate gate = new Gate();
 		String[] lastAttempt = { "delay-queue.listener.max-attempts=1", "delay-queue.listener.visibility-timeout=3s",
 				"delay-queue.listener.shutdown-timeout=500ms", "delay-queue.broker.max-sleep=200ms" };
-		try (FaultyRedisProxy proxy = startProxy()) {
+		try (FaultyRedisProxy proxy = ReviewFixtures.startProxy()) {
 			QueueContexts.runner(prefix, proxy)
 				.withBean(Gate.class, () -> gate)
 				.withPropertyValues(lastAttempt)
@@ -297,10 +296,10 @@ class FetcherSplitReviewTests {
 	@Test
 	void aStopOfARateLimitedTopicWhileAClaimsReplyIsHeldLeavesNothingInFlight() {
 		String prefix = QueueContexts.uniquePrefix();
-		List<String> ids = ids("r-", 20);
+		List<String> ids = ReviewFixtures.ids("r-", 20);
 		send(prefix, "limited", ids, (i) -> DelayMessage.builder("limited", "r").id(ids.get(i)).build());
 		Limited first = new Limited();
-		try (FaultyRedisProxy proxy = startProxy()) {
+		try (FaultyRedisProxy proxy = ReviewFixtures.startProxy()) {
 			QueueContexts.runner(prefix, proxy)
 				.withBean(Limited.class, () -> first)
 				.withPropertyValues(LONG_LEASE, "delay-queue.topics.limited.concurrency=2",
@@ -331,13 +330,6 @@ class FetcherSplitReviewTests {
 			}));
 	}
 
-	private static FaultyRedisProxy startProxy() {
-		TestRedis redis = TestRedis.shared();
-		FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port());
-		proxy.latency(Duration.ofMillis(3));
-		return proxy;
-	}
-
 	/**
 	 * Holds the reply to the next claim of a topic (it names the consumer's claim
 	 * record).
@@ -346,14 +338,6 @@ class FetcherSplitReviewTests {
 			Duration delay) {
 		return proxy.delayNextReplyToCommand(
 				FaultyRedisProxy.withArgumentContaining("EVALSHA", prefix + ":{" + topic + "}:c:"), delay);
-	}
-
-	private static List<String> ids(String prefix, int count) {
-		List<String> ids = new ArrayList<>();
-		for (int i = 0; i < count; i++) {
-			ids.add(prefix + i);
-		}
-		return ids;
 	}
 
 	private static void send(String prefix, String topic, List<String> ids, IntFunction<DelayMessage> message) {

@@ -69,7 +69,7 @@ class StopInFullReviewTests {
 		String prefix = QueueContexts.uniquePrefix();
 		String id = "acked-" + prefix;
 		Gate gate = new Gate();
-		try (FaultyRedisProxy proxy = startProxy()) {
+		try (FaultyRedisProxy proxy = ReviewFixtures.startProxy()) {
 			QueueContexts.runner(prefix, proxy)
 				.withBean(Gate.class, () -> gate)
 				.withPropertyValues(LONG_LEASE, "delay-queue.listener.shutdown-timeout=2s",
@@ -105,7 +105,7 @@ class StopInFullReviewTests {
 		String prefix = QueueContexts.uniquePrefix();
 		String id = "dropped-" + prefix;
 		Gate gate = new Gate();
-		try (FaultyRedisProxy proxy = startProxy()) {
+		try (FaultyRedisProxy proxy = ReviewFixtures.startProxy()) {
 			QueueContexts.runner(prefix, proxy)
 				.withBean(Gate.class, () -> gate)
 				.withPropertyValues(LONG_LEASE, "delay-queue.topics.gated.max-attempts=1",
@@ -143,9 +143,9 @@ class StopInFullReviewTests {
 	@Test
 	void aFullBatchOfAcknowledgementsSentAgainInFullAtTheStopRuns() {
 		String prefix = QueueContexts.uniquePrefix();
-		List<String> ids = ids("batched-msg-", 200);
+		List<String> ids = ReviewFixtures.ids("batched-msg-", 200);
 		Batches batches = new Batches();
-		try (FaultyRedisProxy proxy = startProxy()) {
+		try (FaultyRedisProxy proxy = ReviewFixtures.startProxy()) {
 			QueueContexts.runner(prefix, proxy)
 				.withBean(Batches.class, () -> batches)
 				.withPropertyValues(LONG_LEASE, "delay-queue.topics.batched.max-batch-size=200",
@@ -174,8 +174,8 @@ class StopInFullReviewTests {
 	@Test
 	void aThousandHeldMessagesGoBackInOneHandBackInFullAtTheStop() {
 		String prefix = QueueContexts.uniquePrefix();
-		List<String> ids = ids("held-msg-", 1000);
-		try (FaultyRedisProxy proxy = startProxy()) {
+		List<String> ids = ReviewFixtures.ids("held-msg-", 1000);
+		try (FaultyRedisProxy proxy = ReviewFixtures.startProxy()) {
 			QueueContexts.runner(prefix, proxy)
 				.withUserConfiguration(Early.class)
 				.withPropertyValues(LONG_LEASE, "delay-queue.broker.lookahead=30s",
@@ -219,7 +219,8 @@ class StopInFullReviewTests {
 		String id = "twice-" + prefix;
 		Twice first = new Twice();
 		first.blockSecond = true;
-		try (FaultyRedisProxy proxy = startProxy(); TestStore direct = TestStore.builder().prefix(prefix).build()) {
+		try (FaultyRedisProxy proxy = ReviewFixtures.startProxy();
+				TestStore direct = TestStore.builder().prefix(prefix).build()) {
 			QueueContexts.runner(prefix, proxy)
 				.withBean(Twice.class, () -> first)
 				.withPropertyValues(LONG_LEASE, "delay-queue.listener.shutdown-timeout=1s",
@@ -261,8 +262,8 @@ class StopInFullReviewTests {
 	@Test
 	void heldMessagesOfEveryPartitionGoBackInFullAtTheStop() {
 		String prefix = QueueContexts.uniquePrefix();
-		List<String> ids = ids("wide-msg-", 30);
-		try (FaultyRedisProxy proxy = startProxy()) {
+		List<String> ids = ReviewFixtures.ids("wide-msg-", 30);
+		try (FaultyRedisProxy proxy = ReviewFixtures.startProxy()) {
 			QueueContexts.runner(prefix, proxy)
 				.withUserConfiguration(WideEarly.class)
 				.withPropertyValues(LONG_LEASE, "delay-queue.topics.wide.partitions=3",
@@ -300,7 +301,7 @@ class StopInFullReviewTests {
 	void heldMessagesGoBackWhenRedisRestartsDuringTheStop() throws InterruptedException {
 		Assumptions.assumeTrue(TestRedis.canStartPrivateServer(), "needs a redis-server binary");
 		String prefix = QueueContexts.uniquePrefix();
-		List<String> ids = ids("restart-msg-", 10);
+		List<String> ids = ReviewFixtures.ids("restart-msg-", 10);
 		try (RedisServerProcess redis = TestRedis.startPrivateServer("--appendonly", "yes", "--appendfsync",
 				"always")) {
 			QueueContexts.runner(prefix, redis.springProperties())
@@ -338,8 +339,8 @@ class StopInFullReviewTests {
 	@Test
 	void aHandBackInFullWhoseReplyIsLostPutsEachMessageBackInTheListOfItsPriority() {
 		String prefix = QueueContexts.uniquePrefix();
-		List<String> ids = ids("ranked-msg-", 10);
-		try (FaultyRedisProxy proxy = startProxy()) {
+		List<String> ids = ReviewFixtures.ids("ranked-msg-", 10);
+		try (FaultyRedisProxy proxy = ReviewFixtures.startProxy()) {
 			QueueContexts.runner(prefix, proxy)
 				.withUserConfiguration(RankedEarly.class)
 				.withPropertyValues(LONG_LEASE, "delay-queue.broker.lookahead=30s",
@@ -378,8 +379,8 @@ class StopInFullReviewTests {
 	@Test
 	void aStopWhileRedisAnswersNothingEndsWithinItsTimeoutAndNamesTheMessages(CapturedOutput output) {
 		String prefix = QueueContexts.uniquePrefix();
-		List<String> ids = ids("silent-msg-", 5);
-		try (FaultyRedisProxy proxy = startProxy()) {
+		List<String> ids = ReviewFixtures.ids("silent-msg-", 5);
+		try (FaultyRedisProxy proxy = ReviewFixtures.startProxy()) {
 			QueueContexts.runner(prefix, proxy)
 				.withUserConfiguration(SilentEarly.class)
 				.withPropertyValues(LONG_LEASE, "delay-queue.broker.lookahead=30s",
@@ -417,7 +418,7 @@ class StopInFullReviewTests {
 		String prefix = QueueContexts.uniquePrefix();
 		String id = "doomed-" + prefix;
 		Doomed doomed = new Doomed();
-		try (FaultyRedisProxy proxy = startProxy()) {
+		try (FaultyRedisProxy proxy = ReviewFixtures.startProxy()) {
 			QueueContexts.runner(prefix, proxy)
 				.withBean(Doomed.class, () -> doomed)
 				.withPropertyValues(LONG_LEASE, "delay-queue.listener.shutdown-timeout=500ms",
@@ -457,7 +458,7 @@ class StopInFullReviewTests {
 		String prefix = QueueContexts.uniquePrefix();
 		String id = "failing-" + prefix;
 		Failing failing = new Failing();
-		try (FaultyRedisProxy proxy = startProxy()) {
+		try (FaultyRedisProxy proxy = ReviewFixtures.startProxy()) {
 			QueueContexts.runner(prefix, proxy)
 				.withBean(Failing.class, () -> failing)
 				.withPropertyValues(LONG_LEASE, "delay-queue.listener.shutdown-timeout=500ms",
@@ -492,9 +493,9 @@ class StopInFullReviewTests {
 	@Test
 	void aStopUnderLoadRightAfterRedisLostItsScriptsAcknowledgesEveryHandledMessageOnce(CapturedOutput output) {
 		String prefix = QueueContexts.uniquePrefix();
-		List<String> ids = ids("stream-msg-", 100);
+		List<String> ids = ReviewFixtures.ids("stream-msg-", 100);
 		Stream first = new Stream();
-		try (FaultyRedisProxy proxy = startProxy()) {
+		try (FaultyRedisProxy proxy = ReviewFixtures.startProxy()) {
 			QueueContexts.runner(prefix, proxy)
 				.withBean(Stream.class, () -> first)
 				.withPropertyValues(LONG_LEASE, "delay-queue.topics.stream.concurrency=4",
@@ -550,7 +551,7 @@ class StopInFullReviewTests {
 			.delay(Duration.ofMillis(1500))
 			.deduplicateFor(Duration.ofMinutes(5))
 			.build();
-		try (FaultyRedisProxy proxy = startProxy()) {
+		try (FaultyRedisProxy proxy = ReviewFixtures.startProxy()) {
 			QueueContexts.runner(prefix, proxy)
 				.withUserConfiguration(Deduped.class)
 				.withPropertyValues(LONG_LEASE, "delay-queue.broker.lookahead=30s",
@@ -586,26 +587,11 @@ class StopInFullReviewTests {
 		assertThat(next.handled).containsExactly(id);
 	}
 
-	private static FaultyRedisProxy startProxy() {
-		TestRedis redis = TestRedis.shared();
-		FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port());
-		proxy.latency(Duration.ofMillis(3));
-		return proxy;
-	}
-
 	private static void flushScripts(ConfigurableApplicationContext context) {
 		context.getBean(StringRedisTemplate.class).execute((RedisCallback<Object>) (connection) -> {
 			connection.scriptingCommands().scriptFlush();
 			return null;
 		});
-	}
-
-	private static List<String> ids(String prefix, int count) {
-		List<String> ids = new ArrayList<>();
-		for (int i = 0; i < count; i++) {
-			ids.add(prefix + i);
-		}
-		return ids;
 	}
 
 	private static void send(ConfigurableApplicationContext context, List<String> ids,
