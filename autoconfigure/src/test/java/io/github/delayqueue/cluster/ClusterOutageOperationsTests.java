@@ -263,6 +263,14 @@ class ClusterOutageOperationsTests {
 	void theLogsNameThePartitionsAndThePrimaryThatDoNotAnswer() {
 		String address = address(down);
 		String orders = deadPartitionOfOrders();
+		// Read as a dashboard does, every few seconds: said at WARN once, not at each
+		// read.
+		for (int read = 0; read < 3; read++) {
+			client.get().uri("/actuator/delayqueue").exchange().expectStatus().isOk();
+		}
+		assertThat(
+				logged.stream().filter((line) -> line.startsWith("delayqueue endpoint: Redis servers did not answer")))
+			.hasSize(1);
 		await().atMost(Duration.ofSeconds(10))
 			.untilAsserted(() -> assertThat(String.join("\n", logged))
 				.contains("Redis unavailable for listener of topic 'orders' (partition '" + orders + "', on primary "

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -65,6 +66,9 @@ final class QueueOverview {
 	private final ThreadPoolExecutor scheduleReads;
 
 	private final ListenerDescriptions listeners;
+
+	/** The Redis servers that did not answer the last overview, for its log. */
+	private volatile Set<String> lastUnreachable = Set.of();
 
 	/**
 	 * Creates the overview.
@@ -157,10 +161,7 @@ final class QueueOverview {
 		}
 		partitionsByServer.forEach((server, partitions) -> unreachable.merge(server,
 				"did not answer for partitions " + String.join(", ", partitions), (scan, read) -> scan + "; " + read));
-		if (!unreachable.isEmpty()) {
-			logger.warn("delayqueue endpoint: Redis servers did not answer, the topics are shown without them: "
-					+ unreachable);
-		}
+		logUnreachable(unreachable);
 		List<ScheduleDescriptor> schedules = List.of();
 		@Nullable String schedulesError = null;
 		try {
@@ -187,6 +188,29 @@ final class QueueOverview {
 		return new QueueDescriptor(this.store.prefix(), time, descriptors, truncated ? Boolean.TRUE : null,
 				errors.isEmpty() ? null : errors, schedules.isEmpty() ? null : schedules,
 				unreachable.isEmpty() ? null : unreachable, schedulesError);
+	}
+
+	/**
+	 * Says which Redis servers did not answer: at WARN when they change (a dashboard
+	 * reads the overview every few seconds), at DEBUG while the same ones stay out of
+	 * reach, and once at INFO when all answer again.
+	 */
+	private void logUnreachable(Map<String, String> unreachable) {
+		Set<String> servers = Set.copyOf(unreachable.keySet());
+		Set<String> before = this.lastUnreachable;
+		this.lastUnreachable = servers;
+		if (servers.isEmpty()) {
+			if (!before.isEmpty()) {
+				logger.info("delayqueue endpoint: every Redis server answered again");
+			}
+		}
+		else if (!servers.equals(before)) {
+			logger.warn("delayqueue endpoint: Redis servers did not answer, the topics are shown without them: "
+					+ unreachable);
+		}
+		else if (logger.isDebugEnabled()) {
+			logger.debug("delayqueue endpoint: Redis servers still did not answer: " + unreachable);
+		}
 	}
 
 	/**
