@@ -19,6 +19,8 @@ import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.PartitionApps;
 import io.github.delayqueue.testsupport.Transitions;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.dao.QueryTimeoutException;
@@ -97,6 +99,9 @@ class FinalReviewTests {
 			}
 			RedisMessageStore slow = apps.storeVia(proxy, 3, TIMEOUT);
 			slow.agreePartitions(TOPIC);
+			// The page script in Redis's cache first: a NOSCRIPT sent again in full would
+			// queue behind the held reply on the one shared connection.
+			assertThat(slow.inspector(TOPIC).page(MessageState.DEAD, 0, 10, TIMEOUT).unreachable()).isEmpty();
 			proxy.delayNextReplyToCommand(FaultyRedisProxy.withArgumentContaining("EVALSHA", keyOf(2)), PAST_TIMEOUT);
 			long started = System.nanoTime();
 
@@ -145,17 +150,96 @@ class FinalReviewTests {
 			Throwable page = catchThrowable(() -> store.inspector(TOPIC).page(MessageState.DEAD, 0, 10, TIMEOUT));
 
 			assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isLessThan(3 * TIMEOUT.toMillis());
-			for (Throwable failure : new Throwable[] { stats, page }) {
-				if (failure != null) {
-					assertThat(Failures.describe(failure)).doesNotContain("null").isNotBlank();
+			// The stats do not throw: each partition waits on the count's agreement,
+			// which
+			// fails, and is named with Redis's reply.
+			assertThat(stats).as("partial stats with a wrong-type count key").isNull();
+			PartialStats partial = store.inspector(TOPIC).partialStats();
+			assertThat(partial.stats()).isNull();
+			assertThat(partial.unreachable()).containsOnlyKeys(TopicPartitions.names(TOPIC, 3));
+			assertThat(partial.unreachable().values())
+				.allSatisfy((failure) -> assertThat(failure.describe()).contains("WRONGTYPE").doesNotContain("null"));
+			assertThat(page).as("page with a wrong-type count key").isNotNull();
+			assertThat(Failures.describe(page)).contains("WRONGTYPE").doesNotContain("null");
+		}
+	}
+
+	@Test
+	void manyStatsReadsOfATopicNotYetAgreedWhileRedisIsCutOffEachEndInBoundAndLeakNoThreads() {
+		try (PartitionApps apps = new PartitionApps();
+				FaultyRedisProxy proxy = FaultyRedisProxy.start(TestRedis.shared().host(), TestRedis.shared().port())) {
+			// The count set in Redis by another application; this one has not agreed it
+			// yet.
+			apps.store(3, Duration.ofSeconds(5)).agreePartitions(TOPIC);
+			RedisMessageStore store = apps.storeVia(proxy, 3, TIMEOUT);
+			// Connected and its scripts loaded, but the topic's count not yet agreed.
+			store.agreePartitions("other");
+			proxy.pause();
+			try {
+				for (int round = 0; round < 8; round++) {
+					long started = System.nanoTime();
+
+					PartialStats partial = store.inspector(TOPIC).partialStats();
+
+					long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+					assertThat(tookMillis).as("ms read %d took", round).isLessThan(TIMEOUT.toMillis() + 400);
+					assertThat(partial.unreachable()).containsOnlyKeys(TopicPartitions.names(TOPIC, 3));
+					assertThat(partial.unreachable().values())
+						.allSatisfy((failure) -> assertThat(failure.describe()).doesNotContain("null"));
 				}
+				assertThat(readThreads()).as("threads of the partition-count pool").isLessThanOrEqualTo(4);
 			}
-			if (stats == null) {
-				PartialStats partial = store.inspector(TOPIC).partialStats();
-				assertThat(partial.unreachable().values())
-					.allSatisfy((failure) -> assertThat(failure.describe()).doesNotContain("null"));
+			finally {
+				proxy.resume();
+			}
+			await().atMost(Duration.ofSeconds(5)).until(() -> store.inspector(TOPIC).partialStats().complete());
+		}
+	}
+
+	@Test
+	void aStaleApplicationsPageOfTheDeadStateAfterTheCountChangedFailsOrShowsOnlyWhatIsDead() {
+		try (PartitionApps apps = new PartitionApps()) {
+			RedisMessageStore stale = apps.store(3, TIMEOUT);
+			stale.agreePartitions(TOPIC);
+			for (int i = 0; i < 3; i++) {
+				PartitionApps.deadLetter(stale, idIn(i, 3, "dead"));
+			}
+			RedisMessageStore current = apps.store(1, Duration.ofSeconds(5));
+			Throwable changed = catchThrowable(() -> current.agreePartitions(TOPIC));
+
+			Throwable page = catchThrowable(() -> stale.inspector(TOPIC).page(MessageState.DEAD, 0, 10, TIMEOUT));
+
+			System.out.println("COUNT-CHANGE-PROBE changed=" + changed + " / page=" + page);
+			if (page == null) {
+				MessagePage read = stale.inspector(TOPIC).page(MessageState.DEAD, 0, 10, TIMEOUT);
+				assertThat(read.messages()).extracting((summary) -> summary.id())
+					.isSubsetOf(idIn(0, 3, "dead"), idIn(1, 3, "dead"), idIn(2, 3, "dead"));
+				assertThat(read.total()).isLessThanOrEqualTo(3);
+			}
+			else {
+				assertThat(Failures.describe(page)).doesNotContain("null");
 			}
 		}
+	}
+
+	@Test
+	@Disabled("hole: reads agree the count without changing it, and a partitioned topic nothing was sent to"
+			+ " reads as 1 partition in Redis: PartitionCountException (the health check reports a declared"
+			+ " topic DOWN until its first send, see FinalReviewHealthTests)")
+	void statsOfAPartitionedTopicNeverSentToReadWithoutAnOutage() {
+		try (PartitionApps apps = new PartitionApps()) {
+			RedisMessageStore store = apps.store(3, TIMEOUT);
+			Throwable failure = catchThrowable(() -> store.inspector(TOPIC).partialStats());
+			assertThat(failure).isNull();
+		}
+	}
+
+	private static long readThreads() {
+		return Thread.getAllStackTraces()
+			.keySet()
+			.stream()
+			.filter((thread) -> thread.getName().startsWith("delay-queue-read-"))
+			.count();
 	}
 
 	@Test
@@ -202,6 +286,18 @@ class FinalReviewTests {
 
 	@Test
 	void aDeadLetterCallWhoseReplyIsDroppedAfterRedisRanItBuriesTheMessageOnce() {
+		deadLetterWithItsReplyDropped();
+	}
+
+	@Test
+	@Disabled("hole: Lettuce re-sends the in-full dead_letter after the reconnect; its second run finds no lease"
+			+ " and answers 0, so the consumer logs 'could not be dead-lettered: its lease had expired' for a"
+			+ " message this very call buried")
+	void aDeadLetterCallWhoseReplyIsDroppedAfterRedisRanItTellsTheCallerItWasBuried() {
+		assertThat(deadLetterWithItsReplyDropped()).as("what deadLetter returned").isTrue();
+	}
+
+	private static @Nullable Boolean deadLetterWithItsReplyDropped() {
 		try (PartitionApps apps = new PartitionApps();
 				FaultyRedisProxy proxy = FaultyRedisProxy.start(TestRedis.shared().host(), TestRedis.shared().port())) {
 			RedisMessageStore direct = apps.store(1, Duration.ofSeconds(5));
@@ -214,16 +310,20 @@ class FinalReviewTests {
 			List<ClaimedMessage> claimed = Transitions.claim(flaky, TOPIC, 10, Duration.ofMinutes(1));
 			proxy.dropNextReplyTo(FaultyRedisProxy.named("EVAL"));
 
+			AtomicReference<Boolean> buried = new AtomicReference<>();
 			Throwable failure = catchThrowable(
-					() -> Transitions.deadLetter(flaky, TOPIC, id, claimed.get(0).leaseToken(), "failed"));
+					() -> buried.set(Transitions.deadLetter(flaky, TOPIC, id, claimed.get(0).leaseToken(), "failed")));
 
 			await().atMost(Duration.ofSeconds(5))
 				.untilAsserted(() -> assertThat(direct.inspector(TOPIC).stats().dead()).isEqualTo(1));
 			assertThat(direct.inspector(TOPIC).page(MessageState.DEAD, 0, 10).messages()).hasSize(1);
 			assertThat(direct.inspector(TOPIC).stats().inFlight()).isZero();
+			System.out.println("DROP-PROBE failure=" + failure + " / buried " + buried.get() + " / EVAL forwarded "
+					+ proxy.forwardedCount(FaultyRedisProxy.named("EVAL")));
 			if (failure != null) {
 				assertThat(Failures.describe(failure)).doesNotContain("null");
 			}
+			return buried.get();
 		}
 	}
 
