@@ -8,7 +8,6 @@ import io.github.delayqueue.autoconfigure.DelayQueueActuatorAutoConfiguration;
 import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.testsupport.QueueContexts;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -44,8 +43,6 @@ class FinalReviewHealthTests {
 	}
 
 	@Test
-	@Disabled("hole: a producer-only application declaring delay-queue.topics.clicks.partitions=3 is DOWN"
-			+ " ('has 1 partitions in Redis, but 3 are configured here') until its first send")
 	void aDeclaredPartitionedTopicNothingWasSentToYetIsNotReportedDown() {
 		this.runner.run((context) -> {
 			Health health = health(context);

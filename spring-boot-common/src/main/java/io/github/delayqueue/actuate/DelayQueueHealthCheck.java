@@ -187,6 +187,7 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 		Map<String, Map<String, Object>> topics = new LinkedHashMap<>();
 		List<String> died = new ArrayList<>();
 		List<String> late = new ArrayList<>();
+		List<String> refusedCounts = new ArrayList<>();
 		Map<String, List<String>> unreachable = new TreeMap<>();
 		listeners.forEach((topic, state) -> {
 			Map<String, Object> details = new LinkedHashMap<>();
@@ -201,8 +202,13 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 				partial = PartialStats.await(inspectors.get(topic), reads.get(topic), deadline, this.timeout);
 			}
 			catch (PartitionCountException ex) {
-				details.put("status", Verdict.DOWN.name());
+				// A topic nobody listens to here has its count set by the first send or
+				// listener: until then it reads as another count, which is no outage.
+				details.put("status", (state != null) ? Verdict.DOWN.name() : "UNKNOWN");
 				details.put("error", ex.getMessage());
+				if (state != null) {
+					refusedCounts.add(topic);
+				}
 				topics.put(topic, details);
 				return;
 			}
@@ -233,8 +239,7 @@ public final class DelayQueueHealthCheck implements AutoCloseable {
 		});
 		Map<String, Object> details = new LinkedHashMap<>();
 		Map<String, String> partitionCounts = this.runtime.getPartitionCountProblems();
-		boolean staleCounts = !partitionCounts.isEmpty()
-				|| topics.values().stream().anyMatch((topic) -> topic.containsKey("error"));
+		boolean staleCounts = !partitionCounts.isEmpty() || !refusedCounts.isEmpty();
 		Verdict verdict;
 		if (!died.isEmpty() || staleCounts || !unreachable.isEmpty()) {
 			verdict = Verdict.DOWN;
