@@ -428,6 +428,7 @@ async function enqueuePhase(server, bull, topic, messages, producers, batchSize,
   const clientCpuBefore = clientCpuMicros();
   const start = performance.now();
   const loops = [];
+  const callMillis = [];
   for (let t = 0; t < producers; t++) {
     const from = Math.floor((messages * t) / producers);
     const to = Math.floor((messages * (t + 1)) / producers);
@@ -438,13 +439,17 @@ async function enqueuePhase(server, bull, topic, messages, producers, batchSize,
         const due = Date.now() + randomBetween(minDelay, maxDelay);
         const text = payload(i, due);
         if (batchSize === 1) {
+          const sent = performance.now();
           await bull.send(topic, text, due);
+          callMillis.push(performance.now() - sent);
           continue;
         }
         texts.push(text);
         dueAt.push(due);
         if (texts.length === batchSize || i === to - 1) {
+          const sent = performance.now();
           await bull.sendAll(topic, texts, dueAt);
+          callMillis.push(performance.now() - sent);
           texts = [];
           dueAt = [];
         }
@@ -453,7 +458,13 @@ async function enqueuePhase(server, bull, topic, messages, producers, batchSize,
   }
   await Promise.all(loops);
   const seconds = (performance.now() - start) / 1000;
+  callMillis.sort((a, b) => a - b);
+  const callPercentile = (p) => callMillis.length === 0 ? 0
+    : Math.round(callMillis[Math.max(0, Math.ceil((p / 100) * callMillis.length) - 1)] * 1000) / 1000;
   return {
+    call_p50_ms: callPercentile(50),
+    call_p99_ms: callPercentile(99),
+    call_max_ms: callPercentile(100),
     messages,
     seconds: decimal(seconds),
     msg_per_s: Math.round(messages / seconds),
