@@ -203,6 +203,7 @@ public class DelayQueueRuntime implements SmartLifecycle {
 				int partitionIndex = index;
 				TopicBroker broker = new TopicBroker(topic, this.store.topic(partition), executor, this.brokerSettings,
 						endpoint.settings().maxAttempts(), () -> wakeConsumer(partition),
+						(sentNanos, waiting) -> readyListsRead(partition, sentNanos, waiting),
 						(agreed) -> partitionCounts.markerRead(topic, agreed), this.metrics);
 				TopicRuntime runtime = new TopicRuntime(partition, broker,
 						() -> new TopicConsumer(endpoint, this.store.topic(partition), this.converter, executor,
@@ -364,6 +365,13 @@ public class DelayQueueRuntime implements SmartLifecycle {
 		TopicRuntime runtime = this.partitions.get(partition);
 		if (runtime != null) {
 			runtime.wakeConsumer();
+		}
+	}
+
+	private void readyListsRead(String partition, long sentNanos, boolean waiting) {
+		TopicRuntime runtime = this.partitions.get(partition);
+		if (runtime != null) {
+			runtime.readyListsRead(sentNanos, waiting);
 		}
 	}
 

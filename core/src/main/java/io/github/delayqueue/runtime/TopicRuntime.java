@@ -196,6 +196,18 @@ public final class TopicRuntime {
 		}
 	}
 
+	/**
+	 * Tells the consumer what the broker's last promote call read of the ready lists.
+	 * @param sentNanos when the call was sent ({@link System#nanoTime()})
+	 * @param waiting whether a ready list held an id after the call
+	 */
+	public void readyListsRead(long sentNanos, boolean waiting) {
+		TopicConsumer current = this.consumer;
+		if (current != null) {
+			current.readyListsRead(sentNanos, waiting);
+		}
+	}
+
 	/** Wakes the broker, e.g. because a message earlier than its next one was sent. */
 	public void wakeBroker() {
 		this.broker.wake();

@@ -15,7 +15,9 @@ import org.jspecify.annotations.Nullable;
  * @param countAgreed whether the partition's count marker has the caller's number of
  * partitions: {@code false} when the topic's count changed, or a change of it is on its
  * way
+ * @param readyWaiting whether a ready list of the partition held an id after the call
+ * (possibly one a claim drops); {@code false} only when nothing was ready
  */
 public record PromoteResult(int moved, @Nullable Duration nextDueIn, @Nullable Duration nextLeaseEndIn,
-		boolean countAgreed) {
+		boolean countAgreed, boolean readyWaiting) {
 }

@@ -49,6 +49,8 @@ public final class TopicBroker {
 
 	private final Runnable onReady;
 
+	private final ReadyListsListener onReadyListsRead;
+
 	private final CountMarkerListener onCountMarkerRead;
 
 	private final OutageLog outageLog;
@@ -78,6 +80,9 @@ public final class TopicBroker {
 	 * @param settings the broker settings
 	 * @param maxAttempts the topic's maximum attempts, for messages whose lease expires
 	 * @param onReady called after messages were made ready, to wake local consumers
+	 * @param onReadyListsRead called, on the scheduler, after each promote call with
+	 * whether the partition's ready lists held an id, so that a local consumer need not
+	 * look itself; must return at once
 	 * @param onCountMarkerRead called, on the scheduler, after each promote call with
 	 * whether the partition's count marker has the number of partitions the broker's
 	 * store names ({@code false}: the topic's count changed, or a change of it is on its
@@ -85,7 +90,8 @@ public final class TopicBroker {
 	 * @param metrics where expired leases are reported
 	 */
 	public TopicBroker(String topic, TopicStore store, ScheduledExecutorService scheduler, BrokerSettings settings,
-			int maxAttempts, Runnable onReady, CountMarkerListener onCountMarkerRead, DelayQueueMetrics metrics) {
+			int maxAttempts, Runnable onReady, ReadyListsListener onReadyListsRead,
+			CountMarkerListener onCountMarkerRead, DelayQueueMetrics metrics) {
 		this.topic = topic;
 		this.store = store;
 		this.scheduler = scheduler;
@@ -93,6 +99,7 @@ public final class TopicBroker {
 		this.halfLookaheadMicros = Nanoseconds.of(settings.lookahead()) / 2000;
 		this.maxAttempts = maxAttempts;
 		this.onReady = onReady;
+		this.onReadyListsRead = onReadyListsRead;
 		this.onCountMarkerRead = onCountMarkerRead;
 		this.metrics = metrics;
 		this.outageLog = new OutageLog(topic, "broker", store);
@@ -161,8 +168,9 @@ public final class TopicBroker {
 	 * instead of each holding a scheduler thread while it waits.
 	 */
 	private void promote() {
+		long sentNanos = System.nanoTime();
 		Replies.send(() -> this.store.promote(this.settings.batchSize(), this.settings.lookahead()), this.scheduler,
-				this::promoted, (promoted, failure) -> abandonCycle());
+				(promoted, failure) -> promoted(sentNanos, promoted, failure), (promoted, failure) -> abandonCycle());
 	}
 
 	/**
@@ -174,7 +182,7 @@ public final class TopicBroker {
 		}
 	}
 
-	private void promoted(@Nullable PromoteResult promoted, @Nullable Throwable failure) {
+	private void promoted(long sentNanos, @Nullable PromoteResult promoted, @Nullable Throwable failure) {
 		long sleepMicros;
 		try {
 			if (failure != null) {
@@ -188,6 +196,7 @@ public final class TopicBroker {
 				}
 				this.onReady.run();
 			}
+			this.onReadyListsRead.readyListsRead(sentNanos, promoted.readyWaiting());
 			if (promoted.moved() == this.settings.batchSize()) {
 				promote();
 				return;
@@ -264,6 +273,20 @@ public final class TopicBroker {
 
 	private static long micros(Duration duration) {
 		return TimeUnit.NANOSECONDS.toMicros(Nanoseconds.of(duration));
+	}
+
+	/** Hears what each promote call read of the partition's ready lists. */
+	@FunctionalInterface
+	public interface ReadyListsListener {
+
+		/**
+		 * A promote call read the partition's ready lists.
+		 * @param sentNanos the {@link System#nanoTime()} at which the call was sent:
+		 * Redis ran it after every call answered before then
+		 * @param waiting whether a ready list held an id after the call
+		 */
+		void readyListsRead(long sentNanos, boolean waiting);
+
 	}
 
 	/** Hears what each promote call read of the partition's count marker. */

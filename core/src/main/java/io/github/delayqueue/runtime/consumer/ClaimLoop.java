@@ -36,8 +36,14 @@ import org.springframework.util.backoff.BackOffExecution;
  * it returns what it leased if it had run. An {@link Error} stops it for good, and the
  * topic's listener is then reported as stopped. When the rate limit of the topic holds
  * messages back, it claims again when the window has room, not before; nor while a
- * handler of the topic asked for a slow-down. Thread-safe: the scheduler calls in from
- * several threads, and one of them at a time runs the claims (the active fetch).
+ * handler of the topic asked for a slow-down. While nothing comes, it checks the ready
+ * lists every {@link ListenerSettings#idleCheckInterval() idle check interval}, in case a
+ * wake-up signal was lost, unless the partition's broker here read them empty since the
+ * last claim and lately: then the broker's call, which it makes anyway, was the check,
+ * and an idle topic costs Redis one call per interval instead of two. A broker's read
+ * that finds an id waiting while the claims are idle claims at once, at most every half
+ * interval. Thread-safe: the scheduler calls in from several threads, and one of them at
+ * a time runs the claims (the active fetch).
  */
 final class ClaimLoop {
 
@@ -80,6 +86,17 @@ final class ClaimLoop {
 	private final AtomicLong rateLimitedUntilNanos = new AtomicLong(System.nanoTime());
 
 	private final AtomicBoolean requested = new AtomicBoolean();
+
+	private final long idleCheckIntervalNanos;
+
+	/** When the reply of the last claim was handled ({@link System#nanoTime()}). */
+	private volatile long lastClaimAnsweredNanos = System.nanoTime();
+
+	/** What the broker's last promote call read of the ready lists, if any. */
+	private volatile @Nullable ReadyListsRead lastRead;
+
+	/** Whether the next check is the idle check: the last claim found nothing more. */
+	private volatile boolean idle;
 
 	private final AtomicBoolean active = new AtomicBoolean();
 
@@ -130,6 +147,7 @@ final class ClaimLoop {
 		this.unanswered = unanswered;
 		this.slowDown = slowDown;
 		this.dispatchQueue = dispatchQueue;
+		this.idleCheckIntervalNanos = Nanoseconds.of(settings.idleCheckInterval());
 	}
 
 	/**
@@ -159,6 +177,42 @@ final class ClaimLoop {
 		if (this.active.compareAndSet(false, true)) {
 			submit();
 		}
+	}
+
+	/**
+	 * The partition's broker here read its ready lists: while the claims are idle, an id
+	 * waiting there is claimed (at most every half idle check interval), and ready lists
+	 * read empty since the last claim make the idle check claim nothing.
+	 * @param sentNanos when the broker's call was sent ({@link System#nanoTime()})
+	 * @param waiting whether a ready list held an id after the call
+	 */
+	void readyListsRead(long sentNanos, boolean waiting) {
+		this.lastRead = new ReadyListsRead(sentNanos, waiting);
+		long lastAnswered = this.lastClaimAnsweredNanos;
+		if (waiting && this.idle && sentNanos - lastAnswered > 0
+				&& System.nanoTime() - lastAnswered >= this.idleCheckIntervalNanos / 2) {
+			request();
+		}
+	}
+
+	/**
+	 * The idle check: claims, unless the broker read the ready lists empty after the last
+	 * claim, less than one and a half intervals ago (the broker's cycle drifts against
+	 * this check's; a later read that finds an id claims at once).
+	 */
+	private void idleCheck() {
+		ReadyListsRead read = this.lastRead;
+		long now = System.nanoTime();
+		if (read != null && !read.waiting() && read.sentNanos() - this.lastClaimAnsweredNanos > 0
+				&& now - read.sentNanos() < this.idleCheckIntervalNanos * 3 / 2) {
+			if (logger.isTraceEnabled()) {
+				logger.trace("Topic '" + this.topic + "': the broker read the ready lists empty "
+						+ TimeUnit.NANOSECONDS.toMillis(now - read.sentNanos()) + " ms ago, no idle claim");
+			}
+			checkWhenIdle();
+			return;
+		}
+		request();
 	}
 
 	/** At the stop, once the fetcher no longer runs: cancels the next check. */
@@ -239,6 +293,7 @@ final class ClaimLoop {
 			return false;
 		}
 		ClaimRequest sent = request;
+		this.idle = false;
 		Replies.send(
 				() -> this.store.claim(this.consumerId, sent.token(), sent.wanted(), sent.earlyLimit(),
 						this.settings.visibilityTimeout(), this.rateLimit, this.unanswered),
@@ -285,6 +340,7 @@ final class ClaimLoop {
 				endFetch();
 				return;
 			}
+			this.lastClaimAnsweredNanos = System.nanoTime();
 			List<InFlightMessage> claimed = InFlightMessage.of(result);
 			// Not kept once the lease keeper stopped: then handed back.
 			boolean kept = this.leases.keep(claimed);
@@ -308,7 +364,7 @@ final class ClaimLoop {
 				this.requested.set(true);
 			}
 			else {
-				checkAgainIn(this.settings.idleCheckInterval().toMillis());
+				checkWhenIdle();
 			}
 		}
 		catch (RuntimeException ex) {
@@ -331,19 +387,37 @@ final class ClaimLoop {
 		return due == request.wanted() || tookAllEarly || (result.more() && (due > 0 || !heldFull));
 	}
 
-	private synchronized void checkAgainIn(long millis) {
+	private void checkAgainIn(long millis) {
+		schedule(this::request, millis, false);
+	}
+
+	private void checkWhenIdle() {
+		schedule(this::idleCheck, this.settings.idleCheckInterval().toMillis(), true);
+	}
+
+	private synchronized void schedule(Runnable check, long millis, boolean idleCheck) {
 		if (!this.running.getAsBoolean()) {
 			return;
 		}
 		if (this.nextCheck != null) {
 			this.nextCheck.cancel(false);
 		}
+		this.idle = idleCheck;
 		try {
-			this.nextCheck = this.scheduler.schedule(this::request, millis, TimeUnit.MILLISECONDS);
+			this.nextCheck = this.scheduler.schedule(check, millis, TimeUnit.MILLISECONDS);
 		}
 		catch (RejectedExecutionException ex) {
 			// The runtime is stopping.
 		}
+	}
+
+	/**
+	 * What a promote call of the broker read of the ready lists.
+	 *
+	 * @param sentNanos when it was sent
+	 * @param waiting whether a ready list held an id
+	 */
+	private record ReadyListsRead(long sentNanos, boolean waiting) {
 	}
 
 }

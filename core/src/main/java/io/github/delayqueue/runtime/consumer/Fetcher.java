@@ -107,6 +107,14 @@ final class Fetcher {
 	}
 
 	/**
+	 * What a promote call of the partition's broker read of its ready lists.
+	 * @see ClaimLoop#readyListsRead(long, boolean)
+	 */
+	void readyListsRead(long sentNanos, boolean waiting) {
+		this.claims.readyListsRead(sentNanos, waiting);
+	}
+
+	/**
 	 * A handler finished messages that held slots.
 	 * @param count how many
 	 */

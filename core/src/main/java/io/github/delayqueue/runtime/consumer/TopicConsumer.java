@@ -276,6 +276,16 @@ public final class TopicConsumer {
 		this.fetcher.wake();
 	}
 
+	/**
+	 * What a promote call of the partition's broker here read of its ready lists: while
+	 * these reports say they are empty, the consumer's idle check claims nothing.
+	 * @param sentNanos when the call was sent ({@link System#nanoTime()})
+	 * @param waiting whether a ready list held an id after the call
+	 */
+	public void readyListsRead(long sentNanos, boolean waiting) {
+		this.fetcher.readyListsRead(sentNanos, waiting);
+	}
+
 	private void dispatch(InFlightMessage message, boolean holdsSlot) {
 		execute(new HandlerCall(List.of(message), holdsSlot ? 1 : 0, () -> this.deliveries.handle(message)));
 	}

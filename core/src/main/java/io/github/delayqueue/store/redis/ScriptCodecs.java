@@ -179,7 +179,7 @@ final class ScriptCodecs {
 		public PromoteResult read(Object reply) {
 			List<?> values = (List<?>) reply;
 			return new PromoteResult((int) number(values.get(0)), microsOrNone(values.get(1)),
-					microsOrNone(values.get(2)), number(values.get(3)) == 1);
+					microsOrNone(values.get(2)), number(values.get(3)) == 1, number(values.get(4)) == 1);
 		}
 
 	}

@@ -4,8 +4,9 @@
 -- per call. Also reports when the earliest lease ends, so that the broker runs expire_leases only
 -- then.
 -- Also tells whether the partition's count marker (see partition_refusal) holds the caller's count,
--- so that a broker learns when the topic's number of partitions changed under it. An idle topic
--- costs three reads.
+-- so that a broker learns when the topic's number of partitions changed under it. And whether a
+-- ready list holds an id, so that a consumer here need not check the ready lists itself while the
+-- broker's calls keep telling it (see ClaimLoop). An idle topic costs four reads.
 -- KEYS[1] scheduled ZSET  id scored by due time (epoch ms)
 -- KEYS[2] ready LIST      ids waiting for a consumer, oldest first
 -- KEYS[3] in-flight ZSET  id scored by lease deadline (epoch ms); only read
@@ -27,16 +28,18 @@
 -- ARGV[5] the number of partitions the caller spreads the topic over
 -- Returns {messages moved, microseconds until the next scheduled message is due (0 if already due)
 --          or -1 if none, microseconds until the earliest lease ends (0 if one has) or -1 if none,
---          1 if the count marker holds ARGV[5] else 0}.
+--          1 if the count marker holds ARGV[5] else 0, 1 if a ready list (KEYS[2], KEYS[5..13]) holds
+--          an id after the call else 0}.
 -- Replayed: harmless (moves what is due by then).
 -- @include partition_refusal
 -- @include push_by_priority
+-- @include ready_waiting
 -- @include uses_priorities
 local counted = partition_refusal(KEYS[14], ARGV[5]) and 0 or 1
 local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 local lease = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
 if not head[2] and not lease[2] then
-  return {0, -1, -1, counted}
+  return {0, -1, -1, counted, ready_waiting(2, 4)}
 end
 local nowUs = now_us()
 local now = math.floor(nowUs / 1000)
@@ -62,4 +65,4 @@ local leaseWait = -1
 if lease[2] then
   leaseWait = math.max(0, tonumber(lease[2]) * 1000 - nowUs)
 end
-return {moved, wait, leaseWait, counted}
+return {moved, wait, leaseWait, counted, (moved > 0) and 1 or ready_waiting(2, 4)}

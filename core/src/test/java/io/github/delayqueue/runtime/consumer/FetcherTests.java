@@ -8,6 +8,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
 
@@ -115,6 +117,61 @@ class FetcherTests {
 			assertThat(dispatched).containsExactly("m2");
 		});
 		fetcher[0].stop();
+	}
+
+	/**
+	 * An idle topic costs one call per idle check interval: the broker's promote call,
+	 * which reads the ready lists, stands for the consumer's check while it reads them
+	 * empty; once it stops telling, the consumer checks itself again.
+	 */
+	@Test
+	void theIdleCheckClaimsNothingWhileTheBrokerReadsTheReadyListsEmpty() {
+		ClaimingStore store = new ClaimingStore(CompletableFuture.completedFuture(new ClaimResult(List.of(), false)));
+		store.next = (claim) -> CompletableFuture.completedFuture(new ClaimResult(List.of(), false));
+		Fetcher fetcher = idleFetcher(store, Duration.ofMillis(300));
+		fetcher.start();
+		await().atMost(Duration.ofSeconds(5)).until(() -> store.claims.get() == 1);
+		ScheduledFuture<?> broker = this.scheduler.scheduleAtFixedRate(
+				() -> fetcher.readyListsRead(System.nanoTime(), false), 50, 100, TimeUnit.MILLISECONDS);
+		await().during(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(3)).until(() -> store.claims.get() == 1);
+		broker.cancel(false);
+		await().atMost(Duration.ofSeconds(5)).until(() -> store.claims.get() > 1);
+		fetcher.stop();
+	}
+
+	/**
+	 * A wake-up signal that was lost costs no longer a wait than before: the broker's
+	 * next read that finds an id waiting claims it, without waiting for the idle check.
+	 */
+	@Test
+	void aBrokerReadThatFindsAnIdWaitingClaimsAtOnceWhileTheClaimsAreIdle() {
+		ClaimingStore store = new ClaimingStore(CompletableFuture.completedFuture(new ClaimResult(List.of(), false)));
+		store.next = (claim) -> CompletableFuture.completedFuture(new ClaimResult(List.of(), false));
+		Fetcher fetcher = idleFetcher(store, Duration.ofSeconds(4));
+		fetcher.start();
+		await().atMost(Duration.ofSeconds(5)).until(() -> store.claims.get() == 1);
+		long answered = System.nanoTime();
+		fetcher.readyListsRead(System.nanoTime(), true);
+		assertThat(store.claims.get()).as("within half an idle check interval of the last claim").isEqualTo(1);
+		await().atMost(Duration.ofSeconds(5))
+			.until(() -> System.nanoTime() - answered > TimeUnit.MILLISECONDS.toNanos(2100));
+		fetcher.readyListsRead(System.nanoTime(), true);
+		await().atMost(Duration.ofMillis(1500)).until(() -> store.claims.get() == 2);
+		fetcher.stop();
+	}
+
+	private Fetcher idleFetcher(ClaimingStore store, Duration idleCheckInterval) {
+		OutageLog outageLog = new OutageLog("test");
+		Settlement settlement = new Settlement("orders", store, new AckBatcher("orders", store, this.scheduler));
+		LeaseKeeper leases = new LeaseKeeper("orders", store, Duration.ofSeconds(30), Duration.ofMinutes(5), settlement,
+				this.scheduler, outageLog);
+		leases.start();
+		ListenerSettings settings = new ListenerSettings(1, 0, 3, Duration.ofSeconds(30),
+				new RetryBackoff(Duration.ofSeconds(1), 2.0, Duration.ofMinutes(1)), idleCheckInterval,
+				Duration.ofSeconds(1), Duration.ofMinutes(5), LatePolicy.DELIVER, Duration.ofMinutes(1));
+		return new Fetcher("orders", store, settings, 1, new AdaptivePrefetch(0, 1, Duration.ofSeconds(30)), null,
+				new ClaimPause(), DelayQueueMetrics.NONE, this.scheduler, (message, holdsSlot) -> {
+				}, leases, outageLog);
 	}
 
 	private static ListenerSettings settings() {

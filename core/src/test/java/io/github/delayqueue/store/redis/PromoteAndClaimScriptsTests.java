@@ -52,7 +52,7 @@ class PromoteAndClaimScriptsTests {
 	void promoteTellsWhenTheEarliestLeaseEndsSoThatExpiryIsCheckedOnlyThen() {
 		ScriptTest.run((template, store, redis) -> {
 			assertThat(Transitions.promote(store, "jobs", 10, Duration.ZERO))
-				.isEqualTo(new PromoteResult(0, null, null, true));
+				.isEqualTo(new PromoteResult(0, null, null, true, false));
 			send(template, "a", Duration.ZERO);
 			send(template, "c", Duration.ZERO);
 			send(template, "b", Duration.ofHours(1));
@@ -63,6 +63,28 @@ class PromoteAndClaimScriptsTests {
 			assertThat(promoted.nextLeaseEndIn()).isBetween(Duration.ofMinutes(1), Duration.ofMinutes(2));
 			Transitions.claim(store, "jobs", 1, Duration.ZERO);
 			assertThat(Transitions.promote(store, "jobs", 10, Duration.ZERO).nextLeaseEndIn()).isZero();
+		});
+	}
+
+	@Test
+	void promoteTellsWhetherAReadyListOfAnyPriorityHoldsAnIdSoThatAnIdleConsumerNeedNotLook() {
+		ScriptTest.run((template, store, redis) -> {
+			assertThat(Transitions.promote(store, "jobs", 10, Duration.ZERO).readyWaiting()).isFalse();
+			send(template, "later", HOUR);
+			assertThat(Transitions.promote(store, "jobs", 10, Duration.ZERO).readyWaiting()).isFalse();
+			send(template, "now", Duration.ZERO);
+			assertThat(Transitions.promote(store, "jobs", 10, Duration.ZERO).readyWaiting()).isTrue();
+			assertThat(Transitions.promote(store, "jobs", 10, Duration.ZERO).readyWaiting())
+				.as("made ready by an earlier call")
+				.isTrue();
+			Transitions.claim(store, "jobs", 1, Duration.ofMinutes(2));
+			assertThat(Transitions.promote(store, "jobs", 10, Duration.ZERO).readyWaiting()).isFalse();
+			template.send(DelayMessage.builder("jobs", "urgent").id("urgent").priority(7).build());
+			Transitions.promote(store, "jobs", 10, Duration.ZERO);
+			assertThat(redis.opsForList().size(store.keys("jobs").ready())).isZero();
+			assertThat(Transitions.promote(store, "jobs", 10, Duration.ZERO).readyWaiting())
+				.as("on the list of priority 7")
+				.isTrue();
 		});
 	}
 

@@ -838,6 +838,8 @@ class StateMachineModelTests {
 						.min()
 						.orElse(-1);
 					assertThat(signum(result.nextLeaseEndIn())).as(describe("next lease end")).isEqualTo(nextLease);
+					assertThat(result.readyWaiting()).as(describe("an id waiting on a ready list"))
+						.isEqualTo(Run.this.model.readyLists.stream().anyMatch((list) -> !list.isEmpty()));
 				}
 
 			};
