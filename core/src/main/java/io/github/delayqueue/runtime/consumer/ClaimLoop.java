@@ -38,12 +38,12 @@ import org.springframework.util.backoff.BackOffExecution;
  * messages back, it claims again when the window has room, not before; nor while a
  * handler of the topic asked for a slow-down. While nothing comes, it checks the ready
  * lists every {@link ListenerSettings#idleCheckInterval() idle check interval}, in case a
- * wake-up signal was lost, unless the partition's broker here read them empty since the
- * last claim and lately: then the broker's call, which it makes anyway, was the check,
- * and an idle topic costs Redis one call per interval instead of two. A broker's read
- * that finds an id waiting while the claims are idle claims at once, at most every half
- * interval. Thread-safe: the scheduler calls in from several threads, and one of them at
- * a time runs the claims (the active fetch).
+ * wake-up signal was lost, unless the partition's broker here read them empty lately:
+ * then the broker's call, which it makes anyway, was the check, and an idle topic costs
+ * Redis one call per interval instead of two. A broker's read that finds an id waiting
+ * while the claims are idle claims at once, at most every half interval. Thread-safe: the
+ * scheduler calls in from several threads, and one of them at a time runs the claims (the
+ * active fetch).
  */
 final class ClaimLoop {
 
@@ -181,8 +181,9 @@ final class ClaimLoop {
 
 	/**
 	 * The partition's broker here read its ready lists: while the claims are idle, an id
-	 * waiting there is claimed (at most every half idle check interval), and ready lists
-	 * read empty since the last claim make the idle check claim nothing.
+	 * waiting there (read after the last claim was answered) is claimed, at most every
+	 * half idle check interval; ready lists read empty lately make the idle check claim
+	 * nothing.
 	 * @param sentNanos when the broker's call was sent ({@link System#nanoTime()})
 	 * @param waiting whether a ready list held an id after the call
 	 */
@@ -196,15 +197,16 @@ final class ClaimLoop {
 	}
 
 	/**
-	 * The idle check: claims, unless the broker read the ready lists empty after the last
-	 * claim, less than one and a half intervals ago (the broker's cycle drifts against
-	 * this check's; a later read that finds an id claims at once).
+	 * The idle check: claims, unless the broker's latest read found the ready lists
+	 * empty, less than one and a half intervals ago (its cycle drifts against this
+	 * check's). Whatever becomes ready after that read, the broker's next read finds and
+	 * claims at once (see {@link #readyListsRead}), or, if the broker stops reading, the
+	 * next idle check.
 	 */
 	private void idleCheck() {
 		ReadyListsRead read = this.lastRead;
 		long now = System.nanoTime();
-		if (read != null && !read.waiting() && read.sentNanos() - this.lastClaimAnsweredNanos > 0
-				&& now - read.sentNanos() < this.idleCheckIntervalNanos * 3 / 2) {
+		if (read != null && !read.waiting() && now - read.sentNanos() < this.idleCheckIntervalNanos * 3 / 2) {
 			if (logger.isTraceEnabled()) {
 				logger.trace("Topic '" + this.topic + "': the broker read the ready lists empty "
 						+ TimeUnit.NANOSECONDS.toMillis(now - read.sentNanos()) + " ms ago, no idle claim");
