@@ -53,7 +53,11 @@ import org.springframework.data.redis.RedisSystemException;
  * calls are written by a task queued on that I/O thread (behind the commands queued
  * before it; on the writer thread while the I/O thread is not known), and no other thread
  * writes a call of the partition while that task is queued: calls go out in the order
- * they were taken.
+ * they were taken. Once a reply has shown the I/O thread, a send that finds room queues
+ * that task too rather than writing its call itself: a sender would otherwise hold the
+ * partition's lock while the client wakes the I/O thread, which then waits for that lock
+ * to handle a reply (with waiting senders on two cores, the send rate fell by a tenth to
+ * a third, and the p99 of a send doubled).
  *
  * <p>
  * A call that stored nothing because Redis lost the script ({@code NOSCRIPT}) or a
@@ -190,15 +194,28 @@ final class SendCoalescer {
 
 		void add(List<Pending> sends) {
 			List<Call> taken = new ArrayList<>();
+			boolean queueWriter = false;
 			synchronized (this) {
 				this.waiting.addAll(sends);
-				while (this.resends.isEmpty() && !this.writerQueued && hasRoom()) {
-					this.onTheirWay++;
-					taken.add(takeCall());
+				if (this.ioThread != null) {
+					// Written by a task on the I/O thread, with whatever else waits by
+					// then:
+					// this thread never holds the lock while the client wakes that
+					// thread.
+					queueWriter = this.resends.isEmpty() && hasRoom() && queueWriter();
+				}
+				else {
+					while (this.resends.isEmpty() && !this.writerQueued && hasRoom()) {
+						this.onTheirWay++;
+						taken.add(takeCall());
+					}
 				}
 				if (!this.waiting.isEmpty()) {
 					armExpiry();
 				}
+			}
+			if (queueWriter) {
+				runWriter();
 			}
 			taken.forEach(this::follow);
 		}
