@@ -1,0 +1,328 @@
+package io.github.delayqueue.review;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+import io.github.delayqueue.convert.JsonPayloadConverter;
+import io.github.delayqueue.listener.DelayListenerEndpoint;
+import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
+import io.github.delayqueue.listener.Delivery;
+import io.github.delayqueue.listener.LatePolicy;
+import io.github.delayqueue.listener.ListenerSettings;
+import io.github.delayqueue.time.RetryBackoff;
+import io.github.delayqueue.producer.DelayMessage;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.runtime.broker.BrokerSettings;
+import io.github.delayqueue.store.TopicPartitions;
+import io.github.delayqueue.store.redis.TopicKeys;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
+import io.github.delayqueue.testsupport.TestStore;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.data.redis.core.script.DefaultRedisScript;
+import org.springframework.util.ReflectionUtils;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Adversarial review of commits c1f527e and 01effad ("an idle topic costs one call per
+ * interval"): the consumer's idle check claims nothing while the partition's broker here
+ * lately read the ready lists empty. The promise: a message made ready while its wake-up
+ * signal was lost (here: put in a ready list by hand, so that no signal is ever sent) is
+ * still claimed within about one idle check interval, and an idle topic costs one call
+ * per interval. Each test runs a real {@link DelayQueueRuntime} over a {@link TestStore}
+ * behind a proxy, which counts the calls and can hold Redis' replies back.
+ */
+class IdleCheckReviewTests {
+
+	private static final String TOPIC = "idle";
+
+	/** Moves a stored message to a ready list, due now, without any signal. */
+	private static final DefaultRedisScript<Long> MAKE_READY = new DefaultRedisScript<>("""
+			local v = redis.call('HGET', KEYS[1], ARGV[1])
+			local a, d, body = string.match(v, '^(%d+):(%d+):(.*)$')
+			local t = redis.call('TIME')
+			local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+			redis.call('HSET', KEYS[1], ARGV[1], a .. ':' .. now .. ':' .. body)
+			redis.call('ZREM', KEYS[2], ARGV[1])
+			if ARGV[2] ~= '0' then
+			  redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
+			end
+			return redis.call('RPUSH', KEYS[3], ARGV[1])
+			""", Long.class);
+
+	@Test
+	void aMessageMadeReadyWithoutASignalIsClaimedWithinTwoIdleCheckIntervalsAtRandomPhases() {
+		Duration interval = Duration.ofMillis(400);
+		try (App app = new App(1, interval, interval)) {
+			List<Long> latencies = app.lostSignals(12, 0, interval);
+			assertThat(latencies).as("ms from ready to handled, interval %s", interval)
+				.allSatisfy((ms) -> assertThat(ms).isLessThanOrEqualTo(2 * interval.toMillis()));
+		}
+	}
+
+	/**
+	 * A broker that sleeps ten idle check intervals, woken by a send a little over half
+	 * an interval after the consumer's last idle check, reads the ready lists empty just
+	 * before the message is made ready. Before the fix, that read made the idle checks
+	 * within one and a half intervals of it claim nothing, and the next one came a whole
+	 * interval later: the message waited about two and a half intervals (950-1000 ms
+	 * here) where it waited at most one before c1f527e.
+	 */
+	@Test
+	void withAMaxSleepTenTimesTheIdleCheckIntervalAMessageMadeReadyWithoutASignalIsClaimedWithinAboutOneInterval() {
+		Duration interval = Duration.ofMillis(400);
+		try (App app = new App(1, interval, interval.multipliedBy(10))) {
+			app.lostSignals(1, 0, interval);
+			app.sendAfter = interval.multipliedBy(55).dividedBy(100);
+			List<Long> latencies = app.lostSignals(6, 0, interval, Duration.ofMillis(20));
+			assertThat(latencies)
+				.as("ms from ready to handled, interval %s, max-sleep %s", interval, interval.multipliedBy(10))
+				.allSatisfy((ms) -> assertThat(ms).isLessThanOrEqualTo(interval.toMillis() * 5 / 4 + 150));
+		}
+	}
+
+	@Test
+	void withAMaxSleepFarShorterThanTheIdleCheckIntervalTheBrokersReadClaimsWithinAnInterval() {
+		Duration interval = Duration.ofMillis(1000);
+		try (App app = new App(1, interval, Duration.ofMillis(100))) {
+			List<Long> latencies = app.lostSignals(6, 0, interval);
+			assertThat(latencies).allSatisfy((ms) -> assertThat(ms).isLessThanOrEqualTo(interval.toMillis() + 150));
+		}
+	}
+
+	@Test
+	void aMessageMadeReadyWithoutASignalOnTheReadyListOfAPriorityIsClaimedWithinTwoIntervals() {
+		Duration interval = Duration.ofMillis(400);
+		try (App app = new App(1, interval, interval)) {
+			List<Long> latencies = app.lostSignals(6, 7, interval);
+			assertThat(latencies).allSatisfy((ms) -> assertThat(ms).isLessThanOrEqualTo(2 * interval.toMillis()));
+		}
+	}
+
+	@Test
+	void anIdleTopicCostsAboutOneCallPerIdleCheckInterval() {
+		Duration interval = Duration.ofMillis(300);
+		try (App app = new App(1, interval, interval)) {
+			double perInterval = app.scriptCallsPerInterval(interval, Duration.ofSeconds(3));
+			// Before the change: a promote and a claim, two.
+			assertThat(perInterval).as("script calls per interval of an idle topic").isLessThan(1.3);
+		}
+	}
+
+	/**
+	 * An id left in the ready list of a priority while the priorities hash is empty (or a
+	 * key of the wrong type there): the broker reads "waiting" forever, and the claims
+	 * never look at that list. The consumer then claims in vain, but no more often than
+	 * before the change (a promote and a claim per interval), and it still delivers.
+	 */
+	@Test
+	void aStaleIdInTheReadyListOfAPriorityCostsNoMoreCallsThanBeforeTheChange() {
+		Duration interval = Duration.ofMillis(300);
+		try (App app = new App(1, interval, interval)) {
+			TopicKeys keys = app.store.store().keys(TOPIC);
+			app.store.redis().opsForList().rightPush(keys.ready(3), "stale");
+			app.store.redis().opsForValue().set(keys.ready(4), "wrong type");
+			double perInterval = app.scriptCallsPerInterval(interval, Duration.ofSeconds(3));
+			assertThat(perInterval).as("script calls per interval with a stale priority list").isLessThan(2.3);
+			List<Long> latencies = app.lostSignals(3, 0, interval);
+			assertThat(latencies).allSatisfy((ms) -> assertThat(ms).isLessThanOrEqualTo(2 * interval.toMillis()));
+		}
+	}
+
+	@Test
+	void eachOfThreePartitionsClaimsAMessageMadeReadyWithoutASignalWithinTwoIntervals() {
+		Duration interval = Duration.ofMillis(400);
+		try (App app = new App(3, interval, interval)) {
+			List<Long> latencies = app.lostSignals(9, 0, interval);
+			assertThat(latencies).allSatisfy((ms) -> assertThat(ms).isLessThanOrEqualTo(2 * interval.toMillis()));
+		}
+	}
+
+	@Test
+	void afterAPauseAndAResumeTheNewConsumerStillClaimsAMessageMadeReadyWithoutASignal() {
+		Duration interval = Duration.ofMillis(400);
+		try (App app = new App(3, interval, interval)) {
+			app.lostSignals(3, 0, interval);
+			for (int i = 0; i < 3; i++) {
+				assertThat(app.runtime.pause(TOPIC)).isTrue();
+				assertThat(app.runtime.resume(TOPIC)).isTrue();
+				List<Long> latencies = app.lostSignals(3, 0, interval);
+				assertThat(latencies).allSatisfy((ms) -> assertThat(ms).isLessThanOrEqualTo(2 * interval.toMillis()));
+			}
+		}
+	}
+
+	@Test
+	void aMessageMadeReadyWithoutASignalWhileRedisDoesNotAnswerIsClaimedWithinTwoIntervalsOfItsReturn() {
+		Duration interval = Duration.ofMillis(400);
+		try (App app = new App(1, interval, interval)) {
+			app.lostSignals(2, 0, interval);
+			app.store.proxy().pause();
+			String id = app.send(0);
+			await().pollDelay(Duration.ofSeconds(2)).until(() -> true);
+			app.makeReady(id, 0);
+			long resumed = System.nanoTime();
+			app.store.proxy().resume();
+			await().atMost(Duration.ofSeconds(10)).until(() -> app.received.containsKey(id));
+			long ms = TimeUnit.NANOSECONDS.toMillis(app.received.get(id) - resumed);
+			// Reconnection takes up to a second (the client's back-off).
+			assertThat(ms).as("ms from Redis' return to handled").isLessThanOrEqualTo(1000 + 2 * interval.toMillis());
+			assertThat(app.deliveries).as("deliveries of %s", id).containsEntry(id, 1);
+		}
+	}
+
+	@Test
+	void aMessageMadeReadyWithoutASignalWhileRepliesComeMoreThanAnIntervalLateIsStillClaimed() {
+		Duration interval = Duration.ofMillis(400);
+		try (App app = new App(1, interval, interval)) {
+			app.lostSignals(2, 0, interval);
+			Duration latency = Duration.ofMillis(600);
+			app.store.proxy().latency(latency);
+			List<Long> latencies = app.lostSignals(4, 0, interval);
+			app.store.proxy().latency(Duration.ZERO);
+			// A claim and its reply take a latency; the read that found the lists empty
+			// was sent one latency before it came back.
+			assertThat(latencies).allSatisfy(
+					(ms) -> assertThat(ms).isLessThanOrEqualTo(2 * interval.toMillis() + 3 * latency.toMillis()));
+		}
+	}
+
+	/** An application with a listener of the topic, behind a proxy. */
+	static final class App implements AutoCloseable {
+
+		final TestStore store;
+
+		/** Raw access for the "other application", straight to Redis. */
+		final TestStore other;
+
+		final DelayQueueRuntime runtime;
+
+		final Map<String, Long> received = new ConcurrentHashMap<>();
+
+		final Map<String, Integer> deliveries = new ConcurrentHashMap<>();
+
+		final int partitions;
+
+		private int sent;
+
+		/** How long after the last message was handled the next one is sent. */
+		Duration sendAfter = Duration.ZERO;
+
+		App(int partitions, Duration idleCheckInterval, Duration maxSleep) {
+			this.partitions = partitions;
+			String prefix = TestStore.uniquePrefix();
+			this.store = TestStore.builder().prefix(prefix).partitions(Map.of(TOPIC, partitions)).behindProxy().build();
+			this.other = TestStore.builder().prefix(prefix).partitions(Map.of(TOPIC, partitions)).build();
+			JsonPayloadConverter converter = new JsonPayloadConverter(new JsonMapper());
+			DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(converter);
+			ListenerSettings settings = new ListenerSettings(2, 0, 3, Duration.ofSeconds(30),
+					new RetryBackoff(Duration.ofSeconds(1), 2.0, Duration.ofMinutes(1)), idleCheckInterval,
+					Duration.ofSeconds(2), Duration.ofMinutes(5), LatePolicy.DELIVER, Duration.ofHours(1));
+			Method method = ReflectionUtils.findMethod(App.class, "on", Delivery.class);
+			registry.register(new DelayListenerEndpoint(TOPIC, this, method, settings));
+			this.runtime = new DelayQueueRuntime(this.store.store(), converter,
+					new BrokerSettings(100, maxSleep, Duration.ZERO), registry);
+			this.runtime.start();
+		}
+
+		void on(Delivery<String> delivery) {
+			this.received.putIfAbsent(delivery.id(), System.nanoTime());
+			this.deliveries.merge(delivery.id(), 1, Integer::sum);
+		}
+
+		/**
+		 * Sends a message due in about an hour, by the other application, to a partition:
+		 * each earlier than the last, so that its signal wakes the broker, which then
+		 * reads the ready lists empty just before the message is made ready.
+		 */
+		String send(int partition) {
+			String id = idIn(partition, "m" + this.sent + "-");
+			Duration delay = Duration.ofHours(1).minusSeconds(this.sent++);
+			this.other.template().send(DelayMessage.builder(TOPIC, "body").id(id).delay(delay).build());
+			return id;
+		}
+
+		private String idIn(int partition, String prefix) {
+			for (int i = 0;; i++) {
+				String id = prefix + i;
+				if (TopicPartitions.indexOf(id, this.partitions) == partition) {
+					return id;
+				}
+			}
+		}
+
+		void makeReady(String id, int priority) {
+			String partition = this.other.store().partitions().nameFor(TOPIC, id);
+			TopicKeys keys = this.other.store().keys(partition);
+			this.other.redis()
+				.execute(
+						MAKE_READY, List.of(keys.messages(), keys.scheduled(),
+								(priority > 0) ? keys.ready(priority) : keys.ready(), keys.priorities()),
+						id, Integer.toString(priority));
+		}
+
+		/**
+		 * Makes messages ready without a signal, one at a time at random phases, and
+		 * returns how long each took to be handled.
+		 */
+		List<Long> lostSignals(int count, int priority, Duration interval) {
+			return lostSignals(count, priority, interval, interval.multipliedBy(3).dividedBy(2));
+		}
+
+		List<Long> lostSignals(int count, int priority, Duration interval, Duration maxPhase) {
+			List<Long> latencies = new ArrayList<>();
+			for (int i = 0; i < count; i++) {
+				if (!this.sendAfter.isZero()) {
+					await().pollDelay(this.sendAfter).until(() -> true);
+				}
+				String id = send(i % this.partitions);
+				long phase = ThreadLocalRandom.current().nextLong(1, maxPhase.toMillis() + 1);
+				await().pollDelay(Duration.ofMillis(phase)).until(() -> true);
+				long ready = System.nanoTime();
+				makeReady(id, priority);
+				await().atMost(Duration.ofSeconds(10)).until(() -> this.received.containsKey(id));
+				latencies.add(TimeUnit.NANOSECONDS.toMillis(this.received.get(id) - ready));
+			}
+			System.out.println("IdleCheckReviewTests latencies (ms): " + latencies);
+			assertThat(this.deliveries.values()).as("deliveries of each message").containsOnly(1);
+			return latencies;
+		}
+
+		double scriptCallsPerInterval(Duration interval, Duration window) {
+			// Settled first: the start's calls are not counted.
+			await().pollDelay(interval.multipliedBy(3)).until(() -> true);
+			FaultyRedisProxy proxy = this.store.proxy();
+			int before = proxy.forwardedCount(App::isScript);
+			int all = proxy.forwardedCommands().size();
+			await().pollDelay(window).until(() -> true);
+			int calls = proxy.forwardedCount(App::isScript) - before;
+			int allCalls = proxy.forwardedCommands().size() - all;
+			double perInterval = calls * (double) interval.toMillis() / window.toMillis();
+			System.out.println("IdleCheckReviewTests: " + calls + " script calls (" + allCalls + " commands) in "
+					+ window + ", " + perInterval + " per interval of " + interval);
+			return perInterval;
+		}
+
+		private static boolean isScript(String name) {
+			return name.startsWith("EVAL");
+		}
+
+		@Override
+		public void close() {
+			this.runtime.stop();
+			this.other.close();
+			this.store.close();
+		}
+
+	}
+
+}
