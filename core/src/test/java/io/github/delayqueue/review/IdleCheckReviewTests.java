@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -15,10 +16,12 @@ import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
 import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.listener.LatePolicy;
 import io.github.delayqueue.listener.ListenerSettings;
+import io.github.delayqueue.listener.SlowDownException;
 import io.github.delayqueue.time.RetryBackoff;
 import io.github.delayqueue.producer.DelayMessage;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.broker.BrokerSettings;
+import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
@@ -197,6 +200,129 @@ class IdleCheckReviewTests {
 		}
 	}
 
+	@Test
+	void withItsOnlySlotBusyAMessageMadeReadyWithoutASignalIsClaimedAsSoonAsTheSlotFrees() throws Exception {
+		Duration interval = Duration.ofMillis(400);
+		CountDownLatch release = new CountDownLatch(1);
+		try (App app = new App(1, App.settings(interval).withConcurrency(1), interval, Duration.ZERO)) {
+			app.handler = (delivery) -> {
+				if (delivery.id().startsWith("m0-")) {
+					release.await(10, TimeUnit.SECONDS);
+				}
+			};
+			String busy = app.send(0);
+			app.makeReady(busy, 0);
+			await().atMost(Duration.ofSeconds(5)).until(() -> app.received.containsKey(busy));
+			String waiting = app.send(0);
+			app.makeReady(waiting, 0);
+			// Three intervals with the slot taken: idle checks and broker reads come and
+			// go.
+			await().pollDelay(interval.multipliedBy(3)).until(() -> true);
+			assertThat(app.received).doesNotContainKey(waiting);
+			long freed = System.nanoTime();
+			release.countDown();
+			await().atMost(Duration.ofSeconds(5)).until(() -> app.received.containsKey(waiting));
+			assertThat(TimeUnit.NANOSECONDS.toMillis(app.received.get(waiting) - freed))
+				.as("ms from the slot freed to the waiting message handled")
+				.isLessThan(200);
+		}
+	}
+
+	@Test
+	void underARateLimitMessagesMadeReadyWithoutASignalAreClaimedAsTheWindowHasRoomWithoutStalling() {
+		Duration interval = Duration.ofMillis(400);
+		ListenerSettings settings = App.settings(interval).withRateLimit(new RateLimit(1, Duration.ofSeconds(1)));
+		try (App app = new App(1, settings, interval, Duration.ZERO)) {
+			List<String> ids = new ArrayList<>();
+			for (int i = 0; i < 4; i++) {
+				ids.add(app.send(0));
+			}
+			long ready = System.nanoTime();
+			ids.forEach((id) -> app.makeReady(id, 0));
+			await().atMost(Duration.ofSeconds(10)).until(() -> app.received.keySet().containsAll(ids));
+			List<Long> at = ids.stream()
+				.map((id) -> TimeUnit.NANOSECONDS.toMillis(app.received.get(id) - ready))
+				.sorted()
+				.toList();
+			System.out.println("IdleCheckReviewTests rate-limited deliveries at (ms): " + at);
+			assertThat(at.get(0)).isLessThanOrEqualTo(2 * interval.toMillis());
+			for (int i = 1; i < at.size(); i++) {
+				assertThat(at.get(i) - at.get(i - 1)).as("ms between deliveries %s and %s: %s", i - 1, i, at)
+					.isLessThanOrEqualTo(1000 + 200);
+			}
+			assertThat(app.deliveries.values()).containsOnly(1);
+		}
+	}
+
+	@Test
+	void afterAHandlersSlowDownAMessageMadeReadyWithoutASignalIsClaimedWithinAnIntervalOfItsEnd() {
+		Duration interval = Duration.ofMillis(400);
+		Duration pause = Duration.ofMillis(800);
+		try (App app = new App(1, interval, interval)) {
+			app.handler = (delivery) -> {
+				if (delivery.id().startsWith("m0-") && delivery.attempt() == 1) {
+					throw new SlowDownException(pause);
+				}
+			};
+			String slow = app.send(0);
+			app.makeReady(slow, 0);
+			await().atMost(Duration.ofSeconds(5)).until(() -> app.received.containsKey(slow));
+			long paused = app.received.get(slow);
+			String next = app.send(0);
+			app.makeReady(next, 0);
+			await().atMost(Duration.ofSeconds(10)).until(() -> app.received.containsKey(next));
+			assertThat(TimeUnit.NANOSECONDS.toMillis(app.received.get(next) - paused))
+				.as("ms from the slow-down to the next message handled")
+				.isLessThanOrEqualTo(pause.toMillis() + interval.toMillis() + 200);
+			await().atMost(Duration.ofSeconds(10)).until(() -> app.deliveries.getOrDefault(slow, 0) == 2);
+			assertThat(app.deliveries).containsEntry(next, 1);
+		}
+	}
+
+	/**
+	 * Script calls of a busy topic (messages sent due at once, 20 a second, their signals
+	 * heard) and of a topic whose messages the lookahead makes ready early, held by a
+	 * consumer of one slot while more wait at the head of the ready list. Printed to be
+	 * compared with the parent commit (c1f527e~1), where this test ran unchanged.
+	 */
+	@Test
+	void aBusyTopicAndATopicWithMessagesHeldEarlyMakeNoMoreCallsThanBefore() {
+		Duration interval = Duration.ofMillis(300);
+		int busy;
+		try (App app = new App(1, interval, interval)) {
+			await().pollDelay(interval.multipliedBy(3)).until(() -> true);
+			int before = app.store.proxy().forwardedCount(App::isScript);
+			for (int i = 0; i < 60; i++) {
+				app.other.template().send(TOPIC, "busy " + i, Duration.ZERO);
+				await().pollDelay(Duration.ofMillis(50)).until(() -> true);
+			}
+			await().atMost(Duration.ofSeconds(10)).until(() -> app.received.size() == 60);
+			busy = app.store.proxy().forwardedCount(App::isScript) - before;
+		}
+		int early;
+		ListenerSettings settings = App.settings(interval).withConcurrency(1);
+		try (App app = new App(1, settings, interval, Duration.ofSeconds(1))) {
+			app.handler = (delivery) -> await().pollDelay(Duration.ofMillis(100)).until(() -> true);
+			await().pollDelay(interval.multipliedBy(3)).until(() -> true);
+			int before = app.store.proxy().forwardedCount(App::isScript);
+			for (int i = 0; i < 30; i++) {
+				app.other.template().send(TOPIC, "early " + i, Duration.ofMillis(500 + 100 * i));
+			}
+			await().atMost(Duration.ofSeconds(15)).until(() -> app.received.size() == 30);
+			early = app.store.proxy().forwardedCount(App::isScript) - before;
+		}
+		System.out.println("IdleCheckReviewTests: busy topic " + busy + " script calls for 60 messages; early ones "
+				+ early + " script calls for 30 messages");
+		assertThat(busy).isLessThan(400);
+		assertThat(early).isLessThan(400);
+	}
+
+	interface Handler {
+
+		void handle(Delivery<String> delivery) throws Exception;
+
+	}
+
 	/** An application with a listener of the topic, behind a proxy. */
 	static final class App implements AutoCloseable {
 
@@ -215,29 +341,41 @@ class IdleCheckReviewTests {
 
 		private int sent;
 
+		/** What the handler does after recording the delivery. */
+		volatile Handler handler = (delivery) -> {
+		};
+
 		/** How long after the last message was handled the next one is sent. */
 		Duration sendAfter = Duration.ZERO;
 
 		App(int partitions, Duration idleCheckInterval, Duration maxSleep) {
+			this(partitions, settings(idleCheckInterval), maxSleep, Duration.ZERO);
+		}
+
+		App(int partitions, ListenerSettings settings, Duration maxSleep, Duration lookahead) {
 			this.partitions = partitions;
 			String prefix = TestStore.uniquePrefix();
 			this.store = TestStore.builder().prefix(prefix).partitions(Map.of(TOPIC, partitions)).behindProxy().build();
 			this.other = TestStore.builder().prefix(prefix).partitions(Map.of(TOPIC, partitions)).build();
 			JsonPayloadConverter converter = new JsonPayloadConverter(new JsonMapper());
 			DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(converter);
-			ListenerSettings settings = new ListenerSettings(2, 0, 3, Duration.ofSeconds(30),
-					new RetryBackoff(Duration.ofSeconds(1), 2.0, Duration.ofMinutes(1)), idleCheckInterval,
-					Duration.ofSeconds(2), Duration.ofMinutes(5), LatePolicy.DELIVER, Duration.ofHours(1));
 			Method method = ReflectionUtils.findMethod(App.class, "on", Delivery.class);
 			registry.register(new DelayListenerEndpoint(TOPIC, this, method, settings));
 			this.runtime = new DelayQueueRuntime(this.store.store(), converter,
-					new BrokerSettings(100, maxSleep, Duration.ZERO), registry);
+					new BrokerSettings(100, maxSleep, lookahead), registry);
 			this.runtime.start();
 		}
 
-		void on(Delivery<String> delivery) {
+		static ListenerSettings settings(Duration idleCheckInterval) {
+			return new ListenerSettings(2, 0, 3, Duration.ofSeconds(30),
+					new RetryBackoff(Duration.ofSeconds(1), 2.0, Duration.ofMinutes(1)), idleCheckInterval,
+					Duration.ofSeconds(2), Duration.ofMinutes(5), LatePolicy.DELIVER, Duration.ofHours(1));
+		}
+
+		void on(Delivery<String> delivery) throws Exception {
 			this.received.putIfAbsent(delivery.id(), System.nanoTime());
 			this.deliveries.merge(delivery.id(), 1, Integer::sum);
+			this.handler.handle(delivery);
 		}
 
 		/**
