@@ -21,11 +21,14 @@ import io.github.delayqueue.time.RetryBackoff;
 import io.github.delayqueue.producer.DelayMessage;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.broker.BrokerSettings;
+import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.TopicPartitions;
+import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.TestStore;
+import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -332,6 +335,61 @@ class IdleCheckReviewTests {
 		assertThat(early).isLessThan(400);
 	}
 
+	/**
+	 * A dead-letter listener: a message dead-lettered by another application while this
+	 * one's subscription is cut (its signal lost, not held) reaches it through the broker
+	 * of the dead letters' topic or the idle check.
+	 */
+	@Test
+	void aDeadLetterWhoseSignalWasLostReachesTheDeadLetterListenerWithinTwoIntervalsOfRedisReturn() {
+		Duration interval = Duration.ofMillis(400);
+		try (App app = new App(TopicPartitions.deadLettersOf(TOPIC), 1, App.settings(interval), interval,
+				Duration.ZERO)) {
+			RedisMessageStore other = app.other.store();
+			app.other.template().send(DelayMessage.builder(TOPIC, "body").id("doomed").build());
+			Transitions.promote(other, TOPIC, 10);
+			List<ClaimedMessage> claimed = Transitions.claim(other, TOPIC, 10, Duration.ofMinutes(1));
+			assertThat(claimed).hasSize(1);
+			await().pollDelay(interval).until(() -> true);
+			app.store.proxy().pause();
+			app.store.proxy().cutAll();
+			assertThat(Transitions.deadLetter(other, TOPIC, "doomed", claimed.get(0).leaseToken(), "failed")).isTrue();
+			long resumed = System.nanoTime();
+			app.store.proxy().resume();
+			await().atMost(Duration.ofSeconds(10)).until(() -> app.received.containsKey("doomed"));
+			assertThat(TimeUnit.NANOSECONDS.toMillis(app.received.get("doomed") - resumed))
+				.as("ms from Redis' return to the dead letter handled")
+				.isLessThanOrEqualTo(1000 + 2 * interval.toMillis());
+			assertThat(app.deliveries).containsEntry("doomed", 1);
+		}
+	}
+
+	/**
+	 * The same with a signal truly lost: the subscription is cut while another
+	 * application's broker makes a message ready (its signal published to nobody here).
+	 */
+	@Test
+	void aMessageWhoseSignalWasPublishedWhileTheSubscriptionWasCutIsClaimedWithinTwoIntervalsOfRedisReturn() {
+		Duration interval = Duration.ofMillis(400);
+		try (App app = new App(1, interval, interval.multipliedBy(10))) {
+			app.lostSignals(1, 0, interval);
+			RedisMessageStore other = app.other.store();
+			app.other.template()
+				.send(DelayMessage.builder(TOPIC, "body").id("cut").delay(Duration.ofMillis(300)).build());
+			app.store.proxy().pause();
+			app.store.proxy().cutAll();
+			await().atMost(Duration.ofSeconds(5))
+				.until(() -> Transitions.promote(other, TOPIC, 10).readyWaiting() && other.keys(TOPIC).ready() != null);
+			long resumed = System.nanoTime();
+			app.store.proxy().resume();
+			await().atMost(Duration.ofSeconds(10)).until(() -> app.received.containsKey("cut"));
+			assertThat(TimeUnit.NANOSECONDS.toMillis(app.received.get("cut") - resumed))
+				.as("ms from Redis' return to handled")
+				.isLessThanOrEqualTo(1000 + 2 * interval.toMillis());
+			assertThat(app.deliveries).containsEntry("cut", 1);
+		}
+	}
+
 	interface Handler {
 
 		void handle(Delivery<String> delivery) throws Exception;
@@ -368,6 +426,10 @@ class IdleCheckReviewTests {
 		}
 
 		App(int partitions, ListenerSettings settings, Duration maxSleep, Duration lookahead) {
+			this(TOPIC, partitions, settings, maxSleep, lookahead);
+		}
+
+		App(String listenerTopic, int partitions, ListenerSettings settings, Duration maxSleep, Duration lookahead) {
 			this.partitions = partitions;
 			String prefix = TestStore.uniquePrefix();
 			this.store = TestStore.builder().prefix(prefix).partitions(Map.of(TOPIC, partitions)).behindProxy().build();
@@ -375,7 +437,7 @@ class IdleCheckReviewTests {
 			JsonPayloadConverter converter = new JsonPayloadConverter(new JsonMapper());
 			DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(converter);
 			Method method = ReflectionUtils.findMethod(App.class, "on", Delivery.class);
-			registry.register(new DelayListenerEndpoint(TOPIC, this, method, settings));
+			registry.register(new DelayListenerEndpoint(listenerTopic, this, method, settings));
 			this.runtime = new DelayQueueRuntime(this.store.store(), converter,
 					new BrokerSettings(100, maxSleep, lookahead), registry);
 			this.runtime.start();
