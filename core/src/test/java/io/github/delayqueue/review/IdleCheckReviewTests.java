@@ -373,6 +373,8 @@ class IdleCheckReviewTests {
 		Duration interval = Duration.ofMillis(400);
 		try (App app = new App(1, interval, interval.multipliedBy(10))) {
 			app.lostSignals(1, 0, interval);
+			// Its acknowledgement settled first: the cut would lose its reply.
+			await().pollDelay(interval).until(() -> true);
 			RedisMessageStore other = app.other.store();
 			app.other.template()
 				.send(DelayMessage.builder(TOPIC, "body").id("cut").delay(Duration.ofMillis(300)).build());
