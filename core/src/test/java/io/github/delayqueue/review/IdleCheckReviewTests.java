@@ -160,6 +160,29 @@ class IdleCheckReviewTests {
 		}
 	}
 
+	/**
+	 * A key of the wrong type where the ready list of a priority goes, while the topic
+	 * uses priorities: the broker's calls read "waiting" (EXISTS) and the claims fail on
+	 * it. The claims stay bounded (the outage back-off, not the broker's reads, paces
+	 * them), and the log names the key.
+	 */
+	@Test
+	void aKeyOfTheWrongTypeForTheReadyListOfAPriorityInUseKeepsTheClaimsBounded() {
+		Duration interval = Duration.ofMillis(300);
+		try (App app = new App(1, interval, interval)) {
+			app.other.template()
+				.send(DelayMessage.builder(TOPIC, "body")
+					.id("prioritised")
+					.priority(2)
+					.delay(Duration.ofHours(1))
+					.build());
+			TopicKeys keys = app.store.store().keys(TOPIC);
+			app.store.redis().opsForValue().set(keys.ready(4), "wrong type");
+			double perInterval = app.scriptCallsPerInterval(interval, Duration.ofSeconds(3));
+			assertThat(perInterval).as("script calls per interval with a wrong-type priority list").isLessThan(2.3);
+		}
+	}
+
 	@Test
 	void eachOfThreePartitionsClaimsAMessageMadeReadyWithoutASignalWithinTwoIntervals() {
 		Duration interval = Duration.ofMillis(400);

@@ -209,7 +209,8 @@ final class ClaimLoop {
 	private void idleCheck() {
 		ReadyListsRead read = this.lastRead;
 		long now = System.nanoTime();
-		long staleIn = (read != null) ? read.sentNanos() + this.idleCheckIntervalNanos * 5 / 4 - now : 0;
+		long staleIn = (read != null)
+				? read.sentNanos() + this.idleCheckIntervalNanos + this.idleCheckIntervalNanos / 4 - now : 0;
 		if (read != null && !read.waiting() && staleIn > 0) {
 			if (logger.isTraceEnabled()) {
 				logger.trace("Topic '" + this.topic + "': the broker read the ready lists empty "
