@@ -27,6 +27,7 @@ import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
+import io.github.delayqueue.testsupport.PartitionApps;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
@@ -189,6 +190,34 @@ class IdleCheckReviewTests {
 		try (App app = new App(3, interval, interval)) {
 			List<Long> latencies = app.lostSignals(9, 0, interval);
 			assertThat(latencies).allSatisfy((ms) -> assertThat(ms).isLessThanOrEqualTo(2 * interval.toMillis()));
+		}
+	}
+
+	/**
+	 * Another application spreads the topic over three partitions while this one, idle,
+	 * listens to one: this one reports the mismatch and still consumes its partition 0,
+	 * where a message made ready without a signal is claimed as before, and the idle
+	 * topic still costs about one call per interval.
+	 */
+	@Test
+	void afterAnotherApplicationChangedThePartitionCountAMessageMadeReadyWithoutASignalInTheSharedPartitionIsClaimed() {
+		Duration interval = Duration.ofMillis(400);
+		try (App app = new App(1, interval, interval);
+				TestStore three = TestStore.builder().prefix(app.prefix).partitions(Map.of(TOPIC, 3)).build()) {
+			app.lostSignals(1, 0, interval);
+			await().pollDelay(interval).until(() -> true);
+			three.store().agreePartitions(TOPIC);
+			await().atMost(Duration.ofSeconds(5))
+				.until(() -> app.runtime.getPartitionCountProblems().containsKey(TOPIC));
+			double perInterval = app.scriptCallsPerInterval(interval, Duration.ofSeconds(2));
+			String id = PartitionApps.idIn(0, 3, "moved-");
+			three.template().send(DelayMessage.builder(TOPIC, "body").id(id).delay(Duration.ofHours(1)).build());
+			long ready = System.nanoTime();
+			app.makeReady(id, 0);
+			await().atMost(Duration.ofSeconds(10)).until(() -> app.received.containsKey(id));
+			assertThat(TimeUnit.NANOSECONDS.toMillis(app.received.get(id) - ready)).as("ms from ready to handled")
+				.isLessThanOrEqualTo(2 * interval.toMillis());
+			assertThat(perInterval).as("script calls per interval after the count changed").isLessThan(1.3);
 		}
 	}
 
@@ -437,6 +466,8 @@ class IdleCheckReviewTests {
 
 		final int partitions;
 
+		final String prefix;
+
 		private int sent;
 
 		/** What the handler does after recording the delivery. */
@@ -457,6 +488,7 @@ class IdleCheckReviewTests {
 		App(String listenerTopic, int partitions, ListenerSettings settings, Duration maxSleep, Duration lookahead) {
 			this.partitions = partitions;
 			String prefix = TestStore.uniquePrefix();
+			this.prefix = prefix;
 			this.store = TestStore.builder().prefix(prefix).partitions(Map.of(TOPIC, partitions)).behindProxy().build();
 			this.other = TestStore.builder().prefix(prefix).partitions(Map.of(TOPIC, partitions)).build();
 			JsonPayloadConverter converter = new JsonPayloadConverter(new JsonMapper());
