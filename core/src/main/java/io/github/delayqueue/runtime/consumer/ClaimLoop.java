@@ -216,7 +216,14 @@ final class ClaimLoop {
 				logger.trace("Topic '" + this.topic + "': the broker read the ready lists empty "
 						+ TimeUnit.NANOSECONDS.toMillis(now - read.sentNanos()) + " ms ago, no idle claim");
 			}
-			schedule(this::idleCheck, TimeUnit.NANOSECONDS.toMillis(staleIn) + 1, true);
+			synchronized (this) {
+				// Unless a claim went out or another check was scheduled (the rate
+				// limit's, a
+				// slow-down's) since this check was: that one stays.
+				if (this.idle) {
+					schedule(this::idleCheck, TimeUnit.NANOSECONDS.toMillis(staleIn) + 1, true);
+				}
+			}
 			return;
 		}
 		request();
