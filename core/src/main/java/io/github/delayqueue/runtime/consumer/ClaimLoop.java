@@ -198,20 +198,32 @@ final class ClaimLoop {
 
 	/**
 	 * The idle check: claims, unless the broker's latest read found the ready lists
-	 * empty, less than one and a half intervals ago (its cycle drifts against this
-	 * check's). Whatever becomes ready after that read, the broker's next read finds and
-	 * claims at once (see {@link #readyListsRead}), or, if the broker stops reading, the
-	 * next idle check.
+	 * empty, less than one and a quarter intervals ago (a quarter for the broker's round
+	 * trip and scheduling). Whatever becomes ready after that read, the broker's next
+	 * read finds and claims at once (see {@link #readyListsRead}); if the broker reads no
+	 * more within that time (a {@code max-sleep} longer than the interval, a slow or
+	 * failing promote call), the next idle check, due when that read turns stale, claims.
+	 * So a message whose wake-up signal was lost waits at most about one and a quarter
+	 * intervals, however long the broker sleeps.
 	 */
 	private void idleCheck() {
 		ReadyListsRead read = this.lastRead;
 		long now = System.nanoTime();
-		if (read != null && !read.waiting() && now - read.sentNanos() < this.idleCheckIntervalNanos * 3 / 2) {
+		long staleIn = (read != null)
+				? read.sentNanos() + this.idleCheckIntervalNanos + this.idleCheckIntervalNanos / 4 - now : 0;
+		if (read != null && !read.waiting() && staleIn > 0) {
 			if (logger.isTraceEnabled()) {
 				logger.trace("Topic '" + this.topic + "': the broker read the ready lists empty "
 						+ TimeUnit.NANOSECONDS.toMillis(now - read.sentNanos()) + " ms ago, no idle claim");
 			}
-			checkWhenIdle();
+			synchronized (this) {
+				// Unless a claim went out or another check was scheduled (the rate
+				// limit's, a
+				// slow-down's) since this check was: that one stays.
+				if (this.idle) {
+					schedule(this::idleCheck, TimeUnit.NANOSECONDS.toMillis(staleIn) + 1, true);
+				}
+			}
 			return;
 		}
 		request();

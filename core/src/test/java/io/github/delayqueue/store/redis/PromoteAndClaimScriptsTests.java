@@ -89,6 +89,19 @@ class PromoteAndClaimScriptsTests {
 	}
 
 	@Test
+	void promoteDoesNotCountAnIdLeftInAReadyListOfAPriorityWhileNoMessageHasOneAsNoClaimReadsIt() {
+		ScriptTest.run((template, store, redis) -> {
+			redis.opsForList().rightPush(store.keys("jobs").ready(3), "left");
+			assertThat(Transitions.promote(store, "jobs", 10, Duration.ZERO).readyWaiting()).isFalse();
+			assertThat(Transitions.claim(store, "jobs", 10, Duration.ofMinutes(2))).isEmpty();
+			template.send(DelayMessage.builder("jobs", "later").id("later").priority(2).delay(HOUR).build());
+			assertThat(Transitions.promote(store, "jobs", 10, Duration.ZERO).readyWaiting())
+				.as("while a message has a priority")
+				.isTrue();
+		});
+	}
+
+	@Test
 	void claimTakesMessagesNotYetDueOnlyUpToTheirLimitAndPutsTheRestBackInOrder() {
 		ScriptTest.run((template, store, redis) -> {
 			send(template, "e1", Duration.ofSeconds(30));
