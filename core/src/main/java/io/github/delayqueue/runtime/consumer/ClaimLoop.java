@@ -217,9 +217,8 @@ final class ClaimLoop {
 						+ TimeUnit.NANOSECONDS.toMillis(now - read.sentNanos()) + " ms ago, no idle claim");
 			}
 			synchronized (this) {
-				// Unless a claim went out or another check was scheduled (the rate
-				// limit's, a
-				// slow-down's) since this check was: that one stays.
+				// Unless a claim went out or another check was scheduled since
+				// (the rate limit's, a slow-down's): that one stays.
 				if (this.idle) {
 					schedule(this::idleCheck, TimeUnit.NANOSECONDS.toMillis(staleIn) + 1, true);
 				}

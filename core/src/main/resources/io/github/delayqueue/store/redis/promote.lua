@@ -6,7 +6,7 @@
 -- Also tells whether the partition's count marker (see partition_refusal) holds the caller's count,
 -- so that a broker learns when the topic's number of partitions changed under it. And whether a
 -- ready list holds an id, so that a consumer here need not check the ready lists itself while the
--- broker's calls keep telling it (see ClaimLoop). An idle topic costs five reads (see ready_waiting).
+-- broker's calls keep telling it (see ClaimLoop). An idle topic costs four reads (see ready_waiting).
 -- KEYS[1] scheduled ZSET  id scored by due time (epoch ms)
 -- KEYS[2] ready LIST      ids waiting for a consumer, oldest first
 -- KEYS[3] in-flight ZSET  id scored by lease deadline (epoch ms); only read
