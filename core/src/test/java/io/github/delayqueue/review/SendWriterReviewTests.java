@@ -90,6 +90,46 @@ class SendWriterReviewTests {
 	}
 
 	@Test
+	void plainSendsOfOneIdFromManyThreadsStoreTheFirstWhileRepliesComeBackUnderThem() throws Exception {
+		List<String> wrong = new ArrayList<>();
+		for (int round = 0; round < 2; round++) {
+			try (TestStore fixture = TestStore.builder().sendTimeout(Duration.ofSeconds(10)).build()) {
+				RedisMessageStore store = fixture.store();
+				store.agreePartitions(TOPIC);
+				List<Timed> timed = Collections.synchronizedList(new ArrayList<>());
+				List<Runnable> checks = Collections.synchronizedList(new ArrayList<>());
+				CountDownLatch start = new CountDownLatch(1);
+				List<Thread> senders = new ArrayList<>();
+				String prefix = "p" + round + "-";
+				for (int t = 0; t < 8; t++) {
+					int thread = t;
+					senders.add(new Thread(() -> {
+						awaitLatch(start);
+						for (int i = 0; i < 600; i++) {
+							String id = prefix + thread + "-" + i;
+							Timed a = Timed.of(id + " A",
+									() -> store.sendAsync(Map.of(TOPIC, List.of(message(id, "A", false)))));
+							Timed b = Timed.of(id + " B",
+									() -> store.sendAsync(Map.of(TOPIC, List.of(message(id, "B", false)))));
+							timed.add(a);
+							timed.add(b);
+							checks.add(() -> expectFirst(store, id, wrong, a, b));
+						}
+					}, "plain-sender-" + t));
+				}
+				senders.forEach(Thread::start);
+				start.countDown();
+				for (Thread sender : senders) {
+					sender.join();
+				}
+				awaitAll(timed);
+				checks.forEach(Runnable::run);
+			}
+		}
+		assertThat(wrong).isEmpty();
+	}
+
+	@Test
 	void sendsAndCallsByIdOfOneIdKeepTheirOrderWhileRepliesAreDroppedAfterRedisRanTheCommand() throws Exception {
 		List<String> wrong = new ArrayList<>();
 		try (TestStore fixture = TestStore.builder().behindProxy().sendTimeout(TIMEOUT).build()) {
@@ -163,12 +203,22 @@ class SendWriterReviewTests {
 				awaitLatch(start);
 				for (int i = 0; i < ids; i++) {
 					String id = prefix + thread + "-" + i;
+					// Every fifth id: plain sends, which a send before them of the id
+					// makes duplicates; the others replace.
+					boolean replacing = i % 5 != 4;
 					Timed a = Timed.of(id + " A",
-							() -> store.sendAsync(Map.of(TOPIC, List.of(message(id, "A", true)))));
+							() -> store.sendAsync(Map.of(TOPIC, List.of(message(id, "A", replacing)))));
 					Timed b = Timed.of(id + " B",
-							() -> store.sendAsync(Map.of(TOPIC, List.of(message(id, "B", true)))));
+							() -> store.sendAsync(Map.of(TOPIC, List.of(message(id, "B", replacing)))));
 					timed.add(a);
 					timed.add(b);
+					if (!replacing) {
+						Timed c = Timed.of(id + " C",
+								() -> store.sendAsync(Map.of(TOPIC, List.of(message(id, "C", false)))));
+						timed.add(c);
+						checks.add(() -> expectFirst(store, id, wrong, a, b, c));
+						continue;
+					}
 					switch (i % 4) {
 						case 0 -> {
 							Boolean cancelled = callById(() -> store.cancel(TOPIC, id));
@@ -229,6 +279,27 @@ class SendWriterReviewTests {
 		checks.forEach(Runnable::run);
 		wrong.addAll(late(timed, TIMEOUT));
 		return wrong;
+	}
+
+	/**
+	 * The id holds the body of the first plain send, when it succeeded; the later ones
+	 * were duplicates.
+	 */
+	private static void expectFirst(RedisMessageStore store, String id, List<String> wrong, Timed first,
+			Timed... later) {
+		if (!succeeded(first)) {
+			return;
+		}
+		MessageSnapshot snapshot = store.inspect(TOPIC, id, 100);
+		String body = (snapshot != null) ? new String(snapshot.storedPrefix(), StandardCharsets.UTF_8) : null;
+		if (body == null || !body.endsWith(SENT + "A")) {
+			wrong.add(id + ": holds " + body + ", though its first send (A) succeeded before the others were made");
+		}
+		for (Timed one : later) {
+			if (succeeded(one) && !one.duplicate()) {
+				wrong.add(one.name + ": reported stored, though an earlier send of the id stored");
+			}
+		}
 	}
 
 	/** The id holds the body of the last send that succeeded ({@code sync} first). */
@@ -717,6 +788,16 @@ class SendWriterReviewTests {
 			}
 			timed.future = future.whenComplete((result, failure) -> timed.completed = System.nanoTime());
 			return timed;
+		}
+
+		/** Whether the send succeeded reporting its one message a duplicate. */
+		boolean duplicate() {
+			Object result = this.future.join();
+			if (result instanceof Map<?, ?> byTopic && byTopic.get(TOPIC) instanceof List<?> sent
+					&& sent.get(0) instanceof Sent first) {
+				return first.duplicate();
+			}
+			return false;
 		}
 
 		long took() {
