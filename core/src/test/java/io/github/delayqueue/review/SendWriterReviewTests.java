@@ -130,6 +130,34 @@ class SendWriterReviewTests {
 	}
 
 	@Test
+	void sendsAndCallsByIdOfOneIdKeepTheirOrderWhileRedisLosesItsScriptsUnderThem() throws Exception {
+		List<String> wrong = new ArrayList<>();
+		try (TestStore fixture = TestStore.builder().behindProxy().sendTimeout(TIMEOUT).build()) {
+			RedisMessageStore store = fixture.store();
+			store.agreePartitions(TOPIC);
+			fixture.proxy().latency(Duration.ofMillis(2));
+			java.util.concurrent.atomic.AtomicBoolean sending = new java.util.concurrent.atomic.AtomicBoolean(true);
+			Thread flusher = new Thread(() -> {
+				while (sending.get()) {
+					flushScripts(fixture);
+					sleep(40);
+				}
+			});
+			flusher.start();
+			try {
+				for (int round = 0; round < 2; round++) {
+					wrong.addAll(hammerOrder(store, 6, 30, "f" + round + "-", true));
+				}
+			}
+			finally {
+				sending.set(false);
+				flusher.join();
+			}
+		}
+		assertThat(wrong).isEmpty();
+	}
+
+	@Test
 	void sendsAndCallsByIdOfOneIdKeepTheirOrderWhileRepliesAreDroppedAfterRedisRanTheCommand() throws Exception {
 		List<String> wrong = new ArrayList<>();
 		try (TestStore fixture = TestStore.builder().behindProxy().sendTimeout(TIMEOUT).build()) {
