@@ -540,13 +540,31 @@ class SendWriterReviewTests {
 		assertStoredOnce(64);
 	}
 
+	@Test
+	void aBurstFromFourThreadsWithRepeatingIdsStoresEachIdOnceWhileRepliesAreDroppedAfterRedisRanTheCalls()
+			throws Exception {
+		assertStoredOnce(4, 3);
+	}
+
 	private static void assertStoredOnce(int threads) throws Exception {
+		assertStoredOnce(threads, 0);
+	}
+
+	private static void assertStoredOnce(int threads, int drops) throws Exception {
 		int ids = 700;
 		int sends = 4800;
 		try (TestStore fixture = TestStore.builder().behindProxy().sendTimeout(Duration.ofSeconds(10)).build()) {
 			RedisMessageStore store = fixture.store();
 			store.agreePartitions(TOPIC);
-			fixture.proxy().latency(Duration.ofMillis(1));
+			FaultyRedisProxy proxy = fixture.proxy();
+			proxy.latency(Duration.ofMillis(1));
+			Thread dropper = new Thread(() -> {
+				for (int drop = 0; drop < drops; drop++) {
+					sleep(100);
+					proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL")).awaitFired(Duration.ofSeconds(5));
+				}
+			});
+			dropper.start();
 			List<CompletableFuture<List<Sent>>> sent = Collections.synchronizedList(new ArrayList<>());
 			CountDownLatch start = new CountDownLatch(1);
 			List<Thread> senders = new ArrayList<>();
@@ -573,7 +591,19 @@ class SendWriterReviewTests {
 								break;
 							}
 						}
-						sent.add(store.sendAsync(Map.of(TOPIC, messages)).thenApply((byTopic) -> byTopic.get(TOPIC)));
+						if (i % 8 == 5) {
+							// Now and then a sync send, waiting on this thread.
+							try {
+								sent.add(CompletableFuture.completedFuture(store.send(TOPIC, messages)));
+							}
+							catch (RuntimeException ex) {
+								sent.add(CompletableFuture.failedFuture(ex));
+							}
+						}
+						else {
+							sent.add(store.sendAsync(Map.of(TOPIC, messages))
+								.thenApply((byTopic) -> byTopic.get(TOPIC)));
+						}
 					}
 				}, "count-sender-" + t));
 			}
@@ -582,6 +612,7 @@ class SendWriterReviewTests {
 			for (Thread sender : senders) {
 				sender.join();
 			}
+			dropper.join();
 			List<CompletableFuture<List<Sent>>> all;
 			synchronized (sent) {
 				all = new ArrayList<>(sent);
