@@ -23,6 +23,8 @@ import io.github.delayqueue.testsupport.PartitionApps;
 import io.github.delayqueue.testsupport.TestStore;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.internal.ThreadExecutorMap;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -691,6 +693,98 @@ class SendWriterReviewTests {
 			second.destroy();
 			own.shutdown(0, 0, TimeUnit.MILLISECONDS);
 		}
+	}
+
+	/**
+	 * A partition learns its I/O thread from its first reply and keeps it: once the
+	 * connection came back on another I/O thread of the client (a reconnect registers the
+	 * new channel on the next one), every send of the partition waits for a task on the
+	 * old thread, which now serves other connections. Before 243cdf6, a sender with room
+	 * wrote its call itself, and a lone send went whatever the old thread was doing; here
+	 * it fails when that thread is busy for longer than the send timeout.
+	 */
+	@Test
+	void aLoneSendAfterTheConnectionCameBackOnAnotherIoThreadDoesNotWaitForTheOldOne() throws Exception {
+		ClientResources own = DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(1).build();
+		TestRedis redis = TestRedis.shared();
+		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
+			LettuceConnectionFactory connections = connect(redis, proxy.host(), proxy.port(), own);
+			RedisMessageStore store = new RedisMessageStore(connections, TestStore.uniquePrefix(),
+					Duration.ofSeconds(1));
+			try {
+				store.agreePartitions(TOPIC);
+				EventExecutor before = replyThread(store, "first");
+				EventExecutor after = before;
+				for (int cut = 0; cut < 6 && after == before; cut++) {
+					proxy.cutAll();
+					after = replyThread(store, "moved-" + cut);
+				}
+				assumeTrue(after != before, "the connection came back on the same I/O thread every time");
+				// The old I/O thread is busy with another connection's work for 3 s.
+				CountDownLatch busy = new CountDownLatch(1);
+				before.execute(() -> {
+					busy.countDown();
+					sleep(3000);
+				});
+				busy.await();
+
+				Throwable failure = null;
+				try {
+					store.send(TOPIC, List.of(message("lone", "A", false)));
+				}
+				catch (RuntimeException ex) {
+					failure = ex;
+				}
+
+				assertThat(failure)
+					.as("the lone send, its connection on %s, the partition's writer on %s", after, before)
+					.isNull();
+			}
+			finally {
+				store.close();
+				connections.destroy();
+			}
+		}
+		finally {
+			own.shutdown(0, 0, TimeUnit.MILLISECONDS);
+		}
+	}
+
+	/** The I/O thread a send's reply came on, once a send succeeds. */
+	private static EventExecutor replyThread(RedisMessageStore store, String id) {
+		java.util.concurrent.atomic.AtomicReference<EventExecutor> thread = new java.util.concurrent.atomic.AtomicReference<>();
+		await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).ignoreExceptions().until(() -> {
+			CompletableFuture<EventExecutor> on = new CompletableFuture<>();
+			store.sendAsync(Map.of(TOPIC, List.of(message(id + "-" + System.nanoTime(), "A", false))))
+				.whenComplete((result, failure) -> {
+					EventExecutor current = ThreadExecutorMap.currentExecutor();
+					if (failure != null || current == null || !current.inEventLoop()) {
+						on.completeExceptionally(new IllegalStateException("not answered on an I/O thread"));
+					}
+					else {
+						on.complete(current);
+					}
+				});
+			thread.set(on.get(5, TimeUnit.SECONDS));
+			return true;
+		});
+		return thread.get();
+	}
+
+	private static LettuceConnectionFactory connect(TestRedis redis, String host, int port, ClientResources resources) {
+		RedisStandaloneConfiguration configuration = new RedisStandaloneConfiguration(host, port);
+		configuration.setDatabase(redis.database());
+		if (redis.username() != null) {
+			configuration.setUsername(redis.username());
+		}
+		if (redis.password() != null) {
+			configuration.setPassword(redis.password());
+		}
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(configuration,
+				LettuceClientConfiguration.builder().clientResources(resources).build());
+		factory.afterPropertiesSet();
+		factory.start();
+		return factory;
 	}
 
 	private static LettuceConnectionFactory connect(TestRedis redis, ClientResources resources) {

@@ -160,9 +160,8 @@ final class SendCoalescer {
 		private boolean settling;
 
 		/**
-		 * The Redis client's I/O thread of the partition's connection, once a reply
-		 * showed it: the calls that follow a reply are written from a task on it. Guarded
-		 * by this.
+		 * The Redis client's I/O thread of the partition's connection, as the latest
+		 * reply showed it: the calls are written from a task on it. Guarded by this.
 		 */
 		private @Nullable EventExecutor ioThread;
 
@@ -483,13 +482,18 @@ final class SendCoalescer {
 			}
 		}
 
-		/** Notes the I/O thread a reply came on, if it is one. Holding the lock. */
+		/**
+		 * Notes the I/O thread a reply came on, if it is one, in place of the one known:
+		 * a connection that came back may be served by another I/O thread of the client,
+		 * and the writer task is then queued there, not on the old one, which serves
+		 * other connections now. Calls stay in order: only one writer task is queued at a
+		 * time, and one on the old thread that writes to the new connection queues its
+		 * writes there before any later task. Holding the lock.
+		 */
 		private void learnIoThread() {
-			if (this.ioThread == null) {
-				EventExecutor current = ThreadExecutorMap.currentExecutor();
-				if (current != null && current.inEventLoop()) {
-					this.ioThread = current;
-				}
+			EventExecutor current = ThreadExecutorMap.currentExecutor();
+			if (current != null && current != this.ioThread && current.inEventLoop()) {
+				this.ioThread = current;
 			}
 		}
 
