@@ -330,7 +330,11 @@ final class SendCoalescer {
 				}
 				if (!reply.isDone()) {
 					Call sent = call;
-					reply.whenComplete((value, failure) -> replied(sent, value, failure));
+					// A reply that came meanwhile is handled on this thread, which tells
+					// nothing of the connection's I/O thread.
+					Thread following = Thread.currentThread();
+					reply.whenComplete(
+							(value, failure) -> replied(sent, value, failure, Thread.currentThread() != following));
 					return;
 				}
 				Object value = null;
@@ -341,7 +345,7 @@ final class SendCoalescer {
 				catch (RuntimeException ex) {
 					failure = ex;
 				}
-				if (failure != null && sentAgain(call, failure)) {
+				if (failure != null && sentAgain(call, failure, false)) {
 					return;
 				}
 				answer(call.batch, value, failure);
@@ -349,15 +353,21 @@ final class SendCoalescer {
 			}
 		}
 
-		/** The reply of a call on its way, usually on the Redis client's I/O thread. */
-		private void replied(Call call, @Nullable Object value, @Nullable Throwable failure) {
-			if (failure != null && sentAgain(call, failure)) {
+		/**
+		 * The reply of a call on its way, usually on the Redis client's I/O thread.
+		 * @param learn whether it came on another thread than the one that wrote the
+		 * call, which is then the I/O thread of the connection
+		 */
+		private void replied(Call call, @Nullable Object value, @Nullable Throwable failure, boolean learn) {
+			if (failure != null && sentAgain(call, failure, learn)) {
 				return;
 			}
 			List<Overtaken> overtaken;
 			boolean queueWriter;
 			synchronized (this) {
-				learnIoThread();
+				if (learn) {
+					learnIoThread();
+				}
 				this.written.remove(call);
 				this.onTheirWay--;
 				overtaken = answeredFor(call, storedNothing(failure));
@@ -504,10 +514,12 @@ final class SendCoalescer {
 		 * refusal, the count is settled): a send in it whose id one of them also sent
 		 * fails instead, unless that call stored nothing either, so as never to overtake
 		 * a later send.
+		 * @param learn whether the failure came on the connection's I/O thread, to be
+		 * noted
 		 * @return whether it is sent again; if not, the caller answers it with the
 		 * failure (a send already answered keeps its answer)
 		 */
-		private boolean sentAgain(Call call, Throwable failure) {
+		private boolean sentAgain(Call call, Throwable failure, boolean learn) {
 			Again again = Again.after(call, failure);
 			if (again == null) {
 				if (PartitionCounts.isRefusal(failure)) {
@@ -520,7 +532,9 @@ final class SendCoalescer {
 			boolean settle = false;
 			boolean queueWriter;
 			synchronized (this) {
-				learnIoThread();
+				if (learn) {
+					learnIoThread();
+				}
 				this.written.remove(call);
 				answeredFor(call, true);
 				Set<Long> later = new HashSet<>();
