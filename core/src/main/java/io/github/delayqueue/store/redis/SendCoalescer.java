@@ -160,9 +160,8 @@ final class SendCoalescer {
 		private boolean settling;
 
 		/**
-		 * The Redis client's I/O thread of the partition's connection, once a reply
-		 * showed it: the calls that follow a reply are written from a task on it. Guarded
-		 * by this.
+		 * The Redis client's I/O thread of the partition's connection, as the latest
+		 * reply showed it: the calls are written from a task on it. Guarded by this.
 		 */
 		private @Nullable EventExecutor ioThread;
 
@@ -331,7 +330,11 @@ final class SendCoalescer {
 				}
 				if (!reply.isDone()) {
 					Call sent = call;
-					reply.whenComplete((value, failure) -> replied(sent, value, failure));
+					// A reply that came meanwhile is handled on this thread, which tells
+					// nothing of the connection's I/O thread.
+					Thread following = Thread.currentThread();
+					reply.whenComplete(
+							(value, failure) -> replied(sent, value, failure, Thread.currentThread() != following));
 					return;
 				}
 				Object value = null;
@@ -342,7 +345,7 @@ final class SendCoalescer {
 				catch (RuntimeException ex) {
 					failure = ex;
 				}
-				if (failure != null && sentAgain(call, failure)) {
+				if (failure != null && sentAgain(call, failure, false)) {
 					return;
 				}
 				answer(call.batch, value, failure);
@@ -350,15 +353,21 @@ final class SendCoalescer {
 			}
 		}
 
-		/** The reply of a call on its way, usually on the Redis client's I/O thread. */
-		private void replied(Call call, @Nullable Object value, @Nullable Throwable failure) {
-			if (failure != null && sentAgain(call, failure)) {
+		/**
+		 * The reply of a call on its way, usually on the Redis client's I/O thread.
+		 * @param learn whether it came on another thread than the one that wrote the
+		 * call, which is then the I/O thread of the connection
+		 */
+		private void replied(Call call, @Nullable Object value, @Nullable Throwable failure, boolean learn) {
+			if (failure != null && sentAgain(call, failure, learn)) {
 				return;
 			}
 			List<Overtaken> overtaken;
 			boolean queueWriter;
 			synchronized (this) {
-				learnIoThread();
+				if (learn) {
+					learnIoThread();
+				}
 				this.written.remove(call);
 				this.onTheirWay--;
 				overtaken = answeredFor(call, storedNothing(failure));
@@ -483,13 +492,18 @@ final class SendCoalescer {
 			}
 		}
 
-		/** Notes the I/O thread a reply came on, if it is one. Holding the lock. */
+		/**
+		 * Notes the I/O thread a reply came on, if it is one, in place of the one known:
+		 * a connection that came back may be served by another I/O thread of the client,
+		 * and the writer task is then queued there, not on the old one, which serves
+		 * other connections now. Calls stay in order: only one writer task is queued at a
+		 * time, and one on the old thread that writes to the new connection queues its
+		 * writes there before any later task. Holding the lock.
+		 */
 		private void learnIoThread() {
-			if (this.ioThread == null) {
-				EventExecutor current = ThreadExecutorMap.currentExecutor();
-				if (current != null && current.inEventLoop()) {
-					this.ioThread = current;
-				}
+			EventExecutor current = ThreadExecutorMap.currentExecutor();
+			if (current != null && current != this.ioThread && current.inEventLoop()) {
+				this.ioThread = current;
 			}
 		}
 
@@ -500,10 +514,12 @@ final class SendCoalescer {
 		 * refusal, the count is settled): a send in it whose id one of them also sent
 		 * fails instead, unless that call stored nothing either, so as never to overtake
 		 * a later send.
+		 * @param learn whether the failure came on the connection's I/O thread, to be
+		 * noted
 		 * @return whether it is sent again; if not, the caller answers it with the
 		 * failure (a send already answered keeps its answer)
 		 */
-		private boolean sentAgain(Call call, Throwable failure) {
+		private boolean sentAgain(Call call, Throwable failure, boolean learn) {
 			Again again = Again.after(call, failure);
 			if (again == null) {
 				if (PartitionCounts.isRefusal(failure)) {
@@ -516,7 +532,9 @@ final class SendCoalescer {
 			boolean settle = false;
 			boolean queueWriter;
 			synchronized (this) {
-				learnIoThread();
+				if (learn) {
+					learnIoThread();
+				}
 				this.written.remove(call);
 				answeredFor(call, true);
 				Set<Long> later = new HashSet<>();

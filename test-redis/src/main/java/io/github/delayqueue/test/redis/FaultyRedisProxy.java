@@ -201,6 +201,18 @@ public final class FaultyRedisProxy implements AutoCloseable {
 	}
 
 	/**
+	 * Arms a fault that lets Redis run the next command that matches as a whole (its name
+	 * as sent, then its arguments), swallows its reply and then closes the client
+	 * connection that sent it (and the replies to the commands it sent after it).
+	 * @param commandMatches tests the command and its arguments
+	 * @return the armed fault
+	 * @see #withArgumentContaining(String, String)
+	 */
+	public Fault dropNextReplyToCommand(Predicate<List<String>> commandMatches) {
+		return arm(new Fault(commandMatches, null));
+	}
+
+	/**
 	 * Arms a fault that lets Redis run the next command whose name matches and holds its
 	 * reply, and with it every later reply on that connection, for the given time before
 	 * forwarding it.
