@@ -6,6 +6,9 @@ import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.github.delayqueue.store.MessageStore;
@@ -14,6 +17,8 @@ import io.github.delayqueue.store.TopicStore;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+
+import org.springframework.util.backoff.BackOffExecution;
 
 /**
  * Ends the lease of a message this consumer holds, once: acknowledges it (through the
@@ -137,14 +142,7 @@ final class Settlement {
 	}
 
 	private CompletableFuture<Void> handBack(LeaseBatch batch, HandBack why) {
-		CompletableFuture<List<Boolean>> sent;
-		try {
-			sent = this.store.release(batch.ids(), batch.leaseTokens());
-		}
-		catch (RuntimeException ex) {
-			sent = CompletableFuture.failedFuture(ex);
-		}
-		return sent.handle((released, failure) -> {
+		return release(batch, StoreCalls.RETRIES.start()).handle((released, failure) -> {
 			if (released != null) {
 				List<InFlightMessage> handedBack = new ArrayList<>();
 				for (int m = 0; m < batch.size(); m++) {
@@ -172,6 +170,34 @@ final class Settlement {
 			}
 			return null;
 		});
+	}
+
+	/**
+	 * Releases the messages of a batch, trying again by {@link StoreCalls#RETRIES} while
+	 * the call fails (a Redis that just restarted answers {@code LOADING} for a moment):
+	 * a release is idempotent, so one that ran and lost its reply runs again harmlessly,
+	 * and reports the messages it released before as not released.
+	 */
+	private CompletableFuture<List<Boolean>> release(LeaseBatch batch, BackOffExecution retries) {
+		CompletableFuture<List<Boolean>> sent;
+		try {
+			sent = this.store.release(batch.ids(), batch.leaseTokens());
+		}
+		catch (RuntimeException ex) {
+			sent = CompletableFuture.failedFuture(ex);
+		}
+		return sent.handle((released, failure) -> {
+			if (released != null) {
+				return CompletableFuture.completedFuture(released);
+			}
+			long wait = retries.nextBackOff();
+			if (wait == BackOffExecution.STOP) {
+				return CompletableFuture.<List<Boolean>>failedFuture(failure);
+			}
+			Executor later = CompletableFuture.delayedExecutor(wait, TimeUnit.MILLISECONDS);
+			return CompletableFuture.runAsync(() -> {
+			}, later).thenCompose((ignored) -> release(batch, retries));
+		}).thenCompose(Function.identity());
 	}
 
 	/** Redis no longer knows the lease (it expired and the message went back or on). */
