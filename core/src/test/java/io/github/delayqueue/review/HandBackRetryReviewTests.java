@@ -1,0 +1,207 @@
+package io.github.delayqueue.review;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.AppenderBase;
+import io.github.delayqueue.runtime.consumer.HandBacks;
+import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
+import io.github.delayqueue.testsupport.TestStore;
+import io.github.delayqueue.testsupport.Transitions;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Disabled;
+import org.slf4j.LoggerFactory;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Adversarial review of commit 3ba4691: a hand-back ({@code release.lua}, sent in full)
+ * that fails is tried again by {@code StoreCalls.RETRIES}. Real Redis, behind a
+ * {@link FaultyRedisProxy} where a reply must be held or dropped.
+ */
+class HandBackRetryReviewTests {
+
+	private static final String TOPIC = "orders";
+
+	private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+
+	private final Logger logger = (Logger) LoggerFactory.getLogger("io.github.delayqueue.runtime.consumer.Settlement");
+
+	private final Warnings warnings = new Warnings();
+
+	@BeforeEach
+	void captureWarnings() {
+		this.warnings.start();
+		this.logger.addAppender(this.warnings);
+	}
+
+	@AfterEach
+	void stopScheduler() {
+		this.logger.detachAppender(this.warnings);
+		this.scheduler.shutdownNow();
+	}
+
+	@Test
+	void aRetryOfAHandBackThatRanDoesNotTakeTheMessagesFromTheConsumerThatClaimedThemSince() {
+		try (TestStore slow = TestStore.builder().behindProxy().sendTimeout(Duration.ofMillis(500)).build();
+				TestStore other = TestStore.builder().prefix(slow.prefix()).build()) {
+			List<ClaimedMessage> claimed = sendAndClaim(slow, 2);
+			// release.lua runs, its reply comes after the call's timeout: the retry
+			// follows 100 ms later.
+			slow.proxy().delayNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL"), Duration.ofMillis(1500));
+
+			CompletableFuture<Void> handedBack = HandBacks.handBack(TOPIC, slow.store().topic(TOPIC), claimed,
+					this.scheduler, false);
+			List<ClaimedMessage> taken = new java.util.ArrayList<>();
+			await().atMost(Duration.ofMillis(550))
+				.pollInterval(Duration.ofMillis(5))
+				.until(() -> taken.addAll(Transitions.claim(other.store(), TOPIC, 10, Duration.ofMinutes(1)))
+						&& taken.size() == 2);
+			handedBack.orTimeout(10, TimeUnit.SECONDS).join();
+
+			assertThat(slow.proxy().forwardedCount(FaultyRedisProxy.named("EVALSHA", "EVAL")))
+				.as("release calls forwarded (the claim went direct)")
+				.isGreaterThanOrEqualTo(2);
+			assertThat(Transitions.release(other.store(), TOPIC, ids(taken), tokens(taken)))
+				.as("the other consumer still holds both leases")
+				.containsExactly(true, true);
+			assertThat(this.warnings.all).as("warnings").isEmpty();
+		}
+	}
+
+	@Test
+	@Disabled("Fails: the retry finds no lease and nothing names the cut-off messages; fixed in the next commit")
+	void unfinishedMessagesHandedBackByATryWhoseReplyCameTooLateAreStillNamedInAWarning() {
+		try (TestStore slow = TestStore.builder().behindProxy().sendTimeout(Duration.ofMillis(300)).build()) {
+			List<ClaimedMessage> claimed = sendAndClaim(slow, 2);
+			slow.proxy().delayNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL"), Duration.ofMillis(600));
+
+			HandBacks.handBack(TOPIC, slow.store().topic(TOPIC), claimed, this.scheduler, true)
+				.orTimeout(10, TimeUnit.SECONDS)
+				.join();
+
+			// Before 3ba4691 the failed try said "unless Redis ran it"; the retry finds
+			// no lease and, without the fix, nothing names the cut-off messages.
+			assertThat(this.warnings.all).as("warnings").singleElement().asString().contains(ids(claimed));
+		}
+	}
+
+	@Test
+	void aHandBackWhoseReplyIsDroppedLeavesEachMessageReadyExactlyOnce() {
+		try (TestStore slow = TestStore.builder().behindProxy().sendTimeout(Duration.ofMillis(500)).build();
+				TestStore other = TestStore.builder().prefix(slow.prefix()).build()) {
+			List<ClaimedMessage> claimed = sendAndClaim(slow, 3);
+			FaultyRedisProxy.Fault dropped = slow.proxy().dropNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL"));
+
+			HandBacks.handBack(TOPIC, slow.store().topic(TOPIC), claimed, this.scheduler, false)
+				.orTimeout(10, TimeUnit.SECONDS)
+				.join();
+
+			assertThat(dropped.hasFired()).isTrue();
+			List<ClaimedMessage> again = Transitions.claim(other.store(), TOPIC, 10, Duration.ofMinutes(1));
+			assertThat(ids(again)).containsExactlyInAnyOrderElementsOf(ids(claimed));
+			assertThat(Transitions.claim(other.store(), TOPIC, 10, Duration.ofMinutes(1))).isEmpty();
+			assertThat(this.warnings.all).as("warnings").isEmpty();
+		}
+	}
+
+	@Test
+	void aHandBackToARedisThatAnswersNothingEndsAfterItsThreeTriesWithOneWarningAndTheHeldTriesRunOnceItAnswers() {
+		try (TestStore slow = TestStore.builder().behindProxy().sendTimeout(Duration.ofMillis(200)).build();
+				TestStore other = TestStore.builder().prefix(slow.prefix()).build()) {
+			List<ClaimedMessage> claimed = sendAndClaim(slow, 2);
+			slow.proxy().pause();
+			long started = System.nanoTime();
+
+			HandBacks.handBack(TOPIC, slow.store().topic(TOPIC), claimed, this.scheduler, false)
+				.orTimeout(10, TimeUnit.SECONDS)
+				.join();
+
+			long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+			// Three tries of 200 ms and the waits of 100 and 200 ms: the hand-back's own
+			// end, past a 200 ms shutdown timeout; the stop itself returns by its
+			// deadline
+			// (ConsumerStop.await) and leaves the retries running behind it.
+			assertThat(tookMillis).as("ms the hand-back took").isBetween(800L, 3000L);
+			assertThat(this.warnings.all).as("warnings")
+				.singleElement()
+				.asString()
+				.contains("no answer to the hand-back");
+			// The tries were written and held on the wire: they run once Redis answers
+			// again, and the messages are ready exactly once.
+			slow.proxy().resume();
+			List<ClaimedMessage> again = new java.util.ArrayList<>();
+			await().atMost(Duration.ofSeconds(3))
+				.until(() -> again.addAll(Transitions.claim(other.store(), TOPIC, 10, Duration.ofMinutes(1)))
+						&& again.size() >= 2);
+			assertThat(ids(again)).containsExactlyInAnyOrderElementsOf(ids(claimed));
+			assertThat(Transitions.claim(other.store(), TOPIC, 10, Duration.ofMinutes(1))).isEmpty();
+		}
+	}
+
+	@Test
+	void aRetryAfterTheStoreClosedEndsTheHandBackWithoutAnExceptionOrAThreadLeftBehind() {
+		CompletableFuture<Void> handedBack;
+		int threadsBefore;
+		try (TestStore slow = TestStore.builder().behindProxy().sendTimeout(Duration.ofMillis(200)).build()) {
+			List<ClaimedMessage> claimed = sendAndClaim(slow, 2);
+			threadsBefore = Thread.activeCount();
+			slow.proxy().pause();
+			handedBack = HandBacks.handBack(TOPIC, slow.store().topic(TOPIC), claimed, this.scheduler, false);
+			// The first try fails at 200 ms; the store closes while the retry waits.
+			await().pollDelay(Duration.ofMillis(250)).until(() -> true);
+		}
+		handedBack.orTimeout(5, TimeUnit.SECONDS).join();
+		assertThat(handedBack).isCompleted();
+		assertThat(this.warnings.all).as("warnings").singleElement().asString().contains("no answer to the hand-back");
+		await().atMost(Duration.ofSeconds(3))
+			.untilAsserted(() -> assertThat(Thread.activeCount()).isLessThanOrEqualTo(threadsBefore + 2));
+	}
+
+	/** The warnings logged while it is attached. */
+	static class Warnings extends AppenderBase<ILoggingEvent> {
+
+		final List<String> all = new CopyOnWriteArrayList<>();
+
+		@Override
+		protected void append(ILoggingEvent event) {
+			if (event.getLevel().isGreaterOrEqual(Level.WARN)) {
+				this.all.add(event.getFormattedMessage());
+			}
+		}
+
+	}
+
+	private static List<ClaimedMessage> sendAndClaim(TestStore store, int count) {
+		for (int i = 0; i < count; i++) {
+			store.template().send(TOPIC, "body " + i, Duration.ZERO);
+		}
+		RedisMessageStore direct = store.store();
+		Transitions.promote(direct, TOPIC, 10);
+		List<ClaimedMessage> claimed = Transitions.claim(direct, TOPIC, 10, Duration.ofMinutes(1));
+		assertThat(claimed).hasSize(count);
+		return claimed;
+	}
+
+	private static List<String> ids(List<ClaimedMessage> messages) {
+		return messages.stream().map(ClaimedMessage::id).toList();
+	}
+
+	private static List<String> tokens(List<ClaimedMessage> messages) {
+		return messages.stream().map(ClaimedMessage::leaseToken).toList();
+	}
+
+}
