@@ -1,8 +1,10 @@
 package io.github.delayqueue.review;
 
+import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -12,7 +14,16 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;
+import io.github.delayqueue.convert.JsonPayloadConverter;
+import io.github.delayqueue.listener.DelayListenerEndpoint;
+import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
+import io.github.delayqueue.listener.Delivery;
+import io.github.delayqueue.listener.LatePolicy;
+import io.github.delayqueue.listener.ListenerSettings;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.runtime.consumer.HandBacks;
+import io.github.delayqueue.time.RetryBackoff;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
@@ -21,7 +32,12 @@ import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.slf4j.LoggerFactory;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.util.ReflectionUtils;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -172,6 +188,74 @@ class HandBackRetryReviewTests {
 		assertThat(this.warnings.all).as("warnings").singleElement().asString().contains("no answer to the hand-back");
 		await().atMost(Duration.ofSeconds(3))
 			.untilAsserted(() -> assertThat(Thread.activeCount()).isLessThanOrEqualTo(threadsBefore + 2));
+	}
+
+	@ParameterizedTest
+	@CsvSource({ "200, silent", "1000, silent", "3000, silent", "200, down", "1000, down", "3000, down" })
+	void aStopWithItsHandBackUnansweredTakesNoLongerThanItsShutdownTimeout(long timeoutMillis, String redis)
+			throws Exception {
+		try (StopApp app = new StopApp(Duration.ofMillis(timeoutMillis))) {
+			for (int i = 0; i < 2; i++) {
+				app.other.template().send(TOPIC, "body " + i, Duration.ZERO);
+			}
+			await().atMost(Duration.ofSeconds(10)).until(() -> app.started.getCount() == 0);
+			if (redis.equals("down")) {
+				app.store.proxy().cutAll();
+			}
+			app.store.proxy().pause();
+			long started = System.nanoTime();
+
+			app.runtime.stop();
+
+			long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+			System.out.println("HandBackRetryReviewTests: stop with Redis " + redis + ", shutdown timeout "
+					+ timeoutMillis + " ms, took " + tookMillis + " ms");
+			assertThat(tookMillis).as("ms the stop took").isLessThanOrEqualTo(timeoutMillis + 300);
+		}
+	}
+
+	/**
+	 * A listener of the topic whose two handlers wait until interrupted, behind a proxy.
+	 */
+	static final class StopApp implements AutoCloseable {
+
+		final TestStore store;
+
+		final TestStore other;
+
+		final DelayQueueRuntime runtime;
+
+		final CountDownLatch started = new CountDownLatch(2);
+
+		StopApp(Duration shutdownTimeout) {
+			String prefix = TestStore.uniquePrefix();
+			this.store = TestStore.builder().prefix(prefix).behindProxy().sendTimeout(Duration.ofMillis(500)).build();
+			this.other = TestStore.builder().prefix(prefix).build();
+			JsonPayloadConverter converter = new JsonPayloadConverter(new JsonMapper());
+			DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(converter);
+			Method method = ReflectionUtils.findMethod(StopApp.class, "on", Delivery.class);
+			registry.register(new DelayListenerEndpoint(TOPIC, this, method,
+					new ListenerSettings(2, 0, 3, Duration.ofSeconds(30),
+							new RetryBackoff(Duration.ofSeconds(1), 2.0, Duration.ofMinutes(1)), Duration.ofSeconds(1),
+							shutdownTimeout, Duration.ofMinutes(5), LatePolicy.DELIVER, Duration.ofHours(1))));
+			this.runtime = new DelayQueueRuntime(this.store.store(), converter,
+					new BrokerSettings(100, Duration.ofSeconds(1), Duration.ZERO), registry);
+			this.runtime.start();
+		}
+
+		void on(Delivery<String> delivery) throws InterruptedException {
+			this.started.countDown();
+			new CountDownLatch(1).await();
+		}
+
+		@Override
+		public void close() {
+			this.runtime.stop();
+			this.store.proxy().resume();
+			this.other.close();
+			this.store.close();
+		}
+
 	}
 
 	/** The warnings logged while it is attached. */
