@@ -3,7 +3,9 @@ package io.github.delayqueue.review;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -214,6 +216,41 @@ class HandBackRetryReviewTests {
 		}
 	}
 
+	@Test
+	void aPauseAndAQuickResumeWhileTheHandBackIsTriedAgainDeliverNoMessageTwiceAtOnce() throws Exception {
+		try (StopApp app = new StopApp(Duration.ofMillis(200))) {
+			List<String> ids = new java.util.ArrayList<>();
+			for (int i = 0; i < 2; i++) {
+				ids.add(app.other.template().send(TOPIC, "body " + i, Duration.ZERO).id());
+			}
+			await().atMost(Duration.ofSeconds(10)).until(() -> app.started.getCount() == 0);
+			// The hand-back at the pause runs, its reply (and those after it) comes
+			// after its 500 ms timeout: the retry is sent while the listener resumed.
+			FaultyRedisProxy.Fault held = app.store.proxy()
+				.delayNextReplyToCommand(FaultyRedisProxy.withArgumentContaining("EVAL", ids.get(0)),
+						Duration.ofMillis(1200));
+
+			app.runtime.pause(TOPIC);
+			app.runtime.resume(TOPIC);
+
+			assertThat(held.awaitFired(Duration.ofSeconds(5))).isTrue();
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> ids.stream().allMatch((id) -> app.deliveries.getOrDefault(id, 0) >= 2));
+			await().pollDelay(Duration.ofSeconds(1)).until(() -> true);
+			System.out.println("HandBackRetryReviewTests: calls in full "
+					+ app.store.proxy().forwardedCount(FaultyRedisProxy.named("EVAL")) + ", deliveries "
+					+ app.deliveries + ", warnings " + this.warnings.all);
+			// The retry ran and found the leases gone (the resumed listener held them).
+			assertThat(this.warnings.all).as("warnings")
+				.anySatisfy((warning) -> assertThat(warning).contains("a try of their hand-back got no answer"));
+			assertThat(app.mostAtOnce).as("most deliveries of one message at once")
+				.containsOnlyKeys(ids)
+				.containsValues(1)
+				.doesNotContainValue(2);
+			assertThat(app.deliveries).as("deliveries").containsEntry(ids.get(0), 2).containsEntry(ids.get(1), 2);
+		}
+	}
+
 	/**
 	 * A listener of the topic whose two handlers wait until interrupted, behind a proxy.
 	 */
@@ -243,9 +280,26 @@ class HandBackRetryReviewTests {
 			this.runtime.start();
 		}
 
+		final Map<String, Integer> deliveries = new ConcurrentHashMap<>();
+
+		final Map<String, Integer> atOnce = new ConcurrentHashMap<>();
+
+		final Map<String, Integer> mostAtOnce = new ConcurrentHashMap<>();
+
 		void on(Delivery<String> delivery) throws InterruptedException {
-			this.started.countDown();
-			new CountDownLatch(1).await();
+			String id = delivery.id();
+			this.deliveries.merge(id, 1, Integer::sum);
+			int now = this.atOnce.merge(id, 1, Integer::sum);
+			this.mostAtOnce.merge(id, now, Math::max);
+			try {
+				this.started.countDown();
+				if (this.deliveries.get(id) == 1) {
+					new CountDownLatch(1).await();
+				}
+			}
+			finally {
+				this.atOnce.merge(id, -1, Integer::sum);
+			}
 		}
 
 		@Override
