@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -142,23 +143,29 @@ final class Settlement {
 	}
 
 	private CompletableFuture<Void> handBack(LeaseBatch batch, HandBack why) {
-		return release(batch, StoreCalls.RETRIES.start()).handle((released, failure) -> {
+		AtomicBoolean unanswered = new AtomicBoolean();
+		return release(batch, StoreCalls.RETRIES.start(), unanswered).handle((released, failure) -> {
 			if (released != null) {
 				List<InFlightMessage> handedBack = new ArrayList<>();
+				List<InFlightMessage> maybeHandedBack = new ArrayList<>();
 				for (int m = 0; m < batch.size(); m++) {
 					if (released.get(m)) {
 						handedBack.add(batch.messages().get(m));
 					}
+					else if (unanswered.get()) {
+						// An earlier try got no answer: Redis may have run it.
+						maybeHandedBack.add(batch.messages().get(m));
+					}
 				}
-				if (!handedBack.isEmpty() && (why.warns || logger.isDebugEnabled())) {
-					String line = "Topic '" + this.topic + "': " + handedBack.size() + " messages " + why.description
-							+ ", handed back to be delivered again: " + new LeaseBatch(handedBack).describeIds();
-					if (why.warns) {
-						logger.warn(line);
-					}
-					else {
-						logger.debug(line);
-					}
+				if (!handedBack.isEmpty()) {
+					log(why, handedBack.size() + " messages " + why.description
+							+ ", handed back to be delivered again: " + new LeaseBatch(handedBack).describeIds());
+				}
+				if (!maybeHandedBack.isEmpty()) {
+					log(why, maybeHandedBack.size() + " messages " + why.description + ": a try of their hand-back got "
+							+ "no answer and the next found their leases gone, so that try handed them back (unless "
+							+ "their lease had expired), to be delivered again: "
+							+ new LeaseBatch(maybeHandedBack).describeIds());
 				}
 			}
 			else {
@@ -172,13 +179,24 @@ final class Settlement {
 		});
 	}
 
+	private void log(HandBack why, String what) {
+		if (why.warns) {
+			logger.warn("Topic '" + this.topic + "': " + what);
+		}
+		else if (logger.isDebugEnabled()) {
+			logger.debug("Topic '" + this.topic + "': " + what);
+		}
+	}
+
 	/**
 	 * Releases the messages of a batch, trying again by {@link StoreCalls#RETRIES} while
 	 * the call fails (a Redis that just restarted answers {@code LOADING} for a moment):
 	 * a release is idempotent, so one that ran and lost its reply runs again harmlessly,
 	 * and reports the messages it released before as not released.
+	 * @param unanswered set once a try failed, as Redis may have run it
 	 */
-	private CompletableFuture<List<Boolean>> release(LeaseBatch batch, BackOffExecution retries) {
+	private CompletableFuture<List<Boolean>> release(LeaseBatch batch, BackOffExecution retries,
+			AtomicBoolean unanswered) {
 		CompletableFuture<List<Boolean>> sent;
 		try {
 			sent = this.store.release(batch.ids(), batch.leaseTokens());
@@ -190,13 +208,14 @@ final class Settlement {
 			if (released != null) {
 				return CompletableFuture.completedFuture(released);
 			}
+			unanswered.set(true);
 			long wait = retries.nextBackOff();
 			if (wait == BackOffExecution.STOP) {
 				return CompletableFuture.<List<Boolean>>failedFuture(failure);
 			}
 			Executor later = CompletableFuture.delayedExecutor(wait, TimeUnit.MILLISECONDS);
 			return CompletableFuture.runAsync(() -> {
-			}, later).thenCompose((ignored) -> release(batch, retries));
+			}, later).thenCompose((ignored) -> release(batch, retries, unanswered));
 		}).thenCompose(Function.identity());
 	}
 
