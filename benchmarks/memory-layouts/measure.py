@@ -366,6 +366,55 @@ return (tonumber(t1[1]) - tonumber(t0[1])) * 1000000 + tonumber(t1[2]) - tonumbe
 """
 
 
+ZSCORE_LOOP = HGET_LOOP.replace("'HGET'", "'ZSCORE'")
+
+ZADD_LOOP = """
+local n = tonumber(ARGV[1])
+local m = (#ARGV - 1) / 2
+local t0 = redis.call('TIME')
+for i = 1, n do
+  local j = i % m
+  redis.call('ZADD', KEYS[1], ARGV[3 + 2 * j], ARGV[2 + 2 * j])
+end
+local t1 = redis.call('TIME')
+return (tonumber(t1[1]) - tonumber(t0[1])) * 1000000 + tonumber(t1[2]) - tonumber(t0[2])
+"""
+
+
+def zset_latency(port, conn, msgs, iterations=200_000, repeats=3):
+    """µs per ZSCORE (and per ZADD of the same score) from a Lua loop over the ids of one key:
+    the schedule as one skiplist against the fullest listpack bucket of layout 7."""
+    results = []
+    for label, width in (("skiplist, 100k ids", None), ("listpack bucket of 1 s", 1000),
+                         ("fullest listpack bucket of 4 s", 4000)):
+        conn.call("FLUSHALL")
+        loader = Conn(port)
+        if width:
+            loader.pipeline(("ZADD", "zb:%d" % (due // width), due, mid) for mid, due, _ in msgs)
+            loader.close()
+            members = {}
+            for mid, due, _ in msgs:
+                members.setdefault(due // width, []).append((mid, due))
+            lp = [b for b, v in members.items() if len(v) <= 128]
+            b = max(lp, key=lambda k: len(members[k]))
+            key, entries = "zb:%d" % b, members[b]
+        else:
+            loader.pipeline(zset_only(msgs))
+            loader.close()
+            key, entries = "z", [(mid, due) for mid, due, _ in msgs[:128]]
+        enc = conn.call("OBJECT", "ENCODING", key).decode()
+        get_us = [conn.call("EVAL", ZSCORE_LOOP, 1, key, iterations, *[m for m, _ in entries]) / iterations
+                  for _ in range(repeats)]
+        flat = [x for pair in entries for x in pair]
+        add_us = [conn.call("EVAL", ZADD_LOOP, 1, key, iterations, *flat) / iterations
+                  for _ in range(repeats)]
+        results.append({"case": label, "key": key, "members": len(entries), "encoding": enc,
+                        "zscore_us": round(min(get_us), 3), "zadd_same_score_us": round(min(add_us), 3)})
+    conn.call("FLUSHALL")
+    conn.call("SCRIPT", "FLUSH")
+    return results
+
+
 def latency(port, conn, msgs, iterations=200_000, repeats=3):
     """µs per HGET (and per HSET of the same value) from a Lua loop over every field of one
     key: a plain hashtable HASH of all messages against listpack buckets."""
@@ -518,7 +567,7 @@ def main():
                 result["layouts"].append(r)
                 print(json.dumps(r), flush=True)
         if not args.no_latency:
-            result["latency"] = latency(args.port, conn, msgs)
+            result["latency"] = latency(args.port, conn, msgs) + zset_latency(args.port, conn, msgs)
             for r in result["latency"]:
                 print(json.dumps(r), flush=True)
         if not args.no_defrag:
