@@ -67,8 +67,7 @@ class SendCoalescerFailuresTests {
 			for (int i = 0; i < sends; i++) {
 				sent.add(store.sendAsync(Map.of("big", List.of(new NewMessage("m-" + i, true, 3_600_000, body)))));
 			}
-			// The factory goes away (an application shutting down): the two calls
-			// on
+			// The factory goes away (an application shutting down): the calls on
 			// their way fail, and every later write fails at once.
 			((LettuceConnectionFactory) fixture.connectionFactory()).destroy();
 			proxy.resume();
@@ -107,11 +106,13 @@ class SendCoalescerFailuresTests {
 			RedisMessageStore store = fixture.store();
 			template.send(message("orders", "warm", "warm"));
 			// The next script reply, and every later one on the connection, comes
-			// 1.1 s late: the two calls on their way time out at 1 s.
+			// 1.1 s late: the four calls on their way (as many as a partition may have)
+			// time out at 1 s.
 			proxy.delayNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL"), Duration.ofMillis(1100));
-			CompletableFuture<SendResult> a1 = template.sendAsync(message("orders", "a-1", "a"));
-			CompletableFuture<SendResult> a2 = template.sendAsync(message("orders", "a-2", "a"));
-			// Waits for room: its deadline is about when a1 and a2 time out.
+			for (int i = 1; i <= 4; i++) {
+				template.sendAsync(message("orders", "a-" + i, "a"));
+			}
+			// Waits for room: its deadline is about when those four time out.
 			CompletableFuture<SendResult> old = template.sendAsync(message("orders", "old", "old"));
 			// Made 600 ms later (a step of the scenario, not a wait for a
 			// condition).

@@ -70,7 +70,7 @@ import org.springframework.data.redis.RedisSystemException;
 final class SendCoalescer {
 
 	/** Most calls of one partition on their way at once. */
-	static final int CALLS_ON_THEIR_WAY = 2;
+	static final int CALLS_ON_THEIR_WAY = 4;
 
 	/**
 	 * How far apart the deadlines of the sends in one call may be: the call waits for
