@@ -131,10 +131,10 @@ class Q:
         keys = [P + k for k in ('r', 'i', 'm', 's', 'l', 'c', 'w', 'p')] + [P + 'r:%d' % k for k in range(1, 10)]
         return s.c.cmd('EVALSHA', s.sha['claim_real'], len(keys), *keys, n, LEASE, 0, 'tok%d' % s.tok)
 
-    def claim_grouped(s, n, variant='claim_grouped', conc=0):
+    def claim_grouped(s, n, variant='claim_grouped', conc=0, quantum=1):
         s.tok += 1
         keys = [P + k for k in ('i', 'm', 'l', 'c', 'ga', 'gf', 'gv', 'gw', 'r')]
-        return s.c.cmd('EVALSHA', s.sha[variant], len(keys), *keys, n, LEASE, 'tok%d' % s.tok, P, conc)
+        return s.c.cmd('EVALSHA', s.sha[variant], len(keys), *keys, n, LEASE, 'tok%d' % s.tok, P, conc, quantum)
 
     def promote(s, limit=5000, conc=0):
         keys = [P + k for k in ('s', 'r', 'g', 'ga', 'gf', 'gp', 'gv', 'p')]
@@ -267,7 +267,7 @@ def part_a(c, q, runs, n=100000):
 
 
 # ---------------------------------------------------------------- (b) fairness
-def part_b(c, q, mode, paced, n=100000, small_groups=100, per_group=10, N=100, seed=1):
+def part_b(c, q, mode, paced, n=100000, small_groups=100, per_group=10, N=100, seed=1, quantum=1):
     """A burst of n ready in one group; small_groups groups each get per_group messages at random
     claim indexes while it drains. Lateness of each small message: messages claimed between its
     becoming ready and its claim (including those of its own claim ahead of it), and time."""
@@ -318,7 +318,7 @@ def part_b(c, q, mode, paced, n=100000, small_groups=100, per_group=10, N=100, s
                 c.cmd('HSET', P + 'm', sid, '0:%d:%s' % (t - 1, BODY))
                 q.promote()
             ready_at[sid] = (claimed, time.perf_counter())
-        r = q.claim_real(N) if mode == 'fifo' else q.claim_grouped(N, mode)
+        r = q.claim_real(N) if mode == 'fifo' else q.claim_grouped(N, mode, quantum=quantum)
         now = time.perf_counter()
         got = (len(r) - 3) // 2
         for pos in range(got):
@@ -336,6 +336,29 @@ def part_b(c, q, mode, paced, n=100000, small_groups=100, per_group=10, N=100, s
             'p50_msgs': pct(lat_msgs.values(), 50), 'max_ms': round(max(lat_ms.values()), 2),
             'p99_ms': round(pct(lat_ms.values(), 99), 2), 'p50_ms': round(pct(lat_ms.values(), 50), 2),
             'drain_s': round(time.perf_counter() - t0, 2)}
+
+
+# ---------------------------------------------------------------- (g) quantum
+def part_g(c, q, runs, n=100000):
+    """The recommended change: a turn takes at least `quantum` messages of its group."""
+    res = {}
+    for r in range(runs):
+        for G in (100, 10000):
+            for quantum in (1, 4, 16, 64):
+                make_groups(c, q, n, G)
+                m = drain(c, lambda: q.claim_grouped(100, 'claim_grouped', quantum=quantum), n)
+                key = 'N=100 %d groups quantum %d' % (G, quantum)
+                res.setdefault(key, []).append(round(m['evalsha_us_per_msg'], 3))
+                print(key, r, m, flush=True)
+        make_list(c, n)
+        m = drain(c, lambda: q.claim_real(100), n)
+        res.setdefault('N=100 list (real claim.lua)', []).append(round(m['evalsha_us_per_msg'], 3))
+    out = {k: sorted(v) for k, v in res.items()}
+    for quantum in (1, 16, 64):
+        key = 'lateness, quantum %d, as fast as possible' % quantum
+        out[key] = part_b(c, q, 'claim_grouped', False, quantum=quantum)
+        print(key, out[key], flush=True)
+    return out
 
 
 # ---------------------------------------------------------------- (c) concurrency 1
@@ -594,6 +617,9 @@ def main():
                     b[key] = part_b(c, q, mode, paced)
                     print(key, b[key], flush=True)
             results['b'] = b
+        if 'g' in parts:
+            results['g'] = part_g(c, q, runs)
+            print(json.dumps(results['g'], indent=1), flush=True)
         if 'a' in parts:
             results['a'] = part_a(c, q, runs)
             print(json.dumps(results['a'], indent=1), flush=True)

@@ -6,6 +6,9 @@
 -- KEYS[1] i ZSET  KEYS[2] m HASH  KEYS[3] l HASH  KEYS[4] claim record STRING  KEYS[5] ga ZSET
 -- KEYS[6] gf HASH  KEYS[7] gv HASH  KEYS[8] gw HASH (group -> weight; empty: all 1)  KEYS[9] r LIST
 -- ARGV[1] N  ARGV[2] lease ms  ARGV[3] token  ARGV[4] prefix  ARGV[5] concurrency (0: none)
+-- ARGV[6] quantum (absent: 1, the design): a turn takes at least this many when the group has them,
+--         even past the second group's virtual time (deficit-style; the overdraft is paid back as
+--         its virtual time grows by all it took)
 local wanted = tonumber(ARGV[1])
 local token = ARGV[3]
 local record = redis.call('GET', KEYS[4])
@@ -16,6 +19,7 @@ if record then
   end
 end
 local prefix, conc = ARGV[4], tonumber(ARGV[5])
+local quantum = tonumber(ARGV[6]) or 1
 local weighted = redis.call('HLEN', KEYS[8]) > 0
 local t = redis.call('TIME')
 local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -32,7 +36,7 @@ while claimed < wanted do
   local w = weighted and tonumber(redis.call('HGET', KEYS[8], g)) or 1
   local k = wanted - claimed
   if two[4] then
-    k = math.min(k, math.floor((tonumber(two[4]) - v) * w) + 1)
+    k = math.min(k, math.max(quantum, math.floor((tonumber(two[4]) - v) * w) + 1))
   end
   local used = 0
   if conc > 0 and g ~= '' then

@@ -15,6 +15,7 @@ if record then
   end
 end
 local prefix, conc = ARGV[4], tonumber(ARGV[5])
+local quantum = tonumber(ARGV[6]) or 1
 local cand = redis.call('ZRANGE', KEYS[5], 0, wanted, 'WITHSCORES')
 if #cand == 0 then
   if record then
@@ -79,7 +80,7 @@ while claimed < wanted and #heap > 0 do
   local w = weights and tonumber(weights[j]) or 1
   local k = wanted - claimed
   if heap[1] then
-    k = math.min(k, math.floor((vt[heap[1]] - vt[j]) * w) + 1)
+    k = math.min(k, math.max(quantum, math.floor((vt[heap[1]] - vt[j]) * w) + 1))
   end
   local slots
   if conc > 0 and g ~= '' then
