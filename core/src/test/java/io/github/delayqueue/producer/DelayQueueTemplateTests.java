@@ -553,7 +553,9 @@ class DelayQueueTemplateTests {
 		run((queue) -> {
 			SendResult sent = queue.template.send(TOPIC, "doomed", Duration.ofHours(1));
 			assertThat(queue.template.cancel(TOPIC, sent.id())).isTrue();
-			assertThat(queue.keysUnderPrefix()).isEmpty();
+			assertThat(queue.keysUnderPrefix()).as("the cancel's token, kept a minute")
+				.containsOnly(queue.keys(TOPIC).cancels());
+			assertThat(queue.redis.getExpire(queue.keys(TOPIC).cancels())).isBetween(1L, 60L);
 			assertThat(Transitions.promote(queue.store, TOPIC, 100).moved()).isZero();
 			assertThat(queue.claim(TOPIC)).isEmpty();
 		});
@@ -567,7 +569,9 @@ class DelayQueueTemplateTests {
 			assertThat(queue.template.cancel(TOPIC, sent.id())).isTrue();
 			assertThat(queue.redis.opsForHash().hasKey(queue.keys(TOPIC).messages(), sent.id())).isFalse();
 			assertThat(queue.claim(TOPIC)).isEmpty();
-			assertThat(queue.keysUnderPrefix()).as("the claim dropped the cancelled id").isEmpty();
+			assertThat(queue.keysUnderPrefix())
+				.as("the claim dropped the cancelled id; the cancel's token stays a minute")
+				.containsOnly(queue.keys(TOPIC).cancels());
 		});
 	}
 
@@ -650,7 +654,8 @@ class DelayQueueTemplateTests {
 			assertThat(queue.claim(TOPIC)).as("second claim").isEmpty();
 			assertThat(ack(queue, first.get(0))).isTrue();
 			assertThat(queue.claim(TOPIC)).as("claim after ack").isEmpty();
-			assertThat(queue.keysUnderPrefix()).isEmpty();
+			assertThat(queue.keysUnderPrefix()).as("the cancel's token, kept a minute")
+				.containsOnly(queue.keys(TOPIC).cancels());
 		});
 	}
 
@@ -746,7 +751,8 @@ class DelayQueueTemplateTests {
 			SendResult sent = queue.template.send(TOPIC, "doomed", Duration.ofHours(1));
 			assertThat(queue.template.cancel(TOPIC, sent.id())).isTrue();
 			assertThat(queue.template.reschedule(TOPIC, sent.id(), Duration.ZERO)).isFalse();
-			assertThat(queue.keysUnderPrefix()).isEmpty();
+			assertThat(queue.keysUnderPrefix()).as("the cancel's token, kept a minute")
+				.containsOnly(queue.keys(TOPIC).cancels());
 		});
 	}
 

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
+import io.github.delayqueue.store.LeaseTokens;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.MessageSummary;
@@ -45,9 +46,13 @@ final class RedisOperations {
 		long deadline = this.calls.deadline();
 		this.unanswered.awaitEarlier(topic, id, deadline);
 		String partition = this.router.partitionOf(topic, id, deadline);
+		// One request, however often it is sent: a run of it after one that cancelled the
+		// message (its reply lost) reports that, and cancels nothing else.
+		String token = LeaseTokens.newToken();
 		return naming(topic, id, "cancel",
 				() -> this.router.settlingRefusal(topic, deadline,
-						() -> this.calls.run(partition, new ScriptCodecs.Cancel(id, this.router.countOf(partition)),
+						() -> this.calls.run(partition,
+								new ScriptCodecs.Cancel(id, this.router.countOf(partition), token),
 								PartitionCounts.remaining(deadline))));
 	}
 

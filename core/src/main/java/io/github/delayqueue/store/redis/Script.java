@@ -190,6 +190,9 @@ final class Script {
 		/** The most ids {@link #REMEMBERED} keeps, once the topic deduplicates. */
 		DEDUPLICATION("deduplication", "STRING"),
 
+		/** The cancel requests that cancelled a message in the last minute. */
+		CANCELS("cancels", "ZSET"),
+
 		/** The recurring schedules whose ticks the partition holds. */
 		SCHEDULES("schedules", "HASH"),
 

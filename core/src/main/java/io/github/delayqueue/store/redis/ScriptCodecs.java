@@ -497,14 +497,16 @@ final class ScriptCodecs {
 	 *
 	 * @param id the message id
 	 * @param partitions the topic's number of partitions here
+	 * @param token new for each cancel request, the same when the request is sent again
 	 */
-	record Cancel(String id, int partitions) implements ScriptCodec<Boolean> {
+	record Cancel(String id, int partitions, String token) implements ScriptCodec<Boolean> {
 
 		static final Signature<Cancel> SIGNATURE = Signature.of(
 				Script.of("cancel", Script.Reply.INTEGER, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT, Key.PRIORITIES,
-						Key.PARTITION_COUNT),
+						Key.PARTITION_COUNT, Key.CANCELS),
 				"1 if the message was pending", Argument.of("[1] id", Cancel::id),
-				Argument.of("[2] the number of partitions", Cancel::partitions));
+				Argument.of("[2] the number of partitions", Cancel::partitions),
+				Argument.of("[3] request token", Cancel::token));
 
 		@Override
 		public Signature<?> signature() {

@@ -197,6 +197,17 @@ public record TopicKeys(String prefix, String topic) {
 	}
 
 	/**
+	 * The tokens of the cancel requests that cancelled a message in the last minute,
+	 * scored by when they are forgotten (epoch ms): the same request sent again (the
+	 * client lost its reply) reports the message cancelled, and cancels nothing else.
+	 * Absent while nothing was cancelled within the minute.
+	 * @return ZSET key
+	 */
+	public String cancels() {
+		return key("kc");
+	}
+
+	/**
 	 * The key that plays a role in the scripts.
 	 * @param role the role
 	 * @return the key
@@ -222,6 +233,7 @@ public record TopicKeys(String prefix, String topic) {
 			case RATE_WINDOW -> rateWindow();
 			case REMEMBERED -> remembered();
 			case DEDUPLICATION -> deduplication();
+			case CANCELS -> cancels();
 			case SCHEDULES -> schedules();
 			case DEAD_LETTERS_WATCH -> deadLettersWatch();
 			case DEAD_LETTERS_MESSAGES -> deadLetters().messages();
@@ -262,6 +274,7 @@ public record TopicKeys(String prefix, String topic) {
 		types.put(priorities(), DataType.HASH);
 		types.put(remembered(), DataType.ZSET);
 		types.put(deduplication(), DataType.STRING);
+		types.put(cancels(), DataType.ZSET);
 		types.put(schedules(), DataType.HASH);
 		// Read by every call by id: of another type, it would fail them all.
 		types.put(partitionCount(), DataType.STRING);

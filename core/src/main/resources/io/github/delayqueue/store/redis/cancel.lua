@@ -1,20 +1,29 @@
 -- cancel: delete a pending message (state: scheduled or ready -> gone). A message in flight is
 -- left alone. A cancelled id left in a ready list is dropped by claim. Its priority is deleted.
+-- The request's token is kept for a minute once it cancelled a message, so that the same request
+-- sent again (the client lost its reply and sent it after a reconnect) reports the message
+-- cancelled, and never cancels a message sent again under its id meanwhile.
 -- KEYS[1] messages HASH   id -> stored message
 -- KEYS[2] scheduled ZSET  id scored by due time
 -- KEYS[3] in-flight ZSET  id scored by lease deadline
 -- KEYS[4] priorities HASH id -> priority of messages sent with one above 0
 -- KEYS[5] partition count STRING the count marker of this partition (see partition_refusal)
+-- KEYS[6] cancels ZSET    tokens of the cancel requests that cancelled a message, scored by when
+--                         they are forgotten (epoch ms); expires a minute after the last
 -- ARGV[1] id
 -- ARGV[2] the number of partitions the caller spreads the topic over
+-- ARGV[3] request token: new for each cancel request, kept when it is sent again
 -- Returns 1 if the message was pending and is now gone, else 0; the error DQPARTITIONS, changing
 -- nothing, when ARGV[2] is not the partition's count.
--- Replayed: the second run finds nothing and returns 0 (the message is cancelled all the same).
+-- Replayed: idempotent (the second run finds the token and returns 1, changing nothing).
 -- @include expect
 -- @include partition_refusal
 local refused = partition_refusal(KEYS[5], ARGV[2])
 if refused then
   return refused
+end
+if redis.call('ZSCORE', KEYS[6], ARGV[3]) then
+  return 1
 end
 local id = ARGV[1]
 local stored = redis.call('HEXISTS', KEYS[1], id) == 1
@@ -27,4 +36,8 @@ end
 redis.call('ZREM', KEYS[2], id)
 redis.call('HDEL', KEYS[1], id)
 redis.call('HDEL', KEYS[4], id)
+local now = now_ms()
+redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
+redis.call('ZADD', KEYS[6], now + 60000, ARGV[3])
+redis.call('PEXPIRE', KEYS[6], 60000)
 return 1

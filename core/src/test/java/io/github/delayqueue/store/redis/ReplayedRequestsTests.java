@@ -21,6 +21,7 @@ import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.DefaultRedisScript;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -111,6 +112,42 @@ class ReplayedRequestsTests {
 	}
 
 	@Test
+	void cancelSentAgainAfterItsReplyWasLostReportsTheMessageCancelled() {
+		run((proxy, template, store, redis) -> {
+			send(template, "o-1", LEASE);
+			store.cancel(TOPIC, "unknown"); // loads the script
+			FaultyRedisProxy.Fault fault = proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA"));
+			boolean cancelled = store.cancel(TOPIC, "o-1");
+			assertThat(fault.awaitFired(WAIT)).isTrue();
+			assertThat(cancelled).as("what cancel returned").isTrue();
+			assertThat(store.inspect(TOPIC, "o-1", 100)).isNull();
+		});
+	}
+
+	@Test
+	void aCancelRequestRunAgainCancelsNothingSentUnderItsIdMeanwhile() {
+		try (TestStore fixture = TestStore.create()) {
+			RedisMessageStore store = fixture.store();
+			StringRedisTemplate redis = fixture.redis();
+			TopicKeys keys = store.keys(TOPIC);
+			DefaultRedisScript<Long> cancel = new DefaultRedisScript<>(ScriptSource.read("server_clock")
+					+ ScriptSource.read("publish_signal") + ScriptSource.script("cancel"), Long.class);
+			List<String> cancelKeys = List.of(keys.messages(), keys.scheduled(), keys.inFlight(), keys.priorities(),
+					keys.partitionCount(), keys.cancels());
+			send(fixture.template(), "o-1", LEASE);
+			assertThat(redis.execute(cancel, cancelKeys, "o-1", "1", "request-1")).isOne();
+			send(fixture.template(), "o-1", LEASE);
+
+			assertThat(redis.execute(cancel, cancelKeys, "o-1", "1", "request-1")).as("the same request again").isOne();
+			assertThat(store.inspect(TOPIC, "o-1", 100)).as("the message sent again").isNotNull();
+			assertThat(redis.getExpire(keys.cancels())).isBetween(1L, 60L);
+			assertThat(redis.execute(cancel, cancelKeys, "o-1", "1", "request-2")).as("another request").isOne();
+			assertThat(store.inspect(TOPIC, "o-1", 100)).isNull();
+			assertThat(redis.execute(cancel, cancelKeys, "o-1", "1", "request-3")).as("nothing left").isZero();
+		}
+	}
+
+	@Test
 	void purgeOfTheOldestDeadLettersSentAgainDeletesNoMore() {
 		run((proxy, template, store, redis) -> {
 			for (String id : List.of("d1", "d2", "d3")) {
@@ -130,6 +167,10 @@ class ReplayedRequestsTests {
 
 	private static void send(DelayQueueTemplate template, String id) {
 		template.send(DelayMessage.builder(TOPIC, "payload of " + id).id(id).build());
+	}
+
+	private static void send(DelayQueueTemplate template, String id, Duration delay) {
+		template.send(DelayMessage.builder(TOPIC, "payload of " + id).id(id).delay(delay).build());
 	}
 
 	private static void run(ProxyTest test) {
