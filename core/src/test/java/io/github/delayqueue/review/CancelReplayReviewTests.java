@@ -195,6 +195,36 @@ class CancelReplayReviewTests {
 		}
 	}
 
+	/**
+	 * A copy of a dead letter in the topic's dead-letter queue (3 partitions), cancelled
+	 * with the reply lost: true, the copy gone, the queue's own kc holds the token.
+	 */
+	@Test
+	void aCancelInADeadLetterQueueSentAgainReportsTrue() {
+		TestRedis redis = TestRedis.shared();
+		try (PartitionApps apps = new PartitionApps();
+				FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
+			RedisMessageStore store = apps.storeVia(proxy, 3, TIMEOUT);
+			store.agreePartitions(TOPIC);
+			store.watchDeadLetters(TOPIC);
+			String queue = TopicPartitions.deadLettersOf(TOPIC);
+			store.cancel(queue, "warm-up");
+			for (int p = 0; p < 3; p++) {
+				String id = idIn(p, 3, "q-");
+				String partition = PartitionApps.deadLetter(store, id);
+				assertThat(store.inspect(queue, id, 10)).as("the copy of %s in the queue", id).isNotNull();
+				FaultyRedisProxy.Fault fault = proxy.dropNextReplyToCommand(CANCEL_CALL);
+				assertThat(store.cancel(queue, id)).as("cancel of the copy of %s", id).isTrue();
+				assertThat(fault.hasFired()).isTrue();
+				assertThat(store.inspect(queue, id, 10)).isNull();
+				assertThat(store.inspect(TOPIC, id, 10)).as("the dead letter itself").isNotNull();
+				String queuePartition = store.partitions().nameFor(queue, id);
+				assertThat(apps.redis().opsForZSet().size(store.keys(queuePartition).cancels())).isOne();
+				assertThat(apps.redis().hasKey(store.keys(partition).cancels())).isFalse();
+			}
+		}
+	}
+
 	// ---- 4. kc of the wrong type
 	// -------------------------------------------------------
 
