@@ -492,6 +492,11 @@ class CancelReplayReviewTests {
 			System.out.println(threads + " threads" + (flush ? ", " + flushes + " flushes" : "") + ": "
 					+ TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started) + " ms, " + outcomes.failedSends
 					+ " sends failed: " + outcomes.failures.stream().distinct().limit(3).toList());
+			long resentInFull = fixture.proxy().forwardedCommands().stream().filter("EVAL"::equals).count();
+			System.out.println(threads + " threads: " + resentInFull + " calls sent in full (EVAL)");
+			if (flush && resentInFull == 0) {
+				outcomes.wrong.add("no call found the scripts flushed");
+			}
 			if (!flush && outcomes.failedSends.get() > 0) {
 				outcomes.wrong.add(outcomes.failedSends + " sends failed without a fault");
 			}
