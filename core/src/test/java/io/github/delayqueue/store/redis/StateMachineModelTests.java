@@ -52,6 +52,7 @@ import org.springframework.data.redis.connection.DataType;
 import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.ZSetOperations.TypedTuple;
+import org.springframework.data.redis.core.script.DefaultRedisScript;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
@@ -128,6 +129,11 @@ import static org.assertj.core.api.Assertions.fail;
  * </pre>
  */
 class StateMachineModelTests {
+
+	/** The cancel script run directly, so that a request sent again keeps its token. */
+	private static final DefaultRedisScript<Long> CANCEL = new DefaultRedisScript<>(
+			ScriptSource.read("server_clock") + ScriptSource.read("publish_signal") + ScriptSource.script("cancel"),
+			Long.class);
 
 	private static final long HOUR = Duration.ofHours(1).toMillis();
 
@@ -1195,11 +1201,20 @@ class StateMachineModelTests {
 				.toList();
 			String id = (!readyWithPriority.isEmpty() && this.random.nextInt(10) < 7)
 					? readyWithPriority.get(this.random.nextInt(readyWithPriority.size())) : pickId();
-			return new Operation("cancel " + id, this.keys.messages(), this.keys.scheduled(), this.keys.inFlight()) {
+			// One request, however often it is sent (as the store sends it again after a
+			// dropped reply): its token, run by the script itself.
+			String token = "cancel-" + this.step;
+			return new Operation("cancel " + id, this.keys.messages(), this.keys.scheduled(), this.keys.inFlight(),
+					this.keys.cancels()) {
+
+				private @Nullable Object first;
 
 				@Override
 				Object run() {
-					return Run.this.store.cancel(Run.this.topic, id);
+					List<String> keys = List.of(Run.this.keys.messages(), Run.this.keys.scheduled(),
+							Run.this.keys.inFlight(), Run.this.keys.priorities(), Run.this.keys.partitionCount(),
+							Run.this.keys.cancels());
+					return Long.valueOf(1).equals(Run.this.redis.execute(CANCEL, keys, id, "1", token));
 				}
 
 				@Override
@@ -1211,12 +1226,31 @@ class StateMachineModelTests {
 						Run.this.followup = Followup.SEND;
 						count("cancelled while ready with a priority");
 					}
-					assertThat(reply).as(describe("cancel")).isEqualTo(Run.this.model.cancel(id));
+					boolean modeled = Run.this.model.cancel(id);
+					if (Boolean.TRUE.equals(this.first)) {
+						assertThat(reply).as(describe("the same cancel again reports it cancelled")).isEqualTo(true);
+						count("cancel sent again after it cancelled");
+					}
+					else {
+						assertThat(reply).as(describe("cancel")).isEqualTo(modeled);
+					}
+					if (this.first == null) {
+						this.first = reply;
+					}
+					Set<TypedTuple<String>> tokens = Run.this.redis.opsForZSet()
+						.rangeWithScores(Run.this.keys.cancels(), 0, -1);
+					assertThat(tokens).as(describe("cancel tokens forgotten within a minute"))
+						.allSatisfy((kept) -> assertThat(kept.getScore()).isLessThanOrEqualTo(after + 60_000.0));
+					if (!tokens.isEmpty()) {
+						assertThat(Run.this.redis.getExpire(Run.this.keys.cancels()))
+							.as(describe("the cancels key expires within a minute"))
+							.isBetween(1L, 60L);
+					}
 				}
 
 				@Override
 				void expectSentAgain(Object first, Object second) {
-					assertThat(second).as(describe("the same cancel again finds nothing")).isEqualTo(false);
+					assertThat(second).as(describe("the same cancel again reports what it did")).isEqualTo(first);
 				}
 
 			};
