@@ -9,13 +9,11 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.testsupport.NoResourceTransactionManager;
 import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
-import org.springframework.transaction.TransactionDefinition;
-import org.springframework.transaction.support.AbstractPlatformTransactionManager;
-import org.springframework.transaction.support.DefaultTransactionStatus;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -103,28 +101,6 @@ class PartitionedSendTests {
 
 		String getAll() {
 			return this.all.toString();
-		}
-
-	}
-
-	/** Transactions with nothing to commit, for their synchronizations. */
-	static class NoResourceTransactionManager extends AbstractPlatformTransactionManager {
-
-		@Override
-		protected Object doGetTransaction() {
-			return new Object();
-		}
-
-		@Override
-		protected void doBegin(Object transaction, TransactionDefinition definition) {
-		}
-
-		@Override
-		protected void doCommit(DefaultTransactionStatus status) {
-		}
-
-		@Override
-		protected void doRollback(DefaultTransactionStatus status) {
 		}
 
 	}

@@ -24,6 +24,8 @@ import io.github.delayqueue.store.redis.ScriptClock;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.testsupport.Interruptibly;
+import io.github.delayqueue.testsupport.NoResourceTransactionManager;
 import io.github.delayqueue.testsupport.PartitionApps;
 import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Disabled;
@@ -33,9 +35,6 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.DefaultRedisScript;
-import org.springframework.transaction.TransactionDefinition;
-import org.springframework.transaction.support.AbstractPlatformTransactionManager;
-import org.springframework.transaction.support.DefaultTransactionStatus;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static io.github.delayqueue.testsupport.PartitionApps.TOPIC;
@@ -304,28 +303,6 @@ class CancelReplayReviewTests {
 		}
 	}
 
-	/** Enough of a transaction manager to drive synchronization, one level deep. */
-	private static final class NoResourceTransactionManager extends AbstractPlatformTransactionManager {
-
-		@Override
-		protected Object doGetTransaction() {
-			return new Object();
-		}
-
-		@Override
-		protected void doBegin(Object transaction, TransactionDefinition definition) {
-		}
-
-		@Override
-		protected void doCommit(DefaultTransactionStatus status) {
-		}
-
-		@Override
-		protected void doRollback(DefaultTransactionStatus status) {
-		}
-
-	}
-
 	// ---- 6. Many cancels, the clock moved
 	// ----------------------------------------------
 
@@ -476,7 +453,7 @@ class CancelReplayReviewTests {
 						flushes.incrementAndGet();
 						lastFlush = System.nanoTime();
 					}
-					sleep(3);
+					Interruptibly.sleep(3);
 				}
 			});
 			jitter.start();
@@ -518,7 +495,7 @@ class CancelReplayReviewTests {
 		for (int t = 0; t < threads; t++) {
 			int thread = t;
 			senders.add(new Thread(() -> {
-				awaitLatch(start);
+				Interruptibly.await(start);
 				for (int i = 0; i < ids; i++) {
 					String id = prefix + thread + "-" + i;
 					// Each send in order, with whether it stored (null: failed).
@@ -636,24 +613,6 @@ class CancelReplayReviewTests {
 
 	private static byte[] body(String id) {
 		return ("body of " + id).getBytes(StandardCharsets.UTF_8);
-	}
-
-	private static void awaitLatch(CountDownLatch latch) {
-		try {
-			latch.await();
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
-	}
-
-	private static void sleep(long millis) {
-		try {
-			Thread.sleep(millis);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
 	}
 
 }

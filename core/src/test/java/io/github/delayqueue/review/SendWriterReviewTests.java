@@ -19,6 +19,7 @@ import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.test.redis.TestRedisCluster;
+import io.github.delayqueue.testsupport.Interruptibly;
 import io.github.delayqueue.testsupport.PartitionApps;
 import io.github.delayqueue.testsupport.TestStore;
 import io.lettuce.core.resource.ClientResources;
@@ -106,7 +107,7 @@ class SendWriterReviewTests {
 				for (int t = 0; t < 8; t++) {
 					int thread = t;
 					senders.add(new Thread(() -> {
-						awaitLatch(start);
+						Interruptibly.await(start);
 						for (int i = 0; i < 600; i++) {
 							String id = prefix + thread + "-" + i;
 							Timed a = Timed.of(id + " A",
@@ -142,7 +143,7 @@ class SendWriterReviewTests {
 			Thread flusher = new Thread(() -> {
 				while (sending.get()) {
 					flushScripts(fixture);
-					sleep(40);
+					Interruptibly.sleep(40);
 				}
 			});
 			flusher.start();
@@ -174,7 +175,7 @@ class SendWriterReviewTests {
 								|| command.get(0).equalsIgnoreCase("EVAL"))
 								&& command.stream().anyMatch((argument) -> argument.contains(SENT)));
 					fault.awaitFired(Duration.ofSeconds(5));
-					sleep(150);
+					Interruptibly.sleep(150);
 				}
 			});
 			dropper.start();
@@ -230,7 +231,7 @@ class SendWriterReviewTests {
 		for (int t = 0; t < threads; t++) {
 			int thread = t;
 			senders.add(new Thread(() -> {
-				awaitLatch(start);
+				Interruptibly.await(start);
 				for (int i = 0; i < ids; i++) {
 					String id = prefix + thread + "-" + i;
 					// Every fifth id: plain sends, which a send before them of the id
@@ -371,7 +372,7 @@ class SendWriterReviewTests {
 			proxy.latency(Duration.ofMillis(2));
 			List<String> late = burst(fixture.store(), Duration.ofSeconds(1), 8, 120, () -> {
 				proxy.cutAll();
-				sleep(30);
+				Interruptibly.sleep(30);
 				proxy.cutAll();
 			});
 			assertThat(late).isEmpty();
@@ -396,7 +397,7 @@ class SendWriterReviewTests {
 			List<String> late = burst(fixture.store(), Duration.ofSeconds(1), 8, 120, () -> {
 				for (int flush = 0; flush < 3; flush++) {
 					flushScripts(fixture);
-					sleep(20);
+					Interruptibly.sleep(20);
 				}
 			});
 			assertThat(late).isEmpty();
@@ -427,7 +428,7 @@ class SendWriterReviewTests {
 				// A change that never took effect left its marker behind, then is
 				// repaired.
 				markers.forEach((marker) -> apps.redis().opsForValue().set(marker, "1:a0b1c2d3"));
-				sleep(200);
+				Interruptibly.sleep(200);
 				for (int partition = 0; partition < 3; partition++) {
 					apps.redis().opsForValue().set(markers.get(partition), agreed.get(partition));
 				}
@@ -479,7 +480,7 @@ class SendWriterReviewTests {
 		for (int t = 0; t < threads; t++) {
 			int thread = t;
 			senders.add(new Thread(() -> {
-				awaitLatch(start);
+				Interruptibly.await(start);
 				for (int i = 0; i < perThread; i++) {
 					if (i == perThread / 3) {
 						third.countDown();
@@ -562,7 +563,7 @@ class SendWriterReviewTests {
 			proxy.latency(Duration.ofMillis(1));
 			Thread dropper = new Thread(() -> {
 				for (int drop = 0; drop < drops; drop++) {
-					sleep(100);
+					Interruptibly.sleep(100);
 					proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA", "EVAL")).awaitFired(Duration.ofSeconds(5));
 				}
 			});
@@ -573,7 +574,7 @@ class SendWriterReviewTests {
 			for (int t = 0; t < threads; t++) {
 				int thread = t;
 				senders.add(new Thread(() -> {
-					awaitLatch(start);
+					Interruptibly.await(start);
 					java.util.Random random = new java.util.Random(thread);
 					for (int i = 0; i < sends / threads; i++) {
 						List<NewMessage> messages = new ArrayList<>();
@@ -651,7 +652,7 @@ class SendWriterReviewTests {
 			List<String> late = burst(store, Duration.ofSeconds(2), 4, 300, () -> {
 				proxy.pause();
 				proxy.cutAll();
-				sleep(300);
+				Interruptibly.sleep(300);
 				proxy.resume();
 			});
 			assertThat(late).isEmpty();
@@ -724,7 +725,7 @@ class SendWriterReviewTests {
 				CountDownLatch busy = new CountDownLatch(1);
 				before.execute(() -> {
 					busy.countDown();
-					sleep(3000);
+					Interruptibly.sleep(3000);
 				});
 				busy.await();
 
@@ -895,24 +896,6 @@ class SendWriterReviewTests {
 			}
 		}
 		return late;
-	}
-
-	private static void awaitLatch(CountDownLatch latch) {
-		try {
-			latch.await();
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
-	}
-
-	private static void sleep(long millis) {
-		try {
-			Thread.sleep(millis);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
 	}
 
 	/** A send, when it was made and when it completed. */

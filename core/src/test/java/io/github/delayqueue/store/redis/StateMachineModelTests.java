@@ -325,6 +325,24 @@ class StateMachineModelTests {
 			operation.expectSentAgain(first, second);
 		}
 
+		/**
+		 * The key of another type that a call which did not fail ran with, while its
+		 * reply is checked.
+		 */
+		private @Nullable String brokenDuringCall;
+
+		private boolean isReadyList(String key) {
+			if (key.equals(this.keys.ready())) {
+				return true;
+			}
+			for (int priority = 1; priority <= Script.MAX_PRIORITY; priority++) {
+				if (key.equals(this.keys.ready(priority))) {
+					return true;
+				}
+			}
+			return false;
+		}
+
 		private void breakKeyAndRun(Operation operation) {
 			// Half the time a key the call uses on every call, so that it must fail.
 			List<String> candidates = new ArrayList<>(operation.alwaysTouched());
@@ -362,7 +380,13 @@ class StateMachineModelTests {
 			// The call did not use the key at all: put it back and check the call as any
 			// other.
 			restore(key, dumps.get(key));
-			operation.expect(reply, before, after);
+			this.brokenDuringCall = key;
+			try {
+				operation.expect(reply, before, after);
+			}
+			finally {
+				this.brokenDuringCall = null;
+			}
 		}
 
 		private void writeWrongType(String key, DataType expected) {
@@ -846,8 +870,13 @@ class StateMachineModelTests {
 						.min()
 						.orElse(-1);
 					assertThat(signum(result.nextLeaseEndIn())).as(describe("next lease end")).isEqualTo(nextLease);
-					assertThat(result.readyWaiting()).as(describe("an id waiting on a ready list"))
-						.isEqualTo(Run.this.model.readyLists.stream().anyMatch((list) -> !list.isEmpty()));
+					boolean waiting = Run.this.model.readyLists.stream().anyMatch((list) -> !list.isEmpty());
+					if (Run.this.brokenDuringCall != null && isReadyList(Run.this.brokenDuringCall)) {
+						// One EXISTS over the lists counts a key of another type too: at
+						// worst a claim that finds nothing.
+						waiting = waiting || result.readyWaiting();
+					}
+					assertThat(result.readyWaiting()).as(describe("an id waiting on a ready list")).isEqualTo(waiting);
 				}
 
 			};
