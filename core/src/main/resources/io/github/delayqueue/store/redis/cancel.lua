@@ -9,7 +9,10 @@
 -- KEYS[4] priorities HASH id -> priority of messages sent with one above 0
 -- KEYS[5] partition count STRING the count marker of this partition (see partition_refusal)
 -- KEYS[6] cancels ZSET    tokens of the cancel requests that cancelled a message, scored by when
---                         they are forgotten (epoch ms); expires a minute after the last
+--                         they may be forgotten (epoch ms); expires a minute after the last. Past
+--                         that time they are forgotten only while it holds 1000 or more, so that a
+--                         clock stepping forward does not forget the token of a request whose copy
+--                         is on its way, unless the topic cancels over 1000 messages a minute
 -- ARGV[1] id
 -- ARGV[2] the number of partitions the caller spreads the topic over
 -- ARGV[3] request token: new for each cancel request, kept when it is sent again
@@ -37,7 +40,9 @@ redis.call('ZREM', KEYS[2], id)
 redis.call('HDEL', KEYS[1], id)
 redis.call('HDEL', KEYS[4], id)
 local now = now_ms()
-redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
+if redis.call('ZCARD', KEYS[6]) >= 1000 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
+end
 redis.call('ZADD', KEYS[6], now + 60000, ARGV[3])
 redis.call('PEXPIRE', KEYS[6], 60000)
 return 1
