@@ -353,7 +353,7 @@ class CancelReplayReviewTests {
 			assertThat(store.cancel("many", "last")).isTrue();
 			assertThat(redis.opsForZSet().size(keys.cancels())).as("after a minute").isOne();
 
-			// Hours forward, then back to the server's clock: under 1000 tokens none is
+			// Hours forward, then back to the server's clock: under 100 tokens none is
 			// forgotten by the clock, so all stay until the key expires, harmless.
 			store.send("many", List.of(NewMessage.afterDelay("later", LATER, body("later"))));
 			redis.opsForValue().set(clock, String.valueOf(Duration.ofHours(5).toNanos() / 1000));
@@ -368,7 +368,7 @@ class CancelReplayReviewTests {
 
 	/**
 	 * The clock jumps forward by an hour between a cancel's run and its run again (the
-	 * reply lost), and another cancel comes meanwhile: the token is kept (fewer than 1000
+	 * reply lost), and another cancel comes meanwhile: the token is kept (fewer than 100
 	 * tokens are never forgotten by the clock), so the run again reports the cancel and
 	 * leaves the message B sent again under the id.
 	 */

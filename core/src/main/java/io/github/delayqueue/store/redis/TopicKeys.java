@@ -197,10 +197,11 @@ public record TopicKeys(String prefix, String topic) {
 	}
 
 	/**
-	 * The tokens of the cancel requests that cancelled a message in the last minute,
-	 * scored by when they are forgotten (epoch ms): the same request sent again (the
-	 * client lost its reply) reports the message cancelled, and cancels nothing else.
-	 * Absent while nothing was cancelled within the minute.
+	 * The tokens of the cancel requests that cancelled a message, scored by when they may
+	 * be forgotten (a minute on, epoch ms; forgotten only while there are 100 or more):
+	 * the same request sent again (the client lost its reply) reports the message
+	 * cancelled, and cancels nothing else. Absent once nothing was cancelled for a
+	 * minute.
 	 * @return ZSET key
 	 */
 	public String cancels() {

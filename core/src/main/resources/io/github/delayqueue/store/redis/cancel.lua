@@ -1,6 +1,6 @@
 -- cancel: delete a pending message (state: scheduled or ready -> gone). A message in flight is
 -- left alone. A cancelled id left in a ready list is dropped by claim. Its priority is deleted.
--- The request's token is kept for a minute once it cancelled a message, so that the same request
+-- The request's token is kept at least a minute once it cancelled a message, so that the same request
 -- sent again (the client lost its reply and sent it after a reconnect) reports the message
 -- cancelled, and never cancels a message sent again under its id meanwhile.
 -- KEYS[1] messages HASH   id -> stored message
@@ -10,9 +10,10 @@
 -- KEYS[5] partition count STRING the count marker of this partition (see partition_refusal)
 -- KEYS[6] cancels ZSET    tokens of the cancel requests that cancelled a message, scored by when
 --                         they may be forgotten (epoch ms); expires a minute after the last. Past
---                         that time they are forgotten only while it holds 1000 or more, so that a
---                         clock stepping forward does not forget the token of a request whose copy
---                         is on its way, unless the topic cancels over 1000 messages a minute
+--                         that time they are forgotten only while it holds 100 or more (a listpack
+--                         of a few KB below that), so that a clock stepping forward seldom forgets
+--                         the token of a request whose copy is on its way: only if a cancel that
+--                         trims comes in between
 -- ARGV[1] id
 -- ARGV[2] the number of partitions the caller spreads the topic over
 -- ARGV[3] request token: new for each cancel request, kept when it is sent again
@@ -40,7 +41,7 @@ redis.call('ZREM', KEYS[2], id)
 redis.call('HDEL', KEYS[1], id)
 redis.call('HDEL', KEYS[4], id)
 local now = now_ms()
-if redis.call('ZCARD', KEYS[6]) >= 1000 then
+if redis.call('ZCARD', KEYS[6]) >= 100 then
   redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
 end
 redis.call('ZADD', KEYS[6], now + 60000, ARGV[3])

@@ -1268,7 +1268,7 @@ class StateMachineModelTests {
 					}
 					Set<TypedTuple<String>> tokens = Run.this.redis.opsForZSet()
 						.rangeWithScores(Run.this.keys.cancels(), 0, -1);
-					assertThat(tokens).as(describe("cancel tokens forgotten within a minute"))
+					assertThat(tokens).as(describe("cancel tokens forgettable a minute after their cancel"))
 						.allSatisfy((kept) -> assertThat(kept.getScore()).isLessThanOrEqualTo(after + 60_000.0));
 					if (!tokens.isEmpty()) {
 						assertThat(Run.this.redis.getExpire(Run.this.keys.cancels()))
