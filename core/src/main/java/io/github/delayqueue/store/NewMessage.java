@@ -3,6 +3,8 @@ package io.github.delayqueue.store;
 import java.time.Duration;
 import java.time.Instant;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A message ready to be stored by a send. Due times are whole milliseconds, rounded up,
  * so that a message is never due before the time it was sent for.
@@ -18,9 +20,11 @@ import java.time.Instant;
  * @param deduplicated whether its body carries a deduplication window
  * ({@link MessageFormat#DEDUPLICATION_HEADER}): once handled, its id is remembered that
  * long, and a send of it stores nothing meanwhile
+ * @param group the group it belongs to (a tenant, a destination), or {@code null}: claims
+ * take from the groups with ready messages in turn
  */
 public record NewMessage(String id, boolean relative, long when, byte[] body, boolean replaceIfPending, int priority,
-		boolean deduplicated) {
+		boolean deduplicated, @Nullable String group) {
 
 	/**
 	 * Checks the priority.
@@ -35,11 +39,53 @@ public record NewMessage(String id, boolean relative, long when, byte[] body, bo
 	/** The highest priority; priority 0 messages wait in the ready list itself. */
 	public static final int MAX_PRIORITY = 9;
 
+	/** The longest name of a group, in characters. */
+	public static final int MAX_GROUP_LENGTH = 200;
+
 	public NewMessage {
 		if (priority < 0 || priority > MAX_PRIORITY) {
 			throw new IllegalArgumentException(
 					"Priority must be between 0 and " + MAX_PRIORITY + ", but was " + priority);
 		}
+		if (group != null) {
+			checkGroup(group);
+		}
+	}
+
+	/**
+	 * A message of no group.
+	 * @param id the message id
+	 * @param relative whether {@code when} is a delay in ms from Redis time
+	 * @param when the delay or due time
+	 * @param body the body
+	 * @param replaceIfPending whether it replaces a pending message of the same id
+	 * @param priority 0 to 9
+	 * @param deduplicated whether its body carries a deduplication window
+	 */
+	public NewMessage(String id, boolean relative, long when, byte[] body, boolean replaceIfPending, int priority,
+			boolean deduplicated) {
+		this(id, relative, when, body, replaceIfPending, priority, deduplicated, null);
+	}
+
+	/**
+	 * Checks the name of a group: 1 to {@value #MAX_GROUP_LENGTH} characters, none of
+	 * them a control character.
+	 * @param group the name
+	 * @return the name
+	 * @throws IllegalArgumentException naming what is wrong with it
+	 */
+	public static String checkGroup(String group) {
+		if (group.isEmpty() || group.length() > MAX_GROUP_LENGTH) {
+			throw new IllegalArgumentException(
+					"A group name must have 1 to " + MAX_GROUP_LENGTH + " characters, but had " + group.length());
+		}
+		for (int i = 0; i < group.length(); i++) {
+			if (Character.isISOControl(group.charAt(i))) {
+				throw new IllegalArgumentException("A group name must not contain control characters, but '"
+						+ group.replaceAll("\\p{Cntrl}", "?") + "' has one at index " + i);
+			}
+		}
+		return group;
 	}
 
 	/**
@@ -69,7 +115,8 @@ public record NewMessage(String id, boolean relative, long when, byte[] body, bo
 	 * @return the same message, replacing a pending one of the same id
 	 */
 	public NewMessage replacingPending() {
-		return new NewMessage(this.id, this.relative, this.when, this.body, true, this.priority, this.deduplicated);
+		return new NewMessage(this.id, this.relative, this.when, this.body, true, this.priority, this.deduplicated,
+				this.group);
 	}
 
 	/**
@@ -78,14 +125,15 @@ public record NewMessage(String id, boolean relative, long when, byte[] body, bo
 	 */
 	public NewMessage withPriority(int priority) {
 		return new NewMessage(this.id, this.relative, this.when, this.body, this.replaceIfPending, priority,
-				this.deduplicated);
+				this.deduplicated, this.group);
 	}
 
 	/**
 	 * @return a copy marked as carrying a deduplication window in its body
 	 */
 	public NewMessage deduplicating() {
-		return new NewMessage(this.id, this.relative, this.when, this.body, this.replaceIfPending, this.priority, true);
+		return new NewMessage(this.id, this.relative, this.when, this.body, this.replaceIfPending, this.priority, true,
+				this.group);
 	}
 
 	/**
@@ -95,7 +143,16 @@ public record NewMessage(String id, boolean relative, long when, byte[] body, bo
 	 */
 	public NewMessage withDelay(Duration delay) {
 		return new NewMessage(this.id, true, ceilMillis(delay), this.body, this.replaceIfPending, this.priority,
-				this.deduplicated);
+				this.deduplicated, this.group);
+	}
+
+	/**
+	 * @param group the group, checked with {@link #checkGroup(String)}
+	 * @return the same message in that group
+	 */
+	public NewMessage inGroup(String group) {
+		return new NewMessage(this.id, this.relative, this.when, this.body, this.replaceIfPending, this.priority,
+				this.deduplicated, checkGroup(group));
 	}
 
 	/**
