@@ -122,6 +122,70 @@ class GroupScriptsTests {
 		});
 	}
 
+	@Test
+	void aReleasedMessageOfAGroupGoesBackAheadOfItsGroupsLaterMessages() {
+		ScriptTest.run((template, store, redis) -> {
+			store.send(TOPIC, List.of(message("first", 1).inGroup("g"), message("second", 2).inGroup("g")));
+			Transitions.promote(store, TOPIC, 1000);
+			ClaimedMessage first = Transitions.claim(store, TOPIC, 1, Duration.ofMinutes(1)).get(0);
+			assertThat(first.id()).isEqualTo("first");
+			assertThat(Transitions.release(store, TOPIC, "first", first.leaseToken())).isTrue();
+			assertThat(ids(Transitions.claim(store, TOPIC, 10, Duration.ofMinutes(1)))).containsExactly("first",
+					"second");
+		});
+	}
+
+	@Test
+	void aMessageOfAGroupWhoseLeaseExpiredIsReadyInItsGroupAgain() {
+		ScriptTest.run((template, store, redis) -> {
+			store.send(TOPIC, List.of(message("a", 1).inGroup("g")));
+			Transitions.promote(store, TOPIC, 1000);
+			Transitions.claim(store, TOPIC, 1, Duration.ZERO);
+			assertThat(Transitions.expireLeases(store, TOPIC, 100, 5).requeued()).containsExactly("a");
+			assertThat(redis.opsForHash().get(store.keys(TOPIC).groupCounts(), "g")).isEqualTo("1");
+			assertThat(redis.opsForList().size(store.keys(TOPIC).ready())).isZero();
+			assertThat(ids(Transitions.claim(store, TOPIC, 10, Duration.ofMinutes(1)))).containsExactly("a");
+		});
+	}
+
+	@Test
+	void aDeadLetterOfAGroupIsReplayedIntoItsGroup() {
+		ScriptTest.run((template, store, redis) -> {
+			store.send(TOPIC, List.of(new NewMessage("a", false, 1,
+					MessageFormat.encodeBody(Map.of(MessageFormat.GROUP_HEADER, "g"), body()), false, 0, false, "g")));
+			Transitions.promote(store, TOPIC, 1000);
+			ClaimedMessage claimed = Transitions.claim(store, TOPIC, 1, Duration.ofMinutes(1)).get(0);
+			assertThat(Transitions.deadLetter(store, TOPIC, "a", claimed.leaseToken(), "failed")).isTrue();
+			assertThat(redis.hasKey(store.keys(TOPIC).groups())).isFalse();
+			assertThat(store.replayDead(TOPIC, List.of("a")).replayed()).containsExactly("a");
+			assertThat(redis.opsForHash().get(store.keys(TOPIC).groups(), "a")).isEqualTo("g");
+			Transitions.promote(store, TOPIC, 1000);
+			assertThat(redis.opsForHash().get(store.keys(TOPIC).groupCounts(), "g")).isEqualTo("1");
+		});
+	}
+
+	@Test
+	void anAcknowledgedMessageOfAGroupLeavesNoEntryBehind() {
+		ScriptTest.run((template, store, redis) -> {
+			store.send(TOPIC, List.of(message("a", 1).inGroup("g")));
+			Transitions.promote(store, TOPIC, 1000);
+			ClaimedMessage claimed = Transitions.claim(store, TOPIC, 1, Duration.ofMinutes(1)).get(0);
+			assertThat(Transitions.ack(store, TOPIC, "a", claimed.leaseToken())).isTrue();
+			assertThat(redis.keys(store.keys(TOPIC).groups().replace(":g", ":g*")))
+				.containsExactly(store.keys(TOPIC).groupTags());
+			assertThat(redis.opsForHash().keys(store.keys(TOPIC).groupTags())).containsExactly("\u0001V");
+		});
+	}
+
+	@Test
+	void aMessageSentAgainWithoutItsGroupLosesIt() {
+		ScriptTest.run((template, store, redis) -> {
+			store.send(TOPIC, List.of(NewMessage.afterDelay("a", Duration.ofHours(1), body()).inGroup("g")));
+			store.send(TOPIC, List.of(NewMessage.afterDelay("a", Duration.ofHours(1), body()).replacingPending()));
+			assertThat(redis.hasKey(store.keys(TOPIC).groups())).isFalse();
+		});
+	}
+
 	private static NewMessage message(String id, long dueMillis) {
 		return new NewMessage(id, false, dueMillis, body());
 	}
