@@ -669,8 +669,8 @@ final class ScriptCodecs {
 
 		static final Signature<Page> SIGNATURE = Signature.of(
 				Script.of("page", Script.Reply.LIST,
-						Script.keys(Script.withPriorities(Key.STATE_INDEX, Key.STATE_MESSAGES, Key.DEAD_ERRORS,
-								Key.SCHEDULED, Key.IN_FLIGHT), Key.DEAD_PRIORITIES)),
+						Script.withGroups(Script.keys(Script.withPriorities(Key.STATE_INDEX, Key.STATE_MESSAGES,
+								Key.DEAD_ERRORS, Key.SCHEDULED, Key.IN_FLIGHT), Key.DEAD_PRIORITIES))),
 				"{entries in the index", Argument.of("[1] state", (page) -> page.state().code()),
 				Argument.of("[2] offset", Page::offset), Argument.of("[3] largest number of messages", Page::limit),
 				Argument.of("[4] most bytes of a stored message to load", (page) -> MessageSnapshot.MAX_READ_BYTES));

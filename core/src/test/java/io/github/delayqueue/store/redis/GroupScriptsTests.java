@@ -9,6 +9,9 @@ import java.util.stream.IntStream;
 
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageFormat;
+import io.github.delayqueue.store.MessagePage;
+import io.github.delayqueue.store.MessageState;
+import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
@@ -183,6 +186,18 @@ class GroupScriptsTests {
 			store.send(TOPIC, List.of(NewMessage.afterDelay("a", Duration.ofHours(1), body()).inGroup("g")));
 			store.send(TOPIC, List.of(NewMessage.afterDelay("a", Duration.ofHours(1), body()).replacingPending()));
 			assertThat(redis.hasKey(store.keys(TOPIC).groups())).isFalse();
+		});
+	}
+
+	@Test
+	void aPageOfReadyMessagesListsThoseOfGroupsAfterTheOthers() {
+		ScriptTest.run((template, store, redis) -> {
+			store.send(TOPIC,
+					List.of(message("plain", 1), message("b-1", 2).inGroup("b"), message("a-1", 3).inGroup("a")));
+			Transitions.promote(store, TOPIC, 1000);
+			MessagePage page = store.inspector(TOPIC).page(MessageState.READY, 0, 10);
+			assertThat(page.messages().stream().map(MessageSummary::id)).containsExactly("plain", "a-1", "b-1");
+			assertThat(page.total()).isEqualTo(3);
 		});
 	}
 
