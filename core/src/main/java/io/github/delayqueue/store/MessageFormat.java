@@ -16,9 +16,11 @@ import java.util.Map;
  * <p>
  * Headers whose names start with {@value #RESERVED_HEADER_PREFIX} are the queue's own,
  * never a sender's: {@value #PRIORITY_HEADER} (written by the producer for a priority
- * above 0), {@value #DEDUPLICATION_HEADER} (the deduplication window in ms, written by
- * the producer; read by the ack script), {@value #ERROR_HEADER} (the error of the last
- * failed attempt, written by the retry script) and, on a message of a dead-letter queue,
+ * above 0), {@value #GROUP_HEADER} (written by the producer for a message of a group;
+ * read by the replay script to put a dead letter back in its group),
+ * {@value #DEDUPLICATION_HEADER} (the deduplication window in ms, written by the
+ * producer; read by the ack script), {@value #ERROR_HEADER} (the error of the last failed
+ * attempt, written by the retry script) and, on a message of a dead-letter queue,
  * {@value #DEAD_ID_HEADER}, {@value #DEAD_ERROR_HEADER} and
  * {@value #DEAD_ATTEMPTS_HEADER} (written by the scripts that dead-letter a message).
  * {@link #userHeaders(Map)} leaves them out.
@@ -30,6 +32,9 @@ public final class MessageFormat {
 
 	/** The header of a message's priority, when above 0. */
 	public static final String PRIORITY_HEADER = RESERVED_HEADER_PREFIX + "priority";
+
+	/** The header of a message's group, for a message sent in one. */
+	public static final String GROUP_HEADER = RESERVED_HEADER_PREFIX + "group";
 
 	/** The header of a message's deduplication window, in milliseconds. */
 	public static final String DEDUPLICATION_HEADER = RESERVED_HEADER_PREFIX + "dedupe-ms";

@@ -116,6 +116,18 @@ final class Script {
 		return keys.toArray(Key[]::new);
 	}
 
+	/**
+	 * Keys followed by the group keys, for the scripts that make messages of groups ready
+	 * or claim them: the groups hash, the group ready set, the group counts, the group
+	 * tags and the group rotation (so that in Lua, from the groups hash at
+	 * {@code KEYS[gbase]}, the others follow in that order).
+	 */
+	static Key[] withGroups(Key... own) {
+		List<Key> keys = new ArrayList<>(List.of(own));
+		keys.addAll(List.of(Key.GROUPS, Key.GROUP_READY, Key.GROUP_COUNTS, Key.GROUP_TAGS, Key.GROUP_ROTATION));
+		return keys.toArray(Key[]::new);
+	}
+
 	/** Keys followed by more keys. */
 	static Key[] keys(Key[] keys, Key... more) {
 		List<Key> all = new ArrayList<>(List.of(keys));
@@ -192,6 +204,21 @@ final class Script {
 
 		/** The cancel requests that cancelled a message in the last minute. */
 		CANCELS("cancels", "ZSET"),
+
+		/** The group of each stored message sent with one. */
+		GROUPS("groups", "HASH"),
+
+		/** The ready messages of groups, ordered by group and rank. */
+		GROUP_READY("group ready", "ZSET"),
+
+		/** The number of ready messages of each group that has some. */
+		GROUP_COUNTS("group counts", "HASH"),
+
+		/** The virtual time, and the finish tag of each group in the rotation. */
+		GROUP_TAGS("group tags", "HASH"),
+
+		/** The groups with ready messages, scored by finish tag. */
+		GROUP_ROTATION("group rotation", "ZSET"),
 
 		/** The recurring schedules whose ticks the partition holds. */
 		SCHEDULES("schedules", "HASH"),

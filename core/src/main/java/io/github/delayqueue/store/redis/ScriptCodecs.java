@@ -55,6 +55,9 @@ final class ScriptCodecs {
 	/** Appended to the due kind of a message sent with a deduplication window. */
 	private static final String DEDUPLICATED = "u";
 
+	/** Between a send's due kind and the group of its message. */
+	private static final String GROUP_SEPARATOR = "\0";
+
 	private ScriptCodecs() {
 	}
 
@@ -107,7 +110,7 @@ final class ScriptCodecs {
 
 		static final Signature<Send> SIGNATURE = Signature.of(
 				Script.of("send", Script.Reply.LIST, Key.MESSAGES, Key.SCHEDULED, Key.PRIORITIES, Key.PARTITION_COUNT,
-						Key.REMEMBERED, Key.DEDUPLICATION),
+						Key.REMEMBERED, Key.DEDUPLICATION, Key.GROUPS),
 				"two integers per message: outcome", Argument.of("[1] signal channel", Send::channel),
 				Argument.of("[2] topic", Send::partition),
 				Argument.of("[3] the number of partitions", Send::partitions),
@@ -128,7 +131,8 @@ final class ScriptCodecs {
 				String kind = message.relative() ? DELAY : ABSOLUTE;
 				kind = message.replaceIfPending() ? kind + REPLACE : kind;
 				kind = message.deduplicated() ? kind + DEDUPLICATED : kind;
-				out.add((message.priority() > 0) ? kind + message.priority() : kind);
+				kind = (message.priority() > 0) ? kind + message.priority() : kind;
+				out.add((message.group() != null) ? kind + GROUP_SEPARATOR + message.group() : kind);
 				out.add(message.when());
 				out.add(message.body());
 			}
@@ -162,8 +166,8 @@ final class ScriptCodecs {
 
 		static final Signature<Promote> SIGNATURE = Signature.of(
 				Script.of("promote", Script.Reply.LIST,
-						Script.keys(Script.withPriorities(Key.SCHEDULED, Key.READY, Key.IN_FLIGHT),
-								Key.PARTITION_COUNT)),
+						Script.withGroups(Script.keys(Script.withPriorities(Key.SCHEDULED, Key.READY, Key.IN_FLIGHT),
+								Key.PARTITION_COUNT))),
 				"{messages moved, microseconds until",
 				Argument.of("[1] largest number of messages to move", Promote::limit),
 				Argument.of("[2] signal channel", Promote::channel), Argument.of("[3] topic", Promote::partition),
@@ -198,8 +202,8 @@ final class ScriptCodecs {
 
 		static final Signature<Claim> SIGNATURE = Signature.of(
 				Script.of("claim", Script.Reply.LIST,
-						Script.withPriorities(Key.READY, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES,
-								Key.CLAIM_RECORD, Key.RATE_WINDOW)),
+						Script.withGroups(Script.withPriorities(Key.READY, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED,
+								Key.LEASES, Key.CLAIM_RECORD, Key.RATE_WINDOW))),
 				"{lease deadline (epoch ms), claim time",
 				Argument.of("[1] largest number of due messages to claim", Claim::limit),
 				Argument.of("[2] lease length in ms", (claim) -> claim.lease().toMillis()),
@@ -247,7 +251,7 @@ final class ScriptCodecs {
 
 		static final Signature<Ack> SIGNATURE = Signature.of(
 				Script.of("ack", Script.Reply.LIST, Key.IN_FLIGHT, Key.MESSAGES, Key.LEASES, Key.PRIORITIES,
-						Key.REMEMBERED, Key.DEDUPLICATION),
+						Key.REMEMBERED, Key.DEDUPLICATION, Key.GROUPS),
 				"one integer per message: 1 if acknowledged",
 				Argument.rest("[1..] two values per message: id, lease token",
 						(ack, out) -> leases(out, ack.ids(), ack.leaseTokens())));
@@ -300,6 +304,7 @@ final class ScriptCodecs {
 		@Override
 		public Long read(Object reply) {
 			return number(reply);
+
 		}
 
 	}
@@ -320,9 +325,10 @@ final class ScriptCodecs {
 
 		static final Signature<DeadLetter> SIGNATURE = Signature.of(
 				Script.of("dead_letter", Script.Reply.INTEGER,
-						Script.withDeadLetterPriorities(Key.IN_FLIGHT, Key.MESSAGES, Key.DEAD, Key.DEAD_MESSAGES,
-								Key.DEAD_ERRORS, Key.LEASES, Key.PRIORITIES, Key.DEAD_PRIORITIES,
-								Key.DEAD_LETTERS_WATCH, Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_READY)),
+						Script.keys(Script.withDeadLetterPriorities(Key.IN_FLIGHT, Key.MESSAGES, Key.DEAD,
+								Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.LEASES, Key.PRIORITIES, Key.DEAD_PRIORITIES,
+								Key.DEAD_LETTERS_WATCH, Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_READY),
+								Key.GROUPS)),
 				"1 if dead-lettered", Argument.of("[1] id", DeadLetter::id),
 				Argument.of("[2] lease token", DeadLetter::leaseToken),
 				Argument.of("[3] last error", DeadLetter::error),
@@ -361,11 +367,11 @@ final class ScriptCodecs {
 
 		static final Signature<ExpireLeases> SIGNATURE = Signature.of(
 				Script.of("expire_leases", Script.Reply.LIST,
-						Script.keys(
+						Script.withGroups(Script.keys(
 								Script.withPriorities(Key.IN_FLIGHT, Key.MESSAGES, Key.READY, Key.DEAD,
 										Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.LEASES),
 								Script.withDeadLetterPriorities(Key.DEAD_PRIORITIES, Key.DEAD_LETTERS_WATCH,
-										Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_READY))),
+										Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_READY)))),
 				"{messages made ready again, messages dead-lettered",
 				Argument.of("[1] largest number of messages to take back", ExpireLeases::limit),
 				Argument.of("[2] maximum attempts", ExpireLeases::maxAttempts),
@@ -406,7 +412,9 @@ final class ScriptCodecs {
 			List<String> leaseTokens) implements ScriptCodec<List<Boolean>> {
 
 		static final Signature<Release> SIGNATURE = Signature.of(
-				Script.of("release", Script.Reply.LIST, Script.withPriorities(Key.IN_FLIGHT, Key.READY, Key.LEASES)),
+				Script.of("release", Script.Reply.LIST,
+						Script.keys(Script.withGroups(Script.withPriorities(Key.IN_FLIGHT, Key.READY, Key.LEASES)),
+								Key.MESSAGES)),
 				"one integer per message: 1 if it is ready", Argument.of("[1] signal channel", Release::channel),
 				Argument.of("[2] topic", Release::partition),
 				Argument.rest("[3..] two values per message: id, lease token",
@@ -441,7 +449,10 @@ final class ScriptCodecs {
 
 		static final Signature<ReleaseClaim> SIGNATURE = Signature.of(
 				Script.of("release_claim", Script.Reply.LIST,
-						Script.withPriorities(Key.IN_FLIGHT, Key.READY, Key.LEASES, Key.CLAIM_RECORD)),
+						Script.keys(
+								Script.withGroups(
+										Script.withPriorities(Key.IN_FLIGHT, Key.READY, Key.LEASES, Key.CLAIM_RECORD)),
+								Key.MESSAGES)),
 				"the ids handed back", Argument.of("[1] signal channel", ReleaseClaim::channel),
 				Argument.of("[2] topic", ReleaseClaim::partition),
 				Argument.of("[3] the claim's lease token", ReleaseClaim::token),
@@ -503,7 +514,7 @@ final class ScriptCodecs {
 
 		static final Signature<Cancel> SIGNATURE = Signature.of(
 				Script.of("cancel", Script.Reply.INTEGER, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT, Key.PRIORITIES,
-						Key.PARTITION_COUNT, Key.CANCELS),
+						Key.PARTITION_COUNT, Key.CANCELS, Key.GROUPS),
 				"1 if the message was pending", Argument.of("[1] id", Cancel::id),
 				Argument.of("[2] the number of partitions", Cancel::partitions),
 				Argument.of("[3] request token", Cancel::token));
@@ -566,7 +577,8 @@ final class ScriptCodecs {
 
 		static final Signature<Replay> SIGNATURE = Signature.of(
 				Script.of("replay", Script.Reply.LIST, Key.DEAD, Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.MESSAGES,
-						Key.SCHEDULED, Key.PRIORITIES, Key.DEAD_PRIORITIES, Key.PARTITION_COUNT, Key.REMEMBERED),
+						Key.SCHEDULED, Key.PRIORITIES, Key.DEAD_PRIORITIES, Key.PARTITION_COUNT, Key.REMEMBERED,
+						Key.GROUPS),
 				"{messages replayed, ids left dead", Argument.of("[1] signal channel", Replay::channel),
 				Argument.of("[2] topic", Replay::partition),
 				Argument.of("[3] the number of partitions", Replay::partitions),
@@ -621,8 +633,8 @@ final class ScriptCodecs {
 		static final Signature<Stats> SIGNATURE = Signature.of(
 				Script
 					.of("stats", Script.Reply.LIST,
-							Script.keys(Script.withPriorities(Key.MESSAGES, Key.SCHEDULED, Key.READY, Key.IN_FLIGHT,
-									Key.DEAD), Key.REMEMBERED)),
+							Script.withGroups(Script.keys(Script.withPriorities(Key.MESSAGES, Key.SCHEDULED, Key.READY,
+									Key.IN_FLIGHT, Key.DEAD), Key.REMEMBERED))),
 				"{Redis time (epoch ms), stored messages",
 				Argument.of("[1] most ids at the head of each ready list", Stats::readyHeadLookup));
 
@@ -657,8 +669,8 @@ final class ScriptCodecs {
 
 		static final Signature<Page> SIGNATURE = Signature.of(
 				Script.of("page", Script.Reply.LIST,
-						Script.keys(Script.withPriorities(Key.STATE_INDEX, Key.STATE_MESSAGES, Key.DEAD_ERRORS,
-								Key.SCHEDULED, Key.IN_FLIGHT), Key.DEAD_PRIORITIES)),
+						Script.withGroups(Script.keys(Script.withPriorities(Key.STATE_INDEX, Key.STATE_MESSAGES,
+								Key.DEAD_ERRORS, Key.SCHEDULED, Key.IN_FLIGHT), Key.DEAD_PRIORITIES))),
 				"{entries in the index", Argument.of("[1] state", (page) -> page.state().code()),
 				Argument.of("[2] offset", Page::offset), Argument.of("[3] largest number of messages", Page::limit),
 				Argument.of("[4] most bytes of a stored message to load", (page) -> MessageSnapshot.MAX_READ_BYTES));

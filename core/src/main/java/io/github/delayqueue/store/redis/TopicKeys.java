@@ -209,6 +209,49 @@ public record TopicKeys(String prefix, String topic) {
 	}
 
 	/**
+	 * @return HASH id → group, for the stored (scheduled, ready and in-flight) messages
+	 * sent with a group, until they are acknowledged, cancelled or dead-lettered (a dead
+	 * letter keeps its group in its body's header, and a replay puts it back)
+	 */
+	public String groups() {
+		return key("g");
+	}
+
+	/**
+	 * @return ZSET of the ready messages of groups, all scored 0, each member
+	 * {@code <group>\0<rank>\0<id>} (rank: 9 minus the priority, then the due time in 13
+	 * digits), so that a group's most urgent message comes first
+	 */
+	public String groupReady() {
+		return key("gq");
+	}
+
+	/**
+	 * @return HASH group → its members in {@link #groupReady()}, for the groups that have
+	 * some
+	 */
+	public String groupCounts() {
+		return key("gn");
+	}
+
+	/**
+	 * @return HASH of the claim rotation's finish tags: {@code \u0001V} → the topic's
+	 * virtual time, each group in the rotation → its tag, {@code ""} → the tag of the
+	 * messages of no group
+	 */
+	public String groupTags() {
+		return key("gv");
+	}
+
+	/**
+	 * @return ZSET of the groups with ready messages, scored by finish tag: claims serve
+	 * the lowest first
+	 */
+	public String groupRotation() {
+		return key("ga");
+	}
+
+	/**
 	 * The key that plays a role in the scripts.
 	 * @param role the role
 	 * @return the key
@@ -235,6 +278,11 @@ public record TopicKeys(String prefix, String topic) {
 			case REMEMBERED -> remembered();
 			case DEDUPLICATION -> deduplication();
 			case CANCELS -> cancels();
+			case GROUPS -> groups();
+			case GROUP_READY -> groupReady();
+			case GROUP_COUNTS -> groupCounts();
+			case GROUP_TAGS -> groupTags();
+			case GROUP_ROTATION -> groupRotation();
 			case SCHEDULES -> schedules();
 			case DEAD_LETTERS_WATCH -> deadLettersWatch();
 			case DEAD_LETTERS_MESSAGES -> deadLetters().messages();
@@ -276,6 +324,11 @@ public record TopicKeys(String prefix, String topic) {
 		types.put(remembered(), DataType.ZSET);
 		types.put(deduplication(), DataType.STRING);
 		types.put(cancels(), DataType.ZSET);
+		types.put(groups(), DataType.HASH);
+		types.put(groupReady(), DataType.ZSET);
+		types.put(groupCounts(), DataType.HASH);
+		types.put(groupTags(), DataType.HASH);
+		types.put(groupRotation(), DataType.ZSET);
 		types.put(schedules(), DataType.HASH);
 		// Read by every call by id: of another type, it would fail them all.
 		types.put(partitionCount(), DataType.STRING);

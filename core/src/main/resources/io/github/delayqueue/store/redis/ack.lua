@@ -1,7 +1,8 @@
 -- ack: a consumer finished messages; delete them and all their data (state: in flight -> gone).
 -- Only the consumer that still holds the lease may acknowledge: the lease token its claim was
 -- given is its proof. A batch costs seven commands, however many messages it holds, one more
--- (deleting their priorities) while the topic has messages with a priority above 0, and, while it
+-- (deleting their priorities) while the topic has messages with a priority above 0, one more
+-- (deleting their groups) while it has messages of a group, and, while it
 -- deduplicates, one to read the bodies and a few for the ids it remembers.
 -- KEYS[1] in-flight ZSET  id scored by lease deadline (epoch ms)
 -- KEYS[2] messages HASH   id -> stored message
@@ -12,6 +13,7 @@
 -- KEYS[6] deduplication STRING the most ids KEYS[5] keeps; absent while the topic never had a
 --         message sent with a deduplication window (then acknowledging costs one command more);
 --         a value that is not a count of 1 to 18 digits counts as 100000
+-- KEYS[7] groups HASH    id -> group of messages sent with one
 -- ARGV[1..] two values per message: id, lease token (at most 1000 messages)
 -- A message acknowledged with a "delay-queue-dedupe-ms" header (1 to 18 digits) is remembered that
 -- long in KEYS[5]; past the most KEYS[6] allows, the ids whose windows end first are forgotten.
@@ -23,6 +25,7 @@
 -- @include expect
 -- @include header
 -- @include header_value
+-- @include uses_groups
 -- @include uses_priorities
 local ids = {}
 for i = 1, #ARGV, 2 do
@@ -45,6 +48,7 @@ if #acked > 0 then
   expect(KEYS[1], 'zset')
   expect(KEYS[2], 'hash')
   local prioritized = uses_priorities(4)
+  local grouped = uses_groups(KEYS[7])
   local bound = redis.call('GET', KEYS[6])
   if bound then
     expect(KEYS[5], 'zset')
@@ -76,6 +80,9 @@ if #acked > 0 then
   redis.call('HDEL', KEYS[3], unpack(acked))
   if prioritized then
     redis.call('HDEL', KEYS[4], unpack(acked))
+  end
+  if grouped then
+    redis.call('HDEL', KEYS[7], unpack(acked))
   end
 end
 return out

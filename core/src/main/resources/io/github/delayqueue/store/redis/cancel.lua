@@ -1,5 +1,6 @@
 -- cancel: delete a pending message (state: scheduled or ready -> gone). A message in flight is
--- left alone. A cancelled id left in a ready list is dropped by claim. Its priority is deleted.
+-- left alone. A cancelled id left in a ready list (or its member in the group ready set) is
+-- dropped by claim. Its priority and its group are deleted.
 -- The request's token is kept at least a minute once it cancelled a message, so that the same request
 -- sent again (the client lost its reply and sent it after a reconnect) reports the message
 -- cancelled, and never cancels a message sent again under its id meanwhile.
@@ -14,6 +15,7 @@
 --                         of a few KB below that), so that a clock stepping forward seldom forgets
 --                         the token of a request whose copy is on its way: only if a cancel that
 --                         trims comes in between
+-- KEYS[7] groups HASH      id -> group of messages sent with one
 -- ARGV[1] id
 -- ARGV[2] the number of partitions the caller spreads the topic over
 -- ARGV[3] request token: new for each cancel request, kept when it is sent again
@@ -34,12 +36,14 @@ local stored = redis.call('HEXISTS', KEYS[1], id) == 1
 local inFlight = redis.call('ZSCORE', KEYS[3], id)
 expect(KEYS[2], 'zset')
 expect(KEYS[4], 'hash')
+expect(KEYS[7], 'hash')
 if not stored or inFlight then
   return 0
 end
 redis.call('ZREM', KEYS[2], id)
 redis.call('HDEL', KEYS[1], id)
 redis.call('HDEL', KEYS[4], id)
+redis.call('HDEL', KEYS[7], id)
 local now = now_ms()
 if redis.call('ZCARD', KEYS[6]) >= 100 then
   redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)

@@ -11,6 +11,16 @@
 --   it and invokes the listener at its due time);
 -- * kept: not yet due when ARGV[3] such ones are taken already; it stays at the head, in order,
 --   and due ids behind it are still taken.
+-- Groups: while a group has ready messages (the group counts hash is not empty), the claim serves
+-- the rotation instead, by deficit round robin: the group with the lowest finish tag (the messages
+-- of no group, in the ready lists, count as one more group, "", while a list holds an id) takes up
+-- to 16 due messages, most urgent first (see group_member); its tag grows by what it took, and the
+-- topic's virtual time becomes the tag it started from; then the next, until ARGV[1] are taken. A
+-- group gets no credit for time away: it joins at its tag or the virtual time, whichever is later
+-- (join_groups). A member is dropped when its message is not stored, scheduled again, in flight,
+-- in another group or of another rank (left by a cancel, a reschedule or a second promote); an id
+-- in a ready list whose message now has a group is dropped too (its member holds it). A group
+-- whose members are all taken or dropped leaves the rotation, its tag and its count.
 -- The call ends when ARGV[1] due messages are taken (the next due id stays), the last list ends,
 -- or 1000 ids were looked at in all; then it reports whether more may be waiting.
 -- Every write comes after every read, so a key of the wrong type fails the call before it changes
@@ -35,6 +45,11 @@
 -- KEYS[15] ready 7 LIST    the same for priority 7
 -- KEYS[16] ready 8 LIST    the same for priority 8
 -- KEYS[17] ready 9 LIST    the same for priority 9
+-- KEYS[18] groups HASH       id -> group of messages sent with one (see uses_groups); only read
+-- KEYS[19] group ready ZSET  ready messages of groups, see group_member
+-- KEYS[20] group counts HASH group -> its members in the group ready ZSET
+-- KEYS[21] group tags HASH   the virtual time, and the finish tag of each group in the rotation
+-- KEYS[22] group rotation ZSET groups with ready messages, scored by finish tag
 -- ARGV[1] largest number of due messages to claim (at most 1000)
 -- ARGV[2] lease length in ms
 -- ARGV[3] largest number of messages not yet due to claim
@@ -50,8 +65,10 @@
 -- Replayed: idempotent. A request that already ran (the client lost the reply and sent it again)
 -- returns the messages it leased then that are still leased to its token, and claims nothing new.
 -- @include expect
+-- @include group_member
 -- @include header
 -- @include ready_lists
+-- @include uses_groups
 -- @include window_add
 -- @include window_count
 -- @include window_wait
@@ -100,81 +117,238 @@ end
 local nowUs, now, deadline, out, claimRecord
 local claimed, claimedEarly, looked = 0, 0, 0
 local taken, leases, tokens = {}, {}, {}
-local full = false
+local full, more = false, false
+local function start_clock()
+  if not nowUs then
+    -- The clock is read only when there is something to claim: an idle topic costs four reads.
+    nowUs = now_us()
+    now = math.floor(nowUs / 1000)
+    deadline = now + tonumber(ARGV[2])
+    out = {deadline, nowUs, 0}
+    claimRecord = {token, deadline, nowUs}
+  end
+end
+local function take(id, stored, early)
+  taken[id] = true
+  leases[#leases + 1] = deadline
+  leases[#leases + 1] = id
+  tokens[#tokens + 1] = id
+  tokens[#tokens + 1] = token
+  claimRecord[#claimRecord + 1] = id
+  out[#out + 1] = id
+  out[#out + 1] = stored
+  if early then
+    claimedEarly = claimedEarly + 1
+  else
+    claimed = claimed + 1
+  end
+end
 -- The lists to read, and for each one read: the ids looked at from its head, and those kept.
 local lists, listPriorities = ready_lists(KEYS[1], 8)
+local grouped = uses_groups(KEYS[18])
 local listLooked, listKept = {}, {}
-for l, list in ipairs(lists) do
-  local at, kept = 0, {}
-  while not full and looked < 1000 do
-    -- Enough for what is still wanted, and more while kept ids fill the head.
-    local chunk = (wanted - claimed) + math.min(wantedEarly - claimedEarly, 16)
-    chunk = math.min(1000 - looked, math.max(chunk, #kept, 1))
-    local ids = redis.call('LRANGE', list, at, at + chunk - 1)
-    if #ids == 0 then
-      break
+local current, at, kept = 1, 0, {}
+-- Takes from the ready lists, most urgent first, until cap due messages are taken in all (the
+-- next due id stays), the last list ends or 1000 ids were looked at. Returns true when the last
+-- list ended.
+local function take_from_lists(cap)
+  while current <= #lists do
+    local list = lists[current]
+    local stop = false
+    while looked < 1000 do
+      -- Enough for what is still wanted, and more while kept ids fill the head.
+      local chunk = (cap - claimed) + math.min(wantedEarly - claimedEarly, 16)
+      chunk = math.min(1000 - looked, math.max(chunk, #kept, 1))
+      local ids = redis.call('LRANGE', list, at, at + chunk - 1)
+      if #ids == 0 then
+        break
+      end
+      start_clock()
+      -- Three reads for the whole chunk: rescheduled ids (in the schedule), ids already in flight,
+      -- and the stored messages (none for cancelled ids); a fourth, the messages' priorities,
+      -- while the topic uses priorities, and a fifth, their groups, while it uses groups.
+      local scheduled = redis.call('ZMSCORE', KEYS[4], unpack(ids))
+      local inFlight = redis.call('ZMSCORE', KEYS[2], unpack(ids))
+      local stored = redis.call('HMGET', KEYS[3], unpack(ids))
+      local priorities = listPriorities and redis.call('HMGET', KEYS[8], unpack(ids))
+      local groups = grouped and redis.call('HMGET', KEYS[18], unpack(ids))
+      for i, id in ipairs(ids) do
+        local ownList = (not priorities or (tonumber(priorities[i]) or 0) == listPriorities[current])
+          and not (groups and groups[i])
+        if not scheduled[i] and not inFlight[i] and stored[i] and not taken[id] and ownList then
+          local _, due = header(stored[i])
+          local early = due and due > now
+          if early and claimedEarly >= wantedEarly then
+            kept[#kept + 1] = id
+          elseif not early and claimed >= cap then
+            stop = true
+            break
+          else
+            take(id, stored[i], early)
+          end
+        end
+        looked = looked + 1
+        at = at + 1
+      end
+      if stop or #ids < chunk or claimed >= cap then
+        break
+      end
     end
-    if not nowUs then
-      -- The clock is read only when there is something to claim: an idle topic costs three reads.
-      nowUs = now_us()
-      now = math.floor(nowUs / 1000)
-      deadline = now + tonumber(ARGV[2])
-      out = {deadline, nowUs, 0}
-      claimRecord = {token, deadline, nowUs}
+    if stop or claimed >= cap or looked >= 1000 then
+      full = full or (stop and claimed >= wanted)
+      return false
     end
-    -- Three reads for the whole chunk: rescheduled ids (in the schedule), ids already in flight,
-    -- and the stored messages (none for cancelled ids); a fourth, the messages' priorities, while
-    -- the topic uses priorities.
+    listLooked[current], listKept[current] = at, kept
+    current, at, kept = current + 1, 0, {}
+  end
+  return true
+end
+-- The members of each group looked at (taken or dropped), from the head of the group.
+local groupLooked = {}
+-- Takes due messages of a group, most urgent first, until cap due messages are taken in all or
+-- 1000 ids were looked at. Returns true when the group has no member left.
+local function take_from_group(group, cap)
+  local members = groupLooked[group]
+  if not members then
+    members = {}
+    groupLooked[group] = members
+  end
+  local prioritized = listPriorities ~= nil
+  while looked < 1000 and claimed < cap do
+    local chunk = math.min(1000 - looked, cap - claimed)
+    local found = redis.call('ZRANGEBYLEX', KEYS[19], '[' .. group .. '\0', '(' .. group .. '\1', 'LIMIT', #members,
+      chunk)
+    if #found == 0 then
+      return true
+    end
+    start_clock()
+    local ids = {}
+    for k, member in ipairs(found) do
+      ids[k] = string.sub(member, #group + 17)
+    end
     local scheduled = redis.call('ZMSCORE', KEYS[4], unpack(ids))
     local inFlight = redis.call('ZMSCORE', KEYS[2], unpack(ids))
     local stored = redis.call('HMGET', KEYS[3], unpack(ids))
-    local priorities = listPriorities and redis.call('HMGET', KEYS[8], unpack(ids))
-    for i, id in ipairs(ids) do
-      local ownList = not priorities or (tonumber(priorities[i]) or 0) == listPriorities[l]
-      if not scheduled[i] and not inFlight[i] and stored[i] and not taken[id] and ownList then
-        local _, due = header(stored[i])
-        local early = due and due > now
-        if early and claimedEarly >= wantedEarly then
-          kept[#kept + 1] = id
-        elseif not early and claimed >= wanted then
-          full = true
-          break
-        else
-          taken[id] = true
-          leases[#leases + 1] = deadline
-          leases[#leases + 1] = id
-          tokens[#tokens + 1] = id
-          tokens[#tokens + 1] = token
-          claimRecord[#claimRecord + 1] = id
-          out[#out + 1] = id
-          out[#out + 1] = stored[i]
-          if early then
-            claimedEarly = claimedEarly + 1
-          else
-            claimed = claimed + 1
-          end
-        end
+    local groups = redis.call('HMGET', KEYS[18], unpack(ids))
+    local priorities = prioritized and redis.call('HMGET', KEYS[8], unpack(ids)) or {}
+    for k, id in ipairs(ids) do
+      local due
+      if stored[k] and not scheduled[k] and not inFlight[k] and not taken[id] and groups[k] == group then
+        local _
+        _, due = header(stored[k])
       end
+      if due and found[k] == group_member(group, priorities[k], due, id) then
+        take(id, stored[k], false)
+      end
+      members[#members + 1] = found[k]
       looked = looked + 1
-      at = at + 1
     end
-    if #ids < chunk or claimed >= wanted then
+    if #found < chunk then
+      return true
+    end
+  end
+  return false
+end
+local rotation
+if grouped and redis.call('HLEN', KEYS[20]) > 0 then
+  -- Every read first: the virtual time, the tag of the messages of no group, the rotation's head.
+  local tags = redis.call('HMGET', KEYS[21], '\1V', '')
+  local virtual = tonumber(tags[1]) or 0
+  local head = redis.call('ZRANGE', KEYS[22], 0, 99, 'WITHSCORES')
+  -- Groups not read have a tag of at least the last one read: none is served past it.
+  local bound = (#head == 200) and tonumber(head[200]) or nil
+  rotation = {virtual = virtual}
+  if #head == 0 then
+    -- The rotation was lost while groups have ready messages (its key moved aside as of the wrong
+    -- type): every group with a count joins it again.
+    local names = redis.call('HKEYS', KEYS[20])
+    for _, name in ipairs(names) do
+      head[#head + 1] = name
+      head[#head + 1] = virtual
+    end
+    rotation.rebuilt = true
+  end
+  for k = 1, #head, 2 do
+    rotation[#rotation + 1] = {group = head[k], tag = tonumber(head[k + 1])}
+  end
+  if redis.call('EXISTS', unpack(lists)) > 0 then
+    rotation[#rotation + 1] = {group = '', tag = math.max(tonumber(tags[2]) or virtual, virtual), lists = true}
+  end
+  while claimed < wanted and looked < 1000 do
+    local best
+    for _, entry in ipairs(rotation) do
+      if not entry.ended and (not best or entry.tag < best.tag or (entry.tag == best.tag and entry.group < best.group)) then
+        best = entry
+      end
+    end
+    if not best then
       break
     end
+    if bound and best.tag > bound then
+      more = true
+      break
+    end
+    rotation.virtual = math.max(rotation.virtual, best.tag)
+    local before = claimed
+    local cap = math.min(wanted, claimed + 16)
+    if best.lists then
+      best.ended = take_from_lists(cap)
+    else
+      best.ended = take_from_group(best.group, cap)
+    end
+    best.tag = best.tag + (claimed - before)
+    best.served = true
   end
-  listLooked[l], listKept[l] = at, kept
-  if full or claimed >= wanted or looked >= 1000 then
-    break
+  full = claimed >= wanted
+else
+  take_from_lists(wanted)
+end
+local function write_rotation()
+  if not rotation then
+    return
   end
+  -- A group served or rejoined: its members looked at leave the group ready set; one with none
+  -- left leaves the rotation, its count and its tag, the others move to their new tag.
+  for _, entry in ipairs(rotation) do
+    if entry.lists and entry.served then
+      if entry.ended then
+        redis.call('HDEL', KEYS[21], '')
+      else
+        redis.call('HSET', KEYS[21], '', string.format('%.17g', entry.tag))
+      end
+    elseif not entry.lists and (entry.served or rotation.rebuilt) then
+      local members = groupLooked[entry.group] or {}
+      for first = 1, #members, 1000 do
+        redis.call('ZREM', KEYS[19], unpack(members, first, math.min(first + 999, #members)))
+      end
+      local left = entry.ended and 0 or (tonumber(redis.call('HGET', KEYS[20], entry.group)) or 0) - #members
+      if left <= 0 then
+        redis.call('HDEL', KEYS[20], entry.group)
+        redis.call('ZREM', KEYS[22], entry.group)
+        redis.call('HDEL', KEYS[21], entry.group)
+      else
+        local tag = string.format('%.17g', entry.tag)
+        redis.call('HSET', KEYS[20], entry.group, left)
+        redis.call('ZADD', KEYS[22], tag, entry.group)
+        redis.call('HSET', KEYS[21], entry.group, tag)
+      end
+    end
+  end
+  redis.call('HSET', KEYS[21], '\1V', string.format('%.17g', rotation.virtual))
+end
+if current <= #lists then
+  listLooked[current], listKept[current] = at, kept
 end
 if looked == 0 then
+  -- Groups found without members leave the rotation.
+  write_rotation()
   if record then
     -- A new request: the consumer has the reply of the one recorded.
     redis.call('DEL', KEYS[6])
   end
   return {0, 0, 0}
 end
-if not full and looked >= 1000 then
+if more or (not full and looked >= 1000) then
   out[3] = 1
 end
 if #leases > 0 then
@@ -192,6 +366,7 @@ for l, at in ipairs(listLooked) do
     redis.call('LPUSH', lists[l], unpack(reversed))
   end
 end
+write_rotation()
 if #leases > 0 then
   redis.call('ZADD', KEYS[2], unpack(leases))
   redis.call('HSET', KEYS[5], unpack(tokens))

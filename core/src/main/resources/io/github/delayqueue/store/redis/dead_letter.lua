@@ -26,6 +26,8 @@
 -- KEYS[19] dead-letters ready 7 LIST   the same for priority 7
 -- KEYS[20] dead-letters ready 8 LIST   the same for priority 8
 -- KEYS[21] dead-letters ready 9 LIST   the same for priority 9
+-- KEYS[22] groups HASH         id -> group of stored messages sent with one (a dead letter keeps its
+--          group in its "delay-queue-group" header, which replay reads)
 -- ARGV[1] id
 -- ARGV[2] lease token given by claim (proof of the lease)
 -- ARGV[3] last error
@@ -51,6 +53,7 @@ end
 local stored = redis.call('HGET', KEYS[2], id)
 local priority = redis.call('HGET', KEYS[7], id)
 expect(KEYS[1], 'zset')
+expect(KEYS[22], 'hash')
 local dead = check_bury(KEYS[3], KEYS[4], KEYS[5], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], 13, ARGV[8])
 if stored then
   local attempts, due, bodyAt = header(stored)
@@ -65,6 +68,7 @@ if stored then
   if priority then
     redis.call('HDEL', KEYS[7], id)
   end
+  redis.call('HDEL', KEYS[22], id)
 end
 redis.call('ZREM', KEYS[1], id)
 redis.call('HDEL', KEYS[6], id)

@@ -1,5 +1,6 @@
 -- expire_leases: take back messages whose consumer died or hung past its lease
--- (state: in flight -> ready, at the tail of the ready list of its priority, attempts + 1; or in
+-- (state: in flight -> ready, at the tail of the ready list of its priority, or back in its group
+-- at its rank, attempts + 1; or in
 -- flight -> dead once attempts reach the maximum, its priority moved to the dead priorities).
 -- A message made ready again carries "lease expired on attempt <n> of <max>" as its
 -- "delay-queue-error" header, the previous error of its next delivery. While the topic's dead
@@ -38,6 +39,11 @@
 -- KEYS[29] dead-letters ready 7 LIST   the same for priority 7
 -- KEYS[30] dead-letters ready 8 LIST   the same for priority 8
 -- KEYS[31] dead-letters ready 9 LIST   the same for priority 9
+-- KEYS[32] groups HASH       id -> group of messages sent with one (see uses_groups)
+-- KEYS[33] group ready ZSET  ready messages of groups, see group_member
+-- KEYS[34] group counts HASH group -> its members in the group ready ZSET
+-- KEYS[35] group tags HASH   the virtual time and the finish tag of each group in the rotation
+-- KEYS[36] group rotation ZSET groups with ready messages, scored by finish tag
 -- ARGV[1] largest number of messages to take back (at most 5000)
 -- ARGV[2] maximum attempts of the topic
 -- ARGV[3] signal channel
@@ -53,10 +59,14 @@
 -- Replayed: harmless (takes back what has expired by then).
 -- @include bury
 -- @include check_bury
+-- @include check_group_keys
 -- @include expect
+-- @include group_member
 -- @include header
+-- @include join_groups
 -- @include ready_list
 -- @include trim_dead
+-- @include uses_groups
 -- @include uses_priorities
 -- @include with_error
 -- @include with_header
@@ -76,10 +86,17 @@ if #ids > 0 then
     end
   end
   expect(KEYS[7], 'hash')
+  local groups = {}
+  if uses_groups(KEYS[32]) then
+    groups = redis.call('HMGET', KEYS[32], unpack(ids))
+    check_group_keys(32)
+  end
+  local order, byGroup = {}, {}
   local deadKeys = check_bury(KEYS[4], KEYS[5], KEYS[6], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], 23,
     ARGV[9])
   -- The ids dead-lettered with a priority, to drop from the priorities hash.
   local buriedPriorities = {}
+  local buriedGroups = {}
   for i, id in ipairs(ids) do
     if stored[i] then
       local attempts, due, bodyAt = header(stored[i])
@@ -96,6 +113,9 @@ if #ids > 0 then
         if priorities[i] then
           buriedPriorities[#buriedPriorities + 1] = id
         end
+        if groups[i] then
+          buriedGroups[#buriedGroups + 1] = id
+        end
         dead[#dead + 1] = id
       else
         local requeuedMessage = with_header(stored[i], attempts + 1, due, bodyAt)
@@ -103,13 +123,29 @@ if #ids > 0 then
         requeuedMessage = with_error(requeuedMessage, newBodyAt,
           'lease expired on attempt ' .. (attempts + 1) .. ' of ' .. maxAttempts) or requeuedMessage
         redis.call('HSET', KEYS[2], id, requeuedMessage)
-        redis.call('RPUSH', ready_list(KEYS[3], 8, priorities[i]), id)
+        local group = groups[i]
+        if group then
+          if not byGroup[group] then
+            byGroup[group] = {}
+            order[#order + 1] = group
+          end
+          local members = byGroup[group]
+          members[#members + 1] = group_member(group, priorities[i], due, id)
+        else
+          redis.call('RPUSH', ready_list(KEYS[3], 8, priorities[i]), id)
+        end
         requeued[#requeued + 1] = id
       end
     end
   end
+  if #order > 0 then
+    join_groups(32, order, byGroup)
+  end
   if #buriedPriorities > 0 then
     redis.call('HDEL', KEYS[8], unpack(buriedPriorities))
+  end
+  if #buriedGroups > 0 then
+    redis.call('HDEL', KEYS[32], unpack(buriedGroups))
   end
   if #dead > 0 then
     trim_dead(deadKeys, tonumber(ARGV[7]), tonumber(ARGV[8]), now)

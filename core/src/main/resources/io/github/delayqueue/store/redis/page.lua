@@ -16,6 +16,11 @@
 -- KEYS[14] ready 8 LIST  the same for priority 8
 -- KEYS[15] ready 9 LIST  the same for priority 9
 -- KEYS[16] dead priorities HASH  id -> priority of dead messages sent with one above 0
+-- KEYS[17] groups HASH       id -> group of messages sent with one; only read
+-- KEYS[18] group ready ZSET  ready messages of groups, see group_member; only read
+-- KEYS[19] group counts HASH group -> its members in the group ready ZSET; only read
+-- KEYS[20] group tags HASH   the virtual time and the finish tag of each group; only read
+-- KEYS[21] group rotation ZSET groups with ready messages, scored by finish tag; only read
 -- ARGV[1] state: "z" scheduled (by due time), "r" ready (list order), "i" in flight (by lease
 --         deadline), "d" dead (by time of death)
 -- ARGV[2] offset: rank (or list index) of the first message, 0-based
@@ -25,7 +30,8 @@
 -- For "r", ids that claim would drop (cancelled, rescheduled or in flight since, or in the list of
 -- another priority than their message's) are left out, so a page may hold fewer messages than
 -- asked for; while the topic uses priorities, the ready lists are read one after the other in the
--- order claim takes them (priority 9 first, the ready list last).
+-- order claim takes them (priority 9 first, the ready list last); the ready messages of groups
+-- come after them, group by group (by name), each group's in the order claim takes them.
 -- Returns {entries in the index (for "r", in the ready lists), then six values per message: id,
 --          score (due time, lease deadline or time of death; -1 for "r"), attempts, due time
 --          (-1 and -1 when the stored message is gone, longer than ARGV[4] or its header unreadable),
@@ -55,6 +61,16 @@ if kind == 'r' then
       end
     end
     skip = math.max(0, skip - length)
+  end
+  local length = redis.call('ZCARD', KEYS[18])
+  out[1] = out[1] + length
+  if skip < length and #ids <= last - first then
+    for _, member in ipairs(redis.call('ZRANGE', KEYS[18], skip, skip + (last - first) - #ids)) do
+      local groupEnd = string.find(member, '\0', 1, true)
+      if groupEnd then
+        ids[#ids + 1] = string.sub(member, groupEnd + 16)
+      end
+    end
   end
 else
   out[1] = redis.call('ZCARD', KEYS[1])

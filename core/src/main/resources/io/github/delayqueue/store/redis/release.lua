@@ -1,5 +1,6 @@
 -- release: hand messages back unfinished, e.g. when their consumer stops (state: in flight ->
--- ready, at the head of the ready list of its priority, in the order given; attempts unchanged).
+-- ready, at the head of the ready list of its priority, or back in its group, in the order given;
+-- attempts unchanged).
 -- KEYS[1] in-flight ZSET  id scored by lease deadline (epoch ms)
 -- KEYS[2] ready LIST      ids waiting for a consumer
 -- KEYS[3] leases HASH     id -> lease token
@@ -13,6 +14,12 @@
 -- KEYS[11] ready 7 LIST the same for priority 7
 -- KEYS[12] ready 8 LIST the same for priority 8
 -- KEYS[13] ready 9 LIST the same for priority 9
+-- KEYS[14] groups HASH       id -> group of messages sent with one (see uses_groups); only read
+-- KEYS[15] group ready ZSET  ready messages of groups, see group_member
+-- KEYS[16] group counts HASH group -> its members in the group ready ZSET
+-- KEYS[17] group tags HASH   the virtual time and the finish tag of each group in the rotation
+-- KEYS[18] group rotation ZSET groups with ready messages, scored by finish tag
+-- KEYS[19] messages HASH id -> stored message; only read, for the rank of a message of a group
 -- ARGV[1] signal channel
 -- ARGV[2] topic
 -- ARGV[3..] two values per message: id, lease token given by claim (at most 1000 messages)
@@ -41,6 +48,6 @@ end
 if #released == 0 then
   return out
 end
-hand_back(KEYS[1], KEYS[2], KEYS[3], 4, released)
+hand_back(KEYS[1], KEYS[2], KEYS[3], 4, released, KEYS[19], 14)
 signal(ARGV[1], 'r' .. ARGV[2])
 return out

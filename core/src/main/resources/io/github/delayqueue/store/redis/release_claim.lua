@@ -1,6 +1,7 @@
 -- release_claim: hand back what a claim leased when its consumer does not take the reply, e.g. it
 -- stopped while the claim was unanswered or after it failed (state: in flight -> ready, at the head
--- of the ready list of its priority, in the order claimed; attempts unchanged). The ids come from
+-- of the ready list of its priority, or back in its group, in the order claimed; attempts
+-- unchanged). The ids come from
 -- the consumer's claim record, so the consumer need not have seen the reply: sent on the claim's
 -- connection after it, this runs after the claim, whatever becomes of the replies. When it runs
 -- first (another connection: dedicated or pooled, a Cluster re-routing the claim), it records the
@@ -19,6 +20,12 @@
 -- KEYS[12] ready 7 LIST    the same for priority 7
 -- KEYS[13] ready 8 LIST    the same for priority 8
 -- KEYS[14] ready 9 LIST    the same for priority 9
+-- KEYS[15] groups HASH       id -> group of messages sent with one (see uses_groups); only read
+-- KEYS[16] group ready ZSET  ready messages of groups, see group_member
+-- KEYS[17] group counts HASH group -> its members in the group ready ZSET
+-- KEYS[18] group tags HASH   the virtual time and the finish tag of each group in the rotation
+-- KEYS[19] group rotation ZSET groups with ready messages, scored by finish tag
+-- KEYS[20] messages HASH id -> stored message; only read, for the rank of a message of a group
 -- ARGV[1] signal channel
 -- ARGV[2] topic
 -- ARGV[3] the claim's lease token: the consumer's id, a dot, and a number that grows with each claim
@@ -68,6 +75,6 @@ end
 if #released == 0 then
   return released
 end
-hand_back(KEYS[1], KEYS[2], KEYS[3], 5, released)
+hand_back(KEYS[1], KEYS[2], KEYS[3], 5, released, KEYS[20], 15)
 signal(ARGV[1], 'r' .. ARGV[2])
 return released

@@ -1,6 +1,8 @@
 -- replay: give dead-lettered messages another round of attempts (state: dead -> scheduled, due
 -- now, attempts reset to 0, last error dropped, its priority moved from the dead priorities back
--- to the priorities hash). Wakes the brokers.
+-- to the priorities hash, and its group, from its "delay-queue-group" header, back to the groups
+-- hash; a header that is no group name (1 to 800 bytes, without control characters) is left as it
+-- is and the message replayed without a group). Wakes the brokers.
 -- A dead message is skipped, and stays dead, when its id is stored again (sent anew since it died),
 -- remembered (a message of that id sent with a deduplication window was handled since, within its
 -- window; for an earlier dead letter of an id, kept as "<id>~<time it died>", the id counts too), or
@@ -15,6 +17,7 @@
 -- KEYS[8] partition count STRING the count marker of this partition (see partition_refusal)
 -- KEYS[9] remembered ZSET ids of handled messages sent with a deduplication window, scored by the
 --         end of their window (epoch ms)
+-- KEYS[10] groups HASH       id -> group of stored messages sent with one
 -- ARGV[1] signal channel
 -- ARGV[2] topic
 -- ARGV[3] the number of partitions the caller spreads the topic over
@@ -24,6 +27,7 @@
 -- Replayed: idempotent (an id already replayed is no longer dead and is skipped).
 -- @include expect
 -- @include header
+-- @include header_value
 -- @include id_of_name
 -- @include partition_refusal
 -- @include with_error
@@ -64,6 +68,7 @@ end
 expect(KEYS[1], 'zset')
 expect(KEYS[3], 'hash')
 expect(KEYS[5], 'zset')
+expect(KEYS[10], 'hash')
 -- Priorities: one O(1) read while no dead letter has one.
 local priorities = {}
 if redis.call('HLEN', KEYS[7]) > 0 then
@@ -83,6 +88,10 @@ for i, id in ipairs(ids) do
     local _, _, restoredBodyAt = header(restored)
     redis.call('HSET', KEYS[4], id, with_error(restored, restoredBodyAt, '') or restored)
     redis.call('ZADD', KEYS[5], now, id)
+    local group = header_value(dead[i], bodyAt, 'delay-queue-group')
+    if group and #group > 0 and #group <= 800 and not string.find(group, '%c') then
+      redis.call('HSET', KEYS[10], id, group)
+    end
     if priorities[i] then
       redis.call('HSET', KEYS[6], id, priorities[i])
       redis.call('HDEL', KEYS[7], id)

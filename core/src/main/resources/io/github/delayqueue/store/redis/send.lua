@@ -9,7 +9,8 @@
 -- and the replacing send is then reported as a duplicate, whatever its body.
 -- Wakes the brokers when a message becomes the earliest one due. A message stored or replaced with
 -- a priority above 0 gets an entry in the priorities hash; one stored or replaced without loses its
--- entry (only written while the hash is not empty, or got an entry earlier in this call).
+-- entry (only written while the hash is not empty, or got an entry earlier in this call). The same
+-- for a group and the groups hash.
 -- KEYS[1] messages HASH   id -> "<attempts>:<due ms>:<body>"
 -- KEYS[2] scheduled ZSET  id scored by due time (epoch ms)
 -- KEYS[3] priorities HASH id -> priority (1 to 9) of messages sent with one above 0
@@ -18,6 +19,7 @@
 --         end of their window (epoch ms); written by ack
 -- KEYS[6] deduplication STRING the most ids KEYS[5] keeps: set by a send with a deduplication window
 --         to ARGV[4] when absent or smaller (the largest bound any sender asked for applies)
+-- KEYS[7] groups HASH     id -> group of messages sent with one (see uses_groups)
 -- ARGV[1] signal channel
 -- ARGV[2] topic
 -- ARGV[3] the number of partitions the caller spreads the topic over
@@ -25,7 +27,8 @@
 -- ARGV[5..] four values per message: id, due kind ("d" = delay in ms from Redis time,
 --           "a" = absolute epoch ms; then "r" to replace a scheduled message, "u" for a message with
 --           a deduplication window (its "delay-queue-dedupe-ms" header), and the priority, 1 to 9,
---           for one above 0, e.g. "d7", "ar9" or "dru3"), the delay or due time, body
+--           for one above 0, e.g. "d7", "ar9" or "dru3"; then, for a message of a group, a NUL
+--           and the group, e.g. "d7\0shop-17"), the delay or due time, body
 -- An id that is not stored and still remembered (its message was handled within its window) is
 -- not stored again. Ids whose windows have ended are forgotten first.
 -- Returns two integers per message: outcome (0 stored, 1 duplicate, 2 replaced, 3 remembered), due
@@ -40,6 +43,7 @@
 -- @include head_due
 -- @include partition_refusal
 -- @include header
+-- @include uses_groups
 -- @include uses_priorities
 local refused = partition_refusal(KEYS[4], ARGV[3])
 if refused then
@@ -48,6 +52,7 @@ end
 local now
 local headDue = head_due(KEYS[2])
 local prioritized = uses_priorities(3)
+local grouped = uses_groups(KEYS[7])
 -- Every read that may fail comes before the first write: the bound, the ids still remembered.
 local bound = redis.call('GET', KEYS[6])
 local rememberedUntil = {}
@@ -74,6 +79,12 @@ for i = 5, #ARGV, 4 do
   local id = ARGV[i]
   local due = tonumber(ARGV[i + 2])
   local kind = ARGV[i + 1]
+  local group
+  local nul = string.find(kind, '\0', 1, true)
+  if nul then
+    group = string.sub(kind, nul + 1)
+    kind = string.sub(kind, 1, nul - 1)
+  end
   if string.byte(kind, 1) == 100 then -- 'd'
     now = now or now_ms()
     due = now + due
@@ -109,6 +120,12 @@ for i = 5, #ARGV, 4 do
       prioritized = true
     elseif prioritized then
       redis.call('HDEL', KEYS[3], id)
+    end
+    if group then
+      redis.call('HSET', KEYS[7], id, group)
+      grouped = true
+    elseif grouped then
+      redis.call('HDEL', KEYS[7], id)
     end
     redis.call('ZADD', KEYS[2], due, id)
     if not earliest or due < earliest then

@@ -16,8 +16,15 @@
 -- KEYS[14] ready 8 LIST the same for priority 8
 -- KEYS[15] ready 9 LIST the same for priority 9
 -- KEYS[16] remembered ZSET ids of handled messages remembered for their deduplication window
+-- KEYS[17] groups HASH       id -> group of messages sent with one; only read
+-- KEYS[18] group ready ZSET  ready messages of groups, see group_member; only read
+-- KEYS[19] group counts HASH group -> its members in the group ready ZSET; only read
+-- KEYS[20] group tags HASH   the virtual time and the finish tag of each group; only read
+-- KEYS[21] group rotation ZSET groups with ready messages, scored by finish tag; only read
 -- ARGV[1] most ids at the head of each ready list to look at for the oldest ready message (ids
---         left there by cancel or reschedule are passed over)
+--         left there by cancel or reschedule are passed over); also the most groups at the head
+--         of the rotation whose most urgent ready message is looked at (a message of a group
+--         elsewhere in the rotation is not: its group is served after those)
 -- Returns {Redis time (epoch ms), stored messages, scheduled, in flight, dead,
 --          due time of the earliest scheduled message or -1, due time of the oldest ready message or -1,
 --          ids remembered (those whose window ended included, until a send forgets them)},
@@ -49,6 +56,13 @@ for _, list in ipairs(ready_lists(KEYS[3], 6)) do
         break
       end
     end
+  end
+end
+for _, group in ipairs(redis.call('ZRANGE', KEYS[21], 0, tonumber(ARGV[1]) - 1)) do
+  local first = redis.call('ZRANGEBYLEX', KEYS[18], '[' .. group .. '\0', '(' .. group .. '\1', 'LIMIT', 0, 1)[1]
+  local due = first and tonumber(string.sub(first, #group + 3, #group + 15))
+  if due and (oldestReady < 0 or due < oldestReady) then
+    oldestReady = due
   end
 end
 local out = {now, redis.call('HLEN', KEYS[1]), redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[4]),
