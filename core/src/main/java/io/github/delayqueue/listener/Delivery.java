@@ -29,7 +29,8 @@ import org.jspecify.annotations.Nullable;
  * {@code null}
  * @param group the group the message was sent in, such as its tenant or destination
  * ({@link io.github.delayqueue.producer.DelayMessage.Builder#group(String)}), the same on
- * every delivery of the message; {@code null} for a message sent without one
+ * every delivery of the message, and on the delivery of its dead letter to a listener of
+ * them; {@code null} for a message sent without one
  */
 public record Delivery<T>(String id, String topic, T payload, Instant dueAt, int attempt, Map<String, String> headers,
 		Duration lateness, int priority, @Nullable String previousError, @Nullable DeadLetter deadLetter,

@@ -430,7 +430,7 @@ public class DelayQueueTemplate {
 		}
 		Map<String, String> stored = headers;
 		Duration deduplicationWindow = message.deduplicationWindow();
-		if (message.priority() > 0 || deduplicationWindow != null) {
+		if (message.priority() > 0 || deduplicationWindow != null || group != null) {
 			stored = new LinkedHashMap<>(headers);
 			if (message.priority() > 0) {
 				// The priority travels with the message too, for the listener's Delivery.
@@ -439,6 +439,10 @@ public class DelayQueueTemplate {
 			if (deduplicationWindow != null) {
 				// Read by the ack script, which remembers the id that long.
 				stored.put(MessageFormat.DEDUPLICATION_HEADER, Long.toString(deduplicationWindow.toMillis()));
+			}
+			if (group != null) {
+				// Kept by a dead letter, whose replay puts it back in its group.
+				stored.put(MessageFormat.GROUP_HEADER, group);
 			}
 		}
 		byte[] body = MessageFormat.encodeBody(stored, payload);

@@ -1,6 +1,7 @@
 package io.github.delayqueue.producer;
 
 import java.lang.reflect.Proxy;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -10,6 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.github.delayqueue.convert.TextPayloadConverter;
+import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.Sent;
@@ -53,6 +55,13 @@ class GroupedSendTests {
 		assertThat(this.sent).extracting(NewMessage::id, NewMessage::group)
 			.containsExactly(tuple("o-1", "shop-1"), tuple("o-2", "shop-2"), tuple("o-3", "shop-3"), tuple("o-4", null),
 					tuple("o-5", "shop-5"), tuple("o-6", "shop-6"));
+	}
+
+	@Test
+	void aGroupedMessageCarriesItsGroupInAReservedHeaderForItsReplayAfterDeath() {
+		this.template.sendAll(List.of(message("o-1", "shop-1"), message("o-2", null)));
+		assertThat(this.sent).extracting((message) -> headers(message).get(MessageFormat.GROUP_HEADER))
+			.containsExactly("shop-1", null);
 	}
 
 	@Test
@@ -143,6 +152,13 @@ class GroupedSendTests {
 						default -> throw new UnsupportedOperationException(method.getName());
 					};
 				});
+	}
+
+	private static Map<String, String> headers(NewMessage message) {
+		byte[] stored = new byte[message.body().length + 4];
+		System.arraycopy("0:0:".getBytes(StandardCharsets.US_ASCII), 0, stored, 0, 4);
+		System.arraycopy(message.body(), 0, stored, 4, message.body().length);
+		return MessageFormat.decode(message.id(), stored).headers();
 	}
 
 	@SuppressWarnings("unchecked")

@@ -17,7 +17,6 @@ import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.time.RetryBackoff;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -36,8 +35,6 @@ class GroupDeliveryTests {
 	private final Map<String, Delivery<String>> received = new ConcurrentHashMap<>();
 
 	@Test
-	@Disabled("Until send.lua stores a message's group and claim.lua returns it (issue 38, step 1): delivered, "
-			+ "group null before")
 	void singleAndBatchListenersReceiveTheGroupEachMessageWasSentIn() {
 		try (TestStore fixture = TestStore.create()) {
 			DelayQueueRuntime runtime = runtime(fixture);

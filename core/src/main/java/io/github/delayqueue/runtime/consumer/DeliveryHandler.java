@@ -165,13 +165,22 @@ final class DeliveryHandler {
 		}
 		try {
 			return new Prepared(inFlight, message, attempt, lateness,
-					this.endpoint.argument(message, claimed.group(), lateness, this.converter));
+					this.endpoint.argument(message, groupOf(claimed, message), lateness, this.converter));
 		}
 		catch (PayloadConversionException ex) {
 			this.settlement.deadLetter(inFlight, ex.getMessage(),
 					() -> this.metrics.deadLetteredUnhandled(this.topic, "unreadable"));
 			return null;
 		}
+	}
+
+	/**
+	 * @return the group the message was sent in: the claim's, else the one its header
+	 * names (which a dead letter keeps in its dead-letter queue), or {@code null}
+	 */
+	private static @Nullable String groupOf(ClaimedMessage claimed, StoredMessage message) {
+		String group = claimed.group();
+		return (group != null) ? group : message.headers().get(MessageFormat.GROUP_HEADER);
 	}
 
 	/** Counts a message as delivered to the method. */

@@ -257,6 +257,16 @@ class DeliveryPoliciesTests {
 	}
 
 	@Test
+	void aMessageWhoseClaimNamesNoGroupIsDeliveredWithTheGroupItsHeaderNamesAsADeadLetterIs() {
+		handler("onDelivery", Delivery.class)
+			.handle(message("o-1", 0, "{\"id\":\"o-1\"}", Map.of(MessageFormat.GROUP_HEADER, "shop-17")));
+		assertThat(this.orders.deliveries).singleElement().satisfies((delivery) -> {
+			assertThat(delivery.group()).isEqualTo("shop-17");
+			assertThat(delivery.headers()).isEmpty();
+		});
+	}
+
+	@Test
 	void theDeliveriesOfABatchCarryTheGroupsTheirMessagesWereSentIn() {
 		DeliveryHandler deliveries = handler("onBatch", List.class);
 		new BatchDeliveryHandler(endpoint("onBatch", List.class), deliveries)
