@@ -28,7 +28,8 @@ import static org.awaitility.Awaitility.await;
 /**
  * A message's group reaches its listener as {@link Delivery#group()}, end to end: sent
  * with the template, stored and claimed by the scripts on real Redis, delivered by a
- * {@link DelayQueueRuntime} to a single and to a batch listener.
+ * {@link DelayQueueRuntime} to a single and to a batch listener, and to a listener of
+ * dead letters.
  */
 class GroupDeliveryTests {
 
@@ -58,6 +59,25 @@ class GroupDeliveryTests {
 		}
 	}
 
+	@Test
+	void aDeadLetterIsDeliveredToAListenerOfThemWithTheGroupItsMessageWasSentIn() {
+		try (TestStore fixture = TestStore.create()) {
+			DelayQueueRuntime runtime = runtime(fixture);
+			try {
+				fixture.template().send(DelayMessage.builder("failing", "a").id("f-1").group("shop-17").build());
+				await().atMost(Duration.ofSeconds(10)).until(() -> this.received.containsKey("f-1"));
+				Delivery<String> deadLetter = this.received.get("f-1");
+				assertThat(deadLetter.topic()).isEqualTo("failing#dead");
+				assertThat(deadLetter.deadLetter()).isNotNull();
+				assertThat(deadLetter.group()).isEqualTo("shop-17");
+				assertThat(deadLetter.headers()).isEmpty();
+			}
+			finally {
+				runtime.stop();
+			}
+		}
+	}
+
 	private @Nullable String group(String id) {
 		return this.received.get(id).group();
 	}
@@ -72,6 +92,12 @@ class GroupDeliveryTests {
 		Method batch = ReflectionUtils.findMethod(GroupDeliveryTests.class, "onBatch", List.class);
 		registry.register(new DelayListenerEndpoint("single", this, single, settings));
 		registry.register(new DelayListenerEndpoint("batched", this, batch, settings));
+		Method failing = ReflectionUtils.findMethod(GroupDeliveryTests.class, "fail", Delivery.class);
+		registry.register(new DelayListenerEndpoint("failing", this, failing,
+				new ListenerSettings(1, 0, 1, settings.visibilityTimeout(), settings.backoff(),
+						settings.idleCheckInterval(), settings.shutdownTimeout(), settings.maxHandlingTime(),
+						LatePolicy.DELIVER, settings.lateThreshold())));
+		registry.register(new DelayListenerEndpoint("failing#dead", this, single, settings));
 		DelayQueueRuntime runtime = new DelayQueueRuntime(fixture.store(), converter,
 				new BrokerSettings(100, Duration.ofSeconds(1), Duration.ZERO), registry);
 		runtime.start();
@@ -80,6 +106,10 @@ class GroupDeliveryTests {
 
 	void on(Delivery<String> delivery) {
 		this.received.put(delivery.id(), delivery);
+	}
+
+	void fail(Delivery<String> delivery) {
+		throw new IllegalStateException("endpoint of " + delivery.group() + " down");
 	}
 
 	void onBatch(List<Delivery<String>> batch) {
