@@ -165,7 +165,7 @@ final class DeliveryHandler {
 		}
 		try {
 			return new Prepared(inFlight, message, attempt, lateness,
-					this.endpoint.argument(message, groupOf(claimed, message), lateness, this.converter));
+					this.endpoint.argument(message, groupOf(message), lateness, this.converter));
 		}
 		catch (PayloadConversionException ex) {
 			this.settlement.deadLetter(inFlight, ex.getMessage(),
@@ -175,12 +175,11 @@ final class DeliveryHandler {
 	}
 
 	/**
-	 * @return the group the message was sent in: the claim's, else the one its header
-	 * names (which a dead letter keeps in its dead-letter queue), or {@code null}
+	 * @return the group the message was sent in, as its header names it (a dead letter
+	 * keeps it in its dead-letter queue), or {@code null}
 	 */
-	private static @Nullable String groupOf(ClaimedMessage claimed, StoredMessage message) {
-		String group = claimed.group();
-		return (group != null) ? group : message.headers().get(MessageFormat.GROUP_HEADER);
+	private static @Nullable String groupOf(StoredMessage message) {
+		return message.headers().get(MessageFormat.GROUP_HEADER);
 	}
 
 	/** Counts a message as delivered to the method. */
