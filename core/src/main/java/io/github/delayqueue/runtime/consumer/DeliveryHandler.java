@@ -165,7 +165,7 @@ final class DeliveryHandler {
 		}
 		try {
 			return new Prepared(inFlight, message, attempt, lateness,
-					this.endpoint.argument(message, lateness, this.converter));
+					this.endpoint.argument(message, claimed.group(), lateness, this.converter));
 		}
 		catch (PayloadConversionException ex) {
 			this.settlement.deadLetter(inFlight, ex.getMessage(),
