@@ -45,9 +45,9 @@ final class GroupsScenario {
 		int warmUp = run.options().integer("warm-up-messages", 20_000);
 		int consumers = run.options().integer("consumers", 4);
 		Small small = new Small(run.options().integer("small-groups", 100), run.options().integer("small-rate", 10),
-				run.options().duration("small-lead", Duration.ofSeconds(2)));
+				run.options().duration("small-lead", Duration.ofSeconds(1)));
 		// How long after a phase starts its burst is due: its sends end before.
-		Duration dueIn = run.options().duration("due-in", Duration.ofSeconds(5));
+		Duration dueIn = run.options().duration("due-in", Duration.ofSeconds(4));
 		Duration timeout = run.options().duration("timeout", Duration.ofMinutes(2));
 		if (run.kind() != QueueClient.Kind.DELAY_QUEUE) {
 			return Map.of("supported", false, "why", "RDelayedQueue has no groups");
@@ -133,16 +133,24 @@ final class GroupsScenario {
 					(int) Math.min(Integer.MAX_VALUE - messages, small.perSecond() * smallSeconds));
 			this.handler.set(deliveries);
 			long due = System.currentTimeMillis() + this.dueIn.toMillis();
-			long enqueueStart = System.nanoTime();
-			sendBurst(topic, grouped ? BURST_GROUP : null, messages, due);
-			double enqueueSeconds = (System.nanoTime() - enqueueStart) / 1e9;
-			boolean overran = System.currentTimeMillis() >= due;
-			SmallGroups sender = new SmallGroups(this.client, topic, grouped, small, deliveries);
+			// The small groups start at their time even while the burst is still being
+			// sent.
+			SmallGroups sender = new SmallGroups(this.client, topic, grouped, small, deliveries,
+					due - small.lead().toMillis());
 			Thread senderThread = new Thread(sender, "small-groups");
 			if (small.perSecond() > 0) {
-				Thread.sleep(Math.max(0, due - small.lead().toMillis() - System.currentTimeMillis()));
 				senderThread.start();
 			}
+			long enqueueStart = System.nanoTime();
+			try {
+				sendBurst(topic, grouped ? BURST_GROUP : null, messages, due);
+			}
+			catch (Exception ex) {
+				sender.stop();
+				throw ex;
+			}
+			double enqueueSeconds = (System.nanoTime() - enqueueStart) / 1e9;
+			boolean overran = System.currentTimeMillis() >= due;
 			Thread.sleep(Math.max(0, due - System.currentTimeMillis()));
 			long cpuBefore = this.run.server().cpuMicros();
 			long deadline = due + this.timeout.toMillis();
@@ -187,6 +195,14 @@ final class GroupsScenario {
 				result.put("small_p50_ms", millis(during, 50));
 				result.put("small_p99_ms", millis(during, 99));
 				result.put("small_max_ms", millis(during, 100));
+				// Where in the burst the lateness was: the latest of the small groups'
+				// messages due in each 100 ms from the burst's due time on.
+				Map<String, Object> byDue = new LinkedHashMap<>();
+				for (long from = due; from <= drainedAt; from += 100) {
+					byDue.put(Long.toString(from - due),
+							millis(deliveries.sortedLatenessMicros(first, first + sent, from, from + 99), 100));
+				}
+				result.put("small_max_ms_by_due_100ms", byDue);
 				long[] before = deliveries.sortedLatenessMicros(first, first + sent, 0, due - 1);
 				result.put("small_before_burst", before.length);
 				result.put("small_before_burst_p99_ms", millis(before, 99));
@@ -239,8 +255,8 @@ final class GroupsScenario {
 	/**
 	 * The small groups' sender: message {@code k} is sent {@code k / perSecond} seconds
 	 * after the start, in group {@code small-<k mod groups>} (or in none), due when it is
-	 * sent; the messages whose time has come go in one call, so that a slow call makes
-	 * the next one larger, not the rate lower.
+	 * sent, from a given instant on; the messages whose time has come go in one call, so
+	 * that a slow call makes the next one larger, not the rate lower.
 	 */
 	private static final class SmallGroups implements Runnable {
 
@@ -254,13 +270,17 @@ final class GroupsScenario {
 
 		private final BurstDeliveries deliveries;
 
+		private final long startAtMillis;
+
 		private volatile boolean stopped;
 
 		private volatile int sent;
 
 		private volatile RuntimeException failure;
 
-		SmallGroups(QueueClient client, String topic, boolean grouped, Small small, BurstDeliveries deliveries) {
+		SmallGroups(QueueClient client, String topic, boolean grouped, Small small, BurstDeliveries deliveries,
+				long startAtMillis) {
+			this.startAtMillis = startAtMillis;
 			this.client = client;
 			this.topic = topic;
 			this.grouped = grouped;
@@ -279,6 +299,9 @@ final class GroupsScenario {
 		}
 
 		private void send() {
+			while (!this.stopped && System.currentTimeMillis() < this.startAtMillis) {
+				LockSupport.parkNanos(1_000_000);
+			}
 			long perSecond = this.small.perSecond();
 			int capacity = this.deliveries.smallCapacity();
 			int first = this.deliveries.firstSmall();
