@@ -82,7 +82,7 @@ class ScenariosSmokeTests {
 	@SuppressWarnings("unchecked")
 	void groupsDrainsEachBurstBesideTheSmallGroupsAndLosesNothing() throws Exception {
 		Map<String, Object> result = run("groups", "delay-queue", "--messages=2000", "--warm-up-messages=200",
-				"--due-in=1s", "--small-lead=500ms", "--small-groups=10", "--small-rate=20");
+				"--due-in=600ms", "--small-lead=300ms", "--small-groups=10", "--small-rate=20");
 		assertThat(result).containsEntry("lost", 0L).containsEntry("duplicates", 0L).containsEntry("early", 0L);
 		for (String phase : List.of("grouped", "fifo", "one_group_drain", "ungrouped_drain")) {
 			assertThat((Map<String, Object>) result.get(phase)).as(phase)
