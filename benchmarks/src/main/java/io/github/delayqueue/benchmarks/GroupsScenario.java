@@ -153,6 +153,7 @@ final class GroupsScenario {
 			boolean overran = System.currentTimeMillis() >= due;
 			Thread.sleep(Math.max(0, due - System.currentTimeMillis()));
 			long cpuBefore = this.run.server().cpuMicros();
+			Map<String, Long> microsBefore = this.run.server().microsByCommand();
 			long deadline = due + this.timeout.toMillis();
 			while (!deliveries.burstComplete() && System.currentTimeMillis() < deadline && !sender.failed()) {
 				Thread.sleep(5);
@@ -160,6 +161,7 @@ final class GroupsScenario {
 			long drainedAt = deliveries.burstComplete() ? deliveries.lastBurstArrivalMillis()
 					: System.currentTimeMillis();
 			long cpu = this.run.server().cpuMicros() - cpuBefore;
+			Map<String, Long> microsAfter = this.run.server().microsByCommand();
 			sender.stop();
 			senderThread.join();
 			sender.rethrow();
@@ -210,6 +212,16 @@ final class GroupsScenario {
 			// Redis CPU from the due time until the burst drained, per message of the
 			// burst: the small groups' sends and claims meanwhile included.
 			result.put("redis_cpu_us_per_burst_msg", (double) cpu / messages);
+			// The same time by command, the commands scripts run included (and counted
+			// in the script's time too); those of 0.1 µs or more per message.
+			Map<String, Object> byCommand = new LinkedHashMap<>();
+			microsAfter.forEach((command, micros) -> {
+				double perMessage = (double) (micros - microsBefore.getOrDefault(command, 0L)) / messages;
+				if (perMessage >= 0.1) {
+					byCommand.put(command, perMessage);
+				}
+			});
+			result.put("redis_us_per_burst_msg_by_command", byCommand);
 			return result;
 		}
 
