@@ -30,6 +30,8 @@ final class BurstDeliveries implements PayloadHandler {
 
 	private final AtomicLong lastBurstArrivalMillis = new AtomicLong();
 
+	private final AtomicLong strays = new AtomicLong();
+
 	/**
 	 * Makes room for a phase.
 	 * @param burst how many messages the burst has
@@ -46,6 +48,11 @@ final class BurstDeliveries implements PayloadHandler {
 	public void handle(String payload) {
 		Instant now = CLOCK.instant();
 		int sequence = Payloads.sequence(payload);
+		if (sequence >= this.counts.length()) {
+			// A message of an earlier phase, handled again after that phase ended.
+			this.strays.incrementAndGet();
+			return;
+		}
 		if (this.counts.getAndIncrement(sequence) == 0) {
 			long due = Payloads.dueAtMillis(payload);
 			this.dueMillis[sequence] = due;
@@ -92,6 +99,14 @@ final class BurstDeliveries implements PayloadHandler {
 	 */
 	long lastBurstArrivalMillis() {
 		return this.lastBurstArrivalMillis.get();
+	}
+
+	/**
+	 * @return how many messages arrived whose sequence is not one of this phase's: an
+	 * earlier phase's, handled again after that phase ended
+	 */
+	long strays() {
+		return this.strays.get();
 	}
 
 	/**

@@ -80,7 +80,7 @@ final class GroupsScenario {
 			result.put("burst_vs_ungrouped", ratio(grouped, ungrouped));
 			List<Map<String, Object>> all = List.of(grouped, fifo, oneGroup, ungrouped);
 			result.put("lost", sum(all, "burst_lost") + sum(all, "small_lost"));
-			result.put("duplicates", sum(all, "burst_duplicates") + sum(all, "small_duplicates"));
+			result.put("duplicates", sum(all, "burst_duplicates") + sum(all, "small_duplicates") + sum(all, "strays"));
 			result.put("early", sum(all, "burst_early") + sum(all, "small_early"));
 			result.put("grouped", grouped);
 			result.put("fifo", fifo);
@@ -183,6 +183,7 @@ final class GroupsScenario {
 			result.put("burst_lost", messages - deliveries.burstDelivered());
 			result.put("burst_duplicates", deliveries.duplicates(0, messages));
 			result.put("burst_early", deliveries.early(0, messages));
+			result.put("strays", deliveries.strays());
 			result.put("drain_s", drainSeconds);
 			result.put("drain_per_s", Math.round(deliveries.burstDelivered() / Math.max(0.001, drainSeconds)));
 			if (small.perSecond() > 0) {
