@@ -11,7 +11,7 @@
 --   it and invokes the listener at its due time);
 -- * kept: not yet due when ARGV[3] such ones are taken already; it stays at the head, in order,
 --   and due ids behind it are still taken.
--- Groups: while a group has ready messages (the group counts hash is not empty), the claim serves
+-- Groups: while a group has ready messages (the group ready set is not empty), the claim serves
 -- the rotation instead, by deficit round robin: the group with the lowest finish tag (the messages
 -- of no group, in the ready lists, count as one more group, "", while a list holds an id) takes up
 -- to 16 due messages, most urgent first (see group_member); its tag grows by what it took, and the
@@ -20,7 +20,9 @@
 -- (join_groups). A member is dropped when its message is not stored, scheduled again, in flight,
 -- in another group or of another rank (left by a cancel, a reschedule or a second promote); an id
 -- in a ready list whose message now has a group is dropped too (its member holds it). A group
--- whose members are all taken or dropped leaves the rotation, its tag and its count.
+-- whose members are all taken or dropped leaves the rotation, its tag and its count; the count of
+-- one served is set from the set (ZLEXCOUNT), so a count that drifted is set right. An empty
+-- rotation while the set is not is rebuilt from the set.
 -- The call ends when ARGV[1] due messages are taken (the next due id stays), the last list ends,
 -- or 1000 ids were looked at in all; then it reports whether more may be waiting.
 -- Every write comes after every read, so a key of the wrong type fails the call before it changes
@@ -250,7 +252,8 @@ local function take_from_group(group, cap)
   return false
 end
 local rotation
-if grouped and redis.call('HLEN', KEYS[20]) > 0 then
+local badMembers = {}
+if grouped and redis.call('EXISTS', KEYS[19]) == 1 then
   -- Every read first: the virtual time, the tag of the messages of no group, the rotation's head.
   local tags = redis.call('HMGET', KEYS[21], '\1V', '')
   local virtual = tonumber(tags[1]) or 0
@@ -259,12 +262,25 @@ if grouped and redis.call('HLEN', KEYS[20]) > 0 then
   local bound = (#head == 200) and tonumber(head[200]) or nil
   rotation = {virtual = virtual}
   if #head == 0 then
-    -- The rotation was lost while groups have ready messages (its key moved aside as of the wrong
-    -- type): every group with a count joins it again.
-    local names = redis.call('HKEYS', KEYS[20])
-    for _, name in ipairs(names) do
-      head[#head + 1] = name
-      head[#head + 1] = virtual
+    -- The rotation is empty while the group ready set is not: it was lost (moved aside as of the
+    -- wrong type, deleted). The groups of the set join it again, found one by one (up to 1000 a
+    -- call; the rest once it is empty again), and a member that belongs to no group is dropped.
+    local from = '-'
+    for _ = 1, 1000 do
+      local first = redis.call('ZRANGEBYLEX', KEYS[19], from, '+', 'LIMIT', 0, 1)[1]
+      if not first then
+        break
+      end
+      local groupEnd = string.find(first, '\0', 1, true)
+      if groupEnd and groupEnd > 1 then
+        local group = string.sub(first, 1, groupEnd - 1)
+        head[#head + 1] = group
+        head[#head + 1] = virtual
+        from = '[' .. group .. '\1'
+      else
+        badMembers[#badMembers + 1] = first
+        from = '(' .. first
+      end
     end
     rotation.rebuilt = true
   end
@@ -322,7 +338,9 @@ local function write_rotation()
         -- The members looked at are the group's first ones, in order: one range.
         redis.call('ZREMRANGEBYLEX', KEYS[19], '[' .. entry.group .. '\0', '[' .. members[#members])
       end
-      local left = entry.ended and 0 or (tonumber(redis.call('HGET', KEYS[20], entry.group)) or 0) - #members
+      -- What is left of the group is counted from the set itself, so a count that drifted is set right.
+      local left = entry.ended and 0
+        or redis.call('ZLEXCOUNT', KEYS[19], '[' .. entry.group .. '\0', '(' .. entry.group .. '\1')
       if left <= 0 then
         redis.call('HDEL', KEYS[20], entry.group)
         redis.call('ZREM', KEYS[22], entry.group)
@@ -334,6 +352,9 @@ local function write_rotation()
         redis.call('HSET', KEYS[21], entry.group, tag)
       end
     end
+  end
+  for first = 1, #badMembers, 1000 do
+    redis.call('ZREM', KEYS[19], unpack(badMembers, first, math.min(first + 999, #badMembers)))
   end
   redis.call('HSET', KEYS[21], '\1V', string.format('%.17g', rotation.virtual))
 end

@@ -225,6 +225,24 @@ class GroupScriptsTests {
 		});
 	}
 
+	@Test
+	void lostCountsAndALostRotationAreRebuiltFromTheGroupReadySetAndAForeignMemberIsDropped() {
+		ScriptTest.run((template, store, redis) -> {
+			store.send(TOPIC,
+					List.of(message("a", 0).inGroup("g"), message("b", 0).inGroup("h"), message("c", 0).inGroup("h")));
+			redis.delete(List.of(store.keys(TOPIC).groupRotation(), store.keys(TOPIC).groupCounts()));
+			redis.opsForZSet().add(store.keys(TOPIC).groupReady(), "no group here", 0);
+			assertThat(ids(Transitions.claim(store, TOPIC, 1, Duration.ofMinutes(1)))).containsExactly("a");
+			assertThat(redis.opsForZSet().range(store.keys(TOPIC).groupReady(), 0, -1)).doesNotContain("no group here")
+				.hasSize(2);
+			assertThat(redis.opsForZSet().range(store.keys(TOPIC).groupRotation(), 0, -1)).containsExactly("h");
+			assertThat(redis.opsForHash().get(store.keys(TOPIC).groupCounts(), "h")).isEqualTo("2");
+			assertThat(ids(Transitions.claim(store, TOPIC, 10, Duration.ofMinutes(1)))).containsExactly("b", "c");
+			assertThat(redis.hasKey(store.keys(TOPIC).groupReady())).isFalse();
+			assertThat(redis.hasKey(store.keys(TOPIC).groupCounts())).isFalse();
+		});
+	}
+
 	private static NewMessage message(String id, long dueMillis) {
 		return new NewMessage(id, false, dueMillis, body());
 	}
