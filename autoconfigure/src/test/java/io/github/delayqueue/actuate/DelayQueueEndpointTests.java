@@ -247,6 +247,19 @@ class DelayQueueEndpointTests {
 	}
 
 	@Test
+	void aMessageOfAGroupShowsItsGroupAndIsListedAmongTheReadyOnes() {
+		String topic = uniqueTopic();
+		this.template.send(DelayMessage.builder(topic, "x").id("plain").build());
+		this.template.send(DelayMessage.builder(topic, "x").id("webhook").group("shop-17").build());
+		Transitions.promote(this.store, topic, 1000);
+		JsonNode result = get("/delayqueue/{topic}?state=ready", topic);
+		assertThat(result.path("ready").asLong()).isEqualTo(2);
+		assertThat(ids(result.path("page"))).containsExactly("plain", "webhook");
+		assertThat(get("/delayqueue/{topic}/{id}", topic, "webhook").path("group").asText()).isEqualTo("shop-17");
+		assertThat(get("/delayqueue/{topic}/{id}", topic, "plain").has("group")).isFalse();
+	}
+
+	@Test
 	void pageLimitIsLoweredToTheMaximumPageSize() {
 		String topic = uniqueTopic();
 		JsonNode page = get("/delayqueue/{topic}?state=in-flight&limit=100000", topic).path("page");

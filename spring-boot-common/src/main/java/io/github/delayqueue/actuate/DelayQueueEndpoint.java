@@ -371,6 +371,7 @@ public class DelayQueueEndpoint {
 	 * @param due its due time, absent if corrupt
 	 * @param attempts deliveries that ended without an acknowledgement, absent if corrupt
 	 * @param priority its priority, 0 (the default) to 9
+	 * @param group the group it was sent in, absent for none or if corrupt
 	 * @param leaseDeadline for a message in flight: when its lease ends
 	 * @param deadSince for a dead message: when it died
 	 * @param lastError for a dead message, why it died; for another, the error of its
@@ -389,10 +390,10 @@ public class DelayQueueEndpoint {
 	 * otherwise
 	 */
 	public record MessageDescriptor(String topic, String id, String state, @Nullable String due,
-			@Nullable Integer attempts, int priority, @Nullable String leaseDeadline, @Nullable String deadSince,
-			@Nullable String lastError, @Nullable Map<String, String> headers, @Nullable String payload,
-			@Nullable String payloadBase64, long payloadSize, boolean payloadTruncated, @Nullable String corrupt,
-			@Nullable String tooLong) implements OperationResponseBody {
+			@Nullable Integer attempts, int priority, @Nullable String group, @Nullable String leaseDeadline,
+			@Nullable String deadSince, @Nullable String lastError, @Nullable Map<String, String> headers,
+			@Nullable String payload, @Nullable String payloadBase64, long payloadSize, boolean payloadTruncated,
+			@Nullable String corrupt, @Nullable String tooLong) implements OperationResponseBody {
 	}
 
 	/**

@@ -44,7 +44,8 @@ final class MessageReplies {
 		boolean truncated = payloadSize > shown.length;
 		String text = utf8(shown, truncated);
 		return new MessageDescriptor(topic, snapshot.id(), stateName(snapshot.state()), instant(message.dueAtMillis()),
-				message.attempts(), snapshot.priority(), leaseDeadline(snapshot), deadSince(snapshot),
+				message.attempts(), snapshot.priority(), message.headers().get(MessageFormat.GROUP_HEADER),
+				leaseDeadline(snapshot), deadSince(snapshot),
 				(snapshot.lastError() != null) ? snapshot.lastError()
 						: message.headers().get(MessageFormat.ERROR_HEADER),
 				MessageFormat.userHeaders(message.headers()), text,
@@ -64,7 +65,7 @@ final class MessageReplies {
 		boolean truncated = snapshot.storedLength() > shown.length;
 		String text = utf8(shown, truncated);
 		return new MessageDescriptor(topic, snapshot.id(), stateName(snapshot.state()), null, null, snapshot.priority(),
-				leaseDeadline(snapshot), deadSince(snapshot), snapshot.lastError(), null, text,
+				null, leaseDeadline(snapshot), deadSince(snapshot), snapshot.lastError(), null, text,
 				(text != null) ? null : Base64.getEncoder().encodeToString(shown), snapshot.storedLength(), truncated,
 				"stored message is corrupt: " + problem, null);
 	}
@@ -77,7 +78,7 @@ final class MessageReplies {
 	 */
 	static MessageDescriptor tooLong(String topic, MessageSnapshot snapshot) {
 		return new MessageDescriptor(topic, snapshot.id(), stateName(snapshot.state()), null, null, snapshot.priority(),
-				leaseDeadline(snapshot), deadSince(snapshot), snapshot.lastError(), null, null, null,
+				null, leaseDeadline(snapshot), deadSince(snapshot), snapshot.lastError(), null, null, null,
 				snapshot.storedLength(), true, null,
 				"the stored message has " + snapshot.storedLength() + " bytes, more than the "
 						+ MessageSnapshot.MAX_READ_BYTES + " an inspection reads: too large to show");

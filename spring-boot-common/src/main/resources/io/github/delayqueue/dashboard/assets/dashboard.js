@@ -417,7 +417,7 @@ async function topicPage(topic, state, offset) {
 async function messagePage(topic, id) {
   const message = await read('message?' + new URLSearchParams({ topic: topic, id: id }));
   const facts = [['State', message.state], ['Due', message.due && instant(message.due)], ['Attempts', message.attempts],
-    ['Priority', message.priority], ['Lease ends', message.leaseDeadline && instant(message.leaseDeadline)],
+    ['Priority', message.priority], ['Group', message.group], ['Lease ends', message.leaseDeadline && instant(message.leaseDeadline)],
     ['Dead since', message.deadSince && instant(message.deadSince)],
     ['Last error', message.lastError], ['Payload size', message.payloadSize === undefined ? null : message.payloadSize + ' bytes'],
     ['Corrupt', message.corrupt], ['Too large', message.tooLong]];
