@@ -18,8 +18,10 @@
 -- topic's virtual time becomes the tag it started from; then the next, until ARGV[1] are taken. A
 -- group gets no credit for time away: it joins at its tag or the virtual time, whichever is later
 -- (join_groups). A member is dropped when its message is not stored, scheduled again, in flight,
--- in another group or of another rank (left by a cancel, a reschedule or a second promote); an id
--- in a ready list whose message now has a group is dropped too (its member holds it). A group
+-- in another group or of another rank (left by a cancel, a reschedule or a second promote). An id
+-- in a ready list whose message has a group (made ready there by a version without groups, or
+-- left by a cancel before it was sent again with one) is taken from the list as any other, never
+-- left stranded; its member, if any, is dropped once the message is in flight. A group
 -- whose members are all taken or dropped leaves the rotation, its tag and its count; the count of
 -- one served is set from the set (ZLEXCOUNT), so a count that drifted is set right. An empty
 -- rotation while the set is not is rebuilt from the set.
@@ -168,15 +170,13 @@ local function take_from_lists(cap)
       start_clock()
       -- Three reads for the whole chunk: rescheduled ids (in the schedule), ids already in flight,
       -- and the stored messages (none for cancelled ids); a fourth, the messages' priorities,
-      -- while the topic uses priorities, and a fifth, their groups, while it uses groups.
+      -- while the topic uses priorities.
       local scheduled = redis.call('ZMSCORE', KEYS[4], unpack(ids))
       local inFlight = redis.call('ZMSCORE', KEYS[2], unpack(ids))
       local stored = redis.call('HMGET', KEYS[3], unpack(ids))
       local priorities = listPriorities and redis.call('HMGET', KEYS[8], unpack(ids))
-      local groups = grouped and redis.call('HMGET', KEYS[18], unpack(ids))
       for i, id in ipairs(ids) do
-        local ownList = (not priorities or (tonumber(priorities[i]) or 0) == listPriorities[current])
-          and not (groups and groups[i])
+        local ownList = not priorities or (tonumber(priorities[i]) or 0) == listPriorities[current]
         if not scheduled[i] and not inFlight[i] and stored[i] and not taken[id] and ownList then
           local _, due = header(stored[i])
           local early = due and due > now

@@ -243,6 +243,17 @@ class GroupScriptsTests {
 		});
 	}
 
+	@Test
+	void aMessageOfAGroupMadeReadyInTheReadyListByAVersionWithoutGroupsIsClaimedFromIt() {
+		ScriptTest.run((template, store, redis) -> {
+			store.send(TOPIC, List.of(message("a", 1)));
+			Transitions.promote(store, TOPIC, 1000);
+			redis.opsForHash().put(store.keys(TOPIC).groups(), "a", "g");
+			assertThat(redis.opsForList().range(store.keys(TOPIC).ready(), 0, -1)).containsExactly("a");
+			assertThat(ids(Transitions.claim(store, TOPIC, 10, Duration.ofMinutes(1)))).containsExactly("a");
+		});
+	}
+
 	private static NewMessage message(String id, long dueMillis) {
 		return new NewMessage(id, false, dueMillis, body());
 	}
