@@ -313,6 +313,12 @@ final class QueueModel {
 	int droppedOfAnotherPriority;
 
 	/**
+	 * How many messages of groups went back to their group: released, expired or replayed
+	 * into one.
+	 */
+	int backInGroup;
+
+	/**
 	 * id → group of a stored message sent with one (the groups hash): kept while it is
 	 * scheduled, ready or in flight, dropped by ack, cancel and dead-lettering, restored
 	 * by a replay from the body's group header.
@@ -393,6 +399,9 @@ final class QueueModel {
 	 * Makes a stored message of a group ready: its member joins the group ready set.
 	 */
 	private void joinGroup(Live message) {
+		if (message.state == State.IN_FLIGHT) {
+			this.backInGroup++;
+		}
 		message.state = State.READY;
 		this.groupReady.add(memberOf(message.id));
 	}
@@ -1002,6 +1011,7 @@ final class QueueModel {
 				String group = groupHeader(body);
 				if (group != null) {
 					this.groups.put(id, group);
+					this.backInGroup++;
 				}
 				this.dead.remove(id);
 				Integer priority = this.deadPriorities.remove(id);

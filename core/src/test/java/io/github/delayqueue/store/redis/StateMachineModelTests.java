@@ -260,8 +260,8 @@ class StateMachineModelTests {
 
 		/**
 		 * The step from which new messages may have a group (four in ten of them, one of
-		 * {@link #GROUPS}); past the last step for a quarter of the runs, which keep the
-		 * claims predicted id by id throughout.
+		 * {@link #GROUPS}): the first for half the runs, a random one for a quarter, past
+		 * the last step for the others, which keep every claim predicted id by id.
 		 */
 		private final int groupsAt;
 
@@ -278,7 +278,8 @@ class StateMachineModelTests {
 				this.consumers.add(new Consumer("consumer-" + i));
 			}
 			this.watchAt = 1 + this.random.nextInt(steps + steps / 2);
-			this.groupsAt = 1 + this.random.nextInt(steps + steps / 3);
+			int groupsFrom = this.random.nextInt(4);
+			this.groupsAt = (groupsFrom == 0) ? steps + 1 : (groupsFrom == 1) ? 1 + this.random.nextInt(steps) : 1;
 		}
 
 		void run() {
@@ -308,6 +309,7 @@ class StateMachineModelTests {
 				check();
 			}
 			count("claim dropped an id of another priority", this.model.droppedOfAnotherPriority);
+			count("back in their group (released, expired, replayed)", this.model.backInGroup);
 			count("dead letters queued for their listeners", this.model.queuedDeadLetters.size());
 			count("dead letters queued with a priority",
 					(int) this.model.queuedDeadLetters.stream().filter((dead) -> dead.priority() > 0).count());
@@ -1023,6 +1025,11 @@ class StateMachineModelTests {
 					early++;
 				}
 			}
+			count("claimed from a group", claimedByGroup.values().stream().mapToInt(List::size).sum());
+			if (claimedByGroup.size()
+					+ ((claimedByGroup.values().stream().mapToInt(List::size).sum() < ids.size()) ? 1 : 0) > 1) {
+				count("rotation claims that served two groups or more");
+			}
 			assertThat(early).as(describe("rotation claim: at most the early limit taken early"))
 				.isLessThanOrEqualTo(earlyLimit);
 			// Due messages that the claim can take: ready ones of no group (each has its
@@ -1063,6 +1070,7 @@ class StateMachineModelTests {
 						.doesNotContain(member);
 				}
 				else if (!groupReady.contains(member)) {
+					count("stale group members dropped");
 					assertThat(model.validMember(member))
 						.as(describe("rotation claim: member " + member.replace('\0', '|') + " dropped but stale"))
 						.isFalse();
