@@ -224,6 +224,13 @@ class StateMachineModelTests {
 		private final Map<String, Integer> cancelledWithPriority = new LinkedHashMap<>();
 
 		/**
+		 * Ids cancelled while ready in a group, to send again due at the same time with
+		 * the same priority in another group or none, so that the member the cancel left
+		 * has the rank of the new message: id → {due, priority}.
+		 */
+		private final Map<String, long[]> cancelledInGroup = new LinkedHashMap<>();
+
+		/**
 		 * What the next step mostly is, after a cancel of such a message or the death of
 		 * a message with a priority.
 		 */
@@ -709,6 +716,16 @@ class StateMachineModelTests {
 		}
 
 		/**
+		 * @return another group than the one given, or none
+		 */
+		private @Nullable String otherGroup(String group) {
+			List<String> others = new ArrayList<>(GROUPS);
+			others.remove(group);
+			others.add(null);
+			return others.get(this.random.nextInt(others.size()));
+		}
+
+		/**
 		 * A send of one or more messages.
 		 * @param followup {@link Followup#SEND} to send again, first, an id cancelled
 		 * while ready with a priority, if there is one; {@link Followup#REVIVE} to send
@@ -723,6 +740,7 @@ class StateMachineModelTests {
 			for (int i = 0; i < size; i++) {
 				String id;
 				Integer oldPriority = null;
+				long[] regrouped = null;
 				if (revive != null && i == 0) {
 					id = revive;
 				}
@@ -736,6 +754,13 @@ class StateMachineModelTests {
 					List<String> cancelled = new ArrayList<>(this.cancelledWithPriority.keySet());
 					id = cancelled.get(this.random.nextInt(cancelled.size()));
 					oldPriority = this.cancelledWithPriority.remove(id);
+				}
+				else if (!this.cancelledInGroup.isEmpty() && ((again && i == 0) || this.random.nextInt(10) == 0)) {
+					// Sent again after a cancel while ready in a group, with its rank, in
+					// another group or none: the old member must not stand for it.
+					List<String> cancelled = new ArrayList<>(this.cancelledInGroup.keySet());
+					id = cancelled.get(this.random.nextInt(cancelled.size()));
+					regrouped = this.cancelledInGroup.remove(id);
 				}
 				else if (!this.usedIds.isEmpty() && this.random.nextInt(10) < 3) {
 					id = this.usedIds.get(this.random.nextInt(this.usedIds.size()));
@@ -757,10 +782,11 @@ class StateMachineModelTests {
 				// body
 				// may have another group or none. A body in the stored format carries the
 				// group header, as the producer writes it; replay reads it.
-				boolean sameBody = stored != null && this.random.nextBoolean();
+				boolean sameBody = stored != null && regrouped == null && this.random.nextBoolean();
 				String group = sameBody ? this.model.groups.get(id)
-						: (this.step >= this.groupsAt && this.random.nextInt(10) < 4)
-								? GROUPS.get(this.random.nextInt(GROUPS.size())) : null;
+						: (regrouped != null) ? otherGroup(GROUPS.get((int) regrouped[2]))
+								: (this.step >= this.groupsAt && this.random.nextInt(10) < 4)
+										? GROUPS.get(this.random.nextInt(GROUPS.size())) : null;
 				String body = sameBody ? stored.body : switch (this.random.nextInt(4)) {
 					case 0, 1 -> "body-" + (++this.bodies);
 					case 2 -> QueueModel.encodedBody(this.random.nextInt(3), "body-" + (++this.bodies), -1, group);
@@ -791,6 +817,11 @@ class StateMachineModelTests {
 							: oldPriority + 1 + this.random.nextInt(3);
 					message = new NewMessage(id, true, 0, bytes).withPriority(priority);
 					count("sent again after a cancel while ready");
+					this.followup = Followup.PROMOTE;
+				}
+				else if (regrouped != null) {
+					message = new NewMessage(id, false, regrouped[0], bytes).withPriority((int) regrouped[1]);
+					count("sent again after a cancel while ready in a group");
 					this.followup = Followup.PROMOTE;
 				}
 				else if (this.random.nextInt(3) == 0) {
@@ -1378,7 +1409,8 @@ class StateMachineModelTests {
 		private Operation cancel() {
 			List<String> readyWithPriority = this.model.live.values()
 				.stream()
-				.filter((message) -> message.state == State.READY && this.model.priorities.containsKey(message.id))
+				.filter((message) -> message.state == State.READY
+						&& (this.model.priorities.containsKey(message.id) || this.model.groups.containsKey(message.id)))
 				.map((message) -> message.id)
 				.toList();
 			String id = (!readyWithPriority.isEmpty() && this.random.nextInt(10) < 7)
@@ -1403,7 +1435,14 @@ class StateMachineModelTests {
 				void expect(Object reply, long before, long after) {
 					Live message = Run.this.model.live.get(id);
 					Integer priority = Run.this.model.priorities.get(id);
-					if (message != null && message.state == State.READY && priority != null) {
+					String group = Run.this.model.groups.get(id);
+					if (message != null && message.state == State.READY && group != null) {
+						Run.this.cancelledInGroup.put(id,
+								new long[] { message.due, (priority != null) ? priority : 0, GROUPS.indexOf(group) });
+						Run.this.followup = Followup.SEND;
+						count("cancelled while ready in a group");
+					}
+					else if (message != null && message.state == State.READY && priority != null) {
 						Run.this.cancelledWithPriority.put(id, priority);
 						Run.this.followup = Followup.SEND;
 						count("cancelled while ready with a priority");
