@@ -927,8 +927,12 @@ class StateMachineModelTests {
 						.min()
 						.orElse(-1);
 					assertThat(signum(result.nextLeaseEndIn())).as(describe("next lease end")).isEqualTo(nextLease);
-					boolean waiting = Run.this.model.readyLists.stream().anyMatch((list) -> !list.isEmpty())
-							|| !Run.this.model.groupReady.isEmpty();
+					// ready_waiting: the lists a claim reads (those of priorities 1 to 9
+					// only
+					// while the topic uses priorities) or the group ready set hold an id.
+					boolean waiting = !Run.this.model.ready.isEmpty() || !Run.this.model.groupReady.isEmpty()
+							|| (!Run.this.model.priorities.isEmpty()
+									&& Run.this.model.readyLists.stream().anyMatch((list) -> !list.isEmpty()));
 					if (Run.this.brokenDuringCall != null && (isReadyList(Run.this.brokenDuringCall)
 							|| Run.this.brokenDuringCall.equals(Run.this.keys.groupReady()))) {
 						// One EXISTS over the lists counts a key of another type too: at
