@@ -311,6 +311,13 @@ class StateMachineModelTests {
 				}
 				else {
 					note(operation.toString());
+					if (operation.servedByRotation() && this.random.nextInt(10) == 0) {
+						// The rotation lost (as when its key was moved aside): the claim
+						// rebuilds it from the counts.
+						note("the group rotation lost before the claim");
+						count("rotation lost before a claim");
+						this.redis.delete(this.keys.groupRotation());
+					}
 					runOnce(operation);
 				}
 				check();
@@ -966,6 +973,11 @@ class StateMachineModelTests {
 					// A zero lease ends the claim record with it: a claim sent again
 					// after it claims anew.
 					return !lease.isZero();
+				}
+
+				@Override
+				boolean servedByRotation() {
+					return Run.this.model.servesRotation(consumer.id, token);
 				}
 
 				@Override
@@ -2057,6 +2069,13 @@ class StateMachineModelTests {
 		 */
 		boolean resendable() {
 			return true;
+		}
+
+		/**
+		 * @return whether this is a claim that the rotation of the groups serves
+		 */
+		boolean servedByRotation() {
+			return false;
 		}
 
 		/**
