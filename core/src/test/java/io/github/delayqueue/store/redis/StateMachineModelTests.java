@@ -92,6 +92,24 @@ import static org.assertj.core.api.Assertions.fail;
  * it, the priorities hash and the dead priorities hash, and follows claim.lua list by
  * list and chunk by chunk, so it predicts each reply exactly.
  * <p>
+ * <b>Groups.</b> From the first step in half the runs, a random one in a quarter (never
+ * in the others), four new messages in ten are sent in a group ("a", "b" or "tenant-é"),
+ * a body in the stored format with the group header as the producer writes it (the same
+ * body again keeps its group, a replacing send may change it or drop it); a message
+ * cancelled while ready in a group is mostly sent again with the same due time and
+ * priority in another group or none, so that the member the cancel left has the new
+ * message's rank. The model keeps the groups hash and the group ready set, stale members
+ * included, and predicts promote (a message of a group moves only once due), release,
+ * release_claim and lease expiry (back in the group at its rank), ack, cancel and
+ * dead-letter (the group dropped) and replay (the group from the header) exactly. A claim
+ * that the rotation serves (the topic uses groups and a group has ready messages) is not
+ * predicted id by id: the test checks that it leased ready messages only, a message of a
+ * group only once due, at most the early limit early, as many due ones as wanted or as
+ * there are (while fewer than 1000 ids and members wait), each group's most urgent (then
+ * first due) members in order, and removed only members and ids it leased or stale ones;
+ * then the model takes the ready lists and the group ready set from Redis. Now and then
+ * the rotation's key is deleted before such a claim, which must rebuild it.
+ * <p>
  * <b>Faults.</b> A dropped reply: a state-changing call is made twice with the same
  * arguments and token, as Lettuce re-sends a command after a reconnect; the pair must act
  * as one request (a claim returns the same messages, ack, retry, dead-letter and release
@@ -106,12 +124,15 @@ import static org.assertj.core.api.Assertions.fail;
  * their errors, priorities of stored messages and of dead letters), so every message is
  * in exactly one state and nothing is lost; independently of the model, every stored id
  * is scheduled, in flight or in the ready list, the lease and dead keys agree with their
- * indexes, and a priority belongs to a stored message or a dead letter; {@code stats()}
- * and {@code inspect()} (priority included) agree with the model. Each reply is compared
- * with the model's, which also checks that no message is claimed before its due time
- * minus the lookahead it was promoted with, that claimed messages carry the modeled
- * attempts, and that a token never acks, retries, dead-letters, releases or extends a
- * message leased to another.
+ * indexes, and a priority belongs to a stored message or a dead letter; the group keys
+ * agree (every ready message of a group has its member, each group's count is its
+ * members, the rotation holds the groups counted, the tags only those, no message in
+ * flight has its member in place; stale members of other ranks are allowed, as cancel and
+ * reschedule leave them); {@code stats()} and {@code inspect()} (priority included) agree
+ * with the model. Each reply is compared with the model's, which also checks that no
+ * message is claimed before its due time minus the lookahead it was promoted with, that
+ * claimed messages carry the modeled attempts, and that a token never acks, retries,
+ * dead-letters, releases or extends a message leased to another.
  * <p>
  * <b>Time.</b> Due times and lease deadlines are either in the past or an hour or more
  * away from the Redis clock, so that no decision depends on timing: runs must stay under
