@@ -125,9 +125,10 @@ class GroupScriptsTests {
 
 	@Test
 	@Disabled("Script bug: claim.lua serves the group ready set only while the groups hash is not empty "
-			+ "(uses_groups); once the last stored message of a group is cancelled while ready, its member stays "
-			+ "in gq (and gn, ga) for good, and promote.lua's ready_waiting reports a ready message after every "
-			+ "call, so consumers claim in vain until a message of a group is sent again")
+			+ "(uses_groups); once no stored message has a group while gq holds a member (here the last one "
+			+ "cancelled while ready; also an ack or dead-letter of the last one before a claim looked at a stale "
+			+ "member), the member stays in gq (and gn, ga) for good, and promote.lua's ready_waiting reports a "
+			+ "ready message after every call, so consumers claim in vain until a message of a group is sent again")
 	void aMemberLeftByCancellingTheLastStoredMessageOfAGroupIsDroppedByTheNextClaim() {
 		ScriptTest.run((template, store, redis) -> {
 			store.send(TOPIC, List.of(message("a", 0).inGroup("g")));
@@ -163,6 +164,20 @@ class GroupScriptsTests {
 					List.of(message("old", 5).inGroup("g"), message("urgent", 7).withPriority(3).inGroup("g")));
 			Transitions.promote(store, TOPIC, 1000);
 			assertThat(store.stats(TOPIC).oldestReadyDueMillis()).isEqualTo(5);
+		});
+	}
+
+	@Test
+	@Disabled("Doubtful, for the lead: promote.lua reads the first ARGV[1] ids due within the lookahead and "
+			+ "then leaves those of a group that are not yet due: they take the limit's room, so a message of no "
+			+ "group behind as many of them is not made ready early (the lookahead is lost for it)")
+	void messagesOfAGroupNotYetDueLeaveTheLimitToOthersDueWithinTheLookahead() {
+		ScriptTest.run((template, store, redis) -> {
+			store.send(TOPIC,
+					List.of(NewMessage.afterDelay("g1", Duration.ofSeconds(30), body()).inGroup("g"),
+							NewMessage.afterDelay("g2", Duration.ofSeconds(31), body()).inGroup("g"),
+							NewMessage.afterDelay("plain", Duration.ofSeconds(40), body())));
+			assertThat(Transitions.promote(store, TOPIC, 2, Duration.ofMinutes(1)).moved()).isEqualTo(1);
 		});
 	}
 
