@@ -600,8 +600,8 @@ final class QueueModel {
 				int read = ids.size();
 				for (String id : List.copyOf(ids)) {
 					Live message = this.live.get(id);
-					// An id whose message has a group is dropped: its member stands for
-					// it.
+					// An id whose message has a group is dropped: its member
+					// stands for it.
 					boolean ownList = (!prioritized || this.priorities.getOrDefault(id, 0) == listPriority)
 							&& !this.groups.containsKey(id);
 					if (message != null && message.state == State.READY && !taken.contains(id) && !ownList) {
@@ -948,8 +948,7 @@ final class QueueModel {
 	}
 
 	// reschedule.lua: scheduled or ready -> scheduled at the observed due time (the
-	// member
-	// of a ready message of a group stays in the group ready set, stale).
+	// member of a ready message of a group stays in the group ready set, stale).
 	boolean reschedule(String id, long due) {
 		Live message = this.live.get(id);
 		if (message == null || message.state == State.IN_FLIGHT) {
@@ -1070,9 +1069,8 @@ final class QueueModel {
 				}
 			}
 		}
-		// stats.lua: the first member of each group in the rotation (fewer than 100
-		// here),
-		// stale or not.
+		// stats.lua: the first member of each group in the rotation (fewer than
+		// 100 here), stale or not (see GroupScriptsTests, disabled).
 		String group = null;
 		for (String member : this.groupReady) {
 			if (!groupOfMember(member).equals(group)) {

@@ -247,7 +247,8 @@ class StateMachineModelTests {
 		/**
 		 * Ids cancelled while ready in a group, to send again due at the same time with
 		 * the same priority in another group or none, so that the member the cancel left
-		 * has the rank of the new message: id → {due, priority}.
+		 * has the rank of the new message: id → {due, priority, index of the group in
+		 * {@link #GROUPS}}.
 		 */
 		private final Map<String, long[]> cancelledInGroup = new LinkedHashMap<>();
 
@@ -804,12 +805,10 @@ class StateMachineModelTests {
 				// id
 				// to id, so that the ids forgotten first are known.
 				long window = this.windows.computeIfAbsent(id, (any) -> (1 + this.windows.size()) * HOUR);
-				// A group for four new messages in ten once groups are used; the same
-				// body
-				// again keeps the stored message's group (its header says it), another
-				// body
-				// may have another group or none. A body in the stored format carries the
-				// group header, as the producer writes it; replay reads it.
+				// A group for four new messages in ten once groups are used. The same
+				// body again keeps the stored message's group (its header says it);
+				// another body may have another group or none. A body in the stored
+				// format carries the group header, as the producer writes it.
 				boolean sameBody = stored != null && regrouped == null && this.random.nextBoolean();
 				String group = sameBody ? this.model.groups.get(id)
 						: (regrouped != null) ? otherGroup(GROUPS.get((int) regrouped[2]))
@@ -955,9 +954,9 @@ class StateMachineModelTests {
 						.min()
 						.orElse(-1);
 					assertThat(signum(result.nextLeaseEndIn())).as(describe("next lease end")).isEqualTo(nextLease);
-					// ready_waiting: the lists a claim reads (those of priorities 1 to 9
-					// only
-					// while the topic uses priorities) or the group ready set hold an id.
+					// ready_waiting: the lists a claim reads (those of priorities 1
+					// to 9 only while the topic uses priorities) or the group ready
+					// set hold an id.
 					boolean waiting = !Run.this.model.ready.isEmpty() || !Run.this.model.groupReady.isEmpty()
 							|| (!Run.this.model.priorities.isEmpty()
 									&& Run.this.model.readyLists.stream().anyMatch((list) -> !list.isEmpty()));
@@ -1100,9 +1099,9 @@ class StateMachineModelTests {
 			}
 			assertThat(early).as(describe("rotation claim: at most the early limit taken early"))
 				.isLessThanOrEqualTo(earlyLimit);
-			// Due messages that the claim can take: ready ones of no group (each has its
-			// id
-			// in the list of its priority) and those of a group whose member is in place.
+			// Due messages that the claim can take: ready ones of no group (each has
+			// its id in the list of its priority) and those of a group whose member
+			// is in place.
 			long claimable = model.live.values()
 				.stream()
 				.filter((message) -> message.state == State.READY && message.due <= before
@@ -1144,9 +1143,8 @@ class StateMachineModelTests {
 						.isFalse();
 				}
 			}
-			// The ready lists: ids leave from the head, leased or stale (an early one
-			// kept
-			// goes back to the head), none added.
+			// The ready lists: ids leave from the head, leased or stale (an early
+			// one kept goes back to the head), none added.
 			for (int priority = 0; priority <= Script.MAX_PRIORITY; priority++) {
 				List<String> old = model.readyLists.get(priority);
 				List<String> now = this.redis.opsForList().range(this.keys.ready(priority), 0, -1);
@@ -1171,7 +1169,7 @@ class StateMachineModelTests {
 			model.groupReady.clear();
 			model.groupReady.addAll(groupReady);
 			List<String> stored = model.claimedByRotation(consumer, token, ids, deadline);
-			boolean more = (waiting < QueueModel.CLAIM_LOOK_LIMIT) ? false : result.more();
+			boolean more = waiting >= QueueModel.CLAIM_LOOK_LIMIT && result.more();
 			return new ClaimReply(ids, stored, more, false);
 		}
 
@@ -1444,14 +1442,14 @@ class StateMachineModelTests {
 		}
 
 		private Operation cancel() {
-			List<String> readyWithPriority = this.model.live.values()
+			List<String> readyToSendAgain = this.model.live.values()
 				.stream()
 				.filter((message) -> message.state == State.READY
 						&& (this.model.priorities.containsKey(message.id) || this.model.groups.containsKey(message.id)))
 				.map((message) -> message.id)
 				.toList();
-			String id = (!readyWithPriority.isEmpty() && this.random.nextInt(10) < 7)
-					? readyWithPriority.get(this.random.nextInt(readyWithPriority.size())) : pickId();
+			String id = (!readyToSendAgain.isEmpty() && this.random.nextInt(10) < 7)
+					? readyToSendAgain.get(this.random.nextInt(readyToSendAgain.size())) : pickId();
 			// One request, however often it is sent (as the store sends it again after a
 			// dropped reply): its token, run by the script itself.
 			String token = "cancel-" + this.step;
@@ -1754,9 +1752,8 @@ class StateMachineModelTests {
 				.noneMatch(inFlight::containsKey);
 			assertThat(leases.keySet()).as(describe("a lease token for each in-flight id"))
 				.isEqualTo(inFlight.keySet());
-			// A ready message of a group has its member in the group ready set instead
-			// (see
-			// checkGroups).
+			// A ready message of a group has its member in the group ready set
+			// instead: see checkGroups.
 			Map<String, String> groups = hash(this.keys.groups());
 			for (String id : messages.keySet()) {
 				if (!scheduled.containsKey(id) && !inFlight.containsKey(id) && !groups.containsKey(id)) {
