@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -62,11 +63,30 @@ final class QueueModel {
 	 * @return the body
 	 */
 	static String encodedBody(int headers, String payload, long window) {
+		return encodedBody(headers, payload, window, null);
+	}
+
+	/**
+	 * A body in the stored format with some headers, a deduplication window (none for a
+	 * negative one) and the group header (as the producer writes it) for a message of a
+	 * group.
+	 * @param headers how many headers
+	 * @param payload the payload
+	 * @param window the window in ms, or a negative number for none
+	 * @param group the group, or {@code null}
+	 * @return the body
+	 */
+	static String encodedBody(int headers, String payload, long window, @Nullable String group) {
 		Map<String, String> named = new LinkedHashMap<>();
 		for (int i = 0; i < headers; i++) {
 			named.put("h" + i, "v:" + i);
 		}
-		named.put(MessageFormat.DEDUPLICATION_HEADER, Long.toString(window));
+		if (group != null) {
+			named.put(MessageFormat.GROUP_HEADER, group);
+		}
+		if (window >= 0) {
+			named.put(MessageFormat.DEDUPLICATION_HEADER, Long.toString(window));
+		}
 		return new String(MessageFormat.encodeBody(named, payload.getBytes(StandardCharsets.UTF_8)),
 				StandardCharsets.UTF_8);
 	}
@@ -292,6 +312,144 @@ final class QueueModel {
 	 */
 	int droppedOfAnotherPriority;
 
+	/**
+	 * How many messages of groups went back to their group: released, expired or replayed
+	 * into one.
+	 */
+	int backInGroup;
+
+	/**
+	 * id → group of a stored message sent with one (the groups hash): kept while it is
+	 * scheduled, ready or in flight, dropped by ack, cancel and dead-lettering, restored
+	 * by a replay from the body's group header.
+	 */
+	final Map<String, String> groups = new TreeMap<>();
+
+	/**
+	 * The group ready set: the member of each ready message of a group (see
+	 * {@link #groupMember}), with the stale members that a cancel or a reschedule of a
+	 * ready message leaves there until a claim looks at them. A claim served by the
+	 * rotation is not modelled member by member: the test checks what it removed and
+	 * takes the set from Redis.
+	 */
+	final TreeSet<String> groupReady = new TreeSet<>();
+
+	/**
+	 * The member of a ready message of a group, as include/group_member.lua makes it.
+	 * @param group the group
+	 * @param priority its priority, 0 for none
+	 * @param due its due time
+	 * @param id its id
+	 * @return {@code <group>\0<9 - priority><due in 13 digits>\0<id>}
+	 */
+	static String groupMember(String group, int priority, long due, String id) {
+		return group + "\0" + (9 - priority) + String.format("%013d", Math.max(0, due)) + "\0" + id;
+	}
+
+	/**
+	 * @param member a member of the group ready set
+	 * @return its group
+	 */
+	static String groupOfMember(String member) {
+		return member.substring(0, member.indexOf('\0'));
+	}
+
+	/**
+	 * @param member a member of the group ready set
+	 * @return its id
+	 */
+	static String idOfMember(String member) {
+		return member.substring(member.indexOf('\0') + 16);
+	}
+
+	/**
+	 * @param member a member of the group ready set
+	 * @return the due time in it
+	 */
+	static long dueOfMember(String member) {
+		int at = member.indexOf('\0');
+		return Long.parseLong(member.substring(at + 2, at + 15));
+	}
+
+	/**
+	 * The member a stored message of a group has while it is ready: of its group, its
+	 * priority and its due time.
+	 * @param id the id of a stored message of a group
+	 * @return its member
+	 */
+	String memberOf(String id) {
+		return groupMember(this.groups.get(id), this.priorities.getOrDefault(id, 0), this.live.get(id).due, id);
+	}
+
+	/**
+	 * Whether a member of the group ready set stands for a ready message that a claim
+	 * would take: the message is ready, in that group, with that rank (else the member is
+	 * stale: claim drops it).
+	 * @param member the member
+	 * @return whether it is valid
+	 */
+	boolean validMember(String member) {
+		String id = idOfMember(member);
+		Live message = this.live.get(id);
+		return message != null && message.state == State.READY && this.groups.containsKey(id)
+				&& memberOf(id).equals(member);
+	}
+
+	/**
+	 * Makes a stored message of a group ready: its member joins the group ready set.
+	 */
+	private void joinGroup(Live message) {
+		if (message.state == State.IN_FLIGHT) {
+			this.backInGroup++;
+		}
+		message.state = State.READY;
+		this.groupReady.add(memberOf(message.id));
+	}
+
+	/**
+	 * Whether a claim is served by the rotation (claim.lua: the topic uses groups and a
+	 * group has ready messages), which the model does not predict member by member;
+	 * {@code false} for a claim request sent again, which the record answers.
+	 * @param consumer the consumer
+	 * @param token the claim's token
+	 * @return whether the rotation serves it
+	 */
+	boolean servesRotation(String consumer, String token) {
+		ClaimRecord record = this.claimRecords.get(consumer);
+		if (record != null && record.token().equals(token)) {
+			return false;
+		}
+		return !this.groups.isEmpty() && !this.groupReady.isEmpty();
+	}
+
+	/**
+	 * Applies a claim served by the rotation, as the test observed it: the ids leased go
+	 * in flight, the consumer's record is the claim's. The ready lists and the group
+	 * ready set are set by the caller from Redis, once checked.
+	 * @param consumer the consumer
+	 * @param token the claim's token
+	 * @param ids the ids leased, in order
+	 * @param deadline their lease deadline
+	 * @return their stored messages, in order
+	 */
+	List<String> claimedByRotation(String consumer, String token, List<String> ids, long deadline) {
+		List<String> stored = new ArrayList<>();
+		for (String id : ids) {
+			Live message = this.live.get(id);
+			message.state = State.IN_FLIGHT;
+			message.token = token;
+			message.deadline = deadline;
+			stored.add(message.stored());
+		}
+		if (ids.isEmpty()) {
+			this.claimRecords.remove(consumer);
+		}
+		else {
+			this.claimRecords.put(consumer, new ClaimRecord(token, deadline, List.copyOf(ids)));
+		}
+		return stored;
+	}
+
 	// send.lua: an id already stored is left as it is, unless the send replaces a
 	// scheduled one; the same body again is not a duplicate, unless the send was to
 	// replace (a ready or in-flight message is never replaced: always a duplicate).
@@ -328,6 +486,12 @@ final class QueueModel {
 			}
 			else {
 				this.priorities.remove(message.id());
+			}
+			if (message.group() != null) {
+				this.groups.put(message.id(), message.group());
+			}
+			else {
+				this.groups.remove(message.id());
 			}
 		}
 		return replies;
@@ -371,15 +535,27 @@ final class QueueModel {
 	}
 
 	// promote.lua: scheduled ids due by now + lookahead, in due order (then id), to the
-	// tail.
+	// tail. While the topic uses groups, a message of a group among them moves only once
+	// due, into the group ready set; one due within the lookahead stays scheduled (and
+	// still counts in the limit: the script reads limit ids, then sorts them).
 	int promote(long now, int limit, long lookahead) {
 		List<Live> due = scheduled().stream().filter((message) -> message.due <= now + lookahead).limit(limit).toList();
+		int moved = 0;
 		for (Live message : due) {
+			if (this.groups.containsKey(message.id)) {
+				if (message.due <= now) {
+					message.lookahead = lookahead;
+					joinGroup(message);
+					moved++;
+				}
+				continue;
+			}
 			message.state = State.READY;
 			message.lookahead = lookahead;
 			readyListOf(message.id).add(message.id);
+			moved++;
 		}
-		return due.size();
+		return moved;
 	}
 
 	// claim.lua, chunk by chunk as the script reads the ready list. While the topic uses
@@ -424,7 +600,10 @@ final class QueueModel {
 				int read = ids.size();
 				for (String id : List.copyOf(ids)) {
 					Live message = this.live.get(id);
-					boolean ownList = !prioritized || this.priorities.getOrDefault(id, 0) == listPriority;
+					// An id whose message has a group is dropped: its member
+					// stands for it.
+					boolean ownList = (!prioritized || this.priorities.getOrDefault(id, 0) == listPriority)
+							&& !this.groups.containsKey(id);
 					if (message != null && message.state == State.READY && !taken.contains(id) && !ownList) {
 						this.droppedOfAnotherPriority++;
 					}
@@ -495,6 +674,7 @@ final class QueueModel {
 			if (acked.get(i)) {
 				Live message = this.live.remove(ids.get(i));
 				this.priorities.remove(ids.get(i));
+				this.groups.remove(ids.get(i));
 				// An id named twice is removed once.
 				Long window = (message != null && this.deduplicating) ? deduplicationWindow(message.body) : null;
 				if (window != null) {
@@ -510,6 +690,23 @@ final class QueueModel {
 			this.remembered.remove(first);
 		}
 		return acked;
+	}
+
+	/**
+	 * The group header of a body in the stored format, when it names a group as
+	 * replay.lua takes one (1 to 800 bytes, no control character), or {@code null}.
+	 */
+	static @Nullable String groupHeader(String body) {
+		try {
+			String group = MessageFormat.decode("model", ("0:0:" + body).getBytes(StandardCharsets.UTF_8))
+				.headers()
+				.get(MessageFormat.GROUP_HEADER);
+			int bytes = (group != null) ? group.getBytes(StandardCharsets.UTF_8).length : 0;
+			return (bytes > 0 && bytes <= 800 && group.chars().noneMatch(Character::isISOControl)) ? group : null;
+		}
+		catch (CorruptMessageException ex) {
+			return null;
+		}
 	}
 
 	/**
@@ -551,6 +748,7 @@ final class QueueModel {
 		}
 		Live message = this.live.remove(id);
 		message.attempts++;
+		this.groups.remove(id);
 		bury(id, message.stored(), error, this.priorities.remove(id));
 		return true;
 	}
@@ -568,8 +766,13 @@ final class QueueModel {
 			released.add(holds);
 			if (holds) {
 				Live message = this.live.get(id);
-				message.state = State.READY;
 				message.token = null;
+				if (this.groups.containsKey(id)) {
+					// Back in its group at its rank.
+					joinGroup(message);
+					continue;
+				}
+				message.state = State.READY;
 				heads.computeIfAbsent(readyListOf(id), (list) -> new ArrayList<>()).add(id);
 			}
 		}
@@ -709,23 +912,30 @@ final class QueueModel {
 			message.token = null;
 			if (message.attempts >= maxAttempts) {
 				this.live.remove(message.id);
+				this.groups.remove(message.id);
 				bury(message.id, message.stored(),
 						"lease expired on attempt " + message.attempts + " of " + maxAttempts,
 						this.priorities.remove(message.id));
 				deadLettered.add(message.id);
 			}
 			else {
-				message.state = State.READY;
 				message.body = withError(message.body,
 						"lease expired on attempt " + message.attempts + " of " + maxAttempts);
-				readyListOf(message.id).add(message.id);
+				if (this.groups.containsKey(message.id)) {
+					joinGroup(message);
+				}
+				else {
+					message.state = State.READY;
+					readyListOf(message.id).add(message.id);
+				}
 				requeued.add(message.id);
 			}
 		}
 		return new ExpiryReply(requeued, deadLettered);
 	}
 
-	// cancel.lua: scheduled or ready -> gone; an id left in the ready list stays there.
+	// cancel.lua: scheduled or ready -> gone; an id left in the ready list stays there,
+	// and so does the member of a ready message of a group in the group ready set.
 	boolean cancel(String id) {
 		Live message = this.live.get(id);
 		if (message == null || message.state == State.IN_FLIGHT) {
@@ -733,10 +943,12 @@ final class QueueModel {
 		}
 		this.live.remove(id);
 		this.priorities.remove(id);
+		this.groups.remove(id);
 		return true;
 	}
 
-	// reschedule.lua: scheduled or ready -> scheduled at the observed due time.
+	// reschedule.lua: scheduled or ready -> scheduled at the observed due time (the
+	// member of a ready message of a group stays in the group ready set, stale).
 	boolean reschedule(String id, long due) {
 		Live message = this.live.get(id);
 		if (message == null || message.state == State.IN_FLIGHT) {
@@ -795,6 +1007,11 @@ final class QueueModel {
 				String stored = read.get(id).stored();
 				String body = stored.substring(stored.indexOf(':', stored.indexOf(':') + 1) + 1);
 				this.live.put(id, new Live(id, withError(body, ""), now));
+				String group = groupHeader(body);
+				if (group != null) {
+					this.groups.put(id, group);
+					this.backInGroup++;
+				}
 				this.dead.remove(id);
 				Integer priority = this.deadPriorities.remove(id);
 				if (priority != null) {
@@ -850,6 +1067,16 @@ final class QueueModel {
 					oldest = (oldest < 0) ? message.due : Math.min(oldest, message.due);
 					break;
 				}
+			}
+		}
+		// stats.lua: the first member of each group in the rotation (fewer than
+		// 100 here), stale or not (see GroupScriptsTests, disabled).
+		String group = null;
+		for (String member : this.groupReady) {
+			if (!groupOfMember(member).equals(group)) {
+				group = groupOfMember(member);
+				long due = dueOfMember(member);
+				oldest = (oldest < 0) ? due : Math.min(oldest, due);
 			}
 		}
 		return oldest;

@@ -92,6 +92,24 @@ import static org.assertj.core.api.Assertions.fail;
  * it, the priorities hash and the dead priorities hash, and follows claim.lua list by
  * list and chunk by chunk, so it predicts each reply exactly.
  * <p>
+ * <b>Groups.</b> From the first step in half the runs, a random one in a quarter (never
+ * in the others), four new messages in ten are sent in a group ("a", "b" or "tenant-é"),
+ * a body in the stored format with the group header as the producer writes it (the same
+ * body again keeps its group, a replacing send may change it or drop it); a message
+ * cancelled while ready in a group is mostly sent again with the same due time and
+ * priority in another group or none, so that the member the cancel left has the new
+ * message's rank. The model keeps the groups hash and the group ready set, stale members
+ * included, and predicts promote (a message of a group moves only once due), release,
+ * release_claim and lease expiry (back in the group at its rank), ack, cancel and
+ * dead-letter (the group dropped) and replay (the group from the header) exactly. A claim
+ * that the rotation serves (the topic uses groups and a group has ready messages) is not
+ * predicted id by id: the test checks that it leased ready messages only, a message of a
+ * group only once due, at most the early limit early, as many due ones as wanted or as
+ * there are (while fewer than 1000 ids and members wait), each group's most urgent (then
+ * first due) members in order, and removed only members and ids it leased or stale ones;
+ * then the model takes the ready lists and the group ready set from Redis. Now and then
+ * the rotation's key is deleted before such a claim, which must rebuild it.
+ * <p>
  * <b>Faults.</b> A dropped reply: a state-changing call is made twice with the same
  * arguments and token, as Lettuce re-sends a command after a reconnect; the pair must act
  * as one request (a claim returns the same messages, ack, retry, dead-letter and release
@@ -106,12 +124,15 @@ import static org.assertj.core.api.Assertions.fail;
  * their errors, priorities of stored messages and of dead letters), so every message is
  * in exactly one state and nothing is lost; independently of the model, every stored id
  * is scheduled, in flight or in the ready list, the lease and dead keys agree with their
- * indexes, and a priority belongs to a stored message or a dead letter; {@code stats()}
- * and {@code inspect()} (priority included) agree with the model. Each reply is compared
- * with the model's, which also checks that no message is claimed before its due time
- * minus the lookahead it was promoted with, that claimed messages carry the modeled
- * attempts, and that a token never acks, retries, dead-letters, releases or extends a
- * message leased to another.
+ * indexes, and a priority belongs to a stored message or a dead letter; the group keys
+ * agree (every ready message of a group has its member, each group's count is its
+ * members, the rotation holds the groups counted, the tags only those, no message in
+ * flight has its member in place; stale members of other ranks are allowed, as cancel and
+ * reschedule leave them); {@code stats()} and {@code inspect()} (priority included) agree
+ * with the model. Each reply is compared with the model's, which also checks that no
+ * message is claimed before its due time minus the lookahead it was promoted with, that
+ * claimed messages carry the modeled attempts, and that a token never acks, retries,
+ * dead-letters, releases or extends a message leased to another.
  * <p>
  * <b>Time.</b> Due times and lease deadlines are either in the past or an hour or more
  * away from the Redis clock, so that no decision depends on timing: runs must stay under
@@ -154,6 +175,9 @@ class StateMachineModelTests {
 	private static final String MODEL_DEFINITION = ScheduleFormat.encode(MODEL_DEFINITIONS.get(0));
 
 	private static final Duration PROXY_LATENCY = Duration.ofMillis(3);
+
+	/** The groups a message may be sent in (or none). */
+	private static final List<String> GROUPS = List.of("a", "b", "tenant-é");
 
 	@Test
 	void randomSequencesOfCallsWithDroppedRepliesAndBrokenKeysLeaveRedisAsTheModelSays() {
@@ -221,6 +245,14 @@ class StateMachineModelTests {
 		private final Map<String, Integer> cancelledWithPriority = new LinkedHashMap<>();
 
 		/**
+		 * Ids cancelled while ready in a group, to send again due at the same time with
+		 * the same priority in another group or none, so that the member the cancel left
+		 * has the rank of the new message: id → {due, priority, index of the group in
+		 * {@link #GROUPS}}.
+		 */
+		private final Map<String, long[]> cancelledInGroup = new LinkedHashMap<>();
+
+		/**
 		 * What the next step mostly is, after a cancel of such a message or the death of
 		 * a message with a priority.
 		 */
@@ -255,6 +287,13 @@ class StateMachineModelTests {
 		 */
 		private final int watchAt;
 
+		/**
+		 * The step from which new messages may have a group (four in ten of them, one of
+		 * {@link #GROUPS}): the first for half the runs, a random one for a quarter, past
+		 * the last step for the others, which keep every claim predicted id by id.
+		 */
+		private final int groupsAt;
+
 		Run(long seed, int steps, RedisMessageStore store, StringRedisTemplate redis, Duration latency) {
 			this.seed = seed;
 			this.steps = steps;
@@ -268,6 +307,8 @@ class StateMachineModelTests {
 				this.consumers.add(new Consumer("consumer-" + i));
 			}
 			this.watchAt = 1 + this.random.nextInt(steps + steps / 2);
+			int groupsFrom = this.random.nextInt(4);
+			this.groupsAt = (groupsFrom == 0) ? steps + 1 : (groupsFrom == 1) ? 1 + this.random.nextInt(steps) : 1;
 		}
 
 		void run() {
@@ -292,11 +333,19 @@ class StateMachineModelTests {
 				}
 				else {
 					note(operation.toString());
+					if (operation.servedByRotation() && this.random.nextInt(10) == 0) {
+						// The rotation lost (as when its key was moved aside): the claim
+						// rebuilds it from the counts.
+						note("the group rotation lost before the claim");
+						count("rotation lost before a claim");
+						this.redis.delete(this.keys.groupRotation());
+					}
 					runOnce(operation);
 				}
 				check();
 			}
 			count("claim dropped an id of another priority", this.model.droppedOfAnotherPriority);
+			count("back in their group (released, expired, replayed)", this.model.backInGroup);
 			count("dead letters queued for their listeners", this.model.queuedDeadLetters.size());
 			count("dead letters queued with a priority",
 					(int) this.model.queuedDeadLetters.stream().filter((dead) -> dead.priority() > 0).count());
@@ -696,6 +745,16 @@ class StateMachineModelTests {
 		}
 
 		/**
+		 * @return another group than the one given, or none
+		 */
+		private @Nullable String otherGroup(String group) {
+			List<String> others = new ArrayList<>(GROUPS);
+			others.remove(group);
+			others.add(null);
+			return others.get(this.random.nextInt(others.size()));
+		}
+
+		/**
 		 * A send of one or more messages.
 		 * @param followup {@link Followup#SEND} to send again, first, an id cancelled
 		 * while ready with a priority, if there is one; {@link Followup#REVIVE} to send
@@ -710,6 +769,7 @@ class StateMachineModelTests {
 			for (int i = 0; i < size; i++) {
 				String id;
 				Integer oldPriority = null;
+				long[] regrouped = null;
 				if (revive != null && i == 0) {
 					id = revive;
 				}
@@ -723,6 +783,13 @@ class StateMachineModelTests {
 					List<String> cancelled = new ArrayList<>(this.cancelledWithPriority.keySet());
 					id = cancelled.get(this.random.nextInt(cancelled.size()));
 					oldPriority = this.cancelledWithPriority.remove(id);
+				}
+				else if (!this.cancelledInGroup.isEmpty() && ((again && i == 0) || this.random.nextInt(10) == 0)) {
+					// Sent again after a cancel while ready in a group, with its rank, in
+					// another group or none: the old member must not stand for it.
+					List<String> cancelled = new ArrayList<>(this.cancelledInGroup.keySet());
+					id = cancelled.get(this.random.nextInt(cancelled.size()));
+					regrouped = this.cancelledInGroup.remove(id);
 				}
 				else if (!this.usedIds.isEmpty() && this.random.nextInt(10) < 3) {
 					id = this.usedIds.get(this.random.nextInt(this.usedIds.size()));
@@ -738,13 +805,20 @@ class StateMachineModelTests {
 				// id
 				// to id, so that the ids forgotten first are known.
 				long window = this.windows.computeIfAbsent(id, (any) -> (1 + this.windows.size()) * HOUR);
-				String body = (stored != null && this.random.nextBoolean()) ? stored.body
-						: switch (this.random.nextInt(4)) {
-							case 0, 1 -> "body-" + (++this.bodies);
-							case 2 -> QueueModel.encodedBody(this.random.nextInt(3), "body-" + (++this.bodies));
-							default ->
-								QueueModel.encodedBody(this.random.nextInt(3), "body-" + (++this.bodies), window);
-						};
+				// A group for four new messages in ten once groups are used. The same
+				// body again keeps the stored message's group (its header says it);
+				// another body may have another group or none. A body in the stored
+				// format carries the group header, as the producer writes it.
+				boolean sameBody = stored != null && regrouped == null && this.random.nextBoolean();
+				String group = sameBody ? this.model.groups.get(id)
+						: (regrouped != null) ? otherGroup(GROUPS.get((int) regrouped[2]))
+								: (this.step >= this.groupsAt && this.random.nextInt(10) < 4)
+										? GROUPS.get(this.random.nextInt(GROUPS.size())) : null;
+				String body = sameBody ? stored.body : switch (this.random.nextInt(4)) {
+					case 0, 1 -> "body-" + (++this.bodies);
+					case 2 -> QueueModel.encodedBody(this.random.nextInt(3), "body-" + (++this.bodies), -1, group);
+					default -> QueueModel.encodedBody(this.random.nextInt(3), "body-" + (++this.bodies), window, group);
+				};
 				boolean deduplicated = QueueModel.deduplicationWindow(body) != null;
 				byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
 				NewMessage message = switch (this.random.nextInt(5)) {
@@ -772,6 +846,11 @@ class StateMachineModelTests {
 					count("sent again after a cancel while ready");
 					this.followup = Followup.PROMOTE;
 				}
+				else if (regrouped != null) {
+					message = new NewMessage(id, false, regrouped[0], bytes).withPriority((int) regrouped[1]);
+					count("sent again after a cancel while ready in a group");
+					this.followup = Followup.PROMOTE;
+				}
 				else if (this.random.nextInt(3) == 0) {
 					message = message.withPriority(1 + this.random.nextInt(3));
 					count("sent with a priority");
@@ -780,13 +859,18 @@ class StateMachineModelTests {
 					message = message.deduplicating();
 					count("sent with a deduplication window");
 				}
+				if (group != null) {
+					message = message.inGroup(group);
+					count("sent in a group");
+				}
 				messages.add((this.random.nextInt(4) == 0) ? message.replacingPending() : message);
 			}
 			return new Operation("send " + messages.stream()
 				.map((message) -> message.id() + "(" + (message.relative() ? "+" : "@") + message.when() + ", "
 						+ new String(message.body(), StandardCharsets.UTF_8)
 						+ (message.replaceIfPending() ? ", replace" : "")
-						+ ((message.priority() > 0) ? ", priority " + message.priority() : "") + ")")
+						+ ((message.priority() > 0) ? ", priority " + message.priority() : "")
+						+ ((message.group() != null) ? ", group " + message.group() : "") + ")")
 				.toList(), this.keys.messages(), this.keys.scheduled()) {
 
 				@Override
@@ -870,8 +954,14 @@ class StateMachineModelTests {
 						.min()
 						.orElse(-1);
 					assertThat(signum(result.nextLeaseEndIn())).as(describe("next lease end")).isEqualTo(nextLease);
-					boolean waiting = Run.this.model.readyLists.stream().anyMatch((list) -> !list.isEmpty());
-					if (Run.this.brokenDuringCall != null && isReadyList(Run.this.brokenDuringCall)) {
+					// ready_waiting: the lists a claim reads (those of priorities 1
+					// to 9 only while the topic uses priorities) or the group ready
+					// set hold an id.
+					boolean waiting = !Run.this.model.ready.isEmpty() || !Run.this.model.groupReady.isEmpty()
+							|| (!Run.this.model.priorities.isEmpty()
+									&& Run.this.model.readyLists.stream().anyMatch((list) -> !list.isEmpty()));
+					if (Run.this.brokenDuringCall != null && (isReadyList(Run.this.brokenDuringCall)
+							|| Run.this.brokenDuringCall.equals(Run.this.keys.groupReady()))) {
 						// One EXISTS over the lists counts a key of another type too: at
 						// worst a claim that finds nothing.
 						waiting = waiting || result.readyWaiting();
@@ -906,10 +996,18 @@ class StateMachineModelTests {
 				}
 
 				@Override
+				boolean servedByRotation() {
+					return Run.this.model.servesRotation(consumer.id, token);
+				}
+
+				@Override
 				void expect(Object reply, long before, long after) {
 					ClaimResult result = (ClaimResult) reply;
 					long deadline = result.messages().isEmpty() ? 0 : result.messages().get(0).leaseDeadlineMillis();
-					ClaimReply expected = Run.this.model.claim(before, consumer.id, token, limit, earlyLimit, deadline);
+					ClaimReply expected = Run.this.model.servesRotation(consumer.id, token)
+							? expectRotationClaim(result, limit, earlyLimit, consumer.id, token, before, after,
+									deadline)
+							: Run.this.model.claim(before, consumer.id, token, limit, earlyLimit, deadline);
 					assertThat(result.messages()).extracting(ClaimedMessage::id)
 						.as(describe("ids claimed"))
 						.containsExactlyElementsOf(expected.ids());
@@ -952,6 +1050,127 @@ class StateMachineModelTests {
 				}
 
 			};
+		}
+
+		/**
+		 * Checks a claim that the rotation of the groups served (the topic uses groups
+		 * and a group has ready messages), whose choice between the groups the model does
+		 * not predict, and applies it to the model. Checked: every id leased was ready
+		 * (never in flight, never twice), a message of a group was due, one of no group
+		 * due or made ready early by the lookahead (at most the early limit of those); as
+		 * many due messages as wanted or as there are to take (when fewer than 1000 ids
+		 * and members wait, so that the look limit cannot stop the claim); within each
+		 * group, the messages leased are its most urgent ready ones, then the first due,
+		 * in that order; what the claim removed from the group ready set and the ready
+		 * lists was leased or stale, and nothing was added. The model then takes the
+		 * ready lists and the group ready set from Redis.
+		 * @return the reply the model now expects: the claim's
+		 */
+		private ClaimReply expectRotationClaim(ClaimResult result, int limit, int earlyLimit, String consumer,
+				String token, long before, long after, long deadline) {
+			QueueModel model = this.model;
+			count("claims served by the rotation");
+			List<String> ids = result.messages().stream().map(ClaimedMessage::id).toList();
+			assertThat(ids).as(describe("rotation claim: no id twice")).doesNotHaveDuplicates();
+			int due = 0;
+			int early = 0;
+			Map<String, List<String>> claimedByGroup = new TreeMap<>();
+			for (String id : ids) {
+				Live message = model.live.get(id);
+				assertThat(message).as(describe("rotation claim: " + id + " is stored")).isNotNull();
+				assertThat(message.state).as(describe("rotation claim: " + id + " was ready")).isEqualTo(State.READY);
+				String group = model.groups.get(id);
+				if (group != null) {
+					assertThat(message.due).as(describe("rotation claim: " + id + " of group " + group + " was due"))
+						.isLessThanOrEqualTo(before);
+					claimedByGroup.computeIfAbsent(group, (any) -> new ArrayList<>()).add(model.memberOf(id));
+				}
+				if (message.due <= before) {
+					due++;
+				}
+				else {
+					early++;
+				}
+			}
+			count("claimed from a group", claimedByGroup.values().stream().mapToInt(List::size).sum());
+			if (claimedByGroup.size()
+					+ ((claimedByGroup.values().stream().mapToInt(List::size).sum() < ids.size()) ? 1 : 0) > 1) {
+				count("rotation claims that served two groups or more");
+			}
+			assertThat(early).as(describe("rotation claim: at most the early limit taken early"))
+				.isLessThanOrEqualTo(earlyLimit);
+			// Due messages that the claim can take: ready ones of no group (each has
+			// its id in the list of its priority) and those of a group whose member
+			// is in place.
+			long claimable = model.live.values()
+				.stream()
+				.filter((message) -> message.state == State.READY && message.due <= before
+						&& (!model.groups.containsKey(message.id)
+								|| model.groupReady.contains(model.memberOf(message.id))))
+				.count();
+			int waiting = model.groupReady.size() + model.readyLists.stream().mapToInt(List::size).sum();
+			if (waiting < QueueModel.CLAIM_LOOK_LIMIT) {
+				assertThat(due).as(describe("rotation claim: due messages taken: as many as wanted or waiting"))
+					.isEqualTo((int) Math.min(limit, claimable));
+			}
+			else {
+				assertThat(due).as(describe("rotation claim: at most as many due as wanted"))
+					.isLessThanOrEqualTo(limit);
+			}
+			// Within a group, most urgent first, then due first: the group's first valid
+			// members, in order.
+			claimedByGroup.forEach((group, members) -> {
+				List<String> valid = model.groupReady.stream()
+					.filter((member) -> QueueModel.groupOfMember(member).equals(group) && model.validMember(member))
+					.toList();
+				assertThat(members).as(describe("rotation claim: group " + group + " serves its most urgent first"))
+					.containsExactlyElementsOf(valid.subList(0, Math.min(valid.size(), members.size())));
+			});
+			// The group ready set: only members looked at leave it, each leased or stale.
+			Set<String> groupReady = new TreeSet<>(this.redis.opsForZSet().range(this.keys.groupReady(), 0, -1));
+			assertThat(model.groupReady).as(describe("rotation claim: adds no member")).containsAll(groupReady);
+			for (String member : model.groupReady) {
+				String id = QueueModel.idOfMember(member);
+				boolean leased = ids.contains(id) && model.groups.containsKey(id) && model.memberOf(id).equals(member);
+				if (leased) {
+					assertThat(groupReady).as(describe("rotation claim: the member of " + id + " leased leaves"))
+						.doesNotContain(member);
+				}
+				else if (!groupReady.contains(member)) {
+					count("stale group members dropped");
+					assertThat(model.validMember(member))
+						.as(describe("rotation claim: member " + member.replace('\0', '|') + " dropped but stale"))
+						.isFalse();
+				}
+			}
+			// The ready lists: ids leave from the head, leased or stale (an early
+			// one kept goes back to the head), none added.
+			for (int priority = 0; priority <= Script.MAX_PRIORITY; priority++) {
+				List<String> old = model.readyLists.get(priority);
+				List<String> now = this.redis.opsForList().range(this.keys.ready(priority), 0, -1);
+				Map<String, Integer> left = new HashMap<>();
+				old.forEach((id) -> left.merge(id, 1, Integer::sum));
+				now.forEach((id) -> left.merge(id, -1, Integer::sum));
+				int listed = priority;
+				left.forEach((id, removed) -> {
+					assertThat(removed).as(describe("rotation claim: adds no id to ready list " + listed))
+						.isGreaterThanOrEqualTo(0);
+					Live message = model.live.get(id);
+					boolean own = message != null && message.state == State.READY && !model.groups.containsKey(id)
+							&& model.readyListOf(id) == old;
+					if (removed > 0 && own && !now.contains(id)) {
+						assertThat(ids).as(describe("rotation claim: ready " + id + " left list " + listed + " leased"))
+							.contains(id);
+					}
+				});
+				old.clear();
+				old.addAll(now);
+			}
+			model.groupReady.clear();
+			model.groupReady.addAll(groupReady);
+			List<String> stored = model.claimedByRotation(consumer, token, ids, deadline);
+			boolean more = waiting >= QueueModel.CLAIM_LOOK_LIMIT && result.more();
+			return new ClaimReply(ids, stored, more, false);
 		}
 
 		private Operation ack(Consumer consumer) {
@@ -1223,18 +1442,19 @@ class StateMachineModelTests {
 		}
 
 		private Operation cancel() {
-			List<String> readyWithPriority = this.model.live.values()
+			List<String> readyToSendAgain = this.model.live.values()
 				.stream()
-				.filter((message) -> message.state == State.READY && this.model.priorities.containsKey(message.id))
+				.filter((message) -> message.state == State.READY
+						&& (this.model.priorities.containsKey(message.id) || this.model.groups.containsKey(message.id)))
 				.map((message) -> message.id)
 				.toList();
-			String id = (!readyWithPriority.isEmpty() && this.random.nextInt(10) < 7)
-					? readyWithPriority.get(this.random.nextInt(readyWithPriority.size())) : pickId();
+			String id = (!readyToSendAgain.isEmpty() && this.random.nextInt(10) < 7)
+					? readyToSendAgain.get(this.random.nextInt(readyToSendAgain.size())) : pickId();
 			// One request, however often it is sent (as the store sends it again after a
 			// dropped reply): its token, run by the script itself.
 			String token = "cancel-" + this.step;
 			return new Operation("cancel " + id, this.keys.messages(), this.keys.scheduled(), this.keys.inFlight(),
-					this.keys.cancels()) {
+					this.keys.cancels(), this.keys.groups()) {
 
 				private @Nullable Object first;
 
@@ -1250,7 +1470,14 @@ class StateMachineModelTests {
 				void expect(Object reply, long before, long after) {
 					Live message = Run.this.model.live.get(id);
 					Integer priority = Run.this.model.priorities.get(id);
-					if (message != null && message.state == State.READY && priority != null) {
+					String group = Run.this.model.groups.get(id);
+					if (message != null && message.state == State.READY && group != null) {
+						Run.this.cancelledInGroup.put(id,
+								new long[] { message.due, (priority != null) ? priority : 0, GROUPS.indexOf(group) });
+						Run.this.followup = Followup.SEND;
+						count("cancelled while ready in a group");
+					}
+					else if (message != null && message.state == State.READY && priority != null) {
 						Run.this.cancelledWithPriority.put(id, priority);
 						Run.this.followup = Followup.SEND;
 						count("cancelled while ready with a priority");
@@ -1525,8 +1752,11 @@ class StateMachineModelTests {
 				.noneMatch(inFlight::containsKey);
 			assertThat(leases.keySet()).as(describe("a lease token for each in-flight id"))
 				.isEqualTo(inFlight.keySet());
+			// A ready message of a group has its member in the group ready set
+			// instead: see checkGroups.
+			Map<String, String> groups = hash(this.keys.groups());
 			for (String id : messages.keySet()) {
-				if (!scheduled.containsKey(id) && !inFlight.containsKey(id)) {
+				if (!scheduled.containsKey(id) && !inFlight.containsKey(id) && !groups.containsKey(id)) {
 					assertThat(readyLists).as(describe("ready id " + id + " is in a ready list"))
 						.anyMatch((list) -> list.contains(id));
 				}
@@ -1589,6 +1819,7 @@ class StateMachineModelTests {
 				.as(describe("the bound of remembered ids, once a send had a window"))
 				.isEqualTo(this.model.deduplicating ? Integer.toString(QueueModel.MAX_REMEMBERED) : null);
 
+			checkGroups(messages, scheduled, inFlight, priorities);
 			checkDeadLetterQueue();
 			assertThat(hash(this.keys.schedules())).as(describe("schedules")).isEqualTo(this.model.schedules);
 
@@ -1604,6 +1835,61 @@ class StateMachineModelTests {
 				.isEqualTo(this.model.readyByPriority());
 
 			checkInspect();
+		}
+
+		/**
+		 * The group keys: the groups hash as the model says (groups of stored messages
+		 * only), the group ready set as the model says, and independently of the model:
+		 * every ready message of a group has its exact member there; the counts are the
+		 * numbers of members of each group, with no field for a group without one; the
+		 * rotation holds the groups counted; the tags only those, the messages of no
+		 * group ("") and the virtual time; no message in flight has its exact member
+		 * there (a claim removes the member of what it leases). Stale members of other
+		 * ranks are allowed, for a message in flight too: a cancel or a reschedule of a
+		 * ready message leaves its member (claim.lua, cancel.lua: a claim drops it once
+		 * it looks at it), and an id may be sent and made ready again meanwhile.
+		 */
+		private void checkGroups(Map<String, String> messages, Map<String, Long> scheduled, Map<String, Long> inFlight,
+				Map<String, String> priorities) {
+			Map<String, String> groups = hash(this.keys.groups());
+			Set<String> groupReady = new TreeSet<>(this.redis.opsForZSet().range(this.keys.groupReady(), 0, -1));
+			Map<String, String> counts = hash(this.keys.groupCounts());
+			Set<String> rotation = new TreeSet<>(this.redis.opsForZSet().range(this.keys.groupRotation(), 0, -1));
+			Map<String, String> tags = hash(this.keys.groupTags());
+			assertThat(messages.keySet()).as(describe("groups only of stored messages")).containsAll(groups.keySet());
+			assertThat(groups).as(describe("groups")).isEqualTo(this.model.groups);
+			for (Map.Entry<String, String> entry : groups.entrySet()) {
+				String id = entry.getKey();
+				if (!scheduled.containsKey(id) && !inFlight.containsKey(id)) {
+					String due = messages.get(id).split(":", 3)[1];
+					String member = QueueModel.groupMember(entry.getValue(),
+							Integer.parseInt(priorities.getOrDefault(id, "0")), Long.parseLong(due), id);
+					assertThat(groupReady)
+						.as(describe("ready " + id + " of group " + entry.getValue() + " has its member"))
+						.contains(member);
+				}
+			}
+			Map<String, String> expectedCounts = new TreeMap<>();
+			groupReady.forEach((member) -> expectedCounts.merge(QueueModel.groupOfMember(member), "1",
+					(a, b) -> Integer.toString(Integer.parseInt(a) + 1)));
+			assertThat(counts).as(describe("group counts: the members of each group")).isEqualTo(expectedCounts);
+			assertThat(rotation).as(describe("group rotation: the groups counted")).isEqualTo(counts.keySet());
+			Set<String> tagged = new TreeSet<>(rotation);
+			tagged.add("");
+			tagged.add("\u0001V");
+			assertThat(tagged).as(describe("group tags: of groups in the rotation, \"\" and the virtual time"))
+				.containsAll(tags.keySet());
+			for (String id : inFlight.keySet()) {
+				String group = groups.get(id);
+				if (group != null) {
+					String due = messages.get(id).split(":", 3)[1];
+					String member = QueueModel.groupMember(group, Integer.parseInt(priorities.getOrDefault(id, "0")),
+							Long.parseLong(due), id);
+					assertThat(groupReady).as(describe(id + " in flight has no member in place"))
+						.doesNotContain(member);
+				}
+			}
+			assertThat(groupReady).as(describe("group ready set")).isEqualTo(this.model.groupReady);
 		}
 
 		/**
@@ -1729,8 +2015,10 @@ class StateMachineModelTests {
 			return () -> what + " (seed " + this.seed + ", step " + this.step + "; replay with " + replayProperties()
 					+ " -Ddelay-queue.model.steps=" + this.step + ")\nlast steps:\n  "
 					+ String.join("\n  ", this.history) + "\nmodel: " + abbreviate(this.model.live.values())
-					+ "\nready list: " + abbreviate(this.model.ready) + "\ndead: "
-					+ abbreviate(this.model.dead.keySet());
+					+ "\nready list: " + abbreviate(this.model.ready) + "\ngroups: " + this.model.groups
+					+ "\ngroup ready set: "
+					+ abbreviate(this.model.groupReady.stream().map((member) -> member.replace('\0', '|')).toList())
+					+ "\ndead: " + abbreviate(this.model.dead.keySet());
 		}
 
 		private String replayProperties() {
@@ -1799,6 +2087,13 @@ class StateMachineModelTests {
 		 */
 		boolean resendable() {
 			return true;
+		}
+
+		/**
+		 * @return whether this is a claim that the rotation of the groups serves
+		 */
+		boolean servedByRotation() {
+			return false;
 		}
 
 		/**
