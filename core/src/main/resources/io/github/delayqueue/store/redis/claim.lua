@@ -72,7 +72,6 @@
 -- @include group_member
 -- @include header
 -- @include ready_lists
--- @include uses_groups
 -- @include window_add
 -- @include window_count
 -- @include window_wait
@@ -149,7 +148,6 @@ local function take(id, stored, early)
 end
 -- The lists to read, and for each one read: the ids looked at from its head, and those kept.
 local lists, listPriorities = ready_lists(KEYS[1], 8)
-local grouped = uses_groups(KEYS[18])
 local listLooked, listKept = {}, {}
 local current, at, kept = 1, 0, {}
 -- Takes from the ready lists, most urgent first, until cap due messages are taken in all (the
@@ -253,7 +251,7 @@ local function take_from_group(group, cap)
 end
 local rotation
 local badMembers = {}
-if grouped and redis.call('EXISTS', KEYS[19]) == 1 then
+if redis.call('EXISTS', KEYS[19]) == 1 then
   -- Every read first: the virtual time, the tag of the messages of no group, the rotation's head.
   local tags = redis.call('HMGET', KEYS[21], '\1V', '')
   local virtual = tonumber(tags[1]) or 0

@@ -22,9 +22,8 @@
 -- KEYS[20] group tags HASH   the virtual time and the finish tag of each group; only read
 -- KEYS[21] group rotation ZSET groups with ready messages, scored by finish tag; only read
 -- ARGV[1] most ids at the head of each ready list to look at for the oldest ready message (ids
---         left there by cancel or reschedule are passed over); also the most groups at the head
---         of the rotation whose most urgent ready message is looked at (a message of a group
---         elsewhere in the rotation is not: its group is served after those)
+--         left there by cancel or reschedule are passed over); the groups' ready messages are
+--         looked at as said below
 -- Returns {Redis time (epoch ms), stored messages, scheduled, in flight, dead,
 --          due time of the earliest scheduled message or -1, due time of the oldest ready message or -1,
 --          ids remembered (those whose window ended included, until a send forgets them)},
@@ -58,11 +57,27 @@ for _, list in ipairs(ready_lists(KEYS[3], 6)) do
     end
   end
 end
-for _, group in ipairs(redis.call('ZRANGE', KEYS[21], 0, tonumber(ARGV[1]) - 1)) do
-  local first = redis.call('ZRANGEBYLEX', KEYS[18], '[' .. group .. '\0', '(' .. group .. '\1', 'LIMIT', 0, 1)[1]
-  local due = first and tonumber(string.sub(first, #group + 3, #group + 15))
-  if due and (oldestReady < 0 or due < oldestReady) then
-    oldestReady = due
+-- The groups: the oldest ready message of each of the first 100 groups of the rotation, among the
+-- first members of each rank of priority (a member left by a cancel or reschedule is passed over),
+-- 1000 members looked at in all.
+local budget = 1000
+local ranks = uses_priorities(6) and {0, 1, 2, 3, 4, 5, 6, 7, 8, 9} or {9}
+for _, group in ipairs(redis.call('ZRANGE', KEYS[21], 0, 99)) do
+  for _, rank in ipairs(ranks) do
+    local members = budget > 0 and redis.call('ZRANGEBYLEX', KEYS[18], '[' .. group .. '\0' .. rank,
+      '(' .. group .. '\0' .. string.char(49 + rank), 'LIMIT', 0, math.min(budget, 10)) or {}
+    for _, member in ipairs(members) do
+      budget = budget - 1
+      local id = string.sub(member, #group + 17)
+      local due = tonumber(string.sub(member, #group + 3, #group + 15))
+      if due and not redis.call('ZSCORE', KEYS[2], id) and not redis.call('ZSCORE', KEYS[4], id)
+          and redis.call('HEXISTS', KEYS[1], id) == 1 then
+        if oldestReady < 0 or due < oldestReady then
+          oldestReady = due
+        end
+        break
+      end
+    end
   end
 end
 local out = {now, redis.call('HLEN', KEYS[1]), redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[4]),

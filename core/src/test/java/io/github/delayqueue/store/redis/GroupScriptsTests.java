@@ -14,7 +14,6 @@ import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.testsupport.Transitions;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -256,11 +255,6 @@ class GroupScriptsTests {
 	}
 
 	@Test
-	@Disabled("Script bug: claim.lua serves the group ready set only while the groups hash is not empty "
-			+ "(uses_groups); once no stored message has a group while gq holds a member (here the last one "
-			+ "cancelled while ready; also an ack or dead-letter of the last one before a claim looked at a stale "
-			+ "member), the member stays in gq (and gn, ga) for good, and promote.lua's ready_waiting reports a "
-			+ "ready message after every call, so consumers claim in vain until a message of a group is sent again")
 	void aMemberLeftByCancellingTheLastStoredMessageOfAGroupIsDroppedByTheNextClaim() {
 		ScriptTest.run((template, store, redis) -> {
 			store.send(TOPIC, List.of(message("a", 0).inGroup("g")));
@@ -274,9 +268,6 @@ class GroupScriptsTests {
 	}
 
 	@Test
-	@Disabled("Script bug: stats.lua takes the due time of each group's first member, stale or not, while it "
-			+ "passes over ids that a cancel or reschedule left in a ready list: a group whose first member was "
-			+ "left by a cancel reports the cancelled message as the oldest ready one")
 	void statsPassOverTheMemberOfAMessageCancelledWhileReady() {
 		ScriptTest.run((template, store, redis) -> {
 			store.send(TOPIC, List.of(message("a", 5).inGroup("g"), message("b", 7).inGroup("g")));
@@ -287,29 +278,12 @@ class GroupScriptsTests {
 	}
 
 	@Test
-	@Disabled("Doubtful, for the lead: stats.lua looks at each group's most urgent member only (as its header "
-			+ "says), so a group whose message with a priority is younger than one without reports the younger "
-			+ "due time as the oldest ready one; the ready lists of priorities are each looked at")
 	void statsSeeTheOldestReadyMessageOfAGroupWhoseMostUrgentOneIsYounger() {
 		ScriptTest.run((template, store, redis) -> {
 			store.send(TOPIC,
 					List.of(message("old", 5).inGroup("g"), message("urgent", 7).withPriority(3).inGroup("g")));
 			Transitions.promote(store, TOPIC, 1000);
 			assertThat(store.stats(TOPIC).oldestReadyDueMillis()).isEqualTo(5);
-		});
-	}
-
-	@Test
-	@Disabled("Doubtful, for the lead: promote.lua reads the first ARGV[1] ids due within the lookahead and "
-			+ "then leaves those of a group that are not yet due: they take the limit's room, so a message of no "
-			+ "group behind as many of them is not made ready early (the lookahead is lost for it)")
-	void messagesOfAGroupNotYetDueLeaveTheLimitToOthersDueWithinTheLookahead() {
-		ScriptTest.run((template, store, redis) -> {
-			store.send(TOPIC,
-					List.of(NewMessage.afterDelay("g1", Duration.ofSeconds(30), body()).inGroup("g"),
-							NewMessage.afterDelay("g2", Duration.ofSeconds(31), body()).inGroup("g"),
-							NewMessage.afterDelay("plain", Duration.ofSeconds(40), body())));
-			assertThat(Transitions.promote(store, TOPIC, 2, Duration.ofMinutes(1)).moved()).isEqualTo(1);
 		});
 	}
 
