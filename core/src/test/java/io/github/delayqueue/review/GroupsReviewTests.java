@@ -26,6 +26,7 @@ import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
@@ -243,6 +244,344 @@ class GroupsReviewTests {
 			test.redis().delete(store.keys(TOPIC).groupReady());
 			assertThat(drain(store)).containsExactly("a");
 		}
+	}
+
+	// ---- Bookkeeping: random mixes of every transition
+
+	/**
+	 * Random mixes of send (with and without a group, priorities, replacing), promote,
+	 * claim (and the same claim sent again), ack, retry, dead letter, replay, release,
+	 * release_claim, lease expiry, cancel and reschedule over 40 ids and 5 groups; after
+	 * every step the group keys must agree with the messages (every ready message of a
+	 * group has its member in gq, gn counts the members of each group, ga holds the
+	 * groups of gn, g only names stored messages), no message is claimed while it is
+	 * leased, and at the end everything drains and the group keys are empty. Seeds are
+	 * printed.
+	 */
+	@Test
+	void randomMixesOfEveryTransitionKeepTheGroupKeysRightAndLoseNothing() {
+		long base = Long.getLong("groups.review.seed", System.nanoTime());
+		int runs = Integer.getInteger("groups.review.runs", 30);
+		for (int run = 0; run < runs; run++) {
+			long seed = base + run;
+			try (TestStore test = TestStore.create()) {
+				new Model(test, seed).run(300);
+			}
+			catch (AssertionError ex) {
+				throw new AssertionError("seed " + seed + ": " + ex.getMessage(), ex);
+			}
+		}
+	}
+
+	/** One random run against a fresh prefix. */
+	static final class Model {
+
+		private final RedisMessageStore store;
+
+		private final StringRedisTemplate redis;
+
+		private final TopicKeys keys;
+
+		private final Random random;
+
+		private final long seed;
+
+		/** Ids leased, to their token. */
+		private final Map<String, String> leased = new HashMap<>();
+
+		/** Ids leased with a lease that has ended already (claimed with a zero lease). */
+		private final Set<String> expirable = new HashSet<>();
+
+		private String lastConsumer = "";
+
+		private String lastToken = "";
+
+		private List<String> lastIds = List.of();
+
+		private final List<String> steps = new ArrayList<>();
+
+		private int claims;
+
+		Model(TestStore test, long seed) {
+			this.store = test.store();
+			this.redis = test.redis();
+			this.keys = this.store.keys(TOPIC);
+			this.random = new Random(seed);
+			this.seed = seed;
+		}
+
+		void run(int steps) {
+			for (int step = 0; step < steps; step++) {
+				step();
+				check();
+			}
+			finish();
+		}
+
+		private String anyId() {
+			return "m" + this.random.nextInt(40);
+		}
+
+		private @Nullable String anyGroup() {
+			int g = this.random.nextInt(7);
+			return (g >= 5) ? null : "g" + g;
+		}
+
+		private @Nullable String anyLeased() {
+			List<String> ids = new ArrayList<>(this.leased.keySet());
+			ids.sort(null);
+			return ids.isEmpty() ? null : ids.get(this.random.nextInt(ids.size()));
+		}
+
+		private void step() {
+			int op = this.random.nextInt(100);
+			long now = System.currentTimeMillis();
+			if (op < 25) {
+				List<NewMessage> batch = new ArrayList<>();
+				int n = 1 + this.random.nextInt(4);
+				for (int i = 0; i < n; i++) {
+					String group = anyGroup();
+					String id = anyId();
+					Map<String, String> headers = (group != null) ? Map.of(MessageFormat.GROUP_HEADER, group)
+							: Map.of();
+					long dueMillis = (this.random.nextInt(8) == 0) ? now + 3_600_000
+							: now - this.random.nextInt(10_000);
+					NewMessage message = new NewMessage(id, false, dueMillis, MessageFormat.encodeBody(headers,
+							("x" + this.random.nextInt(3)).getBytes(StandardCharsets.UTF_8)));
+					int priority = new int[] { 0, 0, 3, 7 }[this.random.nextInt(4)];
+					if (priority > 0) {
+						message = message.withPriority(priority);
+					}
+					if (group != null) {
+						message = message.inGroup(group);
+					}
+					if (this.random.nextInt(4) == 0) {
+						message = message.replacingPending();
+					}
+					batch.add(message);
+				}
+				log("send " + batch.stream().map((m) -> m.id() + "/" + m.group() + "/p" + m.priority()).toList());
+				this.store.send(TOPIC, batch);
+			}
+			else if (op < 40) {
+				Duration lookahead = (this.random.nextInt(3) == 0) ? Duration.ofHours(2) : Duration.ZERO;
+				log("promote " + lookahead + " "
+						+ Transitions.promote(this.store, TOPIC, 1 + this.random.nextInt(20), lookahead).moved());
+			}
+			else if (op < 58) {
+				claim();
+			}
+			else if (op < 62 && !this.lastIds.isEmpty()) {
+				// The last claim sent again: the same messages still leased to it,
+				// nothing
+				// new, and the group keys untouched.
+				Map<String, Object> before = groupKeys();
+				ClaimResult again = Transitions.claim(this.store, TOPIC, this.lastConsumer, this.lastToken, 20, 0,
+						MINUTE);
+				List<String> expected = this.lastIds.stream()
+					.filter((id) -> this.lastToken.equals(this.leased.get(id)))
+					.toList();
+				log("claim again " + ids(again.messages()));
+				assertThat(ids(again.messages())).as("claim sent again").containsExactlyInAnyOrderElementsOf(expected);
+				assertThat(groupKeys()).as("group keys after a claim sent again").isEqualTo(before);
+			}
+			else if (op < 70) {
+				String id = anyLeased();
+				if (id != null) {
+					log("ack " + id);
+					assertThat(Transitions.ack(this.store, TOPIC, id, this.leased.get(id))).isTrue();
+					forget(id);
+				}
+			}
+			else if (op < 74) {
+				String id = anyLeased();
+				if (id != null) {
+					log("retry " + id);
+					assertThat(Transitions.retry(this.store, TOPIC, id, this.leased.get(id), Duration.ZERO, "e"))
+						.isPositive();
+					forget(id);
+				}
+			}
+			else if (op < 77) {
+				String id = anyLeased();
+				if (id != null) {
+					log("dead letter " + id);
+					assertThat(Transitions.deadLetter(this.store, TOPIC, id, this.leased.get(id), "e")).isTrue();
+					forget(id);
+				}
+			}
+			else if (op < 80) {
+				log("replay " + this.store.replayDead(TOPIC, 5, 0).replayed());
+			}
+			else if (op < 85) {
+				String id = anyLeased();
+				if (id != null) {
+					log("release " + id);
+					assertThat(Transitions.release(this.store, TOPIC, id, this.leased.get(id))).isTrue();
+					forget(id);
+				}
+			}
+			else if (op < 88 && !this.lastIds.isEmpty()) {
+				List<String> back = Transitions.releaseClaim(this.store, TOPIC, this.lastConsumer, this.lastToken,
+						MINUTE);
+				log("release claim " + back);
+				back.forEach(this::forget);
+				this.lastIds = List.of();
+			}
+			else if (op < 91) {
+				var expired = Transitions.expireLeases(this.store, TOPIC, 100, 3);
+				log("expire " + expired.requeued() + " dead " + expired.deadLettered());
+				assertThat(new HashSet<>(expired.requeued())).as("requeued").isSubsetOf(this.expirable);
+				expired.requeued().forEach(this::forget);
+				expired.deadLettered().forEach(this::forget);
+			}
+			else if (op < 96) {
+				String id = anyId();
+				log("cancel " + id + " " + this.store.cancel(TOPIC, id));
+			}
+			else {
+				String id = anyId();
+				Duration delay = (this.random.nextInt(3) == 0) ? Duration.ofHours(1) : Duration.ZERO;
+				log("reschedule " + id + " " + this.store.reschedule(TOPIC, id, delay));
+			}
+		}
+
+		private void claim() {
+			String consumer = "c" + this.random.nextInt(3);
+			String token = consumer + "." + (++this.claims);
+			boolean crash = this.random.nextInt(5) == 0;
+			ClaimResult result = Transitions.claim(this.store, TOPIC, consumer, token, 1 + this.random.nextInt(20),
+					this.random.nextInt(2) * 5, crash ? Duration.ZERO : MINUTE);
+			log("claim " + token + (crash ? " (lease 0) " : " ") + ids(result.messages()));
+			long now = System.currentTimeMillis();
+			for (ClaimedMessage message : result.messages()) {
+				assertThat(this.leased).as("claimed while leased: %s; %s", message.id(), this.steps)
+					.doesNotContainKey(message.id());
+				this.leased.put(message.id(), token);
+				long dueMillis = Long.parseLong(new String(message.stored(), StandardCharsets.UTF_8).split(":", 3)[1]);
+				boolean grouped = MessageFormat.decode(message.id(), message.stored())
+					.headers()
+					.containsKey(MessageFormat.GROUP_HEADER);
+				assertThat(grouped && dueMillis > now + 1000)
+					.as("%s of a group claimed before due; %s", message.id(), this.steps)
+					.isFalse();
+				if (crash) {
+					this.expirable.add(message.id());
+				}
+			}
+			this.lastConsumer = consumer;
+			this.lastToken = token;
+			// A claim with a zero lease keeps its record 1 ms: not one to send again.
+			this.lastIds = crash ? List.of() : ids(result.messages());
+		}
+
+		private void forget(String id) {
+			this.leased.remove(id);
+			this.expirable.remove(id);
+		}
+
+		private void log(String step) {
+			this.steps.add(step);
+		}
+
+		private Map<String, Object> groupKeys() {
+			Map<String, Object> all = new LinkedHashMap<>();
+			all.put("gq", this.redis.opsForZSet().range(this.keys.groupReady(), 0, -1));
+			all.put("gn", new TreeMap<>(this.redis.opsForHash().entries(this.keys.groupCounts())));
+			all.put("ga", String.valueOf(this.redis.opsForZSet().rangeWithScores(this.keys.groupRotation(), 0, -1)));
+			all.put("gv", new TreeMap<>(this.redis.opsForHash().entries(this.keys.groupTags())));
+			return all;
+		}
+
+		/** The invariants of the group keys, read from Redis. */
+		private void check() {
+			Map<Object, Object> messages = this.redis.opsForHash().entries(this.keys.messages());
+			Set<String> scheduled = this.redis.opsForZSet().range(this.keys.scheduled(), 0, -1);
+			Set<String> inFlight = this.redis.opsForZSet().range(this.keys.inFlight(), 0, -1);
+			Map<Object, Object> groups = this.redis.opsForHash().entries(this.keys.groups());
+			Map<Object, Object> priorities = this.redis.opsForHash().entries(this.keys.priorities());
+			Set<String> members = this.redis.opsForZSet().range(this.keys.groupReady(), 0, -1);
+			Map<Object, Object> counts = this.redis.opsForHash().entries(this.keys.groupCounts());
+			Set<String> rotation = this.redis.opsForZSet().range(this.keys.groupRotation(), 0, -1);
+			Set<Object> tags = this.redis.opsForHash().keys(this.keys.groupTags());
+			Set<String> inLists = new HashSet<>(this.redis.opsForList().range(this.keys.ready(), 0, -1));
+			for (int p = 1; p <= 9; p++) {
+				inLists.addAll(this.redis.opsForList().range(this.keys.ready(p), 0, -1));
+			}
+			String where = "seed " + this.seed + ", steps "
+					+ this.steps.subList(Math.max(0, this.steps.size() - 12), this.steps.size()) + ", gq "
+					+ members.stream().map((m) -> m.replace('\0', '|')).toList() + ", gn " + counts + ", ga "
+					+ rotation;
+			Map<String, Integer> perGroup = new TreeMap<>();
+			for (String member : members) {
+				perGroup.merge(member.substring(0, member.indexOf('\0')), 1, Integer::sum);
+			}
+			for (Map.Entry<Object, Object> entry : messages.entrySet()) {
+				String id = (String) entry.getKey();
+				if (scheduled.contains(id) || inFlight.contains(id)) {
+					continue;
+				}
+				String group = (String) groups.get(id);
+				if (group != null) {
+					String stored = (String) entry.getValue();
+					long dueMillis = Long.parseLong(stored.split(":", 3)[1]);
+					Object priority = priorities.get(id);
+					int rank = 9 - ((priority != null) ? Integer.parseInt((String) priority) : 0);
+					String member = group + "\0" + rank + String.format("%013d", Math.max(0, dueMillis)) + "\0" + id;
+					assertThat(members).as("ready %s of %s has its member; %s", id, group, where).contains(member);
+					assertThat(rotation).as("group %s of ready %s in the rotation; %s", group, id, where)
+						.contains(group);
+				}
+				else {
+					assertThat(inLists).as("ready %s without a group in a ready list; %s", id, where).contains(id);
+				}
+			}
+			Map<String, Integer> counted = new TreeMap<>();
+			counts.forEach((group, count) -> counted.put((String) group, Integer.parseInt((String) count)));
+			assertThat(counted).as("gn counts the members of each group; %s", where).isEqualTo(perGroup);
+			assertThat(rotation).as("ga holds the groups of gn; %s", where)
+				.containsExactlyInAnyOrderElementsOf(counted.keySet());
+			assertThat(messages.keySet()).as("g only names stored messages; %s", where).containsAll(groups.keySet());
+			Set<Object> extraTags = new HashSet<>(tags);
+			extraTags.removeAll(rotation);
+			extraTags.remove("\u0001V");
+			extraTags.remove("");
+			assertThat(extraTags).as("gv holds tags of groups out of the rotation; %s", where).isEmpty();
+		}
+
+		/** Hands back every lease, drains, and checks that nothing is left. */
+		private void finish() {
+			Transitions.expireLeases(this.store, TOPIC, 1000, 1000);
+			new HashMap<>(this.leased).forEach((id, token) -> Transitions.release(this.store, TOPIC, id, token));
+			this.leased.clear();
+			this.store.replayDead(TOPIC, 1000, 0);
+			for (int i = 0; i < 40; i++) {
+				this.store.reschedule(TOPIC, "m" + i, Duration.ZERO);
+			}
+			// One grouped message more, so that claims serve the rotation (see the hole
+			// of a
+			// cancelled last message of a group).
+			this.store.send(TOPIC, List.of(due("last", 1).inGroup("g0")));
+			for (int round = 0; round < 50; round++) {
+				Transitions.promote(this.store, TOPIC, 5000);
+				List<ClaimedMessage> claimed = Transitions.claim(this.store, TOPIC, 100, MINUTE);
+				if (claimed.isEmpty() && this.redis.opsForZSet().zCard(this.keys.scheduled()) == 0) {
+					break;
+				}
+				for (ClaimedMessage message : claimed) {
+					Transitions.ack(this.store, TOPIC, message.id(), message.leaseToken());
+				}
+			}
+			String where = "seed " + this.seed + ", last steps "
+					+ this.steps.subList(Math.max(0, this.steps.size() - 12), this.steps.size());
+			assertThat(this.redis.opsForHash().keys(this.keys.messages())).as("stored after the drain; %s", where)
+				.isEmpty();
+			assertThat(this.redis.hasKey(this.keys.groups())).as("g; %s", where).isFalse();
+			assertThat(this.redis.hasKey(this.keys.groupReady())).as("gq; %s", where).isFalse();
+			assertThat(this.redis.hasKey(this.keys.groupCounts())).as("gn; %s", where).isFalse();
+			assertThat(this.redis.hasKey(this.keys.groupRotation())).as("ga; %s", where).isFalse();
+		}
+
 	}
 
 	// ---- Helpers
