@@ -24,6 +24,9 @@ import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
+import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.testsupport.PartitionApps;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import org.jspecify.annotations.Nullable;
@@ -546,6 +549,164 @@ class GroupsReviewTests {
 	static byte[] encoded(String group) {
 		return MessageFormat.encodeBody(Map.of(MessageFormat.GROUP_HEADER, group),
 				"x".getBytes(StandardCharsets.UTF_8));
+	}
+
+	// ---- Through a proxy that delays and drops replies, several consumers
+
+	/**
+	 * 600 messages of 20 groups (priorities 0 to 9) sent, promoted and claimed by three
+	 * consumers through a proxy 3 ms away that drops the reply to a script call now and
+	 * then (Lettuce reconnects and sends it again, so it runs twice) or delays it past
+	 * the timeout (the caller sends it again with the same lease token); one in five
+	 * claimed messages is handed back. No message is claimed while another consumer holds
+	 * it, every message is acknowledged, and the group keys end empty.
+	 */
+	@Test
+	void throughDroppedAndDelayedRepliesNothingIsLostAndNothingIsClaimedTwiceWhileLeased() throws Exception {
+		TestRedis shared = TestRedis.shared();
+		try (PartitionApps apps = new PartitionApps();
+				FaultyRedisProxy proxy = FaultyRedisProxy.start(shared.host(), shared.port())) {
+			proxy.latency(Duration.ofMillis(3));
+			String topic = PartitionApps.TOPIC;
+			Duration timeout = Duration.ofMillis(500);
+			RedisMessageStore sender = apps.storeVia(proxy, 1, timeout);
+			RedisMessageStore broker = apps.storeVia(proxy, 1, timeout);
+			List<RedisMessageStore> consumers = List.of(apps.storeVia(proxy, 1, timeout),
+					apps.storeVia(proxy, 1, timeout), apps.storeVia(proxy, 1, timeout));
+			int total = 600;
+			Map<String, String> holders = new java.util.concurrent.ConcurrentHashMap<>();
+			Set<String> acked = java.util.concurrent.ConcurrentHashMap.newKeySet();
+			List<String> problems = java.util.Collections.synchronizedList(new ArrayList<>());
+			java.util.concurrent.atomic.AtomicInteger deliveries = new java.util.concurrent.atomic.AtomicInteger();
+			java.util.concurrent.atomic.AtomicInteger retries = new java.util.concurrent.atomic.AtomicInteger();
+			java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+			long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+			List<Thread> threads = new ArrayList<>();
+			threads.add(started(() -> {
+				Random random = new Random(1);
+				for (int first = 0; first < total; first += 20) {
+					List<NewMessage> batch = new ArrayList<>();
+					for (int i = first; i < first + 20; i++) {
+						String group = "g" + (i % 20);
+						batch.add(new NewMessage("m" + i, true, 0, encoded(group)).withPriority(random.nextInt(10))
+							.inGroup(group));
+					}
+					again(retries, deadline, () -> sender.send(topic, batch));
+				}
+			}));
+			threads.add(started(() -> {
+				while (!done.get() && System.nanoTime() < deadline) {
+					again(retries, deadline, () -> Transitions.promote(broker, topic, 100));
+					again(retries, deadline, () -> Transitions.expireLeases(broker, topic, 100, 100));
+					pause(5);
+				}
+			}));
+			for (int c = 0; c < consumers.size(); c++) {
+				RedisMessageStore store = consumers.get(c);
+				String consumer = "consumer-" + c;
+				Random random = new Random(10 + c);
+				threads.add(started(() -> {
+					int claims = 0;
+					while (!done.get() && System.nanoTime() < deadline) {
+						String token = consumer + "." + (++claims);
+						ClaimResult result = again(retries, deadline, () -> Transitions.claim(store, topic, consumer,
+								token, 1 + random.nextInt(10), 0, Duration.ofSeconds(60)));
+						if (result == null || result.messages().isEmpty()) {
+							pause(5);
+							continue;
+						}
+						for (ClaimedMessage message : result.messages()) {
+							deliveries.incrementAndGet();
+							String other = holders.putIfAbsent(message.id(), consumer);
+							if (other != null) {
+								problems.add(message.id() + " claimed by " + consumer + " while " + other + " held it");
+							}
+						}
+						for (ClaimedMessage message : result.messages()) {
+							holders.remove(message.id(), consumer);
+							if (random.nextInt(5) == 0) {
+								again(retries, deadline,
+										() -> Transitions.release(store, topic, message.id(), message.leaseToken()));
+							}
+							else {
+								again(retries, deadline,
+										() -> Transitions.ack(store, topic, message.id(), message.leaseToken()));
+								acked.add(message.id());
+							}
+						}
+						if (acked.size() >= total) {
+							done.set(true);
+						}
+					}
+				}));
+			}
+			threads.add(started(() -> {
+				Random random = new Random(7);
+				for (int fault = 0; fault < 30 && !done.get() && System.nanoTime() < deadline; fault++) {
+					FaultyRedisProxy.Fault armed = (random.nextBoolean())
+							? proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA"))
+							: proxy.delayNextReplyTo(FaultyRedisProxy.named("EVALSHA"), Duration.ofMillis(800));
+					armed.awaitFired(Duration.ofSeconds(5));
+					pause(100 + random.nextInt(200));
+				}
+			}));
+			for (Thread thread : threads) {
+				thread.join(150_000);
+			}
+			done.set(true);
+			TopicKeys keys = sender.keys(topic);
+			StringRedisTemplate redis = apps.redis();
+			System.out.printf("proxy: %d acked, %d deliveries, %d calls sent again, %d stored left%n", acked.size(),
+					deliveries.get(), retries.get(), redis.opsForHash().size(keys.messages()));
+			assertThat(problems).isEmpty();
+			assertThat(acked).hasSize(total);
+			assertThat(redis.opsForHash().size(keys.messages())).isZero();
+			assertThat(redis.hasKey(keys.groups())).isFalse();
+			assertThat(redis.hasKey(keys.groupReady())).isFalse();
+			assertThat(redis.hasKey(keys.groupCounts())).isFalse();
+			assertThat(redis.hasKey(keys.groupRotation())).isFalse();
+		}
+	}
+
+	/**
+	 * Runs a call until it answers (the same arguments each time), or gives up at the
+	 * deadline.
+	 */
+	private static <T> @Nullable T again(java.util.concurrent.atomic.AtomicInteger retries, long deadline,
+			java.util.function.Supplier<T> call) {
+		while (System.nanoTime() < deadline) {
+			try {
+				return call.get();
+			}
+			catch (RuntimeException ex) {
+				retries.incrementAndGet();
+				pause(20);
+			}
+		}
+		return null;
+	}
+
+	private static void again(java.util.concurrent.atomic.AtomicInteger retries, long deadline, Runnable call) {
+		again(retries, deadline, () -> {
+			call.run();
+			return Boolean.TRUE;
+		});
+	}
+
+	private static Thread started(Runnable body) {
+		Thread thread = new Thread(body);
+		thread.setDaemon(true);
+		thread.start();
+		return thread;
+	}
+
+	private static void pause(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 	}
 
 	// ---- Bookkeeping: random mixes of every transition
