@@ -13,6 +13,14 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
 
+import io.github.delayqueue.convert.JsonPayloadConverter;
+import io.github.delayqueue.listener.DelayListenerEndpoint;
+import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
+import io.github.delayqueue.listener.Delivery;
+import io.github.delayqueue.listener.LatePolicy;
+import io.github.delayqueue.listener.ListenerSettings;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageFormat;
@@ -29,14 +37,18 @@ import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.PartitionApps;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
+import io.github.delayqueue.time.RetryBackoff;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
+
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Adversarial review of groups, step 1 (the scripts), on a real Redis: the bookkeeping of
@@ -707,6 +719,117 @@ class GroupsReviewTests {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
+	}
+
+	// ---- A full runtime: graceful stop and crash
+
+	/**
+	 * A runtime (2 handlers, prefetch 4) holding messages of two groups is stopped while
+	 * its handlers block: every message it held goes back into its group (gq, gn, ga
+	 * right) and a claim afterwards takes all ten.
+	 */
+	@Test
+	void aGracefulStopHandsGroupedMessagesBackIntoTheirGroups() {
+		try (GroupApp app = new GroupApp(Duration.ofSeconds(30), false)) {
+			app.sendTen();
+			await().atMost(Duration.ofSeconds(20)).until(() -> app.started.getCount() == 0);
+			app.runtime.stop();
+			RedisMessageStore store = app.store.store();
+			TopicKeys keys = store.keys(TOPIC);
+			StringRedisTemplate redis = app.store.redis();
+			assertThat(redis.opsForZSet().zCard(keys.inFlight())).as("in flight after the stop").isZero();
+			assertThat(redis.opsForHash().entries(keys.groupCounts())).as("gn").isEqualTo(Map.of("a", "5", "b", "5"));
+			assertThat(redis.opsForZSet().range(keys.groupRotation(), 0, -1)).as("ga")
+				.containsExactlyInAnyOrder("a", "b");
+			assertThat(Transitions.claim(store, TOPIC, 100, MINUTE)).hasSize(10);
+		}
+	}
+
+	/**
+	 * A runtime (lease 2 s) holding messages of two groups loses Redis (its proxy paused,
+	 * so it neither extends nor hands back): once the leases end, expire_leases puts
+	 * every one back into its group, and another consumer claims all ten.
+	 */
+	@Test
+	void aCrashedRuntimesGroupedMessagesGoBackIntoTheirGroupsWhenTheirLeasesEnd() {
+		try (GroupApp app = new GroupApp(Duration.ofSeconds(2), true)) {
+			app.sendTen();
+			await().atMost(Duration.ofSeconds(20)).until(() -> app.started.getCount() == 0);
+			app.store.proxy().pause();
+			TestStore other = app.other;
+			RedisMessageStore store = other.store();
+			TopicKeys keys = store.keys(TOPIC);
+			List<String> requeued = new ArrayList<>();
+			await().atMost(Duration.ofSeconds(20)).until(() -> {
+				requeued.addAll(Transitions.expireLeases(store, TOPIC, 100, 5).requeued());
+				return other.redis().opsForZSet().zCard(keys.inFlight()) == 0;
+			});
+			assertThat(requeued).as("requeued").isNotEmpty();
+			Transitions.promote(store, TOPIC, 100);
+			assertThat(other.redis().opsForHash().entries(keys.groupCounts())).as("gn")
+				.isEqualTo(Map.of("a", "5", "b", "5"));
+			assertThat(ids(Transitions.claim(store, TOPIC, 100, MINUTE))).hasSize(10);
+		}
+	}
+
+	/** A listener of the topic whose two handlers wait until interrupted. */
+	static final class GroupApp implements AutoCloseable {
+
+		final TestStore store;
+
+		final TestStore other;
+
+		final DelayQueueRuntime runtime;
+
+		final boolean behindProxy;
+
+		final java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(2);
+
+		GroupApp(Duration lease, boolean behindProxy) {
+			this.behindProxy = behindProxy;
+			String prefix = TestStore.uniquePrefix();
+			TestStore.Builder builder = TestStore.builder().prefix(prefix).sendTimeout(Duration.ofMillis(500));
+			this.store = (behindProxy ? builder.behindProxy() : builder).build();
+			this.other = TestStore.builder().prefix(prefix).build();
+			JsonPayloadConverter converter = new JsonPayloadConverter(new JsonMapper());
+			DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(converter);
+			java.lang.reflect.Method method = org.springframework.util.ReflectionUtils.findMethod(GroupApp.class, "on",
+					Delivery.class);
+			registry.register(new DelayListenerEndpoint(TOPIC, this, method,
+					new ListenerSettings(2, 4, 3, lease,
+							new RetryBackoff(Duration.ofSeconds(1), 2.0, Duration.ofMinutes(1)), Duration.ofSeconds(1),
+							Duration.ofSeconds(1), Duration.ofMinutes(5), LatePolicy.DELIVER, Duration.ofHours(1))));
+			this.runtime = new DelayQueueRuntime(this.store.store(), converter,
+					new BrokerSettings(100, Duration.ofSeconds(1), Duration.ZERO), registry);
+			this.runtime.start();
+		}
+
+		void sendTen() {
+			List<NewMessage> messages = new ArrayList<>();
+			for (int i = 0; i < 10; i++) {
+				String group = (i % 2 == 0) ? "a" : "b";
+				messages.add(new NewMessage("m" + i, false, 1 + i, MessageFormat
+					.encodeBody(Map.of(MessageFormat.GROUP_HEADER, group), "\"body\"".getBytes(StandardCharsets.UTF_8)))
+					.inGroup(group));
+			}
+			this.other.store().send(TOPIC, messages);
+		}
+
+		void on(Delivery<String> delivery) throws InterruptedException {
+			this.started.countDown();
+			new java.util.concurrent.CountDownLatch(1).await();
+		}
+
+		@Override
+		public void close() {
+			if (this.behindProxy) {
+				this.store.proxy().resume();
+			}
+			this.runtime.stop();
+			this.other.close();
+			this.store.close();
+		}
+
 	}
 
 	// ---- Bookkeeping: random mixes of every transition
