@@ -23,6 +23,7 @@ const CRASH_VICTIM = 'crash-victim';
 const UNSUPPORTED = {
   topics: 'measures delay-queue\'s listener containers and JVM threads; BullMQ has no counterpart',
   cluster: 'measured for delay-queue only',
+  groups: 'groups and their fair claiming are in BullMQ Pro, the paid edition; measured for delay-queue only',
 };
 
 /** A double in the report: printed with three decimals, as JsonLine.java prints a Double. */

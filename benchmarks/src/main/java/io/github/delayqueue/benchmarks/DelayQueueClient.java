@@ -99,6 +99,18 @@ final class DelayQueueClient implements QueueClient {
 	}
 
 	@Override
+	public void sendAll(String topic, List<String> payloads, long[] dueAtMillis, List<String> groups) {
+		List<DelayMessage> messages = new ArrayList<>(payloads.size());
+		for (int i = 0; i < payloads.size(); i++) {
+			DelayMessage.Builder message = DelayMessage.builder(topic, payloads.get(i))
+				.dueAt(Instant.ofEpochMilli(dueAtMillis[i]));
+			String group = groups.get(i);
+			messages.add(((group != null) ? message.group(group) : message).build());
+		}
+		this.template.sendAll(messages);
+	}
+
+	@Override
 	public void close() {
 		this.context.close();
 	}

@@ -26,6 +26,18 @@ interface QueueClient extends AutoCloseable {
 	void sendAll(String topic, List<String> payloads, long[] dueAtMillis);
 
 	/**
+	 * Sends several messages in one call, each in a group or in none.
+	 * @param topic the topic
+	 * @param payloads the payloads
+	 * @param dueAtMillis when each is due, epoch milliseconds
+	 * @param groups the group of each, {@code null} for a message of no group
+	 * @throws UnsupportedOperationException if the queue has no groups
+	 */
+	default void sendAll(String topic, List<String> payloads, long[] dueAtMillis, List<String> groups) {
+		throw new UnsupportedOperationException("No groups");
+	}
+
+	/**
 	 * Sends one message without waiting for the queue, a bounded number on their way at
 	 * once; {@link #awaitSends()} waits for them.
 	 * @param topic the topic

@@ -91,6 +91,21 @@ final class RedisServer implements AutoCloseable {
 	}
 
 	/**
+	 * @return the time Redis spent in each command so far, by command name, in
+	 * microseconds (Redis 7 counts the commands a script runs too, inside the script's
+	 * own time)
+	 */
+	Map<String, Long> microsByCommand() {
+		Map<String, Long> micros = new TreeMap<>();
+		info("commandstats").forEach((name, stats) -> {
+			int start = stats.indexOf(",usec=") + 6;
+			micros.put(name.substring("cmdstat_".length()),
+					Long.parseLong(stats.substring(start, stats.indexOf(',', start))));
+		});
+		return micros;
+	}
+
+	/**
 	 * @return every key with the bytes Redis reports for it, largest first
 	 */
 	Map<String, Long> memoryByKey() {

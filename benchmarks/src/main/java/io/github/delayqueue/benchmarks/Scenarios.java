@@ -33,9 +33,10 @@ final class Scenarios {
 			case "topics" -> TopicsScenario.run(run);
 			case "cluster" -> ClusterScenario.run(run);
 			case "dashboard" -> DashboardScenario.run(run);
+			case "groups" -> GroupsScenario.run(run);
 			default -> throw new IllegalArgumentException("Unknown scenario '" + scenario
 					+ "': use enqueue, enqueue-batch, enqueue-async, drain, lateness, memory, backlog, idle, crash, topics,"
-					+ " cluster or dashboard");
+					+ " cluster, dashboard or groups");
 		};
 	}
 

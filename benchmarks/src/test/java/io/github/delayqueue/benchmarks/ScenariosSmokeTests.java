@@ -9,7 +9,9 @@ import io.github.delayqueue.test.redis.TestRedisCluster;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
+import static org.assertj.core.api.Assertions.as;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.InstanceOfAssertFactories.INTEGER;
 
 /**
  * Each scenario runs end to end on a tiny scale, so the benchmarks never rot. Speed is
@@ -74,6 +76,30 @@ class ScenariosSmokeTests {
 		assertThat(result).containsEntry("messages_per_topic", 12000);
 		assertThat((Map<String, Object>) result.get("ms")).containsKeys("overview", "redis_panel",
 				"scheduled_last_page", "ready_last_page", "partitioned_page_500", "partitioned_message_by_id");
+	}
+
+	@Test
+	@SuppressWarnings("unchecked")
+	void groupsDrainsEachBurstBesideTheSmallGroupsAndLosesNothing() throws Exception {
+		Map<String, Object> result = run("groups", "delay-queue", "--messages=2000", "--warm-up-messages=200",
+				"--due-in=600ms", "--small-lead=300ms", "--small-groups=10", "--small-rate=20");
+		assertThat(result).containsEntry("lost", 0L).containsEntry("duplicates", 0L).containsEntry("early", 0L);
+		for (String phase : List.of("grouped", "fifo", "one_group_drain", "ungrouped_drain")) {
+			assertThat((Map<String, Object>) result.get(phase)).as(phase)
+				.containsEntry("burst_delivered", 2000L)
+				.containsKey("drain_per_s");
+		}
+		for (String phase : List.of("grouped", "fifo")) {
+			assertThat((Map<String, Object>) result.get(phase)).as(phase)
+				.containsKeys("small_p50_ms", "small_p99_ms", "small_max_ms")
+				.extractingByKey("small_sent", as(INTEGER))
+				.isPositive();
+		}
+	}
+
+	@Test
+	void redissonHasNoGroups() throws Exception {
+		assertThat(run("groups", "redisson")).containsEntry("supported", false);
 	}
 
 	@Test

@@ -135,13 +135,15 @@ public final class DelayListenerEndpoint {
 	 * Converts a stored message to the method's argument, or for a batch listener to one
 	 * element of it.
 	 * @param message the stored message
+	 * @param group the group the message was sent in, or {@code null}
 	 * @param lateness how long after its due time the message was claimed
 	 * @param converter the payload converter
 	 * @return the argument
 	 * @throws io.github.delayqueue.convert.PayloadConversionException if the payload
 	 * cannot be read
 	 */
-	public Object argument(StoredMessage message, Duration lateness, PayloadConverter converter) {
+	public Object argument(StoredMessage message, @Nullable String group, Duration lateness,
+			PayloadConverter converter) {
 		Object payload = converter.fromBytes(message.payload(), this.payloadType);
 		if (!this.wantsDelivery) {
 			return payload;
@@ -149,7 +151,7 @@ public final class DelayListenerEndpoint {
 		Map<String, String> headers = message.headers();
 		return new Delivery<>(message.id(), this.topic, payload, Instant.ofEpochMilli(message.dueAtMillis()),
 				message.attempts() + 1, MessageFormat.userHeaders(headers), lateness, MessageFormat.priority(headers),
-				headers.get(MessageFormat.ERROR_HEADER), DeadLetter.of(headers));
+				headers.get(MessageFormat.ERROR_HEADER), DeadLetter.of(headers), group);
 	}
 
 	/**

@@ -27,12 +27,35 @@ import org.jspecify.annotations.Nullable;
  * them, its last error, as {@link DeadLetter#error()})
  * @param deadLetter to a listener of a topic's dead letters, how the message died; else
  * {@code null}
+ * @param group the group the message was sent in, such as its tenant or destination
+ * ({@link io.github.delayqueue.producer.DelayMessage.Builder#group(String)}), the same on
+ * every delivery of the message, and on the delivery of its dead letter to a listener of
+ * them; {@code null} for a message sent without one
  */
 public record Delivery<T>(String id, String topic, T payload, Instant dueAt, int attempt, Map<String, String> headers,
-		Duration lateness, int priority, @Nullable String previousError, @Nullable DeadLetter deadLetter) {
+		Duration lateness, int priority, @Nullable String previousError, @Nullable DeadLetter deadLetter,
+		@Nullable String group) {
 
 	/**
-	 * A delivery of a topic's own message (not a dead letter).
+	 * A delivery of a message sent without a group.
+	 * @param id the message id
+	 * @param topic the topic
+	 * @param payload the payload
+	 * @param dueAt when this delivery was due
+	 * @param attempt 1 on the first delivery, 2 on the first retry, and so on
+	 * @param headers the headers sent with the message
+	 * @param lateness how long after {@code dueAt} the message was claimed
+	 * @param priority the priority it was sent with
+	 * @param previousError on a retry, the error of the attempt before
+	 * @param deadLetter to a listener of a topic's dead letters, how the message died
+	 */
+	public Delivery(String id, String topic, T payload, Instant dueAt, int attempt, Map<String, String> headers,
+			Duration lateness, int priority, @Nullable String previousError, @Nullable DeadLetter deadLetter) {
+		this(id, topic, payload, dueAt, attempt, headers, lateness, priority, previousError, deadLetter, null);
+	}
+
+	/**
+	 * A delivery of a topic's own message (not a dead letter), sent without a group.
 	 * @param id the message id
 	 * @param topic the topic
 	 * @param payload the payload
@@ -45,12 +68,12 @@ public record Delivery<T>(String id, String topic, T payload, Instant dueAt, int
 	 */
 	public Delivery(String id, String topic, T payload, Instant dueAt, int attempt, Map<String, String> headers,
 			Duration lateness, int priority, @Nullable String previousError) {
-		this(id, topic, payload, dueAt, attempt, headers, lateness, priority, previousError, null);
+		this(id, topic, payload, dueAt, attempt, headers, lateness, priority, previousError, null, null);
 	}
 
 	/**
-	 * A delivery of priority 0 without a previous error, as in a first delivery: for
-	 * tests of handlers.
+	 * A delivery of priority 0 without a previous error or a group, as in a first
+	 * delivery: for tests of handlers.
 	 * @param id the message id
 	 * @param topic the topic
 	 * @param payload the payload
@@ -61,7 +84,7 @@ public record Delivery<T>(String id, String topic, T payload, Instant dueAt, int
 	 */
 	public Delivery(String id, String topic, T payload, Instant dueAt, int attempt, Map<String, String> headers,
 			Duration lateness) {
-		this(id, topic, payload, dueAt, attempt, headers, lateness, 0, null, null);
+		this(id, topic, payload, dueAt, attempt, headers, lateness, 0, null, null, null);
 	}
 
 }

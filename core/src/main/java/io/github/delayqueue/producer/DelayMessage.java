@@ -1,6 +1,7 @@
 package io.github.delayqueue.producer;
 
 import io.github.delayqueue.store.MessageFormat;
+import io.github.delayqueue.store.NewMessage;
 
 import io.github.delayqueue.time.Durations;
 import java.time.Duration;
@@ -12,9 +13,9 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A message to send: topic, payload, an optional id, a delay or an absolute due time, and
- * headers. Build one with {@link #builder(String, Object)}; a message without delay or
- * due time is due at once.
+ * A message to send: topic, payload, an optional id, a delay or an absolute due time,
+ * headers, and optionally a group. Build one with {@link #builder(String, Object)}; a
+ * message without delay or due time is due at once.
  */
 public final class DelayMessage {
 
@@ -48,6 +49,8 @@ public final class DelayMessage {
 
 	private final @Nullable Duration deduplicationWindow;
 
+	private final @Nullable String group;
+
 	private DelayMessage(Builder builder) {
 		this.topic = builder.topic;
 		this.payload = builder.payload;
@@ -58,6 +61,7 @@ public final class DelayMessage {
 		this.replaceIfPending = builder.replaceIfPending;
 		this.priority = builder.priority;
 		this.deduplicationWindow = builder.deduplicationWindow;
+		this.group = builder.group;
 	}
 
 	/**
@@ -149,10 +153,19 @@ public final class DelayMessage {
 		return this.deduplicationWindow;
 	}
 
+	/**
+	 * @return the group it belongs to (a tenant, a destination), or {@code null} for a
+	 * message of no group
+	 * @see Builder#group(String)
+	 */
+	public @Nullable String group() {
+		return this.group;
+	}
+
 	@Override
 	public String toString() {
 		return "DelayMessage[topic=" + this.topic + ", id=" + this.id + ", delay=" + this.delay + ", dueAt="
-				+ this.dueAt + "]";
+				+ this.dueAt + ", group=" + this.group + "]";
 	}
 
 	/**
@@ -178,6 +191,8 @@ public final class DelayMessage {
 		private int priority;
 
 		private @Nullable Duration deduplicationWindow;
+
+		private @Nullable String group;
 
 		private Builder(String topic, Object payload) {
 			this.topic = topic;
@@ -288,6 +303,32 @@ public final class DelayMessage {
 		 */
 		public Builder deduplicateFor(Duration window) {
 			this.deduplicationWindow = window;
+			return this;
+		}
+
+		/**
+		 * Puts the message in a group, such as one per tenant or one per destination.
+		 * When several groups of a topic have due messages, claims take from them in
+		 * turn, so that one group's backlog delays the others by a bounded amount,
+		 * whatever its size; the messages of no group take their turn together, as one
+		 * more group. Priorities order the messages within a group. Listeners see the
+		 * group as {@code Delivery.group()}. A topic spread over more than one partition
+		 * does not take grouped messages yet: their send is refused.
+		 * @param group 1 to {@value NewMessage#MAX_GROUP_LENGTH} characters, none of them
+		 * a control character
+		 * @return this builder
+		 * @throws InvalidMessageException at once, naming what is wrong with the name
+		 */
+		public Builder group(String group) {
+			if (group == null) {
+				throw new InvalidMessageException("Group must not be null");
+			}
+			try {
+				this.group = NewMessage.checkGroup(group);
+			}
+			catch (IllegalArgumentException ex) {
+				throw new InvalidMessageException(ex.getMessage());
+			}
 			return this;
 		}
 

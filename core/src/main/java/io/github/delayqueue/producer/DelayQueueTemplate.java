@@ -4,10 +4,12 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
@@ -157,6 +159,8 @@ public class DelayQueueTemplate {
 	 * @param message the message
 	 * @return the id, the due time and whether it was a duplicate
 	 * @throws InvalidMessageException if the message is not acceptable; nothing is stored
+	 * @throws UnsupportedOperationException if the message has a group and its topic is
+	 * spread over more than one partition; nothing is stored
 	 * @throws SendFailedException if Redis failed or did not answer within
 	 * {@code delay-queue.producer.send-timeout}: the message may have been stored, and
 	 * the exception carries its id
@@ -183,10 +187,13 @@ public class DelayQueueTemplate {
 
 	/**
 	 * Sends a batch of messages, possibly to several topics, in one round trip to Redis.
+	 * A batch may send an id to a topic in one group only.
 	 * @param messages the messages
 	 * @return one result per message, in the same order
 	 * @throws InvalidMessageException if any message is not acceptable; nothing is stored
 	 * then
+	 * @throws UnsupportedOperationException if a message has a group and its topic is
+	 * spread over more than one partition; nothing is stored then
 	 * @throws SendFailedException if Redis failed or did not answer in time: any subset
 	 * of the messages may have been stored, and the exception carries all their ids
 	 */
@@ -224,6 +231,8 @@ public class DelayQueueTemplate {
 	 * {@code delay-queue.producer.send-timeout}: the message may have been stored, and
 	 * the exception carries its id
 	 * @throws InvalidMessageException if the message is not acceptable; nothing is stored
+	 * @throws UnsupportedOperationException if the message has a group and its topic is
+	 * spread over more than one partition; nothing is stored
 	 */
 	public CompletableFuture<SendResult> sendAsync(DelayMessage message) {
 		if (message == null) {
@@ -241,6 +250,8 @@ public class DelayQueueTemplate {
 	 * of the messages may have been stored, and the exception carries all their ids
 	 * @throws InvalidMessageException if any message is not acceptable; nothing is stored
 	 * then
+	 * @throws UnsupportedOperationException if a message has a group and its topic is
+	 * spread over more than one partition; nothing is stored then
 	 */
 	public CompletableFuture<List<SendResult>> sendAllAsync(List<DelayMessage> messages) {
 		Outgoing outgoing = outgoing(messages);
@@ -295,6 +306,7 @@ public class DelayQueueTemplate {
 				outgoing.byTopic.computeIfAbsent(message.topic(), (topic) -> new ArrayList<>())
 					.add(toNewMessage(message, headers));
 			}
+			requireOneGroupPerId(messages);
 			return outgoing;
 		}
 		catch (RuntimeException ex) {
@@ -405,6 +417,10 @@ public class DelayQueueTemplate {
 	}
 
 	private NewMessage toNewMessage(DelayMessage message, Map<String, String> headers) {
+		String group = message.group();
+		if (group != null) {
+			requireOnePartition(message.topic());
+		}
 		byte[] payload = this.payloadConverter.toBytes(message.payload());
 		long size = payload.length + headerBytes(headers);
 		if (size > this.maxPayloadBytes) {
@@ -414,7 +430,7 @@ public class DelayQueueTemplate {
 		}
 		Map<String, String> stored = headers;
 		Duration deduplicationWindow = message.deduplicationWindow();
-		if (message.priority() > 0 || deduplicationWindow != null) {
+		if (message.priority() > 0 || deduplicationWindow != null || group != null) {
 			stored = new LinkedHashMap<>(headers);
 			if (message.priority() > 0) {
 				// The priority travels with the message too, for the listener's Delivery.
@@ -424,6 +440,10 @@ public class DelayQueueTemplate {
 				// Read by the ack script, which remembers the id that long.
 				stored.put(MessageFormat.DEDUPLICATION_HEADER, Long.toString(deduplicationWindow.toMillis()));
 			}
+			if (group != null) {
+				// Kept by a dead letter, whose replay puts it back in its group.
+				stored.put(MessageFormat.GROUP_HEADER, group);
+			}
 		}
 		byte[] body = MessageFormat.encodeBody(stored, payload);
 		String id = (message.id() != null) ? message.id() : this.idGenerator.next();
@@ -431,7 +451,50 @@ public class DelayQueueTemplate {
 				: NewMessage.afterDelay(id, (message.delay() != null) ? message.delay() : Duration.ZERO, body);
 		created = created.withPriority(message.priority());
 		created = (deduplicationWindow != null) ? created.deduplicating() : created;
+		created = (group != null) ? created.inGroup(group) : created;
 		return message.replaceIfPending() ? created.replacingPending() : created;
+	}
+
+	/**
+	 * Refuses a message with a group to a topic spread over more than one partition,
+	 * before anything is stored: its partition would be chosen by its id, not its group.
+	 */
+	private void requireOnePartition(String topic) {
+		int partitions = this.store.partitions().count(topic);
+		if (partitions > 1) {
+			throw new UnsupportedOperationException("Topic '" + topic + "' is spread over " + partitions
+					+ " partitions, which do not take messages with a group yet: groups on partitioned topics come"
+					+ " in a later version; send it without a group, or to a topic of one partition");
+		}
+	}
+
+	/**
+	 * Refuses a batch that sends one id to a topic in two groups, or in a group and in
+	 * none: where groups choose the partition, they would be two messages.
+	 */
+	private static void requireOneGroupPerId(List<DelayMessage> messages) {
+		if (messages.stream().allMatch((message) -> message.group() == null)) {
+			return;
+		}
+		Map<String, Map<String, Optional<String>>> groupsByTopic = new HashMap<>();
+		for (DelayMessage message : messages) {
+			String id = message.id();
+			if (id == null) {
+				continue;
+			}
+			Optional<String> group = Optional.ofNullable(message.group());
+			Optional<String> earlier = groupsByTopic.computeIfAbsent(message.topic(), (topic) -> new HashMap<>())
+				.putIfAbsent(id, group);
+			if (earlier != null && !earlier.equals(group)) {
+				throw new InvalidMessageException("Message id '" + id + "' is sent to topic '" + message.topic()
+						+ "' twice in one batch, " + inGroup(earlier) + " and " + inGroup(group)
+						+ ": a batch may send an id in one group only");
+			}
+		}
+	}
+
+	private static String inGroup(Optional<String> group) {
+		return group.map((name) -> "in group '" + name + "'").orElse("in no group");
 	}
 
 	private static long headerBytes(Map<String, String> headers) {

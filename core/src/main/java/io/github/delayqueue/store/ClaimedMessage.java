@@ -3,8 +3,6 @@ package io.github.delayqueue.store;
 import java.time.Duration;
 import java.time.Instant;
 
-import org.jspecify.annotations.Nullable;
-
 /**
  * A message leased to this consumer by a claim, still in its stored form.
  *
@@ -15,22 +13,8 @@ import org.jspecify.annotations.Nullable;
  * @param claimedAt when it was claimed, by the Redis clock (to the microsecond)
  * @param stored the stored value, decoded with
  * {@link MessageFormat#decode(String, byte[])}
- * @param group the group it was sent in, or {@code null}
  */
-public record ClaimedMessage(String id, String leaseToken, long leaseDeadlineMillis, Instant claimedAt, byte[] stored,
-		@Nullable String group) {
-
-	/**
-	 * A message of no group.
-	 * @param id the message id
-	 * @param leaseToken the proof of the lease
-	 * @param leaseDeadlineMillis the lease deadline (epoch ms)
-	 * @param claimedAt when it was claimed, by the Redis clock
-	 * @param stored the stored value
-	 */
-	public ClaimedMessage(String id, String leaseToken, long leaseDeadlineMillis, Instant claimedAt, byte[] stored) {
-		this(id, leaseToken, leaseDeadlineMillis, claimedAt, stored, null);
-	}
+public record ClaimedMessage(String id, String leaseToken, long leaseDeadlineMillis, Instant claimedAt, byte[] stored) {
 
 	/**
 	 * How long after the claim the message is due, by the Redis clock.

@@ -82,7 +82,7 @@ public record NewMessage(String id, boolean relative, long when, byte[] body, bo
 		for (int i = 0; i < group.length(); i++) {
 			if (Character.isISOControl(group.charAt(i))) {
 				throw new IllegalArgumentException("A group name must not contain control characters, but '"
-						+ group.replaceAll("\\p{Cntrl}", "?") + "' has one at index " + i);
+						+ group.replaceAll("\\p{Cc}", "?") + "' has one at index " + i);
 			}
 		}
 		return group;

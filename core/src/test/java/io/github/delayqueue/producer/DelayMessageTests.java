@@ -308,4 +308,57 @@ class DelayMessageTests {
 		assertThat(message.headers()).containsExactly(Map.entry("", ""));
 	}
 
+	@Test
+	void aMessageHasNoGroupUnlessOneIsSet() {
+		assertThat(DelayMessage.builder("orders", "payload").build().group()).isNull();
+		assertThat(DelayMessage.builder("orders", "payload").group("shop-17").build().group()).isEqualTo("shop-17");
+	}
+
+	@Test
+	void anEmptyGroupIsRejectedAtOnceNamingTheLimitsAndTheLength() {
+		DelayMessage.Builder builder = DelayMessage.builder("orders", "payload");
+		assertThatExceptionOfType(InvalidMessageException.class).isThrownBy(() -> builder.group(""))
+			.withMessage("A group name must have 1 to 200 characters, but had 0");
+	}
+
+	@Test
+	void aGroupOfTwoHundredAndOneCharactersIsRejectedAtOnceNamingTheLimitsAndTheLength() {
+		DelayMessage.Builder builder = DelayMessage.builder("orders", "payload");
+		assertThatExceptionOfType(InvalidMessageException.class).isThrownBy(() -> builder.group("g".repeat(201)))
+			.withMessage("A group name must have 1 to 200 characters, but had 201");
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "shop\n17", "shop\u000017", "shop\t17", "shop\u007f17", "shop\u008517" })
+	void aGroupWithAControlCharacterIsRejectedAtOnceNamingItsIndex(String group) {
+		DelayMessage.Builder builder = DelayMessage.builder("orders", "payload");
+		assertThatExceptionOfType(InvalidMessageException.class).isThrownBy(() -> builder.group(group))
+			.withMessage("A group name must not contain control characters, but 'shop?17' has one at index 4");
+	}
+
+	@Test
+	void aNullGroupIsRejectedAtOnce() {
+		DelayMessage.Builder builder = DelayMessage.builder("orders", "payload");
+		assertThatExceptionOfType(InvalidMessageException.class).isThrownBy(() -> builder.group(null))
+			.withMessage("Group must not be null");
+	}
+
+	@Test
+	void aGroupOfTwoHundredCharactersIsAccepted() {
+		String group = "g".repeat(200);
+		assertThat(DelayMessage.builder("orders", "payload").group(group).build().group()).isEqualTo(group);
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "店舗-17", "bäckerei müller", "shop 17", "\uD83D\uDE9A-fleet", "{orders}", "a" })
+	void aGroupOfAnyPrintableCharactersIsAccepted(String group) {
+		assertThat(DelayMessage.builder("orders", "payload").group(group).build().group()).isEqualTo(group);
+	}
+
+	@Test
+	void theGroupIsInTheMessagesDescription() {
+		assertThat(DelayMessage.builder("orders", "payload").id("o-1").group("shop-17").build())
+			.hasToString("DelayMessage[topic=orders, id=o-1, delay=null, dueAt=null, group=shop-17]");
+	}
+
 }

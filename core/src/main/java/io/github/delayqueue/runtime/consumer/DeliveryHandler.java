@@ -165,13 +165,21 @@ final class DeliveryHandler {
 		}
 		try {
 			return new Prepared(inFlight, message, attempt, lateness,
-					this.endpoint.argument(message, lateness, this.converter));
+					this.endpoint.argument(message, groupOf(message), lateness, this.converter));
 		}
 		catch (PayloadConversionException ex) {
 			this.settlement.deadLetter(inFlight, ex.getMessage(),
 					() -> this.metrics.deadLetteredUnhandled(this.topic, "unreadable"));
 			return null;
 		}
+	}
+
+	/**
+	 * @return the group the message was sent in, as its header names it (a dead letter
+	 * keeps it in its dead-letter queue), or {@code null}
+	 */
+	private static @Nullable String groupOf(StoredMessage message) {
+		return message.headers().get(MessageFormat.GROUP_HEADER);
 	}
 
 	/** Counts a message as delivered to the method. */

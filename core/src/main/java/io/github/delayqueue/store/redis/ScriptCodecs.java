@@ -109,8 +109,9 @@ final class ScriptCodecs {
 			List<NewMessage> messages) implements ScriptCodec<List<Sent>> {
 
 		static final Signature<Send> SIGNATURE = Signature.of(
-				Script.of("send", Script.Reply.LIST, Key.MESSAGES, Key.SCHEDULED, Key.PRIORITIES, Key.PARTITION_COUNT,
-						Key.REMEMBERED, Key.DEDUPLICATION, Key.GROUPS),
+				Script.of("send", Script.Reply.LIST,
+						Script.withGroups(Key.MESSAGES, Key.SCHEDULED, Key.PRIORITIES, Key.PARTITION_COUNT,
+								Key.REMEMBERED, Key.DEDUPLICATION)),
 				"two integers per message: outcome", Argument.of("[1] signal channel", Send::channel),
 				Argument.of("[2] topic", Send::partition),
 				Argument.of("[3] the number of partitions", Send::partitions),

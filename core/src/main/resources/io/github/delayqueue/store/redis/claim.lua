@@ -318,8 +318,9 @@ local function write_rotation()
       end
     elseif not entry.lists and (entry.served or rotation.rebuilt) then
       local members = groupLooked[entry.group] or {}
-      for first = 1, #members, 1000 do
-        redis.call('ZREM', KEYS[19], unpack(members, first, math.min(first + 999, #members)))
+      if #members > 0 then
+        -- The members looked at are the group's first ones, in order: one range.
+        redis.call('ZREMRANGEBYLEX', KEYS[19], '[' .. entry.group .. '\0', '[' .. members[#members])
       end
       local left = entry.ended and 0 or (tonumber(redis.call('HGET', KEYS[20], entry.group)) or 0) - #members
       if left <= 0 then

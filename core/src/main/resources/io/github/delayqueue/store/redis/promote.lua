@@ -81,19 +81,27 @@ elseif head[2] and tonumber(head[2]) <= now + lookahead then
   local groups = redis.call('HMGET', KEYS[15], unpack(all))
   local ids, members, order, byGroup = {}, {}, {}, {}
   local priorities = uses_priorities(4) and redis.call('HMGET', KEYS[4], unpack(all)) or {}
+  -- Whether the ids moved are the schedule's first ones (none left before one moved): then one
+  -- ZREMRANGEBYRANK removes them, as without groups.
+  local skipped, prefix = false, true
   for k, id in ipairs(all) do
     local due = tonumber(found[2 * k])
     local group = groups[k]
-    if not group then
-      ids[#ids + 1] = id
-    elseif due <= now then
-      members[#members + 1] = id
-      if not byGroup[group] then
-        byGroup[group] = {}
-        order[#order + 1] = group
+    if not group or due <= now then
+      prefix = prefix and not skipped
+      if not group then
+        ids[#ids + 1] = id
+      else
+        members[#members + 1] = id
+        if not byGroup[group] then
+          byGroup[group] = {}
+          order[#order + 1] = group
+        end
+        local list = byGroup[group]
+        list[#list + 1] = group_member(group, priorities[k], due, id)
       end
-      local list = byGroup[group]
-      list[#list + 1] = group_member(group, priorities[k], due, id)
+    else
+      skipped = true
     end
   end
   -- Destinations first: every key written is checked before the first write.
@@ -108,13 +116,17 @@ elseif head[2] and tonumber(head[2]) <= now + lookahead then
   if #order > 0 then
     join_groups(15, order, byGroup)
   end
-  for first = 1, #ids, 1000 do
-    redis.call('ZREM', KEYS[1], unpack(ids, first, math.min(first + 999, #ids)))
-  end
-  for first = 1, #members, 1000 do
-    redis.call('ZREM', KEYS[1], unpack(members, first, math.min(first + 999, #members)))
-  end
   moved = #ids + #members
+  if prefix and moved > 0 then
+    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, moved - 1)
+  else
+    for first = 1, #ids, 1000 do
+      redis.call('ZREM', KEYS[1], unpack(ids, first, math.min(first + 999, #ids)))
+    end
+    for first = 1, #members, 1000 do
+      redis.call('ZREM', KEYS[1], unpack(members, first, math.min(first + 999, #members)))
+    end
+  end
   if moved > 0 then
     signal(ARGV[2], 'r' .. ARGV[3])
   end

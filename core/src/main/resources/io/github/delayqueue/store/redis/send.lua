@@ -10,7 +10,9 @@
 -- Wakes the brokers when a message becomes the earliest one due. A message stored or replaced with
 -- a priority above 0 gets an entry in the priorities hash; one stored or replaced without loses its
 -- entry (only written while the hash is not empty, or got an entry earlier in this call). The same
--- for a group and the groups hash.
+-- for a group and the groups hash. A new message of a group that is already due is made ready at
+-- once (state: none -> ready, in its group, see join_groups), without waiting for a broker, and
+-- wakes the consumers instead; a replacing one is scheduled, as any other.
 -- KEYS[1] messages HASH   id -> "<attempts>:<due ms>:<body>"
 -- KEYS[2] scheduled ZSET  id scored by due time (epoch ms)
 -- KEYS[3] priorities HASH id -> priority (1 to 9) of messages sent with one above 0
@@ -20,6 +22,10 @@
 -- KEYS[6] deduplication STRING the most ids KEYS[5] keeps: set by a send with a deduplication window
 --         to ARGV[4] when absent or smaller (the largest bound any sender asked for applies)
 -- KEYS[7] groups HASH     id -> group of messages sent with one (see uses_groups)
+-- KEYS[8] group ready ZSET  ready messages of groups, see group_member
+-- KEYS[9] group counts HASH group -> its members in the group ready ZSET
+-- KEYS[10] group tags HASH  the virtual time and the finish tag of each group in the rotation
+-- KEYS[11] group rotation ZSET groups with ready messages, scored by finish tag
 -- ARGV[1] signal channel
 -- ARGV[2] topic
 -- ARGV[3] the number of partitions the caller spreads the topic over
@@ -42,7 +48,10 @@
 -- @include decimal
 -- @include head_due
 -- @include partition_refusal
+-- @include check_group_keys
+-- @include group_member
 -- @include header
+-- @include join_groups
 -- @include uses_groups
 -- @include uses_priorities
 local refused = partition_refusal(KEYS[4], ARGV[3])
@@ -53,6 +62,14 @@ local now
 local headDue = head_due(KEYS[2])
 local prioritized = uses_priorities(3)
 local grouped = uses_groups(KEYS[7])
+-- A call with a message of a group may make it ready: the group keys are checked first.
+local order, byGroup = {}, {}
+for i = 6, #ARGV, 4 do
+  if string.find(ARGV[i], '\0', 1, true) then
+    check_group_keys(7)
+    break
+  end
+end
 -- Every read that may fail comes before the first write: the bound, the ids still remembered.
 local bound = redis.call('GET', KEYS[6])
 local rememberedUntil = {}
@@ -127,9 +144,21 @@ for i = 5, #ARGV, 4 do
     elseif grouped then
       redis.call('HDEL', KEYS[7], id)
     end
-    redis.call('ZADD', KEYS[2], due, id)
-    if not earliest or due < earliest then
-      earliest = due
+    if group and outcome == 0 then
+      now = now or now_ms()
+    end
+    if group and outcome == 0 and due <= now then
+      if not byGroup[group] then
+        byGroup[group] = {}
+        order[#order + 1] = group
+      end
+      local members = byGroup[group]
+      members[#members + 1] = group_member(group, priority, due, id)
+    else
+      redis.call('ZADD', KEYS[2], due, id)
+      if not earliest or due < earliest then
+        earliest = due
+      end
     end
     out[#out + 1] = outcome
     out[#out + 1] = due
@@ -141,6 +170,10 @@ if remembering then
 end
 if deduplicating and (not bound or (decimal(bound) or 0) < tonumber(ARGV[4])) then
   redis.call('SET', KEYS[6], ARGV[4])
+end
+if #order > 0 then
+  join_groups(7, order, byGroup)
+  signal(ARGV[1], 'r' .. ARGV[2])
 end
 if earliest and (not headDue or earliest < headDue) then
   signal(ARGV[1], 'b' .. ARGV[2])

@@ -16,6 +16,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import io.github.delayqueue.convert.JsonPayloadConverter;
 import io.github.delayqueue.listener.DelayListenerEndpoint;
 import io.github.delayqueue.listener.DelayListenerErrorHandler;
+import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.listener.FailureAction;
 import io.github.delayqueue.listener.LatePolicy;
 import io.github.delayqueue.listener.ListenerFailure;
@@ -41,6 +42,7 @@ import org.springframework.util.ReflectionUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -246,6 +248,47 @@ class DeliveryPoliciesTests {
 		assertThat(this.store.calls).isEmpty();
 	}
 
+	@Test
+	void aDeliveryCarriesTheGroupItsMessageWasSentIn() {
+		handler("onDelivery", Delivery.class).handle(message("o-1", 0, "{\"id\":\"o-1\"}", "shop-17"));
+		handler("onDelivery", Delivery.class).handle(message("o-2", 0, "{\"id\":\"o-2\"}"));
+		assertThat(this.orders.deliveries).extracting(Delivery::id, Delivery::group)
+			.containsExactly(tuple("o-1", "shop-17"), tuple("o-2", null));
+	}
+
+	@Test
+	void theGroupOfADeliveryIsNotAmongItsHeaders() {
+		handler("onDelivery", Delivery.class).handle(message("o-1", 0, "{\"id\":\"o-1\"}", "shop-17"));
+		assertThat(this.orders.deliveries).singleElement().satisfies((delivery) -> {
+			assertThat(delivery.group()).isEqualTo("shop-17");
+			assertThat(delivery.headers()).isEmpty();
+		});
+	}
+
+	@Test
+	void theDeliveriesOfABatchCarryTheGroupsTheirMessagesWereSentIn() {
+		DeliveryHandler deliveries = handler("onBatch", List.class);
+		new BatchDeliveryHandler(endpoint("onBatch", List.class), deliveries)
+			.handle(List.of(message("o-1", 0, "{\"id\":\"o-1\"}", "shop-17"), message("o-2", 0, "{\"id\":\"o-2\"}"),
+					message("o-3", 0, "{\"id\":\"o-3\"}", "店舗 9")));
+		assertThat(this.orders.deliveries).extracting(Delivery::id, Delivery::group)
+			.containsExactly(tuple("o-1", "shop-17"), tuple("o-2", null), tuple("o-3", "店舗 9"));
+	}
+
+	private DeliveryHandler handler(String method, Class<?> parameter) {
+		return new DeliveryHandler(endpoint(method, parameter), new JsonPayloadConverter(new JsonMapper()),
+				settlement(), DelayQueueMetrics.NONE, ObservationRegistry.NOOP, null, this.pauses::add,
+				DelayListenerErrorHandler.DEFAULT);
+	}
+
+	private DelayListenerEndpoint endpoint(String method, Class<?> parameter) {
+		ListenerSettings settings = new ListenerSettings(1, 0, 3, Duration.ofSeconds(30), BACKOFF,
+				Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofMinutes(10), LatePolicy.DELIVER,
+				Duration.ofHours(1));
+		return new DelayListenerEndpoint("orders", this.orders,
+				ReflectionUtils.findMethod(Orders.class, method, parameter), settings);
+	}
+
 	private DeliveryHandler handler(LatePolicy latePolicy) {
 		return handler(latePolicy, List.of(), DelayListenerErrorHandler.DEFAULT);
 	}
@@ -282,6 +325,10 @@ class DeliveryPoliciesTests {
 		return message(id, attempts, payload, dueAtMillis, Map.of());
 	}
 
+	private static InFlightMessage message(String id, int attempts, String payload, String group) {
+		return message(id, attempts, payload, Map.of(MessageFormat.GROUP_HEADER, group));
+	}
+
 	private static InFlightMessage message(String id, int attempts, String payload, long dueAtMillis,
 			Map<String, String> headers) {
 		byte[] body = MessageFormat.encodeBody(headers, payload.getBytes(StandardCharsets.UTF_8));
@@ -303,6 +350,8 @@ class DeliveryPoliciesTests {
 
 		final List<Order> received = new CopyOnWriteArrayList<>();
 
+		final List<Delivery<Order>> deliveries = new CopyOnWriteArrayList<>();
+
 		volatile boolean failing;
 
 		volatile Runnable onCall = () -> {
@@ -314,6 +363,14 @@ class DeliveryPoliciesTests {
 				throw new IllegalStateException("payment service down");
 			}
 			this.received.add(order);
+		}
+
+		void onDelivery(Delivery<Order> delivery) {
+			this.deliveries.add(delivery);
+		}
+
+		void onBatch(List<Delivery<Order>> batch) {
+			this.deliveries.addAll(batch);
 		}
 
 	}

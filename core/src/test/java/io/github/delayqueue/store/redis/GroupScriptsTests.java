@@ -36,7 +36,7 @@ class GroupScriptsTests {
 			messages.add(message("small-a", 50).inGroup("small-a"));
 			messages.add(message("small-b", 99).inGroup("small-b"));
 			store.send(TOPIC, messages);
-			assertThat(Transitions.promote(store, TOPIC, 1000).moved()).isEqualTo(102);
+			assertThat(Transitions.promote(store, TOPIC, 1000).moved()).as("ready at their send, being due").isZero();
 			List<String> first = ids(Transitions.claim(store, TOPIC, 20, Duration.ofMinutes(1)));
 			assertThat(first).hasSize(20).contains("small-a", "small-b");
 			List<String> rest = ids(Transitions.claim(store, TOPIC, 1000, Duration.ofMinutes(1)));
@@ -198,6 +198,30 @@ class GroupScriptsTests {
 			MessagePage page = store.inspector(TOPIC).page(MessageState.READY, 0, 10);
 			assertThat(page.messages().stream().map(MessageSummary::id)).containsExactly("plain", "a-1", "b-1");
 			assertThat(page.total()).isEqualTo(3);
+		});
+	}
+
+	@Test
+	void aMessageOfAGroupDueWhenSentIsReadyAtOnceAndOneDueLaterIsScheduled() {
+		ScriptTest.run((template, store, redis) -> {
+			store.send(TOPIC, List.of(NewMessage.afterDelay("now", Duration.ZERO, body()).inGroup("g"),
+					NewMessage.afterDelay("later", Duration.ofHours(1), body()).inGroup("g")));
+			assertThat(redis.opsForZSet().range(store.keys(TOPIC).scheduled(), 0, -1)).containsExactly("later");
+			assertThat(redis.opsForHash().get(store.keys(TOPIC).groupCounts(), "g")).isEqualTo("1");
+			assertThat(redis.opsForZSet().score(store.keys(TOPIC).groupRotation(), "g")).isNotNull();
+			assertThat(ids(Transitions.claim(store, TOPIC, 10, Duration.ofMinutes(1)))).containsExactly("now");
+		});
+	}
+
+	@Test
+	void aReplacingSendOfAGroupIsScheduledEvenWhenDue() {
+		ScriptTest.run((template, store, redis) -> {
+			store.send(TOPIC, List.of(NewMessage.afterDelay("a", Duration.ofHours(1), body()).inGroup("g")));
+			store.send(TOPIC,
+					List.of(NewMessage.afterDelay("a", Duration.ZERO, body()).inGroup("g").replacingPending()));
+			assertThat(redis.opsForZSet().score(store.keys(TOPIC).scheduled(), "a")).isNotNull();
+			assertThat(Transitions.promote(store, TOPIC, 1000).moved()).isOne();
+			assertThat(ids(Transitions.claim(store, TOPIC, 10, Duration.ofMinutes(1)))).containsExactly("a");
 		});
 	}
 
