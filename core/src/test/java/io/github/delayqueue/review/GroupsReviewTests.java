@@ -863,6 +863,15 @@ class GroupsReviewTests {
 	/** One random run against a fresh prefix. */
 	static final class Model {
 
+		/** Groups used (5 unless set; over 100 to pass the rotation's read of 100). */
+		static final int GROUPS = Integer.getInteger("groups.review.groups", 5);
+
+		/** Ids used. */
+		static final int IDS = Integer.getInteger("groups.review.ids", 40);
+
+		/** Most messages a claim or a send takes. */
+		static final int BATCH = Integer.getInteger("groups.review.batch", 20);
+
 		private final RedisMessageStore store;
 
 		private final StringRedisTemplate redis;
@@ -906,12 +915,12 @@ class GroupsReviewTests {
 		}
 
 		private String anyId() {
-			return "m" + this.random.nextInt(40);
+			return "m" + this.random.nextInt(IDS);
 		}
 
 		private @Nullable String anyGroup() {
-			int g = this.random.nextInt(7);
-			return (g >= 5) ? null : "g" + g;
+			int g = this.random.nextInt(GROUPS + 2);
+			return (g >= GROUPS) ? null : "g" + g;
 		}
 
 		private @Nullable String anyLeased() {
@@ -925,7 +934,7 @@ class GroupsReviewTests {
 			long now = System.currentTimeMillis();
 			if (op < 25) {
 				List<NewMessage> batch = new ArrayList<>();
-				int n = 1 + this.random.nextInt(4);
+				int n = 1 + this.random.nextInt(Math.max(4, BATCH / 5));
 				for (int i = 0; i < n; i++) {
 					String group = anyGroup();
 					String id = anyId();
@@ -953,7 +962,7 @@ class GroupsReviewTests {
 			else if (op < 40) {
 				Duration lookahead = (this.random.nextInt(3) == 0) ? Duration.ofHours(2) : Duration.ZERO;
 				log("promote " + lookahead + " "
-						+ Transitions.promote(this.store, TOPIC, 1 + this.random.nextInt(20), lookahead).moved());
+						+ Transitions.promote(this.store, TOPIC, 1 + this.random.nextInt(BATCH), lookahead).moved());
 			}
 			else if (op < 58) {
 				claim();
@@ -1037,7 +1046,7 @@ class GroupsReviewTests {
 			String consumer = "c" + this.random.nextInt(3);
 			String token = consumer + "." + (++this.claims);
 			boolean crash = this.random.nextInt(5) == 0;
-			ClaimResult result = Transitions.claim(this.store, TOPIC, consumer, token, 1 + this.random.nextInt(20),
+			ClaimResult result = Transitions.claim(this.store, TOPIC, consumer, token, 1 + this.random.nextInt(BATCH),
 					this.random.nextInt(2) * 5, crash ? Duration.ZERO : MINUTE);
 			log("claim " + token + (crash ? " (lease 0) " : " ") + ids(result.messages()));
 			long now = System.currentTimeMillis();
@@ -1142,7 +1151,7 @@ class GroupsReviewTests {
 			new HashMap<>(this.leased).forEach((id, token) -> Transitions.release(this.store, TOPIC, id, token));
 			this.leased.clear();
 			this.store.replayDead(TOPIC, 1000, 0);
-			for (int i = 0; i < 40; i++) {
+			for (int i = 0; i < IDS; i++) {
 				this.store.reschedule(TOPIC, "m" + i, Duration.ZERO);
 			}
 			// One grouped message more, so that claims serve the rotation (see the hole
