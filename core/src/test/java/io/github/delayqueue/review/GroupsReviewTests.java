@@ -120,6 +120,47 @@ class GroupsReviewTests {
 	}
 
 	/**
+	 * The messages of no group take their turn as the group "" of the rotation, and win
+	 * ties by name. While the broker's lookahead has made 1,500 of them ready before
+	 * their due time, a claim that takes none early (a rate-limited topic, or a consumer
+	 * without room to hold one) keeps them at the head and spends its budget of 1,000 ids
+	 * looked at on them: the turn of "" takes nothing, so its tag does not grow and it is
+	 * served first again by the next claim. A due message of a group waits until the
+	 * early ones fall due.
+	 */
+	@Test
+	void aDueMessageOfAGroupIsClaimedWhileMessagesOfNoGroupWaitEarlyInTheReadyList() {
+		assertThat(claimedBehindEarlyMessages(0)).as("claimed by five claims of 10, none early").contains("due");
+	}
+
+	/**
+	 * The same with claims that take up to 10 early ones (a consumer that prefetches).
+	 */
+	@Test
+	void aDueMessageOfAGroupIsClaimedWhileMessagesOfNoGroupWaitEarlyAndConsumersPrefetch() {
+		assertThat(claimedBehindEarlyMessages(10)).as("claimed by five claims of 10 and 10 early").contains("due");
+	}
+
+	private static List<String> claimedBehindEarlyMessages(int earlyLimit) {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			List<NewMessage> early = new ArrayList<>();
+			for (int i = 0; i < 1500; i++) {
+				early.add(NewMessage.afterDelay("early-" + i, Duration.ofSeconds(30), body()));
+			}
+			store.send(TOPIC, early);
+			assertThat(Transitions.promote(store, TOPIC, 5000, MINUTE).moved()).isEqualTo(1500);
+			store.send(TOPIC, List.of(grouped("due", 1, "g")));
+			Transitions.promote(store, TOPIC, 5000);
+			List<String> claimed = new ArrayList<>();
+			for (int i = 0; i < 5; i++) {
+				claimed.addAll(ids(Transitions.claim(store, TOPIC, "c", "c." + i, 10, earlyLimit, MINUTE).messages()));
+			}
+			return claimed;
+		}
+	}
+
+	/**
 	 * A cancel of the last message of any group while it is ready empties {@code g}: from
 	 * then on claims skip the rotation (uses_groups is false) and never drop the member
 	 * it left, so {@code gq}, {@code gn} and {@code ga} keep it for good, and every
