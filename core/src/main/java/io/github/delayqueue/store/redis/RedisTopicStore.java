@@ -14,12 +14,21 @@ import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.TopicStore;
 import io.github.delayqueue.store.WriteGate;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
  * One partition's transitions on Redis, each one script call.
  */
 final class RedisTopicStore implements TopicStore {
+
+	private static final Log logger = LogFactory.getLog(RedisTopicStore.class);
+
+	/**
+	 * About how many entries of the groups hash a call of {@code regroup.lua} looks at.
+	 */
+	private static final int REGROUP_CHUNK = 500;
 
 	private final ScriptCalls calls;
 
@@ -160,7 +169,33 @@ final class RedisTopicStore implements TopicStore {
 
 	@Override
 	public List<String> repairAfter(RuntimeException failure) {
-		return WrongTypeKeys.isWrongType(failure) ? this.wrongTypeKeys.quarantine(this.partition) : List.of();
+		if (!WrongTypeKeys.isWrongType(failure)) {
+			return List.of();
+		}
+		List<String> moved = this.wrongTypeKeys.quarantine(this.partition);
+		String groupReady = this.calls.keys(this.partition).groupReady();
+		if (moved.stream().anyMatch((key) -> key.startsWith(groupReady + " "))) {
+			regroup();
+		}
+		return moved;
+	}
+
+	/**
+	 * Makes the ready messages of groups ready again in their groups, as the group ready
+	 * set that indexed them was moved aside.
+	 */
+	private void regroup() {
+		String cursor = "0";
+		long madeReady = 0;
+		do {
+			ScriptCodecs.Regrouped regrouped = this.calls.run(this.partition,
+					new ScriptCodecs.Regroup(signalChannel(), this.partition, cursor, REGROUP_CHUNK));
+			cursor = regrouped.cursor();
+			madeReady += regrouped.madeReady();
+		}
+		while (!"0".equals(cursor));
+		logger.warn("Topic '" + this.partition + "': the ready messages of groups lost with the group ready set made "
+				+ "ready again: " + madeReady);
 	}
 
 	/**

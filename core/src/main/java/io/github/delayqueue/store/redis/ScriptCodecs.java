@@ -505,6 +505,49 @@ final class ScriptCodecs {
 	}
 
 	/**
+	 * Makes the stored messages of groups that are neither scheduled nor in flight ready
+	 * again in their groups, a chunk of the groups hash a call, after the group ready set
+	 * was lost.
+	 *
+	 * @param channel the signal channel
+	 * @param partition the partition
+	 * @param cursor where the walk of the groups hash goes on from, {@code "0"} to start
+	 * @param count about how many entries to look at
+	 */
+	record Regroup(String channel, String partition, String cursor, int count) implements ScriptCodec<Regrouped> {
+
+		static final Signature<Regroup> SIGNATURE = Signature.of(
+				Script.of("regroup", Script.Reply.LIST,
+						Script.withGroups(Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT, Key.PRIORITIES)),
+				"{the cursor to go on from", Argument.of("[1] signal channel", Regroup::channel),
+				Argument.of("[2] topic", Regroup::partition),
+				Argument.of("[3] the cursor of the groups hash", Regroup::cursor),
+				Argument.of("[4] about how many entries to look at", Regroup::count));
+
+		@Override
+		public Signature<?> signature() {
+			return SIGNATURE;
+		}
+
+		@Override
+		public Regrouped read(Object reply) {
+			List<?> values = (List<?>) reply;
+			return new Regrouped(text(values.get(0)), number(values.get(1)));
+		}
+
+	}
+
+	/**
+	 * What a call of {@code regroup.lua} did.
+	 *
+	 * @param cursor where the walk goes on from, {@code "0"} once it is done
+	 * @param madeReady the messages it made ready again
+	 */
+	record Regrouped(String cursor, long madeReady) {
+
+	}
+
+	/**
 	 * Deletes a pending message.
 	 *
 	 * @param id the message id

@@ -24,6 +24,7 @@
 -- Replayed: idempotent (the second run finds the token and returns 1, changing nothing).
 -- @include expect
 -- @include partition_refusal
+-- @include uses_groups
 local refused = partition_refusal(KEYS[5], ARGV[2])
 if refused then
   return refused
@@ -36,14 +37,16 @@ local stored = redis.call('HEXISTS', KEYS[1], id) == 1
 local inFlight = redis.call('ZSCORE', KEYS[3], id)
 expect(KEYS[2], 'zset')
 expect(KEYS[4], 'hash')
-expect(KEYS[7], 'hash')
+local grouped = uses_groups(KEYS[7])
 if not stored or inFlight then
   return 0
 end
 redis.call('ZREM', KEYS[2], id)
 redis.call('HDEL', KEYS[1], id)
 redis.call('HDEL', KEYS[4], id)
-redis.call('HDEL', KEYS[7], id)
+if grouped then
+  redis.call('HDEL', KEYS[7], id)
+end
 local now = now_ms()
 if redis.call('ZCARD', KEYS[6]) >= 100 then
   redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)

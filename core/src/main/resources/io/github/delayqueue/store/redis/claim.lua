@@ -18,13 +18,18 @@
 -- topic's virtual time becomes the tag it started from; then the next, until ARGV[1] are taken. A
 -- group gets no credit for time away: it joins at its tag or the virtual time, whichever is later
 -- (join_groups). A member is dropped when its message is not stored, scheduled again, in flight,
--- in another group or of another rank (left by a cancel, a reschedule or a second promote). An id
+-- in another group or of another due time (left by a cancel, a reschedule or a second promote); a
+-- message without an entry in the groups hash (the hash was lost) counts as the member's group's. A
+-- turn of the ready lists looks at 100 ids at most, and one that takes no due message ends their
+-- turns in the call, so ids not yet due at their head never hold the groups back. An id
 -- in a ready list whose message has a group (made ready there by a version without groups, or
 -- left by a cancel before it was sent again with one) is taken from the list as any other, never
 -- left stranded; its member, if any, is dropped once the message is in flight. A group
 -- whose members are all taken or dropped leaves the rotation, its tag and its count; the count of
 -- one served is set from the set (ZLEXCOUNT), so a count that drifted is set right. An empty
--- rotation while the set is not is rebuilt from the set.
+-- rotation while the set is not is rebuilt from the set; one with fewer groups than the counts name
+-- gets the missing ones back. A claim that served every group it read while more are in the
+-- rotation (it reads the first 100) says more may be waiting.
 -- The call ends when ARGV[1] due messages are taken (the next due id stays), the last list ends,
 -- or 1000 ids were looked at in all; then it reports whether more may be waiting.
 -- Every write comes after every read, so a key of the wrong type fails the call before it changes
@@ -69,7 +74,6 @@
 -- Replayed: idempotent. A request that already ran (the client lost the reply and sent it again)
 -- returns the messages it leased then that are still leased to its token, and claims nothing new.
 -- @include expect
--- @include group_member
 -- @include header
 -- @include ready_lists
 -- @include window_add
@@ -150,6 +154,8 @@ end
 local lists, listPriorities = ready_lists(KEYS[1], 8)
 local listLooked, listKept = {}, {}
 local current, at, kept = 1, 0, {}
+-- The most ids looked at in all when the ready lists' turn ends (lowered for a turn in the rotation).
+local lookLimit = 1000
 -- Takes from the ready lists, most urgent first, until cap due messages are taken in all (the
 -- next due id stays), the last list ends or 1000 ids were looked at. Returns true when the last
 -- list ended.
@@ -157,10 +163,10 @@ local function take_from_lists(cap)
   while current <= #lists do
     local list = lists[current]
     local stop = false
-    while looked < 1000 do
+    while looked < lookLimit do
       -- Enough for what is still wanted, and more while kept ids fill the head.
       local chunk = (cap - claimed) + math.min(wantedEarly - claimedEarly, 16)
-      chunk = math.min(1000 - looked, math.max(chunk, #kept, 1))
+      chunk = math.min(lookLimit - looked, math.max(chunk, #kept, 1))
       local ids = redis.call('LRANGE', list, at, at + chunk - 1)
       if #ids == 0 then
         break
@@ -194,7 +200,7 @@ local function take_from_lists(cap)
         break
       end
     end
-    if stop or claimed >= cap or looked >= 1000 then
+    if stop or claimed >= cap or looked >= lookLimit then
       full = full or (stop and claimed >= wanted)
       return false
     end
@@ -213,7 +219,6 @@ local function take_from_group(group, cap)
     members = {}
     groupLooked[group] = members
   end
-  local prioritized = listPriorities ~= nil
   while looked < 1000 and claimed < cap do
     local chunk = math.min(1000 - looked, cap - claimed)
     local found = redis.call('ZRANGEBYLEX', KEYS[19], '[' .. group .. '\0', '(' .. group .. '\1', 'LIMIT', #members,
@@ -230,14 +235,14 @@ local function take_from_group(group, cap)
     local inFlight = redis.call('ZMSCORE', KEYS[2], unpack(ids))
     local stored = redis.call('HMGET', KEYS[3], unpack(ids))
     local groups = redis.call('HMGET', KEYS[18], unpack(ids))
-    local priorities = prioritized and redis.call('HMGET', KEYS[8], unpack(ids)) or {}
     for k, id in ipairs(ids) do
       local due
-      if stored[k] and not scheduled[k] and not inFlight[k] and not taken[id] and groups[k] == group then
+      -- A message without an entry in the groups hash (the hash lost) is the member's group's.
+      if stored[k] and not scheduled[k] and not inFlight[k] and not taken[id] and (groups[k] or group) == group then
         local _
         _, due = header(stored[k])
       end
-      if due and found[k] == group_member(group, priorities[k], due, id) then
+      if due and tonumber(string.sub(found[k], #group + 3, #group + 15)) == math.max(0, due) then
         take(id, stored[k], false)
       end
       members[#members + 1] = found[k]
@@ -281,6 +286,21 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
       end
     end
     rotation.rebuilt = true
+  elseif redis.call('ZCARD', KEYS[22]) < redis.call('HLEN', KEYS[20]) then
+    -- Groups with a count are missing from the rotation (it was lost, then a group joined it
+    -- again): they join it again at the virtual time.
+    local names = redis.call('HKEYS', KEYS[20])
+    for first = 1, #names, 1000 do
+      local last = math.min(first + 999, #names)
+      local scores = redis.call('ZMSCORE', KEYS[22], unpack(names, first, last))
+      for k = first, last do
+        if not scores[k - first + 1] then
+          head[#head + 1] = names[k]
+          head[#head + 1] = virtual
+        end
+      end
+    end
+    rotation.rebuilt = true
   end
   for k = 1, #head, 2 do
     rotation[#rotation + 1] = {group = head[k], tag = tonumber(head[k + 1])}
@@ -296,6 +316,8 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
       end
     end
     if not best then
+      -- Every group read is served: those not read (past the first 100) may have messages.
+      more = bound ~= nil
       break
     end
     if bound and best.tag > bound then
@@ -306,7 +328,11 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
     local before = claimed
     local cap = math.min(wanted, claimed + 16)
     if best.lists then
-      best.ended = take_from_lists(cap)
+      -- A turn of the ready lists looks at 100 ids at most: ids not yet due kept at their head
+      -- must not use up the call.
+      lookLimit = math.min(1000, looked + 100)
+      best.ended = take_from_lists(cap) or claimed == before
+      lookLimit = 1000
     else
       best.ended = take_from_group(best.group, cap)
     end

@@ -45,6 +45,7 @@
 -- @include header
 -- @include holds_lease
 -- @include trim_dead
+-- @include uses_groups
 -- @include with_header
 local id = ARGV[1]
 if not holds_lease(KEYS[6], id, ARGV[2]) then
@@ -53,7 +54,7 @@ end
 local stored = redis.call('HGET', KEYS[2], id)
 local priority = redis.call('HGET', KEYS[7], id)
 expect(KEYS[1], 'zset')
-expect(KEYS[22], 'hash')
+local grouped = uses_groups(KEYS[22])
 local dead = check_bury(KEYS[3], KEYS[4], KEYS[5], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], 13, ARGV[8])
 if stored then
   local attempts, due, bodyAt = header(stored)
@@ -68,7 +69,9 @@ if stored then
   if priority then
     redis.call('HDEL', KEYS[7], id)
   end
-  redis.call('HDEL', KEYS[22], id)
+  if grouped then
+    redis.call('HDEL', KEYS[22], id)
+  end
 end
 redis.call('ZREM', KEYS[1], id)
 redis.call('HDEL', KEYS[6], id)

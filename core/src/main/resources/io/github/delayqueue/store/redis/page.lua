@@ -77,14 +77,18 @@ else
   ids = redis.call('ZRANGE', KEYS[1], first, last, 'WITHSCORES')
 end
 local step = (kind == 'r') and 1 or 2
+-- For "r": an id listed once, where claim would take it (a message cancelled while ready and sent
+-- again may be both in a ready list and in the group ready set).
+local seen = {}
 for i = 1, #ids, step do
   local id = ids[i]
   local score = (kind == 'r') and -1 or tonumber(ids[i + 1])
   local listPriority = idPriorities[i]
   local priority = tonumber(redis.call('HGET', (kind == 'd') and KEYS[16] or KEYS[6], id)) or 0
   local ownList = not listPriority or priority == listPriority
-  if kind ~= 'r' or (not redis.call('ZSCORE', KEYS[4], id) and not redis.call('ZSCORE', KEYS[5], id)
-      and ownList) then
+  if kind ~= 'r' or (not seen[id] and not redis.call('ZSCORE', KEYS[4], id)
+      and not redis.call('ZSCORE', KEYS[5], id) and ownList) then
+    seen[id] = true
     local stored = bounded_hget(KEYS[2], id, tonumber(ARGV[4]))
     if kind ~= 'r' or stored then
       local attempts, due = nil, nil

@@ -7,6 +7,8 @@ import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Set;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -419,7 +421,7 @@ final class QueueModel {
 		if (record != null && record.token().equals(token)) {
 			return false;
 		}
-		return !this.groups.isEmpty() && !this.groupReady.isEmpty();
+		return !this.groupReady.isEmpty();
 	}
 
 	/**
@@ -455,12 +457,16 @@ final class QueueModel {
 	// replace (a ready or in-flight message is never replaced: always a duplicate).
 	// A message stored or replaced takes the priority sent; without one, it loses its
 	// entry (also one given earlier in the same call).
+	// A new message of a group that is due when sent is ready in its group at once.
 	// An id not stored and still remembered is not stored again (its due time, the end of
 	// its window, is not modelled: REMEMBERED_DUE).
-	List<SendReply> send(List<NewMessage> messages, List<Long> dues) {
+	List<SendReply> send(List<NewMessage> messages, List<Long> dues, List<Boolean> dueWhenSent) {
 		List<SendReply> replies = new ArrayList<>();
 		for (int i = 0; i < messages.size(); i++) {
 			NewMessage message = messages.get(i);
+			// A new message of a group due when sent is ready in its group at once.
+			boolean readyAtOnce = this.live.get(message.id()) == null && !this.remembered.containsKey(message.id())
+					&& message.group() != null && dueWhenSent.get(i);
 			String body = new String(message.body());
 			Live stored = this.live.get(message.id());
 			this.deduplicating |= message.deduplicated();
@@ -492,6 +498,9 @@ final class QueueModel {
 			}
 			else {
 				this.groups.remove(message.id());
+			}
+			if (readyAtOnce) {
+				joinGroup(this.live.get(message.id()));
 			}
 		}
 		return replies;
@@ -600,10 +609,10 @@ final class QueueModel {
 				int read = ids.size();
 				for (String id : List.copyOf(ids)) {
 					Live message = this.live.get(id);
-					// An id whose message has a group is dropped: its member
-					// stands for it.
-					boolean ownList = (!prioritized || this.priorities.getOrDefault(id, 0) == listPriority)
-							&& !this.groups.containsKey(id);
+					// An id whose message has a group is taken as any other
+					// (made ready there by a version without groups): never
+					// stranded.
+					boolean ownList = !prioritized || this.priorities.getOrDefault(id, 0) == listPriority;
 					if (message != null && message.state == State.READY && !taken.contains(id) && !ownList) {
 						this.droppedOfAnotherPriority++;
 					}
@@ -1069,12 +1078,20 @@ final class QueueModel {
 				}
 			}
 		}
-		// stats.lua: the first member of each group in the rotation (fewer than
-		// 100 here), stale or not (see GroupScriptsTests, disabled).
-		String group = null;
+		// stats.lua: in each group of the rotation (fewer than 100 here), the first
+		// member of each rank whose message is ready, among the rank's first 10 (a
+		// stale member is passed over).
+		Map<String, Integer> lookedByRank = new HashMap<>();
+		Set<String> found = new HashSet<>();
 		for (String member : this.groupReady) {
-			if (!groupOfMember(member).equals(group)) {
-				group = groupOfMember(member);
+			String rank = groupOfMember(member) + "\0" + member.charAt(groupOfMember(member).length() + 1);
+			int looked = lookedByRank.merge(rank, 1, Integer::sum);
+			if (looked > 10 || found.contains(rank)) {
+				continue;
+			}
+			Live message = this.live.get(idOfMember(member));
+			if (message != null && message.state == State.READY) {
+				found.add(rank);
 				long due = dueOfMember(member);
 				oldest = (oldest < 0) ? due : Math.min(oldest, due);
 			}
