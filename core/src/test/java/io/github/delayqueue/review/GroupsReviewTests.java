@@ -245,20 +245,6 @@ class GroupsReviewTests {
 	 * (as the store API lets any caller send one) loses its group when replayed. The
 	 * template on wip/api may add the header; the store does not.
 	 */
-	@Test
-	@Disabled("Since 670a927 the template writes the header; only a caller of the store itself can send a group without it")
-	void aDeadLetterSentThroughTheStoreWithAGroupIsReplayedIntoItsGroup() {
-		try (TestStore test = TestStore.create()) {
-			RedisMessageStore store = test.store();
-			store.send(TOPIC, List.of(due("a", 1).inGroup("g")));
-			Transitions.promote(store, TOPIC, 1000);
-			ClaimedMessage claimed = Transitions.claim(store, TOPIC, 1, MINUTE).get(0);
-			assertThat(Transitions.deadLetter(store, TOPIC, "a", claimed.leaseToken(), "failed")).isTrue();
-			assertThat(store.replayDead(TOPIC, List.of("a")).replayed()).containsExactly("a");
-			assertThat(test.redis().opsForHash().get(store.keys(TOPIC).groups(), "a")).isEqualTo("g");
-		}
-	}
-
 	// ---- Lost keys: what happens (the design defers a recount to step 5)
 	// -----------------
 
@@ -269,7 +255,6 @@ class GroupsReviewTests {
 	 * (their count is read as 0), their other ready messages stranded.
 	 */
 	@Test
-	@Disabled("Known: a lost gn strands the groups' ready messages until a recount (design, step 5); run by hand")
 	void readyMessagesOfGroupsAreClaimedAfterTheirCountsWereLost() {
 		try (TestStore test = TestStore.create()) {
 			RedisMessageStore store = test.store();
@@ -293,7 +278,9 @@ class GroupsReviewTests {
 	 * stay stored, ready, never claimed (not in the schedule, no lease to expire).
 	 */
 	@Test
-	@Disabled("Known: a lost gq strands the groups' ready messages; no recount rebuilds gq from g (design, step 5)")
+	@Disabled("Known: a deleted gq (only an eviction can delete it, and the queue requires noeviction) strands the "
+			+ "groups' ready messages; one moved aside as of the wrong type is rebuilt by regroup.lua (see "
+			+ "theRepairOfAGroupKeyOfTheWrongTypeLetsTheTopicGoOn)")
 	void readyMessagesOfGroupsAreClaimedAfterTheGroupReadySetWasLost() {
 		try (TestStore test = TestStore.create()) {
 			RedisMessageStore store = test.store();
