@@ -61,13 +61,20 @@ end
 local now
 local headDue = head_due(KEYS[2])
 local prioritized = uses_priorities(3)
-local grouped = uses_groups(KEYS[7])
--- A call with a message of a group may make it ready: the group keys are checked first.
+-- The groups hash is read (and its type checked) only by a call that may write it: one with a
+-- message of a group, or one that replaces (a message replaced without a group loses its entry).
+-- A new message of no group has no entry to lose. A call with a message of a group may make it
+-- ready: the group keys are checked first.
 local order, byGroup = {}, {}
+local grouped = false
 for i = 6, #ARGV, 4 do
-  if string.find(ARGV[i], '\0', 1, true) then
+  local kind = ARGV[i]
+  if string.find(kind, '\0', 1, true) then
     check_group_keys(7)
+    grouped = uses_groups(KEYS[7])
     break
+  elseif string.byte(kind, 2) == 114 then -- 'r'
+    grouped = uses_groups(KEYS[7])
   end
 end
 -- Every read that may fail comes before the first write: the bound, the ids still remembered.
