@@ -1,0 +1,352 @@
+package io.github.delayqueue.review;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+
+import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.store.MessageState;
+import io.github.delayqueue.store.NewMessage;
+import io.github.delayqueue.store.Sent;
+import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.store.redis.TopicKeys;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
+import io.github.delayqueue.testsupport.TestStore;
+import io.github.delayqueue.testsupport.Transitions;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.core.RedisCallback;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import static io.github.delayqueue.review.GroupsReviewTests.drain;
+import static io.github.delayqueue.review.GroupsReviewTests.due;
+import static io.github.delayqueue.review.GroupsReviewTests.grouped;
+import static io.github.delayqueue.review.GroupsReviewTests.ids;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Second adversarial review of groups, step 1, on a real Redis: what changed after the
+ * first review (a grouped send due when sent made ready at once, the ready lists' turn of
+ * 100 ids, members checked by due time and group, the partial rebuild of the rotation,
+ * {@code regroup.lua}, the groups parts of stats and page). Reuses the fixtures of
+ * {@link GroupsReviewTests}.
+ */
+class GroupsSecondReviewTests {
+
+	private static final String TOPIC = "jobs";
+
+	private static final Duration MINUTE = Duration.ofMinutes(1);
+
+	// ---- Holes found
+	// --------------------------------------------------------------------
+
+	/**
+	 * A due message of no group that a promote appended behind more than 100 ids the
+	 * lookahead made ready early: without groups a claim looks at 1,000 ids and takes it
+	 * at once; while any group has a ready message, the ready lists' turn looks at 100
+	 * ids, takes nothing due, ends the lists' turns for the call and the claim answers
+	 * that nothing more waits. The due message waits until the early ones fall due (up to
+	 * the lookahead), however many claims come.
+	 */
+	@Test
+	void aDueMessageOfNoGroupBehindMoreThanAHundredEarlyOnesIsClaimedWhileAGroupHasReadyMessagesAsWithout() {
+		List<String> withoutGroups = claimedBehindEarlyMessagesOfNoGroup(false);
+		List<String> withAGroup = claimedBehindEarlyMessagesOfNoGroup(true);
+		assertThat(withoutGroups).as("without groups").contains("due");
+		assertThat(withAGroup).as("claimed by ten claims of 10 while group g has ready messages").contains("due");
+	}
+
+	private static List<String> claimedBehindEarlyMessagesOfNoGroup(boolean aGroupHasReadyMessages) {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			List<NewMessage> early = new ArrayList<>();
+			for (int i = 0; i < 150; i++) {
+				early.add(NewMessage.afterDelay("early-" + i, Duration.ofSeconds(30), GroupsReviewTests.body()));
+			}
+			store.send(TOPIC, early);
+			assertThat(Transitions.promote(store, TOPIC, 5000, MINUTE).moved()).isEqualTo(150);
+			store.send(TOPIC, List.of(due("due", 1)));
+			if (aGroupHasReadyMessages) {
+				List<NewMessage> group = new ArrayList<>();
+				for (int i = 0; i < 100; i++) {
+					group.add(grouped("g-" + i, 2 + i, "g"));
+				}
+				store.send(TOPIC, group);
+			}
+			Transitions.promote(store, TOPIC, 5000);
+			List<String> claimed = new ArrayList<>();
+			for (int i = 0; i < 10; i++) {
+				claimed.addAll(ids(Transitions.claim(store, TOPIC, "c", "c." + i, 10, 0, MINUTE).messages()));
+			}
+			return claimed;
+		}
+	}
+
+	/**
+	 * A member left in the group ready set by a cancel keeps its rank (priority) and is
+	 * still valid once the id is sent again in the same group with the same due time:
+	 * claim checks the due time and the group of a member, not its priority. The message
+	 * sent again with priority 0 is then claimed ahead of a message of priority 5 of its
+	 * group, against "priorities order messages within a group".
+	 */
+	@Test
+	void aMemberLeftByACancelDoesNotLetItsIdSentAgainWithALowerPriorityPassAMoreUrgentMessageOfItsGroup() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			store.send(TOPIC, List.of(grouped("x", 1, "g").withPriority(9)));
+			assertThat(store.cancel(TOPIC, "x")).isTrue();
+			store.send(TOPIC, List.of(grouped("x", 1, "g"), grouped("y", 1, "g").withPriority(5)));
+			List<String> order = new ArrayList<>();
+			for (int i = 0; i < 2; i++) {
+				for (ClaimedMessage message : Transitions.claim(store, TOPIC, 1, MINUTE)) {
+					order.add(message.id());
+					Transitions.ack(store, TOPIC, message.id(), message.leaseToken());
+				}
+			}
+			assertThat(order).as("claimed one at a time").containsExactly("y", "x");
+		}
+	}
+
+	/**
+	 * The stats (the oldest ready message, behind the lateness gauge and the endpoint)
+	 * look at the first 100 groups of the rotation only: with 1,000 groups, the oldest
+	 * ready message, an hour late in a group whose name sorts last among equal tags, is
+	 * not seen, and the topic is reported a few seconds late.
+	 */
+	@Test
+	void theStatsOfATopicWithManyGroupsSeeItsOldestReadyMessage() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			long now = System.currentTimeMillis();
+			List<NewMessage> messages = new ArrayList<>();
+			for (int g = 0; g < 1000; g++) {
+				messages.add(grouped("m-" + g, now - 5000 + g, "group-" + g));
+			}
+			messages.add(grouped("old", now - 3_600_000, "zz"));
+			store.send(TOPIC, messages);
+			assertThat(store.stats(TOPIC).oldestReadyDueMillis()).as("due time of the oldest ready message")
+				.isEqualTo(now - 3_600_000);
+		}
+	}
+
+	// ---- Held
+	// ---------------------------------------------------------------------------
+
+	/**
+	 * A grouped send due when sent whose reply is dropped runs twice (Lettuce sends it
+	 * again after reconnecting): reported stored, one member, counted once, claimed once.
+	 */
+	@Test
+	void aGroupedSendDueWhenSentWhoseReplyWasDroppedIsStoredOnceAndCountedOnce() {
+		try (TestStore test = TestStore.builder().behindProxy().build()) {
+			RedisMessageStore store = test.store();
+			TopicKeys keys = store.keys(TOPIC);
+			store.send(TOPIC, List.of(due("warm", 1)));
+			FaultyRedisProxy.Fault fault = test.proxy().dropNextReplyTo(FaultyRedisProxy.named("EVALSHA"));
+			List<Sent> sent = store.send(TOPIC, List.of(grouped("a", 1, "g")));
+			assertThat(fault.hasFired()).isTrue();
+			assertThat(sent).singleElement().satisfies((s) -> assertThat(s.duplicate()).isFalse());
+			assertThat(test.redis().opsForZSet().size(keys.groupReady())).isOne();
+			assertThat(test.redis().opsForHash().entries(keys.groupCounts())).isEqualTo(Map.of("g", "1"));
+			assertThat(drain(store)).containsExactlyInAnyOrder("warm", "a");
+			assertGroupKeysEmpty(test, keys);
+		}
+	}
+
+	/**
+	 * One id twice in one call, in one group and due when sent: one member, counted once;
+	 * the same id in another group (another body, as the group is a header) is a
+	 * duplicate.
+	 */
+	@Test
+	void aSendOfOneIdTwiceInAGroupDueWhenSentStoresOneMemberCountedOnce() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			TopicKeys keys = store.keys(TOPIC);
+			List<Sent> sent = store.send(TOPIC,
+					List.of(grouped("a", 1, "g"), grouped("a", 1, "g"), grouped("a", 1, "h")));
+			assertThat(sent).extracting(Sent::duplicate).containsExactly(false, false, true);
+			assertThat(test.redis().opsForZSet().size(keys.groupReady())).isOne();
+			assertThat(test.redis().opsForHash().entries(keys.groupCounts())).isEqualTo(Map.of("g", "1"));
+			assertThat(drain(store)).containsExactly("a");
+			assertGroupKeysEmpty(test, keys);
+		}
+	}
+
+	/**
+	 * A cancel sent right after an asynchronous grouped send due when sent: whichever
+	 * order they reach Redis in, nothing is claimed afterwards unless the cancel came
+	 * first, and the group keys end empty.
+	 */
+	@Test
+	void aCancelRightAfterAnAsynchronousGroupedSendLeavesNothingBehind() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			TopicKeys keys = store.keys(TOPIC);
+			int cancelled = 0;
+			List<String> claimedAll = new ArrayList<>();
+			for (int i = 0; i < 50; i++) {
+				String id = "a-" + i;
+				String group = "g-" + (i % 3);
+				CompletableFuture<List<Sent>> send = CompletableFuture
+					.supplyAsync(() -> store.send(TOPIC, List.of(grouped(id, 1, group))));
+				boolean gone = store.cancel(TOPIC, id);
+				send.join();
+				cancelled += gone ? 1 : 0;
+				List<String> claimed = drain(store);
+				claimedAll.addAll(claimed);
+				assertThat(claimed).as("claimed after the cancel of %s (cancelled: %s)", id, gone)
+					.hasSize(gone ? 0 : 1);
+			}
+			System.out.println("send then cancel: cancelled " + cancelled + " of 50, claimed " + claimedAll.size());
+			assertGroupKeysEmpty(test, keys);
+		}
+	}
+
+	/**
+	 * The repair of a group ready set of the wrong type walks a groups hash of 2,500
+	 * entries (several HSCAN chunks of 500) with messages ready, scheduled, in flight and
+	 * dead, twice (a regroup over what a first one made ready): every ready one is
+	 * claimed once, the in-flight ones once after their hand-back, the scheduled ones
+	 * stay scheduled, and the group keys end empty once all is done.
+	 */
+	@Test
+	void aRegroupOverABigGroupsHashTwiceMakesEachReadyMessageClaimableOnce() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			TopicKeys keys = store.keys(TOPIC);
+			List<NewMessage> messages = new ArrayList<>();
+			for (int i = 0; i < 2000; i++) {
+				messages.add(grouped("r-" + i, 1 + i, "g-" + (i % 7)).withPriority(i % 10));
+			}
+			for (int i = 0; i < 1000; i++) {
+				messages.add(grouped("s-" + i, System.currentTimeMillis() + 3_600_000, "g-" + (i % 7)));
+			}
+			store.send(TOPIC, messages);
+			// 500 in flight, 500 dead
+			List<ClaimedMessage> inFlight = new ArrayList<>();
+			while (inFlight.size() < 1000) {
+				inFlight.addAll(Transitions.claim(store, TOPIC, 100, MINUTE));
+			}
+			for (ClaimedMessage message : inFlight.subList(500, 1000)) {
+				assertThat(Transitions.deadLetter(store, TOPIC, message.id(), message.leaseToken(), "e")).isTrue();
+			}
+			Set<String> readyBefore = new HashSet<>();
+			for (int i = 0; i < 2000; i++) {
+				readyBefore.add("r-" + i);
+			}
+			inFlight.subList(0, 1000).forEach((message) -> readyBefore.remove(message.id()));
+			for (int round = 0; round < 2; round++) {
+				String key = keys.groupReady();
+				test.redis().rename(key, key + ":saved" + round);
+				test.redis().opsForValue().set(key, "not a zset");
+				RuntimeException failure = null;
+				try {
+					Transitions.claim(store, TOPIC, 1, MINUTE);
+				}
+				catch (RuntimeException ex) {
+					failure = ex;
+				}
+				assertThat(failure).isNotNull();
+				assertThat(store.topic(TOPIC).repairAfter(failure)).hasSize(1);
+			}
+			Map<String, Integer> times = new HashMap<>();
+			List<ClaimedMessage> live = inFlight.subList(0, 500);
+			for (ClaimedMessage message : live) {
+				assertThat(Transitions.release(store, TOPIC, message.id(), message.leaseToken())).isTrue();
+			}
+			for (String id : drain(store)) {
+				times.merge(id, 1, Integer::sum);
+			}
+			Set<String> expected = new HashSet<>(readyBefore);
+			live.forEach((message) -> expected.add(message.id()));
+			assertThat(times.keySet()).as("claimed").isEqualTo(expected);
+			assertThat(times.values()).as("times each was claimed").allMatch((n) -> n == 1);
+			assertThat(test.redis().opsForZSet().size(keys.scheduled())).isEqualTo(1000);
+			assertThat(test.redis().opsForHash().size(keys.groups())).isEqualTo(1000);
+			assertGroupKeysEmpty(test, keys);
+		}
+	}
+
+	/**
+	 * The stats and a page of ready messages on 10,000 groups with one ready message each
+	 * (and with priorities: ten ranks a group): their Redis commands per call stay
+	 * bounded (stats: 100 groups, 1,000 members; page: what it lists).
+	 */
+	@Test
+	void theStatsAndAPageOfTenThousandGroupsRunBoundedWork() {
+		Map<String, Long> costs = new LinkedHashMap<>();
+		for (boolean priorities : List.of(false, true)) {
+			try (TestStore test = TestStore.create()) {
+				RedisMessageStore store = test.store();
+				for (int first = 0; first < 10_000; first += 1000) {
+					List<NewMessage> batch = new ArrayList<>();
+					for (int g = first; g < first + 1000; g++) {
+						NewMessage message = grouped("m-" + g, 1 + g, "group-" + g);
+						batch.add(priorities ? message.withPriority(g % 10) : message);
+					}
+					store.send(TOPIC, batch);
+				}
+				String suffix = priorities ? " with priorities" : "";
+				long[] stats = measure(test.redis(), () -> store.stats(TOPIC));
+				long[] page = measure(test.redis(), () -> store.inspector(TOPIC).page(MessageState.READY, 9_990, 10));
+				long[] claim = measure(test.redis(), () -> Transitions.claim(store, TOPIC, 100, MINUTE));
+				costs.put("stats" + suffix + " commands", stats[0]);
+				costs.put("stats" + suffix + " µs", stats[1]);
+				costs.put("page at 9,990" + suffix + " commands", page[0]);
+				costs.put("page at 9,990" + suffix + " µs", page[1]);
+				costs.put("claim of 100" + suffix + " commands", claim[0]);
+				costs.put("claim of 100" + suffix + " µs", claim[1]);
+				assertThat(store.stats(TOPIC).oldestReadyDueMillis()).as("oldest ready" + suffix).isPositive();
+			}
+		}
+		System.out.println("10,000 groups: " + costs);
+		// 100 groups, 10 ranks each, 1,000 members of 3 reads each at most
+		assertThat(costs.get("stats commands")).isLessThan(4_100);
+		assertThat(costs.get("stats with priorities commands")).isLessThan(4_100);
+		assertThat(costs.get("page at 9,990 commands")).isLessThan(100);
+	}
+
+	private static long[] measure(StringRedisTemplate redis, Supplier<?> call) {
+		long[] before = commands(redis);
+		call.get();
+		long[] after = commands(redis);
+		return new long[] { after[0] - before[0], after[1] - before[1] };
+	}
+
+	/**
+	 * @return the commands run (scripts, INFO and PING left out), and the µs spent in
+	 * scripts (EVALSHA and EVAL, their commands included)
+	 */
+	private static long[] commands(StringRedisTemplate redis) {
+		Properties stats = redis
+			.execute((RedisCallback<Properties>) (connection) -> connection.serverCommands().info("commandstats"));
+		long calls = 0;
+		long scriptUs = 0;
+		for (String name : stats.stringPropertyNames()) {
+			String value = stats.getProperty(name);
+			if (List.of("cmdstat_evalsha", "cmdstat_eval").contains(name)) {
+				scriptUs += Long.parseLong(value.replaceAll("^.*usec=(\\d+),.*$", "$1"));
+			}
+			else if (name.startsWith("cmdstat_") && !List.of("cmdstat_info", "cmdstat_ping").contains(name)) {
+				calls += Long.parseLong(value.replaceAll("^calls=(\\d+),.*$", "$1"));
+			}
+		}
+		return new long[] { calls, scriptUs };
+	}
+
+	private static void assertGroupKeysEmpty(TestStore test, TopicKeys keys) {
+		assertThat(test.redis().opsForZSet().size(keys.groupReady())).as("gq").isZero();
+		assertThat(test.redis().opsForHash().entries(keys.groupCounts())).as("gn").isEmpty();
+		assertThat(test.redis().opsForZSet().size(keys.groupRotation())).as("ga").isZero();
+	}
+
+}
