@@ -13,10 +13,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
 import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.Sent;
 import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.store.redis.ScriptClock;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.TestStore;
@@ -135,6 +137,29 @@ class GroupsSecondReviewTests {
 			assertThat(store.stats(TOPIC).oldestReadyDueMillis()).as("due time of the oldest ready message")
 				.isEqualTo(now - 3_600_000);
 		}
+	}
+
+	/**
+	 * A new message of a group due when sent is made ready at once, while an earlier due
+	 * message of the same group still waits in the schedule for the broker (here the
+	 * broker has not run yet; in the bench, behind a burst's promote, which is when it
+	 * matters): the later message is claimed first. Without groups both wait for the
+	 * promote, which moves them in due order; with {@code group-concurrency: 1} (step 5)
+	 * this breaks "a group's messages handled one at a time in due-time order". On the
+	 * test clock, as the test kit runs it.
+	 */
+	@Test
+	void aMessageOfAGroupDueWhenSentIsNotClaimedBeforeAnEarlierDueMessageOfItsGroupStillScheduled() {
+		withOffsetClock((store, redis, clockKey) -> {
+			long firstDue = store.send(TOPIC, List.of(grouped("first", 0, "g").withDelay(MINUTE))).get(0).dueAtMillis();
+			redis.opsForValue().set(clockKey, String.valueOf(Duration.ofMinutes(2).toNanos() / 1000));
+			List<Sent> sent = store.send(TOPIC, List.of(grouped("second", 0, "g").withDelay(Duration.ZERO)));
+			assertThat(sent.get(0).dueAtMillis()).isGreaterThan(firstDue);
+			List<String> order = new ArrayList<>(ids(Transitions.claim(store, TOPIC, 10, MINUTE)));
+			order.addAll(drain(store));
+			assertThat(order).as("claimed, the broker's promote after the first claim")
+				.containsExactly("first", "second");
+		});
 	}
 
 	// ---- Held
@@ -277,6 +302,73 @@ class GroupsSecondReviewTests {
 	}
 
 	/**
+	 * The test clock: a grouped message due by the offset clock (though not by the
+	 * server's) is ready at once; one not yet due by it is scheduled and promoted once
+	 * the clock moves past it.
+	 */
+	@Test
+	void aGroupedSendOnTheTestClockIsReadyAtOnceWhenDueByThatClockOnly() {
+		withOffsetClock((store, redis, clockKey) -> {
+			redis.opsForValue().set(clockKey, String.valueOf(Duration.ofHours(1).toNanos() / 1000));
+			long wallNow = System.currentTimeMillis();
+			store.send(TOPIC, List.of(grouped("due", wallNow + MINUTE.toMillis(), "g"),
+					grouped("later", wallNow + Duration.ofHours(2).toMillis(), "g")));
+			assertThat(ids(Transitions.claim(store, TOPIC, 10, MINUTE))).containsExactly("due");
+			assertThat(Transitions.promote(store, TOPIC, 100).moved()).isZero();
+			redis.opsForValue().set(clockKey, String.valueOf(Duration.ofHours(3).toNanos() / 1000));
+			assertThat(drain(store)).containsExactly("later");
+		});
+	}
+
+	/**
+	 * A grouped message sent with a deduplication window, due when sent, handled, then
+	 * sent again within its window: remembered, not made ready again.
+	 */
+	@Test
+	void aRememberedIdOfAGroupedMessageIsNotMadeReadyAgainWithinItsWindow() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			TopicKeys keys = store.keys(TOPIC);
+			byte[] body = MessageFormat.encodeBody(
+					Map.of(MessageFormat.GROUP_HEADER, "g", MessageFormat.DEDUPLICATION_HEADER, "3600000"),
+					new byte[] { 1 });
+			NewMessage message = new NewMessage("a", false, 1, body).inGroup("g").deduplicating();
+			store.send(TOPIC, List.of(message));
+			assertThat(drain(store)).containsExactly("a");
+			List<Sent> again = store.send(TOPIC, List.of(message, message));
+			assertThat(again).extracting(Sent::duplicate).containsExactly(true, true);
+			assertThat(drain(store)).isEmpty();
+			assertGroupKeysEmpty(test, keys);
+		}
+	}
+
+	/**
+	 * A message of a group cancelled while ready, sent again under its id with no group
+	 * and the same due time: it is ready in a ready list and its old member looks valid
+	 * (no groups-hash entry counts as the member's group). It is claimed once by each
+	 * claim that finds it, never twice while leased, and once for good after an ack.
+	 */
+	@Test
+	void aMessageReadyInAListAndByAMemberLeftInItsOldGroupIsClaimedOnceAtATime() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			TopicKeys keys = store.keys(TOPIC);
+			store.send(TOPIC, List.of(grouped("x", 1, "g"), grouped("y", 2, "h")));
+			assertThat(store.cancel(TOPIC, "x")).isTrue();
+			store.send(TOPIC, List.of(due("x", 1)));
+			Transitions.promote(store, TOPIC, 100);
+			ClaimedMessage first = Transitions.claim(store, TOPIC, 1, MINUTE).get(0);
+			assertThat(Transitions.claim(store, TOPIC, 10, MINUTE)).extracting(ClaimedMessage::id)
+				.doesNotContain(first.id());
+			assertThat(Transitions.release(store, TOPIC, first.id(), first.leaseToken())).isTrue();
+			List<String> rest = drain(store);
+			assertThat(rest).as("after %s was handed back", first.id()).containsExactly(first.id());
+			assertGroupKeysEmpty(test, keys);
+			assertThat(test.redis().keys(keys.ready() + "*")).isEmpty();
+		}
+	}
+
+	/**
 	 * The stats and a page of ready messages on 10,000 groups with one ready message each
 	 * (and with priorities: ten ranks a group): their Redis commands per call stay
 	 * bounded (stats: 100 groups, 1,000 members; page: what it lists).
@@ -341,6 +433,22 @@ class GroupsSecondReviewTests {
 			}
 		}
 		return new long[] { calls, scriptUs };
+	}
+
+	private static void withOffsetClock(OffsetClockTest body) {
+		try (TestStore fixture = TestStore.create()) {
+			String clockKey = fixture.prefix() + ":clock";
+			RedisMessageStore store = new RedisMessageStore(fixture.connectionFactory(), fixture.prefix(),
+					RedisMessageStore.DEFAULT_TIMEOUT, ScriptClock.offsetBy(clockKey));
+			body.run(store, fixture.redis(), clockKey);
+		}
+	}
+
+	@FunctionalInterface
+	private interface OffsetClockTest {
+
+		void run(RedisMessageStore store, StringRedisTemplate redis, String clockKey);
+
 	}
 
 	private static void assertGroupKeysEmpty(TestStore test, TopicKeys keys) {
