@@ -12,6 +12,9 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
+import io.github.delayqueue.producer.DelayMessage;
+import io.github.delayqueue.producer.DelayQueueTemplate;
+import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.MessageState;
@@ -21,18 +24,21 @@ import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.ScriptClock;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
+import io.github.delayqueue.testsupport.NoResourceTransactionManager;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import static io.github.delayqueue.review.GroupsReviewTests.drain;
 import static io.github.delayqueue.review.GroupsReviewTests.due;
 import static io.github.delayqueue.review.GroupsReviewTests.grouped;
 import static io.github.delayqueue.review.GroupsReviewTests.ids;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Second adversarial review of groups, step 1, on a real Redis: what changed after the
@@ -89,6 +95,35 @@ class GroupsSecondReviewTests {
 				claimed.addAll(ids(Transitions.claim(store, TOPIC, "c", "c." + i, 10, 0, MINUTE).messages()));
 			}
 			return claimed;
+		}
+	}
+
+	/**
+	 * The same turn of 100 ids, spent on ids a cancel left at the head of the ready list
+	 * (500 messages of no group cancelled while ready): without groups the claim looks
+	 * past them and takes the due message behind; with a group that has ready messages it
+	 * takes the group's, drops 100 of the cancelled ids and answers that nothing more
+	 * waits, so a consumer waits for the next signal or broker call, five times over.
+	 */
+	@Test
+	void aClaimWhoseTurnOfTheReadyListsEndedAtItsHundredIdsTakesTheDueMessageBehindOrSaysMoreMayBeWaiting() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			List<NewMessage> cancelled = new ArrayList<>();
+			for (int i = 0; i < 500; i++) {
+				cancelled.add(due("cancelled-" + i, 1));
+			}
+			store.send(TOPIC, cancelled);
+			Transitions.promote(store, TOPIC, 1000);
+			for (int i = 0; i < 500; i++) {
+				store.cancel(TOPIC, "cancelled-" + i);
+			}
+			store.send(TOPIC, List.of(due("due", 2), grouped("g-1", 3, "g")));
+			Transitions.promote(store, TOPIC, 1000);
+			ClaimResult claim = Transitions.claim(store, TOPIC, "c", "c.1", 10, 0, MINUTE);
+			assertThat(ids(claim.messages()).contains("due") || claim.more())
+				.as("claimed %s, more waiting: %s", ids(claim.messages()), claim.more())
+				.isTrue();
 		}
 	}
 
@@ -365,6 +400,50 @@ class GroupsSecondReviewTests {
 			assertThat(rest).as("after %s was handed back", first.id()).containsExactly(first.id());
 			assertGroupKeysEmpty(test, keys);
 			assertThat(test.redis().keys(keys.ready() + "*")).isEmpty();
+		}
+	}
+
+	/**
+	 * A grouped send due when sent, in a transaction: held until the commit (nothing in
+	 * the group keys before), ready at once after it; dropped on a rollback; a cancel in
+	 * the transaction drops it.
+	 */
+	@Test
+	void aGroupedSendDueWhenSentInATransactionIsHeldUntilTheCommit() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			TopicKeys keys = store.keys(TOPIC);
+			DelayQueueTemplate template = test.template();
+			TransactionTemplate transactions = new TransactionTemplate(new NoResourceTransactionManager());
+			transactions.executeWithoutResult((status) -> {
+				template.send(DelayMessage.builder(TOPIC, "x").id("committed").group("g").build());
+				template.send(DelayMessage.builder(TOPIC, "x").id("cancelled").group("g").build());
+				assertThat(template.cancel(TOPIC, "cancelled")).isTrue();
+				assertThat(test.redis().opsForZSet().size(keys.groupReady())).as("gq in the transaction").isZero();
+			});
+			transactions.executeWithoutResult((status) -> {
+				template.send(DelayMessage.builder(TOPIC, "x").id("rolled-back").group("g").build());
+				status.setRollbackOnly();
+			});
+			assertThat(ids(Transitions.claim(store, TOPIC, 10, MINUTE))).containsExactly("committed");
+		}
+	}
+
+	/**
+	 * A grouped send due when sent to a partition whose count marker refuses the caller's
+	 * count writes nothing: no member, no count, no rotation, no message.
+	 */
+	@Test
+	void aGroupedSendDueWhenSentThatTheCountMarkerRefusesWritesNothing() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			TopicKeys keys = store.keys(TOPIC);
+			test.redis().opsForValue().set(keys.partitionCount(), "?3:token");
+			assertThatThrownBy(() -> store.send(TOPIC, List.of(grouped("a", 1, "g")))).isNotNull();
+			test.redis().delete(keys.partitionCount());
+			assertThat(test.redis().hasKey(keys.messages())).isFalse();
+			assertThat(test.redis().hasKey(keys.groups())).isFalse();
+			assertGroupKeysEmpty(test, keys);
 		}
 	}
 
