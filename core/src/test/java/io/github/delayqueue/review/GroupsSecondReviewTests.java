@@ -19,6 +19,7 @@ import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.NewMessage;
+import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.Sent;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.ScriptClock;
@@ -333,6 +334,49 @@ class GroupsSecondReviewTests {
 			assertThat(test.redis().opsForZSet().size(keys.scheduled())).isEqualTo(1000);
 			assertThat(test.redis().opsForHash().size(keys.groups())).isEqualTo(1000);
 			assertGroupKeysEmpty(test, keys);
+		}
+	}
+
+	/**
+	 * Three groups of 500 ready messages and 500 ready messages of no group (priorities 0
+	 * to 9 in both), claims of 10 that also take up to 10 early ones, under a rate limit
+	 * or not: in the first 200 claimed, every group and the messages of no group have a
+	 * share of about a quarter (at least 40), none starves.
+	 */
+	@Test
+	void theMessagesOfNoGroupAndEachGroupShareTheClaimsWithPrioritiesAndEarlyOnes() {
+		for (RateLimit rateLimit : java.util.Arrays.asList(null, new RateLimit(1000, Duration.ofSeconds(1)))) {
+			try (TestStore test = TestStore.create()) {
+				RedisMessageStore store = test.store();
+				List<NewMessage> messages = new ArrayList<>();
+				for (int i = 0; i < 500; i++) {
+					messages.add(due("plain-" + i, 1 + i).withPriority(i % 10));
+					for (String group : List.of("a", "b", "c")) {
+						messages.add(grouped(group + "-" + i, 1 + i, group).withPriority(i % 10));
+					}
+				}
+				for (int i = 0; i < 100; i++) {
+					messages.add(NewMessage.afterDelay("early-" + i, Duration.ofSeconds(30), GroupsReviewTests.body()));
+				}
+				store.send(TOPIC, messages);
+				Transitions.promote(store, TOPIC, 5000, MINUTE);
+				Map<String, Integer> shares = new HashMap<>();
+				int claimed = 0;
+				for (int i = 0; claimed < 200 && i < 100; i++) {
+					for (ClaimedMessage message : Transitions
+						.claim(store, TOPIC, "c", "c." + i, 10, 10, MINUTE, rateLimit)
+						.messages()) {
+						String kind = message.id().substring(0, message.id().indexOf('-'));
+						if (!kind.equals("early")) {
+							shares.merge(kind, 1, Integer::sum);
+							claimed++;
+						}
+					}
+				}
+				assertThat(shares).as("shares of the first 200 due ones claimed, rate limit %s", rateLimit)
+					.allSatisfy((kind, share) -> assertThat(share).isGreaterThanOrEqualTo(40))
+					.containsOnlyKeys("plain", "a", "b", "c");
+			}
 		}
 	}
 
