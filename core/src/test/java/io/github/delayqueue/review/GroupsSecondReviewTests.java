@@ -530,6 +530,40 @@ class GroupsSecondReviewTests {
 		assertThat(costs.get("page at 9,990 commands")).isLessThan(100);
 	}
 
+	/**
+	 * The rotation of 10,000 groups lost (deleted): what the claims that rebuild it cost
+	 * (the first finds 1,000 groups one by one, the next puts back the other 9,000 the
+	 * counts name, unbounded: about 36,000 commands and 50 ms of script here). Printed;
+	 * asserts only that every group with ready messages is back (the three claims of 10
+	 * empty at most 15 of them).
+	 */
+	@Test
+	void theClaimsThatRebuildALostRotationOfTenThousandGroupsCost() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			TopicKeys keys = store.keys(TOPIC);
+			for (int first = 0; first < 10_000; first += 1000) {
+				List<NewMessage> batch = new ArrayList<>();
+				for (int g = first; g < first + 1000; g++) {
+					batch.add(grouped("m-" + g, 1 + g, "group-" + g));
+					batch.add(grouped("n-" + g, 1 + g, "group-" + g));
+				}
+				store.send(TOPIC, batch);
+			}
+			test.redis().delete(keys.groupRotation());
+			Map<String, Long> costs = new LinkedHashMap<>();
+			for (int i = 1; i <= 3; i++) {
+				long[] claim = measure(test.redis(), () -> Transitions.claim(store, TOPIC, 10, MINUTE));
+				costs.put("claim " + i + " commands", claim[0]);
+				costs.put("claim " + i + " µs", claim[1]);
+			}
+			System.out.println("rebuild of 10,000 groups: " + costs);
+			assertThat(test.redis().opsForZSet().size(keys.groupRotation())).as("groups in the rotation")
+				.isEqualTo(test.redis().opsForHash().size(keys.groupCounts()))
+				.isGreaterThanOrEqualTo(10_000 - 15);
+		}
+	}
+
 	private static long[] measure(StringRedisTemplate redis, Supplier<?> call) {
 		long[] before = commands(redis);
 		call.get();
