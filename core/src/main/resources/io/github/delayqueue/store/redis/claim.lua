@@ -18,10 +18,11 @@
 -- topic's virtual time becomes the tag it started from; then the next, until ARGV[1] are taken. A
 -- group gets no credit for time away: it joins at its tag or the virtual time, whichever is later
 -- (join_groups). A member is dropped when its message is not stored, scheduled again, in flight,
--- in another group or of another due time (left by a cancel, a reschedule or a second promote); a
--- message without an entry in the groups hash (the hash was lost) counts as the member's group's. A
--- turn of the ready lists looks at 100 ids at most, and one that takes no due message ends their
--- turns in the call, so ids not yet due at their head never hold the groups back. An id
+-- in another group or of another rank (left by a cancel, a reschedule or a second promote); a
+-- message without an entry in the groups hash (the hash was lost) counts as the member's group's.
+-- The ready lists and the groups each look at 1000 ids at most a call, so ids not yet due kept at
+-- the lists' head never hold the groups back; a turn of the lists that takes no due message ends
+-- their turns in the call. An id
 -- in a ready list whose message has a group (made ready there by a version without groups, or
 -- left by a cancel before it was sent again with one) is taken from the list as any other, never
 -- left stranded; its member, if any, is dropped once the message is in flight. A group
@@ -74,6 +75,7 @@
 -- Replayed: idempotent. A request that already ran (the client lost the reply and sent it again)
 -- returns the messages it leased then that are still leased to its token, and claims nothing new.
 -- @include expect
+-- @include group_member
 -- @include header
 -- @include ready_lists
 -- @include window_add
@@ -122,7 +124,8 @@ if rateLimit then
   wantedEarly = 0
 end
 local nowUs, now, deadline, out, claimRecord
-local claimed, claimedEarly, looked = 0, 0, 0
+-- Ids looked at in the ready lists, and members looked at in the groups: 1000 each at most.
+local claimed, claimedEarly, looked, groupsLooked = 0, 0, 0, 0
 local taken, leases, tokens = {}, {}, {}
 local full, more = false, false
 local function start_clock()
@@ -154,8 +157,6 @@ end
 local lists, listPriorities = ready_lists(KEYS[1], 8)
 local listLooked, listKept = {}, {}
 local current, at, kept = 1, 0, {}
--- The most ids looked at in all when the ready lists' turn ends (lowered for a turn in the rotation).
-local lookLimit = 1000
 -- Takes from the ready lists, most urgent first, until cap due messages are taken in all (the
 -- next due id stays), the last list ends or 1000 ids were looked at. Returns true when the last
 -- list ended.
@@ -163,10 +164,10 @@ local function take_from_lists(cap)
   while current <= #lists do
     local list = lists[current]
     local stop = false
-    while looked < lookLimit do
+    while looked < 1000 do
       -- Enough for what is still wanted, and more while kept ids fill the head.
       local chunk = (cap - claimed) + math.min(wantedEarly - claimedEarly, 16)
-      chunk = math.min(lookLimit - looked, math.max(chunk, #kept, 1))
+      chunk = math.min(1000 - looked, math.max(chunk, #kept, 1))
       local ids = redis.call('LRANGE', list, at, at + chunk - 1)
       if #ids == 0 then
         break
@@ -200,7 +201,7 @@ local function take_from_lists(cap)
         break
       end
     end
-    if stop or claimed >= cap or looked >= lookLimit then
+    if stop or claimed >= cap or looked >= 1000 then
       full = full or (stop and claimed >= wanted)
       return false
     end
@@ -219,8 +220,8 @@ local function take_from_group(group, cap)
     members = {}
     groupLooked[group] = members
   end
-  while looked < 1000 and claimed < cap do
-    local chunk = math.min(1000 - looked, cap - claimed)
+  while groupsLooked < 1000 and claimed < cap do
+    local chunk = math.min(1000 - groupsLooked, cap - claimed)
     local found = redis.call('ZRANGEBYLEX', KEYS[19], '[' .. group .. '\0', '(' .. group .. '\1', 'LIMIT', #members,
       chunk)
     if #found == 0 then
@@ -235,6 +236,7 @@ local function take_from_group(group, cap)
     local inFlight = redis.call('ZMSCORE', KEYS[2], unpack(ids))
     local stored = redis.call('HMGET', KEYS[3], unpack(ids))
     local groups = redis.call('HMGET', KEYS[18], unpack(ids))
+    local priorities = listPriorities and redis.call('HMGET', KEYS[8], unpack(ids)) or {}
     for k, id in ipairs(ids) do
       local due
       -- A message without an entry in the groups hash (the hash lost) is the member's group's.
@@ -242,11 +244,11 @@ local function take_from_group(group, cap)
         local _
         _, due = header(stored[k])
       end
-      if due and tonumber(string.sub(found[k], #group + 3, #group + 15)) == math.max(0, due) then
+      if due and found[k] == group_member(group, priorities[k], due, id) then
         take(id, stored[k], false)
       end
       members[#members + 1] = found[k]
-      looked = looked + 1
+      groupsLooked = groupsLooked + 1
     end
     if #found < chunk then
       return true
@@ -294,7 +296,8 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
       local last = math.min(first + 999, #names)
       local scores = redis.call('ZMSCORE', KEYS[22], unpack(names, first, last))
       for k = first, last do
-        if not scores[k - first + 1] then
+        -- Up to 1000 a call: the rest by the next claims, the rotation still short.
+        if not scores[k - first + 1] and #head < 2200 then
           head[#head + 1] = names[k]
           head[#head + 1] = virtual
         end
@@ -308,7 +311,7 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
   if redis.call('EXISTS', unpack(lists)) > 0 then
     rotation[#rotation + 1] = {group = '', tag = math.max(tonumber(tags[2]) or virtual, virtual), lists = true}
   end
-  while claimed < wanted and looked < 1000 do
+  while claimed < wanted do
     local best
     for _, entry in ipairs(rotation) do
       if not entry.ended and (not best or entry.tag < best.tag or (entry.tag == best.tag and entry.group < best.group)) then
@@ -328,13 +331,16 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
     local before = claimed
     local cap = math.min(wanted, claimed + 16)
     if best.lists then
-      -- A turn of the ready lists looks at 100 ids at most: ids not yet due kept at their head
-      -- must not use up the call.
-      lookLimit = math.min(1000, looked + 100)
+      -- The lists and the groups each look at 1000 at most: ids not yet due kept at the lists' head
+      -- never use up the groups' share. A turn that takes nothing due ends the lists' turns.
       best.ended = take_from_lists(cap) or claimed == before
-      lookLimit = 1000
+      more = more or (looked >= 1000 and not full)
     else
       best.ended = take_from_group(best.group, cap)
+      if groupsLooked >= 1000 and not best.ended then
+        more = true
+        break
+      end
     end
     best.tag = best.tag + (claimed - before)
     best.served = true
@@ -385,7 +391,7 @@ end
 if current <= #lists then
   listLooked[current], listKept[current] = at, kept
 end
-if looked == 0 then
+if looked == 0 and groupsLooked == 0 then
   -- Groups found without members leave the rotation.
   write_rotation()
   if record then
@@ -394,7 +400,7 @@ if looked == 0 then
   end
   return {0, 0, 0}
 end
-if more or (not full and looked >= 1000) then
+if more or (not full and (looked >= 1000 or groupsLooked >= 1000)) then
   out[3] = 1
 end
 if #leases > 0 then

@@ -57,15 +57,17 @@ for _, list in ipairs(ready_lists(KEYS[3], 6)) do
     end
   end
 end
--- The groups: the oldest ready message of each of the first 100 groups of the rotation, among the
--- first members of each rank of priority (a member left by a cancel or reschedule is passed over),
--- 1000 members looked at in all.
-local budget = 1000
+-- The groups: the oldest ready message of each of the first 1000 groups of the rotation (those
+-- served next), among the first members of each rank of priority (a member left by a cancel or
+-- reschedule is passed over), 1000 reads of the group ready set and 1000 members in all.
+local budget, reads = 1000, 1000
 local ranks = uses_priorities(6) and {0, 1, 2, 3, 4, 5, 6, 7, 8, 9} or {9}
-for _, group in ipairs(redis.call('ZRANGE', KEYS[21], 0, 99)) do
+for _, group in ipairs(redis.call('ZRANGE', KEYS[21], 0, 999)) do
   for _, rank in ipairs(ranks) do
-    local members = budget > 0 and redis.call('ZRANGEBYLEX', KEYS[18], '[' .. group .. '\0' .. rank,
-      '(' .. group .. '\0' .. string.char(49 + rank), 'LIMIT', 0, math.min(budget, 10)) or {}
+    reads = reads - 1
+    local members = (budget > 0 and reads >= 0) and redis.call('ZRANGEBYLEX', KEYS[18],
+      '[' .. group .. '\0' .. rank, '(' .. group .. '\0' .. string.char(49 + rank), 'LIMIT', 0,
+      math.min(budget, 10)) or {}
     for _, member in ipairs(members) do
       budget = budget - 1
       local id = string.sub(member, #group + 17)
