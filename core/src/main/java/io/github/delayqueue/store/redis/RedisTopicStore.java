@@ -175,7 +175,14 @@ final class RedisTopicStore implements TopicStore {
 		List<String> moved = this.wrongTypeKeys.quarantine(this.partition);
 		String groupReady = this.calls.keys(this.partition).groupReady();
 		if (moved.stream().anyMatch((key) -> key.startsWith(groupReady + " "))) {
-			regroup();
+			try {
+				regroup();
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Topic '" + this.partition + "': the group ready set was moved aside, and making its "
+						+ "messages ready again failed; they stay stored but are not claimed until a message of "
+						+ "their group is handed back or the topic's repair runs again", ex);
+			}
 		}
 		return moved;
 	}

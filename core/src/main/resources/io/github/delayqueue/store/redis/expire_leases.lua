@@ -60,8 +60,8 @@
 -- @include bury
 -- @include check_bury
 -- @include check_group_keys
+-- @include collect_member
 -- @include expect
--- @include group_member
 -- @include header
 -- @include join_groups
 -- @include ready_list
@@ -125,12 +125,7 @@ if #ids > 0 then
         redis.call('HSET', KEYS[2], id, requeuedMessage)
         local group = groups[i]
         if group then
-          if not byGroup[group] then
-            byGroup[group] = {}
-            order[#order + 1] = group
-          end
-          local members = byGroup[group]
-          members[#members + 1] = group_member(group, priorities[i], due, id)
+          collect_member(order, byGroup, group, priorities[i], due, id)
         else
           redis.call('RPUSH', ready_list(KEYS[3], 8, priorities[i]), id)
         end

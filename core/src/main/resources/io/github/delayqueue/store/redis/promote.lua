@@ -41,7 +41,7 @@
 --          an id after the call else 0}.
 -- Replayed: harmless (moves what is due by then).
 -- @include check_group_keys
--- @include group_member
+-- @include collect_member
 -- @include join_groups
 -- @include partition_refusal
 -- @include push_by_priority
@@ -79,7 +79,7 @@ elseif head[2] and tonumber(head[2]) <= now + lookahead then
     all[#all + 1] = found[k]
   end
   local groups = redis.call('HMGET', KEYS[15], unpack(all))
-  local ids, members, order, byGroup = {}, {}, {}, {}
+  local ids, groupedIds, order, byGroup = {}, {}, {}, {}
   local priorities = uses_priorities(4) and redis.call('HMGET', KEYS[4], unpack(all)) or {}
   -- Whether the ids moved are the schedule's first ones (none left before one moved): then one
   -- ZREMRANGEBYRANK removes them, as without groups.
@@ -92,13 +92,8 @@ elseif head[2] and tonumber(head[2]) <= now + lookahead then
       if not group then
         ids[#ids + 1] = id
       else
-        members[#members + 1] = id
-        if not byGroup[group] then
-          byGroup[group] = {}
-          order[#order + 1] = group
-        end
-        local list = byGroup[group]
-        list[#list + 1] = group_member(group, priorities[k], due, id)
+        groupedIds[#groupedIds + 1] = id
+        collect_member(order, byGroup, group, priorities[k], due, id)
       end
     else
       skipped = true
@@ -116,15 +111,15 @@ elseif head[2] and tonumber(head[2]) <= now + lookahead then
   if #order > 0 then
     join_groups(15, order, byGroup)
   end
-  moved = #ids + #members
+  moved = #ids + #groupedIds
   if prefix and moved > 0 then
     redis.call('ZREMRANGEBYRANK', KEYS[1], 0, moved - 1)
   else
     for first = 1, #ids, 1000 do
       redis.call('ZREM', KEYS[1], unpack(ids, first, math.min(first + 999, #ids)))
     end
-    for first = 1, #members, 1000 do
-      redis.call('ZREM', KEYS[1], unpack(members, first, math.min(first + 999, #members)))
+    for first = 1, #groupedIds, 1000 do
+      redis.call('ZREM', KEYS[1], unpack(groupedIds, first, math.min(first + 999, #groupedIds)))
     end
   end
   if moved > 0 then

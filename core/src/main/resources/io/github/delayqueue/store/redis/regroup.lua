@@ -18,7 +18,7 @@
 -- Returns {the cursor to go on from ("0" once the walk is done), messages made ready again}.
 -- Replayed: harmless (a member already in the set is not counted twice).
 -- @include check_group_keys
--- @include group_member
+-- @include collect_member
 -- @include header
 -- @include join_groups
 local scan = redis.call('HSCAN', KEYS[5], ARGV[3], 'COUNT', tonumber(ARGV[4]))
@@ -44,12 +44,7 @@ for k, id in ipairs(ids) do
   elseif not scheduled[k] and not inFlight[k] and #group > 0 and not string.find(group, '%c') then
     local _, due = header(stored[k])
     if due then
-      if not byGroup[group] then
-        byGroup[group] = {}
-        order[#order + 1] = group
-      end
-      local members = byGroup[group]
-      members[#members + 1] = group_member(group, priorities[k], due, id)
+      collect_member(order, byGroup, group, priorities[k], due, id)
     end
   end
 end

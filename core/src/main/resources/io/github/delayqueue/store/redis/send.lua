@@ -45,13 +45,13 @@
 -- send again replaces what the first stored or replaced while it is still scheduled, with the same
 -- body and, for an absolute due time, the same due time (a delay counts from the second run), and
 -- reports it replaced; once a broker has promoted it (ready or in flight), it reports a duplicate.
+-- @include check_group_keys
+-- @include collect_member
 -- @include decimal
 -- @include head_due
--- @include partition_refusal
--- @include check_group_keys
--- @include group_member
 -- @include header
 -- @include join_groups
+-- @include partition_refusal
 -- @include uses_groups
 -- @include uses_priorities
 local refused = partition_refusal(KEYS[4], ARGV[3])
@@ -155,12 +155,7 @@ for i = 5, #ARGV, 4 do
       now = now or now_ms()
     end
     if group and outcome == 0 and due <= now then
-      if not byGroup[group] then
-        byGroup[group] = {}
-        order[#order + 1] = group
-      end
-      local members = byGroup[group]
-      members[#members + 1] = group_member(group, priority, due, id)
+      collect_member(order, byGroup, group, priority, due, id)
     else
       redis.call('ZADD', KEYS[2], due, id)
       if not earliest or due < earliest then

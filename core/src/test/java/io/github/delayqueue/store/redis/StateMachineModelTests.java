@@ -841,7 +841,7 @@ class StateMachineModelTests {
 					// list
 					// claim reads after the old one.
 					int priority = (this.random.nextInt(4) > 0) ? this.random.nextInt(oldPriority)
-							: oldPriority + 1 + this.random.nextInt(3);
+							: Math.min(Script.MAX_PRIORITY, oldPriority + 1 + this.random.nextInt(3));
 					message = new NewMessage(id, true, 0, bytes).withPriority(priority);
 					count("sent again after a cancel while ready");
 					this.followup = Followup.PROMOTE;

@@ -6,8 +6,8 @@
 -- caller has checked that each id is still leased to the caller's token, and names each id once.
 -- Checks the type of every key it writes before the first write.
 -- @include check_group_keys
+-- @include collect_member
 -- @include expect
--- @include group_member
 -- @include header
 -- @include join_groups
 -- @include ready_list
@@ -32,12 +32,7 @@ local function hand_back(inFlightKey, readyKey, leasesKey, base, ids, messagesKe
     local group = groups[i]
     local due = group and stored[i] and select(2, header(stored[i]))
     if due then
-      if not byGroup[group] then
-        byGroup[group] = {}
-        order[#order + 1] = group
-      end
-      local members = byGroup[group]
-      members[#members + 1] = group_member(group, priorities[i], due, ids[i])
+      collect_member(order, byGroup, group, priorities[i], due, ids[i])
     else
       local list = ready_list(readyKey, base, priorities[i])
       if not byList[list] then
