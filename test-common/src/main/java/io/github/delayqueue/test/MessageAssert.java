@@ -39,6 +39,33 @@ public final class MessageAssert extends AbstractAssert<MessageAssert, MessageSn
 	}
 
 	/**
+	 * Verifies the group the message was sent in.
+	 * @param expected the group
+	 * @return this
+	 */
+	public MessageAssert isInGroup(String expected) {
+		String group = this.stored.headers().get(MessageFormat.GROUP_HEADER);
+		if (!expected.equals(group)) {
+			failWithMessage("Expected message '%s' of topic '%s' to be in group '%s', but it is %s", this.actual.id(),
+					this.topic, expected, (group != null) ? "in group '" + group + "'" : "in no group");
+		}
+		return this;
+	}
+
+	/**
+	 * Verifies that the message was sent in no group.
+	 * @return this
+	 */
+	public MessageAssert isInNoGroup() {
+		String group = this.stored.headers().get(MessageFormat.GROUP_HEADER);
+		if (group != null) {
+			failWithMessage("Expected message '%s' of topic '%s' to be in no group, but it is in group '%s'",
+					this.actual.id(), this.topic, group);
+		}
+		return this;
+	}
+
+	/**
 	 * Verifies how many attempts to handle the message failed so far.
 	 * @param expected the expected number of failed attempts
 	 * @return this

@@ -1,7 +1,10 @@
 package io.github.delayqueue.test;
 
+import io.github.delayqueue.store.MessageFormat;
+import io.github.delayqueue.store.MessagePage;
 import io.github.delayqueue.store.MessageSnapshot;
 import io.github.delayqueue.store.MessageState;
+import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.store.TopicInspector;
 import io.github.delayqueue.store.TopicStats;
 import org.assertj.core.api.AbstractAssert;
@@ -15,6 +18,9 @@ public final class TopicAssert extends AbstractAssert<TopicAssert, TopicInspecto
 
 	/** Enough bytes of a message to read its header and a payload of any test's size. */
 	private static final int MAX_BYTES = 1024 * 1024;
+
+	/** The ready messages read a page at a time. */
+	private static final int PAGE = 500;
 
 	TopicAssert(TopicInspector topic) {
 		super(topic, TopicAssert.class);
@@ -99,6 +105,38 @@ public final class TopicAssert extends AbstractAssert<TopicAssert, TopicInspecto
 	 */
 	public TopicAssert hasReadyCount(long expected) {
 		return hasCount("ready", this.actual.stats().ready(), expected);
+	}
+
+	/**
+	 * Verifies how many messages of a group are due and wait for a listener (read message
+	 * by message: meant for a test's few thousand messages at most).
+	 * @param group the group
+	 * @param expected the expected number
+	 * @return this
+	 */
+	public TopicAssert hasReadyCountInGroup(String group, long expected) {
+		isNotNull();
+		long count = 0;
+		for (long offset = 0;; offset += PAGE) {
+			MessagePage page = this.actual.page(MessageState.READY, offset, PAGE);
+			for (MessageSummary summary : page.messages()) {
+				MessageSnapshot found = this.actual.inspect(summary.id(), MAX_BYTES);
+				if (found != null && found.state() == MessageState.READY
+						&& group.equals(MessageFormat.decode(found.id(), found.storedPrefix())
+							.headers()
+							.get(MessageFormat.GROUP_HEADER))) {
+					count++;
+				}
+			}
+			if (offset + PAGE >= page.total()) {
+				break;
+			}
+		}
+		if (count != expected) {
+			failWithMessage("Expected topic '%s' to have %d ready in group '%s', but it has %d (%s in all)",
+					this.actual.topic(), expected, group, count, counts(this.actual.stats()));
+		}
+		return this;
 	}
 
 	/**

@@ -1,0 +1,95 @@
+package io.github.delayqueue.test;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.github.delayqueue.listener.DelayListener;
+import io.github.delayqueue.listener.Delivery;
+import io.github.delayqueue.producer.DelayMessage;
+import io.github.delayqueue.producer.DelayQueueTemplate;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static io.github.delayqueue.test.DelayQueueAssertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Messages of groups on the test clock: each is delivered with its group when it comes
+ * due, and the assertions read a message's group and a group's ready messages.
+ */
+@SpringBootTest
+@EmbeddedDelayQueue
+class GroupsOnTheTestClockTests {
+
+	@Autowired
+	DelayQueueTemplate template;
+
+	@Autowired
+	DelayQueueTestClock clock;
+
+	@Autowired
+	Webhooks webhooks;
+
+	@BeforeEach
+	void forgetEarlierDeliveries() {
+		this.webhooks.delivered.clear();
+	}
+
+	@Test
+	void aRetryOfAWebhookIsDeliveredInItsGroupWhenItComesDue() {
+		send("w-1", "shop-17", Duration.ofMinutes(5));
+		send("w-2", null, Duration.ofMinutes(5));
+		assertThat(this.clock).topic("webhooks").message("w-1").isInGroup("shop-17");
+		assertThat(this.clock).topic("webhooks").message("w-2").isInNoGroup();
+		this.clock.advance(Duration.ofMinutes(5));
+		assertThat(this.webhooks.delivered).containsExactlyInAnyOrder("w-1 in shop-17", "w-2 in no group");
+		assertThat(this.clock).topic("webhooks").isEmpty();
+	}
+
+	@Test
+	void theReadyMessagesOfAGroupAreCountedWhileNoListenerTakesThem() {
+		send("r-1", "shop-1", Duration.ZERO);
+		send("r-2", "shop-1", Duration.ZERO);
+		send("r-3", "shop-2", Duration.ZERO);
+		assertThat(this.clock).topic("unheard")
+			.hasReadyCountInGroup("shop-1", 2)
+			.hasReadyCountInGroup("shop-2", 1)
+			.hasReadyCountInGroup("shop-3", 0);
+	}
+
+	private void send(String id, String group, Duration delay) {
+		String topic = id.startsWith("r-") ? "unheard" : "webhooks";
+		DelayMessage.Builder message = DelayMessage.builder(topic, id).id(id).delay(delay);
+		this.template.send((group != null) ? message.group(group).build() : message.build());
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableAutoConfiguration
+	static class Config {
+
+		@Bean
+		Webhooks webhooks() {
+			return new Webhooks();
+		}
+
+	}
+
+	static class Webhooks {
+
+		final List<String> delivered = new CopyOnWriteArrayList<>();
+
+		@DelayListener(topic = "webhooks")
+		void onWebhook(Delivery<String> delivery) {
+			this.delivered.add(delivery.id() + " in " + ((delivery.group() != null) ? delivery.group() : "no group"));
+		}
+
+	}
+
+}
