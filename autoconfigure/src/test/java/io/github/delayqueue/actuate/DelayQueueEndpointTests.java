@@ -257,6 +257,9 @@ class DelayQueueEndpointTests {
 		assertThat(ids(result.path("page"))).containsExactly("plain", "webhook");
 		assertThat(get("/delayqueue/{topic}/{id}", topic, "webhook").path("group").asText()).isEqualTo("shop-17");
 		assertThat(get("/delayqueue/{topic}/{id}", topic, "plain").has("group")).isFalse();
+		assertThat(result.path("groupsWithReady").asLong()).isOne();
+		assertThat(result.path("busiestGroups").path("shop-17").asLong()).isOne();
+		assertThat(get("/delayqueue/{topic}", uniqueTopic()).has("busiestGroups")).isFalse();
 	}
 
 	@Test

@@ -2,6 +2,8 @@ package io.github.delayqueue.store;
 
 import java.time.Duration;
 import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -23,9 +25,17 @@ import java.util.TreeMap;
  * ready list, ids that claim will drop (cancelled or rescheduled since) included, and
  * priority 0 has the rest of {@code ready}
  * @param rememberedIds ids of handled messages remembered for their deduplication window
+ * @param groupsWithReady the groups that have ready messages, 0 while none has
+ * @param busiestGroups the ready messages of the groups that have the most (up to
+ * {@value #BUSIEST_GROUPS}, most first; members left by a cancel included), read from the
+ * first 2,000 groups: empty while no group has ready messages
  */
 public record TopicStats(long nowMillis, long scheduled, long ready, long inFlight, long dead, long nextDueMillis,
-		long oldestReadyDueMillis, Map<Integer, Long> readyByPriority, long rememberedIds) {
+		long oldestReadyDueMillis, Map<Integer, Long> readyByPriority, long rememberedIds, long groupsWithReady,
+		Map<String, Long> busiestGroups) {
+
+	/** The most groups {@link #busiestGroups()} names. */
+	public static final int BUSIEST_GROUPS = 10;
 
 	/**
 	 * Keeps an unmodifiable copy of the counts by priority, in priority order.
@@ -38,9 +48,30 @@ public record TopicStats(long nowMillis, long scheduled, long ready, long inFlig
 	 * @param oldestReadyDueMillis due time of the oldest ready message, or -1
 	 * @param readyByPriority ready messages of each priority that has some
 	 * @param rememberedIds ids remembered for their deduplication window
+	 * @param groupsWithReady the groups that have ready messages
+	 * @param busiestGroups the ready messages of the groups that have the most
 	 */
 	public TopicStats {
 		readyByPriority = Collections.unmodifiableMap(new TreeMap<>(readyByPriority));
+		busiestGroups = Collections.unmodifiableMap(new LinkedHashMap<>(busiestGroups));
+	}
+
+	/**
+	 * Stats of a topic whose messages have no group.
+	 * @param nowMillis the Redis time of the reading
+	 * @param scheduled messages waiting for their due time
+	 * @param ready messages due and waiting for a consumer
+	 * @param inFlight messages leased to a consumer
+	 * @param dead messages in the dead-letter set
+	 * @param nextDueMillis due time of the earliest scheduled message, or -1
+	 * @param oldestReadyDueMillis due time of the oldest ready message, or -1
+	 * @param readyByPriority ready messages of each priority that has some
+	 * @param rememberedIds ids remembered for their deduplication window
+	 */
+	public TopicStats(long nowMillis, long scheduled, long ready, long inFlight, long dead, long nextDueMillis,
+			long oldestReadyDueMillis, Map<Integer, Long> readyByPriority, long rememberedIds) {
+		this(nowMillis, scheduled, ready, inFlight, dead, nextDueMillis, oldestReadyDueMillis, readyByPriority,
+				rememberedIds, 0, Map.of());
 	}
 
 	/**
@@ -114,11 +145,29 @@ public record TopicStats(long nowMillis, long scheduled, long ready, long inFlig
 										.mapToLong(Map.Entry::getValue)
 										.sum()));
 		}
+		Map<String, Long> byGroup = new HashMap<>(this.busiestGroups);
+		other.busiestGroups.forEach((group, count) -> byGroup.merge(group, count, Long::sum));
 		return new TopicStats(Math.max(this.nowMillis, other.nowMillis), this.scheduled + other.scheduled,
 				this.ready + other.ready, this.inFlight + other.inFlight, this.dead + other.dead,
 				earliest(this.nextDueMillis, other.nextDueMillis),
 				earliest(this.oldestReadyDueMillis, other.oldestReadyDueMillis), byPriority,
-				this.rememberedIds + other.rememberedIds);
+				this.rememberedIds + other.rememberedIds, this.groupsWithReady + other.groupsWithReady,
+				busiest(byGroup));
+	}
+
+	/**
+	 * The groups with the most ready messages, most first (ties by name).
+	 * @param readyByGroup ready messages of each group
+	 * @return up to {@value #BUSIEST_GROUPS} of them, in that order
+	 */
+	public static Map<String, Long> busiest(Map<String, Long> readyByGroup) {
+		Map<String, Long> busiest = new LinkedHashMap<>();
+		readyByGroup.entrySet()
+			.stream()
+			.sorted(Map.Entry.<String, Long>comparingByValue().reversed().thenComparing(Map.Entry.comparingByKey()))
+			.limit(BUSIEST_GROUPS)
+			.forEach((entry) -> busiest.put(entry.getKey(), entry.getValue()));
+		return busiest;
 	}
 
 	/**

@@ -309,11 +309,16 @@ public class DelayQueueEndpoint {
 	 * @param unreachable the partitions that did not answer (for partition 0, the topic),
 	 * each with why and its primary: the counts, times and page are those of the others;
 	 * absent when all answered
+	 * @param groupsWithReady the groups that have ready messages, absent while none has
+	 * @param busiestGroups the ready messages of the groups that have the most, most
+	 * first (see {@link TopicStats#busiestGroups()}), absent while no group has ready
+	 * messages
 	 */
 	public record TopicDescriptor(@Nullable String topic, int partitions, long scheduled, long ready,
 			@Nullable Map<Integer, Long> readyByPriority, long inFlight, long dead, @Nullable String nextDue,
 			String oldestLateness, @Nullable ListenerDescriptor listener, @Nullable PageDescriptor page,
-			long rememberedIds, @Nullable Map<String, String> unreachable) implements OperationResponseBody {
+			long rememberedIds, @Nullable Map<String, String> unreachable, @Nullable Long groupsWithReady,
+			@Nullable Map<String, Long> busiestGroups) implements OperationResponseBody {
 	}
 
 	/**

@@ -47,7 +47,8 @@ final class EndpointReplies {
 		return new TopicDescriptor(topic, partitions, stats.scheduled(), stats.ready(),
 				stats.readyByPriority().isEmpty() ? null : stats.readyByPriority(), stats.inFlight(), stats.dead(),
 				instant(stats.nextDueMillis()), stats.oldestLateness().toString(), listener, page,
-				stats.rememberedIds(), unreachable);
+				stats.rememberedIds(), unreachable, (stats.groupsWithReady() > 0) ? stats.groupsWithReady() : null,
+				stats.busiestGroups().isEmpty() ? null : stats.busiestGroups());
 	}
 
 	/**

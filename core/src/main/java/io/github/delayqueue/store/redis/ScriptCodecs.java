@@ -694,10 +694,18 @@ final class ScriptCodecs {
 			long scheduled = number(values.get(2));
 			long inFlight = number(values.get(3));
 			long ready = Math.max(0, stored - scheduled - inFlight);
-			List<Long> listLengths = values.subList(8, values.size()).stream().map(ScriptCodecs::number).toList();
+			int busiest = (int) number(values.get(9));
+			Map<String, Long> busiestGroups = new LinkedHashMap<>();
+			for (int i = 10; i < 10 + 2 * busiest; i += 2) {
+				busiestGroups.put(text(values.get(i)), number(values.get(i + 1)));
+			}
+			List<Long> listLengths = values.subList(10 + 2 * busiest, values.size())
+				.stream()
+				.map(ScriptCodecs::number)
+				.toList();
 			return new TopicStats(number(values.get(0)), scheduled, ready, inFlight, number(values.get(4)),
 					number(values.get(5)), number(values.get(6)), TopicStats.byPriority(ready, listLengths),
-					number(values.get(7)));
+					number(values.get(7)), number(values.get(8)), busiestGroups);
 		}
 
 	}

@@ -26,7 +26,10 @@
 --         looked at as said below
 -- Returns {Redis time (epoch ms), stored messages, scheduled, in flight, dead,
 --          due time of the earliest scheduled message or -1, due time of the oldest ready message or -1,
---          ids remembered (those whose window ended included, until a send forgets them)},
+--          ids remembered (those whose window ended included, until a send forgets them),
+--          groups with ready messages, then the number k of the busiest groups that follow (up to
+--          10) and k pairs group, its ready messages (most first, ties by name; read from the first
+--          2,000 groups of the counts)},
 --          then, while the topic uses priorities, the length of the ready list of each priority
 --          from 1 to 9 (ids that claim will drop included).
 -- Ready messages are the stored ones neither scheduled nor in flight: stored - scheduled - in flight.
@@ -84,6 +87,31 @@ for _, group in ipairs(redis.call('ZRANGE', KEYS[21], 0, 999)) do
 end
 local out = {now, redis.call('HLEN', KEYS[1]), redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[4]),
   redis.call('ZCARD', KEYS[5]), nextDue, oldestReady, redis.call('ZCARD', KEYS[16])}
+-- The busiest groups: from all counts up to 2,000 groups, else from one HSCAN's worth; the ten
+-- with the most kept as they are read.
+local groupCount = redis.call('HLEN', KEYS[19])
+local counts = {}
+if groupCount > 0 then
+  local entries = (groupCount <= 2000) and redis.call('HGETALL', KEYS[19])
+    or redis.call('HSCAN', KEYS[19], 0, 'COUNT', 2000)[2]
+  for k = 1, #entries, 2 do
+    local entry = {entries[k], tonumber(entries[k + 1]) or 0}
+    local at = #counts + 1
+    while at > 1 and (counts[at - 1][2] < entry[2] or (counts[at - 1][2] == entry[2] and counts[at - 1][1] > entry[1])) do
+      at = at - 1
+    end
+    if at <= 10 then
+      table.insert(counts, at, entry)
+      counts[11] = nil
+    end
+  end
+end
+out[#out + 1] = groupCount
+out[#out + 1] = math.min(#counts, 10)
+for k = 1, math.min(#counts, 10) do
+  out[#out + 1] = counts[k][1]
+  out[#out + 1] = counts[k][2]
+end
 if uses_priorities(6) then
   for priority = 1, 9 do
     out[#out + 1] = redis.call('LLEN', KEYS[6 + priority])

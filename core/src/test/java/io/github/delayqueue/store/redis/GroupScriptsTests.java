@@ -13,6 +13,7 @@ import io.github.delayqueue.store.MessagePage;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.store.NewMessage;
+import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
@@ -284,6 +285,26 @@ class GroupScriptsTests {
 					List.of(message("old", 5).inGroup("g"), message("urgent", 7).withPriority(3).inGroup("g")));
 			Transitions.promote(store, TOPIC, 1000);
 			assertThat(store.stats(TOPIC).oldestReadyDueMillis()).isEqualTo(5);
+		});
+	}
+
+	@Test
+	void statsNameTheGroupsWithTheMostReadyMessages() {
+		ScriptTest.run((template, store, redis) -> {
+			List<NewMessage> messages = new ArrayList<>();
+			for (int g = 0; g < 12; g++) {
+				for (int i = 0; i <= g; i++) {
+					messages.add(message("m-" + g + "-" + i, 1).inGroup("group-" + g));
+				}
+			}
+			store.send(TOPIC, messages);
+			TopicStats stats = store.stats(TOPIC);
+			assertThat(stats.groupsWithReady()).isEqualTo(12);
+			assertThat(stats.busiestGroups()).hasSize(10)
+				.containsEntry("group-11", 12L)
+				.containsEntry("group-2", 3L)
+				.doesNotContainKeys("group-1", "group-0");
+			assertThat(stats.busiestGroups().keySet().iterator().next()).isEqualTo("group-11");
 		});
 	}
 

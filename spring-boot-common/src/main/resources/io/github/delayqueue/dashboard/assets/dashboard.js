@@ -145,10 +145,14 @@ function listenerCell(listener) {
 function readyCell(topic) {
   const byPriority = topic.readyByPriority || {};
   const priorities = Object.keys(byPriority);
-  const title = priorities.length
-    ? priorities.map((p) => 'priority ' + p + ': ' + byPriority[p]).join(', ')
-    : null;
-  return el('td', { class: 'num', title: title }, topic.ready);
+  const parts = priorities.map((p) => 'priority ' + p + ': ' + byPriority[p]);
+  const busiest = topic.busiestGroups || {};
+  const groups = Object.keys(busiest);
+  if (groups.length) {
+    parts.push(topic.groupsWithReady + ' groups ready, the busiest: '
+      + groups.map((g) => g + ': ' + busiest[g]).join(', '));
+  }
+  return el('td', { class: 'num', title: parts.length ? parts.join('; ') : null }, topic.ready);
 }
 
 // Per-second rates between readings, and the lateness of each reading.
