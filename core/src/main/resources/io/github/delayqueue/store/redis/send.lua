@@ -66,17 +66,16 @@ local prioritized = uses_priorities(3)
 -- A new message of no group has no entry to lose. A call with a message of a group may make it
 -- ready: the group keys are checked first.
 local order, byGroup = {}, {}
-local grouped = false
+local withGroup, replacing = false, false
 for i = 6, #ARGV, 4 do
   local kind = ARGV[i]
-  if string.find(kind, '\0', 1, true) then
-    check_group_keys(7)
-    grouped = uses_groups(KEYS[7])
-    break
-  elseif string.byte(kind, 2) == 114 then -- 'r'
-    grouped = uses_groups(KEYS[7])
-  end
+  withGroup = withGroup or string.find(kind, '\0', 1, true) ~= nil
+  replacing = replacing or string.byte(kind, 2) == 114 -- 'r'
 end
+if withGroup then
+  check_group_keys(7)
+end
+local grouped = (withGroup or replacing) and uses_groups(KEYS[7])
 -- Every read that may fail comes before the first write: the bound, the ids still remembered.
 local bound = redis.call('GET', KEYS[6])
 local rememberedUntil = {}

@@ -43,18 +43,25 @@ if head[2] then
   nextDue = tonumber(head[2])
 end
 local oldestReady = -1
+-- Whether a stored id waits for a consumer: neither scheduled again nor in flight.
+local function waiting(id)
+  return not redis.call('ZSCORE', KEYS[2], id) and not redis.call('ZSCORE', KEYS[4], id)
+end
+local function seen_ready(due)
+  if oldestReady < 0 or due < oldestReady then
+    oldestReady = due
+  end
+end
 for _, list in ipairs(ready_lists(KEYS[3], 6)) do
   for _, id in ipairs(redis.call('LRANGE', list, 0, tonumber(ARGV[1]) - 1)) do
-    if not redis.call('ZSCORE', KEYS[2], id) and not redis.call('ZSCORE', KEYS[4], id) then
+    if waiting(id) then
       local stored = redis.call('HGET', KEYS[1], id)
       local _, due
       if stored then
         _, due = header(stored)
       end
       if due then
-        if oldestReady < 0 or due < oldestReady then
-          oldestReady = due
-        end
+        seen_ready(due)
         break
       end
     end
@@ -75,11 +82,8 @@ for _, group in ipairs(redis.call('ZRANGE', KEYS[21], 0, 999)) do
       budget = budget - 1
       local id = string.sub(member, #group + 17)
       local due = tonumber(string.sub(member, #group + 3, #group + 15))
-      if due and not redis.call('ZSCORE', KEYS[2], id) and not redis.call('ZSCORE', KEYS[4], id)
-          and redis.call('HEXISTS', KEYS[1], id) == 1 then
-        if oldestReady < 0 or due < oldestReady then
-          oldestReady = due
-        end
+      if due and waiting(id) and redis.call('HEXISTS', KEYS[1], id) == 1 then
+        seen_ready(due)
         break
       end
     end
