@@ -35,6 +35,7 @@ import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.PartitionApps;
+import io.github.delayqueue.testsupport.Interruptibly;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import io.github.delayqueue.time.RetryBackoff;
@@ -639,7 +640,7 @@ class GroupsReviewTests {
 				while (!done.get() && System.nanoTime() < deadline) {
 					again(retries, deadline, () -> Transitions.promote(broker, topic, 100));
 					again(retries, deadline, () -> Transitions.expireLeases(broker, topic, 100, 100));
-					pause(5);
+					Interruptibly.sleep(5);
 				}
 			}));
 			for (int c = 0; c < consumers.size(); c++) {
@@ -653,7 +654,7 @@ class GroupsReviewTests {
 						ClaimResult result = again(retries, deadline, () -> Transitions.claim(store, topic, consumer,
 								token, 1 + random.nextInt(10), 0, Duration.ofSeconds(60)));
 						if (result == null || result.messages().isEmpty()) {
-							pause(5);
+							Interruptibly.sleep(5);
 							continue;
 						}
 						for (ClaimedMessage message : result.messages()) {
@@ -688,7 +689,7 @@ class GroupsReviewTests {
 							? proxy.dropNextReplyTo(FaultyRedisProxy.named("EVALSHA"))
 							: proxy.delayNextReplyTo(FaultyRedisProxy.named("EVALSHA"), Duration.ofMillis(800));
 					armed.awaitFired(Duration.ofSeconds(5));
-					pause(100 + random.nextInt(200));
+					Interruptibly.sleep(100 + random.nextInt(200));
 				}
 			}));
 			for (Thread thread : threads) {
@@ -721,7 +722,7 @@ class GroupsReviewTests {
 			}
 			catch (RuntimeException ex) {
 				retries.incrementAndGet();
-				pause(20);
+				Interruptibly.sleep(20);
 			}
 		}
 		return null;
@@ -739,15 +740,6 @@ class GroupsReviewTests {
 		thread.setDaemon(true);
 		thread.start();
 		return thread;
-	}
-
-	private static void pause(long millis) {
-		try {
-			Thread.sleep(millis);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
 	}
 
 	// ---- A full runtime: graceful stop and crash
