@@ -1,5 +1,6 @@
 package io.github.delayqueue.review;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -9,6 +10,7 @@ import java.util.Set;
 
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
@@ -189,6 +191,32 @@ class GroupsThirdReviewTests {
 			assertThat(left.keySet())
 				.as("members left: %d; gn %s", left.size(), test.redis().opsForHash().entries(keys.groupCounts()))
 				.doesNotContainAnyElementsOf(ids(result));
+		}
+	}
+
+	@Test
+	void aDeadLetterOfAGroupWithAPriorityIsReplayedIntoItsGroupAndAnIdSentAgainWithoutOneStaysOutOfIt() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			TopicKeys keys = store.keys(TOPIC);
+			StringRedisTemplate redis = test.redis();
+			byte[] body = MessageFormat.encodeBody(Map.of("delay-queue-group", "g"),
+					"x".getBytes(StandardCharsets.UTF_8));
+			store.send(TOPIC, List.of(new NewMessage("p", false, 5, body).inGroup("g").withPriority(5),
+					new NewMessage("q", false, 6, body).inGroup("g")));
+			Transitions.promote(store, TOPIC, 1000);
+			for (ClaimedMessage message : Transitions.claim(store, TOPIC, 10, MINUTE)) {
+				assertThat(Transitions.deadLetter(store, TOPIC, message.id(), message.leaseToken(), "boom")).isTrue();
+			}
+			assertThat(redis.opsForHash().size(keys.groups())).isZero();
+			store.send(TOPIC, List.of(due("q", 7)));
+			assertThat(store.replayDead(TOPIC, List.of("p", "q")).replayed()).containsExactly("p");
+			assertThat(redis.opsForHash().entries(keys.groups())).isEqualTo(Map.of("p", "g"));
+			Transitions.promote(store, TOPIC, 1000);
+			assertThat(groupOf(redis, keys)).isEqualTo(Map.of("p", "g"));
+			assertThat(redis.opsForZSet().range(keys.groupReady(), 0, -1)).allMatch((m) -> m.startsWith("g\0" + 4));
+			assertThat(redis.opsForList().range(keys.ready(), 0, -1)).containsExactly("q");
+			assertThat(drain(store, 1)).containsExactlyInAnyOrder("p", "q");
 		}
 	}
 
