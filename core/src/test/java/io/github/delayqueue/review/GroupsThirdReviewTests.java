@@ -8,6 +8,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import io.github.delayqueue.convert.JsonPayloadConverter;
+import io.github.delayqueue.listener.DelayListenerEndpoint;
+import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
+import io.github.delayqueue.listener.Delivery;
+import io.github.delayqueue.listener.LatePolicy;
+import io.github.delayqueue.listener.ListenerSettings;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
+import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageFormat;
@@ -16,13 +24,18 @@ import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
+import io.github.delayqueue.time.RetryBackoff;
 import org.junit.jupiter.api.Test;
 
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import static io.github.delayqueue.review.GroupsReviewTests.drain;
 import static io.github.delayqueue.review.GroupsReviewTests.due;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Adversarial review of groups, third round, on a real Redis: the changes after the
@@ -36,6 +49,83 @@ class GroupsThirdReviewTests {
 	private static final Duration MINUTE = Duration.ofMinutes(1);
 
 	private static final long LATER = System.currentTimeMillis() + Duration.ofHours(1).toMillis();
+
+	/**
+	 * The wedge above in a running application: a listener with a prefetch claims again
+	 * at once whenever a claim says more may be waiting, so the consumer spins on claims
+	 * that each look at the same 1,000 dropped members and take nothing, and the due
+	 * message behind them is never delivered. Measured: the EVALSHA calls Redis served in
+	 * the two seconds after the start (a wait of at most three for the delivery).
+	 */
+	@Test
+	void aListenerGetsTheMessageOfAGroupBehindAThousandCancelledOnesWithoutSpinning() throws Exception {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			byte[] body = MessageFormat.encodeBody(Map.of(MessageFormat.GROUP_HEADER, "g"),
+					"\"body\"".getBytes(StandardCharsets.UTF_8));
+			List<NewMessage> messages = new ArrayList<>();
+			for (int i = 0; i < 1000; i++) {
+				messages.add(new NewMessage("s-" + i, false, 1 + i, body).inGroup("g"));
+			}
+			messages.add(new NewMessage("last", false, 5000, body).inGroup("g"));
+			store.send(TOPIC, messages);
+			Transitions.promote(store, TOPIC, 5000);
+			for (int i = 0; i < 1000; i++) {
+				store.cancel(TOPIC, "s-" + i);
+			}
+			List<String> delivered = new java.util.concurrent.CopyOnWriteArrayList<>();
+			Listener listener = new Listener(delivered);
+			JsonPayloadConverter converter = new JsonPayloadConverter(new JsonMapper());
+			DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(converter);
+			registry.register(
+					new DelayListenerEndpoint(TOPIC, listener, Listener.class.getDeclaredMethod("on", Delivery.class),
+							new ListenerSettings(2, 4, 3, MINUTE, new RetryBackoff(Duration.ofSeconds(1), 2.0, MINUTE),
+									Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofMinutes(5),
+									LatePolicy.DELIVER, Duration.ofHours(1))));
+			long before = evalshaCalls(test.redis());
+			DelayQueueRuntime runtime = new DelayQueueRuntime(store, converter,
+					new BrokerSettings(100, Duration.ofSeconds(1), Duration.ZERO), registry);
+			runtime.start();
+			try {
+				long start = System.nanoTime();
+				try {
+					await().atMost(Duration.ofSeconds(3)).until(() -> delivered.contains("last"));
+				}
+				catch (org.awaitility.core.ConditionTimeoutException ex) {
+					// measured and reported below
+				}
+				long calls = evalshaCalls(test.redis()) - before;
+				long millis = (System.nanoTime() - start) / 1_000_000;
+				assertThat(delivered).as("delivered in %d ms, with %d EVALSHA calls", millis, calls)
+					.containsExactly("last");
+			}
+			finally {
+				runtime.stop();
+			}
+		}
+	}
+
+	static long evalshaCalls(StringRedisTemplate redis) {
+		java.util.Properties info = redis.execute(
+				(RedisCallback<java.util.Properties>) (connection) -> connection.serverCommands().info("commandstats"));
+		String stats = (info != null) ? info.getProperty("cmdstat_evalsha", "calls=0,") : "calls=0,";
+		return Long.parseLong(stats.substring(stats.indexOf("calls=") + 6, stats.indexOf(',')));
+	}
+
+	/** Records the ids delivered. */
+	static final class Listener {
+
+		private final List<String> delivered;
+
+		Listener(List<String> delivered) {
+			this.delivered = delivered;
+		}
+
+		void on(Delivery<String> delivery) {
+			this.delivered.add(delivery.id());
+		}
+
+	}
 
 	@Test
 	void aReplacingSendMovesMessagesBetweenGroupsAndNoGroupInOneCallWithOtherIds() {
