@@ -337,13 +337,14 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
       more = more or (looked >= 1000 and not full)
     else
       best.ended = take_from_group(best.group, cap)
-      if groupsLooked >= 1000 and not best.ended then
-        more = true
-        break
-      end
     end
     best.tag = best.tag + (claimed - before)
+    -- Served, even when the groups' budget ends its turn: the members it looked at leave the set.
     best.served = true
+    if not best.lists and groupsLooked >= 1000 and not best.ended then
+      more = true
+      break
+    end
   end
   full = claimed >= wanted
 else
