@@ -46,6 +46,16 @@ public @interface DelayListener {
 	String concurrency() default "";
 
 	/**
+	 * How many messages of one group (see {@code DelayMessage.Builder.group}) are in
+	 * flight at once, across every application consuming the topic, from 1 to 1000;
+	 * {@code ${...}} placeholders are resolved. Empty means
+	 * {@code delay-queue.topics.<topic>.group-concurrency}, else no limit. With 1, a
+	 * group's messages are handled one at a time.
+	 * @return the group concurrency, or empty
+	 */
+	String groupConcurrency() default "";
+
+	/**
 	 * How many deliveries a message gets before it goes to the dead-letter set. Zero or
 	 * less means {@code delay-queue.topics.<topic>.max-attempts}, else
 	 * {@code delay-queue.listener.max-attempts}.

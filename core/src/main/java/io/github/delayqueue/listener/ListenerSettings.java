@@ -30,11 +30,16 @@ import org.jspecify.annotations.Nullable;
  * application together, or {@code null} for none
  * @param noRetryFor exceptions dead-lettered at their first failure: an exception or one
  * of its causes is an instance of one of them
+ * @param groupConcurrency most messages of one group in flight at once, across every
+ * application together, or {@code 0} for no limit
  */
 public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, Duration visibilityTimeout,
 		RetryBackoff backoff, Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime,
 		LatePolicy latePolicy, Duration lateThreshold, int maxBatchSize, Duration batchTimeout,
-		@Nullable RateLimit rateLimit, List<Class<? extends Throwable>> noRetryFor) {
+		@Nullable RateLimit rateLimit, List<Class<? extends Throwable>> noRetryFor, int groupConcurrency) {
+
+	/** The largest group concurrency accepted. */
+	public static final int MAX_GROUP_CONCURRENCY = 1000;
 
 	/** The maximum batch size unless configured. */
 	public static final int DEFAULT_MAX_BATCH_SIZE = 100;
@@ -70,6 +75,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	 * @param batchTimeout longest wait to fill a batch
 	 * @param rateLimit most deliveries in any window of a period, or {@code null}
 	 * @param noRetryFor exceptions dead-lettered at their first failure
+	 * @param groupConcurrency most messages of one group in flight at once, or {@code 0}
 	 */
 	public ListenerSettings {
 		noRetryFor = List.copyOf(noRetryFor);
@@ -99,6 +105,35 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		if (batchProblem != null) {
 			throw new IllegalArgumentException("Batch timeout " + batchProblem);
 		}
+		String groupProblem = groupConcurrencyProblem(groupConcurrency);
+		if (groupProblem != null) {
+			throw new IllegalArgumentException("Group concurrency " + groupProblem);
+		}
+	}
+
+	/**
+	 * Settings without a group concurrency limit.
+	 * @param concurrency messages handled at once
+	 * @param prefetch claimed messages that may wait for a free handler
+	 * @param maxAttempts deliveries before dead-lettering
+	 * @param visibilityTimeout lease length
+	 * @param backoff waits between attempts
+	 * @param idleCheckInterval longest idle wait
+	 * @param shutdownTimeout how long stopping waits
+	 * @param maxHandlingTime how long a handler may run with its lease extended
+	 * @param latePolicy what to do with late messages
+	 * @param lateThreshold how late a message may be before the late policy applies
+	 * @param maxBatchSize most messages in one call of a batch listener
+	 * @param batchTimeout longest wait to fill a batch
+	 * @param rateLimit most deliveries in any window of a period, or {@code null}
+	 * @param noRetryFor exceptions dead-lettered at their first failure
+	 */
+	public ListenerSettings(int concurrency, int prefetch, int maxAttempts, Duration visibilityTimeout,
+			RetryBackoff backoff, Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime,
+			LatePolicy latePolicy, Duration lateThreshold, int maxBatchSize, Duration batchTimeout,
+			@Nullable RateLimit rateLimit, List<Class<? extends Throwable>> noRetryFor) {
+		this(concurrency, prefetch, maxAttempts, visibilityTimeout, backoff, idleCheckInterval, shutdownTimeout,
+				maxHandlingTime, latePolicy, lateThreshold, maxBatchSize, batchTimeout, rateLimit, noRetryFor, 0);
 	}
 
 	/**
@@ -194,6 +229,18 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	}
 
 	/**
+	 * Tells what is wrong with a group concurrency.
+	 * @param groupConcurrency the group concurrency, {@code 0} for no limit
+	 * @return the problem, to follow the setting's name, or {@code null} if it is valid
+	 */
+	public static @Nullable String groupConcurrencyProblem(int groupConcurrency) {
+		if (groupConcurrency < 0 || groupConcurrency > MAX_GROUP_CONCURRENCY) {
+			return "must be between 1 and " + MAX_GROUP_CONCURRENCY + " (0 for no limit), but was " + groupConcurrency;
+		}
+		return null;
+	}
+
+	/**
 	 * Tells what is wrong with a batch timeout.
 	 * @param batchTimeout the batch timeout
 	 * @return the problem, to follow the setting's name, or {@code null} if it is valid
@@ -212,7 +259,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	public ListenerSettings withConcurrency(int concurrency) {
 		return new ListenerSettings(concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout, this.backoff,
 				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy, this.lateThreshold,
-				this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor);
+				this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor, this.groupConcurrency);
 	}
 
 	/**
@@ -222,7 +269,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	public ListenerSettings withMaxAttempts(int maxAttempts) {
 		return new ListenerSettings(this.concurrency, this.prefetch, maxAttempts, this.visibilityTimeout, this.backoff,
 				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy, this.lateThreshold,
-				this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor);
+				this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor, this.groupConcurrency);
 	}
 
 	/**
@@ -232,7 +279,8 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	public ListenerSettings withMaxBatchSize(int maxBatchSize) {
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
-				this.lateThreshold, maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor);
+				this.lateThreshold, maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor,
+				this.groupConcurrency);
 	}
 
 	/**
@@ -242,7 +290,8 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	public ListenerSettings withBatchTimeout(Duration batchTimeout) {
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
-				this.lateThreshold, this.maxBatchSize, batchTimeout, this.rateLimit, this.noRetryFor);
+				this.lateThreshold, this.maxBatchSize, batchTimeout, this.rateLimit, this.noRetryFor,
+				this.groupConcurrency);
 	}
 
 	/**
@@ -252,7 +301,8 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	public ListenerSettings withRateLimit(@Nullable RateLimit rateLimit) {
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
-				this.lateThreshold, this.maxBatchSize, this.batchTimeout, rateLimit, this.noRetryFor);
+				this.lateThreshold, this.maxBatchSize, this.batchTimeout, rateLimit, this.noRetryFor,
+				this.groupConcurrency);
 	}
 
 	/**
@@ -263,7 +313,20 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	public ListenerSettings withNoRetryFor(List<Class<? extends Throwable>> noRetryFor) {
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
-				this.lateThreshold, this.maxBatchSize, this.batchTimeout, this.rateLimit, noRetryFor);
+				this.lateThreshold, this.maxBatchSize, this.batchTimeout, this.rateLimit, noRetryFor,
+				this.groupConcurrency);
+	}
+
+	/**
+	 * @param groupConcurrency most messages of one group in flight at once, or {@code 0}
+	 * for no limit
+	 * @return a copy with that group concurrency
+	 */
+	public ListenerSettings withGroupConcurrency(int groupConcurrency) {
+		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
+				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
+				this.lateThreshold, this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor,
+				groupConcurrency);
 	}
 
 	/**
