@@ -56,11 +56,11 @@ public class FailingClaims extends RedisMessageStore {
 
 			@Override
 			public CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit,
-					Duration lease, @Nullable RateLimit rateLimit, WriteGate gate) {
+					Duration lease, @Nullable RateLimit rateLimit, int groupConcurrency, WriteGate gate) {
 				if (FailingClaims.this.failing) {
 					throw new AssertionError("claim failed with an Error, as the test asked");
 				}
-				return store.claim(consumer, token, limit, earlyLimit, lease, rateLimit, gate);
+				return store.claim(consumer, token, limit, earlyLimit, lease, rateLimit, groupConcurrency, gate);
 			}
 
 			@Override

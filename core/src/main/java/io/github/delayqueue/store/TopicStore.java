@@ -56,13 +56,16 @@ public interface TopicStore {
 	 * @param rateLimit the topic's rate limit (this partition's share), or {@code null}
 	 * for none; with one, the claim takes no more due messages than its window, shared by
 	 * every consumer, has room for, and none early
+	 * @param groupConcurrency most messages of one group in flight at once, across every
+	 * consumer, or {@code 0} for no limit; a group at its limit is passed over until one
+	 * of its messages leaves flight
 	 * @param gate lets the claim be written to Redis, and written again if Redis lost its
 	 * script; the future fails when it does not
 	 * @return the claimed messages, whether more may be ready, and how long the rate
 	 * limit holds the rest back
 	 */
 	CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit, Duration lease,
-			@Nullable RateLimit rateLimit, WriteGate gate);
+			@Nullable RateLimit rateLimit, int groupConcurrency, WriteGate gate);
 
 	/**
 	 * Acknowledges messages in one call: each is deleted with all its data. Does not wait

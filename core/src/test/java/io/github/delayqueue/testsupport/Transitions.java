@@ -96,7 +96,27 @@ public final class Transitions {
 	 */
 	public static ClaimResult claim(MessageStore store, String topic, String consumer, String token, int limit,
 			int earlyLimit, Duration lease, @Nullable RateLimit rateLimit) {
-		return await(store.topic(topic).claim(consumer, token, limit, earlyLimit, lease, rateLimit, WriteGate.OPEN));
+		return claim(store, topic, consumer, token, limit, earlyLimit, lease, rateLimit, 0);
+	}
+
+	/**
+	 * Leases ready messages of a topic within a rate limit and a group concurrency.
+	 * @param store the store
+	 * @param topic the topic (or partition)
+	 * @param consumer the consumer's id
+	 * @param token the lease token, new for each claim request
+	 * @param limit the largest number of due messages to claim
+	 * @param earlyLimit the largest number of messages not yet due to claim
+	 * @param lease how long the lease lasts
+	 * @param rateLimit the rate limit, or {@code null} for none
+	 * @param groupConcurrency most messages of one group in flight, or {@code 0}
+	 * @return the claimed messages, whether more may be ready, and how long the rate
+	 * limit holds the rest back
+	 */
+	public static ClaimResult claim(MessageStore store, String topic, String consumer, String token, int limit,
+			int earlyLimit, Duration lease, @Nullable RateLimit rateLimit, int groupConcurrency) {
+		return await(store.topic(topic)
+			.claim(consumer, token, limit, earlyLimit, lease, rateLimit, groupConcurrency, WriteGate.OPEN));
 	}
 
 	/**

@@ -40,7 +40,8 @@ final class ClaimSlots {
 	 * @param handlerSlots how many messages its handlers take at once
 	 * @param prefetch how many claimed messages may wait for a free handler besides
 	 * those, at the moment of each claim
-	 * @param rateLimited whether the topic has a rate limit
+	 * @param rateLimited whether the topic has a rate limit or a group concurrency: its
+	 * claims take nothing early
 	 * @param held how many messages are held until their due time
 	 */
 	ClaimSlots(int handlerSlots, AdaptivePrefetch prefetch, boolean rateLimited, IntSupplier held) {

@@ -54,7 +54,11 @@ final class Fetcher {
 				this::isRunning);
 		this.dispatchQueue = new DispatchQueue(topic, dispatcher, leases, scheduler, this::isRunning, this::slotsFreed,
 				this::wake);
-		ClaimSlots slots = new ClaimSlots(handlerSlots, prefetch, rateLimit != null, this.dispatchQueue::heldCount);
+		// Nothing early for a rate limit or a group concurrency: a delivery starts when
+		// it
+		// is claimed.
+		ClaimSlots slots = new ClaimSlots(handlerSlots, prefetch, rateLimit != null || settings.groupConcurrency() > 0,
+				this.dispatchQueue::heldCount);
 		this.claims = new ClaimLoop(topic, consumerId, store, settings, rateLimit, metrics, scheduler, leases,
 				outageLog, this::isRunning, slots, this.unanswered, slowDown, this.dispatchQueue);
 	}

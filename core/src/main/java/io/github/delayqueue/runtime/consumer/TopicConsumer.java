@@ -114,8 +114,10 @@ public final class TopicConsumer {
 		RateLimit configured = this.settings.rateLimit();
 		RateLimit rateLimit = (configured != null) ? configured.share(partition, partitions) : null;
 		// A rate-limited topic claims no prefetch: a delivery must start when it is
-		// claimed.
-		this.prefetch = new AdaptivePrefetch((rateLimit != null) ? 0 : this.settings.prefetch(),
+		// claimed; nor does one with a group concurrency: a message waiting for a handler
+		// would hold its group's slot.
+		boolean claimsForHandlersOnly = rateLimit != null || this.settings.groupConcurrency() > 0;
+		this.prefetch = new AdaptivePrefetch(claimsForHandlersOnly ? 0 : this.settings.prefetch(),
 				this.settings.concurrency(), this.settings.visibilityTimeout());
 		int handlerSlots = this.settings.concurrency();
 		Fetcher.Dispatcher dispatcher = this::dispatch;
@@ -150,6 +152,9 @@ public final class TopicConsumer {
 				? ", batches of up to " + this.settings.maxBatchSize() + " within " + this.settings.batchTimeout() : "";
 		RateLimit rateLimit = this.settings.rateLimit();
 		String rate = (rateLimit != null) ? ", rate limit " + rateLimit.limit() + " per " + rateLimit.period() : "";
+		if (this.settings.groupConcurrency() > 0) {
+			rate += ", group concurrency " + this.settings.groupConcurrency();
+		}
 		logger.info("Listening to topic '" + topic() + "' with " + this.endpoint.describe() + " (concurrency "
 				+ this.settings.concurrency() + ", max attempts " + this.settings.maxAttempts() + batch + rate + ")");
 	}

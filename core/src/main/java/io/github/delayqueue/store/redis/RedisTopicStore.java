@@ -70,18 +70,19 @@ final class RedisTopicStore implements TopicStore {
 
 	@Override
 	public CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit,
-			Duration lease, @Nullable RateLimit rateLimit, WriteGate gate) {
+			Duration lease, @Nullable RateLimit rateLimit, int groupConcurrency, WriteGate gate) {
 		if (limit < 1 || limit > MessageStore.MAX_IDS_PER_CALL) {
 			throw new IllegalArgumentException(
 					"Claim limit must be 1 to " + MessageStore.MAX_IDS_PER_CALL + ", but was " + limit);
 		}
 		return this.calls.submit(this.partition, consumer,
-				new ScriptCodecs.Claim(limit, lease, earlyLimit, token, rateLimit), gate);
+				new ScriptCodecs.Claim(limit, lease, earlyLimit, token, rateLimit, groupConcurrency), gate);
 	}
 
 	@Override
 	public CompletableFuture<List<Boolean>> ack(List<String> ids, List<String> leaseTokens) {
-		return this.calls.submit(this.partition, new ScriptCodecs.Ack(ids, leaseTokens));
+		return this.calls.submit(this.partition,
+				new ScriptCodecs.Ack(signalChannel(), this.partition, ids, leaseTokens));
 	}
 
 	/**
@@ -91,7 +92,8 @@ final class RedisTopicStore implements TopicStore {
 	 */
 	@Override
 	public CompletableFuture<List<Boolean>> ackAtStop(List<String> ids, List<String> leaseTokens) {
-		return this.calls.submitInFull(this.partition, new ScriptCodecs.Ack(ids, leaseTokens));
+		return this.calls.submitInFull(this.partition,
+				new ScriptCodecs.Ack(signalChannel(), this.partition, ids, leaseTokens));
 	}
 
 	@Override
@@ -121,7 +123,7 @@ final class RedisTopicStore implements TopicStore {
 		boolean buried = this.calls.runInFull(this.partition,
 				new ScriptCodecs.DeadLetter(id, leaseToken, ErrorTexts.bounded(error),
 						this.calls.signalChannel(deadLetters()), deadLetters(), retention(),
-						this.deadSets.isListened(this.partition)));
+						this.deadSets.isListened(this.partition), signalChannel(), this.partition));
 		this.deadSets.buried(this.partition, buried ? 1 : 0);
 		return buried;
 	}

@@ -217,8 +217,14 @@ final class Script {
 		/** The virtual time, and the finish tag of each group in the rotation. */
 		GROUP_TAGS("group tags", "HASH"),
 
-		/** The groups with ready messages, scored by finish tag. */
+		/**
+		 * The groups with ready messages, scored by finish tag ({@code +inf} for a group
+		 * parked at its concurrency limit).
+		 */
 		GROUP_ROTATION("group rotation", "ZSET"),
+
+		/** The messages of each group in flight: its slots taken. */
+		GROUP_SLOTS("group slots", "HASH"),
 
 		/** The recurring schedules whose ticks the partition holds. */
 		SCHEDULES("schedules", "HASH"),

@@ -197,14 +197,18 @@ final class ScriptCodecs {
 	 * @param earlyLimit the largest number of messages not yet due to claim
 	 * @param token the claim's lease token
 	 * @param rateLimit the partition's rate limit, or {@code null} for none
+	 * @param groupConcurrency most messages of one group in flight, or {@code 0} for no
+	 * limit
 	 */
-	record Claim(int limit, Duration lease, int earlyLimit, String token,
-			@Nullable RateLimit rateLimit) implements ScriptCodec<ClaimResult> {
+	record Claim(int limit, Duration lease, int earlyLimit, String token, @Nullable RateLimit rateLimit,
+			int groupConcurrency) implements ScriptCodec<ClaimResult> {
 
 		static final Signature<Claim> SIGNATURE = Signature.of(
 				Script.of("claim", Script.Reply.LIST,
-						Script.withGroups(Script.withPriorities(Key.READY, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED,
-								Key.LEASES, Key.CLAIM_RECORD, Key.RATE_WINDOW))),
+						Script.keys(
+								Script.withGroups(Script.withPriorities(Key.READY, Key.IN_FLIGHT, Key.MESSAGES,
+										Key.SCHEDULED, Key.LEASES, Key.CLAIM_RECORD, Key.RATE_WINDOW)),
+								Key.GROUP_SLOTS)),
 				"{lease deadline (epoch ms), claim time",
 				Argument.of("[1] largest number of due messages to claim", Claim::limit),
 				Argument.of("[2] lease length in ms", (claim) -> claim.lease().toMillis()),
@@ -212,9 +216,20 @@ final class ScriptCodecs {
 						(claim) -> Math.max(0, claim.earlyLimit())),
 				Argument.of("[4] lease token", Claim::token),
 				Argument.optional("[5] rate limit",
-						(claim) -> (claim.rateLimit() != null) ? claim.rateLimit().limit() : null),
+						(claim) -> (claim.rateLimit() != null) ? claim.rateLimit().limit() : claim.emptyBeforeLimit()),
 				Argument.optional("[6] rate limit period in ms",
-						(claim) -> (claim.rateLimit() != null) ? claim.rateLimit().period().toMillis() : null));
+						(claim) -> (claim.rateLimit() != null) ? claim.rateLimit().period().toMillis()
+								: claim.emptyBeforeLimit()),
+				Argument.optional("[7] group concurrency",
+						(claim) -> (claim.groupConcurrency() > 0) ? claim.groupConcurrency() : null));
+
+		/**
+		 * @return {@code ""} for an absent rate limit's arguments when the group
+		 * concurrency follows them, else {@code null} (nothing written)
+		 */
+		private @Nullable String emptyBeforeLimit() {
+			return (this.groupConcurrency > 0) ? "" : null;
+		}
 
 		@Override
 		public Signature<?> signature() {
@@ -245,16 +260,20 @@ final class ScriptCodecs {
 	/**
 	 * Acknowledges messages.
 	 *
+	 * @param channel the signal channel, told when a group gets a free slot
+	 * @param partition the partition
 	 * @param ids the message ids
 	 * @param leaseTokens the lease token held for each id
 	 */
-	record Ack(List<String> ids, List<String> leaseTokens) implements ScriptCodec<List<Boolean>> {
+	record Ack(String channel, String partition, List<String> ids,
+			List<String> leaseTokens) implements ScriptCodec<List<Boolean>> {
 
 		static final Signature<Ack> SIGNATURE = Signature.of(
 				Script.of("ack", Script.Reply.LIST, Key.IN_FLIGHT, Key.MESSAGES, Key.LEASES, Key.PRIORITIES,
-						Key.REMEMBERED, Key.DEDUPLICATION, Key.GROUPS),
-				"one integer per message: 1 if acknowledged",
-				Argument.rest("[1..] two values per message: id, lease token",
+						Key.REMEMBERED, Key.DEDUPLICATION, Key.GROUPS, Key.GROUP_SLOTS, Key.GROUP_TAGS,
+						Key.GROUP_ROTATION),
+				"one integer per message: 1 if acknowledged", Argument.of("[1] signal channel", Ack::channel),
+				Argument.of("[2] topic", Ack::partition), Argument.rest("[3..] two values per message: id, lease token",
 						(ack, out) -> leases(out, ack.ids(), ack.leaseTokens())));
 
 		Ack {
@@ -289,7 +308,8 @@ final class ScriptCodecs {
 			String error) implements ScriptCodec<Long> {
 
 		static final Signature<Retry> SIGNATURE = Signature.of(
-				Script.of("retry", Script.Reply.INTEGER, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES),
+				Script.of("retry", Script.Reply.INTEGER, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES,
+						Key.GROUPS, Key.GROUP_SLOTS, Key.GROUP_TAGS, Key.GROUP_ROTATION),
 				"the due time of the next attempt", Argument.of("[1] id", Retry::id),
 				Argument.of("[2] lease token", Retry::leaseToken),
 				Argument.of("[3] backoff in ms", (retry) -> retry.delay().toMillis()),
@@ -320,24 +340,30 @@ final class ScriptCodecs {
 	 * @param queue the name of the partition's dead-letter queue
 	 * @param retention the topic's dead-letter retention
 	 * @param listened whether this application listens to the topic's dead letters
+	 * @param channel the signal channel, told when a group gets a free slot
+	 * @param partition the partition
 	 */
 	record DeadLetter(String id, String leaseToken, String error, String queueChannel, String queue,
-			DeadLetterRetention retention, boolean listened) implements ScriptCodec<Boolean> {
+			DeadLetterRetention retention, boolean listened, String channel,
+			String partition) implements ScriptCodec<Boolean> {
 
 		static final Signature<DeadLetter> SIGNATURE = Signature.of(
 				Script.of("dead_letter", Script.Reply.INTEGER,
 						Script.keys(Script.withDeadLetterPriorities(Key.IN_FLIGHT, Key.MESSAGES, Key.DEAD,
 								Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.LEASES, Key.PRIORITIES, Key.DEAD_PRIORITIES,
-								Key.DEAD_LETTERS_WATCH, Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_READY),
-								Key.GROUPS)),
+								Key.DEAD_LETTERS_WATCH, Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_READY), Key.GROUPS,
+								Key.GROUP_SLOTS, Key.GROUP_TAGS, Key.GROUP_ROTATION)),
 				"1 if dead-lettered", Argument.of("[1] id", DeadLetter::id),
 				Argument.of("[2] lease token", DeadLetter::leaseToken),
 				Argument.of("[3] last error", DeadLetter::error),
 				Argument.of("[4] signal channel of the dead-letter queue", DeadLetter::queueChannel),
 				Argument.of("[5] the dead-letter queue's name", DeadLetter::queue),
 				Argument.of("[6] the most dead letters the dead set keeps", (call) -> call.retention().maxCount()),
-				Argument.of("[7] ms a dead letter is kept", (call) -> call.retention().maxAge().toMillis()), Argument
-					.of("[8] 1 if the caller listens to the topic's dead letters", (call) -> call.listened() ? 1 : 0));
+				Argument.of("[7] ms a dead letter is kept", (call) -> call.retention().maxAge().toMillis()),
+				Argument.of("[8] 1 if the caller listens to the topic's dead letters",
+						(call) -> call.listened() ? 1 : 0),
+				Argument.of("[9] signal channel", DeadLetter::channel),
+				Argument.of("[10] topic", DeadLetter::partition));
 
 		@Override
 		public Signature<?> signature() {
@@ -368,11 +394,12 @@ final class ScriptCodecs {
 
 		static final Signature<ExpireLeases> SIGNATURE = Signature.of(
 				Script.of("expire_leases", Script.Reply.LIST,
-						Script.withGroups(Script.keys(
+						Script.keys(Script.withGroups(Script.keys(
 								Script.withPriorities(Key.IN_FLIGHT, Key.MESSAGES, Key.READY, Key.DEAD,
 										Key.DEAD_MESSAGES, Key.DEAD_ERRORS, Key.LEASES),
 								Script.withDeadLetterPriorities(Key.DEAD_PRIORITIES, Key.DEAD_LETTERS_WATCH,
-										Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_READY)))),
+										Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_READY))),
+								Key.GROUP_SLOTS)),
 				"{messages made ready again, messages dead-lettered",
 				Argument.of("[1] largest number of messages to take back", ExpireLeases::limit),
 				Argument.of("[2] maximum attempts", ExpireLeases::maxAttempts),
@@ -415,7 +442,7 @@ final class ScriptCodecs {
 		static final Signature<Release> SIGNATURE = Signature.of(
 				Script.of("release", Script.Reply.LIST,
 						Script.keys(Script.withGroups(Script.withPriorities(Key.IN_FLIGHT, Key.READY, Key.LEASES)),
-								Key.MESSAGES)),
+								Key.MESSAGES, Key.GROUP_SLOTS)),
 				"one integer per message: 1 if it is ready", Argument.of("[1] signal channel", Release::channel),
 				Argument.of("[2] topic", Release::partition),
 				Argument.rest("[3..] two values per message: id, lease token",
@@ -453,7 +480,7 @@ final class ScriptCodecs {
 						Script.keys(
 								Script.withGroups(
 										Script.withPriorities(Key.IN_FLIGHT, Key.READY, Key.LEASES, Key.CLAIM_RECORD)),
-								Key.MESSAGES)),
+								Key.MESSAGES, Key.GROUP_SLOTS)),
 				"the ids handed back", Argument.of("[1] signal channel", ReleaseClaim::channel),
 				Argument.of("[2] topic", ReleaseClaim::partition),
 				Argument.of("[3] the claim's lease token", ReleaseClaim::token),

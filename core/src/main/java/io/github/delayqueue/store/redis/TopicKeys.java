@@ -252,6 +252,14 @@ public record TopicKeys(String prefix, String topic) {
 	}
 
 	/**
+	 * @return HASH of each group's messages in flight (its slots taken), for the group
+	 * concurrency limit
+	 */
+	public String groupSlots() {
+		return key("gf");
+	}
+
+	/**
 	 * The key that plays a role in the scripts.
 	 * @param role the role
 	 * @return the key
@@ -283,6 +291,7 @@ public record TopicKeys(String prefix, String topic) {
 			case GROUP_COUNTS -> groupCounts();
 			case GROUP_TAGS -> groupTags();
 			case GROUP_ROTATION -> groupRotation();
+			case GROUP_SLOTS -> groupSlots();
 			case SCHEDULES -> schedules();
 			case DEAD_LETTERS_WATCH -> deadLettersWatch();
 			case DEAD_LETTERS_MESSAGES -> deadLetters().messages();
@@ -329,6 +338,7 @@ public record TopicKeys(String prefix, String topic) {
 		types.put(groupCounts(), DataType.HASH);
 		types.put(groupTags(), DataType.HASH);
 		types.put(groupRotation(), DataType.ZSET);
+		types.put(groupSlots(), DataType.HASH);
 		types.put(schedules(), DataType.HASH);
 		// Read by every call by id: of another type, it would fail them all.
 		types.put(partitionCount(), DataType.STRING);

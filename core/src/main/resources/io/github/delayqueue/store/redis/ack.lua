@@ -2,7 +2,8 @@
 -- Only the consumer that still holds the lease may acknowledge: the lease token its claim was
 -- given is its proof. A batch costs seven commands, however many messages it holds, one more
 -- (deleting their priorities) while the topic has messages with a priority above 0, one more
--- (deleting their groups) while it has messages of a group, and, while it
+-- (deleting their groups) and four to free their groups' slots while it has messages of a group,
+-- and, while it
 -- deduplicates, one to read the bodies and a few for the ids it remembers.
 -- KEYS[1] in-flight ZSET  id scored by lease deadline (epoch ms)
 -- KEYS[2] messages HASH   id -> stored message
@@ -14,7 +15,14 @@
 --         message sent with a deduplication window (then acknowledging costs one command more);
 --         a value that is not a count of 1 to 18 digits counts as 100000
 -- KEYS[7] groups HASH    id -> group of messages sent with one
--- ARGV[1..] two values per message: id, lease token (at most 1000 messages)
+-- KEYS[8] group slots HASH group -> its messages in flight (see free_slots)
+-- KEYS[9] group tags HASH  the virtual time and the finish tag of each group in the rotation
+-- KEYS[10] group rotation ZSET groups with ready messages, scored by finish tag (+inf: parked)
+-- ARGV[1] signal channel
+-- ARGV[2] topic
+-- ARGV[3..] two values per message: id, lease token (at most 1000 messages)
+-- The messages of a group free their slots (free_slots): a group parked at its concurrency limit
+-- rejoins the rotation and the topic's consumers are signalled.
 -- A message acknowledged with a "delay-queue-dedupe-ms" header (1 to 18 digits) is remembered that
 -- long in KEYS[5]; past the most KEYS[6] allows, the ids whose windows end first are forgotten.
 -- The remembered set expires when its last window ends, so that one no longer used (a partition
@@ -23,19 +31,21 @@
 -- Replayed: idempotent (the second run finds no lease and reports 0).
 -- @include decimal
 -- @include expect
+-- @include free_slots
 -- @include header
 -- @include header_value
+-- @include slots_to_free
 -- @include uses_groups
 -- @include uses_priorities
 local ids = {}
-for i = 1, #ARGV, 2 do
+for i = 3, #ARGV, 2 do
   ids[#ids + 1] = ARGV[i]
 end
 local tokens = redis.call('HMGET', KEYS[3], unpack(ids))
 local acked = {}
 local out = {}
 for k, id in ipairs(ids) do
-  if tokens[k] == ARGV[2 * k] then
+  if tokens[k] == ARGV[2 * k + 2] then
     acked[#acked + 1] = id
     out[k] = 1
   else
@@ -49,6 +59,7 @@ if #acked > 0 then
   expect(KEYS[2], 'hash')
   local prioritized = uses_priorities(4)
   local grouped = uses_groups(KEYS[7])
+  local freeing = grouped and slots_to_free(KEYS[7], KEYS[8], KEYS[9], KEYS[10], acked)
   local bound = redis.call('GET', KEYS[6])
   if bound then
     expect(KEYS[5], 'zset')
@@ -82,6 +93,9 @@ if #acked > 0 then
     redis.call('HDEL', KEYS[4], unpack(acked))
   end
   if grouped then
+    if free_slots(freeing) then
+      signal(ARGV[1], 'r' .. ARGV[2])
+    end
     redis.call('HDEL', KEYS[7], unpack(acked))
   end
 end

@@ -31,6 +31,11 @@
 -- rotation while the set is not is rebuilt from the set; one with fewer groups than the counts name
 -- gets the missing ones back. A claim that served every group it read while more are in the
 -- rotation (it reads the first 100) says more may be waiting.
+-- Group slots: each message of a group taken counts in its group's slots (the group slots HASH,
+-- freed by ack, retry, dead letter, an expired lease and a hand-back, see free_slots). With a group
+-- concurrency (ARGV[7]), a group takes no more than its free slots; a group with none left is parked:
+-- it stays in the rotation scored +inf, its tag kept in the tags, passed over by every claim until a
+-- slot of it is freed (free_slots puts it back at its tag).
 -- The call ends when ARGV[1] due messages are taken (the next due id stays), the last list ends,
 -- or 1000 ids were looked at in all; then it reports whether more may be waiting.
 -- Every write comes after every read, so a key of the wrong type fails the call before it changes
@@ -59,7 +64,8 @@
 -- KEYS[19] group ready ZSET  ready messages of groups, see group_member
 -- KEYS[20] group counts HASH group -> its members in the group ready ZSET
 -- KEYS[21] group tags HASH   the virtual time, and the finish tag of each group in the rotation
--- KEYS[22] group rotation ZSET groups with ready messages, scored by finish tag
+-- KEYS[22] group rotation ZSET groups with ready messages, scored by finish tag (+inf: parked)
+-- KEYS[23] group slots HASH  group -> its messages in flight
 -- ARGV[1] largest number of due messages to claim (at most 1000)
 -- ARGV[2] lease length in ms
 -- ARGV[3] largest number of messages not yet due to claim
@@ -68,6 +74,8 @@
 --         together (then none is taken before it is due); absent for a topic without one, whose
 --         claims then run no command more
 -- ARGV[6] rate limit period in ms (only with ARGV[5])
+-- ARGV[7] group concurrency: most messages of one group in flight at once; absent for no limit
+--         (ARGV[5] and ARGV[6] are then empty without a rate limit)
 -- Returns {lease deadline (epoch ms), claim time (epoch µs), 1 if more ids may be waiting else 0,
 --          id, stored message, id, stored message, ...}; {0, 0, 0} when the ready lists are empty.
 --          When the claim used up the rate limit's room, one more number follows: the µs until
@@ -108,6 +116,7 @@ if record then
 end
 -- A rate-limited topic takes no more due messages than its window has room for, and none early.
 local rateLimit = tonumber(ARGV[5])
+local groupLimit = tonumber(ARGV[7])
 local periodUs, limited
 if rateLimit then
   periodUs = tonumber(ARGV[6]) * 1000
@@ -265,6 +274,9 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
   local head = redis.call('ZRANGE', KEYS[22], 0, 99, 'WITHSCORES')
   -- Groups not read have a tag of at least the last one read: none is served past it.
   local bound = (#head == 200) and tonumber(head[200]) or nil
+  if bound == math.huge then
+    bound = nil
+  end
   rotation = {virtual = virtual}
   if #head == 0 then
     -- The rotation is empty while the group ready set is not: it was lost (moved aside as of the
@@ -306,7 +318,11 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
     rotation.rebuilt = true
   end
   for k = 1, #head, 2 do
-    rotation[#rotation + 1] = {group = head[k], tag = tonumber(head[k + 1])}
+    local tag = tonumber(head[k + 1])
+    -- A group parked at its limit (+inf) is passed over: it comes back when a slot of it is freed.
+    if tag ~= math.huge then
+      rotation[#rotation + 1] = {group = head[k], tag = tag}
+    end
   end
   if redis.call('EXISTS', unpack(lists)) > 0 then
     rotation[#rotation + 1] = {group = '', tag = math.max(tonumber(tags[2]) or virtual, virtual), lists = true}
@@ -330,13 +346,30 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
     rotation.virtual = math.max(rotation.virtual, best.tag)
     local before = claimed
     local cap = math.min(wanted, claimed + 16)
-    if best.lists then
+    local free
+    if groupLimit and not best.lists then
+      if not best.slots then
+        best.slots = tonumber(redis.call('HGET', KEYS[23], best.group)) or 0
+      end
+      free = groupLimit - best.slots - (best.took or 0)
+      cap = math.min(cap, claimed + math.max(free, 0))
+    end
+    if free and free <= 0 then
+      best.parked = true
+      best.ended = true
+    elseif best.lists then
       -- The lists and the groups each look at 1000 at most: ids not yet due kept at the lists' head
       -- never use up the groups' share. A turn that takes nothing due ends the lists' turns.
       best.ended = take_from_lists(cap) or claimed == before
       more = more or (looked >= 1000 and not full)
     else
-      best.ended = take_from_group(best.group, cap)
+      best.empty = take_from_group(best.group, cap)
+      best.ended = best.empty
+      best.took = (best.took or 0) + (claimed - before)
+      if free and claimed - before >= free and not best.empty then
+        best.parked = true
+        best.ended = true
+      end
     end
     best.tag = best.tag + (claimed - before)
     -- Served, even when the groups' budget ends its turn: the members it looked at leave the set.
@@ -370,7 +403,7 @@ local function write_rotation()
         redis.call('ZREMRANGEBYLEX', KEYS[19], '[' .. entry.group .. '\0', '[' .. members[#members])
       end
       -- What is left of the group is counted from the set itself, so a count that drifted is set right.
-      local left = entry.ended and 0
+      local left = entry.empty and 0
         or redis.call('ZLEXCOUNT', KEYS[19], '[' .. entry.group .. '\0', '(' .. entry.group .. '\1')
       if left <= 0 then
         redis.call('HDEL', KEYS[20], entry.group)
@@ -379,9 +412,12 @@ local function write_rotation()
       else
         local tag = string.format('%.17g', entry.tag)
         redis.call('HSET', KEYS[20], entry.group, left)
-        redis.call('ZADD', KEYS[22], tag, entry.group)
+        redis.call('ZADD', KEYS[22], entry.parked and 'inf' or tag, entry.group)
         redis.call('HSET', KEYS[21], entry.group, tag)
       end
+    end
+    if entry.took and entry.took > 0 then
+      redis.call('HINCRBY', KEYS[23], entry.group, entry.took)
     end
   end
   for first = 1, #badMembers, 1000 do
@@ -405,8 +441,11 @@ if more or (not full and (looked >= 1000 or groupsLooked >= 1000)) then
   out[3] = 1
 end
 if #leases > 0 then
-  -- Checks the leases key before the first write, as it is not read above.
+  -- Checks the leases key (and the group slots) before the first write, as they are not read above.
   expect(KEYS[5], 'hash')
+  if rotation then
+    expect(KEYS[23], 'hash')
+  end
 end
 for l, at in ipairs(listLooked) do
   local kept = listKept[l]

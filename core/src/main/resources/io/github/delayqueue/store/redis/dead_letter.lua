@@ -28,6 +28,9 @@
 -- KEYS[21] dead-letters ready 9 LIST   the same for priority 9
 -- KEYS[22] groups HASH         id -> group of stored messages sent with one (a dead letter keeps its
 --          group in its "delay-queue-group" header, which replay reads)
+-- KEYS[23] group slots HASH   group -> its messages in flight (see free_slots)
+-- KEYS[24] group tags HASH    the virtual time and the finish tag of each group in the rotation
+-- KEYS[25] group rotation ZSET groups with ready messages, scored by finish tag (+inf: parked)
 -- ARGV[1] id
 -- ARGV[2] lease token given by claim (proof of the lease)
 -- ARGV[3] last error
@@ -36,14 +39,20 @@
 -- ARGV[6] the most dead letters the dead set keeps, 0 for no bound (retention, see trim_dead)
 -- ARGV[7] ms a dead letter is kept, 0 for no bound
 -- ARGV[8] 1 if the caller listens to the topic's dead letters (sets a lost watch again), else 0
+-- ARGV[9] signal channel
+-- ARGV[10] topic
+-- A message of a group frees its slot (free_slots): a group parked at its concurrency limit rejoins
+-- the rotation and the topic's consumers are signalled.
 -- A stored message whose header is unreadable is kept exactly as it was.
 -- Returns 1 if dead-lettered, 0 if the lease was lost.
 -- Replayed: idempotent (the second run finds no lease and returns 0).
 -- @include bury
 -- @include check_bury
 -- @include expect
+-- @include free_slots
 -- @include header
 -- @include holds_lease
+-- @include slots_to_free
 -- @include trim_dead
 -- @include uses_groups
 -- @include with_header
@@ -55,6 +64,7 @@ local stored = redis.call('HGET', KEYS[2], id)
 local priority = redis.call('HGET', KEYS[7], id)
 expect(KEYS[1], 'zset')
 local grouped = uses_groups(KEYS[22])
+local freeing = grouped and slots_to_free(KEYS[22], KEYS[23], KEYS[24], KEYS[25], {id})
 local dead = check_bury(KEYS[3], KEYS[4], KEYS[5], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], 13, ARGV[8])
 if stored then
   local attempts, due, bodyAt = header(stored)
@@ -75,6 +85,9 @@ if stored then
 end
 redis.call('ZREM', KEYS[1], id)
 redis.call('HDEL', KEYS[6], id)
+if free_slots(freeing) then
+  signal(ARGV[9], 'r' .. ARGV[10])
+end
 if dead.copied then
   signal(ARGV[4], 'r' .. ARGV[5])
 end

@@ -43,7 +43,8 @@
 -- KEYS[33] group ready ZSET  ready messages of groups, see group_member
 -- KEYS[34] group counts HASH group -> its members in the group ready ZSET
 -- KEYS[35] group tags HASH   the virtual time and the finish tag of each group in the rotation
--- KEYS[36] group rotation ZSET groups with ready messages, scored by finish tag
+-- KEYS[36] group rotation ZSET groups with ready messages, scored by finish tag (+inf: parked)
+-- KEYS[37] group slots HASH  group -> its messages in flight (see free_slots)
 -- ARGV[1] largest number of messages to take back (at most 5000)
 -- ARGV[2] maximum attempts of the topic
 -- ARGV[3] signal channel
@@ -54,6 +55,8 @@
 -- ARGV[8] ms a dead letter is kept, 0 for no bound
 -- ARGV[9] 1 if the caller listens to the topic's dead letters (sets a lost watch again), else 0
 -- A message whose stored header is unreadable is dead-lettered as corrupt.
+-- The messages of groups free their slots (free_slots): a group parked at its concurrency limit
+-- rejoins the rotation and the topic's consumers are signalled.
 -- Returns {messages made ready again, messages dead-lettered, ms until the next lease ends or -1,
 --          then the ids made ready again, then the ids dead-lettered}.
 -- Replayed: harmless (takes back what has expired by then).
@@ -62,9 +65,11 @@
 -- @include check_group_keys
 -- @include collect_member
 -- @include expect
+-- @include free_slots
 -- @include header
 -- @include join_groups
 -- @include ready_list
+-- @include slots_to_free
 -- @include trim_dead
 -- @include uses_groups
 -- @include uses_priorities
@@ -91,6 +96,7 @@ if #ids > 0 then
     groups = redis.call('HMGET', KEYS[32], unpack(ids))
     check_group_keys(32)
   end
+  local freeing = slots_to_free(KEYS[32], KEYS[37], KEYS[35], KEYS[36], ids)
   local order, byGroup = {}, {}
   local deadKeys = check_bury(KEYS[4], KEYS[5], KEYS[6], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], 23,
     ARGV[9])
@@ -147,6 +153,9 @@ if #ids > 0 then
   end
   redis.call('ZREM', KEYS[1], unpack(ids))
   redis.call('HDEL', KEYS[7], unpack(ids))
+  if free_slots(freeing) and #requeued == 0 then
+    signal(ARGV[3], 'r' .. ARGV[4])
+  end
   if deadKeys.copied then
     signal(ARGV[5], 'r' .. ARGV[6])
   end

@@ -18,8 +18,9 @@
 -- KEYS[15] group ready ZSET  ready messages of groups, see group_member
 -- KEYS[16] group counts HASH group -> its members in the group ready ZSET
 -- KEYS[17] group tags HASH   the virtual time and the finish tag of each group in the rotation
--- KEYS[18] group rotation ZSET groups with ready messages, scored by finish tag
+-- KEYS[18] group rotation ZSET groups with ready messages, scored by finish tag (+inf: parked)
 -- KEYS[19] messages HASH id -> stored message; only read, for the rank of a message of a group
+-- KEYS[20] group slots HASH  group -> its messages in flight (see free_slots)
 -- ARGV[1] signal channel
 -- ARGV[2] topic
 -- ARGV[3..] two values per message: id, lease token given by claim (at most 1000 messages)
@@ -48,6 +49,6 @@ end
 if #released == 0 then
   return out
 end
-hand_back(KEYS[1], KEYS[2], KEYS[3], 4, released, KEYS[19], 14)
+hand_back(KEYS[1], KEYS[2], KEYS[3], 4, released, KEYS[19], 14, KEYS[20])
 signal(ARGV[1], 'r' .. ARGV[2])
 return out

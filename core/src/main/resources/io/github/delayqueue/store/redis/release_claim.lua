@@ -24,8 +24,9 @@
 -- KEYS[16] group ready ZSET  ready messages of groups, see group_member
 -- KEYS[17] group counts HASH group -> its members in the group ready ZSET
 -- KEYS[18] group tags HASH   the virtual time and the finish tag of each group in the rotation
--- KEYS[19] group rotation ZSET groups with ready messages, scored by finish tag
+-- KEYS[19] group rotation ZSET groups with ready messages, scored by finish tag (+inf: parked)
 -- KEYS[20] messages HASH id -> stored message; only read, for the rank of a message of a group
+-- KEYS[21] group slots HASH  group -> its messages in flight (see free_slots)
 -- ARGV[1] signal channel
 -- ARGV[2] topic
 -- ARGV[3] the claim's lease token: the consumer's id, a dot, and a number that grows with each claim
@@ -75,6 +76,6 @@ end
 if #released == 0 then
   return released
 end
-hand_back(KEYS[1], KEYS[2], KEYS[3], 5, released, KEYS[20], 15)
+hand_back(KEYS[1], KEYS[2], KEYS[3], 5, released, KEYS[20], 15, KEYS[21])
 signal(ARGV[1], 'r' .. ARGV[2])
 return released

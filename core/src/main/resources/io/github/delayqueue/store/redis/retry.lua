@@ -5,6 +5,10 @@
 -- KEYS[2] messages HASH   id -> "<attempts>:<due ms>:<body>"
 -- KEYS[3] scheduled ZSET  id scored by due time
 -- KEYS[4] leases HASH     id -> lease token
+-- KEYS[5] groups HASH     id -> group of messages sent with one
+-- KEYS[6] group slots HASH group -> its messages in flight (see free_slots)
+-- KEYS[7] group tags HASH  the virtual time and the finish tag of each group in the rotation
+-- KEYS[8] group rotation ZSET groups with ready messages, scored by finish tag (+inf: parked)
 -- ARGV[1] id
 -- ARGV[2] lease token given by claim (proof of the lease)
 -- ARGV[3] backoff in ms from Redis time
@@ -15,13 +19,17 @@
 --         next delivery; '' for none (a slow-down keeps the error of the attempt before)
 -- A stored message whose "<attempts>:<due ms>:" header is unreadable is handled as attempts 0, and
 -- one whose body is unreadable keeps its body as it is.
+-- A message of a group frees its slot while it waits (free_slots): a group parked at its concurrency
+-- limit rejoins the rotation and the topic's consumers are signalled.
 -- Returns the due time of the next attempt (epoch ms), or -1 if the lease was lost.
 -- Replayed: idempotent (the second run finds no lease and returns -1).
 -- @include expect
+-- @include free_slots
 -- @include head_due
 -- @include header
 -- @include holds_lease
 -- @include schedule_and_signal
+-- @include slots_to_free
 -- @include with_error
 -- @include with_header
 local id = ARGV[1]
@@ -30,6 +38,7 @@ if not holds_lease(KEYS[4], id, ARGV[2]) then
 end
 local stored = redis.call('HGET', KEYS[2], id)
 expect(KEYS[1], 'zset')
+local freeing = slots_to_free(KEYS[5], KEYS[6], KEYS[7], KEYS[8], {id})
 local headDue = head_due(KEYS[3])
 local due = -1
 if stored then
@@ -51,4 +60,7 @@ if stored then
 end
 redis.call('ZREM', KEYS[1], id)
 redis.call('HDEL', KEYS[4], id)
+if free_slots(freeing) then
+  signal(ARGV[4], 'r' .. ARGV[5])
+end
 return due

@@ -394,7 +394,7 @@ class DeliveryPoliciesTests {
 
 		@Override
 		public CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit,
-				Duration lease, @Nullable RateLimit rateLimit, WriteGate gate) {
+				Duration lease, @Nullable RateLimit rateLimit, int groupConcurrency, WriteGate gate) {
 			throw new UnsupportedOperationException();
 		}
 

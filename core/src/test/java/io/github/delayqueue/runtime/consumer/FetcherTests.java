@@ -204,7 +204,7 @@ class FetcherTests {
 
 		@Override
 		public CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit,
-				Duration lease, @Nullable RateLimit rateLimit, WriteGate gate) {
+				Duration lease, @Nullable RateLimit rateLimit, int groupConcurrency, WriteGate gate) {
 			int claim = this.claims.incrementAndGet();
 			return (claim == 1) ? this.first : this.next.apply(claim);
 		}

@@ -56,9 +56,13 @@ class ScriptCodecsTests {
 		assertThat(new ScriptCodecs.Retry("a", "t", delay, "c", "p", true, "boom").arguments()).containsExactly("a",
 				"t", 1L, "c", "p", 1, "boom");
 		assertThat(new ScriptCodecs.Retry("a", "t", delay, "c", "p", false, "").arguments().get(5)).isEqualTo(0);
-		assertThat(new ScriptCodecs.Claim(5, delay, -3, "tok", null).arguments()).containsExactly(5, 1L, 0, "tok");
-		assertThat(new ScriptCodecs.Claim(5, delay, 2, "tok", new RateLimit(7, Duration.ofMillis(1500))).arguments())
+		assertThat(new ScriptCodecs.Claim(5, delay, -3, "tok", null, 0).arguments()).containsExactly(5, 1L, 0, "tok");
+		assertThat(new ScriptCodecs.Claim(5, delay, 2, "tok", new RateLimit(7, Duration.ofMillis(1500)), 0).arguments())
 			.containsExactly(5, 1L, 2, "tok", 7, 1500L);
+		assertThat(new ScriptCodecs.Claim(5, delay, 0, "tok", null, 2).arguments()).containsExactly(5, 1L, 0, "tok", "",
+				"", 2);
+		assertThat(new ScriptCodecs.Claim(5, delay, 0, "tok", new RateLimit(7, Duration.ofMillis(1500)), 3).arguments())
+			.containsExactly(5, 1L, 0, "tok", 7, 1500L, 3);
 	}
 
 	@Test

@@ -2,18 +2,21 @@
 -- the order given, and ends their leases (their entries in the in-flight ZSET and the leases HASH
 -- go), attempts unchanged. A message of a group goes back to the group ready set instead, where
 -- its rank (its priority and due time, read from messagesKey) puts it ahead of its group's later
--- messages, and its group joins the rotation (join_groups; the group keys from KEYS[gbase]). The
+-- messages, and its group joins the rotation (join_groups; the group keys from KEYS[gbase]); the
+-- messages of groups free their slots in the group slots HASH slotsKey (free_slots). The
 -- caller has checked that each id is still leased to the caller's token, and names each id once.
 -- Checks the type of every key it writes before the first write.
 -- @include check_group_keys
 -- @include collect_member
 -- @include expect
+-- @include free_slots
 -- @include header
 -- @include join_groups
 -- @include ready_list
+-- @include slots_to_free
 -- @include uses_groups
 -- @include uses_priorities
-local function hand_back(inFlightKey, readyKey, leasesKey, base, ids, messagesKey, gbase)
+local function hand_back(inFlightKey, readyKey, leasesKey, base, ids, messagesKey, gbase, slotsKey)
   expect(inFlightKey, 'zset')
   local priorities = {}
   if uses_priorities(base) then
@@ -25,6 +28,7 @@ local function hand_back(inFlightKey, readyKey, leasesKey, base, ids, messagesKe
     stored = redis.call('HMGET', messagesKey, unpack(ids))
     check_group_keys(gbase)
   end
+  local freeing = slots_to_free(KEYS[gbase], slotsKey, KEYS[gbase + 3], KEYS[gbase + 4], ids)
   -- Each list's ids last first: LPUSH puts the last one pushed at the head.
   local lists, byList = {}, {}
   local order, byGroup = {}, {}
@@ -50,6 +54,7 @@ local function hand_back(inFlightKey, readyKey, leasesKey, base, ids, messagesKe
   if #order > 0 then
     join_groups(gbase, order, byGroup)
   end
+  free_slots(freeing)
   redis.call('ZREM', inFlightKey, unpack(ids))
   redis.call('HDEL', leasesKey, unpack(ids))
 end
