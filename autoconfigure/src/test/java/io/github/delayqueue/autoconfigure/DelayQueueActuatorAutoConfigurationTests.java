@@ -4,7 +4,9 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
+import io.github.delayqueue.actuate.DelayQueueEndpoint.ListenerDescriptor;
 import io.github.delayqueue.actuate.DelayQueueHealthIndicator;
+import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.schedule.DelayQueueSchedules;
@@ -60,6 +62,22 @@ class DelayQueueActuatorAutoConfigurationTests {
 			assertThat(endpoint.topicAction("reports", "resume-schedule", null, "hourly").affected()).isOne();
 			assertThat(changes).as("wake-ups of the poller").hasValue(1);
 		});
+	}
+
+	@Test
+	void theEndpointDescribesAListenersGroupConcurrencyAndLeavesItOutWithoutALimit() {
+		this.runner.withPropertyValues("management.endpoints.web.exposure.include=delayqueue")
+			.withBean(LimitedListener.class)
+			.withBean(UnlimitedListener.class)
+			.run((context) -> {
+				DelayQueueEndpoint endpoint = context.getBean(DelayQueueEndpoint.class);
+				ListenerDescriptor limited = endpoint.topic("limited", null, null, null).listener();
+				assertThat(limited).isNotNull();
+				assertThat(limited.groupConcurrency()).isEqualTo(2);
+				ListenerDescriptor unlimited = endpoint.topic("unlimited", null, null, null).listener();
+				assertThat(unlimited).isNotNull();
+				assertThat(unlimited.groupConcurrency()).isNull();
+			});
 	}
 
 	@Test
@@ -157,6 +175,22 @@ class DelayQueueActuatorAutoConfigurationTests {
 		DelayQueueEndpoint ownEndpoint(RedisMessageStore store, DelayQueueTemplate template, DelayQueueRuntime runtime,
 				DelayQueueSchedules schedules) {
 			return new DelayQueueEndpoint(store, template, runtime, schedules);
+		}
+
+	}
+
+	static class LimitedListener {
+
+		@DelayListener(topic = "limited", groupConcurrency = "2")
+		void on(String payload) {
+		}
+
+	}
+
+	static class UnlimitedListener {
+
+		@DelayListener(topic = "unlimited")
+		void on(String payload) {
 		}
 
 	}

@@ -503,6 +503,44 @@ class DelayQueueAutoConfigurationTests {
 	}
 
 	@Test
+	void aTopicsGroupConcurrencyReachesItsListenerSettingsAndATopicWithoutOneHasNoLimit() {
+		this.runner
+			.withPropertyValues("delay-queue.topics.webhooks.group-concurrency=4",
+					"delay-queue.topics[order.created].group-concurrency=1")
+			.run((context) -> {
+				ListenerSettingsProvider settings = context.getBean(ListenerSettingsProvider.class);
+				assertThat(settings.forTopic("webhooks").groupConcurrency()).isEqualTo(4);
+				assertThat(settings.forTopic("order.created").groupConcurrency()).isEqualTo(1);
+				assertThat(settings.forTopic("orders").groupConcurrency()).isZero();
+			});
+	}
+
+	@ParameterizedTest
+	@ValueSource(ints = { 0, -1, 1001 })
+	void aGroupConcurrencyOutOfOneToAThousandFailsStartupNamingThePropertyAndValue(int groupConcurrency) {
+		this.runner.withPropertyValues("delay-queue.topics.webhooks.group-concurrency=" + groupConcurrency)
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context).getFailure()
+					.rootCause()
+					.hasMessageContaining("delay-queue.topics.webhooks.group-concurrency must be between 1 and 1000"
+							+ " (unset for no limit), but was " + groupConcurrency);
+			});
+	}
+
+	@Test
+	void aGroupConcurrencyOfOneAndOfAThousandAreAccepted() {
+		this.runner
+			.withPropertyValues("delay-queue.topics.webhooks.group-concurrency=1",
+					"delay-queue.topics.orders.group-concurrency=1000")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(ListenerSettingsProvider.class).forTopic("orders").groupConcurrency())
+					.isEqualTo(1000);
+			});
+	}
+
+	@Test
 	void aPartitionCountOutOfRangeFailsStartupNamingTheProperty() {
 		this.runner
 			.withPropertyValues("delay-queue.topics.orders.partitions=0", "delay-queue.topics.clicks.partitions=129")

@@ -12,6 +12,8 @@ import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.testsupport.QueueContexts;
 import io.github.delayqueue.autoconfigure.InvalidDelayListenerFailureAnalyzer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -106,6 +108,45 @@ class ListenerMethodValidationTests {
 	}
 
 	@Test
+	void aGroupConcurrencyPlaceholderIsResolvedAndWinsOverTheTopicsProperty() {
+		this.runner.withBean(GroupConcurrencyPlaceholderListener.class)
+			.withPropertyValues("app.group-concurrency=3", "delay-queue.topics.shops.group-concurrency=8")
+			.run((context) -> assertThat(settings(context, "shops").groupConcurrency()).isEqualTo(3));
+	}
+
+	@Test
+	void aGroupConcurrencyOfTheAnnotationWinsOverThePropertyAndAListenerWithoutOneHasThePropertysOrNoLimit() {
+		this.runner.withBean(GroupConcurrencyListener.class)
+			.withBean(NoteListener.class)
+			.withBean(BytesListener.class)
+			.withPropertyValues("delay-queue.topics.tenants.group-concurrency=8",
+					"delay-queue.topics.notes.group-concurrency=5")
+			.run((context) -> {
+				assertThat(settings(context, "tenants").groupConcurrency()).isEqualTo(1);
+				assertThat(settings(context, "notes").groupConcurrency()).isEqualTo(5);
+				assertThat(settings(context, "bytes").groupConcurrency()).isZero();
+			});
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "0", "-1", "1001", "many", "2.5" })
+	void aGroupConcurrencyThatIsNotAWholeNumberFromOneToAThousandFailsStartupNamingTheTopicAndTheValue(
+			String groupConcurrency) {
+		this.runner.withBean(GroupConcurrencyPlaceholderListener.class)
+			.withPropertyValues("app.group-concurrency=" + groupConcurrency)
+			.run((context) -> {
+				assertThat(mostSpecificFailure(context)).isInstanceOf(InvalidDelayListenerException.class)
+					.hasMessageContainingAll(GroupConcurrencyPlaceholderListener.class.getName() + ".on",
+							"(topic 'shops') groupConcurrency must be a whole number between 1 and 1000",
+							"but was '" + groupConcurrency + "'");
+				FailureAnalysis analysis = new InvalidDelayListenerFailureAnalyzer()
+					.analyze(context.getStartupFailure());
+				assertThat(analysis).isNotNull();
+				assertThat(analysis.getAction()).contains("groupConcurrency whole numbers");
+			});
+	}
+
+	@Test
 	void stringAndByteArrayPayloadsArriveAsSent() {
 		this.runner.withBean(NoteListener.class).withBean(BytesListener.class).run((context) -> {
 			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
@@ -194,6 +235,11 @@ class ListenerMethodValidationTests {
 		});
 	}
 
+	private static ListenerSettings settings(AssertableApplicationContext context, String topic) {
+		assertThat(context).hasNotFailed();
+		return context.getBean(DelayListenerEndpointRegistry.class).getEndpoints().get(topic).settings();
+	}
+
 	private static Throwable mostSpecificFailure(AssertableApplicationContext context) {
 		assertThat(context).hasFailed();
 		return NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure());
@@ -268,6 +314,22 @@ class ListenerMethodValidationTests {
 		@DelayListener(topic = "${app.topic}", concurrency = "${app.concurrency}", maxAttempts = 2)
 		void on(String payload) {
 			this.received.add(payload);
+		}
+
+	}
+
+	static class GroupConcurrencyPlaceholderListener {
+
+		@DelayListener(topic = "shops", groupConcurrency = "${app.group-concurrency}")
+		void on(String payload) {
+		}
+
+	}
+
+	static class GroupConcurrencyListener {
+
+		@DelayListener(topic = "tenants", groupConcurrency = "1")
+		void on(String payload) {
 		}
 
 	}

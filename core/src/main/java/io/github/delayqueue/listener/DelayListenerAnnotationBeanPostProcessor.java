@@ -86,6 +86,9 @@ public class DelayListenerAnnotationBeanPostProcessor
 			if (endpoint.maxAttempts > 0) {
 				settings = settings.withMaxAttempts(endpoint.maxAttempts);
 			}
+			if (endpoint.groupConcurrency != null) {
+				settings = settings.withGroupConcurrency(endpoint.groupConcurrency);
+			}
 			if (endpoint.maxBatchSize != null) {
 				settings = settings.withMaxBatchSize(endpoint.maxBatchSize);
 			}
@@ -148,6 +151,7 @@ public class DelayListenerAnnotationBeanPostProcessor
 						"concurrency must be a whole number of at least 1, but was '" + concurrencyText + "'", null);
 			}
 		}
+		Integer groupConcurrency = groupConcurrency(name, topic, resolve(annotation.groupConcurrency()));
 		String batchProblem = DelayListenerEndpoint.batchParameterProblem(method);
 		if (batchProblem != null) {
 			throw new InvalidDelayListenerException(name, batchProblem, null);
@@ -183,8 +187,36 @@ public class DelayListenerAnnotationBeanPostProcessor
 			}
 		}
 		Method invocable = AopUtils.selectInvocableMethod(method, bean.getClass());
-		return new PendingEndpoint(topic, bean, beanName, invocable, concurrency, annotation.maxAttempts(),
-				maxBatchSize, batchTimeout, annotation.noRetryFor());
+		return new PendingEndpoint(topic, bean, beanName, invocable, concurrency, groupConcurrency,
+				annotation.maxAttempts(), maxBatchSize, batchTimeout, annotation.noRetryFor());
+	}
+
+	/**
+	 * Parses the annotation's group concurrency: 1 to
+	 * {@link ListenerSettings#MAX_GROUP_CONCURRENCY}, or empty for the topic's property;
+	 * no 0, as empty is how an annotation leaves the limit to the property.
+	 * @return the group concurrency, or {@code null} if the annotation sets none
+	 */
+	private static @Nullable Integer groupConcurrency(String name, String topic, String text) {
+		if (!StringUtils.hasText(text)) {
+			return null;
+		}
+		Integer groupConcurrency = null;
+		try {
+			groupConcurrency = Integer.parseInt(text.trim());
+		}
+		catch (NumberFormatException ex) {
+			// named below
+		}
+		if (groupConcurrency == null || groupConcurrency < 1
+				|| ListenerSettings.groupConcurrencyProblem(groupConcurrency) != null) {
+			throw new InvalidDelayListenerException(name,
+					"(topic '" + topic + "') groupConcurrency must be a whole number between 1 and "
+							+ ListenerSettings.MAX_GROUP_CONCURRENCY + " (empty for the topic's property, else no"
+							+ " limit), but was '" + text + "'",
+					null);
+		}
+		return groupConcurrency;
 	}
 
 	/**
@@ -209,8 +241,8 @@ public class DelayListenerAnnotationBeanPostProcessor
 	}
 
 	private record PendingEndpoint(String topic, Object bean, String beanName, Method method,
-			@Nullable Integer concurrency, int maxAttempts, @Nullable Integer maxBatchSize,
-			@Nullable Duration batchTimeout, Class<? extends Throwable>[] noRetryFor) {
+			@Nullable Integer concurrency, @Nullable Integer groupConcurrency, int maxAttempts,
+			@Nullable Integer maxBatchSize, @Nullable Duration batchTimeout, Class<? extends Throwable>[] noRetryFor) {
 	}
 
 }

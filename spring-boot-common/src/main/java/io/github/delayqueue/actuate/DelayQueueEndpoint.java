@@ -330,9 +330,11 @@ public class DelayQueueEndpoint {
 	 * @param maxAttempts deliveries before a message is dead-lettered
 	 * @param visibilityTimeout lease length, ISO-8601
 	 * @param rateLimit the topic's rate limit, such as {@code 100 per 1s}, absent if none
+	 * @param groupConcurrency most messages of one group in flight at once, across every
+	 * application, absent if no limit
 	 */
 	public record ListenerDescriptor(String method, String state, int concurrency, int maxAttempts,
-			String visibilityTimeout, @Nullable String rateLimit) {
+			String visibilityTimeout, @Nullable String rateLimit, @Nullable Integer groupConcurrency) {
 	}
 
 	/**

@@ -5,6 +5,7 @@ import java.util.Map;
 
 import io.github.delayqueue.actuate.DelayQueueEndpoint.ListenerDescriptor;
 import io.github.delayqueue.listener.DelayListenerEndpoint;
+import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.ListenerState;
 import io.github.delayqueue.store.RateLimit;
@@ -39,9 +40,11 @@ final class ListenerDescriptions {
 			return null;
 		}
 		ListenerState state = states.getOrDefault(topic, ListenerState.STOPPED);
+		ListenerSettings settings = endpoint.settings();
 		return new ListenerDescriptor(endpoint.describe(), state.name().toLowerCase(Locale.ROOT),
-				endpoint.settings().concurrency(), endpoint.settings().maxAttempts(),
-				endpoint.settings().visibilityTimeout().toString(), rateLimit(endpoint.settings().rateLimit()));
+				settings.concurrency(), settings.maxAttempts(), settings.visibilityTimeout().toString(),
+				rateLimit(settings.rateLimit()),
+				(settings.groupConcurrency() > 0) ? Integer.valueOf(settings.groupConcurrency()) : null);
 	}
 
 	/**

@@ -322,7 +322,7 @@ final class DelayQueueConfiguration {
 					or(own.getLateThreshold(), defaults.getLateThreshold()),
 					or(own.getMaxBatchSize(), ListenerSettings.DEFAULT_MAX_BATCH_SIZE),
 					or(own.getBatchTimeout(), ListenerSettings.DEFAULT_BATCH_TIMEOUT), rateLimit(own.getRateLimit()),
-					noRetryFor(defaults.getNoRetryFor(), own.getNoRetryFor()));
+					noRetryFor(defaults.getNoRetryFor(), own.getNoRetryFor()), or(own.getGroupConcurrency(), 0));
 		}
 
 		/**

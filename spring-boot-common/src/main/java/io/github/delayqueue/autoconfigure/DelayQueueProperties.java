@@ -718,6 +718,13 @@ public class DelayQueueProperties implements Validator {
 		private @Nullable Integer concurrency;
 
 		/**
+		 * Most messages of one group in flight at once, across every application
+		 * consuming the topic, from 1 to 1000; empty for no limit. With 1, a group's
+		 * messages are handled one at a time.
+		 */
+		private @Nullable Integer groupConcurrency;
+
+		/**
 		 * Deliveries a message of this topic gets before it goes to the dead-letter set.
 		 */
 		private @Nullable Integer maxAttempts;
@@ -812,6 +819,14 @@ public class DelayQueueProperties implements Validator {
 			this.concurrency = concurrency;
 		}
 
+		public @Nullable Integer getGroupConcurrency() {
+			return this.groupConcurrency;
+		}
+
+		public void setGroupConcurrency(@Nullable Integer groupConcurrency) {
+			this.groupConcurrency = groupConcurrency;
+		}
+
 		public @Nullable Integer getMaxAttempts() {
 			return this.maxAttempts;
 		}
@@ -869,11 +884,12 @@ public class DelayQueueProperties implements Validator {
 		 */
 		@Override
 		public String toString() {
-			return "partitions=" + this.partitions + ", concurrency=" + this.concurrency + ", max-attempts="
-					+ this.maxAttempts + ", visibility-timeout=" + this.visibilityTimeout + ", max-batch-size="
-					+ this.maxBatchSize + ", batch-timeout=" + this.batchTimeout + ", late-policy=" + this.latePolicy
-					+ ", late-threshold=" + this.lateThreshold + ", no-retry-for=" + this.noRetryFor + ", backoff=["
-					+ this.backoff + "], dead-letters=[" + this.deadLetters + "], rate-limit=[" + this.rateLimit + "]";
+			return "partitions=" + this.partitions + ", concurrency=" + this.concurrency + ", group-concurrency="
+					+ this.groupConcurrency + ", max-attempts=" + this.maxAttempts + ", visibility-timeout="
+					+ this.visibilityTimeout + ", max-batch-size=" + this.maxBatchSize + ", batch-timeout="
+					+ this.batchTimeout + ", late-policy=" + this.latePolicy + ", late-threshold=" + this.lateThreshold
+					+ ", no-retry-for=" + this.noRetryFor + ", backoff=[" + this.backoff + "], dead-letters=["
+					+ this.deadLetters + "], rate-limit=[" + this.rateLimit + "]";
 		}
 
 		/**

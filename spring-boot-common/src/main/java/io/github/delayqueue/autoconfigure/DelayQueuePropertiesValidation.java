@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
+import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.producer.InvalidMessageException;
 import io.github.delayqueue.producer.Topics;
 import io.github.delayqueue.schedule.Schedule;
@@ -22,6 +23,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.validation.Errors;
 
 import static io.github.delayqueue.listener.ListenerSettings.batchTimeoutProblem;
+import static io.github.delayqueue.listener.ListenerSettings.groupConcurrencyProblem;
 import static io.github.delayqueue.listener.ListenerSettings.maxBatchSizeProblem;
 
 /**
@@ -156,6 +158,8 @@ final class DelayQueuePropertiesValidation {
 		properties.getTopics().keySet().forEach((topic) -> validateTopic(topic, errors));
 		properties.getMetrics().getTopics().forEach((topic) -> validateGaugedTopic(topic, errors));
 		properties.getTopics().forEach((topic, settings) -> validateBatch(topic, settings, errors));
+		properties.getTopics()
+			.forEach((topic, settings) -> validateGroupConcurrency(topic, settings.getGroupConcurrency(), errors));
 		properties.getTopics()
 			.forEach((topic, settings) -> validateRateLimit(topic, settings.getRateLimit(), settings.getPartitions(),
 					errors));
@@ -361,6 +365,20 @@ final class DelayQueuePropertiesValidation {
 		if (problem != null) {
 			errors.rejectValue("topics[" + topic + "].batchTimeout", "invalid",
 					topicProperty(topic, "batch-timeout") + " " + problem);
+		}
+	}
+
+	/**
+	 * Refuses a group concurrency out of 1 to
+	 * {@link ListenerSettings#MAX_GROUP_CONCURRENCY}: unlike the settings, the property
+	 * has no 0, as unset means no limit.
+	 */
+	private static void validateGroupConcurrency(String topic, @Nullable Integer groupConcurrency, Errors errors) {
+		if (groupConcurrency != null && (groupConcurrency < 1 || groupConcurrencyProblem(groupConcurrency) != null)) {
+			errors.rejectValue("topics[" + topic + "].groupConcurrency", "invalid",
+					topicProperty(topic, "group-concurrency") + " must be between 1 and "
+							+ ListenerSettings.MAX_GROUP_CONCURRENCY + " (unset for no limit), but was "
+							+ groupConcurrency);
 		}
 	}
 

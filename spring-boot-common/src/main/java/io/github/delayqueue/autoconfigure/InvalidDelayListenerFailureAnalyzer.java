@@ -18,8 +18,8 @@ public final class InvalidDelayListenerFailureAnalyzer extends AbstractFailureAn
 		String description = "The @DelayListener method " + cause.getMethod() + " cannot listen as declared: "
 				+ cause.getProblem();
 		String action = "Correct the @DelayListener annotation or the parameter of " + cause.getMethod()
-				+ ": a topic of at most 200 characters without '{', '}', '#' or whitespace; concurrency and maxBatchSize"
-				+ " whole numbers;"
+				+ ": a topic of at most 200 characters without '{', '}', '#' or whitespace; concurrency, maxBatchSize"
+				+ " and groupConcurrency whole numbers;"
 				+ " batchTimeout a duration such as 200ms; one parameter, the payload or a Delivery, or a List of them"
 				+ " for a batch listener. Values may come from properties as ${...}, and the topic's"
 				+ " delay-queue.topics.<topic>.* properties apply too.";
