@@ -68,6 +68,19 @@ public interface TopicStore {
 			@Nullable RateLimit rateLimit, int groupConcurrency, WriteGate gate);
 
 	/**
+	 * Sets each group's count of messages in flight (its slots taken, which a group
+	 * concurrency limits) from the messages in flight, so that a count that drifted is
+	 * set right, and lets a group parked at its limit whose count went down be claimed
+	 * again. Does not wait for the reply.
+	 * @return each group whose count was corrected, as {@code "<group>: <before> ->
+	 * <after>"}; none when every count was right, or when too many messages are in flight
+	 * to count them in one call
+	 */
+	default CompletableFuture<List<String>> recountGroupSlots() {
+		return CompletableFuture.completedFuture(List.of());
+	}
+
+	/**
 	 * Acknowledges messages in one call: each is deleted with all its data. Does not wait
 	 * for the reply; the future may complete on the Redis client's I/O thread, where
 	 * nothing may block.

@@ -64,6 +64,9 @@ public final class TopicConsumer {
 
 	private final AdaptivePrefetch prefetch;
 
+	/** Sets the group slots right, for a listener with a group concurrency. */
+	private final @Nullable GroupSlotsRecount slotsRecount;
+
 	private final ScheduledExecutorService scheduler;
 
 	/** Completes once stopping it has ended: see {@link #endStop()}. */
@@ -135,6 +138,8 @@ public final class TopicConsumer {
 		this.claimPause = slowDown;
 		this.fetcher = new Fetcher(topic, store, this.settings, handlerSlots, this.prefetch, rateLimit, slowDown,
 				metrics, scheduler, dispatcher, this.leases, outageLog);
+		this.slotsRecount = (this.settings.groupConcurrency() > 0) ? new GroupSlotsRecount(topic, store, scheduler)
+				: null;
 	}
 
 	/**
@@ -148,6 +153,9 @@ public final class TopicConsumer {
 	public void start() {
 		this.leases.start();
 		this.fetcher.start();
+		if (this.slotsRecount != null) {
+			this.slotsRecount.start();
+		}
 		String batch = (this.batches != null)
 				? ", batches of up to " + this.settings.maxBatchSize() + " within " + this.settings.batchTimeout() : "";
 		RateLimit rateLimit = this.settings.rateLimit();
@@ -168,6 +176,9 @@ public final class TopicConsumer {
 	 */
 	public void stopClaiming() {
 		this.stopping = true;
+		if (this.slotsRecount != null) {
+			this.slotsRecount.stop();
+		}
 		List<InFlightMessage> notStarted = new ArrayList<>(this.fetcher.stop());
 		if (this.batches != null) {
 			notStarted.addAll(this.batches.stop());

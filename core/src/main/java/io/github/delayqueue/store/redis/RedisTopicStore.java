@@ -30,6 +30,11 @@ final class RedisTopicStore implements TopicStore {
 	 */
 	private static final int REGROUP_CHUNK = 500;
 
+	/**
+	 * The most messages in flight whose groups one recount of the group slots counts.
+	 */
+	private static final int MAX_RECOUNTED_IN_FLIGHT = 5000;
+
 	private final ScriptCalls calls;
 
 	private final PartitionRouter router;
@@ -77,6 +82,20 @@ final class RedisTopicStore implements TopicStore {
 		}
 		return this.calls.submit(this.partition, consumer,
 				new ScriptCodecs.Claim(limit, lease, earlyLimit, token, rateLimit, groupConcurrency), gate);
+	}
+
+	@Override
+	public CompletableFuture<List<String>> recountGroupSlots() {
+		return this.calls
+			.submit(this.partition,
+					new ScriptCodecs.RecountSlots(signalChannel(), this.partition, MAX_RECOUNTED_IN_FLIGHT))
+			.thenApply((recount) -> {
+				if (recount.skipped()) {
+					logger.debug("Topic '" + this.partition + "': more than " + MAX_RECOUNTED_IN_FLIGHT
+							+ " messages in flight, the group slots were not recounted");
+				}
+				return recount.corrected();
+			});
 	}
 
 	@Override

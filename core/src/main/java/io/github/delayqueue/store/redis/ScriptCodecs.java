@@ -565,6 +565,54 @@ final class ScriptCodecs {
 	}
 
 	/**
+	 * Sets each group's slots taken from the messages in flight.
+	 *
+	 * @param channel the signal channel
+	 * @param partition the partition
+	 * @param limit the most messages in flight to count
+	 */
+	record RecountSlots(String channel, String partition, int limit) implements ScriptCodec<SlotRecount> {
+
+		static final Signature<RecountSlots> SIGNATURE = Signature.of(
+				Script.of("recount_slots", Script.Reply.LIST, Key.IN_FLIGHT, Key.GROUPS, Key.GROUP_SLOTS,
+						Key.GROUP_TAGS, Key.GROUP_ROTATION),
+				"{-1} when skipped", Argument.of("[1] signal channel", RecountSlots::channel),
+				Argument.of("[2] topic", RecountSlots::partition),
+				Argument.of("[3] the most messages in flight to count", RecountSlots::limit));
+
+		@Override
+		public Signature<?> signature() {
+			return SIGNATURE;
+		}
+
+		@Override
+		public SlotRecount read(Object reply) {
+			List<?> values = (List<?>) reply;
+			if (values.size() == 1) {
+				return new SlotRecount(true, List.of());
+			}
+			List<String> corrected = new ArrayList<>(values.size() / 3);
+			for (int i = 0; i + 2 < values.size(); i += 3) {
+				corrected
+					.add(text(values.get(i)) + ": " + number(values.get(i + 1)) + " -> " + number(values.get(i + 2)));
+			}
+			return new SlotRecount(false, corrected);
+		}
+
+	}
+
+	/**
+	 * What a call of {@code recount_slots.lua} did.
+	 *
+	 * @param skipped whether too many messages were in flight to count them
+	 * @param corrected each group whose count it corrected, as
+	 * {@code "<group>: <before> -> <after>"}
+	 */
+	record SlotRecount(boolean skipped, List<String> corrected) {
+
+	}
+
+	/**
 	 * What a call of {@code regroup.lua} did.
 	 *
 	 * @param cursor where the walk goes on from, {@code "0"} once it is done

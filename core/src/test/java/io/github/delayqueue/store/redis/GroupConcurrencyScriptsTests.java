@@ -193,6 +193,46 @@ class GroupConcurrencyScriptsTests {
 		});
 	}
 
+	@Test
+	void aRecountSetsACountThatWentAboveTheMessagesInFlightRightAndLetsTheParkedGroupBack() {
+		ScriptTest.run((template, store, redis) -> {
+			sendGroups(store, 3, "g");
+			ClaimedMessage first = claim(store, 10, 1).get(0);
+			// The groups hash lost the entry of the message in flight: its ack frees
+			// nothing.
+			redis.opsForHash().delete(store.keys(TOPIC).groups(), first.id());
+			assertThat(Transitions.ack(store, TOPIC, first.id(), first.leaseToken())).isTrue();
+			assertThat(claim(store, 10, 1)).as("the group's count still says 1").isEmpty();
+			assertThat(store.topic(TOPIC).recountGroupSlots().join()).containsExactly("g: 1 -> 0");
+			assertThat(redis.hasKey(store.keys(TOPIC).groupSlots())).isFalse();
+			assertThat(ids(claim(store, 10, 1))).containsExactly("g-1");
+			assertThat(store.topic(TOPIC).recountGroupSlots().join()).as("right by now").isEmpty();
+		});
+	}
+
+	@Test
+	void aRecountSetsALostCountBackFromTheMessagesInFlight() {
+		ScriptTest.run((template, store, redis) -> {
+			sendGroups(store, 3, "g", "h");
+			assertThat(claim(store, 10, 2)).hasSize(4);
+			redis.delete(store.keys(TOPIC).groupSlots());
+			assertThat(store.topic(TOPIC).recountGroupSlots().join()).containsExactlyInAnyOrder("g: 0 -> 2",
+					"h: 0 -> 2");
+			assertThat(claim(store, 10, 2)).isEmpty();
+		});
+	}
+
+	@Test
+	void aRecountOfATopicWithoutGroupsReadsOneKeyAndChangesNothing() {
+		ScriptTest.run((template, store, redis) -> {
+			store.send(TOPIC, List.of(message("plain", 1)));
+			Transitions.promote(store, TOPIC, 1000);
+			assertThat(Transitions.claim(store, TOPIC, 10, LEASE)).hasSize(1);
+			assertThat(store.topic(TOPIC).recountGroupSlots().join()).isEmpty();
+			assertThat(redis.hasKey(store.keys(TOPIC).groupSlots())).isFalse();
+		});
+	}
+
 	private static void sendGroups(MessageStore store, int each, String... groups) {
 		List<NewMessage> messages = new ArrayList<>();
 		for (String group : groups) {
