@@ -1,5 +1,6 @@
 package io.github.delayqueue.runtime.consumer;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -37,15 +38,18 @@ final class AckBatcher {
 	private static final int MAX_BATCH = 200;
 
 	/**
-	 * How long a flush waits for more messages after the first; small next to any lease.
+	 * How long a flush waits for more messages after the first, unless told otherwise;
+	 * small next to any lease.
 	 */
-	private static final long LINGER_MICROS = 5_000;
+	static final Duration LINGER = Duration.ofMillis(5);
 
 	private final String topic;
 
 	private final TopicStore store;
 
 	private final ScheduledExecutorService scheduler;
+
+	private final long lingerMicros;
 
 	private final ConcurrentLinkedQueue<InFlightMessage> pending = new ConcurrentLinkedQueue<>();
 
@@ -75,9 +79,20 @@ final class AckBatcher {
 	private volatile @Nullable Long stopDeadlineNanos;
 
 	AckBatcher(String topic, TopicStore store, ScheduledExecutorService scheduler) {
+		this(topic, store, scheduler, LINGER);
+	}
+
+	/**
+	 * Creates the acknowledgements of a consumer.
+	 * @param linger how long a flush waits for more messages after the first: zero for a
+	 * listener with a group concurrency, whose acknowledgement frees its group's slot for
+	 * the claim that follows it
+	 */
+	AckBatcher(String topic, TopicStore store, ScheduledExecutorService scheduler, Duration linger) {
 		this.topic = topic;
 		this.store = store;
 		this.scheduler = scheduler;
+		this.lingerMicros = TimeUnit.NANOSECONDS.toMicros(linger.toNanos());
 	}
 
 	/**
@@ -87,7 +102,7 @@ final class AckBatcher {
 	void acknowledge(InFlightMessage message) {
 		this.unanswered.incrementAndGet();
 		this.pending.add(message);
-		scheduleFlush(LINGER_MICROS);
+		scheduleFlush(this.lingerMicros);
 	}
 
 	/**

@@ -108,7 +108,10 @@ public final class TopicConsumer {
 		this.scheduler = scheduler;
 		this.handlers = new ConcurrencyLimitedExecutor<>(handlerExecutor, this.settings.concurrency(), this::refused);
 		OutageLog outageLog = new OutageLog(topic, "listener", store);
-		this.acks = new AckBatcher(topic, store, scheduler);
+		// With a group concurrency, an acknowledgement goes at once: it frees its group's
+		// slot for the claim that follows it on the connection.
+		this.acks = new AckBatcher(topic, store, scheduler,
+				(this.settings.groupConcurrency() > 0) ? Duration.ZERO : AckBatcher.LINGER);
 		Settlement settlement = new Settlement(topic, store, this.acks);
 		this.leases = new LeaseKeeper(topic, store, this.settings.visibilityTimeout(), this.settings.maxHandlingTime(),
 				settlement, scheduler, outageLog);
