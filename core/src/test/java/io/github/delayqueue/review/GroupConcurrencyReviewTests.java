@@ -1,6 +1,7 @@
 package io.github.delayqueue.review;
 
 import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -24,12 +25,17 @@ import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.Interruptibly;
 import io.github.delayqueue.time.RetryBackoff;
 
+import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.store.MessageFormat;
+import io.github.delayqueue.store.NewMessage;
+import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.LeaseTokens;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
@@ -59,6 +65,9 @@ class GroupConcurrencyReviewTests {
 	 * empty): that take is not counted in the group's slots, yet its ack frees one.
 	 */
 	@Test
+	@Disabled("Bug: claim.lua counts slots only for members taken from the group ready set (entry.took); an id "
+			+ "of a group taken from a ready list (take_from_lists) is leased uncounted, so a limit-1 group has 2 "
+			+ "in flight, and its ack later frees a slot another message holds")
 	void aGroupedMessageTakenFromAReadyListCountsInItsGroupsSlots() {
 		try (TestStore test = TestStore.create()) {
 			RedisMessageStore store = test.store();
@@ -95,7 +104,8 @@ class GroupConcurrencyReviewTests {
 			FaultyRedisProxy.Fault lostClaim = lossy.store.proxy()
 				.dropNextReplyToCommand(FaultyRedisProxy.withArgumentContaining("EVALSHA", ":c:"));
 			FaultyRedisProxy.Fault lostAck = lossy.store.proxy()
-				.dropNextReplyToCommand(FaultyRedisProxy.withArgumentContaining("EVALSHA", "g2-5"));
+				.dropNextReplyToCommand((command) -> command.get(0).equalsIgnoreCase("EVALSHA")
+						&& command.stream().anyMatch((argument) -> argument.endsWith("}:dd")));
 			List<String> ids = send(sender, 4, 12);
 			await().atMost(Duration.ofSeconds(25)).until(() -> handlers.done.keySet().containsAll(ids));
 			TopicKeys keys = sender.store().keys(TOPIC);
@@ -104,6 +114,7 @@ class GroupConcurrencyReviewTests {
 			System.out.println("GroupConcurrencyReviewTests three instances: most in handlers per group "
 					+ handlers.most + ", lost claim fired " + lostClaim.hasFired() + ", lost ack fired "
 					+ lostAck.hasFired() + ", gaps (ms) " + handlers.gapSummary());
+			assertThat(lostAck.hasFired()).as("an ack's reply was lost").isTrue();
 			assertThat(handlers.most.values()).as("most messages of a group in handlers at once").containsOnly(1);
 			assertThat(redis.opsForHash().entries(keys.groupSlots())).as("slots left").isEmpty();
 			assertThat(redis.opsForZSet().zCard(keys.groupRotation())).as("groups left in the rotation").isZero();
@@ -169,6 +180,208 @@ class GroupConcurrencyReviewTests {
 		}
 	}
 
+	/**
+	 * An ack naming the same id twice with its token (a batch that holds a message twice)
+	 * acknowledges it once, and frees its slot once: the other message of the group in
+	 * flight still holds the other slot.
+	 */
+	@Test
+	@Disabled("Bug: ack.lua does not drop an id named twice (release.lua does), so slots_to_free counts it "
+			+ "twice: the group's slots go from 2 to 0 while b is still in flight, and c is claimed beside it")
+	void aBatchAckNamingAnIdTwiceFreesItsSlotOnce() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			TopicKeys keys = store.keys(TOPIC);
+			StringRedisTemplate redis = test.redis();
+			store.send(TOPIC, List.of(due("a", 5).inGroup("g"), due("b", 6).inGroup("g"), due("c", 7).inGroup("g")));
+			List<ClaimedMessage> two = claim(store, 10, 2);
+			assertThat(ids(two)).containsExactly("a", "b");
+			ClaimedMessage a = two.get(0);
+			Transitions.ack(store, TOPIC, List.of(a.id(), a.id()), List.of(a.leaseToken(), a.leaseToken()));
+			assertThat(redis.opsForHash().get(keys.groupSlots(), "g")).as("b is still in flight").isEqualTo("1");
+			assertThat(ids(claim(store, 10, 2))).containsExactly("c");
+			assertThat(claim(store, 10, 2)).as("b and c in flight, at the limit of 2").isEmpty();
+		}
+	}
+
+	/**
+	 * Cancel and reschedule of the ready messages of a parked group, then the ack of its
+	 * message in flight: the group comes back, is found empty and leaves the rotation,
+	 * its counts and its slots; the rescheduled message is claimed in its group later.
+	 */
+	@Test
+	void cancelAndRescheduleWhileTheGroupIsParkedLeaveNothingBehind() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			TopicKeys keys = store.keys(TOPIC);
+			StringRedisTemplate redis = test.redis();
+			store.send(TOPIC, List.of(due("a", 5).inGroup("g"), due("b", 6).inGroup("g"), due("c", 7).inGroup("g")));
+			ClaimedMessage a = claim(store, 10, 1).get(0);
+			assertThat(claim(store, 10, 1)).isEmpty();
+			assertThat(redis.opsForZSet().score(keys.groupRotation(), "g")).isEqualTo(Double.POSITIVE_INFINITY);
+			assertThat(store.cancel(TOPIC, "b")).isTrue();
+			assertThat(store.reschedule(TOPIC, "c", Duration.ofMillis(300))).isPositive();
+			assertThat(Transitions.ack(store, TOPIC, a.id(), a.leaseToken())).isTrue();
+			assertThat(claim(store, 10, 1)).isEmpty();
+			assertThat(redis.opsForZSet().zCard(keys.groupRotation())).isZero();
+			assertThat(redis.opsForHash().size(keys.groupCounts())).isZero();
+			assertThat(redis.hasKey(keys.groupSlots())).isFalse();
+			await().atMost(Duration.ofSeconds(3)).untilAsserted(() -> {
+				Transitions.promote(store, TOPIC, 1000);
+				assertThat(ids(claim(store, 10, 1))).containsExactly("c");
+			});
+			assertThat(redis.opsForHash().entries(keys.groupSlots())).containsExactly(Map.entry("g", "1"));
+		}
+	}
+
+	/**
+	 * A dead letter of a group replayed while its group is parked waits in the group: the
+	 * replay does not let it past the limit.
+	 */
+	@Test
+	void aDeadLetterReplayedIntoAParkedGroupWaitsForItsSlot() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			byte[] body = MessageFormat.encodeBody(Map.of(MessageFormat.GROUP_HEADER, "g"),
+					"x".getBytes(StandardCharsets.UTF_8));
+			store.send(TOPIC, List.of(new NewMessage("d", false, 5, body).inGroup("g")));
+			ClaimedMessage d = claim(store, 10, 1).get(0);
+			assertThat(Transitions.deadLetter(store, TOPIC, d.id(), d.leaseToken(), "boom")).isTrue();
+			store.send(TOPIC, List.of(due("a", 6).inGroup("g"), due("b", 7).inGroup("g")));
+			ClaimedMessage a = claim(store, 10, 1).get(0);
+			assertThat(a.id()).isEqualTo("a");
+			assertThat(claim(store, 10, 1)).isEmpty();
+			assertThat(store.replayDead(TOPIC, List.of("d")).replayed()).containsExactly("d");
+			Transitions.promote(store, TOPIC, 1000);
+			assertThat(claim(store, 10, 1)).as("a in flight, limit 1").isEmpty();
+			assertThat(Transitions.ack(store, TOPIC, a.id(), a.leaseToken())).isTrue();
+			assertThat(claim(store, 10, 1)).hasSize(1);
+		}
+	}
+
+	/**
+	 * A rate limit and a group limit together: the window counts only what was taken, a
+	 * claim that finds every group parked uses no room and names no wait, and the room
+	 * left goes to the next group that frees a slot.
+	 */
+	@Test
+	void aRateLimitAndAGroupLimitTogether() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			TopicKeys keys = store.keys(TOPIC);
+			StringRedisTemplate redis = test.redis();
+			store.send(TOPIC, List.of(due("g-0", 5).inGroup("g"), due("g-1", 6).inGroup("g"),
+					due("h-0", 7).inGroup("h"), due("h-1", 8).inGroup("h")));
+			RateLimit rate = new RateLimit(3, MINUTE);
+			String consumer = LeaseTokens.newToken();
+			ClaimResult first = Transitions.claim(store, TOPIC, consumer, consumer + ".1", 10, 0, MINUTE, rate, 1);
+			assertThat(ids(first.messages())).containsExactlyInAnyOrder("g-0", "h-0");
+			assertThat(redis.opsForZSet().zCard(keys.rateWindow())).isEqualTo(2);
+			ClaimResult second = Transitions.claim(store, TOPIC, consumer, consumer + ".2", 10, 0, MINUTE, rate, 1);
+			assertThat(second.messages()).isEmpty();
+			assertThat(redis.opsForZSet().zCard(keys.rateWindow())).isEqualTo(2);
+			ClaimedMessage g0 = first.messages().stream().filter((m) -> m.id().equals("g-0")).findFirst().orElseThrow();
+			assertThat(Transitions.ack(store, TOPIC, g0.id(), g0.leaseToken())).isTrue();
+			ClaimResult third = Transitions.claim(store, TOPIC, consumer, consumer + ".3", 10, 0, MINUTE, rate, 1);
+			assertThat(ids(third.messages())).containsExactly("g-1");
+			assertThat(Transitions.claim(store, TOPIC, consumer, consumer + ".4", 10, 0, MINUTE, rate, 1).messages())
+				.isEmpty();
+		}
+	}
+
+	/**
+	 * Priorities within a group under a limit of 1: the most urgent message of the group
+	 * goes first, one at a time.
+	 */
+	@Test
+	void aLimitOfOneServesAGroupsMessagesByPriority() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			store.send(TOPIC, List.of(due("low", 5).inGroup("g"), due("high", 6).withPriority(9).inGroup("g"),
+					due("mid", 7).withPriority(4).inGroup("g")));
+			List<String> order = new ArrayList<>();
+			for (int i = 0; i < 3; i++) {
+				List<ClaimedMessage> one = claim(store, 10, 1);
+				assertThat(one).hasSize(1);
+				order.add(one.get(0).id());
+				assertThat(Transitions.ack(store, TOPIC, one.get(0).id(), one.get(0).leaseToken())).isTrue();
+			}
+			assertThat(order).containsExactly("high", "mid", "low");
+		}
+	}
+
+	/**
+	 * Two instances of a batch listener (batches of up to 10, concurrency 2) with a group
+	 * concurrency of 1: a batch holds at most one message of a group, and no two batches
+	 * running at once hold the same group.
+	 */
+	@Test
+	void batchListenersWithALimitOfOneNeverRunTwoMessagesOfAGroupAtOnce() {
+		String prefix = TestStore.uniquePrefix();
+		Handlers handlers = new Handlers(15);
+		try (TestStore sender = TestStore.builder().prefix(prefix).build();
+				App first = new App(prefix, false, 1, 2, handlers, true);
+				App second = new App(prefix, false, 1, 2, handlers, true)) {
+			List<String> ids = send(sender, 3, 8);
+			await().atMost(Duration.ofSeconds(20)).until(() -> handlers.done.keySet().containsAll(ids));
+			System.out.println("GroupConcurrencyReviewTests batches: most per group " + handlers.most
+					+ ", largest batch " + handlers.largestBatch + ", gaps " + handlers.gapSummary());
+			assertThat(handlers.most.values()).as("most messages of a group in handlers at once").containsOnly(1);
+			TopicKeys keys = sender.store().keys(TOPIC);
+			await().atMost(Duration.ofSeconds(5))
+				.untilAsserted(() -> assertThat(sender.redis().hasKey(keys.groupSlots())).isFalse());
+		}
+	}
+
+	/**
+	 * A graceful stop whose handler outlives the shutdown timeout hands its message back
+	 * (freeing the slot) before it interrupts the handler: the other instance goes on
+	 * with the group, and no slot is left. Measured: whether the other instance started a
+	 * message of the group while the stopping one's handler still ran (it takes 300 ms to
+	 * give up once interrupted; with one that returns at once, the race was lost 1 run in
+	 * 2 here, by about 20 ms).
+	 */
+	@Test
+	@Disabled("Finding (low): TopicConsumer.finishStopping hands unfinished messages back (release frees the "
+			+ "group's slot) before it interrupts their handlers and without waiting for them: the other "
+			+ "instance starts the group's message again while the stopping handler still runs")
+	void aStopThatHandsBackAnUnfinishedMessageLetsTheOtherInstanceGoOnWithTheGroup() throws Exception {
+		String prefix = TestStore.uniquePrefix();
+		Handlers handlers = new Handlers(5);
+		try (TestStore sender = TestStore.builder().prefix(prefix).build();
+				App stopping = new App(prefix, false, 1, 2, handlers);
+				App going = new App(prefix, false, 1, 2, handlers)) {
+			stopping.block = new CountDownLatch(1);
+			going.block = new CountDownLatch(1);
+			List<String> ids = send(sender, 1, 6);
+			await().atMost(Duration.ofSeconds(5)).until(() -> handlers.started.size() == 1);
+			App holder = handlers.startedBy.get(handlers.started.get(0));
+			App other = (holder == stopping) ? going : stopping;
+			other.block.countDown();
+			long stopAt = System.nanoTime();
+			holder.runtime.stop();
+			long stopped = System.nanoTime();
+			await().atMost(Duration.ofSeconds(10)).until(() -> handlers.done.keySet().containsAll(ids.subList(1, 6)));
+			StringBuilder spans = new StringBuilder();
+			handlers.spans.get("g0")
+				.stream()
+				.sorted((a, b) -> Long.compare(a[0], b[0]))
+				.forEach((span) -> spans.append(" [")
+					.append((span[0] - stopAt) / 1_000_000)
+					.append(",")
+					.append((span[1] - stopAt) / 1_000_000)
+					.append("]"));
+			System.out.println("GroupConcurrencyReviewTests stop: started " + handlers.started + ", most per group "
+					+ handlers.most + ", stop took " + (stopped - stopAt) / 1_000_000
+					+ " ms, handlings of g0 (ms from the stop):" + spans);
+			TopicKeys keys = sender.store().keys(TOPIC);
+			await().atMost(Duration.ofSeconds(5))
+				.untilAsserted(() -> assertThat(handlers.done).containsKeys(ids.get(0)));
+			assertThat(sender.redis().hasKey(keys.groupSlots())).as("slots left").isFalse();
+			assertThat(handlers.most.values()).as("most messages of a group in handlers at once").containsOnly(1);
+		}
+	}
+
 	private static List<String> send(TestStore sender, int groups, int each) {
 		List<String> ids = new ArrayList<>();
 		for (int i = 0; i < each; i++) {
@@ -197,6 +410,10 @@ class GroupConcurrencyReviewTests {
 
 		final Map<String, Integer> attempts = new ConcurrentHashMap<>();
 
+		final Map<String, App> startedBy = new ConcurrentHashMap<>();
+
+		volatile int largestBatch;
+
 		private final long workMillis;
 
 		volatile CountDownLatch blockOn;
@@ -205,7 +422,32 @@ class GroupConcurrencyReviewTests {
 			this.workMillis = workMillis;
 		}
 
+		void handleBatch(List<String> ids) {
+			this.largestBatch = Math.max(this.largestBatch, ids.size());
+			List<String> groups = ids.stream().map((id) -> id.substring(0, id.indexOf('-'))).toList();
+			long start = System.nanoTime();
+			for (String group : groups) {
+				int now = this.running.computeIfAbsent(group, (g) -> new AtomicInteger()).incrementAndGet();
+				this.most.merge(group, now, Math::max);
+			}
+			try {
+				Interruptibly.sleep(this.workMillis);
+				ids.forEach((id) -> this.done.putIfAbsent(id, System.nanoTime()));
+			}
+			finally {
+				for (String group : groups) {
+					this.running.get(group).decrementAndGet();
+					this.spans.computeIfAbsent(group, (g) -> new CopyOnWriteArrayList<>())
+						.add(new long[] { start, System.nanoTime() });
+				}
+			}
+		}
+
 		void handle(String id) {
+			handle(id, null);
+		}
+
+		void handle(String id, @Nullable CountDownLatch block) {
 			String group = id.substring(0, id.indexOf('-'));
 			long start = System.nanoTime();
 			this.started.add(id);
@@ -215,6 +457,15 @@ class GroupConcurrencyReviewTests {
 				CountDownLatch latch = this.blockOn;
 				if (latch != null) {
 					Interruptibly.await(latch);
+				}
+				if (block != null) {
+					Interruptibly.await(block);
+					if (Thread.interrupted()) {
+						// A handler that takes 300 ms to give up once interrupted (a call
+						// on its way, a transaction rolling back).
+						Interruptibly.sleep(300);
+						Thread.currentThread().interrupt();
+					}
 				}
 				Interruptibly.sleep(this.workMillis);
 				int attempt = this.attempts.merge(id, 1, Integer::sum);
@@ -264,17 +515,28 @@ class GroupConcurrencyReviewTests {
 
 		private final Handlers handlers;
 
+		volatile @Nullable CountDownLatch block;
+
 		App(String prefix, boolean behindProxy, int groupConcurrency, int concurrency, Handlers handlers) {
+			this(prefix, behindProxy, groupConcurrency, concurrency, handlers, false);
+		}
+
+		App(String prefix, boolean behindProxy, int groupConcurrency, int concurrency, Handlers handlers,
+				boolean batch) {
 			this.handlers = handlers;
 			TestStore.Builder builder = TestStore.builder().prefix(prefix);
 			this.store = (behindProxy ? builder.behindProxy() : builder).build();
 			JsonPayloadConverter converter = new JsonPayloadConverter(new JsonMapper());
 			DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(converter);
-			Method method = ReflectionUtils.findMethod(App.class, "on", Delivery.class);
+			Method method = batch ? ReflectionUtils.findMethod(App.class, "onBatch", List.class)
+					: ReflectionUtils.findMethod(App.class, "on", Delivery.class);
 			ListenerSettings settings = new ListenerSettings(concurrency, 4, 5, Duration.ofSeconds(30),
 					new RetryBackoff(Duration.ofMillis(100), 1.0, Duration.ofMillis(100)), Duration.ofSeconds(2),
 					Duration.ofSeconds(2), Duration.ofMinutes(5), LatePolicy.DELIVER, Duration.ofHours(1))
 				.withGroupConcurrency(groupConcurrency);
+			if (batch) {
+				settings = settings.withMaxBatchSize(10).withBatchTimeout(Duration.ofMillis(50));
+			}
 			registry.register(new DelayListenerEndpoint(TOPIC, this, method, settings));
 			this.runtime = new DelayQueueRuntime(this.store.store(), converter,
 					new BrokerSettings(100, Duration.ofSeconds(1), Duration.ZERO), registry);
@@ -282,7 +544,12 @@ class GroupConcurrencyReviewTests {
 		}
 
 		void on(Delivery<String> delivery) {
-			this.handlers.handle(delivery.id());
+			this.handlers.startedBy.putIfAbsent(delivery.id(), this);
+			this.handlers.handle(delivery.id(), this.block);
+		}
+
+		void onBatch(List<Delivery<String>> batch) {
+			this.handlers.handleBatch(batch.stream().map(Delivery::id).toList());
 		}
 
 		@Override
