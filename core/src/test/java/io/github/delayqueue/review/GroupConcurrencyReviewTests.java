@@ -382,6 +382,39 @@ class GroupConcurrencyReviewTests {
 		}
 	}
 
+	/**
+	 * A group's slot count that is not a whole number (a value written by hand or by
+	 * another tool): claim reads it as 0, but its HINCRBY fails after the claim has
+	 * already removed the members it took from the group ready set; nothing must be lost:
+	 * the messages stay claimable (a failed claim changes nothing).
+	 */
+	@Test
+	@Disabled("Bug (data loss on a corrupt field): claim.lua's HINCRBY of the group slots comes after it removed "
+			+ "the members it took (ZREMRANGEBYLEX) and before it leases them; an error there leaves a and b "
+			+ "stored in no index, never delivered")
+	void aSlotCountThatIsNoNumberLosesNoMessage() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			TopicKeys keys = store.keys(TOPIC);
+			StringRedisTemplate redis = test.redis();
+			store.send(TOPIC, List.of(due("a", 5).inGroup("g"), due("b", 6).inGroup("g")));
+			redis.opsForHash().put(keys.groupSlots(), "g", "x");
+			Throwable failure = null;
+			try {
+				claim(store, 10, 2);
+			}
+			catch (RuntimeException ex) {
+				failure = ex;
+			}
+			redis.delete(keys.groupSlots());
+			List<String> members = new ArrayList<>(redis.opsForZSet().range(keys.groupReady(), 0, -1));
+			assertThat(ids(claim(store, 10, 2)))
+				.as("after a claim that failed with %s; group ready set %s, in flight %s", failure, members,
+						redis.opsForZSet().range(keys.inFlight(), 0, -1))
+				.containsExactly("a", "b");
+		}
+	}
+
 	private static List<String> send(TestStore sender, int groups, int each) {
 		List<String> ids = new ArrayList<>();
 		for (int i = 0; i < each; i++) {
