@@ -415,6 +415,44 @@ class GroupConcurrencyReviewTests {
 		}
 	}
 
+	/**
+	 * An instance killed without a stop (its connection to Redis cut while its handler of
+	 * a limit-1 group runs): the lease ends, expire_leases frees the slot and the other
+	 * instance goes on with the group, its message first; no slot is left at the end.
+	 */
+	@Test
+	void aKilledInstancesLeaseExpiresAndTheOtherInstanceGoesOnWithTheGroup() {
+		String prefix = TestStore.uniquePrefix();
+		Handlers handlers = new Handlers(5);
+		try (TestStore sender = TestStore.builder().prefix(prefix).build();
+				App one = new App(prefix, true, 1, 2, handlers, false, Duration.ofSeconds(1));
+				App two = new App(prefix, true, 1, 2, handlers, false, Duration.ofSeconds(1))) {
+			CountDownLatch hung = new CountDownLatch(1);
+			one.block = hung;
+			two.block = hung;
+			List<String> ids = send(sender, 1, 4);
+			await().atMost(Duration.ofSeconds(5)).until(() -> handlers.started.size() == 1);
+			App killed = handlers.startedBy.get(handlers.started.get(0));
+			App survivor = (killed == one) ? two : one;
+			survivor.block = null;
+			killed.store.proxy().pause();
+			killed.store.proxy().cutAll();
+			long killedAt = System.nanoTime();
+			try {
+				await().atMost(Duration.ofSeconds(10)).until(() -> handlers.done.keySet().containsAll(ids));
+				System.out.println(
+						"GroupConcurrencyReviewTests killed: all handled " + (System.nanoTime() - killedAt) / 1_000_000
+								+ " ms after the kill (lease 1 s), started " + handlers.started);
+				TopicKeys keys = sender.store().keys(TOPIC);
+				assertThat(sender.redis().hasKey(keys.groupSlots())).as("slots left").isFalse();
+			}
+			finally {
+				hung.countDown();
+				killed.store.proxy().resume();
+			}
+		}
+	}
+
 	private static List<String> send(TestStore sender, int groups, int each) {
 		List<String> ids = new ArrayList<>();
 		for (int i = 0; i < each; i++) {
@@ -556,6 +594,11 @@ class GroupConcurrencyReviewTests {
 
 		App(String prefix, boolean behindProxy, int groupConcurrency, int concurrency, Handlers handlers,
 				boolean batch) {
+			this(prefix, behindProxy, groupConcurrency, concurrency, handlers, batch, Duration.ofSeconds(30));
+		}
+
+		App(String prefix, boolean behindProxy, int groupConcurrency, int concurrency, Handlers handlers, boolean batch,
+				Duration lease) {
 			this.handlers = handlers;
 			TestStore.Builder builder = TestStore.builder().prefix(prefix);
 			this.store = (behindProxy ? builder.behindProxy() : builder).build();
@@ -563,7 +606,7 @@ class GroupConcurrencyReviewTests {
 			DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(converter);
 			Method method = batch ? ReflectionUtils.findMethod(App.class, "onBatch", List.class)
 					: ReflectionUtils.findMethod(App.class, "on", Delivery.class);
-			ListenerSettings settings = new ListenerSettings(concurrency, 4, 5, Duration.ofSeconds(30),
+			ListenerSettings settings = new ListenerSettings(concurrency, 4, 5, lease,
 					new RetryBackoff(Duration.ofMillis(100), 1.0, Duration.ofMillis(100)), Duration.ofSeconds(2),
 					Duration.ofSeconds(2), Duration.ofMinutes(5), LatePolicy.DELIVER, Duration.ofHours(1))
 				.withGroupConcurrency(groupConcurrency);
