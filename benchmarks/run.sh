@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 scenarios=("$@")
 if [ ${#scenarios[@]} -eq 0 ]; then
-  scenarios=(enqueue enqueue-batch drain lateness memory idle crash topics backlog cluster dashboard groups)
+  scenarios=(enqueue enqueue-batch drain lateness memory idle crash topics backlog cluster dashboard groups groups-limit)
 fi
 if [ -n "${QUEUES:-}" ]; then
   queues=($QUEUES)

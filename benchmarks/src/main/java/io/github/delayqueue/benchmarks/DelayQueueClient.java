@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.delayqueue.producer.DelayMessage;
 import io.github.delayqueue.producer.DelayQueueTemplate;
+import io.github.delayqueue.runtime.DelayQueueRuntime;
 
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -108,6 +109,16 @@ final class DelayQueueClient implements QueueClient {
 			messages.add(((group != null) ? message.group(group) : message).build());
 		}
 		this.template.sendAll(messages);
+	}
+
+	@Override
+	public void pause(String topic) {
+		this.context.getBean(DelayQueueRuntime.class).pause(topic);
+	}
+
+	@Override
+	public void resume(String topic) {
+		this.context.getBean(DelayQueueRuntime.class).resume(topic);
 	}
 
 	@Override

@@ -64,6 +64,24 @@ interface QueueClient extends AutoCloseable {
 	default void awaitSends() {
 	}
 
+	/**
+	 * Pauses the topic's listener in this client: it claims no more, while the topic's
+	 * broker keeps making due messages ready.
+	 * @param topic the topic
+	 * @throws UnsupportedOperationException if the queue cannot pause a listener
+	 */
+	default void pause(String topic) {
+		throw new UnsupportedOperationException("No pause");
+	}
+
+	/**
+	 * Resumes the topic's listener paused by {@link #pause(String)}.
+	 * @param topic the topic
+	 */
+	default void resume(String topic) {
+		throw new UnsupportedOperationException("No pause");
+	}
+
 	@Override
 	void close();
 

@@ -106,6 +106,33 @@ final class RedisServer implements AutoCloseable {
 	}
 
 	/**
+	 * @param key a key
+	 * @return its members, entries or elements, whatever its type; 0 if it does not exist
+	 */
+	long size(String key) {
+		return switch (this.commands.type(key)) {
+			case "zset" -> this.commands.zcard(key);
+			case "hash" -> this.commands.hlen(key);
+			case "list" -> this.commands.llen(key);
+			case "set" -> this.commands.scard(key);
+			case "none" -> 0;
+			default -> throw new IllegalArgumentException(key + " is a " + this.commands.type(key));
+		};
+	}
+
+	/**
+	 * @param key a hash of numbers
+	 * @return the sum of its values; 0 if it does not exist
+	 */
+	long sumOfHash(String key) {
+		long sum = 0;
+		for (String value : this.commands.hvals(key)) {
+			sum += Long.parseLong(value);
+		}
+		return sum;
+	}
+
+	/**
 	 * @return every key with the bytes Redis reports for it, largest first
 	 */
 	Map<String, Long> memoryByKey() {

@@ -34,9 +34,10 @@ final class Scenarios {
 			case "cluster" -> ClusterScenario.run(run);
 			case "dashboard" -> DashboardScenario.run(run);
 			case "groups" -> GroupsScenario.run(run);
+			case "groups-limit" -> GroupConcurrencyScenario.run(run);
 			default -> throw new IllegalArgumentException("Unknown scenario '" + scenario
 					+ "': use enqueue, enqueue-batch, enqueue-async, drain, lateness, memory, backlog, idle, crash, topics,"
-					+ " cluster, dashboard or groups");
+					+ " cluster, dashboard, groups or groups-limit");
 		};
 	}
 

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.as;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.InstanceOfAssertFactories.INTEGER;
+import static org.assertj.core.api.InstanceOfAssertFactories.MAP;
 
 /**
  * Each scenario runs end to end on a tiny scale, so the benchmarks never rot. Speed is
@@ -95,6 +96,29 @@ class ScenariosSmokeTests {
 				.extractingByKey("small_sent", as(INTEGER))
 				.isPositive();
 		}
+	}
+
+	@Test
+	@SuppressWarnings("unchecked")
+	void groupsLimitHandlesEachGroupsMessagesOneAtATimeInDueOrderAndLosesNothing() throws Exception {
+		Map<String, Object> result = run("groups-limit", "delay-queue", "--groups=50", "--per-group=6",
+				"--warm-up-groups=10", "--wide-groups=200", "--wide-per-group=3", "--due-in=600ms");
+		assertThat(result).containsEntry("lost", 0L)
+			.containsEntry("duplicates", 0L)
+			.containsEntry("early", 0L)
+			.containsEntry("limit_most_at_once", 1)
+			.containsEntry("limit_order_violations", 0L)
+			.containsEntry("wide_most_at_once", 1)
+			.containsEntry("wide_order_violations", 0L)
+			.containsKeys("limit_drain_per_s", "no_limit_drain_per_s", "limit_redis_cpu_us_per_msg",
+					"wide_redis_cpu_us_per_msg", "wide_bytes_per_group");
+		for (String phase : List.of("limit", "no_limit", "wide", "wide_fifo")) {
+			assertThat((Map<String, Object>) result.get(phase)).as(phase).containsEntry("slots_taken_after", 0L);
+		}
+		assertThat((Map<String, Object>) result.get("wide")).containsEntry("delivered", 600L)
+			.extractingByKey("ready_counts", as(MAP))
+			.containsEntry("gq", 600L)
+			.containsEntry("gn", 200L);
 	}
 
 	@Test
