@@ -32,7 +32,10 @@
 -- gets the missing ones back. A claim that served every group it read while more are in the
 -- rotation (it reads the first 100) says more may be waiting.
 -- Group slots: each message of a group taken counts in its group's slots (the group slots HASH,
--- freed by ack, retry, dead letter, an expired lease and a hand-back, see free_slots). With a group
+-- freed by ack, retry, dead letter, an expired lease and a hand-back, see free_slots), one taken
+-- from a ready list too (its group read from the groups hash while the topic has messages of
+-- groups; such a message, left there by a version without groups, is taken whatever its group's
+-- limit, as it is not in its group's turn). With a group
 -- concurrency (ARGV[7]), a group takes no more than its free slots; a group with none left is parked:
 -- it stays in the rotation scored +inf, its tag kept in the tags, passed over by every claim until a
 -- slot of it is freed (free_slots puts it back at its tag).
@@ -136,6 +139,8 @@ local nowUs, now, deadline, out, claimRecord
 -- Ids looked at in the ready lists, and members looked at in the groups: 1000 each at most.
 local claimed, claimedEarly, looked, groupsLooked = 0, 0, 0, 0
 local taken, leases, tokens = {}, {}, {}
+-- Messages of each group taken (the slots they take), and the groups in the order first taken.
+local slotsTaken, slotGroups = {}, {}
 local full, more = false, false
 local function start_clock()
   if not nowUs then
@@ -147,8 +152,15 @@ local function start_clock()
     claimRecord = {token, deadline, nowUs}
   end
 end
-local function take(id, stored, early)
+local function take(id, stored, early, group)
   taken[id] = true
+  if group then
+    if not slotsTaken[group] then
+      slotsTaken[group] = 0
+      slotGroups[#slotGroups + 1] = group
+    end
+    slotsTaken[group] = slotsTaken[group] + 1
+  end
   leases[#leases + 1] = deadline
   leases[#leases + 1] = id
   tokens[#tokens + 1] = id
@@ -165,6 +177,9 @@ end
 -- The lists to read, and for each one read: the ids looked at from its head, and those kept.
 local lists, listPriorities = ready_lists(KEYS[1], 8)
 local listLooked, listKept = {}, {}
+-- Whether the topic has messages of groups, read once a call when a list holds an id: a message
+-- of a group taken from a ready list takes a slot of its group too.
+local listGroups
 local current, at, kept = 1, 0, {}
 -- Takes from the ready lists, most urgent first, until cap due messages are taken in all (the
 -- next due id stays), the last list ends or 1000 ids were looked at. Returns true when the last
@@ -189,6 +204,10 @@ local function take_from_lists(cap)
       local inFlight = redis.call('ZMSCORE', KEYS[2], unpack(ids))
       local stored = redis.call('HMGET', KEYS[3], unpack(ids))
       local priorities = listPriorities and redis.call('HMGET', KEYS[8], unpack(ids))
+      if listGroups == nil then
+        listGroups = redis.call('HLEN', KEYS[18]) > 0
+      end
+      local groupsOf = listGroups and redis.call('HMGET', KEYS[18], unpack(ids)) or {}
       for i, id in ipairs(ids) do
         local ownList = not priorities or (tonumber(priorities[i]) or 0) == listPriorities[current]
         if not scheduled[i] and not inFlight[i] and stored[i] and not taken[id] and ownList then
@@ -200,7 +219,7 @@ local function take_from_lists(cap)
             stop = true
             break
           else
-            take(id, stored[i], early)
+            take(id, stored[i], early, groupsOf[i] or nil)
           end
         end
         looked = looked + 1
@@ -254,7 +273,9 @@ local function take_from_group(group, cap)
         _, due = header(stored[k])
       end
       if due and found[k] == group_member(group, priorities[k], due, id) then
-        take(id, stored[k], false)
+        -- Its slot is counted in the group its entry names: with none (the hash lost, or the
+        -- message sent again without a group), no settle would free it.
+        take(id, stored[k], false, groups[k] or nil)
       end
       members[#members + 1] = found[k]
       groupsLooked = groupsLooked + 1
@@ -351,7 +372,7 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
       if not best.slots then
         best.slots = tonumber(redis.call('HGET', KEYS[23], best.group)) or 0
       end
-      free = groupLimit - best.slots - (best.took or 0)
+      free = groupLimit - best.slots - (slotsTaken[best.group] or 0)
       cap = math.min(cap, claimed + math.max(free, 0))
     end
     if free and free <= 0 then
@@ -416,9 +437,6 @@ local function write_rotation()
         redis.call('HSET', KEYS[21], entry.group, tag)
       end
     end
-    if entry.took and entry.took > 0 then
-      redis.call('HINCRBY', KEYS[23], entry.group, entry.took)
-    end
   end
   for first = 1, #badMembers, 1000 do
     redis.call('ZREM', KEYS[19], unpack(badMembers, first, math.min(first + 999, #badMembers)))
@@ -440,11 +458,13 @@ end
 if more or (not full and (looked >= 1000 or groupsLooked >= 1000)) then
   out[3] = 1
 end
+local slotCounts
 if #leases > 0 then
-  -- Checks the leases key (and the group slots) before the first write, as they are not read above.
+  -- Checks the leases key before the first write, as it is not read above; reads the slots taken
+  -- of the groups taken from, so that a field that is no count is set, not failed on half-way.
   expect(KEYS[5], 'hash')
-  if rotation then
-    expect(KEYS[23], 'hash')
+  if #slotGroups > 0 then
+    slotCounts = redis.call('HMGET', KEYS[23], unpack(slotGroups))
   end
 end
 for l, at in ipairs(listLooked) do
@@ -459,6 +479,11 @@ for l, at in ipairs(listLooked) do
   end
 end
 write_rotation()
+if slotCounts then
+  for k, group in ipairs(slotGroups) do
+    redis.call('HSET', KEYS[23], group, (tonumber(slotCounts[k]) or 0) + slotsTaken[group])
+  end
+end
 if #leases > 0 then
   redis.call('ZADD', KEYS[2], unpack(leases))
   redis.call('HSET', KEYS[5], unpack(tokens))
