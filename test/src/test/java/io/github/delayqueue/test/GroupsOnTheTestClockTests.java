@@ -3,6 +3,7 @@ package io.github.delayqueue.test;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.listener.Delivery;
@@ -54,6 +55,21 @@ class GroupsOnTheTestClockTests {
 	}
 
 	@Test
+	void aGroupConcurrencyOfOneHandlesAnOrdersStepsOneAtATimeInDueOrderWhenTheyComeDue() {
+		for (int step = 1; step <= 5; step++) {
+			this.template.send(DelayMessage.builder("order-steps", "step " + step)
+				.id("step-" + step)
+				.group("order-42")
+				.delay(Duration.ofMinutes(30).plusMillis(step))
+				.build());
+		}
+		this.clock.advance(Duration.ofMinutes(31));
+		assertThat(this.webhooks.steps).containsExactly("step-1", "step-2", "step-3", "step-4", "step-5");
+		assertThat(this.webhooks.mostAtOnce).isEqualTo(1);
+		assertThat(this.clock).topic("order-steps").isEmpty();
+	}
+
+	@Test
 	void theReadyMessagesOfAGroupAreCountedWhileNoListenerTakesThem() {
 		send("r-1", "shop-1", Duration.ZERO);
 		send("r-2", "shop-1", Duration.ZERO);
@@ -85,9 +101,22 @@ class GroupsOnTheTestClockTests {
 
 		final List<String> delivered = new CopyOnWriteArrayList<>();
 
+		final List<String> steps = new CopyOnWriteArrayList<>();
+
+		private final AtomicInteger running = new AtomicInteger();
+
+		volatile int mostAtOnce;
+
 		@DelayListener(topic = "webhooks")
 		void onWebhook(Delivery<String> delivery) {
 			this.delivered.add(delivery.id() + " in " + ((delivery.group() != null) ? delivery.group() : "no group"));
+		}
+
+		@DelayListener(topic = "order-steps", concurrency = "4", groupConcurrency = "1")
+		void onStep(Delivery<String> delivery) {
+			this.mostAtOnce = Math.max(this.mostAtOnce, this.running.incrementAndGet());
+			this.steps.add(delivery.id());
+			this.running.decrementAndGet();
 		}
 
 	}
