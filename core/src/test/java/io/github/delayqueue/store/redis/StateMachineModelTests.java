@@ -110,6 +110,16 @@ import static org.assertj.core.api.Assertions.fail;
  * then the model takes the ready lists and the group ready set from Redis. Now and then
  * the rotation's key is deleted before such a claim, which must rebuild it.
  * <p>
+ * <b>Group concurrency.</b> A run's claims carry a group concurrency (none, 1 or 2, a
+ * third of the runs each; one claim in eight another of these). After every step the
+ * group slots hash holds, for each group, its messages in flight (no slot leaked or
+ * counted twice, no field at 0), and a group parked in the rotation at its limit (+inf)
+ * has members in the group ready set and a slot taken; a claim with a limit never takes a
+ * group past it, and a rotation claim takes as many due messages as wanted or as the
+ * groups' free slots allow (none of a parked group). At the end of a run that used
+ * groups, a drain (what is in flight acknowledged, then claims with a limit and
+ * acknowledgements) must leave nothing ready or in flight and no group key.
+ * <p>
  * <b>Faults.</b> A dropped reply: a state-changing call is made twice with the same
  * arguments and token, as Lettuce re-sends a command after a reconnect; the pair must act
  * as one request (a claim returns the same messages, ack, retry, dead-letter and release
@@ -2240,7 +2250,10 @@ class StateMachineModelTests {
 
 		private Supplier<String> describe(String what) {
 			return () -> what + " (seed " + this.seed + ", step " + this.step + "; replay with " + replayProperties()
-					+ " -Ddelay-queue.model.steps=" + this.step + ")\nlast steps:\n  "
+			// The run's own number of steps: the run draws from it when the dead
+			// letters are listened to and when groups start, so another number
+			// makes another run.
+					+ " -Ddelay-queue.model.steps=" + this.steps + ")\nlast steps:\n  "
 					+ String.join("\n  ", this.history) + "\nmodel: " + abbreviate(this.model.live.values())
 					+ "\nready list: " + abbreviate(this.model.ready) + "\ngroups: " + this.model.groups
 					+ "\ngroup ready set: "
