@@ -27,8 +27,7 @@
 -- long in KEYS[5]; past the most KEYS[6] allows, the ids whose windows end first are forgotten.
 -- The remembered set expires when its last window ends, so that one no longer used (a partition
 -- that a change of the partition count left) goes away.
--- Returns one integer per message: 1 if acknowledged, 0 if the lease was lost (or the id was named
--- before in the call).
+-- Returns one integer per message: 1 if acknowledged, 0 if the lease was lost.
 -- Replayed: idempotent (the second run finds no lease and reports 0).
 -- @include decimal
 -- @include expect
@@ -47,10 +46,12 @@ local acked = {}
 local out = {}
 local seen = {}
 for k, id in ipairs(ids) do
-  -- An id named twice is acknowledged once (its slot freed once), by its first lease that holds.
-  if tokens[k] == ARGV[2 * k + 2] and not seen[id] then
-    seen[id] = true
-    acked[#acked + 1] = id
+  if tokens[k] == ARGV[2 * k + 2] then
+    -- An id named twice is deleted (and its slot freed) once.
+    if not seen[id] then
+      seen[id] = true
+      acked[#acked + 1] = id
+    end
     out[k] = 1
   else
     out[k] = 0

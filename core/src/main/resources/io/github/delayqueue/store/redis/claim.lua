@@ -23,9 +23,10 @@
 -- The ready lists and the groups each look at 1000 ids at most a call, so ids not yet due kept at
 -- the lists' head never hold the groups back; a turn of the lists that takes no due message ends
 -- their turns in the call. An id
--- in a ready list whose message has a group (made ready there by a version without groups, or
--- left by a cancel before it was sent again with one) is taken from the list as any other, never
--- left stranded; its member, if any, is dropped once the message is in flight. A group
+-- in a ready list whose message has a group (made ready there by a version without groups) is
+-- taken from the list as any other, never left stranded; but while its member is in the group
+-- ready set (the entry was left by a cancel before the message was sent again with a group), the
+-- entry is dropped and the member serves it, in its group's turn and limit. A group
 -- whose members are all taken or dropped leaves the rotation, its tag and its count; the count of
 -- one served is set from the set (ZLEXCOUNT), so a count that drifted is set right. An empty
 -- rotation while the set is not is rebuilt from the set; one with fewer groups than the counts name
@@ -210,6 +211,13 @@ local function take_from_lists(cap)
       local groupsOf = listGroups and redis.call('HMGET', KEYS[18], unpack(ids)) or {}
       for i, id in ipairs(ids) do
         local ownList = not priorities or (tonumber(priorities[i]) or 0) == listPriorities[current]
+        if ownList and groupsOf[i] and stored[i] and not scheduled[i] and not inFlight[i] then
+          -- A message of a group left in a list by a cancel before it was sent again in its
+          -- group: its member in the group ready set serves it, in its group's turn and limit.
+          local _, due = header(stored[i])
+          ownList = not (due and redis.call('ZSCORE', KEYS[19],
+            group_member(groupsOf[i], priorities and priorities[i] or nil, due, id)))
+        end
         if not scheduled[i] and not inFlight[i] and stored[i] and not taken[id] and ownList then
           local _, due = header(stored[i])
           local early = due and due > now

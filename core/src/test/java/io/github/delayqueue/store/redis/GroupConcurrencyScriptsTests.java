@@ -211,6 +211,17 @@ class GroupConcurrencyScriptsTests {
 	}
 
 	@Test
+	void anAckNamingAnIdTwiceFreesItsSlotOnce() {
+		ScriptTest.run((template, store, redis) -> {
+			sendGroups(store, 2, "g");
+			ClaimedMessage first = claim(store, 10, 2).get(0);
+			Transitions.ack(store, TOPIC, List.of(first.id(), first.id()),
+					List.of(first.leaseToken(), first.leaseToken()));
+			assertThat(redis.opsForHash().entries(store.keys(TOPIC).groupSlots())).containsExactly(Map.entry("g", "1"));
+		});
+	}
+
+	@Test
 	void aRecountSetsALostCountBackFromTheMessagesInFlight() {
 		ScriptTest.run((template, store, redis) -> {
 			sendGroups(store, 3, "g", "h");
@@ -230,6 +241,19 @@ class GroupConcurrencyScriptsTests {
 			assertThat(Transitions.claim(store, TOPIC, 10, LEASE)).hasSize(1);
 			assertThat(store.topic(TOPIC).recountGroupSlots().join()).isEmpty();
 			assertThat(redis.hasKey(store.keys(TOPIC).groupSlots())).isFalse();
+		});
+	}
+
+	@Test
+	void aGroupedIdLeftInAReadyListByACancelCountsInItsGroupsSlots() {
+		ScriptTest.run((template, store, redis) -> {
+			store.send(TOPIC, List.of(message("x", 1)));
+			Transitions.promote(store, TOPIC, 1000);
+			assertThat(store.cancel(TOPIC, "x")).isTrue();
+			store.send(TOPIC, List.of(message("x", 1).inGroup("g"), message("g-0", 2).inGroup("g")));
+			Transitions.promote(store, TOPIC, 1000);
+			assertThat(claim(store, 10, 1)).as("one of group g at a time").hasSize(1);
+			assertThat(redis.opsForHash().entries(store.keys(TOPIC).groupSlots())).containsExactly(Map.entry("g", "1"));
 		});
 	}
 

@@ -110,6 +110,16 @@ import static org.assertj.core.api.Assertions.fail;
  * then the model takes the ready lists and the group ready set from Redis. Now and then
  * the rotation's key is deleted before such a claim, which must rebuild it.
  * <p>
+ * <b>Group concurrency.</b> A run's claims carry a group concurrency (none, 1 or 2, a
+ * third of the runs each; one claim in eight another of these). After every step the
+ * group slots hash holds, for each group, its messages in flight (no slot leaked or
+ * counted twice, no field at 0), and a group parked in the rotation at its limit (+inf)
+ * has members in the group ready set and a slot taken; a claim with a limit never takes a
+ * group past it, and a rotation claim takes as many due messages as wanted or as the
+ * groups' free slots allow (none of a parked group). At the end of a run that used
+ * groups, a drain (what is in flight acknowledged, then claims with a limit and
+ * acknowledgements) must leave nothing ready or in flight and no group key.
+ * <p>
  * <b>Faults.</b> A dropped reply: a state-changing call is made twice with the same
  * arguments and token, as Lettuce re-sends a command after a reconnect; the pair must act
  * as one request (a claim returns the same messages, ack, retry, dead-letter and release
@@ -294,6 +304,20 @@ class StateMachineModelTests {
 		 */
 		private final int groupsAt;
 
+		/**
+		 * The group concurrency of most of this run's claims (0 for none, 1 or 2, a third
+		 * of the runs each); one claim in eight carries another one of these, as while
+		 * the instances of a topic are being configured anew.
+		 */
+		private final int groupLimit;
+
+		/**
+		 * Draws the group concurrency of claims and the drain at the end: apart from
+		 * {@link #random}, so that a seed makes the same calls as before the limits were
+		 * modeled.
+		 */
+		private final Random limits;
+
 		Run(long seed, int steps, RedisMessageStore store, StringRedisTemplate redis, Duration latency) {
 			this.seed = seed;
 			this.steps = steps;
@@ -309,6 +333,8 @@ class StateMachineModelTests {
 			this.watchAt = 1 + this.random.nextInt(steps + steps / 2);
 			int groupsFrom = this.random.nextInt(4);
 			this.groupsAt = (groupsFrom == 0) ? steps + 1 : (groupsFrom == 1) ? 1 + this.random.nextInt(steps) : 1;
+			this.limits = new Random(seed * 31 + 17);
+			this.groupLimit = this.limits.nextInt(3);
 		}
 
 		void run() {
@@ -343,6 +369,10 @@ class StateMachineModelTests {
 					runOnce(operation);
 				}
 				check();
+			}
+			if (this.groupsAt <= this.steps) {
+				this.step = this.steps;
+				drain();
 			}
 			count("claim dropped an id of another priority", this.model.droppedOfAnotherPriority);
 			count("back in their group (released, expired, replayed)", this.model.backInGroup);
@@ -515,6 +545,78 @@ class StateMachineModelTests {
 					return null;
 				});
 			}
+		}
+
+		// --- Liveness
+		// -------------------------------------------------------------------------
+
+		/**
+		 * Drains the topic as consumers with a group concurrency do (the run's, or 1 or 2
+		 * for a run without): what is in flight is acknowledged, due messages promoted,
+		 * then claims and acknowledgements of part of what is held alternate until a
+		 * claim finds nothing and nothing is held. No group has more in flight than the
+		 * limit after any claim, and at the end nothing is ready or in flight and the
+		 * group keys are empty: no group stays parked with nothing in flight, no slot is
+		 * left taken. The model is not followed from here: checks read Redis.
+		 */
+		private void drain() {
+			int groupConcurrency = (this.groupLimit > 0) ? this.groupLimit : 1 + this.limits.nextInt(2);
+			note("drain with group concurrency " + groupConcurrency);
+			Map<String, String> leases = hash(this.keys.leases());
+			if (!leases.isEmpty()) {
+				List<String> leased = new ArrayList<>(leases.keySet());
+				Transitions.ack(this.store, this.topic, leased, leased.stream().map(leases::get).toList());
+			}
+			Transitions.promote(this.store, this.topic, 1000, Duration.ZERO);
+			Map<String, String> held = new LinkedHashMap<>();
+			int claims = 0;
+			int drained = 0;
+			while (true) {
+				assertThat(claims).as(describe("drain: ends")).isLessThan(10_000);
+				String token = "drainer." + (++claims);
+				int limit = 1 + this.limits.nextInt(4);
+				ClaimResult result = Transitions.claim(this.store, this.topic, "drainer", token, limit, 1000,
+						LONG_LEASE, null, groupConcurrency);
+				result.messages().forEach((message) -> held.put(message.id(), token));
+				drained += result.messages().size();
+				Map<String, String> groups = hash(this.keys.groups());
+				Map<String, Integer> inFlight = new TreeMap<>();
+				zset(this.keys.inFlight()).keySet()
+					.stream()
+					.filter(groups::containsKey)
+					.forEach((id) -> inFlight.merge(groups.get(id), 1, Integer::sum));
+				int claim = claims;
+				inFlight.forEach((group, n) -> assertThat(n)
+					.as(describe("drain: claim " + claim + " left group " + group + " within its concurrency"))
+					.isLessThanOrEqualTo(groupConcurrency));
+				if (held.isEmpty()) {
+					break;
+				}
+				// Settles the oldest held, one or more.
+				List<String> settled = new ArrayList<>(held.keySet()).subList(0, 1 + this.limits.nextInt(held.size()));
+				List<Boolean> acked = Transitions.ack(this.store, this.topic, settled,
+						settled.stream().map(held::get).toList());
+				assertThat(acked).as(describe("drain: held leases acknowledged")).containsOnly(true);
+				settled.forEach(held::remove);
+			}
+			count("drained", drained);
+			count("drain claims", claims);
+			TopicStats stats = this.store.stats(this.topic);
+			assertThat(List.of(stats.ready(), stats.inFlight()))
+				.as(describe("drain: nothing ready or in flight after " + claims + " claims with group concurrency "
+						+ groupConcurrency + "; rotation "
+						+ this.redis.opsForZSet()
+							.rangeWithScores(this.keys.groupRotation(), 0, -1)
+							.stream()
+							.map((tuple) -> tuple.getValue() + "=" + tuple.getScore())
+							.toList()
+						+ ", slots " + hash(this.keys.groupSlots()) + ", counts " + hash(this.keys.groupCounts())))
+				.containsExactly(0L, 0L);
+			assertThat(hash(this.keys.groupSlots())).as(describe("drain: no group slot left taken")).isEmpty();
+			assertThat(hash(this.keys.groupCounts())).as(describe("drain: no group counted ready")).isEmpty();
+			assertThat(this.redis.opsForZSet().size(this.keys.groupRotation()))
+				.as(describe("drain: no group left in the rotation"))
+				.isZero();
 		}
 
 		// --- Operations
@@ -987,15 +1089,21 @@ class StateMachineModelTests {
 			int limit = (this.random.nextInt(10) == 0) ? 1000 : 1 + this.random.nextInt(4);
 			int earlyLimit = this.random.nextInt(4);
 			Duration lease = (this.random.nextInt(10) < 7) ? LONG_LEASE : Duration.ZERO;
+			int groupConcurrency = (this.limits.nextInt(8) == 0) ? this.limits.nextInt(3) : this.groupLimit;
 			String record = this.keys.claimRecord(consumer.id);
 			return new Operation(
-					"claim " + token + " limit " + limit + " early " + earlyLimit + " lease " + lease.toMillis(),
+					"claim " + token + " limit " + limit + " early " + earlyLimit + " lease " + lease.toMillis()
+							+ ((groupConcurrency > 0) ? " group concurrency " + groupConcurrency : ""),
 					List.of(record), record, this.keys.ready()) {
+
+				/** The groups parked in the rotation (+inf) when the claim was sent. */
+				private Set<String> parked = Set.of();
 
 				@Override
 				Object run() {
+					this.parked = parkedGroups();
 					return Transitions.claim(Run.this.store, Run.this.topic, consumer.id, token, limit, earlyLimit,
-							lease);
+							lease, null, groupConcurrency);
 				}
 
 				@Override
@@ -1014,10 +1122,14 @@ class StateMachineModelTests {
 				void expect(Object reply, long before, long after) {
 					ClaimResult result = (ClaimResult) reply;
 					long deadline = result.messages().isEmpty() ? 0 : result.messages().get(0).leaseDeadlineMillis();
+					Map<String, Integer> inFlightBefore = inFlightByGroup();
 					ClaimReply expected = Run.this.model.servesRotation(consumer.id, token)
 							? expectRotationClaim(result, limit, earlyLimit, consumer.id, token, before, after,
-									deadline)
+									deadline, groupConcurrency, this.parked, inFlightBefore)
 							: Run.this.model.claim(before, consumer.id, token, limit, earlyLimit, deadline);
+					if (!expected.replayed()) {
+						expectWithinGroupConcurrency(groupConcurrency, inFlightBefore, expected.ids());
+					}
 					assertThat(result.messages()).extracting(ClaimedMessage::id)
 						.as(describe("ids claimed"))
 						.containsExactlyElementsOf(expected.ids());
@@ -1077,7 +1189,8 @@ class StateMachineModelTests {
 		 * @return the reply the model now expects: the claim's
 		 */
 		private ClaimReply expectRotationClaim(ClaimResult result, int limit, int earlyLimit, String consumer,
-				String token, long before, long after, long deadline) {
+				String token, long before, long after, long deadline, int groupConcurrency, Set<String> parked,
+				Map<String, Integer> inFlightBefore) {
 			QueueModel model = this.model;
 			count("claims served by the rotation");
 			List<String> ids = result.messages().stream().map(ClaimedMessage::id).toList();
@@ -1111,13 +1224,31 @@ class StateMachineModelTests {
 				.isLessThanOrEqualTo(earlyLimit);
 			// Due messages that the claim can take: ready ones of no group (each has
 			// its id in the list of its priority) and those of a group whose member
-			// is in place.
+			// is in place, as many as the group has free slots under the group
+			// concurrency; none of a group parked at its limit (+inf in the rotation),
+			// which waits for a slot of it to be freed, whatever this claim's limit.
 			long claimable = model.live.values()
 				.stream()
 				.filter((message) -> message.state == State.READY && message.due <= before
-						&& (!model.groups.containsKey(message.id)
-								|| model.groupReady.contains(model.memberOf(message.id))))
+						&& !model.groups.containsKey(message.id))
 				.count();
+			Map<String, Integer> readyInGroup = new TreeMap<>();
+			model.live.values()
+				.stream()
+				.filter((message) -> message.state == State.READY && message.due <= before
+						&& model.groups.containsKey(message.id)
+						&& model.groupReady.contains(model.memberOf(message.id)))
+				.forEach((message) -> readyInGroup.merge(model.groups.get(message.id), 1, Integer::sum));
+			for (Map.Entry<String, Integer> entry : readyInGroup.entrySet()) {
+				String group = entry.getKey();
+				int room = parked.contains(group) ? 0 : (groupConcurrency == 0) ? Integer.MAX_VALUE
+						: Math.max(0, groupConcurrency - inFlightBefore.getOrDefault(group, 0));
+				if (room < entry.getValue()) {
+					count(parked.contains(group) ? "rotation claims that passed over a parked group"
+							: "rotation claims held back by a group's free slots");
+				}
+				claimable += Math.min(entry.getValue(), room);
+			}
 			int waiting = model.groupReady.size() + model.readyLists.stream().mapToInt(List::size).sum();
 			if (waiting < QueueModel.CLAIM_LOOK_LIMIT) {
 				assertThat(due).as(describe("rotation claim: due messages taken: as many as wanted or waiting"))
@@ -1181,6 +1312,66 @@ class StateMachineModelTests {
 			List<String> stored = model.claimedByRotation(consumer, token, ids, deadline);
 			boolean more = waiting >= QueueModel.CLAIM_LOOK_LIMIT && result.more();
 			return new ClaimReply(ids, stored, more, false);
+		}
+
+		/**
+		 * The groups parked in the rotation at their limit (scored +inf), read before a
+		 * claim; none while the rotation's key is of another type (the claim then fails).
+		 */
+		private Set<String> parkedGroups() {
+			if (this.redis.type(this.keys.groupRotation()) != DataType.ZSET) {
+				return Set.of();
+			}
+			return this.redis.opsForZSet()
+				.rangeWithScores(this.keys.groupRotation(), 0, -1)
+				.stream()
+				.filter((tuple) -> tuple.getScore() != null && tuple.getScore().isInfinite())
+				.map(TypedTuple::getValue)
+				.collect(Collectors.toCollection(TreeSet::new));
+		}
+
+		/**
+		 * @return each group's messages in flight, as the model holds them
+		 */
+		private Map<String, Integer> inFlightByGroup() {
+			Map<String, Integer> inFlight = new TreeMap<>();
+			this.model.live.values()
+				.stream()
+				.filter((message) -> message.state == State.IN_FLIGHT && this.model.groups.containsKey(message.id))
+				.forEach((message) -> inFlight.merge(this.model.groups.get(message.id), 1, Integer::sum));
+			return inFlight;
+		}
+
+		/**
+		 * A claim with a group concurrency leaves no group with more messages in flight
+		 * than it: one that had as many or more before took none.
+		 * @param groupConcurrency the claim's group concurrency, 0 for none
+		 * @param inFlightBefore each group's messages in flight before the claim
+		 * @param ids the ids it leased
+		 */
+		private void expectWithinGroupConcurrency(int groupConcurrency, Map<String, Integer> inFlightBefore,
+				List<String> ids) {
+			if (groupConcurrency == 0) {
+				return;
+			}
+			count("claims with a group concurrency of " + groupConcurrency);
+			Map<String, Integer> took = new TreeMap<>();
+			for (String id : ids) {
+				String group = this.model.groups.get(id);
+				if (group != null) {
+					took.merge(group, 1, Integer::sum);
+				}
+			}
+			took.forEach((group, taken) -> {
+				int had = inFlightBefore.getOrDefault(group, 0);
+				assertThat(had + taken)
+					.as(describe("a claim with group concurrency " + groupConcurrency + " took " + taken + " of group "
+							+ group + ", which had " + had + " in flight"))
+					.isLessThanOrEqualTo(groupConcurrency);
+				if (had + taken == groupConcurrency) {
+					count("claims that filled a group's slots");
+				}
+			});
 		}
 
 		private Operation ack(Consumer consumer) {
@@ -1900,6 +2091,42 @@ class StateMachineModelTests {
 				}
 			}
 			assertThat(groupReady).as(describe("group ready set")).isEqualTo(this.model.groupReady);
+			checkGroupSlots(groups, inFlight, counts);
+		}
+
+		/**
+		 * The group slots: each group's count is its messages in flight (no slot leaked,
+		 * none counted twice, no field at 0 or below); a group parked in the rotation at
+		 * its limit (+inf) has members in the group ready set (ready messages, or stale
+		 * members that the claim which parked it did not reach) and a slot taken, whose
+		 * freeing brings it back.
+		 */
+		private void checkGroupSlots(Map<String, String> groups, Map<String, Long> inFlight,
+				Map<String, String> counts) {
+			Map<String, String> expected = new TreeMap<>();
+			for (String id : inFlight.keySet()) {
+				String group = groups.get(id);
+				if (group != null) {
+					expected.merge(group, "1", (a, b) -> Integer.toString(Integer.parseInt(a) + 1));
+				}
+			}
+			assertThat(hash(this.keys.groupSlots())).as(describe("group slots: each group's messages in flight"))
+				.isEqualTo(expected);
+			for (String group : parkedGroups()) {
+				count("parked groups seen");
+				assertThat(counts).as(describe("parked group " + group + " has ready messages counted"))
+					.containsKey(group);
+				// Its members may all be stale (left by a cancel or a reschedule): the
+				// claim that parked it stopped before it looked at them; the claim after
+				// a slot is freed drops them, and the group leaves the rotation.
+				if (this.model.groupReady.stream()
+					.noneMatch((member) -> QueueModel.groupOfMember(member).equals(group)
+							&& this.model.validMember(member))) {
+					count("parked groups with stale members only");
+				}
+				assertThat(expected).as(describe("parked group " + group + " has a slot taken, to be freed"))
+					.containsKey(group);
+			}
 		}
 
 		/**
@@ -2023,7 +2250,10 @@ class StateMachineModelTests {
 
 		private Supplier<String> describe(String what) {
 			return () -> what + " (seed " + this.seed + ", step " + this.step + "; replay with " + replayProperties()
-					+ " -Ddelay-queue.model.steps=" + this.step + ")\nlast steps:\n  "
+			// The run's own number of steps: the run draws from it when the dead
+			// letters are listened to and when groups start, so another number
+			// makes another run.
+					+ " -Ddelay-queue.model.steps=" + this.steps + ")\nlast steps:\n  "
 					+ String.join("\n  ", this.history) + "\nmodel: " + abbreviate(this.model.live.values())
 					+ "\nready list: " + abbreviate(this.model.ready) + "\ngroups: " + this.model.groups
 					+ "\ngroup ready set: "
