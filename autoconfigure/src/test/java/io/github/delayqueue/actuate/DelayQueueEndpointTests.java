@@ -263,6 +263,47 @@ class DelayQueueEndpointTests {
 	}
 
 	@Test
+	void aGroupIsReadByNameWithItsCountsItsLimitAndItsNextReadyIdsAndTheBusiestInFlightAreNamed() {
+		String topic = uniqueTopic();
+		IntStream.range(0, 4)
+			.forEach((i) -> this.template
+				.send(DelayMessage.builder(topic, "x").id("shop-" + i).group("shop-17").build()));
+		this.template.send(DelayMessage.builder(topic, "x").id("other").group("shop-18").build());
+		Transitions.promote(this.store, topic, 1000);
+		String consumer = "group-reader";
+		assertThat(
+				Transitions.claim(this.store, topic, consumer, consumer + ".1", 100, 0, Duration.ofMinutes(1), null, 2)
+					.messages())
+			.hasSize(3);
+		JsonNode result = get("/delayqueue/{topic}?group={group}", topic, "shop-17");
+		JsonNode group = result.path("group");
+		assertThat(group.path("name").asString()).isEqualTo("shop-17");
+		assertThat(group.path("ready").asLong()).isEqualTo(2);
+		assertThat(group.path("inFlight").asLong()).isEqualTo(2);
+		assertThat(group.path("waitingAtLimit").asBoolean()).isTrue();
+		List<String> firstReady = new ArrayList<>();
+		group.path("firstReady").forEach((id) -> firstReady.add(id.asString()));
+		assertThat(firstReady).containsExactly("shop-2", "shop-3");
+		assertThat(result.path("busiestInFlight").path("shop-17").asLong()).isEqualTo(2);
+		assertThat(result.path("busiestInFlight").path("shop-18").asLong()).isOne();
+		assertThat(get("/delayqueue/{topic}", topic).has("group")).isFalse();
+		JsonNode unknown = get("/delayqueue/{topic}?group={group}", topic, "nobody").path("group");
+		assertThat(unknown.path("ready").asLong()).isZero();
+		assertThat(unknown.path("waitingAtLimit").asBoolean()).isFalse();
+		assertThat(unknown.path("firstReady").isEmpty()).isTrue();
+		assertThat(get("/delayqueue/{topic}", uniqueTopic()).has("busiestInFlight")).isFalse();
+	}
+
+	@Test
+	void aGroupNameNoMessageCanHaveIsABadRequest() {
+		this.client.get()
+			.uri("/delayqueue/{topic}?group={group}", uniqueTopic(), "x".repeat(NewMessage.MAX_GROUP_LENGTH + 1))
+			.exchange()
+			.expectStatus()
+			.isBadRequest();
+	}
+
+	@Test
 	void pageLimitIsLoweredToTheMaximumPageSize() {
 		String topic = uniqueTopic();
 		JsonNode page = get("/delayqueue/{topic}?state=in-flight&limit=100000", topic).path("page");

@@ -123,6 +123,29 @@ class DashboardInputTests {
 	}
 
 	@Test
+	void aGroupIsReadByNameAsItIsAndANameNoGroupCanHaveIsABadRequest() {
+		String group = "<b>shop & co</b>";
+		this.template.send(DelayMessage.builder("input-groups", "x").id("g1").group(group).build());
+		this.client.get()
+			.uri("/api/topic?topic={topic}&group={group}", "input-groups", group)
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.group.name")
+			.isEqualTo(group)
+			.jsonPath("$.group.ready")
+			.isEqualTo(1)
+			.jsonPath("$.group.firstReady[0]")
+			.isEqualTo("g1");
+		this.client.get()
+			.uri("/api/topic?topic={topic}&group={group}", "input-groups", "bad\u0001")
+			.exchange()
+			.expectStatus()
+			.isBadRequest();
+	}
+
+	@Test
 	void aBodyTooLargeIsRefusedBeforeItIsRead() {
 		send("input-plain", "kept");
 		this.client.post()

@@ -60,6 +60,22 @@ public interface TopicInspector {
 	@Nullable MessageSnapshot inspect(String id, int maxBytes);
 
 	/**
+	 * Reads one group of the topic by name: its ready messages and those in flight,
+	 * whether it waits at its concurrency limit, and the ids of its next ready messages.
+	 * Groups live on a topic of one partition; on a partitioned topic this reads
+	 * partition 0 (the topic itself). This default reads nothing: an inspector that does
+	 * not keep groups refuses.
+	 * @param group the group's name, 1 to {@value NewMessage#MAX_GROUP_LENGTH}
+	 * characters, none of them a control character
+	 * @return the group, empty if the topic does not know it
+	 * @throws IllegalArgumentException if the name cannot be a group's
+	 * @throws UnsupportedOperationException if this inspector does not read groups
+	 */
+	default GroupView group(String group) {
+		throw new UnsupportedOperationException("This inspector of topic '" + topic() + "' does not read groups");
+	}
+
+	/**
 	 * Starts reading the stats of each partition at once, without waiting: for operations
 	 * that show what answers while some servers are down. Each read ends within the
 	 * store's timeout; {@link PartialStats#await} collects them. This default reads

@@ -29,10 +29,13 @@ import java.util.TreeMap;
  * @param busiestGroups the ready messages of the groups that have the most (up to
  * {@value #BUSIEST_GROUPS}, most first; members left by a cancel included), read from the
  * first 2,000 groups: empty while no group has ready messages
+ * @param busiestInFlight the messages in flight of the groups that have the most (up to
+ * {@value #BUSIEST_GROUPS}, most first, ties by name), read from the first 2,000 groups
+ * with messages in flight: empty while no message of a group is in flight
  */
 public record TopicStats(long nowMillis, long scheduled, long ready, long inFlight, long dead, long nextDueMillis,
 		long oldestReadyDueMillis, Map<Integer, Long> readyByPriority, long rememberedIds, long groupsWithReady,
-		Map<String, Long> busiestGroups) {
+		Map<String, Long> busiestGroups, Map<String, Long> busiestInFlight) {
 
 	/** The most groups {@link #busiestGroups()} names. */
 	public static final int BUSIEST_GROUPS = 10;
@@ -50,10 +53,33 @@ public record TopicStats(long nowMillis, long scheduled, long ready, long inFlig
 	 * @param rememberedIds ids remembered for their deduplication window
 	 * @param groupsWithReady the groups that have ready messages
 	 * @param busiestGroups the ready messages of the groups that have the most
+	 * @param busiestInFlight the messages in flight of the groups that have the most
 	 */
 	public TopicStats {
 		readyByPriority = Collections.unmodifiableMap(new TreeMap<>(readyByPriority));
 		busiestGroups = Collections.unmodifiableMap(new LinkedHashMap<>(busiestGroups));
+		busiestInFlight = Collections.unmodifiableMap(new LinkedHashMap<>(busiestInFlight));
+	}
+
+	/**
+	 * Stats that name no group's messages in flight.
+	 * @param nowMillis the Redis time of the reading
+	 * @param scheduled messages waiting for their due time
+	 * @param ready messages due and waiting for a consumer
+	 * @param inFlight messages leased to a consumer
+	 * @param dead messages in the dead-letter set
+	 * @param nextDueMillis due time of the earliest scheduled message, or -1
+	 * @param oldestReadyDueMillis due time of the oldest ready message, or -1
+	 * @param readyByPriority ready messages of each priority that has some
+	 * @param rememberedIds ids remembered for their deduplication window
+	 * @param groupsWithReady the groups that have ready messages
+	 * @param busiestGroups the ready messages of the groups that have the most
+	 */
+	public TopicStats(long nowMillis, long scheduled, long ready, long inFlight, long dead, long nextDueMillis,
+			long oldestReadyDueMillis, Map<Integer, Long> readyByPriority, long rememberedIds, long groupsWithReady,
+			Map<String, Long> busiestGroups) {
+		this(nowMillis, scheduled, ready, inFlight, dead, nextDueMillis, oldestReadyDueMillis, readyByPriority,
+				rememberedIds, groupsWithReady, busiestGroups, Map.of());
 	}
 
 	/**
@@ -147,17 +173,19 @@ public record TopicStats(long nowMillis, long scheduled, long ready, long inFlig
 		}
 		Map<String, Long> byGroup = new HashMap<>(this.busiestGroups);
 		other.busiestGroups.forEach((group, count) -> byGroup.merge(group, count, Long::sum));
+		Map<String, Long> inFlightByGroup = new HashMap<>(this.busiestInFlight);
+		other.busiestInFlight.forEach((group, count) -> inFlightByGroup.merge(group, count, Long::sum));
 		return new TopicStats(Math.max(this.nowMillis, other.nowMillis), this.scheduled + other.scheduled,
 				this.ready + other.ready, this.inFlight + other.inFlight, this.dead + other.dead,
 				earliest(this.nextDueMillis, other.nextDueMillis),
 				earliest(this.oldestReadyDueMillis, other.oldestReadyDueMillis), byPriority,
 				this.rememberedIds + other.rememberedIds, this.groupsWithReady + other.groupsWithReady,
-				busiest(byGroup));
+				busiest(byGroup), busiest(inFlightByGroup));
 	}
 
 	/**
-	 * The groups with the most ready messages, most first (ties by name).
-	 * @param readyByGroup ready messages of each group
+	 * The groups with the most messages (ready, or in flight), most first (ties by name).
+	 * @param readyByGroup messages of each group
 	 * @return up to {@value #BUSIEST_GROUPS} of them, in that order
 	 */
 	public static Map<String, Long> busiest(Map<String, Long> readyByGroup) {

@@ -9,6 +9,7 @@ import io.github.delayqueue.actuate.EndpointActions.TopicRequest;
 import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.schedule.DelayQueueSchedules;
+import io.github.delayqueue.store.GroupView;
 import io.github.delayqueue.store.MessageSnapshot;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.TopicStats;
@@ -133,15 +134,34 @@ public class DelayQueueEndpoint {
 	 * @param offset rank of the first message, 0 unless given
 	 * @param limit most messages, {@value #DEFAULT_PAGE_SIZE} unless given, at most
 	 * {@value #MAX_PAGE_SIZE}
-	 * @return the topic; 503 naming what did not answer when Redis cannot be read within
-	 * the store's timeout
+	 * @param group a group of the topic to read by name as well: the answer's
+	 * {@code group} then holds its ready and in-flight counts, whether it waits at its
+	 * concurrency limit and its next ready ids
+	 * @return the topic; 400 for a name no group can have; 503 naming what did not answer
+	 * when Redis cannot be read within the store's timeout
 	 */
 	@ReadOperation
 	public WebEndpointResponse<Object> readTopic(@Selector String topic,
 			@org.springframework.lang.Nullable @Nullable String state,
 			@org.springframework.lang.Nullable @Nullable Long offset,
-			@org.springframework.lang.Nullable @Nullable Integer limit) {
-		return EndpointErrors.answer(() -> topic(topic, state, offset, limit));
+			@org.springframework.lang.Nullable @Nullable Integer limit,
+			@org.springframework.lang.Nullable @Nullable String group) {
+		return EndpointErrors.answer(() -> topic(topic, state, offset, limit, group, this.timeout));
+	}
+
+	/**
+	 * One topic with its counts and a page of its messages in one state, as
+	 * {@link #readTopic(String, String, Long, Integer, String)} answers it without a
+	 * group.
+	 * @param topic the topic
+	 * @param state the state, {@code scheduled} unless given
+	 * @param offset rank of the first message, 0 unless given
+	 * @param limit most messages, {@value #DEFAULT_PAGE_SIZE} unless given
+	 * @return the topic, or the error
+	 */
+	public WebEndpointResponse<Object> readTopic(String topic, @Nullable String state, @Nullable Long offset,
+			@Nullable Integer limit) {
+		return readTopic(topic, state, offset, limit, null);
 	}
 
 	/**
@@ -172,7 +192,25 @@ public class DelayQueueEndpoint {
 	 */
 	public TopicDescriptor topic(String topic, @Nullable String state, @Nullable Long offset, @Nullable Integer limit,
 			Duration within) {
-		return EndpointErrors.refusingStaleCounts(() -> this.topics.read(topic, state, offset, limit, within));
+		return topic(topic, state, offset, limit, null, within);
+	}
+
+	/**
+	 * One topic, as {@link #topic(String, String, Long, Integer, Duration)} reads it,
+	 * with one of its groups read by name (on a partitioned topic, in partition 0, where
+	 * groups live).
+	 * @param topic the topic
+	 * @param state the state, {@code scheduled} unless given
+	 * @param offset rank of the first message, 0 unless given
+	 * @param limit most messages, {@value #DEFAULT_PAGE_SIZE} unless given
+	 * @param group the group to read, none unless given
+	 * @param within the longest wait for Redis (never longer than the store's timeout)
+	 * @return the topic
+	 * @throws DataAccessException if no partition of the topic answered
+	 */
+	public TopicDescriptor topic(String topic, @Nullable String state, @Nullable Long offset, @Nullable Integer limit,
+			@Nullable String group, Duration within) {
+		return EndpointErrors.refusingStaleCounts(() -> this.topics.read(topic, state, offset, limit, group, within));
 	}
 
 	/**
@@ -313,12 +351,60 @@ public class DelayQueueEndpoint {
 	 * @param busiestGroups the ready messages of the groups that have the most, most
 	 * first (see {@link TopicStats#busiestGroups()}), absent while no group has ready
 	 * messages
+	 * @param busiestInFlight the messages in flight of the groups that have the most,
+	 * most first (see {@link TopicStats#busiestInFlight()}), absent while no message of a
+	 * group is in flight
+	 * @param group the group asked for by name, only when asked for
 	 */
 	public record TopicDescriptor(@Nullable String topic, int partitions, long scheduled, long ready,
 			@Nullable Map<Integer, Long> readyByPriority, long inFlight, long dead, @Nullable String nextDue,
 			String oldestLateness, @Nullable ListenerDescriptor listener, @Nullable PageDescriptor page,
 			long rememberedIds, @Nullable Map<String, String> unreachable, @Nullable Long groupsWithReady,
-			@Nullable Map<String, Long> busiestGroups) implements OperationResponseBody {
+			@Nullable Map<String, Long> busiestGroups, @Nullable Map<String, Long> busiestInFlight,
+			@Nullable GroupDescriptor group) implements OperationResponseBody {
+
+		/**
+		 * A topic without in-flight counts of groups and without a group read by name.
+		 * @param topic the topic, only when asked for by name
+		 * @param partitions the number of partitions
+		 * @param scheduled messages waiting for their due time
+		 * @param ready messages due and waiting for a consumer
+		 * @param readyByPriority ready messages of each priority that has some
+		 * @param inFlight messages leased to a consumer
+		 * @param dead messages in the dead-letter set
+		 * @param nextDue due time of the earliest scheduled message
+		 * @param oldestLateness how late the longest-waiting due message is
+		 * @param listener the topic's listener in this application
+		 * @param page a page of messages
+		 * @param rememberedIds ids remembered for their deduplication window
+		 * @param unreachable the partitions that did not answer
+		 * @param groupsWithReady the groups that have ready messages
+		 * @param busiestGroups the ready messages of the groups that have the most
+		 */
+		public TopicDescriptor(@Nullable String topic, int partitions, long scheduled, long ready,
+				@Nullable Map<Integer, Long> readyByPriority, long inFlight, long dead, @Nullable String nextDue,
+				String oldestLateness, @Nullable ListenerDescriptor listener, @Nullable PageDescriptor page,
+				long rememberedIds, @Nullable Map<String, String> unreachable, @Nullable Long groupsWithReady,
+				@Nullable Map<String, Long> busiestGroups) {
+			this(topic, partitions, scheduled, ready, readyByPriority, inFlight, dead, nextDue, oldestLateness,
+					listener, page, rememberedIds, unreachable, groupsWithReady, busiestGroups, null, null);
+		}
+
+	}
+
+	/**
+	 * One group of a topic, read by name (see {@link GroupView}).
+	 *
+	 * @param name the group's name
+	 * @param ready its ready messages
+	 * @param inFlight its messages in flight
+	 * @param waitingAtLimit whether its ready messages wait for one of its messages in
+	 * flight to leave flight (it is at its concurrency limit)
+	 * @param firstReady the ids of its next ready messages, most urgent first, at most
+	 * {@value GroupView#FIRST_READY_IDS}
+	 */
+	public record GroupDescriptor(String name, long ready, long inFlight, boolean waitingAtLimit,
+			List<String> firstReady) {
 	}
 
 	/**

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 
+import io.github.delayqueue.actuate.DelayQueueEndpoint.GroupDescriptor;
 import io.github.delayqueue.actuate.DelayQueueEndpoint.ListenerDescriptor;
 import io.github.delayqueue.actuate.DelayQueueEndpoint.MessageEntry;
 import io.github.delayqueue.actuate.DelayQueueEndpoint.PageDescriptor;
@@ -14,6 +15,7 @@ import io.github.delayqueue.actuate.DelayQueueEndpoint.TopicDescriptor;
 import io.github.delayqueue.schedule.Schedule;
 import io.github.delayqueue.schedule.ScheduleTrigger;
 import io.github.delayqueue.schedule.ScheduleInfo;
+import io.github.delayqueue.store.GroupView;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageSummary;
 import io.github.delayqueue.store.PartialStats.PartitionFailure;
@@ -44,11 +46,40 @@ final class EndpointReplies {
 	static TopicDescriptor topic(@Nullable String topic, int partitions, TopicStats stats,
 			@Nullable ListenerDescriptor listener, @Nullable PageDescriptor page,
 			@Nullable Map<String, String> unreachable) {
+		return topic(topic, partitions, stats, listener, page, unreachable, null);
+	}
+
+	/**
+	 * One topic, with one of its groups read by name.
+	 * @param topic the topic, only when asked for by name
+	 * @param partitions the number of partitions this application spreads it over
+	 * @param stats its counts
+	 * @param listener its listener here, if any
+	 * @param page a page of its messages, only when asked for by name
+	 * @param unreachable the partitions that did not answer, absent when all did
+	 * @param group the group asked for by name, if any
+	 * @return the reply
+	 */
+	static TopicDescriptor topic(@Nullable String topic, int partitions, TopicStats stats,
+			@Nullable ListenerDescriptor listener, @Nullable PageDescriptor page,
+			@Nullable Map<String, String> unreachable, @Nullable GroupView group) {
 		return new TopicDescriptor(topic, partitions, stats.scheduled(), stats.ready(),
 				stats.readyByPriority().isEmpty() ? null : stats.readyByPriority(), stats.inFlight(), stats.dead(),
 				instant(stats.nextDueMillis()), stats.oldestLateness().toString(), listener, page,
 				stats.rememberedIds(), unreachable, (stats.groupsWithReady() > 0) ? stats.groupsWithReady() : null,
-				stats.busiestGroups().isEmpty() ? null : stats.busiestGroups());
+				stats.busiestGroups().isEmpty() ? null : stats.busiestGroups(),
+				stats.busiestInFlight().isEmpty() ? null : stats.busiestInFlight(),
+				(group != null) ? group(group) : null);
+	}
+
+	/**
+	 * One group of a topic.
+	 * @param group the group as read
+	 * @return the reply
+	 */
+	static GroupDescriptor group(GroupView group) {
+		return new GroupDescriptor(group.group(), group.ready(), group.inFlight(), group.waitingAtLimit(),
+				group.firstReadyIds());
 	}
 
 	/**

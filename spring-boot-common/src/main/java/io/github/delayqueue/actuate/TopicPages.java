@@ -10,9 +10,11 @@ import java.util.concurrent.CompletableFuture;
 import io.github.delayqueue.actuate.DelayQueueEndpoint.MessageEntry;
 import io.github.delayqueue.actuate.DelayQueueEndpoint.PageDescriptor;
 import io.github.delayqueue.actuate.DelayQueueEndpoint.TopicDescriptor;
+import io.github.delayqueue.store.GroupView;
 import io.github.delayqueue.store.MessagePage;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageStore;
+import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.PartialStats;
 import io.github.delayqueue.store.PartialStats.PartitionFailure;
 import io.github.delayqueue.store.TopicInspector;
@@ -56,15 +58,20 @@ final class TopicPages {
 	 * @param offset rank of the first message, 0 unless given
 	 * @param limit most messages, {@value DelayQueueEndpoint#DEFAULT_PAGE_SIZE} unless
 	 * given, at most {@value DelayQueueEndpoint#MAX_PAGE_SIZE}
+	 * @param group a group to read by name as well, if any (on a partitioned topic, in
+	 * partition 0, where groups live)
 	 * @param within the longest wait for Redis (never longer than the store's timeout)
 	 * @return the topic
-	 * @throws InvalidEndpointRequestException for an invalid topic, state, offset or
-	 * limit
+	 * @throws InvalidEndpointRequestException for an invalid topic, state, offset, limit
+	 * or group name
 	 * @throws DataAccessException if no partition of the topic answered
 	 */
 	TopicDescriptor read(String topic, @Nullable String state, @Nullable Long offset, @Nullable Integer limit,
-			Duration within) {
+			@Nullable String group, Duration within) {
 		EndpointErrors.requireTopic(topic);
+		if (group != null) {
+			requireGroup(group);
+		}
 		MessageState messageState = (state != null) ? parseState(state) : MessageState.SCHEDULED;
 		long from = (offset != null) ? offset : 0;
 		int size = (limit != null) ? Math.min(limit, MAX_PAGE_SIZE) : DEFAULT_PAGE_SIZE;
@@ -106,8 +113,19 @@ final class TopicPages {
 			.toList();
 		PageDescriptor pageDescriptor = new PageDescriptor(EndpointReplies.stateName(messageState), from, size,
 				page.total(), entries);
+		GroupView groupView = (group != null) ? inspector.group(group) : null;
 		return EndpointReplies.topic(topic, partitions, counts, this.listeners.of(topic), pageDescriptor,
-				EndpointReplies.unreachable(unreachable));
+				EndpointReplies.unreachable(unreachable), groupView);
+	}
+
+	/** A group's name as a message can have it, else a bad request naming why. */
+	private static void requireGroup(String group) {
+		try {
+			NewMessage.checkGroup(group);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidEndpointRequestException(ex.getMessage(), "Bad group");
+		}
 	}
 
 	/** No partition of the topic answered: each with its primary and why. */

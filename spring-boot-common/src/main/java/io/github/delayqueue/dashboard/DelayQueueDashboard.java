@@ -165,7 +165,8 @@ public final class DelayQueueDashboard implements AutoCloseable {
 
 	private Object topic(ServerRequest request) {
 		return this.endpoint.topic(required(request, "topic"), request.param("state").orElse(null),
-				number(request, "offset", Long::valueOf), number(request, "limit", Integer::valueOf), redisWait());
+				number(request, "offset", Long::valueOf), number(request, "limit", Integer::valueOf),
+				request.param("group").filter((group) -> !group.isEmpty()).orElse(null), redisWait());
 	}
 
 	/**

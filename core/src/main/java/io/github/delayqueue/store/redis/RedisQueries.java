@@ -14,10 +14,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
 import io.github.delayqueue.store.FoundTopics;
+import io.github.delayqueue.store.GroupView;
 import io.github.delayqueue.store.MessagePage;
 import io.github.delayqueue.store.MessageSnapshot;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.MessageSummary;
+import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.Failures;
 import io.github.delayqueue.store.PartialStats.PartitionFailure;
 import io.github.delayqueue.store.PartitionCountException;
@@ -292,6 +294,21 @@ final class RedisQueries {
 		return this.router.settlingRefusal(topic, deadline,
 				() -> this.calls.run(partition, new ScriptCodecs.Inspect(id, maxBytes, this.router.countOf(partition)),
 						PartitionCounts.remaining(deadline)));
+	}
+
+	/**
+	 * Reads one group of a topic by name; changes nothing. Groups live on a topic of one
+	 * partition (a grouped send to a partitioned one is refused), so this reads partition
+	 * 0, the topic itself.
+	 * @param topic the topic
+	 * @param group the group's name
+	 * @return the group, empty if the topic does not know it
+	 * @throws IllegalArgumentException if the name cannot be a group's
+	 */
+	GroupView group(String topic, String group) {
+		NewMessage.checkGroup(group);
+		this.router.agree(TopicPartitions.topicOf(topic), false, this.calls.deadline());
+		return this.calls.run(topic, new ScriptCodecs.Group(group, GroupView.FIRST_READY_IDS));
 	}
 
 	/**

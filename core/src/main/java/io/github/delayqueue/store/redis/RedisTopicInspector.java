@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
+import io.github.delayqueue.store.GroupView;
 import io.github.delayqueue.store.MessagePage;
 import io.github.delayqueue.store.PartialStats;
 import io.github.delayqueue.store.MessageSnapshot;
@@ -60,6 +61,11 @@ final class RedisTopicInspector implements TopicInspector {
 	@Override
 	public MessagePage page(MessageState state, long offset, int limit, Duration within) {
 		return this.queries.page(this.topic, state, offset, limit, within);
+	}
+
+	@Override
+	public GroupView group(String group) {
+		return this.queries.group(this.topic, group);
 	}
 
 	@Override

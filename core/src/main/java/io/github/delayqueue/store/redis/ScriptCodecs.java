@@ -14,6 +14,7 @@ import java.util.Map;
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.DeadLetterRetention;
+import io.github.delayqueue.store.GroupView;
 import io.github.delayqueue.store.LeaseExpiryResult;
 import io.github.delayqueue.store.MessagePage;
 import io.github.delayqueue.store.MessageSnapshot;
@@ -752,8 +753,8 @@ final class ScriptCodecs {
 		static final Signature<Stats> SIGNATURE = Signature.of(
 				Script
 					.of("stats", Script.Reply.LIST,
-							Script.withGroups(Script.keys(Script.withPriorities(Key.MESSAGES, Key.SCHEDULED, Key.READY,
-									Key.IN_FLIGHT, Key.DEAD), Key.REMEMBERED))),
+							Script.keys(Script.withGroups(Script.keys(Script.withPriorities(Key.MESSAGES, Key.SCHEDULED,
+									Key.READY, Key.IN_FLIGHT, Key.DEAD), Key.REMEMBERED)), Key.GROUP_SLOTS)),
 				"{Redis time (epoch ms), stored messages",
 				Argument.of("[1] most ids at the head of each ready list", Stats::readyHeadLookup));
 
@@ -769,18 +770,55 @@ final class ScriptCodecs {
 			long scheduled = number(values.get(2));
 			long inFlight = number(values.get(3));
 			long ready = Math.max(0, stored - scheduled - inFlight);
-			int busiest = (int) number(values.get(9));
 			Map<String, Long> busiestGroups = new LinkedHashMap<>();
-			for (int i = 10; i < 10 + 2 * busiest; i += 2) {
-				busiestGroups.put(text(values.get(i)), number(values.get(i + 1)));
-			}
-			List<Long> listLengths = values.subList(10 + 2 * busiest, values.size())
-				.stream()
-				.map(ScriptCodecs::number)
-				.toList();
+			int next = readCounts(values, 9, busiestGroups);
+			Map<String, Long> busiestInFlight = new LinkedHashMap<>();
+			next = readCounts(values, next, busiestInFlight);
+			List<Long> listLengths = values.subList(next, values.size()).stream().map(ScriptCodecs::number).toList();
 			return new TopicStats(number(values.get(0)), scheduled, ready, inFlight, number(values.get(4)),
 					number(values.get(5)), number(values.get(6)), TopicStats.byPriority(ready, listLengths),
-					number(values.get(7)), number(values.get(8)), busiestGroups);
+					number(values.get(7)), number(values.get(8)), busiestGroups, busiestInFlight);
+		}
+
+		/**
+		 * Reads a number k of groups at {@code at}, then k pairs group, count.
+		 * @return the index after them
+		 */
+		private static int readCounts(List<?> values, int at, Map<String, Long> counts) {
+			int size = (int) number(values.get(at));
+			for (int i = at + 1; i < at + 1 + 2 * size; i += 2) {
+				counts.put(text(values.get(i)), number(values.get(i + 1)));
+			}
+			return at + 1 + 2 * size;
+		}
+
+	}
+
+	/**
+	 * Reads one group of a partition by name.
+	 *
+	 * @param group the group
+	 * @param most the most ready ids to read
+	 */
+	record Group(String group, int most) implements ScriptCodec<GroupView> {
+
+		static final Signature<Group> SIGNATURE = Signature.of(
+				Script.of("group", Script.Reply.LIST, Key.SCHEDULED, Key.IN_FLIGHT, Key.GROUPS, Key.GROUP_READY,
+						Key.GROUP_COUNTS, Key.GROUP_ROTATION, Key.GROUP_SLOTS),
+				"{ready messages of the group", Argument.of("[1] group", Group::group),
+				Argument.of("[2] most ready ids to return", Group::most));
+
+		@Override
+		public Signature<?> signature() {
+			return SIGNATURE;
+		}
+
+		@Override
+		public GroupView read(Object reply) {
+			List<?> values = (List<?>) reply;
+			List<String> ids = values.subList(3, values.size()).stream().map(ScriptCodecs::text).toList();
+			return new GroupView(this.group, Math.max(0, number(values.get(0))), Math.max(0, number(values.get(1))),
+					number(values.get(2)) == 1, ids);
 		}
 
 	}

@@ -21,6 +21,7 @@
 -- KEYS[19] group counts HASH group -> its members in the group ready ZSET; only read
 -- KEYS[20] group tags HASH   the virtual time and the finish tag of each group; only read
 -- KEYS[21] group rotation ZSET groups with ready messages, scored by finish tag; only read
+-- KEYS[22] group slots HASH  group -> its messages in flight; only read
 -- ARGV[1] most ids at the head of each ready list to look at for the oldest ready message (ids
 --         left there by cancel or reschedule are passed over); the groups' ready messages are
 --         looked at as said below
@@ -29,7 +30,9 @@
 --          ids remembered (those whose window ended included, until a send forgets them),
 --          groups with ready messages, then the number k of the busiest groups that follow (up to
 --          10) and k pairs group, its ready messages (most first, ties by name; read from the first
---          2,000 groups of the counts)},
+--          2,000 groups of the counts), then the number m of the groups with the most messages in
+--          flight that follow (up to 10) and m pairs group, its messages in flight (the same way,
+--          from the first 2,000 groups of the group slots)},
 --          then, while the topic uses priorities, the length of the ready list of each priority
 --          from 1 to 9 (ids that claim will drop included).
 -- Ready messages are the stored ones neither scheduled nor in flight: stored - scheduled - in flight.
@@ -92,30 +95,33 @@ end
 local out = {now, redis.call('HLEN', KEYS[1]), redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[4]),
   redis.call('ZCARD', KEYS[5]), nextDue, oldestReady, redis.call('ZCARD', KEYS[16])}
 -- The busiest groups: from all counts up to 2,000 groups, else from one HSCAN's worth; the ten
--- with the most kept as they are read.
-local groupCount = redis.call('HLEN', KEYS[19])
-local counts = {}
-if groupCount > 0 then
-  local entries = (groupCount <= 2000) and redis.call('HGETALL', KEYS[19])
-    or redis.call('HSCAN', KEYS[19], 0, 'COUNT', 2000)[2]
-  for k = 1, #entries, 2 do
-    local entry = {entries[k], tonumber(entries[k + 1]) or 0}
-    local at = #counts + 1
-    while at > 1 and (counts[at - 1][2] < entry[2] or (counts[at - 1][2] == entry[2] and counts[at - 1][1] > entry[1])) do
-      at = at - 1
-    end
-    if at <= 10 then
-      table.insert(counts, at, entry)
-      counts[11] = nil
+-- with the most kept as they are read (a count of 0 or less passed over).
+local function busiest(hash, size)
+  local counts = {}
+  if size > 0 then
+    local entries = (size <= 2000) and redis.call('HGETALL', hash) or redis.call('HSCAN', hash, 0, 'COUNT', 2000)[2]
+    for k = 1, #entries, 2 do
+      local entry = {entries[k], tonumber(entries[k + 1]) or 0}
+      local at = #counts + 1
+      while at > 1 and (counts[at - 1][2] < entry[2] or (counts[at - 1][2] == entry[2] and counts[at - 1][1] > entry[1])) do
+        at = at - 1
+      end
+      if at <= 10 and entry[2] > 0 then
+        table.insert(counts, at, entry)
+        counts[11] = nil
+      end
     end
   end
+  out[#out + 1] = #counts
+  for k = 1, #counts do
+    out[#out + 1] = counts[k][1]
+    out[#out + 1] = counts[k][2]
+  end
 end
+local groupCount = redis.call('HLEN', KEYS[19])
 out[#out + 1] = groupCount
-out[#out + 1] = math.min(#counts, 10)
-for k = 1, math.min(#counts, 10) do
-  out[#out + 1] = counts[k][1]
-  out[#out + 1] = counts[k][2]
-end
+busiest(KEYS[19], groupCount)
+busiest(KEYS[22], redis.call('HLEN', KEYS[22]))
 if uses_priorities(6) then
   for priority = 1, 9 do
     out[#out + 1] = redis.call('LLEN', KEYS[6 + priority])

@@ -61,11 +61,12 @@ function deadLetters(count) {
   return count === 1 ? '1 dead letter' : count + ' dead letters';
 }
 
-function topicLink(topic, state, offset) {
+function topicLink(topic, state, offset, group) {
   let hash = '#/topics/' + encodeURIComponent(topic);
   const query = [];
   if (state) query.push('state=' + encodeURIComponent(state));
   if (offset) query.push('offset=' + offset);
+  if (group) query.push('group=' + encodeURIComponent(group));
   return query.length ? hash + '?' + query.join('&') : hash;
 }
 
@@ -153,6 +154,40 @@ function readyCell(topic) {
       + groups.map((g) => g + ': ' + busiest[g]).join(', '));
   }
   return el('td', { class: 'num', title: parts.length ? parts.join('; ') : null }, topic.ready);
+}
+
+// The in-flight count, with the groups that have the most messages in flight on hover.
+function inFlightCell(topic) {
+  const busiest = topic.busiestInFlight || {};
+  const groups = Object.keys(busiest);
+  return el('td', {
+    class: 'num',
+    title: groups.length ? 'the groups with the most in flight: ' + groups.map((g) => g + ': ' + busiest[g]).join(', ') : null
+  }, topic.inFlight);
+}
+
+// A group read by name on a topic's page: its counts, whether it waits at its limit, its next ids.
+function groupSection(topic, state, data, group) {
+  const input = el('input', { id: 'find-group', placeholder: 'group', 'aria-label': 'group', maxlength: 200 });
+  input.value = group || '';
+  const form = el('form', { id: 'group-form', class: 'group-form' }, 'Find a group: ', input, ' ',
+    el('button', { type: 'submit' }, 'Show'));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    location.hash = topicLink(topic, state, 0, input.value.trim());
+  });
+  const found = data.group;
+  if (!found) {
+    return el('section', { id: 'group' }, form);
+  }
+  const facts = found.ready + ' ready · ' + found.inFlight + ' in flight'
+    + (found.waitingAtLimit ? ' · waiting at its concurrency limit' : '');
+  const next = found.firstReady.length
+    ? el('p', { id: 'group-next' }, 'Next ready: ',
+      ...found.firstReady.flatMap((id, i) => [i ? ', ' : null, el('a', { href: messageLink(topic, id) }, id)]))
+    : el('p', { class: 'muted' }, 'No ready message.');
+  return el('section', { id: 'group' }, form,
+    el('p', { id: 'group-facts' }, el('strong', null, found.name), ': ' + facts), next);
 }
 
 // Per-second rates between readings, and the lateness of each reading.
@@ -281,7 +316,7 @@ async function overview() {
     el('td', { class: 'num' }, topic.partitions),
     el('td', { class: 'num' }, topic.scheduled),
     readyCell(topic),
-    el('td', { class: 'num' }, topic.inFlight),
+    inFlightCell(topic),
     el('td', { class: 'num' }, topic.dead),
     el('td', { title: topic.nextDue }, instant(topic.nextDue)),
     el('td', { title: topic.oldestLateness }, topic.oldestLateness ? duration(topic.oldestLateness) : '—'),
@@ -364,11 +399,12 @@ function unreachableList(data) {
     el('ul', null, ...partitions.map(([partition, why]) => el('li', null, partition + ': ' + why))));
 }
 
-async function topicPage(topic, state, offset) {
+async function topicPage(topic, state, offset, group) {
   const query = new URLSearchParams({ topic: topic, state: state, offset: String(offset), limit: String(PAGE_SIZE) });
+  if (group) query.set('group', group);
   const data = await read('topic?' + query);
   const tabs = el('nav', { class: 'tabs' }, ...STATES.map((name) => el('a',
-    { href: topicLink(topic, name), class: name === state ? 'current' : null },
+    { href: topicLink(topic, name, 0, group), class: name === state ? 'current' : null },
     name + ' (' + (name === 'in-flight' ? data.inFlight : data[name]) + ')')));
   const page = data.page;
   // A partitioned topic's messages say which partition holds them; a dead letter's due time is that
@@ -390,9 +426,9 @@ async function topicPage(topic, state, offset) {
     el('tbody', null, ...rows));
   const last = Math.min(page.total, page.offset + page.messages.length);
   const pager = el('div', { class: 'pager' },
-    page.offset > 0 ? el('a', { href: topicLink(topic, state, Math.max(0, page.offset - PAGE_SIZE)) }, '‹ previous') : null,
+    page.offset > 0 ? el('a', { href: topicLink(topic, state, Math.max(0, page.offset - PAGE_SIZE), group) }, '‹ previous') : null,
     el('span', { class: 'muted' }, page.total ? (page.offset + 1) + '–' + last + ' of ' + page.total : 'none'),
-    last < page.total ? el('a', { href: topicLink(topic, state, page.offset + PAGE_SIZE) }, 'next ›') : null);
+    last < page.total ? el('a', { href: topicLink(topic, state, page.offset + PAGE_SIZE, group) }, 'next ›') : null);
   const topicPath = 'topic/actions?' + new URLSearchParams({ topic: topic });
   const listener = data.listener
     ? el('p', { id: 'listener' }, 'Listener here: ', el('span', { class: 'state-' + data.listener.state }, data.listener.state),
@@ -415,7 +451,7 @@ async function topicPage(topic, state, offset) {
       + (data.rememberedIds === 1 ? 'id' : 'ids') + ' remembered for their deduplication window')
     : null;
   show(el('h1', null, el('a', { href: '#/' }, 'Topics'), ' / ', topic), unreachableList(data), listener, remembered,
-    tabs, bulk,
+    groupSection(topic, state, data, group), tabs, bulk,
     page.messages.length ? table : el('p', { class: 'muted' }, 'No ' + state + ' messages.'), pager);
 }
 
@@ -470,7 +506,7 @@ async function route() {
       refreshTimer = setTimeout(route, readings.length < 2 ? 1000 : REFRESH_MS);
     } else if (parts[0] === 'topics' && parts.length === 2) {
       const state = STATES.includes(query.get('state')) ? query.get('state') : 'scheduled';
-      await topicPage(parts[1], state, Math.max(0, parseInt(query.get('offset') || '0', 10) || 0));
+      await topicPage(parts[1], state, Math.max(0, parseInt(query.get('offset') || '0', 10) || 0), query.get('group') || '');
     } else if (parts[0] === 'topics' && parts.length === 4 && parts[2] === 'messages') {
       await messagePage(parts[1], parts[3]);
     } else {

@@ -1,0 +1,38 @@
+-- group: read one group of a topic by name, for the operations endpoint: its ready messages, its
+-- messages in flight, whether it waits at its concurrency limit and the ids of its first ready
+-- messages. Reads only: changes no state.
+-- KEYS[1] scheduled ZSET        id scored by due time (epoch ms)
+-- KEYS[2] in-flight ZSET        id scored by lease deadline (epoch ms)
+-- KEYS[3] groups HASH           id -> group of messages sent with one
+-- KEYS[4] group ready ZSET      ready messages of groups, see group_member
+-- KEYS[5] group counts HASH     group -> its members in the group ready ZSET
+-- KEYS[6] group rotation ZSET   groups with ready messages, scored by finish tag (+inf: at its limit)
+-- KEYS[7] group slots HASH      group -> its messages in flight
+-- ARGV[1] group
+-- ARGV[2] most ready ids to return; the group's first 5 times as many members are looked at (a
+--         member left by a cancel or a reschedule is passed over)
+-- Returns {ready messages of the group (its count: members left by a cancel included), messages in
+--          flight, 1 if it waits at its concurrency limit else 0, then the ids of up to ARGV[2] of
+--          its ready messages, most urgent first (priority, then due time, then id)}.
+local group = ARGV[1]
+local most = tonumber(ARGV[2])
+local ready = tonumber(redis.call('HGET', KEYS[5], group)) or 0
+local inFlight = tonumber(redis.call('HGET', KEYS[7], group)) or 0
+local tag = redis.call('ZSCORE', KEYS[6], group)
+local parked = (tag and (tag == 'inf' or tonumber(tag) == math.huge)) and 1 or 0
+local out = {ready, inFlight, parked}
+if most > 0 and ready > 0 then
+  local members = redis.call('ZRANGEBYLEX', KEYS[4], '[' .. group .. '\0', '(' .. group .. '\1', 'LIMIT', 0,
+    most * 5)
+  for _, member in ipairs(members) do
+    local id = string.sub(member, #group + 17)
+    if redis.call('HGET', KEYS[3], id) == group and not redis.call('ZSCORE', KEYS[1], id)
+        and not redis.call('ZSCORE', KEYS[2], id) then
+      out[#out + 1] = id
+      if #out - 3 >= most then
+        break
+      end
+    end
+  end
+end
+return out
