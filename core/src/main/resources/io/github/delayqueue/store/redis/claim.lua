@@ -396,8 +396,11 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
       best.ended = best.empty
       best.took = (best.took or 0) + (claimed - before)
       if free and claimed - before >= free and not best.empty then
-        best.parked = true
+        -- No more turns in this call; parked only when its counted slots reach the limit (a
+        -- message whose groups hash entry is gone takes no counted slot, and no settle would
+        -- bring the group back).
         best.ended = true
+        best.parked = best.slots + (slotsTaken[best.group] or 0) >= groupLimit
       end
     end
     best.tag = best.tag + (claimed - before)
