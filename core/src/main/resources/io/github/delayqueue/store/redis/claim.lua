@@ -31,7 +31,8 @@
 -- one served is set from the set (ZLEXCOUNT), so a count that drifted is set right. An empty
 -- rotation while the set is not is rebuilt from the set; one with fewer groups than the counts name
 -- gets the missing ones back. A claim that served every group it read while more are in the
--- rotation (it reads the first 100) says more may be waiting.
+-- rotation (it reads the first ARGV[1] + 16 of them, at most 100: a group takes one message at
+-- least in its turn) says more may be waiting.
 -- Group slots: each message of a group taken counts in its group's slots (the group slots HASH,
 -- freed by ack, retry, dead letter, an expired lease and a hand-back, see free_slots), one taken
 -- from a ready list too (its group read from the groups hash while the topic has messages of
@@ -300,9 +301,10 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
   -- Every read first: the virtual time, the tag of the messages of no group, the rotation's head.
   local tags = redis.call('HMGET', KEYS[21], '\1V', '')
   local virtual = tonumber(tags[1]) or 0
-  local head = redis.call('ZRANGE', KEYS[22], 0, 99, 'WITHSCORES')
+  local headSize = math.min(100, wanted + 16)
+  local head = redis.call('ZRANGE', KEYS[22], 0, headSize - 1, 'WITHSCORES')
   -- Groups not read have a tag of at least the last one read: none is served past it.
-  local bound = (#head == 200) and tonumber(head[200]) or nil
+  local bound = (#head == 2 * headSize) and tonumber(head[2 * headSize]) or nil
   if bound == math.huge then
     bound = nil
   end
@@ -338,7 +340,7 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
       local scores = redis.call('ZMSCORE', KEYS[22], unpack(names, first, last))
       for k = first, last do
         -- Up to 1000 a call: the rest by the next claims, the rotation still short.
-        if not scores[k - first + 1] and #head < 2200 then
+        if not scores[k - first + 1] and #head < 2 * headSize + 2000 then
           head[#head + 1] = names[k]
           head[#head + 1] = virtual
         end
@@ -364,7 +366,7 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
       end
     end
     if not best then
-      -- Every group read is served: those not read (past the first 100) may have messages.
+      -- Every group read is served: those not read (past the head) may have messages.
       more = bound ~= nil
       break
     end
