@@ -1,6 +1,7 @@
 package io.github.delayqueue.store;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -141,6 +142,36 @@ public interface MessageStore {
 	 * @return its transitions
 	 */
 	TopicStore topic(String partition);
+
+	/**
+	 * Pauses one group of a topic: claims pass its ready messages over, in every
+	 * application, until the pause ends or the group is resumed; its messages in flight
+	 * are not touched. Pausing a paused group sets its end anew. Groups live on topics of
+	 * one partition. This default refuses: a store that does not keep groups.
+	 * @param topic the topic
+	 * @param group the group's name
+	 * @param length how long the pause lasts, {@code null} until it is resumed
+	 * @return when the pause ends, on the store's clock, or {@code null} when it lasts
+	 * until the group is resumed
+	 * @throws IllegalArgumentException if the name cannot be a group's
+	 * @throws UnsupportedOperationException if this store does not keep groups
+	 */
+	default @Nullable Instant pauseGroup(String topic, String group, @Nullable Duration length) {
+		throw new UnsupportedOperationException("This store does not keep groups: topic '" + topic + "'");
+	}
+
+	/**
+	 * Ends the pause of one group of a topic: its ready messages are claimed again at
+	 * once. This default refuses: a store that does not keep groups.
+	 * @param topic the topic
+	 * @param group the group's name
+	 * @return {@code true} if the group was paused
+	 * @throws IllegalArgumentException if the name cannot be a group's
+	 * @throws UnsupportedOperationException if this store does not keep groups
+	 */
+	default boolean resumeGroup(String topic, String group) {
+		throw new UnsupportedOperationException("This store does not keep groups: topic '" + topic + "'");
+	}
 
 	/**
 	 * One topic's read-only view, over all its partitions, for operations.

@@ -2,6 +2,7 @@ package io.github.delayqueue.store.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -69,6 +70,8 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 
 	private final RedisQueries queries;
 
+	private final RedisGroupPauses groupPauses;
+
 	private final RedisOperations operations;
 
 	private final WrongTypeKeys wrongTypeKeys;
@@ -122,6 +125,7 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 		this.partitionReads = new PartitionReads(this.calls, this.router, connectionFactory);
 		this.queries = new RedisQueries(this.calls, this.router, unanswered, template, this.partitionReads);
 		this.operations = new RedisOperations(this.calls, this.router, unanswered, this.queries);
+		this.groupPauses = new RedisGroupPauses(this.calls, this.router);
 		this.wrongTypeKeys = new WrongTypeKeys(template, this.calls);
 		this.schedules = new RedisScheduleStore(this.calls, this.router, this.wrongTypeKeys,
 				() -> this.queries.findTopics(RedisScheduleStore.MAX_FOUND_TOPICS, RedisQueries.SCHEDULES));
@@ -445,6 +449,16 @@ public class RedisMessageStore implements MessageStore, AutoCloseable {
 	@Override
 	public long reschedule(String topic, String id, Duration delay) {
 		return this.operations.reschedule(topic, id, delay);
+	}
+
+	@Override
+	public @Nullable Instant pauseGroup(String topic, String group, @Nullable Duration length) {
+		return this.groupPauses.pause(topic, group, length);
+	}
+
+	@Override
+	public boolean resumeGroup(String topic, String group) {
+		return this.groupPauses.resume(topic, group);
 	}
 
 	@Override

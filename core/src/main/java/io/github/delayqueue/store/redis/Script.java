@@ -226,6 +226,12 @@ final class Script {
 		/** The messages of each group in flight: its slots taken. */
 		GROUP_SLOTS("group slots", "HASH"),
 
+		/**
+		 * The paused groups, each scored by when its pause ends ({@code +inf} for a pause
+		 * that lasts until it is resumed).
+		 */
+		GROUP_PAUSES("group pauses", "ZSET"),
+
 		/** The recurring schedules whose ticks the partition holds. */
 		SCHEDULES("schedules", "HASH"),
 

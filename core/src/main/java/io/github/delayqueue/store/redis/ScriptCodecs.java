@@ -205,11 +205,12 @@ final class ScriptCodecs {
 			int groupConcurrency) implements ScriptCodec<ClaimResult> {
 
 		static final Signature<Claim> SIGNATURE = Signature.of(
-				Script.of("claim", Script.Reply.LIST,
+				Script.of(
+						"claim", Script.Reply.LIST,
 						Script.keys(
 								Script.withGroups(Script.withPriorities(Key.READY, Key.IN_FLIGHT, Key.MESSAGES,
 										Key.SCHEDULED, Key.LEASES, Key.CLAIM_RECORD, Key.RATE_WINDOW)),
-								Key.GROUP_SLOTS)),
+								Key.GROUP_SLOTS, Key.GROUP_PAUSES)),
 				"{lease deadline (epoch ms), claim time",
 				Argument.of("[1] largest number of due messages to claim", Claim::limit),
 				Argument.of("[2] lease length in ms", (claim) -> claim.lease().toMillis()),
@@ -804,7 +805,7 @@ final class ScriptCodecs {
 
 		static final Signature<Group> SIGNATURE = Signature.of(
 				Script.of("group", Script.Reply.LIST, Key.SCHEDULED, Key.IN_FLIGHT, Key.GROUPS, Key.GROUP_READY,
-						Key.GROUP_COUNTS, Key.GROUP_ROTATION, Key.GROUP_SLOTS),
+						Key.GROUP_COUNTS, Key.GROUP_ROTATION, Key.GROUP_SLOTS, Key.GROUP_PAUSES),
 				"{ready messages of the group", Argument.of("[1] group", Group::group),
 				Argument.of("[2] most ready ids to return", Group::most));
 
@@ -816,9 +817,76 @@ final class ScriptCodecs {
 		@Override
 		public GroupView read(Object reply) {
 			List<?> values = (List<?>) reply;
-			List<String> ids = values.subList(3, values.size()).stream().map(ScriptCodecs::text).toList();
+			List<String> ids = values.subList(4, values.size()).stream().map(ScriptCodecs::text).toList();
+			long pausedUntil = number(values.get(3));
 			return new GroupView(this.group, Math.max(0, number(values.get(0))), Math.max(0, number(values.get(1))),
-					number(values.get(2)) == 1, ids);
+					number(values.get(2)) == 1, pausedUntil >= 0,
+					(pausedUntil > 0) ? Instant.ofEpochMilli(pausedUntil) : null, ids);
+		}
+
+	}
+
+	/**
+	 * Pauses one group of a partition.
+	 *
+	 * @param group the group
+	 * @param length how long the pause lasts, or {@code null} until it is resumed
+	 */
+	record PauseGroup(String group, @Nullable Duration length) implements ScriptCodec<GroupPause> {
+
+		static final Signature<PauseGroup> SIGNATURE = Signature.of(
+				Script.of("pause_group", Script.Reply.LIST, Key.GROUP_PAUSES, Key.GROUP_ROTATION),
+				"{when the pause ends", Argument.of("[1] group", PauseGroup::group),
+				Argument.optional("[2] pause length in ms",
+						(pause) -> (pause.length() != null) ? Math.max(1, pause.length().toMillis()) : null));
+
+		@Override
+		public Signature<?> signature() {
+			return SIGNATURE;
+		}
+
+		@Override
+		public GroupPause read(Object reply) {
+			List<?> values = (List<?>) reply;
+			long until = number(values.get(0));
+			return new GroupPause((until >= 0) ? Instant.ofEpochMilli(until) : null, number(values.get(1)) == 1);
+		}
+
+	}
+
+	/**
+	 * What a call of {@code pause_group.lua} did.
+	 *
+	 * @param until when the pause ends, {@code null} when it lasts until resumed
+	 * @param pausedAlready whether the group was paused already
+	 */
+	record GroupPause(@Nullable Instant until, boolean pausedAlready) {
+
+	}
+
+	/**
+	 * Resumes one paused group of a partition.
+	 *
+	 * @param channel the signal channel
+	 * @param partition the partition
+	 * @param group the group
+	 */
+	record ResumeGroup(String channel, String partition, String group) implements ScriptCodec<Boolean> {
+
+		static final Signature<ResumeGroup> SIGNATURE = Signature.of(
+				Script.of("resume_group", Script.Reply.INTEGER, Key.GROUP_PAUSES, Key.GROUP_COUNTS, Key.GROUP_TAGS,
+						Key.GROUP_ROTATION),
+				"1 if the group was paused", Argument.of("[1] signal channel", ResumeGroup::channel),
+				Argument.of("[2] topic", ResumeGroup::partition), Argument.of("[3] group", ResumeGroup::group));
+
+		@Override
+		public Signature<?> signature() {
+			return SIGNATURE;
+		}
+
+		@Override
+		public Boolean read(Object reply) {
+			return number(reply) == 1;
 		}
 
 	}

@@ -260,6 +260,15 @@ public record TopicKeys(String prefix, String topic) {
 	}
 
 	/**
+	 * @return ZSET of the paused groups, each scored by when its pause ends (epoch ms;
+	 * {@code +inf} for a pause that lasts until it is resumed): claims pass their ready
+	 * messages over
+	 */
+	public String groupPauses() {
+		return key("gp");
+	}
+
+	/**
 	 * The key that plays a role in the scripts.
 	 * @param role the role
 	 * @return the key
@@ -292,6 +301,7 @@ public record TopicKeys(String prefix, String topic) {
 			case GROUP_TAGS -> groupTags();
 			case GROUP_ROTATION -> groupRotation();
 			case GROUP_SLOTS -> groupSlots();
+			case GROUP_PAUSES -> groupPauses();
 			case SCHEDULES -> schedules();
 			case DEAD_LETTERS_WATCH -> deadLettersWatch();
 			case DEAD_LETTERS_MESSAGES -> deadLetters().messages();
@@ -339,6 +349,7 @@ public record TopicKeys(String prefix, String topic) {
 		types.put(groupTags(), DataType.HASH);
 		types.put(groupRotation(), DataType.ZSET);
 		types.put(groupSlots(), DataType.HASH);
+		types.put(groupPauses(), DataType.ZSET);
 		types.put(schedules(), DataType.HASH);
 		// Read by every call by id: of another type, it would fail them all.
 		types.put(partitionCount(), DataType.STRING);

@@ -41,6 +41,12 @@
 -- concurrency (ARGV[7]), a group takes no more than its free slots; a group with none left is parked:
 -- it stays in the rotation scored +inf, its tag kept in the tags, passed over by every claim until a
 -- slot of it is freed (free_slots puts it back at its tag).
+-- Paused groups (the group pauses ZSET, see pause_group): one read of its head while the topic
+-- has grouped ready messages. A group of the rotation's head whose pause has not ended is passed
+-- over and parked (+inf, as at its limit: a freed slot or a promote may have put it back); up to
+-- 100 pauses that ended leave the pauses, and those groups, when parked with ready messages, rejoin
+-- the rotation at their tag (or the virtual time, whichever is later), to be served by the next
+-- claim: the reply then says more may be waiting.
 -- The call ends when ARGV[1] due messages are taken (the next due id stays), the last list ends,
 -- or 1000 ids were looked at in all; then it reports whether more may be waiting.
 -- Every write comes after every read, so a key of the wrong type fails the call before it changes
@@ -71,6 +77,7 @@
 -- KEYS[21] group tags HASH   the virtual time, and the finish tag of each group in the rotation
 -- KEYS[22] group rotation ZSET groups with ready messages, scored by finish tag (+inf: parked)
 -- KEYS[23] group slots HASH  group -> its messages in flight
+-- KEYS[24] group pauses ZSET group -> when its pause ends (epoch ms; +inf: when it is resumed)
 -- ARGV[1] largest number of due messages to claim (at most 1000)
 -- ARGV[2] lease length in ms
 -- ARGV[3] largest number of messages not yet due to claim
@@ -297,8 +304,20 @@ local function take_from_group(group, cap)
 end
 local rotation
 local badMembers = {}
+-- Pauses that ended, with each group's score in the rotation and its tag, to rejoin it.
+local ended, endedScores, endedTags = {}, {}, {}
 if redis.call('EXISTS', KEYS[19]) == 1 then
-  -- Every read first: the virtual time, the tag of the messages of no group, the rotation's head.
+  -- Every read first: the pauses' head, the virtual time, the tag of the messages of no group, the
+  -- rotation's head.
+  local pauseHead = redis.call('ZRANGE', KEYS[24], 0, 0, 'WITHSCORES')
+  if #pauseHead > 0 then
+    start_clock()
+    if tonumber(pauseHead[2]) <= now then
+      ended = redis.call('ZRANGEBYSCORE', KEYS[24], '-inf', now, 'LIMIT', 0, 100)
+      endedScores = redis.call('ZMSCORE', KEYS[22], unpack(ended))
+      endedTags = redis.call('HMGET', KEYS[21], unpack(ended))
+    end
+  end
   local tags = redis.call('HMGET', KEYS[21], '\1V', '')
   local virtual = tonumber(tags[1]) or 0
   local headSize = math.min(100, wanted + 16)
@@ -348,11 +367,32 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
     end
     rotation.rebuilt = true
   end
+  -- The groups of the head that are paused, while some group is.
+  local paused = {}
+  if #pauseHead > 0 then
+    local names = {}
+    for k = 1, #head, 2 do
+      if tonumber(head[k + 1]) ~= math.huge then
+        names[#names + 1] = head[k]
+      end
+    end
+    if #names > 0 then
+      local untils = redis.call('ZMSCORE', KEYS[24], unpack(names))
+      for k, group in ipairs(names) do
+        paused[group] = untils[k] and tonumber(untils[k]) > now
+      end
+    end
+  end
   for k = 1, #head, 2 do
     local tag = tonumber(head[k + 1])
     -- A group parked at its limit (+inf) is passed over: it comes back when a slot of it is freed.
     if tag ~= math.huge then
-      rotation[#rotation + 1] = {group = head[k], tag = tag}
+      -- A paused group is parked: passed over, not served.
+      local entry = {group = head[k], tag = tag}
+      if paused[head[k]] then
+        entry.paused, entry.parked, entry.ended = true, true, true
+      end
+      rotation[#rotation + 1] = entry
     end
   end
   if redis.call('EXISTS', unpack(lists)) > 0 then
@@ -417,6 +457,23 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
 else
   take_from_lists(wanted)
 end
+-- Pauses that ended leave the pauses; their groups parked with ready messages rejoin the
+-- rotation. Returns true when a group rejoined.
+local function write_ended()
+  if #ended == 0 then
+    return false
+  end
+  local rejoined = false
+  local virtual = rotation.virtual
+  for k, group in ipairs(ended) do
+    if tonumber(endedScores[k]) == math.huge then
+      redis.call('ZADD', KEYS[22], string.format('%.17g', math.max(tonumber(endedTags[k]) or virtual, virtual)), group)
+      rejoined = true
+    end
+  end
+  redis.call('ZREM', KEYS[24], unpack(ended))
+  return rejoined
+end
 local function write_rotation()
   if not rotation then
     return
@@ -430,7 +487,7 @@ local function write_rotation()
       else
         redis.call('HSET', KEYS[21], '', string.format('%.17g', entry.tag))
       end
-    elseif not entry.lists and (entry.served or rotation.rebuilt) then
+    elseif not entry.lists and (entry.served or entry.paused or rotation.rebuilt) then
       local members = groupLooked[entry.group] or {}
       if #members > 0 then
         -- The members looked at are the group's first ones, in order: one range.
@@ -460,13 +517,14 @@ if current <= #lists then
   listLooked[current], listKept[current] = at, kept
 end
 if looked == 0 and groupsLooked == 0 then
-  -- Groups found without members leave the rotation.
+  -- Groups found without members leave the rotation; paused ones are parked.
+  local rejoined = write_ended()
   write_rotation()
   if record then
     -- A new request: the consumer has the reply of the one recorded.
     redis.call('DEL', KEYS[6])
   end
-  return {0, 0, 0}
+  return {0, 0, rejoined and 1 or 0}
 end
 if more or (not full and (looked >= 1000 or groupsLooked >= 1000)) then
   out[3] = 1
@@ -490,6 +548,9 @@ for l, at in ipairs(listLooked) do
     end
     redis.call('LPUSH', lists[l], unpack(reversed))
   end
+end
+if write_ended() then
+  out[3] = 1
 end
 write_rotation()
 if slotCounts then

@@ -8,19 +8,30 @@
 -- KEYS[5] group counts HASH     group -> its members in the group ready ZSET
 -- KEYS[6] group rotation ZSET   groups with ready messages, scored by finish tag (+inf: at its limit)
 -- KEYS[7] group slots HASH      group -> its messages in flight
+-- KEYS[8] group pauses ZSET     group -> when its pause ends (epoch ms; +inf: when it is resumed)
 -- ARGV[1] group
 -- ARGV[2] most ready ids to return; the group's first 5 times as many members are looked at (a
 --         member left by a cancel or a reschedule is passed over)
 -- Returns {ready messages of the group (its count: members left by a cancel included), messages in
---          flight, 1 if it waits at its concurrency limit else 0, then the ids of up to ARGV[2] of
---          its ready messages, most urgent first (priority, then due time, then id)}.
+--          flight, 1 if it waits at its concurrency limit else 0, when its pause ends (epoch ms; 0
+--          for a pause until it is resumed, -1 when it is not paused), then the ids of up to ARGV[2]
+--          of its ready messages, most urgent first (priority, then due time, then id)}.
+-- A paused group is parked in the rotation as one at its limit is: it is said paused, not waiting
+-- at its limit.
 local group = ARGV[1]
 local most = tonumber(ARGV[2])
 local ready = tonumber(redis.call('HGET', KEYS[5], group)) or 0
 local inFlight = tonumber(redis.call('HGET', KEYS[7], group)) or 0
 local tag = redis.call('ZSCORE', KEYS[6], group)
-local parked = (tag and (tag == 'inf' or tonumber(tag) == math.huge)) and 1 or 0
-local out = {ready, inFlight, parked}
+local pausedUntil = tonumber(redis.call('ZSCORE', KEYS[8], group))
+local pause = -1
+if pausedUntil == math.huge then
+  pause = 0
+elseif pausedUntil and pausedUntil > now_ms() then
+  pause = pausedUntil
+end
+local parked = (pause < 0 and tag and (tag == 'inf' or tonumber(tag) == math.huge)) and 1 or 0
+local out = {ready, inFlight, parked, pause}
 if most > 0 and ready > 0 then
   local members = redis.call('ZRANGEBYLEX', KEYS[4], '[' .. group .. '\0', '(' .. group .. '\1', 'LIMIT', 0,
     most * 5)
@@ -29,7 +40,7 @@ if most > 0 and ready > 0 then
     if redis.call('HGET', KEYS[3], id) == group and not redis.call('ZSCORE', KEYS[1], id)
         and not redis.call('ZSCORE', KEYS[2], id) then
       out[#out + 1] = id
-      if #out - 3 >= most then
+      if #out - 4 >= most then
         break
       end
     end

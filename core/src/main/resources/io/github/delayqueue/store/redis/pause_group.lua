@@ -1,0 +1,26 @@
+-- pause_group: pauses one group of a topic: claims pass its ready messages over until the pause
+-- ends (ARGV[2] ms from now on the Redis clock) or until it is resumed (resume_group), whichever
+-- comes first; without ARGV[2], until it is resumed. Pausing a paused group sets its end anew. A
+-- group without messages may be paused: the messages that come later wait too. Its messages in
+-- flight are not touched; no message changes state. A group in the rotation is parked there
+-- (scored +inf, its tag kept in the group tags), as at its concurrency limit; a claim parks it too
+-- should something else (a freed slot, a promote) put it back meanwhile, and the first claim after
+-- the pause's end puts it back at its tag (see claim.lua).
+-- KEYS[1] group pauses ZSET   group -> when its pause ends (epoch ms; +inf: when it is resumed)
+-- KEYS[2] group rotation ZSET groups with ready messages, scored by finish tag (+inf: parked)
+-- ARGV[1] group
+-- ARGV[2] pause length in ms (at least 1); absent for a pause that lasts until it is resumed
+-- Returns {when the pause ends (epoch ms), or -1 when it lasts until resumed; 1 if the group was
+--          paused already (and its pause not yet ended) else 0}.
+-- Replayed: harmless (a pause with a length ends that length after the replay instead).
+local group = ARGV[1]
+local length = tonumber(ARGV[2])
+local untilMs = length and (now_ms() + length) or nil
+local before = tonumber(redis.call('ZSCORE', KEYS[1], group))
+local wasPaused = before and (before == math.huge or before > now_ms()) and 1 or 0
+local tag = redis.call('ZSCORE', KEYS[2], group)
+redis.call('ZADD', KEYS[1], untilMs and string.format('%d', untilMs) or 'inf', group)
+if tag and tonumber(tag) ~= math.huge then
+  redis.call('ZADD', KEYS[2], 'inf', group)
+end
+return {untilMs or -1, wasPaused}

@@ -1,0 +1,33 @@
+-- resume_group: ends the pause of one group of a topic (see pause_group): a group with ready
+-- messages parked in the rotation rejoins it at its finish tag, or at the topic's virtual time when
+-- that is later (no credit for time away), and the topic's consumers are signalled. Should the
+-- group be at its concurrency limit, the next claim parks it again. Resuming a group that is not
+-- paused changes nothing. No message changes state.
+-- KEYS[1] group pauses ZSET   group -> when its pause ends (epoch ms; +inf: when it is resumed)
+-- KEYS[2] group counts HASH   group -> its members in the group ready ZSET; only read
+-- KEYS[3] group tags HASH     the virtual time, and the finish tag of each group in the rotation;
+--                             only read
+-- KEYS[4] group rotation ZSET groups with ready messages, scored by finish tag (+inf: parked)
+-- ARGV[1] signal channel
+-- ARGV[2] topic
+-- ARGV[3] group
+-- Returns 1 if the group was paused (its pause not yet ended), else 0.
+-- Replayed: the second run finds the group not paused and returns 0.
+local group = ARGV[3]
+local before = tonumber(redis.call('ZSCORE', KEYS[1], group))
+if not before then
+  return 0
+end
+local count = tonumber(redis.call('HGET', KEYS[2], group)) or 0
+local score = redis.call('ZSCORE', KEYS[4], group)
+local tags = redis.call('HMGET', KEYS[3], '\1V', group)
+redis.call('ZREM', KEYS[1], group)
+if count > 0 and (not score or tonumber(score) == math.huge) then
+  local virtual = tonumber(tags[1]) or 0
+  redis.call('ZADD', KEYS[4], string.format('%.17g', math.max(tonumber(tags[2]) or virtual, virtual)), group)
+  signal(ARGV[1], 'r' .. ARGV[2])
+end
+if before == math.huge or before > now_ms() then
+  return 1
+end
+return 0

@@ -1,0 +1,177 @@
+package io.github.delayqueue.store.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+
+import io.github.delayqueue.group.DelayQueueGroups;
+import io.github.delayqueue.store.ClaimResult;
+import io.github.delayqueue.store.ClaimedMessage;
+import io.github.delayqueue.store.GroupView;
+import io.github.delayqueue.store.LeaseTokens;
+import io.github.delayqueue.store.MessageFormat;
+import io.github.delayqueue.store.MessageStore;
+import io.github.delayqueue.store.NewMessage;
+import io.github.delayqueue.testsupport.Transitions;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Pausing and resuming a group through the scripts on a real Redis: claims pass a paused
+ * group's ready messages over and serve the others, whatever put the group back in the
+ * rotation meanwhile (a freed slot, a promote, a rebuilt rotation); a pause with a length
+ * ends by itself and a resume at once.
+ */
+class GroupPauseScriptsTests {
+
+	private static final String TOPIC = "jobs";
+
+	private static final Duration LEASE = Duration.ofMinutes(1);
+
+	@Test
+	void aPausedGroupIsPassedOverAndTheOthersAreServed() {
+		ScriptTest.run((template, store, redis) -> {
+			sendGroups(store, 3, "g", "h");
+			DelayQueueGroups groups = new DelayQueueGroups(store);
+			groups.pause(TOPIC, "g");
+			assertThat(ids(claim(store, 10, 0).messages())).containsExactly("h-0", "h-1", "h-2");
+			assertThat(claim(store, 10, 0).messages()).isEmpty();
+			GroupView paused = groups.group(TOPIC, "g");
+			assertThat(paused.paused()).isTrue();
+			assertThat(paused.pausedUntil()).isNull();
+			assertThat(paused.waitingAtLimit()).isFalse();
+			assertThat(paused.ready()).isEqualTo(3);
+			assertThat(groups.resume(TOPIC, "g")).isTrue();
+			assertThat(groups.resume(TOPIC, "g")).as("not paused any more").isFalse();
+			assertThat(ids(claim(store, 10, 0).messages())).containsExactly("g-0", "g-1", "g-2");
+			assertThat(groups.group(TOPIC, "g").paused()).isFalse();
+		});
+	}
+
+	@Test
+	void aPauseWithALengthEndsByItselfAndTheClaimThatFindsItEndedSaysMoreMayBeWaiting() {
+		ScriptTest.run((template, store, redis) -> {
+			sendGroups(store, 2, "g");
+			DelayQueueGroups groups = new DelayQueueGroups(store);
+			Instant until = groups.pause(TOPIC, "g", Duration.ofMillis(300));
+			assertThat(groups.group(TOPIC, "g").pausedUntil()).isEqualTo(until);
+			ClaimResult during = claim(store, 10, 0);
+			assertThat(during.messages()).isEmpty();
+			await().atMost(Duration.ofSeconds(5)).until(() -> !groups.group(TOPIC, "g").paused());
+			ClaimResult first = claim(store, 10, 0);
+			List<String> claimed = new ArrayList<>(ids(first.messages()));
+			if (claimed.isEmpty()) {
+				assertThat(first.more()).as("the claim that put the group back says more may be waiting").isTrue();
+				claimed.addAll(ids(claim(store, 10, 0).messages()));
+			}
+			assertThat(claimed).containsExactly("g-0", "g-1");
+			assertThat(redis.opsForZSet().size(store.keys(TOPIC).groupPauses())).isZero();
+		});
+	}
+
+	@Test
+	void aPausedGroupStaysPausedWhenItsSlotIsFreedAtItsLimit() {
+		ScriptTest.run((template, store, redis) -> {
+			sendGroups(store, 3, "g", "h");
+			List<ClaimedMessage> first = claim(store, 10, 1).messages();
+			assertThat(ids(first)).containsExactlyInAnyOrder("g-0", "h-0");
+			new DelayQueueGroups(store).pause(TOPIC, "g");
+			for (ClaimedMessage message : first) {
+				assertThat(Transitions.ack(store, TOPIC, message.id(), message.leaseToken())).isTrue();
+			}
+			assertThat(ids(claim(store, 10, 1).messages())).containsExactly("h-1");
+			assertThat(redis.opsForZSet().score(store.keys(TOPIC).groupRotation(), "g"))
+				.isEqualTo(Double.POSITIVE_INFINITY);
+			assertThat(redis.opsForHash().entries(store.keys(TOPIC).groupSlots())).containsExactly(Map.entry("h", "1"));
+		});
+	}
+
+	@Test
+	void aGroupPausedBeforeItHasMessagesHoldsTheMessagesThatComeLater() {
+		ScriptTest.run((template, store, redis) -> {
+			DelayQueueGroups groups = new DelayQueueGroups(store);
+			groups.pause(TOPIC, "g");
+			sendGroups(store, 2, "g", "h");
+			assertThat(ids(claim(store, 10, 0).messages())).containsExactly("h-0", "h-1");
+			groups.resume(TOPIC, "g");
+			assertThat(ids(claim(store, 10, 0).messages())).containsExactly("g-0", "g-1");
+		});
+	}
+
+	@Test
+	void aPausedGroupIsNotServedByARebuiltRotation() {
+		ScriptTest.run((template, store, redis) -> {
+			sendGroups(store, 2, "g", "h");
+			new DelayQueueGroups(store).pause(TOPIC, "g");
+			redis.delete(store.keys(TOPIC).groupRotation());
+			List<String> claimed = new ArrayList<>();
+			for (int i = 0; i < 3; i++) {
+				claimed.addAll(ids(claim(store, 10, 0).messages()));
+			}
+			assertThat(claimed).containsExactly("h-0", "h-1");
+		});
+	}
+
+	@Test
+	void pausedGroupsFillingTheRotationsHeadDoNotHoldTheOthersBack() {
+		ScriptTest.run((template, store, redis) -> {
+			List<String> names = IntStream.range(0, 40).mapToObj((i) -> "a" + (10 + i)).toList();
+			sendGroups(store, 1, names.toArray(String[]::new));
+			sendGroups(store, 1, "z");
+			// Every group but z paused after the rotation holds them, as by a version
+			// that did not park them.
+			for (String name : names) {
+				redis.opsForZSet().add(store.keys(TOPIC).groupPauses(), name, Double.POSITIVE_INFINITY);
+			}
+			List<String> claimed = new ArrayList<>();
+			for (int i = 0; i < 3 && claimed.isEmpty(); i++) {
+				claimed.addAll(ids(claim(store, 1, 0).messages()));
+			}
+			assertThat(claimed).containsExactly("z-0");
+		});
+	}
+
+	@Test
+	void aPauseOfAnInvalidLengthOrGroupIsRefusedNamingIt() {
+		ScriptTest.run((template, store, redis) -> {
+			DelayQueueGroups groups = new DelayQueueGroups(store);
+			assertThatIllegalArgumentException().isThrownBy(() -> groups.pause(TOPIC, "g", Duration.ZERO))
+				.withMessageContaining("group 'g'")
+				.withMessageContaining("1 ms");
+			assertThatIllegalArgumentException().isThrownBy(() -> groups.pause(TOPIC, "a\nb"));
+			assertThatIllegalArgumentException().isThrownBy(() -> groups.pause("", "g"));
+			assertThat(redis.hasKey(store.keys(TOPIC).groupPauses())).isFalse();
+		});
+	}
+
+	private static void sendGroups(MessageStore store, int each, String... groups) {
+		List<NewMessage> messages = new ArrayList<>();
+		for (String group : groups) {
+			IntStream.range(0, each).forEach((i) -> messages.add(message(group + "-" + i, i + 1).inGroup(group)));
+		}
+		store.send(TOPIC, messages);
+		Transitions.promote(store, TOPIC, 1000);
+	}
+
+	private static ClaimResult claim(MessageStore store, int limit, int groupConcurrency) {
+		String consumer = LeaseTokens.newToken();
+		return Transitions.claim(store, TOPIC, consumer, consumer + ".1", limit, 0, LEASE, null, groupConcurrency);
+	}
+
+	private static NewMessage message(String id, long dueMillis) {
+		return new NewMessage(id, false, dueMillis,
+				MessageFormat.encodeBody(Map.of(), "x".getBytes(StandardCharsets.UTF_8)));
+	}
+
+	private static List<String> ids(List<ClaimedMessage> claimed) {
+		return claimed.stream().map(ClaimedMessage::id).toList();
+	}
+
+}
