@@ -52,7 +52,8 @@ class EndpointScheduleWakeUpTests {
 			List<String> ticks = context.getBean(Beats.class).ticks;
 			assertThat(ticks).isEmpty();
 			DelayQueueEndpoint endpoint = context.getBean(DelayQueueEndpoint.class);
-			assertThat(endpoint.topicAction("beats", "resume-schedule", null, "heartbeat").affected()).isOne();
+			assertThat(endpoint.topicAction("beats", "resume-schedule", null, "heartbeat", null, null).affected())
+				.isOne();
 			await().until(() -> !ticks.isEmpty());
 			assertThat(ticks).allMatch((id) -> id.startsWith("heartbeat~"));
 		});

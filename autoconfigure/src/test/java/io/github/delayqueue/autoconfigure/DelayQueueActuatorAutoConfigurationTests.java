@@ -59,7 +59,8 @@ class DelayQueueActuatorAutoConfigurationTests {
 			AtomicInteger changes = new AtomicInteger();
 			schedules.onChange(changes::incrementAndGet);
 			DelayQueueEndpoint endpoint = context.getBean(DelayQueueEndpoint.class);
-			assertThat(endpoint.topicAction("reports", "resume-schedule", null, "hourly").affected()).isOne();
+			assertThat(endpoint.topicAction("reports", "resume-schedule", null, "hourly", null, null).affected())
+				.isOne();
 			assertThat(changes).as("wake-ups of the poller").hasValue(1);
 		});
 	}

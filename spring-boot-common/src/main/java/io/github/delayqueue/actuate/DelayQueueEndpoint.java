@@ -241,19 +241,25 @@ public class DelayQueueEndpoint {
 	 * {@code replay-dead} (dead letters back to the schedule, due now, attempts reset) or
 	 * {@code purge-dead} (dead letters deleted), oldest first, in batches of
 	 * {@value #BATCH_SIZE}; {@code pause-schedule}, {@code resume-schedule} or
-	 * {@code trigger-schedule} one of its schedules.
+	 * {@code trigger-schedule} one of its schedules; {@code pause-group} (for
+	 * {@code duration}, e.g. {@code 10m}, else until resumed) or {@code resume-group} one
+	 * of its groups, in every application.
 	 * @param topic the topic
 	 * @param action the action
 	 * @param limit for {@code replay-dead} and {@code purge-dead}: the most dead letters
 	 * to act on, all that are dead when the call starts unless given
 	 * @param schedule for the schedule actions: the schedule's name
+	 * @param group for the group actions: the group's name
+	 * @param duration for {@code pause-group}: how long the pause lasts
 	 * @return what was done
 	 */
 	@WriteOperation
 	public ActionResult topicAction(@Selector String topic, String action,
 			@org.springframework.lang.Nullable @Nullable Long limit,
-			@org.springframework.lang.Nullable @Nullable String schedule) {
-		return this.actions.onTopic(action, new TopicRequest(topic, limit, schedule));
+			@org.springframework.lang.Nullable @Nullable String schedule,
+			@org.springframework.lang.Nullable @Nullable String group,
+			@org.springframework.lang.Nullable @Nullable Duration duration) {
+		return this.actions.onTopic(action, new TopicRequest(topic, limit, schedule, group, duration));
 	}
 
 	/**
@@ -400,11 +406,14 @@ public class DelayQueueEndpoint {
 	 * @param inFlight its messages in flight
 	 * @param waitingAtLimit whether its ready messages wait for one of its messages in
 	 * flight to leave flight (it is at its concurrency limit)
+	 * @param paused whether it is paused: claims pass its ready messages over
+	 * @param pausedUntil when its pause ends, absent when it is not paused or until it is
+	 * resumed
 	 * @param firstReady the ids of its next ready messages, most urgent first, at most
 	 * {@value GroupView#FIRST_READY_IDS}
 	 */
-	public record GroupDescriptor(String name, long ready, long inFlight, boolean waitingAtLimit,
-			List<String> firstReady) {
+	public record GroupDescriptor(String name, long ready, long inFlight, boolean waitingAtLimit, boolean paused,
+			@Nullable String pausedUntil, List<String> firstReady) {
 	}
 
 	/**

@@ -2,6 +2,7 @@ package io.github.delayqueue.actuate;
 
 import java.time.Duration;
 
+import io.github.delayqueue.group.DelayQueueGroups;
 import io.github.delayqueue.actuate.DelayQueueEndpoint.ActionResult;
 import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
@@ -37,13 +38,16 @@ final class EndpointActions {
 		DeadLetterActions deadLetters = new DeadLetterActions(store);
 		ScheduleActions scheduleActions = new ScheduleActions(schedules);
 		PendingMessageActions pending = new PendingMessageActions(template);
+		GroupActions groups = new GroupActions(new DelayQueueGroups(store));
 		this.topicActions = new NamedActions<TopicRequest>("topic").with("pause", listeners::pause)
 			.with("resume", listeners::resume)
 			.with("replay-dead", deadLetters::replayAll)
 			.with("purge-dead", deadLetters::purgeAll)
 			.with("pause-schedule", scheduleActions::pause)
 			.with("resume-schedule", scheduleActions::resume)
-			.with("trigger-schedule", scheduleActions::trigger);
+			.with("trigger-schedule", scheduleActions::trigger)
+			.with("pause-group", groups::pause)
+			.with("resume-group", groups::resume);
 		this.messageActions = new NamedActions<MessageRequest>("message").with("reschedule", pending::reschedule)
 			.with("cancel", pending::cancel)
 			.with("replay", deadLetters::replay)
@@ -87,8 +91,11 @@ final class EndpointActions {
 	 * @param topic the topic
 	 * @param limit for the dead-letter actions: the most dead letters to act on
 	 * @param schedule for the schedule actions: the schedule's name
+	 * @param group for the group actions: the group's name
+	 * @param duration for {@code pause-group}: how long, until resumed when absent
 	 */
-	record TopicRequest(String topic, @Nullable Long limit, @Nullable String schedule) {
+	record TopicRequest(String topic, @Nullable Long limit, @Nullable String schedule, @Nullable String group,
+			@Nullable Duration duration) {
 	}
 
 	/**

@@ -79,6 +79,7 @@ final class EndpointReplies {
 	 */
 	static GroupDescriptor group(GroupView group) {
 		return new GroupDescriptor(group.group(), group.ready(), group.inFlight(), group.waitingAtLimit(),
+				group.paused(), (group.pausedUntil() != null) ? group.pausedUntil().toString() : null,
 				group.firstReadyIds());
 	}
 

@@ -17,6 +17,7 @@ import io.github.delayqueue.schedule.Schedule;
 import io.github.delayqueue.schedule.SchedulePoller;
 import io.github.delayqueue.convert.PayloadConverter;
 import io.github.delayqueue.producer.DelayQueueTemplate;
+import io.github.delayqueue.group.DelayQueueGroups;
 import io.github.delayqueue.listener.DelayListenerAnnotationBeanPostProcessor;
 import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
 import io.github.delayqueue.listener.DelayListenerErrorHandler;
@@ -189,6 +190,12 @@ final class DelayQueueConfiguration {
 		schedules.onChange(() -> poller.ifAvailable(SchedulePoller::wakeUp));
 		schedules.checkPayloads(listeners::payloadProblem);
 		return schedules;
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	DelayQueueGroups delayQueueGroups(MessageStore store) {
+		return new DelayQueueGroups(store);
 	}
 
 	@Bean

@@ -15,8 +15,12 @@ import org.springframework.boot.convert.DurationStyle;
  * @param delay for {@code reschedule}: the new delay from now, such as {@code 10m} or
  * {@code PT10M}
  * @param schedule for a schedule's action: the schedule's name
+ * @param group for a group's action: the group's name
+ * @param duration for {@code pause-group}: how long, such as {@code 10m}; until resumed
+ * when absent
  */
-record ActionRequest(@Nullable String action, @Nullable Long limit, @Nullable String delay, @Nullable String schedule) {
+record ActionRequest(@Nullable String action, @Nullable Long limit, @Nullable String delay, @Nullable String schedule,
+		@Nullable String group, @Nullable String duration) {
 
 	String requiredAction() {
 		if (this.action == null || this.action.isBlank()) {
@@ -27,16 +31,24 @@ record ActionRequest(@Nullable String action, @Nullable Long limit, @Nullable St
 	}
 
 	@Nullable Duration parsedDelay() {
-		if (this.delay == null || this.delay.isBlank()) {
+		return parsed("delay", this.delay);
+	}
+
+	@Nullable Duration parsedDuration() {
+		return parsed("duration", this.duration);
+	}
+
+	private static @Nullable Duration parsed(String name, @Nullable String value) {
+		if (value == null || value.isBlank()) {
 			return null;
 		}
 		try {
-			return DurationStyle.detectAndParse(this.delay.trim());
+			return DurationStyle.detectAndParse(value.trim());
 		}
 		catch (IllegalArgumentException ex) {
-			String shown = (this.delay.length() > 64) ? this.delay.substring(0, 64) + "…" : this.delay;
+			String shown = (value.length() > 64) ? value.substring(0, 64) + "…" : value;
 			throw new InvalidEndpointRequestException(
-					"delay must be a duration such as 10m or PT10M, but was '" + shown + "'", "Bad delay");
+					name + " must be a duration such as 10m or PT10M, but was '" + shown + "'", "Bad " + name);
 		}
 	}
 

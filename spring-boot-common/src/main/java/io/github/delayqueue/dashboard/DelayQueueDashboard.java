@@ -191,7 +191,7 @@ public final class DelayQueueDashboard implements AutoCloseable {
 
 	private Object topicAction(ServerRequest request, ActionRequest action) {
 		return this.endpoint.topicAction(required(request, "topic"), action.requiredAction(), action.limit(),
-				action.schedule());
+				action.schedule(), action.group(), action.parsedDuration());
 	}
 
 	private Object messageAction(ServerRequest request, ActionRequest action) {

@@ -181,13 +181,20 @@ function groupSection(topic, state, data, group) {
     return el('section', { id: 'group' }, form);
   }
   const facts = found.ready + ' ready · ' + found.inFlight + ' in flight'
-    + (found.waitingAtLimit ? ' · waiting at its concurrency limit' : '');
+    + (found.waitingAtLimit ? ' · waiting at its concurrency limit' : '')
+    + (found.paused ? ' · paused ' + (found.pausedUntil ? 'until ' + instant(found.pausedUntil) : 'until resumed') : '');
+  const path = 'topic/actions?' + new URLSearchParams({ topic: topic });
+  const groupAction = (action) => act(path, { action: action, group: found.name });
+  const actions = canWrite ? el('p', { id: 'group-actions' }, found.paused
+    ? actionButton('Resume group', () => groupAction('resume-group'))
+    : actionButton('Pause group', () => groupAction('pause-group'),
+      'Pause group ' + found.name + ' of ' + topic + ' in every application until it is resumed?')) : null;
   const next = found.firstReady.length
     ? el('p', { id: 'group-next' }, 'Next ready: ',
       ...found.firstReady.flatMap((id, i) => [i ? ', ' : null, el('a', { href: messageLink(topic, id) }, id)]))
     : el('p', { class: 'muted' }, 'No ready message.');
   return el('section', { id: 'group' }, form,
-    el('p', { id: 'group-facts' }, el('strong', null, found.name), ': ' + facts), next);
+    el('p', { id: 'group-facts' }, el('strong', null, found.name), ': ' + facts), next, actions);
 }
 
 // Per-second rates between readings, and the lateness of each reading.
