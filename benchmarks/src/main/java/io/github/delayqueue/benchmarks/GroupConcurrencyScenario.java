@@ -95,27 +95,19 @@ final class GroupConcurrencyScenario {
 			result.put("per_group", perGroup);
 			result.put("consumers", consumers);
 			result.put("first", limitFirst ? "limit" : "no-limit");
-			result.put("limit_most_at_once", limited.get("most_at_once"));
-			result.put("limit_order_violations", limited.get("order_violations"));
-			result.put("limit_drain_per_s", limited.get("drain_per_s"));
-			result.put("limit_redis_cpu_us_per_msg", limited.get("redis_cpu_us_per_msg"));
-			result.put("no_limit_most_at_once", unlimited.get("most_at_once"));
-			result.put("no_limit_order_violations", unlimited.get("order_violations"));
-			result.put("no_limit_drain_per_s", unlimited.get("drain_per_s"));
-			result.put("no_limit_redis_cpu_us_per_msg", unlimited.get("redis_cpu_us_per_msg"));
+			putFigures(result, "limit_", limited, "most_at_once", "order_violations", "drain_per_s",
+					"redis_cpu_us_per_msg");
+			putFigures(result, "no_limit_", unlimited, "most_at_once", "order_violations", "drain_per_s",
+					"redis_cpu_us_per_msg");
 			result.put("wide_groups", wideGroups);
 			result.put("wide_per_group", widePerGroup);
 			long groupedBytes = ((Number) wide.get("ready_used_memory_delta")).longValue();
 			long fifoBytes = ((Number) wideFifo.get("ready_used_memory_delta")).longValue();
 			result.put("wide_bytes_per_group", (double) (groupedBytes - fifoBytes) / wideGroups);
-			result.put("wide_most_at_once", wide.get("most_at_once"));
-			result.put("wide_order_violations", wide.get("order_violations"));
-			result.put("wide_drain_per_s", wide.get("drain_per_s"));
-			result.put("wide_redis_cpu_us_per_msg", wide.get("redis_cpu_us_per_msg"));
-			result.put("wide_ready_redis_cpu_us_per_msg", wide.get("ready_redis_cpu_us_per_msg"));
-			result.put("wide_fifo_drain_per_s", wideFifo.get("drain_per_s"));
-			result.put("wide_fifo_redis_cpu_us_per_msg", wideFifo.get("redis_cpu_us_per_msg"));
-			result.put("wide_fifo_ready_redis_cpu_us_per_msg", wideFifo.get("ready_redis_cpu_us_per_msg"));
+			putFigures(result, "wide_", wide, "most_at_once", "order_violations", "drain_per_s", "redis_cpu_us_per_msg",
+					"ready_redis_cpu_us_per_msg");
+			putFigures(result, "wide_fifo_", wideFifo, "drain_per_s", "redis_cpu_us_per_msg",
+					"ready_redis_cpu_us_per_msg");
 			List<Map<String, Object>> all = List.of(limited, unlimited, wide, wideFifo);
 			result.put("lost", sum(all, "lost"));
 			result.put("duplicates", sum(all, "duplicates") + sum(all, "strays"));
@@ -125,6 +117,14 @@ final class GroupConcurrencyScenario {
 			result.put("wide", wide);
 			result.put("wide_fifo", wideFifo);
 			return result;
+		}
+	}
+
+	/** Puts figures of a phase into the summary, each under its name after a prefix. */
+	private static void putFigures(Map<String, Object> result, String prefix, Map<String, Object> phase,
+			String... figures) {
+		for (String figure : figures) {
+			result.put(prefix + figure, phase.get(figure));
 		}
 	}
 
