@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.BooleanSupplier;
 
 /**
  * Group concurrency (issue 38): (a) 1,000 groups of 20 messages each, due at once (a
@@ -94,27 +95,19 @@ final class GroupConcurrencyScenario {
 			result.put("per_group", perGroup);
 			result.put("consumers", consumers);
 			result.put("first", limitFirst ? "limit" : "no-limit");
-			result.put("limit_most_at_once", limited.get("most_at_once"));
-			result.put("limit_order_violations", limited.get("order_violations"));
-			result.put("limit_drain_per_s", limited.get("drain_per_s"));
-			result.put("limit_redis_cpu_us_per_msg", limited.get("redis_cpu_us_per_msg"));
-			result.put("no_limit_most_at_once", unlimited.get("most_at_once"));
-			result.put("no_limit_order_violations", unlimited.get("order_violations"));
-			result.put("no_limit_drain_per_s", unlimited.get("drain_per_s"));
-			result.put("no_limit_redis_cpu_us_per_msg", unlimited.get("redis_cpu_us_per_msg"));
+			putFigures(result, "limit_", limited, "most_at_once", "order_violations", "drain_per_s",
+					"redis_cpu_us_per_msg");
+			putFigures(result, "no_limit_", unlimited, "most_at_once", "order_violations", "drain_per_s",
+					"redis_cpu_us_per_msg");
 			result.put("wide_groups", wideGroups);
 			result.put("wide_per_group", widePerGroup);
 			long groupedBytes = ((Number) wide.get("ready_used_memory_delta")).longValue();
 			long fifoBytes = ((Number) wideFifo.get("ready_used_memory_delta")).longValue();
 			result.put("wide_bytes_per_group", (double) (groupedBytes - fifoBytes) / wideGroups);
-			result.put("wide_most_at_once", wide.get("most_at_once"));
-			result.put("wide_order_violations", wide.get("order_violations"));
-			result.put("wide_drain_per_s", wide.get("drain_per_s"));
-			result.put("wide_redis_cpu_us_per_msg", wide.get("redis_cpu_us_per_msg"));
-			result.put("wide_ready_redis_cpu_us_per_msg", wide.get("ready_redis_cpu_us_per_msg"));
-			result.put("wide_fifo_drain_per_s", wideFifo.get("drain_per_s"));
-			result.put("wide_fifo_redis_cpu_us_per_msg", wideFifo.get("redis_cpu_us_per_msg"));
-			result.put("wide_fifo_ready_redis_cpu_us_per_msg", wideFifo.get("ready_redis_cpu_us_per_msg"));
+			putFigures(result, "wide_", wide, "most_at_once", "order_violations", "drain_per_s", "redis_cpu_us_per_msg",
+					"ready_redis_cpu_us_per_msg");
+			putFigures(result, "wide_fifo_", wideFifo, "drain_per_s", "redis_cpu_us_per_msg",
+					"ready_redis_cpu_us_per_msg");
 			List<Map<String, Object>> all = List.of(limited, unlimited, wide, wideFifo);
 			result.put("lost", sum(all, "lost"));
 			result.put("duplicates", sum(all, "duplicates") + sum(all, "strays"));
@@ -124,6 +117,14 @@ final class GroupConcurrencyScenario {
 			result.put("wide", wide);
 			result.put("wide_fifo", wideFifo);
 			return result;
+		}
+	}
+
+	/** Puts figures of a phase into the summary, each under its name after a prefix. */
+	private static void putFigures(Map<String, Object> result, String prefix, Map<String, Object> phase,
+			String... figures) {
+		for (String figure : figures) {
+			result.put(prefix + figure, phase.get(figure));
 		}
 	}
 
@@ -148,32 +149,17 @@ final class GroupConcurrencyScenario {
 		 */
 		Map<String, Object> drain(String topic, GroupDeliveries deliveries, boolean grouped) throws Exception {
 			this.handler.set(deliveries);
-			long due = System.currentTimeMillis() + this.dueIn.toMillis();
-			long enqueueStart = System.nanoTime();
-			send(topic, deliveries, grouped, due);
-			double enqueueSeconds = (System.nanoTime() - enqueueStart) / 1e9;
-			boolean overran = System.currentTimeMillis() >= due;
-			Thread.sleep(Math.max(0, due - System.currentTimeMillis()));
-			long cpuBefore = this.run.server().cpuMicros();
-			Commands commandsBefore = Commands.of(this.run.server());
-			awaitComplete(deliveries, due);
-			long drainedAt = deliveries.complete() ? deliveries.lastArrivalMillis() : System.currentTimeMillis();
-			long cpu = this.run.server().cpuMicros() - cpuBefore;
-			Commands commands = Commands.of(this.run.server()).minus(commandsBefore);
+			Sent sent = sendAndAwaitDue(topic, deliveries, grouped);
+			Redis redis = Redis.now(this.run.server());
 			Map<String, Object> result = new LinkedHashMap<>();
 			result.put("topic", topic);
 			result.put("groups", deliveries.groups());
 			result.put("per_group", deliveries.perGroup());
-			result.put("enqueue_s", enqueueSeconds);
-			result.put("enqueue_overran_due_time", overran);
-			double drainSeconds = (drainedAt - due) / 1000.0;
-			result.put("drain_s", drainSeconds);
-			result.put("drain_per_s", Math.round(deliveries.delivered() / Math.max(0.001, drainSeconds)));
+			result.put("enqueue_s", sent.seconds());
+			result.put("enqueue_overran_due_time", sent.overranDue());
 			// From the first due time until the last arrival: promote, claims and
 			// acknowledgements.
-			result.put("redis_cpu_us_per_msg", (double) cpu / deliveries.messages());
-			commands.report(deliveries.messages(), result);
-			settle(topic, deliveries, result);
+			awaitDrained(topic, deliveries, sent.due(), redis, result);
 			return result;
 		}
 
@@ -188,18 +174,14 @@ final class GroupConcurrencyScenario {
 			this.handler.set(deliveries);
 			String keys = "dq:{" + topic + "}:";
 			long memoryBefore = this.run.server().usedMemory();
-			long due = System.currentTimeMillis() + this.dueIn.toMillis();
-			send(topic, deliveries, grouped, due);
-			boolean overran = System.currentTimeMillis() >= due;
-			Thread.sleep(Math.max(0, due - System.currentTimeMillis()));
+			Sent sent = sendAndAwaitDue(topic, deliveries, grouped);
 			long cpuBefore = this.run.server().cpuMicros();
-			long deadline = due + this.timeout.toMillis();
 			String ready = grouped ? keys + "gq" : keys + "r";
-			while ((this.run.server().size(keys + "z") > 0 || this.run.server().size(ready) < deliveries.messages())
-					&& System.currentTimeMillis() < deadline) {
-				Thread.sleep(5);
-			}
-			double readySeconds = (System.currentTimeMillis() - due) / 1000.0;
+			awaitUntil(
+					() -> this.run.server().size(keys + "z") == 0
+							&& this.run.server().size(ready) >= deliveries.messages(),
+					sent.due() + this.timeout.toMillis());
+			double readySeconds = (System.currentTimeMillis() - sent.due()) / 1000.0;
 			long readyCpu = this.run.server().cpuMicros() - cpuBefore;
 			long memoryReady = this.run.server().usedMemory();
 			Map<String, Object> byKey = new LinkedHashMap<>();
@@ -212,44 +194,59 @@ final class GroupConcurrencyScenario {
 			for (String key : List.of("z", "r", "gq", "gn", "g", "gv", "ga")) {
 				readyCounts.put(key, this.run.server().size(keys + key));
 			}
-			long resumedAt = System.currentTimeMillis();
-			cpuBefore = this.run.server().cpuMicros();
-			Commands commandsBefore = Commands.of(this.run.server());
-			this.client.resume(topic);
-			awaitComplete(deliveries, resumedAt);
-			long drainedAt = deliveries.complete() ? deliveries.lastArrivalMillis() : System.currentTimeMillis();
-			long cpu = this.run.server().cpuMicros() - cpuBefore;
-			Commands commands = Commands.of(this.run.server()).minus(commandsBefore);
 			Map<String, Object> result = new LinkedHashMap<>();
 			result.put("topic", topic);
 			result.put("grouped", grouped);
 			result.put("groups", grouped ? deliveries.groups() : 0);
 			result.put("messages", deliveries.messages());
 			result.put("ready_s", readySeconds);
-			result.put("enqueue_overran_due_time", overran);
+			result.put("enqueue_overran_due_time", sent.overranDue());
 			// From the first due time until all were ready: the broker's promotes;
 			// unknown
 			// when the sends ended after the due time (the promotes ran meanwhile).
-			result.put("ready_redis_cpu_us_per_msg", overran ? null : (double) readyCpu / deliveries.messages());
+			result.put("ready_redis_cpu_us_per_msg",
+					sent.overranDue() ? null : (double) readyCpu / deliveries.messages());
 			result.put("ready_counts", readyCounts);
 			result.put("ready_used_memory_delta", memoryReady - memoryBefore);
 			result.put("ready_bytes_by_key", byKey);
-			double drainSeconds = (drainedAt - resumedAt) / 1000.0;
-			result.put("drain_s", drainSeconds);
-			result.put("drain_per_s", Math.round(deliveries.delivered() / Math.max(0.001, drainSeconds)));
+			long resumedAt = System.currentTimeMillis();
+			Redis redis = Redis.now(this.run.server());
+			this.client.resume(topic);
 			// From the resume until the last arrival: claims and acknowledgements.
-			result.put("redis_cpu_us_per_msg", (double) cpu / deliveries.messages());
-			commands.report(deliveries.messages(), result);
-			settle(topic, deliveries, result);
+			awaitDrained(topic, deliveries, resumedAt, redis, result);
 			this.client.pause(topic);
 			return result;
 		}
 
-		private void awaitComplete(GroupDeliveries deliveries, long from) throws InterruptedException {
-			long deadline = from + this.timeout.toMillis();
-			while (!deliveries.complete() && System.currentTimeMillis() < deadline) {
-				Thread.sleep(5);
-			}
+		/**
+		 * Sends the phase's messages, due from {@link #dueIn} on, and waits until they
+		 * are due.
+		 */
+		private Sent sendAndAwaitDue(String topic, GroupDeliveries deliveries, boolean grouped) throws Exception {
+			long due = System.currentTimeMillis() + this.dueIn.toMillis();
+			long enqueueStart = System.nanoTime();
+			send(topic, deliveries, grouped, due);
+			Sent sent = new Sent(due, (System.nanoTime() - enqueueStart) / 1e9, System.currentTimeMillis() >= due);
+			Thread.sleep(Math.max(0, due - System.currentTimeMillis()));
+			return sent;
+		}
+
+		/**
+		 * Waits until the phase's messages are handled, then adds the drain from
+		 * {@code from} until the last message arrived, Redis CPU per message and the
+		 * commands since {@code before}, and the counts of {@link #settle}.
+		 */
+		private void awaitDrained(String topic, GroupDeliveries deliveries, long from, Redis before,
+				Map<String, Object> result) throws InterruptedException {
+			awaitUntil(deliveries::complete, from + this.timeout.toMillis());
+			long drainedAt = deliveries.complete() ? deliveries.lastArrivalMillis() : System.currentTimeMillis();
+			Redis spent = Redis.now(this.run.server()).minus(before);
+			double drainSeconds = (drainedAt - from) / 1000.0;
+			result.put("drain_s", drainSeconds);
+			result.put("drain_per_s", Math.round(deliveries.delivered() / Math.max(0.001, drainSeconds)));
+			result.put("redis_cpu_us_per_msg", (double) spent.cpuMicros() / deliveries.messages());
+			spent.commands().report(deliveries.messages(), result);
+			settle(topic, deliveries, result);
 		}
 
 		/**
@@ -259,10 +256,7 @@ final class GroupConcurrencyScenario {
 		private void settle(String topic, GroupDeliveries deliveries, Map<String, Object> result)
 				throws InterruptedException {
 			String slots = "dq:{" + topic + "}:gf";
-			long deadline = System.currentTimeMillis() + 5000;
-			while (this.run.server().sumOfHash(slots) > 0 && System.currentTimeMillis() < deadline) {
-				Thread.sleep(5);
-			}
+			awaitUntil(() -> this.run.server().sumOfHash(slots) <= 0, System.currentTimeMillis() + 5000);
 			// Room for any message handled twice to arrive.
 			Thread.sleep(200);
 			result.put("delivered", deliveries.delivered());
@@ -276,6 +270,13 @@ final class GroupConcurrencyScenario {
 			// Slots still taken once everything was handled and acknowledged: 0 unless
 			// they leak.
 			result.put("slots_taken_after", this.run.server().sumOfHash(slots));
+		}
+
+		/** Polls every 5 ms until a condition holds or the deadline (epoch ms) passed. */
+		private static void awaitUntil(BooleanSupplier condition, long deadline) throws InterruptedException {
+			while (!condition.getAsBoolean() && System.currentTimeMillis() < deadline) {
+				Thread.sleep(5);
+			}
 		}
 
 		/**
@@ -319,6 +320,33 @@ final class GroupConcurrencyScenario {
 	}
 
 	/**
+	 * How the sends of a phase went.
+	 *
+	 * @param due when its first messages are due (epoch ms)
+	 * @param seconds how long the sends took
+	 * @param overranDue whether they ended at or after the due time
+	 */
+	private record Sent(long due, double seconds, boolean overranDue) {
+	}
+
+	/**
+	 * Redis CPU (µs) and the commands Redis reports: so far, or spent between two
+	 * moments.
+	 */
+	private record Redis(long cpuMicros, Commands commands) {
+
+		static Redis now(RedisServer server) {
+			long cpuMicros = server.cpuMicros();
+			return new Redis(cpuMicros, Commands.of(server));
+		}
+
+		Redis minus(Redis before) {
+			return new Redis(this.cpuMicros - before.cpuMicros, this.commands.minus(before.commands));
+		}
+
+	}
+
+	/**
 	 * The calls and time of each command Redis reports (commandstats: the commands that
 	 * scripts run included, and counted in the script's time too).
 	 */
@@ -343,20 +371,18 @@ final class GroupConcurrencyScenario {
 		 * 0.1 µs or more per message.
 		 */
 		void report(int messages, Map<String, Object> result) {
-			Map<String, Object> calls = new LinkedHashMap<>();
-			this.calls.forEach((command, value) -> {
-				if ((double) value / messages >= 0.01) {
-					calls.put(command, (double) value / messages);
+			result.put("redis_calls_per_msg_by_command", perMessage(this.calls, messages, 0.01));
+			result.put("redis_us_per_msg_by_command", perMessage(this.micros, messages, 0.1));
+		}
+
+		private static Map<String, Object> perMessage(Map<String, Long> byCommand, int messages, double least) {
+			Map<String, Object> perMessage = new LinkedHashMap<>();
+			byCommand.forEach((command, value) -> {
+				if ((double) value / messages >= least) {
+					perMessage.put(command, (double) value / messages);
 				}
 			});
-			Map<String, Object> micros = new LinkedHashMap<>();
-			this.micros.forEach((command, value) -> {
-				if ((double) value / messages >= 0.1) {
-					micros.put(command, (double) value / messages);
-				}
-			});
-			result.put("redis_calls_per_msg_by_command", calls);
-			result.put("redis_us_per_msg_by_command", micros);
+			return perMessage;
 		}
 
 	}

@@ -91,12 +91,11 @@ class GroupConcurrencyReviewTests {
 	 */
 	@Test
 	void noGroupHasMoreMessagesInHandlersThanItsLimitAcrossThreeInstancesWithSlowAndLostReplies() {
-		String prefix = TestStore.uniquePrefix();
 		Handlers handlers = new Handlers(20);
-		try (TestStore sender = TestStore.builder().prefix(prefix).build();
-				App slow = new App(prefix, true, 1, 3, handlers);
-				App lossy = new App(prefix, true, 1, 3, handlers);
-				App plain = new App(prefix, false, 1, 3, handlers)) {
+		try (TestStore sender = TestStore.create();
+				App slow = new App(sender, true, 1, 3, handlers);
+				App lossy = new App(sender, true, 1, 3, handlers);
+				App plain = new App(sender, false, 1, 3, handlers)) {
 			slow.store.proxy().latency(Duration.ofMillis(3));
 			FaultyRedisProxy.Fault lostClaim = lossy.store.proxy()
 				.dropNextReplyToCommand(FaultyRedisProxy.withArgumentContaining("EVALSHA", ":c:"));
@@ -125,11 +124,10 @@ class GroupConcurrencyReviewTests {
 	 */
 	@Test
 	void aGroupsNextMessageStartsSoonAfterTheAckNotAtTheNextIdleCheck() {
-		String prefix = TestStore.uniquePrefix();
 		Handlers handlers = new Handlers(10);
-		try (TestStore sender = TestStore.builder().prefix(prefix).build();
-				App first = new App(prefix, false, 1, 2, handlers);
-				App second = new App(prefix, false, 1, 2, handlers)) {
+		try (TestStore sender = TestStore.create();
+				App first = new App(sender, false, 1, 2, handlers);
+				App second = new App(sender, false, 1, 2, handlers)) {
 			long before = evalshaCalls(sender.redis());
 			List<String> ids = send(sender, 1, 20);
 			await().atMost(Duration.ofSeconds(20)).until(() -> handlers.done.keySet().containsAll(ids));
@@ -150,13 +148,12 @@ class GroupConcurrencyReviewTests {
 	 */
 	@Test
 	void idleConsumersDoNotSpinWhileEveryGroupIsParked() {
-		String prefix = TestStore.uniquePrefix();
 		CountDownLatch release = new CountDownLatch(1);
 		Handlers handlers = new Handlers(0);
 		handlers.blockOn = release;
-		try (TestStore sender = TestStore.builder().prefix(prefix).build();
-				App first = new App(prefix, false, 1, 4, handlers);
-				App second = new App(prefix, false, 1, 4, handlers)) {
+		try (TestStore sender = TestStore.create();
+				App first = new App(sender, false, 1, 4, handlers);
+				App second = new App(sender, false, 1, 4, handlers)) {
 			send(sender, 3, 5);
 			await().atMost(Duration.ofSeconds(10)).until(() -> handlers.started.size() == 3);
 			await().pollDelay(Duration.ofMillis(500)).until(() -> true);
@@ -312,11 +309,10 @@ class GroupConcurrencyReviewTests {
 	 */
 	@Test
 	void batchListenersWithALimitOfOneNeverRunTwoMessagesOfAGroupAtOnce() {
-		String prefix = TestStore.uniquePrefix();
 		Handlers handlers = new Handlers(15);
-		try (TestStore sender = TestStore.builder().prefix(prefix).build();
-				App first = new App(prefix, false, 1, 2, handlers, true);
-				App second = new App(prefix, false, 1, 2, handlers, true)) {
+		try (TestStore sender = TestStore.create();
+				App first = new App(sender, false, 1, 2, handlers, true);
+				App second = new App(sender, false, 1, 2, handlers, true)) {
 			List<String> ids = send(sender, 3, 8);
 			await().atMost(Duration.ofSeconds(20)).until(() -> handlers.done.keySet().containsAll(ids));
 			System.out.println("GroupConcurrencyReviewTests batches: most per group " + handlers.most
@@ -341,11 +337,10 @@ class GroupConcurrencyReviewTests {
 			+ "group's slot) before it interrupts their handlers and without waiting for them: the other "
 			+ "instance starts the group's message again while the stopping handler still runs")
 	void aStopThatHandsBackAnUnfinishedMessageLetsTheOtherInstanceGoOnWithTheGroup() throws Exception {
-		String prefix = TestStore.uniquePrefix();
 		Handlers handlers = new Handlers(5);
-		try (TestStore sender = TestStore.builder().prefix(prefix).build();
-				App stopping = new App(prefix, false, 1, 2, handlers);
-				App going = new App(prefix, false, 1, 2, handlers)) {
+		try (TestStore sender = TestStore.create();
+				App stopping = new App(sender, false, 1, 2, handlers);
+				App going = new App(sender, false, 1, 2, handlers)) {
 			stopping.block = new CountDownLatch(1);
 			going.block = new CountDownLatch(1);
 			List<String> ids = send(sender, 1, 6);
@@ -416,11 +411,10 @@ class GroupConcurrencyReviewTests {
 	 */
 	@Test
 	void aKilledInstancesLeaseExpiresAndTheOtherInstanceGoesOnWithTheGroup() {
-		String prefix = TestStore.uniquePrefix();
 		Handlers handlers = new Handlers(5);
-		try (TestStore sender = TestStore.builder().prefix(prefix).build();
-				App one = new App(prefix, true, 1, 2, handlers, false, Duration.ofSeconds(1));
-				App two = new App(prefix, true, 1, 2, handlers, false, Duration.ofSeconds(1))) {
+		try (TestStore sender = TestStore.create();
+				App one = new App(sender, true, 1, 2, handlers, false, Duration.ofSeconds(1));
+				App two = new App(sender, true, 1, 2, handlers, false, Duration.ofSeconds(1))) {
 			CountDownLatch hung = new CountDownLatch(1);
 			one.block = hung;
 			two.block = hung;
@@ -571,7 +565,10 @@ class GroupConcurrencyReviewTests {
 
 	}
 
-	/** One application instance: a runtime with one listener with a group concurrency. */
+	/**
+	 * One application instance: a runtime with one listener with a group concurrency, on
+	 * a store of its own under the key prefix of the sender's store.
+	 */
 	static final class App implements AutoCloseable {
 
 		final TestStore store;
@@ -582,19 +579,19 @@ class GroupConcurrencyReviewTests {
 
 		volatile @Nullable CountDownLatch block;
 
-		App(String prefix, boolean behindProxy, int groupConcurrency, int concurrency, Handlers handlers) {
-			this(prefix, behindProxy, groupConcurrency, concurrency, handlers, false);
+		App(TestStore sender, boolean behindProxy, int groupConcurrency, int concurrency, Handlers handlers) {
+			this(sender, behindProxy, groupConcurrency, concurrency, handlers, false);
 		}
 
-		App(String prefix, boolean behindProxy, int groupConcurrency, int concurrency, Handlers handlers,
+		App(TestStore sender, boolean behindProxy, int groupConcurrency, int concurrency, Handlers handlers,
 				boolean batch) {
-			this(prefix, behindProxy, groupConcurrency, concurrency, handlers, batch, Duration.ofSeconds(30));
+			this(sender, behindProxy, groupConcurrency, concurrency, handlers, batch, Duration.ofSeconds(30));
 		}
 
-		App(String prefix, boolean behindProxy, int groupConcurrency, int concurrency, Handlers handlers, boolean batch,
-				Duration lease) {
+		App(TestStore sender, boolean behindProxy, int groupConcurrency, int concurrency, Handlers handlers,
+				boolean batch, Duration lease) {
 			this.handlers = handlers;
-			TestStore.Builder builder = TestStore.builder().prefix(prefix);
+			TestStore.Builder builder = TestStore.builder().prefix(sender.prefix());
 			this.store = (behindProxy ? builder.behindProxy() : builder).build();
 			JsonPayloadConverter converter = new JsonPayloadConverter(new JsonMapper());
 			DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(converter);

@@ -17,6 +17,7 @@
 -- had and the count it has now: {group, before, after, group, before, after, ...}.
 -- Replayed: harmless (a second run finds the counts right).
 -- @include expect
+-- @include group_counts
 -- @include uses_groups
 if not uses_groups(KEYS[2]) and redis.call('HLEN', KEYS[3]) == 0 then
   return {}
@@ -25,21 +26,7 @@ local limit = tonumber(ARGV[3])
 if redis.call('ZCARD', KEYS[1]) > limit or redis.call('HLEN', KEYS[3]) > limit then
   return {-1}
 end
-local counted, order = {}, {}
-local ids = redis.call('ZRANGE', KEYS[1], 0, -1)
-if #ids > 0 then
-  local groups = redis.call('HMGET', KEYS[2], unpack(ids))
-  for k = 1, #ids do
-    local group = groups[k]
-    if group then
-      if not counted[group] then
-        counted[group] = 0
-        order[#order + 1] = group
-      end
-      counted[group] = counted[group] + 1
-    end
-  end
-end
+local order, counted = group_counts(KEYS[2], redis.call('ZRANGE', KEYS[1], 0, -1))
 local held = redis.call('HGETALL', KEYS[3])
 local before = {}
 for k = 1, #held, 2 do

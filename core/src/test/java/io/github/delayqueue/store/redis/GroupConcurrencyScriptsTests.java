@@ -1,6 +1,5 @@
 package io.github.delayqueue.store.redis;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,12 +8,16 @@ import java.util.stream.IntStream;
 
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.LeaseTokens;
-import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
+import static io.github.delayqueue.store.redis.GroupScriptsSupport.LEASE;
+import static io.github.delayqueue.store.redis.GroupScriptsSupport.TOPIC;
+import static io.github.delayqueue.store.redis.GroupScriptsSupport.claim;
+import static io.github.delayqueue.store.redis.GroupScriptsSupport.ids;
+import static io.github.delayqueue.store.redis.GroupScriptsSupport.message;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -24,10 +27,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * hand-back), and the slots are counted whether a claim has a limit or not.
  */
 class GroupConcurrencyScriptsTests {
-
-	private static final String TOPIC = "jobs";
-
-	private static final Duration LEASE = Duration.ofMinutes(1);
 
 	@Test
 	void aClaimTakesNoMoreOfAGroupThanItsLimitAndParksTheGroupsAtTheirLimit() {
@@ -264,21 +263,6 @@ class GroupConcurrencyScriptsTests {
 		}
 		store.send(TOPIC, messages);
 		Transitions.promote(store, TOPIC, 1000);
-	}
-
-	private static List<ClaimedMessage> claim(MessageStore store, int limit, int groupConcurrency) {
-		String consumer = LeaseTokens.newToken();
-		return Transitions.claim(store, TOPIC, consumer, consumer + ".1", limit, 0, LEASE, null, groupConcurrency)
-			.messages();
-	}
-
-	private static NewMessage message(String id, long dueMillis) {
-		return new NewMessage(id, false, dueMillis,
-				MessageFormat.encodeBody(Map.of(), "x".getBytes(StandardCharsets.UTF_8)));
-	}
-
-	private static List<String> ids(List<ClaimedMessage> claimed) {
-		return claimed.stream().map(ClaimedMessage::id).toList();
 	}
 
 }

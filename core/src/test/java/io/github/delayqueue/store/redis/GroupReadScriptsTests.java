@@ -1,22 +1,22 @@
 package io.github.delayqueue.store.redis;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.IntStream;
 
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.GroupView;
-import io.github.delayqueue.store.LeaseTokens;
-import io.github.delayqueue.store.MessageFormat;
-import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
+import static io.github.delayqueue.store.redis.GroupScriptsSupport.TOPIC;
+import static io.github.delayqueue.store.redis.GroupScriptsSupport.claim;
+import static io.github.delayqueue.store.redis.GroupScriptsSupport.ids;
+import static io.github.delayqueue.store.redis.GroupScriptsSupport.message;
+import static io.github.delayqueue.store.redis.GroupScriptsSupport.sendGroupsOfOneToTwelveMessages;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
@@ -26,10 +26,6 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
  * and {@code stats.lua} names the groups with the most messages in flight.
  */
 class GroupReadScriptsTests {
-
-	private static final String TOPIC = "jobs";
-
-	private static final Duration LEASE = Duration.ofMinutes(1);
 
 	@Test
 	void aGroupReadsItsCountsItsLimitAndItsNextReadyIdsMostUrgentFirst() {
@@ -97,13 +93,7 @@ class GroupReadScriptsTests {
 	@Test
 	void statsNameTheGroupsWithTheMostMessagesInFlight() {
 		ScriptTest.run((template, store, redis) -> {
-			List<NewMessage> messages = new ArrayList<>();
-			for (int g = 0; g < 12; g++) {
-				for (int i = 0; i <= g; i++) {
-					messages.add(message("m-" + g + "-" + i, 1).inGroup("group-" + g));
-				}
-			}
-			store.send(TOPIC, messages);
+			sendGroupsOfOneToTwelveMessages(store);
 			assertThat(claim(store, 1000, 0)).hasSize(78);
 			TopicStats stats = store.stats(TOPIC);
 			assertThat(stats.busiestGroups()).isEmpty();
@@ -114,21 +104,6 @@ class GroupReadScriptsTests {
 			assertThat(stats.busiestInFlight().keySet().iterator().next()).isEqualTo("group-11");
 			assertThat(store.stats("empty").busiestInFlight()).isEmpty();
 		});
-	}
-
-	private static List<ClaimedMessage> claim(MessageStore store, int limit, int groupConcurrency) {
-		String consumer = LeaseTokens.newToken();
-		return Transitions.claim(store, TOPIC, consumer, consumer + ".1", limit, 0, LEASE, null, groupConcurrency)
-			.messages();
-	}
-
-	private static NewMessage message(String id, long dueMillis) {
-		return new NewMessage(id, false, dueMillis,
-				MessageFormat.encodeBody(Map.of(), "x".getBytes(StandardCharsets.UTF_8)));
-	}
-
-	private static List<String> ids(List<ClaimedMessage> claimed) {
-		return claimed.stream().map(ClaimedMessage::id).toList();
 	}
 
 }

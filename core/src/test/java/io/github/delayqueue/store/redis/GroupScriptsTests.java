@@ -1,6 +1,5 @@
 package io.github.delayqueue.store.redis;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,6 +16,11 @@ import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
+import static io.github.delayqueue.store.redis.GroupScriptsSupport.TOPIC;
+import static io.github.delayqueue.store.redis.GroupScriptsSupport.body;
+import static io.github.delayqueue.store.redis.GroupScriptsSupport.ids;
+import static io.github.delayqueue.store.redis.GroupScriptsSupport.message;
+import static io.github.delayqueue.store.redis.GroupScriptsSupport.sendGroupsOfOneToTwelveMessages;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -26,8 +30,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * delay the others; each group's messages come most urgent first, then in due order.
  */
 class GroupScriptsTests {
-
-	private static final String TOPIC = "jobs";
 
 	@Test
 	void aClaimTakesFromEveryGroupInTurnSoThatABurstDoesNotDelayTheOthers() {
@@ -291,13 +293,7 @@ class GroupScriptsTests {
 	@Test
 	void statsNameTheGroupsWithTheMostReadyMessages() {
 		ScriptTest.run((template, store, redis) -> {
-			List<NewMessage> messages = new ArrayList<>();
-			for (int g = 0; g < 12; g++) {
-				for (int i = 0; i <= g; i++) {
-					messages.add(message("m-" + g + "-" + i, 1).inGroup("group-" + g));
-				}
-			}
-			store.send(TOPIC, messages);
+			sendGroupsOfOneToTwelveMessages(store);
 			TopicStats stats = store.stats(TOPIC);
 			assertThat(stats.groupsWithReady()).isEqualTo(12);
 			assertThat(stats.busiestGroups()).hasSize(10)
@@ -306,18 +302,6 @@ class GroupScriptsTests {
 				.doesNotContainKeys("group-1", "group-0");
 			assertThat(stats.busiestGroups().keySet().iterator().next()).isEqualTo("group-11");
 		});
-	}
-
-	private static NewMessage message(String id, long dueMillis) {
-		return new NewMessage(id, false, dueMillis, body());
-	}
-
-	private static byte[] body() {
-		return MessageFormat.encodeBody(Map.of(), "x".getBytes(StandardCharsets.UTF_8));
-	}
-
-	private static List<String> ids(List<ClaimedMessage> claimed) {
-		return claimed.stream().map(ClaimedMessage::id).toList();
 	}
 
 }

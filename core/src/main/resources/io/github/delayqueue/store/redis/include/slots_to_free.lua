@@ -6,23 +6,13 @@
 -- topic uses no group; returns nil then, or when no message named has a group. Call it before the
 -- script's first write, with the ids whose leases the script ends, each once.
 -- @include expect
+-- @include group_counts
 -- @include uses_groups
 local function slots_to_free(groupsKey, slotsKey, tagsKey, rotationKey, ids)
   if #ids == 0 or not uses_groups(groupsKey) then
     return nil
   end
-  local groupOf = redis.call('HMGET', groupsKey, unpack(ids))
-  local order, freed = {}, {}
-  for k = 1, #ids do
-    local group = groupOf[k]
-    if group then
-      if not freed[group] then
-        freed[group] = 0
-        order[#order + 1] = group
-      end
-      freed[group] = freed[group] + 1
-    end
-  end
+  local order, freed = group_counts(groupsKey, ids)
   if #order == 0 then
     return nil
   end
