@@ -34,8 +34,8 @@ class AutoConfigurationPackagesTests {
 	private static final Pattern OWN_REFERENCE = Pattern
 		.compile("\\bio\\.github\\.delayqueue\\.((?:store\\.redis)|[a-z]+)\\.");
 
-	private static final Set<String> ENGINE = Set.of("producer", "group", "convert", "listener", "metrics", "observation",
-			"runtime", "schedule", "store", "time");
+	private static final Set<String> ENGINE = Set.of("producer", "group", "convert", "listener", "metrics",
+			"observation", "runtime", "schedule", "store", "time");
 
 	private static final Map<String, Set<String>> ALLOWED = Map.of("actuate",
 			Set.of("runtime", "schedule", "group", "store", "producer", "listener", "time"), "dashboard",

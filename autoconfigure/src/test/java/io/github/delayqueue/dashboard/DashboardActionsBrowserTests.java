@@ -11,6 +11,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import com.sun.net.httpserver.HttpServer;
 import io.github.delayqueue.producer.DelayMessage;
 import io.github.delayqueue.producer.DelayQueueTemplate;
+import io.github.delayqueue.group.DelayQueueGroups;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.schedule.DelayQueueSchedules;
@@ -60,6 +61,9 @@ class DashboardActionsBrowserTests {
 
 	@Autowired
 	private DelayQueueSchedules schedules;
+
+	@Autowired
+	private DelayQueueGroups groups;
 
 	@Autowired
 	private RefusingListener listener;
@@ -118,6 +122,25 @@ class DashboardActionsBrowserTests {
 		chromium.click(By.xpath("//p[@id='listener']/button[text()='Resume']"));
 		chromium.shown(By.xpath("//p[@id='listener']/button[text()='Pause']"));
 		assertThat(this.runtime.getListenerStates()).containsEntry("browser-paused", ListenerState.RUNNING);
+	}
+
+	@Test
+	void aGroupFoundByNameIsPausedAndResumedFromItsTopicPage() {
+		this.template.send(DelayMessage.builder("browser-groups", "hook")
+			.id("hook-1")
+			.group("shop-17")
+			.delay(Duration.ofHours(1))
+			.build());
+		chromium.open(this.port, "/delay-queue/#/topics/browser-groups?group=shop-17");
+		chromium.click(By.xpath("//p[@id='group-actions']/button[text()='Pause group']"));
+		chromium.confirm();
+		chromium.awaitText(By.id("notice"), "shop-17: group paused until resumed");
+		chromium.awaitText(By.id("group-facts"), "shop-17: 0 ready · 0 in flight · paused until resumed");
+		assertThat(this.groups.group("browser-groups", "shop-17").paused()).isTrue();
+		chromium.click(By.xpath("//p[@id='group-actions']/button[text()='Resume group']"));
+		chromium.awaitText(By.id("notice"), "shop-17: group resumed");
+		chromium.shown(By.xpath("//p[@id='group-actions']/button[text()='Pause group']"));
+		assertThat(this.groups.group("browser-groups", "shop-17").paused()).isFalse();
 	}
 
 	@Test

@@ -51,7 +51,8 @@ public final class FailureAction {
 
 	/**
 	 * Delivers the message again after a pause without counting an attempt, and claims no
-	 * new message of the topic in this application until the pause is over.
+	 * new message of the topic in this application until the pause is over; for a message
+	 * of a group, its group waits instead, in every application.
 	 * @param pause the pause, positive and at most {@link SlowDownException#MAX_PAUSE}
 	 * @return the action
 	 * @throws IllegalArgumentException if the pause is not positive or too long

@@ -10,7 +10,9 @@ import org.jspecify.annotations.Nullable;
  * answered HTTP 429: the message is delivered again after the pause without counting an
  * attempt (it is never dead-lettered for it), and the topic's listener in this
  * application claims no new message until the pause is over. Handlers already running go
- * on; other application instances are not paused.
+ * on; other application instances are not paused. For a message sent in a group, its
+ * group waits instead, in every application, while the listener goes on with the other
+ * groups (see {@code DelayQueueGroups}).
  */
 public class SlowDownException extends RuntimeException {
 

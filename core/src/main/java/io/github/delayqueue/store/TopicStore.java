@@ -127,6 +127,20 @@ public interface TopicStore {
 	long postpone(String id, String leaseToken, Duration delay);
 
 	/**
+	 * Schedules a message again after a delay without counting an attempt, as
+	 * {@link #postpone} does, and pauses its group, if it has one, until then, for every
+	 * consumer of the topic (a pause that ends later, or one until resumed, is kept): the
+	 * handler of a message of a group asked to slow down. This default postpones only.
+	 * @param id the message id
+	 * @param leaseToken the lease token held
+	 * @param delay how long to wait before the next delivery and the group's next claim
+	 * @return the new due time (epoch ms), or -1 if the lease had been lost
+	 */
+	default long postponePausingGroup(String id, String leaseToken, Duration delay) {
+		return postpone(id, leaseToken, delay);
+	}
+
+	/**
 	 * Moves a message to the dead-letter set.
 	 * @param id the message id
 	 * @param leaseToken the lease token held

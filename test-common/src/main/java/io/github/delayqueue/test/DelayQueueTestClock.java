@@ -331,8 +331,9 @@ public final class DelayQueueTestClock {
 	private @Nullable String pendingOf(String topic, long nowMillis) {
 		TopicStats stats = this.store.inspector(topic).stats();
 		List<String> found = new ArrayList<>();
-		if (stats.ready() > 0) {
-			found.add(stats.ready() + " ready");
+		long ready = stats.ready() - readyInPausedGroups(topic, nowMillis);
+		if (ready > 0) {
+			found.add(ready + " ready");
 		}
 		if (stats.nextDueMillis() >= 0 && stats.nextDueMillis() <= nowMillis) {
 			found.add("scheduled messages due since " + Instant.ofEpochMilli(stats.nextDueMillis()));
@@ -409,6 +410,23 @@ public final class DelayQueueTestClock {
 	/**
 	 * @return the earliest first score of the sorted sets, or -1 if all are empty
 	 */
+	/**
+	 * The ready messages of the topic's groups that are paused at a time: held back, not
+	 * waited for.
+	 */
+	private long readyInPausedGroups(String topic, long nowMillis) {
+		TopicKeys keys = this.store.keys(topic);
+		Set<String> paused = this.redis.opsForZSet().rangeByScore(keys.groupPauses(), nowMillis + 1, Double.POSITIVE_INFINITY);
+		if (paused == null || paused.isEmpty()) {
+			return 0;
+		}
+		List<Object> counts = this.redis.opsForHash().multiGet(keys.groupCounts(), new ArrayList<Object>(paused));
+		return counts.stream()
+			.filter((count) -> count != null && count.toString().matches("\\d{1,18}"))
+			.mapToLong((count) -> Long.parseLong(count.toString()))
+			.sum();
+	}
+
 	private long earliestScore(Stream<String> keys) {
 		return keys.mapToLong(this::firstScore).filter((score) -> score >= 0).min().orElse(-1);
 	}

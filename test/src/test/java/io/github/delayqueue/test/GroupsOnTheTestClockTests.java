@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.github.delayqueue.group.DelayQueueGroups;
 import io.github.delayqueue.listener.DelayListener;
 import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.producer.DelayMessage;
@@ -23,7 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Messages of groups on the test clock: each is delivered with its group when it comes
- * due, and the assertions read a message's group and a group's ready messages.
+ * due, a paused group's wait until its pause ends on the test clock, and the assertions
+ * read a message's group and a group's ready messages.
  */
 @SpringBootTest
 @EmbeddedDelayQueue
@@ -34,6 +36,9 @@ class GroupsOnTheTestClockTests {
 
 	@Autowired
 	DelayQueueTestClock clock;
+
+	@Autowired
+	DelayQueueGroups groups;
 
 	@Autowired
 	Webhooks webhooks;
@@ -67,6 +72,19 @@ class GroupsOnTheTestClockTests {
 		assertThat(this.webhooks.steps).containsExactly("step-1", "step-2", "step-3", "step-4", "step-5");
 		assertThat(this.webhooks.mostAtOnce).isEqualTo(1);
 		assertThat(this.clock).topic("order-steps").isEmpty();
+	}
+
+	@Test
+	void aPausedGroupWaitsWhileTheOthersAreDeliveredAndItsPauseEndsOnTheTestClock() {
+		this.groups.pause("webhooks", "shop-9", Duration.ofMinutes(10));
+		send("p-1", "shop-9", Duration.ofMinutes(1));
+		send("p-2", "shop-8", Duration.ofMinutes(1));
+		this.clock.advance(Duration.ofMinutes(2));
+		assertThat(this.webhooks.delivered).containsExactly("p-2 in shop-8");
+		assertThat(this.groups.group("webhooks", "shop-9").paused()).isTrue();
+		this.clock.advance(Duration.ofMinutes(10));
+		assertThat(this.webhooks.delivered).containsExactly("p-2 in shop-8", "p-1 in shop-9");
+		assertThat(this.clock).topic("webhooks").isEmpty();
 	}
 
 	@Test

@@ -111,7 +111,7 @@ final class BatchDeliveryHandler {
 					fatal = error;
 					continue;
 				}
-				if (action.kind() == FailureAction.Kind.SLOW_DOWN
+				if (action.kind() == FailureAction.Kind.SLOW_DOWN && !this.deliveries.slowsItsGroup(message)
 						&& (slowDown == null || action.pause().compareTo(slowDown) > 0)) {
 					slowDown = action.pause();
 				}

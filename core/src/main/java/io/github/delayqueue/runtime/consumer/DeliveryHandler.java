@@ -106,8 +106,11 @@ final class DeliveryHandler {
 		catch (Throwable ex) {
 			FailureAction action = failed(prepared, ex, start);
 			if (action.kind() == FailureAction.Kind.SLOW_DOWN) {
-				logger.info("Topic '" + this.topic + "' message " + inFlight.id() + " asked to slow down: no new"
-						+ " claim here for " + action.pause());
+				logger.info("Topic '" + this.topic + "' message " + inFlight.id() + " asked to slow down: "
+						+ (slowsItsGroup(prepared)
+								? "its group '" + groupOf(prepared.message()) + "' waits, in every application,"
+								: "no new claim here")
+						+ " for " + action.pause());
 			}
 			if (ex instanceof VirtualMachineError error) {
 				throw error;
@@ -175,6 +178,15 @@ final class DeliveryHandler {
 	}
 
 	/**
+	 * Tells whether a slow-down asked for by the handler of a message pauses its group
+	 * rather than this application's listener: the message was sent in a group, on this
+	 * topic (a dead letter keeps its group in its header only).
+	 */
+	boolean slowsItsGroup(Prepared prepared) {
+		return groupOf(prepared.message()) != null && !TopicPartitions.isDeadLetters(this.topic);
+	}
+
+	/**
 	 * @return the group the message was sent in, as its header names it (a dead letter
 	 * keeps it in its dead-letter queue), or {@code null}
 	 */
@@ -232,8 +244,13 @@ final class DeliveryHandler {
 		String exception = ex.getClass().getSimpleName();
 		switch (action.kind()) {
 			case SLOW_DOWN -> {
-				this.slowDown.accept(action.pause());
-				this.settlement.postpone(message, action.pause(), () -> {
+				// A message of a group slows its group down, in every application; any
+				// other, this application's listener of the topic.
+				boolean groupWaits = slowsItsGroup(prepared);
+				if (!groupWaits) {
+					this.slowDown.accept(action.pause());
+				}
+				this.settlement.postpone(message, action.pause(), groupWaits, () -> {
 					this.metrics.handled(this.topic, HandlingOutcome.SLOW_DOWN, took, exception);
 					if (logger.isDebugEnabled()) {
 						logger.debug("Topic '" + this.topic + "' message " + message.id() + " postponed by "

@@ -85,12 +85,14 @@ final class Settlement {
 	 * attempts unchanged.
 	 * @param report reports the outcome, if this end wins, before Redis is asked
 	 */
-	void postpone(InFlightMessage message, Duration pause, Runnable report) {
+	void postpone(InFlightMessage message, Duration pause, boolean pausesGroup, Runnable report) {
 		if (!settle(message)) {
 			return;
 		}
 		report.run();
-		Long due = call(message, "postpone", () -> this.store.postpone(message.id(), message.leaseToken(), pause));
+		Long due = call(message, "postpone",
+				() -> pausesGroup ? this.store.postponePausingGroup(message.id(), message.leaseToken(), pause)
+						: this.store.postpone(message.id(), message.leaseToken(), pause));
 		if (due != null && due < 0) {
 			logger.warn("Topic '" + this.topic + "' message " + message.id()
 					+ " could not be postponed: its lease had expired");

@@ -119,13 +119,19 @@ final class RedisTopicStore implements TopicStore {
 	public long retry(String id, String leaseToken, Duration backoff, @Nullable String error) {
 		String kept = (error == null) ? "" : ErrorTexts.bounded(error);
 		return this.calls.run(this.partition,
-				new ScriptCodecs.Retry(id, leaseToken, backoff, signalChannel(), this.partition, true, kept));
+				new ScriptCodecs.Retry(id, leaseToken, backoff, signalChannel(), this.partition, true, kept, false));
 	}
 
 	@Override
 	public long postpone(String id, String leaseToken, Duration delay) {
 		return this.calls.run(this.partition,
-				new ScriptCodecs.Retry(id, leaseToken, delay, signalChannel(), this.partition, false, ""));
+				new ScriptCodecs.Retry(id, leaseToken, delay, signalChannel(), this.partition, false, "", false));
+	}
+
+	@Override
+	public long postponePausingGroup(String id, String leaseToken, Duration delay) {
+		return this.calls.run(this.partition,
+				new ScriptCodecs.Retry(id, leaseToken, delay, signalChannel(), this.partition, false, "", true));
 	}
 
 	/**

@@ -305,19 +305,22 @@ final class ScriptCodecs {
 	 * @param countsAttempt whether the delivery counts as an attempt (a failure) or not
 	 * (a slow-down)
 	 * @param error the error of the failed attempt, {@code ""} for none
+	 * @param pausesGroup whether the message's group, if it has one, waits until the next
+	 * attempt too (a slow-down of a message of a group)
 	 */
 	record Retry(String id, String leaseToken, Duration delay, String channel, String partition, boolean countsAttempt,
-			String error) implements ScriptCodec<Long> {
+			String error, boolean pausesGroup) implements ScriptCodec<Long> {
 
 		static final Signature<Retry> SIGNATURE = Signature.of(
 				Script.of("retry", Script.Reply.INTEGER, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES,
-						Key.GROUPS, Key.GROUP_SLOTS, Key.GROUP_TAGS, Key.GROUP_ROTATION),
+						Key.GROUPS, Key.GROUP_SLOTS, Key.GROUP_TAGS, Key.GROUP_ROTATION, Key.GROUP_PAUSES),
 				"the due time of the next attempt", Argument.of("[1] id", Retry::id),
 				Argument.of("[2] lease token", Retry::leaseToken),
 				Argument.of("[3] backoff in ms", (retry) -> retry.delay().toMillis()),
 				Argument.of("[4] signal channel", Retry::channel), Argument.of("[5] topic", Retry::partition),
 				Argument.of("[6] attempts to count", (retry) -> retry.countsAttempt() ? 1 : 0),
-				Argument.of("[7] error of the failed attempt", Retry::error));
+				Argument.of("[7] error of the failed attempt", Retry::error),
+				Argument.optional("[8] 1 to pause the message's group", (retry) -> retry.pausesGroup() ? 1 : null));
 
 		@Override
 		public Signature<?> signature() {
@@ -752,10 +755,11 @@ final class ScriptCodecs {
 	record Stats(int readyHeadLookup) implements ScriptCodec<TopicStats> {
 
 		static final Signature<Stats> SIGNATURE = Signature.of(
-				Script
-					.of("stats", Script.Reply.LIST,
-							Script.keys(Script.withGroups(Script.keys(Script.withPriorities(Key.MESSAGES, Key.SCHEDULED,
-									Key.READY, Key.IN_FLIGHT, Key.DEAD), Key.REMEMBERED)), Key.GROUP_SLOTS)),
+				Script.of("stats", Script.Reply.LIST,
+						Script.keys(
+								Script.withGroups(Script.keys(Script.withPriorities(Key.MESSAGES, Key.SCHEDULED,
+										Key.READY, Key.IN_FLIGHT, Key.DEAD), Key.REMEMBERED)),
+								Key.GROUP_SLOTS, Key.GROUP_PAUSES)),
 				"{Redis time (epoch ms), stored messages",
 				Argument.of("[1] most ids at the head of each ready list", Stats::readyHeadLookup));
 

@@ -9,6 +9,7 @@
 -- KEYS[6] group slots HASH group -> its messages in flight (see free_slots)
 -- KEYS[7] group tags HASH  the virtual time and the finish tag of each group in the rotation
 -- KEYS[8] group rotation ZSET groups with ready messages, scored by finish tag (+inf: parked)
+-- KEYS[9] group pauses ZSET   group -> when its pause ends (epoch ms; +inf: when it is resumed)
 -- ARGV[1] id
 -- ARGV[2] lease token given by claim (proof of the lease)
 -- ARGV[3] backoff in ms from Redis time
@@ -17,6 +18,10 @@
 -- ARGV[6] attempts to count: 1 for a failure, 0 for a slow-down
 -- ARGV[7] error of the failed attempt, kept as the message's "delay-queue-error" header for its
 --         next delivery; '' for none (a slow-down keeps the error of the attempt before)
+-- ARGV[8] 1 to pause the message's group, if it has one, until the next attempt (a slow-down of a
+--         message of a group: the group waits, in every application, not the topic); absent or 0
+--         otherwise. A pause that ends later (or one until resumed) is kept; the group, when in the
+--         rotation, is parked there (+inf), as pause_group does.
 -- A stored message whose "<attempts>:<due ms>:" header is unreadable is handled as attempts 0, and
 -- one whose body is unreadable keeps its body as it is.
 -- A message of a group frees its slot while it waits (free_slots): a group parked at its concurrency
@@ -40,6 +45,15 @@ local stored = redis.call('HGET', KEYS[2], id)
 expect(KEYS[1], 'zset')
 local freeing = slots_to_free(KEYS[5], KEYS[6], KEYS[7], KEYS[8], {id})
 local headDue = head_due(KEYS[3])
+-- The group to pause, read before any write, with its place in the rotation.
+local pausedGroup, pausedScore
+if stored and ARGV[8] == '1' then
+  pausedGroup = redis.call('HGET', KEYS[5], id)
+  if pausedGroup then
+    pausedScore = redis.call('ZSCORE', KEYS[8], pausedGroup)
+    expect(KEYS[9], 'zset')
+  end
+end
 local due = -1
 if stored then
   due = now_ms() + tonumber(ARGV[3])
@@ -60,7 +74,14 @@ if stored then
 end
 redis.call('ZREM', KEYS[1], id)
 redis.call('HDEL', KEYS[4], id)
-if free_slots(freeing) then
+local rejoined = free_slots(freeing)
+if pausedGroup then
+  redis.call('ZADD', KEYS[9], 'GT', string.format('%d', due), pausedGroup)
+  if pausedScore then
+    redis.call('ZADD', KEYS[8], 'inf', pausedGroup)
+  end
+end
+if rejoined and not pausedGroup then
   signal(ARGV[4], 'r' .. ARGV[5])
 end
 return due

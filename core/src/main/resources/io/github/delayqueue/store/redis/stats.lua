@@ -22,6 +22,7 @@
 -- KEYS[20] group tags HASH   the virtual time and the finish tag of each group; only read
 -- KEYS[21] group rotation ZSET groups with ready messages, scored by finish tag; only read
 -- KEYS[22] group slots HASH  group -> its messages in flight; only read
+-- KEYS[23] group pauses ZSET group -> when its pause ends (epoch ms; +inf: when resumed); only read
 -- ARGV[1] most ids at the head of each ready list to look at for the oldest ready message (ids
 --         left there by cancel or reschedule are passed over); the groups' ready messages are
 --         looked at as said below
@@ -35,7 +36,8 @@
 --          from the first 2,000 groups of the group slots)},
 --          then, while the topic uses priorities, the length of the ready list of each priority
 --          from 1 to 9 (ids that claim will drop included).
--- Ready messages are the stored ones neither scheduled nor in flight: stored - scheduled - in flight.
+-- Ready messages are the stored ones neither scheduled nor in flight: stored - scheduled - in flight
+-- (those of paused groups included).
 -- @include header
 -- @include ready_lists
 -- @include uses_priorities
@@ -72,11 +74,15 @@ for _, list in ipairs(ready_lists(KEYS[3], 6)) do
 end
 -- The groups: the oldest ready message of each of the first 1000 groups of the rotation (those
 -- served next), among the first members of each rank of priority (a member left by a cancel or
--- reschedule is passed over), 1000 reads of the group ready set and 1000 members in all.
+-- reschedule is passed over), 1000 reads of the group ready set and 1000 members in all. A paused
+-- group's messages are held back on purpose: they are passed over.
 local budget, reads = 1000, 1000
 local ranks = uses_priorities(6) and {0, 1, 2, 3, 4, 5, 6, 7, 8, 9} or {9}
+local pauses = redis.call('EXISTS', KEYS[23]) == 1
 for _, group in ipairs(redis.call('ZRANGE', KEYS[21], 0, 999)) do
-  for _, rank in ipairs(ranks) do
+  local pausedUntil = pauses and tonumber(redis.call('ZSCORE', KEYS[23], group))
+  local ranksOf = (pausedUntil and pausedUntil > now) and {} or ranks
+  for _, rank in ipairs(ranksOf) do
     reads = reads - 1
     local members = (budget > 0 and reads >= 0) and redis.call('ZRANGEBYLEX', KEYS[18],
       '[' .. group .. '\0' .. rank, '(' .. group .. '\0' .. string.char(49 + rank), 'LIMIT', 0,

@@ -8,8 +8,6 @@ import java.util.stream.IntStream;
 
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.LeaseTokens;
-import io.github.delayqueue.store.MessageStore;
-import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
@@ -18,6 +16,7 @@ import static io.github.delayqueue.store.redis.GroupScriptsSupport.TOPIC;
 import static io.github.delayqueue.store.redis.GroupScriptsSupport.claim;
 import static io.github.delayqueue.store.redis.GroupScriptsSupport.ids;
 import static io.github.delayqueue.store.redis.GroupScriptsSupport.message;
+import static io.github.delayqueue.store.redis.GroupScriptsSupport.sendGroups;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -254,15 +253,6 @@ class GroupConcurrencyScriptsTests {
 			assertThat(claim(store, 10, 1)).as("one of group g at a time").hasSize(1);
 			assertThat(redis.opsForHash().entries(store.keys(TOPIC).groupSlots())).containsExactly(Map.entry("g", "1"));
 		});
-	}
-
-	private static void sendGroups(MessageStore store, int each, String... groups) {
-		List<NewMessage> messages = new ArrayList<>();
-		for (String group : groups) {
-			IntStream.range(0, each).forEach((i) -> messages.add(message(group + "-" + i, i + 1).inGroup(group)));
-		}
-		store.send(TOPIC, messages);
-		Transitions.promote(store, TOPIC, 1000);
 	}
 
 }

@@ -1,6 +1,5 @@
 package io.github.delayqueue.store.redis;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -12,13 +11,13 @@ import io.github.delayqueue.group.DelayQueueGroups;
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.GroupView;
-import io.github.delayqueue.store.LeaseTokens;
-import io.github.delayqueue.store.MessageFormat;
-import io.github.delayqueue.store.MessageStore;
-import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
+import static io.github.delayqueue.store.redis.GroupScriptsSupport.TOPIC;
+import static io.github.delayqueue.store.redis.GroupScriptsSupport.claimResult;
+import static io.github.delayqueue.store.redis.GroupScriptsSupport.ids;
+import static io.github.delayqueue.store.redis.GroupScriptsSupport.sendGroups;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.awaitility.Awaitility.await;
@@ -31,18 +30,14 @@ import static org.awaitility.Awaitility.await;
  */
 class GroupPauseScriptsTests {
 
-	private static final String TOPIC = "jobs";
-
-	private static final Duration LEASE = Duration.ofMinutes(1);
-
 	@Test
 	void aPausedGroupIsPassedOverAndTheOthersAreServed() {
 		ScriptTest.run((template, store, redis) -> {
 			sendGroups(store, 3, "g", "h");
 			DelayQueueGroups groups = new DelayQueueGroups(store);
 			groups.pause(TOPIC, "g");
-			assertThat(ids(claim(store, 10, 0).messages())).containsExactly("h-0", "h-1", "h-2");
-			assertThat(claim(store, 10, 0).messages()).isEmpty();
+			assertThat(ids(claimResult(store, 10, 0).messages())).containsExactly("h-0", "h-1", "h-2");
+			assertThat(claimResult(store, 10, 0).messages()).isEmpty();
 			GroupView paused = groups.group(TOPIC, "g");
 			assertThat(paused.paused()).isTrue();
 			assertThat(paused.pausedUntil()).isNull();
@@ -50,7 +45,7 @@ class GroupPauseScriptsTests {
 			assertThat(paused.ready()).isEqualTo(3);
 			assertThat(groups.resume(TOPIC, "g")).isTrue();
 			assertThat(groups.resume(TOPIC, "g")).as("not paused any more").isFalse();
-			assertThat(ids(claim(store, 10, 0).messages())).containsExactly("g-0", "g-1", "g-2");
+			assertThat(ids(claimResult(store, 10, 0).messages())).containsExactly("g-0", "g-1", "g-2");
 			assertThat(groups.group(TOPIC, "g").paused()).isFalse();
 		});
 	}
@@ -62,14 +57,14 @@ class GroupPauseScriptsTests {
 			DelayQueueGroups groups = new DelayQueueGroups(store);
 			Instant until = groups.pause(TOPIC, "g", Duration.ofMillis(300));
 			assertThat(groups.group(TOPIC, "g").pausedUntil()).isEqualTo(until);
-			ClaimResult during = claim(store, 10, 0);
+			ClaimResult during = claimResult(store, 10, 0);
 			assertThat(during.messages()).isEmpty();
 			await().atMost(Duration.ofSeconds(5)).until(() -> !groups.group(TOPIC, "g").paused());
-			ClaimResult first = claim(store, 10, 0);
+			ClaimResult first = claimResult(store, 10, 0);
 			List<String> claimed = new ArrayList<>(ids(first.messages()));
 			if (claimed.isEmpty()) {
 				assertThat(first.more()).as("the claim that put the group back says more may be waiting").isTrue();
-				claimed.addAll(ids(claim(store, 10, 0).messages()));
+				claimed.addAll(ids(claimResult(store, 10, 0).messages()));
 			}
 			assertThat(claimed).containsExactly("g-0", "g-1");
 			assertThat(redis.opsForZSet().size(store.keys(TOPIC).groupPauses())).isZero();
@@ -80,13 +75,13 @@ class GroupPauseScriptsTests {
 	void aPausedGroupStaysPausedWhenItsSlotIsFreedAtItsLimit() {
 		ScriptTest.run((template, store, redis) -> {
 			sendGroups(store, 3, "g", "h");
-			List<ClaimedMessage> first = claim(store, 10, 1).messages();
+			List<ClaimedMessage> first = claimResult(store, 10, 1).messages();
 			assertThat(ids(first)).containsExactlyInAnyOrder("g-0", "h-0");
 			new DelayQueueGroups(store).pause(TOPIC, "g");
 			for (ClaimedMessage message : first) {
 				assertThat(Transitions.ack(store, TOPIC, message.id(), message.leaseToken())).isTrue();
 			}
-			assertThat(ids(claim(store, 10, 1).messages())).containsExactly("h-1");
+			assertThat(ids(claimResult(store, 10, 1).messages())).containsExactly("h-1");
 			assertThat(redis.opsForZSet().score(store.keys(TOPIC).groupRotation(), "g"))
 				.isEqualTo(Double.POSITIVE_INFINITY);
 			assertThat(redis.opsForHash().entries(store.keys(TOPIC).groupSlots())).containsExactly(Map.entry("h", "1"));
@@ -99,9 +94,9 @@ class GroupPauseScriptsTests {
 			DelayQueueGroups groups = new DelayQueueGroups(store);
 			groups.pause(TOPIC, "g");
 			sendGroups(store, 2, "g", "h");
-			assertThat(ids(claim(store, 10, 0).messages())).containsExactly("h-0", "h-1");
+			assertThat(ids(claimResult(store, 10, 0).messages())).containsExactly("h-0", "h-1");
 			groups.resume(TOPIC, "g");
-			assertThat(ids(claim(store, 10, 0).messages())).containsExactly("g-0", "g-1");
+			assertThat(ids(claimResult(store, 10, 0).messages())).containsExactly("g-0", "g-1");
 		});
 	}
 
@@ -113,7 +108,7 @@ class GroupPauseScriptsTests {
 			redis.delete(store.keys(TOPIC).groupRotation());
 			List<String> claimed = new ArrayList<>();
 			for (int i = 0; i < 3; i++) {
-				claimed.addAll(ids(claim(store, 10, 0).messages()));
+				claimed.addAll(ids(claimResult(store, 10, 0).messages()));
 			}
 			assertThat(claimed).containsExactly("h-0", "h-1");
 		});
@@ -132,9 +127,65 @@ class GroupPauseScriptsTests {
 			}
 			List<String> claimed = new ArrayList<>();
 			for (int i = 0; i < 3 && claimed.isEmpty(); i++) {
-				claimed.addAll(ids(claim(store, 1, 0).messages()));
+				claimed.addAll(ids(claimResult(store, 1, 0).messages()));
 			}
 			assertThat(claimed).containsExactly("z-0");
+		});
+	}
+
+	@Test
+	void aSlowDownOfAMessageOfAGroupPausesTheGroupUntilItsNextAttemptAndKeepsALongerPause() {
+		ScriptTest.run((template, store, redis) -> {
+			sendGroups(store, 2, "g", "h");
+			DelayQueueGroups groups = new DelayQueueGroups(store);
+			ClaimedMessage g0 = claimResult(store, 1, 0).messages().get(0);
+			assertThat(g0.id()).isEqualTo("g-0");
+			long due = store.topic(TOPIC).postponePausingGroup("g-0", g0.leaseToken(), Duration.ofMinutes(5));
+			assertThat(groups.group(TOPIC, "g").pausedUntil()).isEqualTo(Instant.ofEpochMilli(due));
+			assertThat(ids(claimResult(store, 10, 0).messages())).containsExactly("h-0", "h-1");
+			// The pause ends (as if 5 minutes had passed).
+			redis.opsForZSet().add(store.keys(TOPIC).groupPauses(), "g", 1);
+			ClaimedMessage g1 = claimResult(store, 10, 0).messages().stream().findFirst().orElse(null);
+			List<String> claimed = new ArrayList<>();
+			if (g1 != null) {
+				claimed.add(g1.id());
+			}
+			claimed.addAll(ids(claimResult(store, 10, 0).messages()));
+			assertThat(claimed).as("g's pause ended: its ready message is claimed").containsExactly("g-1");
+		});
+	}
+
+	@Test
+	void aSlowDownKeepsAPauseUntilResumedAndAMessageOfNoGroupPausesNothing() {
+		ScriptTest.run((template, store, redis) -> {
+			sendGroups(store, 2, "g");
+			DelayQueueGroups groups = new DelayQueueGroups(store);
+			ClaimedMessage g0 = claimResult(store, 1, 0).messages().get(0);
+			groups.pause(TOPIC, "g");
+			assertThat(store.topic(TOPIC).postponePausingGroup("g-0", g0.leaseToken(), Duration.ofMinutes(5)))
+				.isPositive();
+			GroupView view = groups.group(TOPIC, "g");
+			assertThat(view.paused()).isTrue();
+			assertThat(view.pausedUntil()).as("still until resumed").isNull();
+			store.send(TOPIC, List.of(GroupScriptsSupport.message("plain", 1)));
+			Transitions.promote(store, TOPIC, 1000);
+			ClaimedMessage plain = claimResult(store, 10, 0).messages().get(0);
+			assertThat(store.topic(TOPIC).postponePausingGroup("plain", plain.leaseToken(), Duration.ofMinutes(5)))
+				.isPositive();
+			assertThat(redis.opsForZSet().range(store.keys(TOPIC).groupPauses(), 0, -1)).containsExactly("g");
+		});
+	}
+
+	@Test
+	void theOldestReadyMessageInTheStatsLeavesThePausedGroupsOut() {
+		ScriptTest.run((template, store, redis) -> {
+			store.send(TOPIC, List.of(GroupScriptsSupport.message("g-0", 1).inGroup("g"),
+					GroupScriptsSupport.message("h-0", 10).inGroup("h")));
+			Transitions.promote(store, TOPIC, 1000);
+			assertThat(store.stats(TOPIC).oldestReadyDueMillis()).isEqualTo(1);
+			new DelayQueueGroups(store).pause(TOPIC, "g");
+			assertThat(store.stats(TOPIC).oldestReadyDueMillis()).isEqualTo(10);
+			assertThat(store.stats(TOPIC).ready()).as("held back, still ready").isEqualTo(2);
 		});
 	}
 
@@ -149,29 +200,6 @@ class GroupPauseScriptsTests {
 			assertThatIllegalArgumentException().isThrownBy(() -> groups.pause("", "g"));
 			assertThat(redis.hasKey(store.keys(TOPIC).groupPauses())).isFalse();
 		});
-	}
-
-	private static void sendGroups(MessageStore store, int each, String... groups) {
-		List<NewMessage> messages = new ArrayList<>();
-		for (String group : groups) {
-			IntStream.range(0, each).forEach((i) -> messages.add(message(group + "-" + i, i + 1).inGroup(group)));
-		}
-		store.send(TOPIC, messages);
-		Transitions.promote(store, TOPIC, 1000);
-	}
-
-	private static ClaimResult claim(MessageStore store, int limit, int groupConcurrency) {
-		String consumer = LeaseTokens.newToken();
-		return Transitions.claim(store, TOPIC, consumer, consumer + ".1", limit, 0, LEASE, null, groupConcurrency);
-	}
-
-	private static NewMessage message(String id, long dueMillis) {
-		return new NewMessage(id, false, dueMillis,
-				MessageFormat.encodeBody(Map.of(), "x".getBytes(StandardCharsets.UTF_8)));
-	}
-
-	private static List<String> ids(List<ClaimedMessage> claimed) {
-		return claimed.stream().map(ClaimedMessage::id).toList();
 	}
 
 }

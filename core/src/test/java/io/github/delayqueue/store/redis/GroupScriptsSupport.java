@@ -4,8 +4,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.IntStream;
 import java.util.Map;
 
+import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.LeaseTokens;
 import io.github.delayqueue.store.MessageFormat;
@@ -68,9 +70,35 @@ final class GroupScriptsSupport {
 	 * @return the messages claimed
 	 */
 	static List<ClaimedMessage> claim(MessageStore store, int limit, int groupConcurrency) {
+		return claimResult(store, limit, groupConcurrency).messages();
+	}
+
+	/**
+	 * Claims as {@link #claim} does.
+	 * @param store the store
+	 * @param limit the most messages to take
+	 * @param groupConcurrency the most messages of a group in flight, 0 for no limit
+	 * @return the claim's result: the messages and whether more may be waiting
+	 */
+	static ClaimResult claimResult(MessageStore store, int limit, int groupConcurrency) {
 		String consumer = LeaseTokens.newToken();
-		return Transitions.claim(store, TOPIC, consumer, consumer + ".1", limit, 0, LEASE, null, groupConcurrency)
-			.messages();
+		return Transitions.claim(store, TOPIC, consumer, consumer + ".1", limit, 0, LEASE, null, groupConcurrency);
+	}
+
+	/**
+	 * Sends messages of groups, each group's due 1 ms, 2 ms, ... after the epoch, and
+	 * makes them ready.
+	 * @param store the store
+	 * @param each the messages of each group, {@code <group>-0} first
+	 * @param groups the groups
+	 */
+	static void sendGroups(MessageStore store, int each, String... groups) {
+		List<NewMessage> messages = new ArrayList<>();
+		for (String group : groups) {
+			IntStream.range(0, each).forEach((i) -> messages.add(message(group + "-" + i, i + 1).inGroup(group)));
+		}
+		store.send(TOPIC, messages);
+		Transitions.promote(store, TOPIC, 1000);
 	}
 
 	/**

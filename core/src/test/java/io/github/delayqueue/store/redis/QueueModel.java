@@ -749,6 +749,20 @@ final class QueueModel {
 		return true;
 	}
 
+	// retry.lua for a slow-down: in flight -> scheduled at the observed due time,
+	// attempts
+	// and body unchanged.
+	boolean postpone(String id, String token, long due) {
+		if (!holdsLease(id, token)) {
+			return false;
+		}
+		Live message = this.live.get(id);
+		message.due = due;
+		message.state = State.SCHEDULED;
+		message.token = null;
+		return true;
+	}
+
 	// dead_letter.lua: in flight -> dead, attempts + 1, with the error; its priority
 	// moves to the dead priorities.
 	boolean deadLetter(String id, String token, String error) {

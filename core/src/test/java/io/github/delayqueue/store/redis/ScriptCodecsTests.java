@@ -53,9 +53,11 @@ class ScriptCodecsTests {
 	void rescheduleRoundsASubMillisecondDelayUpAndRetryAndPostponeRoundTheirsDown() {
 		Duration delay = Duration.ofNanos(1_500_000);
 		assertThat(new ScriptCodecs.Reschedule("a", delay, "c", "p", 1).arguments().get(2)).isEqualTo(2L);
-		assertThat(new ScriptCodecs.Retry("a", "t", delay, "c", "p", true, "boom").arguments()).containsExactly("a",
-				"t", 1L, "c", "p", 1, "boom");
-		assertThat(new ScriptCodecs.Retry("a", "t", delay, "c", "p", false, "").arguments().get(5)).isEqualTo(0);
+		assertThat(new ScriptCodecs.Retry("a", "t", delay, "c", "p", true, "boom", false).arguments())
+			.containsExactly("a", "t", 1L, "c", "p", 1, "boom");
+		assertThat(new ScriptCodecs.Retry("a", "t", delay, "c", "p", false, "", false).arguments().get(5)).isEqualTo(0);
+		assertThat(new ScriptCodecs.Retry("a", "t", delay, "c", "p", false, "", true).arguments()).containsExactly("a",
+				"t", 1L, "c", "p", 0, "", 1);
 		assertThat(new ScriptCodecs.Claim(5, delay, -3, "tok", null, 0).arguments()).containsExactly(5, 1L, 0, "tok");
 		assertThat(new ScriptCodecs.Claim(5, delay, 2, "tok", new RateLimit(7, Duration.ofMillis(1500)), 0).arguments())
 			.containsExactly(5, 1L, 2, "tok", 7, 1500L);

@@ -2,6 +2,7 @@ package io.github.delayqueue.store.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -562,6 +563,9 @@ class StateMachineModelTests {
 		private void drain() {
 			int groupConcurrency = (this.groupLimit > 0) ? this.groupLimit : 1 + this.limits.nextInt(2);
 			note("drain with group concurrency " + groupConcurrency);
+			for (String group : pauses().keySet()) {
+				this.store.resumeGroup(this.topic, group);
+			}
 			Map<String, String> leases = hash(this.keys.leases());
 			if (!leases.isEmpty()) {
 				List<String> leased = new ArrayList<>(leases.keySet());
@@ -623,6 +627,9 @@ class StateMachineModelTests {
 		// -------------------------------------------------------------------------
 
 		private Operation nextOperation() {
+			if (this.step >= this.groupsAt && this.limits.nextInt(25) == 0) {
+				return pauseOrResumeGroup();
+			}
 			int pick = this.random.nextInt(108);
 			Consumer consumer = this.consumers.get(this.random.nextInt(this.consumers.size()));
 			// Mostly, a ready message with a priority cancelled is sent again, promoted
@@ -701,6 +708,103 @@ class StateMachineModelTests {
 				return pauseSchedule();
 			}
 			return removeSchedule();
+		}
+
+		// --- Group pauses: the group pauses ZSET; claims pass a paused group over.
+
+		/**
+		 * Pauses a group until it is resumed, for an hour or for 1 ms (ended by the next
+		 * claims), or resumes one; the reply and the pauses are checked against the
+		 * pauses read before the call (a pause that ends during the call may read either
+		 * way).
+		 */
+		private Operation pauseOrResumeGroup() {
+			String group = GROUPS.get(this.limits.nextInt(GROUPS.size()));
+			int kind = this.limits.nextInt(4);
+			Duration length = switch (kind) {
+				case 0 -> null;
+				case 1 -> Duration.ofHours(1);
+				default -> Duration.ofMillis(1);
+			};
+			boolean resume = kind == 3;
+			return new Operation(
+					(resume ? "resume group " : "pause group ") + group
+							+ ((!resume && length != null) ? " for " + length.toMillis() + " ms" : ""),
+					this.keys.groupPauses()) {
+
+				/** The group's pause end read before the call, or {@code null}. */
+				private @Nullable Double untilBefore;
+
+				@Override
+				Object run() {
+					this.untilBefore = pauseOf(group);
+					if (resume) {
+						return Run.this.store.resumeGroup(Run.this.topic, group);
+					}
+					Instant until = Run.this.store.pauseGroup(Run.this.topic, group, length);
+					return (until != null) ? until : "until resumed";
+				}
+
+				@Override
+				void expect(Object reply, long before, long after) {
+					count(resume ? "group resumes" : "group pauses");
+					Double until = this.untilBefore;
+					if (resume) {
+						assertThat(pauseOf(group)).as(describe("a resumed group has no pause")).isNull();
+						if (until == null || until <= before) {
+							assertThat(reply).as(describe("resume of a group not paused")).isEqualTo(false);
+						}
+						else if (until > after) {
+							assertThat(reply).as(describe("resume of a paused group")).isEqualTo(true);
+						}
+						return;
+					}
+					Double now = pauseOf(group);
+					if (length == null) {
+						assertThat(reply).isEqualTo("until resumed");
+						assertThat(now).as(describe("a pause until resumed")).isEqualTo(Double.POSITIVE_INFINITY);
+					}
+					else {
+						long ends = ((Instant) reply).toEpochMilli();
+						assertThat(ends).as(describe("the pause ends its length after the call"))
+							.isBetween(before + length.toMillis(), after + length.toMillis());
+						assertThat(now).as(describe("the pause's end stored")).isEqualTo((double) ends);
+					}
+					Double score = (Run.this.redis.type(Run.this.keys.groupRotation()) == DataType.ZSET)
+							? Run.this.redis.opsForZSet().score(Run.this.keys.groupRotation(), group) : null;
+					if (score != null) {
+						assertThat(score).as(describe("a paused group is parked in the rotation"))
+							.isEqualTo(Double.POSITIVE_INFINITY);
+					}
+				}
+
+			};
+		}
+
+		/**
+		 * @return when the group's pause ends (+inf until resumed), or {@code null} if it
+		 * has none or the pauses' key is of another type
+		 */
+		private @Nullable Double pauseOf(String group) {
+			if (this.redis.type(this.keys.groupPauses()) != DataType.ZSET) {
+				return null;
+			}
+			return this.redis.opsForZSet().score(this.keys.groupPauses(), group);
+		}
+
+		/**
+		 * @return each paused group with when its pause ends (+inf until resumed), ended
+		 * ones that no claim removed yet included
+		 */
+		private Map<String, Double> pauses() {
+			if (this.redis.type(this.keys.groupPauses()) != DataType.ZSET) {
+				return Map.of();
+			}
+			Map<String, Double> pauses = new TreeMap<>();
+			this.redis.opsForZSet()
+				.rangeWithScores(this.keys.groupPauses(), 0, -1)
+				.forEach((tuple) -> pauses.put(tuple.getValue(), tuple.getScore()));
+			return pauses;
 		}
 
 		// --- Schedules: a partition's schedules hash, and the tick messages that
@@ -1099,9 +1203,13 @@ class StateMachineModelTests {
 				/** The groups parked in the rotation (+inf) when the claim was sent. */
 				private Set<String> parked = Set.of();
 
+				/** The group pauses when the claim was sent. */
+				private Map<String, Double> pauses = Map.of();
+
 				@Override
 				Object run() {
 					this.parked = parkedGroups();
+					this.pauses = pauses();
 					return Transitions.claim(Run.this.store, Run.this.topic, consumer.id, token, limit, earlyLimit,
 							lease, null, groupConcurrency);
 				}
@@ -1125,7 +1233,7 @@ class StateMachineModelTests {
 					Map<String, Integer> inFlightBefore = inFlightByGroup();
 					ClaimReply expected = Run.this.model.servesRotation(consumer.id, token)
 							? expectRotationClaim(result, limit, earlyLimit, consumer.id, token, before, after,
-									deadline, groupConcurrency, this.parked, inFlightBefore)
+									deadline, groupConcurrency, this.parked, this.pauses, inFlightBefore)
 							: Run.this.model.claim(before, consumer.id, token, limit, earlyLimit, deadline);
 					if (!expected.replayed()) {
 						expectWithinGroupConcurrency(groupConcurrency, inFlightBefore, expected.ids());
@@ -1190,7 +1298,7 @@ class StateMachineModelTests {
 		 */
 		private ClaimReply expectRotationClaim(ClaimResult result, int limit, int earlyLimit, String consumer,
 				String token, long before, long after, long deadline, int groupConcurrency, Set<String> parked,
-				Map<String, Integer> inFlightBefore) {
+				Map<String, Double> pauses, Map<String, Integer> inFlightBefore) {
 			QueueModel model = this.model;
 			count("claims served by the rotation");
 			List<String> ids = result.messages().stream().map(ClaimedMessage::id).toList();
@@ -1206,6 +1314,9 @@ class StateMachineModelTests {
 				if (group != null) {
 					assertThat(message.due).as(describe("rotation claim: " + id + " of group " + group + " was due"))
 						.isLessThanOrEqualTo(before);
+					assertThat(pauses.getOrDefault(group, 0.0))
+						.as(describe("rotation claim: " + id + " of group " + group + " is not paused"))
+						.isLessThanOrEqualTo((double) after);
 					claimedByGroup.computeIfAbsent(group, (any) -> new ArrayList<>()).add(model.memberOf(id));
 				}
 				if (message.due <= before) {
@@ -1239,10 +1350,19 @@ class StateMachineModelTests {
 						&& model.groups.containsKey(message.id)
 						&& model.groupReady.contains(model.memberOf(message.id)))
 				.forEach((message) -> readyInGroup.merge(model.groups.get(message.id), 1, Integer::sum));
+			// A pause that ended while the claim ran may have held its group back or not.
+			boolean pauseEndedDuringClaim = false;
 			for (Map.Entry<String, Integer> entry : readyInGroup.entrySet()) {
 				String group = entry.getKey();
-				int room = parked.contains(group) ? 0 : (groupConcurrency == 0) ? Integer.MAX_VALUE
-						: Math.max(0, groupConcurrency - inFlightBefore.getOrDefault(group, 0));
+				double pausedUntil = pauses.getOrDefault(group, 0.0);
+				if (pausedUntil > before && pausedUntil <= after && !parked.contains(group)) {
+					pauseEndedDuringClaim = true;
+				}
+				if (pausedUntil > after && !parked.contains(group)) {
+					count("rotation claims that passed over a paused group");
+				}
+				int room = (parked.contains(group) || pausedUntil > after) ? 0 : (groupConcurrency == 0)
+						? Integer.MAX_VALUE : Math.max(0, groupConcurrency - inFlightBefore.getOrDefault(group, 0));
 				if (room < entry.getValue()) {
 					count(parked.contains(group) ? "rotation claims that passed over a parked group"
 							: "rotation claims held back by a group's free slots");
@@ -1250,7 +1370,7 @@ class StateMachineModelTests {
 				claimable += Math.min(entry.getValue(), room);
 			}
 			int waiting = model.groupReady.size() + model.readyLists.stream().mapToInt(List::size).sum();
-			if (waiting < QueueModel.CLAIM_LOOK_LIMIT) {
+			if (waiting < QueueModel.CLAIM_LOOK_LIMIT && !pauseEndedDuringClaim) {
 				assertThat(due).as(describe("rotation claim: due messages taken: as many as wanted or waiting"))
 					.isEqualTo((int) Math.min(limit, claimable));
 			}
@@ -1310,7 +1430,19 @@ class StateMachineModelTests {
 			model.groupReady.clear();
 			model.groupReady.addAll(groupReady);
 			List<String> stored = model.claimedByRotation(consumer, token, ids, deadline);
-			boolean more = waiting >= QueueModel.CLAIM_LOOK_LIMIT && result.more();
+			// A claim that finds a pause ended while its group is parked puts the group
+			// back and says more may be waiting (the next claim serves it).
+			boolean pauseEnded = pauses.entrySet()
+				.stream()
+				.anyMatch((pause) -> pause.getValue() <= before && parked.contains(pause.getKey()));
+			boolean pauseMayHaveEnded = pauses.entrySet()
+				.stream()
+				.anyMatch((pause) -> pause.getValue() <= after && parked.contains(pause.getKey()));
+			if (pauseEnded) {
+				count("rotation claims that ended a pause");
+			}
+			boolean more = (waiting >= QueueModel.CLAIM_LOOK_LIMIT && result.more()) || pauseEnded
+					|| (pauseMayHaveEnded && result.more());
 			return new ClaimReply(ids, stored, more, false);
 		}
 
@@ -1431,13 +1563,27 @@ class StateMachineModelTests {
 				case 2 -> "java.lang.IllegalStateException: failed é " + this.random.nextInt(100);
 				default -> "error:with:colons " + "x".repeat(this.random.nextInt(300));
 			};
-			return new Operation("retry " + lease[0] + " " + lease[1] + " backoff " + backoff + " error " + error,
-					this.keys.leases()) {
+			// Now and then a slow-down of a message of a group: postponed, its group
+			// paused until then.
+			boolean slowDown = this.step >= this.groupsAt && this.limits.nextInt(6) == 0;
+			return new Operation((slowDown ? "slow down (its group paused) " : "retry ") + lease[0] + " " + lease[1]
+					+ " backoff " + backoff + (slowDown ? "" : " error " + error), this.keys.leases()) {
+
+				/** The message's group and its pause's end, read before the call. */
+				private @Nullable String group;
+
+				private @Nullable Double pausedUntil;
 
 				@Override
 				Object run() {
-					return Transitions.retry(Run.this.store, Run.this.topic, lease[0], lease[1],
-							Duration.ofMillis(backoff), error);
+					if (!slowDown) {
+						return Transitions.retry(Run.this.store, Run.this.topic, lease[0], lease[1],
+								Duration.ofMillis(backoff), error);
+					}
+					this.group = Run.this.model.groups.get(lease[0]);
+					this.pausedUntil = (this.group != null) ? pauseOf(this.group) : null;
+					return Run.this.store.topic(Run.this.topic)
+						.postponePausingGroup(lease[0], lease[1], Duration.ofMillis(backoff));
 				}
 
 				@Override
@@ -1447,7 +1593,19 @@ class StateMachineModelTests {
 						.isEqualTo(Run.this.model.holdsLease(lease[0], lease[1]));
 					if (due != -1) {
 						assertThat(due).as(describe("retry due time")).isBetween(before + backoff, after + backoff);
-						Run.this.model.retry(lease[0], lease[1], due, error);
+						if (slowDown) {
+							Run.this.model.postpone(lease[0], lease[1], due);
+							if (this.group != null) {
+								count("slow-downs that paused a group");
+								double ends = Math.max((this.pausedUntil != null) ? this.pausedUntil : 0, due);
+								assertThat(pauseOf(this.group))
+									.as(describe("a slow-down pauses its group until its next attempt, or later"))
+									.isEqualTo(ends);
+							}
+						}
+						else {
+							Run.this.model.retry(lease[0], lease[1], due, error);
+						}
 					}
 					consumer.done(lease[0], lease[1]);
 				}
@@ -2123,6 +2281,12 @@ class StateMachineModelTests {
 					.noneMatch((member) -> QueueModel.groupOfMember(member).equals(group)
 							&& this.model.validMember(member))) {
 					count("parked groups with stale members only");
+				}
+				if (pauses().containsKey(group)) {
+					// Paused (or its pause ended, to be ended by the next claim): parked
+					// without a slot.
+					count("parked groups paused");
+					continue;
 				}
 				assertThat(expected).as(describe("parked group " + group + " has a slot taken, to be freed"))
 					.containsKey(group);
