@@ -21,7 +21,7 @@ local inFlight = tonumber(redis.call('HGET', KEYS[7], group)) or 0
 local tag = redis.call('ZSCORE', KEYS[6], group)
 local parked = (tag and (tag == 'inf' or tonumber(tag) == math.huge)) and 1 or 0
 local out = {ready, inFlight, parked}
-if most > 0 and ready > 0 then
+if most > 0 then
   local members = redis.call('ZRANGEBYLEX', KEYS[4], '[' .. group .. '\0', '(' .. group .. '\1', 'LIMIT', 0,
     most * 5)
   for _, member in ipairs(members) do
