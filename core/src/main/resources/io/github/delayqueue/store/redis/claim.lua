@@ -89,7 +89,8 @@
 -- ARGV[7] group concurrency: most messages of one group in flight at once; absent for no limit
 --         (ARGV[5] and ARGV[6] are then empty without a rate limit)
 -- Returns {lease deadline (epoch ms), claim time (epoch µs), 1 if more ids may be waiting else 0,
---          id, stored message, id, stored message, ...}; {0, 0, 0} when the ready lists are empty.
+--          id, stored message, id, stored message, ...}; {0, 0, 0} when the ready lists are empty,
+--          {0, 0, 1} when it only parked the groups it read while more may wait past them.
 --          When the claim used up the rate limit's room, one more number follows: the µs until
 --          its window has room again.
 -- Replayed: idempotent. A request that already ran (the client lost the reply and sent it again)
@@ -524,7 +525,9 @@ if looked == 0 and groupsLooked == 0 then
     -- A new request: the consumer has the reply of the one recorded.
     redis.call('DEL', KEYS[6])
   end
-  return {0, 0, rejoined and 1 or 0}
+  -- A claim that only parked the groups it read says whether more may be waiting past them, as
+  -- does one that put back a group whose pause ended.
+  return {0, 0, (more or rejoined) and 1 or 0}
 end
 if more or (not full and (looked >= 1000 or groupsLooked >= 1000)) then
   out[3] = 1

@@ -32,7 +32,7 @@ elseif pausedUntil and pausedUntil > now_ms() then
 end
 local parked = (pause < 0 and tag and (tag == 'inf' or tonumber(tag) == math.huge)) and 1 or 0
 local out = {ready, inFlight, parked, pause}
-if most > 0 and ready > 0 then
+if most > 0 then
   local members = redis.call('ZRANGEBYLEX', KEYS[4], '[' .. group .. '\0', '(' .. group .. '\1', 'LIMIT', 0,
     most * 5)
   for _, member in ipairs(members) do

@@ -107,7 +107,9 @@ local function busiest(hash, size)
   if size > 0 then
     local entries = (size <= 2000) and redis.call('HGETALL', hash) or redis.call('HSCAN', hash, 0, 'COUNT', 2000)[2]
     for k = 1, #entries, 2 do
-      local entry = {entries[k], tonumber(entries[k + 1]) or 0}
+      -- A count Redis could not return as a whole number (inf, 1e30, nan) is passed over too.
+      local count = tonumber(entries[k + 1]) or 0
+      local entry = {entries[k], (count < 2 ^ 53) and count or 0}
       local at = #counts + 1
       while at > 1 and (counts[at - 1][2] < entry[2] or (counts[at - 1][2] == entry[2] and counts[at - 1][1] > entry[1])) do
         at = at - 1
