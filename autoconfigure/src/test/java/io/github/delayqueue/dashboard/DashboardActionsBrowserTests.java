@@ -125,7 +125,7 @@ class DashboardActionsBrowserTests {
 	}
 
 	@Test
-	void aGroupFoundByNameIsPausedAndResumedFromItsTopicPage() {
+	void aGroupFoundByNameIsPausedAndResumedFromItsTopicPage() throws IOException {
 		this.template.send(DelayMessage.builder("browser-groups", "hook")
 			.id("hook-1")
 			.group("shop-17")
@@ -136,6 +136,7 @@ class DashboardActionsBrowserTests {
 		chromium.confirm();
 		chromium.awaitText(By.id("notice"), "shop-17: group paused until resumed");
 		chromium.awaitText(By.id("group-facts"), "shop-17: 0 ready · 0 in flight · paused until resumed");
+		chromium.screenshot("group-paused");
 		assertThat(this.groups.group("browser-groups", "shop-17").paused()).isTrue();
 		chromium.click(By.xpath("//p[@id='group-actions']/button[text()='Resume group']"));
 		chromium.awaitText(By.id("notice"), "shop-17: group resumed");

@@ -416,7 +416,8 @@ public final class DelayQueueTestClock {
 	 */
 	private long readyInPausedGroups(String topic, long nowMillis) {
 		TopicKeys keys = this.store.keys(topic);
-		Set<String> paused = this.redis.opsForZSet().rangeByScore(keys.groupPauses(), nowMillis + 1, Double.POSITIVE_INFINITY);
+		Set<String> paused = this.redis.opsForZSet()
+			.rangeByScore(keys.groupPauses(), nowMillis + 1, Double.POSITIVE_INFINITY);
 		if (paused == null || paused.isEmpty()) {
 			return 0;
 		}

@@ -375,6 +375,14 @@ final class ClaimLoop {
 			else if (mayHaveMore(request, result, due)) {
 				this.requested.set(true);
 			}
+			else if (result.more() && this.settings.groupConcurrency() > 0) {
+				// It claims nothing early, so its held messages are never full: groups at
+				// their limit, or paused, filled the part of the rotation the claim read
+				// (it parked them), or ids not yet due fill the lists' head. Shortly, not
+				// at
+				// once, so that the latter costs a call a millisecond until they are due.
+				checkAgainIn(1);
+			}
 			else {
 				checkWhenIdle();
 			}

@@ -580,7 +580,7 @@ final class ScriptCodecs {
 
 		static final Signature<RecountSlots> SIGNATURE = Signature.of(
 				Script.of("recount_slots", Script.Reply.LIST, Key.IN_FLIGHT, Key.GROUPS, Key.GROUP_SLOTS,
-						Key.GROUP_TAGS, Key.GROUP_ROTATION),
+						Key.GROUP_TAGS, Key.GROUP_ROTATION, Key.GROUP_PAUSES),
 				"{-1} when skipped", Argument.of("[1] signal channel", RecountSlots::channel),
 				Argument.of("[2] topic", RecountSlots::partition),
 				Argument.of("[3] the most messages in flight to count", RecountSlots::limit));
@@ -598,8 +598,10 @@ final class ScriptCodecs {
 			}
 			List<String> corrected = new ArrayList<>(values.size() / 3);
 			for (int i = 0; i + 2 < values.size(); i += 3) {
-				corrected
-					.add(text(values.get(i)) + ": " + number(values.get(i + 1)) + " -> " + number(values.get(i + 2)));
+				long before = number(values.get(i + 1));
+				long after = number(values.get(i + 2));
+				corrected.add(text(values.get(i)) + ((before == after) ? ": parked with nothing in flight, let back"
+						: ": " + before + " -> " + after));
 			}
 			return new SlotRecount(false, corrected);
 		}
@@ -809,7 +811,8 @@ final class ScriptCodecs {
 
 		static final Signature<Group> SIGNATURE = Signature.of(
 				Script.of("group", Script.Reply.LIST, Key.SCHEDULED, Key.IN_FLIGHT, Key.GROUPS, Key.GROUP_READY,
-						Key.GROUP_COUNTS, Key.GROUP_ROTATION, Key.GROUP_SLOTS, Key.GROUP_PAUSES),
+						Key.GROUP_COUNTS, Key.GROUP_ROTATION, Key.GROUP_SLOTS, Key.GROUP_PAUSES, Key.MESSAGES,
+						Key.PRIORITIES),
 				"{ready messages of the group", Argument.of("[1] group", Group::group),
 				Argument.of("[2] most ready ids to return", Group::most));
 

@@ -9,15 +9,20 @@
 -- KEYS[6] group rotation ZSET   groups with ready messages, scored by finish tag (+inf: at its limit)
 -- KEYS[7] group slots HASH      group -> its messages in flight
 -- KEYS[8] group pauses ZSET     group -> when its pause ends (epoch ms; +inf: when it is resumed)
+-- KEYS[9] messages HASH         id -> "<attempts>:<due ms>:<body>"
+-- KEYS[10] priorities HASH      id -> priority of messages sent with one above 0
 -- ARGV[1] group
 -- ARGV[2] most ready ids to return; the group's first 5 times as many members are looked at (a
---         member left by a cancel or a reschedule is passed over)
+--         member left by a cancel or a reschedule is passed over: one that is not its message's
+--         current member, by due time and priority, as claims drop it)
 -- Returns {ready messages of the group (its count: members left by a cancel included), messages in
 --          flight, 1 if it waits at its concurrency limit else 0, when its pause ends (epoch ms; 0
 --          for a pause until it is resumed, -1 when it is not paused), then the ids of up to ARGV[2]
 --          of its ready messages, most urgent first (priority, then due time, then id)}.
 -- A paused group is parked in the rotation as one at its limit is: it is said paused, not waiting
 -- at its limit.
+-- @include group_member
+-- @include header
 local group = ARGV[1]
 local most = tonumber(ARGV[2])
 local ready = tonumber(redis.call('HGET', KEYS[5], group)) or 0
@@ -37,8 +42,11 @@ if most > 0 then
     most * 5)
   for _, member in ipairs(members) do
     local id = string.sub(member, #group + 17)
-    if redis.call('HGET', KEYS[3], id) == group and not redis.call('ZSCORE', KEYS[1], id)
-        and not redis.call('ZSCORE', KEYS[2], id) then
+    local stored = redis.call('HGET', KEYS[9], id)
+    local due = stored and select(2, header(stored))
+    if due and redis.call('HGET', KEYS[3], id) == group and not redis.call('ZSCORE', KEYS[1], id)
+        and not redis.call('ZSCORE', KEYS[2], id)
+        and member == group_member(group, redis.call('HGET', KEYS[10], id), due, id) then
       out[#out + 1] = id
       if #out - 4 >= most then
         break

@@ -1078,10 +1078,11 @@ final class QueueModel {
 	}
 
 	/**
+	 * @param paused the groups paused at the reading, whose messages are passed over
 	 * @return the due time of the first ready message among the first ids of the ready
 	 * list, or -1
 	 */
-	long oldestReadyDue() {
+	long oldestReadyDue(Set<String> paused) {
 		long oldest = -1;
 		for (List<String> list : listsToRead()) {
 			for (String id : list.subList(0, Math.min(STATS_READY_LOOKUP, list.size()))) {
@@ -1100,7 +1101,7 @@ final class QueueModel {
 		for (String member : this.groupReady) {
 			String rank = groupOfMember(member) + "\0" + member.charAt(groupOfMember(member).length() + 1);
 			int looked = lookedByRank.merge(rank, 1, Integer::sum);
-			if (looked > 10 || found.contains(rank)) {
+			if (looked > 10 || found.contains(rank) || paused.contains(groupOfMember(member))) {
 				continue;
 			}
 			Live message = this.live.get(idOfMember(member));
