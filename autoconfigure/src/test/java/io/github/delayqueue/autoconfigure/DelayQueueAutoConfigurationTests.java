@@ -541,6 +541,27 @@ class DelayQueueAutoConfigurationTests {
 	}
 
 	@Test
+	void aTopicsStrictGroupOrderReachesItsListenerSettingsAndTheOrderIsRelaxedUnlessSet() {
+		this.runner
+			.withPropertyValues("delay-queue.topics.orders.group-order=strict",
+					"delay-queue.topics.webhooks.group-order=RELAXED")
+			.run((context) -> {
+				ListenerSettingsProvider settings = context.getBean(ListenerSettingsProvider.class);
+				assertThat(settings.forTopic("orders").strictGroupOrder()).isTrue();
+				assertThat(settings.forTopic("webhooks").strictGroupOrder()).isFalse();
+				assertThat(settings.forTopic("clicks").strictGroupOrder()).isFalse();
+			});
+	}
+
+	@Test
+	void anUnknownGroupOrderFailsStartupNamingThePropertyAndValue() {
+		this.runner.withPropertyValues("delay-queue.topics.orders.group-order=sorted")
+			.run((context) -> assertThat(context).getFailure()
+				.hasStackTraceContaining("delay-queue.topics.orders.group-order")
+				.hasStackTraceContaining("sorted"));
+	}
+
+	@Test
 	void aPartitionCountOutOfRangeFailsStartupNamingTheProperty() {
 		this.runner
 			.withPropertyValues("delay-queue.topics.orders.partitions=0", "delay-queue.topics.clicks.partitions=129")

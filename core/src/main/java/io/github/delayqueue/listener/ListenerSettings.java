@@ -32,11 +32,15 @@ import org.jspecify.annotations.Nullable;
  * of its causes is an instance of one of them
  * @param groupConcurrency most messages of one group in flight at once, across every
  * application together, or {@code 0} for no limit
+ * @param strictGroupOrder whether a message of a group that fails (or slows down) waits
+ * in its group for its next attempt, its group waiting with it, so that no later message
+ * of the group passes it; else it waits in the schedule, and its group goes on
  */
 public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, Duration visibilityTimeout,
 		RetryBackoff backoff, Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime,
 		LatePolicy latePolicy, Duration lateThreshold, int maxBatchSize, Duration batchTimeout,
-		@Nullable RateLimit rateLimit, List<Class<? extends Throwable>> noRetryFor, int groupConcurrency) {
+		@Nullable RateLimit rateLimit, List<Class<? extends Throwable>> noRetryFor, int groupConcurrency,
+		boolean strictGroupOrder) {
 
 	/** The largest group concurrency accepted. */
 	public static final int MAX_GROUP_CONCURRENCY = 1000;
@@ -76,6 +80,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	 * @param rateLimit most deliveries in any window of a period, or {@code null}
 	 * @param noRetryFor exceptions dead-lettered at their first failure
 	 * @param groupConcurrency most messages of one group in flight at once, or {@code 0}
+	 * @param strictGroupOrder whether a failed message of a group waits in its group
 	 */
 	public ListenerSettings {
 		noRetryFor = List.copyOf(noRetryFor);
@@ -109,6 +114,34 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		if (groupProblem != null) {
 			throw new IllegalArgumentException("Group concurrency " + groupProblem);
 		}
+	}
+
+	/**
+	 * Settings whose failed messages of a group wait in the schedule (no strict group
+	 * order).
+	 * @param concurrency messages handled at once
+	 * @param prefetch claimed messages that may wait for a free handler
+	 * @param maxAttempts deliveries before dead-lettering
+	 * @param visibilityTimeout lease length
+	 * @param backoff waits between attempts
+	 * @param idleCheckInterval longest idle wait
+	 * @param shutdownTimeout how long stopping waits
+	 * @param maxHandlingTime how long a handler may run with its lease extended
+	 * @param latePolicy what to do with late messages
+	 * @param lateThreshold how late a message may be before the late policy applies
+	 * @param maxBatchSize most messages in one call of a batch listener
+	 * @param batchTimeout longest wait to fill a batch
+	 * @param rateLimit most deliveries in any window of a period, or {@code null}
+	 * @param noRetryFor exceptions dead-lettered at their first failure
+	 * @param groupConcurrency most messages of one group in flight at once, or {@code 0}
+	 */
+	public ListenerSettings(int concurrency, int prefetch, int maxAttempts, Duration visibilityTimeout,
+			RetryBackoff backoff, Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime,
+			LatePolicy latePolicy, Duration lateThreshold, int maxBatchSize, Duration batchTimeout,
+			@Nullable RateLimit rateLimit, List<Class<? extends Throwable>> noRetryFor, int groupConcurrency) {
+		this(concurrency, prefetch, maxAttempts, visibilityTimeout, backoff, idleCheckInterval, shutdownTimeout,
+				maxHandlingTime, latePolicy, lateThreshold, maxBatchSize, batchTimeout, rateLimit, noRetryFor,
+				groupConcurrency, false);
 	}
 
 	/**
@@ -259,7 +292,8 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	public ListenerSettings withConcurrency(int concurrency) {
 		return new ListenerSettings(concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout, this.backoff,
 				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy, this.lateThreshold,
-				this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor, this.groupConcurrency);
+				this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor, this.groupConcurrency,
+				this.strictGroupOrder);
 	}
 
 	/**
@@ -269,7 +303,8 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	public ListenerSettings withMaxAttempts(int maxAttempts) {
 		return new ListenerSettings(this.concurrency, this.prefetch, maxAttempts, this.visibilityTimeout, this.backoff,
 				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy, this.lateThreshold,
-				this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor, this.groupConcurrency);
+				this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor, this.groupConcurrency,
+				this.strictGroupOrder);
 	}
 
 	/**
@@ -280,7 +315,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
 				this.lateThreshold, maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor,
-				this.groupConcurrency);
+				this.groupConcurrency, this.strictGroupOrder);
 	}
 
 	/**
@@ -291,7 +326,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
 				this.lateThreshold, this.maxBatchSize, batchTimeout, this.rateLimit, this.noRetryFor,
-				this.groupConcurrency);
+				this.groupConcurrency, this.strictGroupOrder);
 	}
 
 	/**
@@ -302,7 +337,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
 				this.lateThreshold, this.maxBatchSize, this.batchTimeout, rateLimit, this.noRetryFor,
-				this.groupConcurrency);
+				this.groupConcurrency, this.strictGroupOrder);
 	}
 
 	/**
@@ -314,7 +349,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
 				this.lateThreshold, this.maxBatchSize, this.batchTimeout, this.rateLimit, noRetryFor,
-				this.groupConcurrency);
+				this.groupConcurrency, this.strictGroupOrder);
 	}
 
 	/**
@@ -326,7 +361,19 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
 				this.lateThreshold, this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor,
-				groupConcurrency);
+				groupConcurrency, this.strictGroupOrder);
+	}
+
+	/**
+	 * @param strictGroupOrder whether a failed message of a group waits in its group for
+	 * its next attempt, its group with it
+	 * @return a copy with that group order
+	 */
+	public ListenerSettings withStrictGroupOrder(boolean strictGroupOrder) {
+		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
+				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
+				this.lateThreshold, this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor,
+				this.groupConcurrency, strictGroupOrder);
 	}
 
 	/**

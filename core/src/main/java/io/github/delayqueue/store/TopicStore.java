@@ -128,16 +128,34 @@ public interface TopicStore {
 
 	/**
 	 * Schedules a message again after a delay without counting an attempt, as
-	 * {@link #postpone} does, and pauses its group, if it has one, until then, for every
-	 * consumer of the topic (a pause that ends later, or one until resumed, is kept): the
-	 * handler of a message of a group asked to slow down. This default postpones only.
+	 * {@link #postpone(String, String, Duration)} does; a message of a group may hold its
+	 * group back meanwhile, for every consumer of the topic (a pause of the group that
+	 * ends later, or one until resumed, is kept). This default postpones only.
 	 * @param id the message id
 	 * @param leaseToken the lease token held
-	 * @param delay how long to wait before the next delivery and the group's next claim
+	 * @param delay how long to wait before the next delivery
+	 * @param groupWait what a message of a group does to its group meanwhile
 	 * @return the new due time (epoch ms), or -1 if the lease had been lost
 	 */
-	default long postponePausingGroup(String id, String leaseToken, Duration delay) {
+	default long postpone(String id, String leaseToken, Duration delay, GroupWait groupWait) {
 		return postpone(id, leaseToken, delay);
+	}
+
+	/**
+	 * Schedules the next attempt of a message after a backoff, counting the failed one,
+	 * as {@link #retry(String, String, Duration, String)} does; a message of a group may
+	 * hold its group back meanwhile, for every consumer of the topic. This default
+	 * retries only.
+	 * @param id the message id
+	 * @param leaseToken the lease token held
+	 * @param backoff how long to wait before the next attempt
+	 * @param error the error of the failed attempt, or {@code null}
+	 * @param groupWait what a message of a group does to its group meanwhile
+	 * @return the due time of the next attempt (epoch ms), or -1 if the lease had been
+	 * lost
+	 */
+	default long retry(String id, String leaseToken, Duration backoff, @Nullable String error, GroupWait groupWait) {
+		return retry(id, leaseToken, backoff, error);
 	}
 
 	/**

@@ -21,6 +21,7 @@ import io.github.delayqueue.group.DelayQueueGroups;
 import io.github.delayqueue.listener.DelayListenerAnnotationBeanPostProcessor;
 import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
 import io.github.delayqueue.listener.DelayListenerErrorHandler;
+import io.github.delayqueue.listener.GroupOrder;
 import io.github.delayqueue.listener.LatePolicy;
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.listener.ListenerSettingsProvider;
@@ -329,7 +330,8 @@ final class DelayQueueConfiguration {
 					or(own.getLateThreshold(), defaults.getLateThreshold()),
 					or(own.getMaxBatchSize(), ListenerSettings.DEFAULT_MAX_BATCH_SIZE),
 					or(own.getBatchTimeout(), ListenerSettings.DEFAULT_BATCH_TIMEOUT), rateLimit(own.getRateLimit()),
-					noRetryFor(defaults.getNoRetryFor(), own.getNoRetryFor()), or(own.getGroupConcurrency(), 0));
+					noRetryFor(defaults.getNoRetryFor(), own.getNoRetryFor()), or(own.getGroupConcurrency(), 0),
+					own.getGroupOrder() == GroupOrder.STRICT);
 		}
 
 		/**

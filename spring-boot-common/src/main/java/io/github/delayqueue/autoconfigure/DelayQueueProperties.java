@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.github.delayqueue.listener.GroupOrder;
 import io.github.delayqueue.listener.LatePolicy;
 import io.github.delayqueue.schedule.MisfirePolicy;
 import org.jspecify.annotations.Nullable;
@@ -725,6 +726,14 @@ public class DelayQueueProperties implements Validator {
 		private @Nullable Integer groupConcurrency;
 
 		/**
+		 * What a message of a group that fails does to its group: 'relaxed' (it waits for
+		 * its next attempt in the schedule; later messages of its group may pass it) or
+		 * 'strict' (it waits in its group, which waits with it: no later message passes
+		 * it).
+		 */
+		private GroupOrder groupOrder = GroupOrder.RELAXED;
+
+		/**
 		 * Deliveries a message of this topic gets before it goes to the dead-letter set.
 		 */
 		private @Nullable Integer maxAttempts;
@@ -827,6 +836,14 @@ public class DelayQueueProperties implements Validator {
 			this.groupConcurrency = groupConcurrency;
 		}
 
+		public GroupOrder getGroupOrder() {
+			return this.groupOrder;
+		}
+
+		public void setGroupOrder(GroupOrder groupOrder) {
+			this.groupOrder = groupOrder;
+		}
+
 		public @Nullable Integer getMaxAttempts() {
 			return this.maxAttempts;
 		}
@@ -885,11 +902,11 @@ public class DelayQueueProperties implements Validator {
 		@Override
 		public String toString() {
 			return "partitions=" + this.partitions + ", concurrency=" + this.concurrency + ", group-concurrency="
-					+ this.groupConcurrency + ", max-attempts=" + this.maxAttempts + ", visibility-timeout="
-					+ this.visibilityTimeout + ", max-batch-size=" + this.maxBatchSize + ", batch-timeout="
-					+ this.batchTimeout + ", late-policy=" + this.latePolicy + ", late-threshold=" + this.lateThreshold
-					+ ", no-retry-for=" + this.noRetryFor + ", backoff=[" + this.backoff + "], dead-letters=["
-					+ this.deadLetters + "], rate-limit=[" + this.rateLimit + "]";
+					+ this.groupConcurrency + ", group-order=" + this.groupOrder + ", max-attempts=" + this.maxAttempts
+					+ ", visibility-timeout=" + this.visibilityTimeout + ", max-batch-size=" + this.maxBatchSize
+					+ ", batch-timeout=" + this.batchTimeout + ", late-policy=" + this.latePolicy + ", late-threshold="
+					+ this.lateThreshold + ", no-retry-for=" + this.noRetryFor + ", backoff=[" + this.backoff
+					+ "], dead-letters=[" + this.deadLetters + "], rate-limit=[" + this.rateLimit + "]";
 		}
 
 		/**

@@ -23,6 +23,7 @@ import io.github.delayqueue.observation.DelayQueueReceiverContext;
 import io.github.delayqueue.observation.DelayQueueReceiverObservationConvention;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.CorruptMessageException;
+import io.github.delayqueue.store.GroupWait;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.StoredMessage;
 import io.github.delayqueue.store.TopicPartitions;
@@ -178,8 +179,9 @@ final class DeliveryHandler {
 	}
 
 	/**
-	 * Tells whether a slow-down asked for by the handler of a message pauses its group
-	 * rather than this application's listener: the message was sent in a group, on this
+	 * Tells whether a message holds its group back while it waits for its next attempt (a
+	 * slow-down pauses its group rather than this application's listener; a retry in
+	 * strict group order waits in its group): the message was sent in a group, on this
 	 * topic (a dead letter keeps its group in its header only).
 	 */
 	boolean slowsItsGroup(Prepared prepared) {
@@ -250,7 +252,9 @@ final class DeliveryHandler {
 				if (!groupWaits) {
 					this.slowDown.accept(action.pause());
 				}
-				this.settlement.postpone(message, action.pause(), groupWaits, () -> {
+				GroupWait groupWait = !groupWaits ? GroupWait.NONE
+						: this.settings.strictGroupOrder() ? GroupWait.IN_GROUP : GroupWait.GROUP;
+				this.settlement.postpone(message, action.pause(), groupWait, () -> {
 					this.metrics.handled(this.topic, HandlingOutcome.SLOW_DOWN, took, exception);
 					if (logger.isDebugEnabled()) {
 						logger.debug("Topic '" + this.topic + "' message " + message.id() + " postponed by "
@@ -265,11 +269,14 @@ final class DeliveryHandler {
 						+ ((attempt >= this.settings.maxAttempts()) ? ", its last" : ", not to be retried")
 						+ ": moving it to the dead-letter set", ex);
 			});
-			case RETRY -> this.settlement.retry(message, action.pause(), describe(ex), () -> {
-				this.metrics.handled(this.topic, HandlingOutcome.RETRY, took, exception);
-				logger.warn("Topic '" + this.topic + "' message " + message.id() + " failed on attempt " + attempt
-						+ " of " + this.settings.maxAttempts() + ", retrying in " + action.pause() + ": " + ex);
-			});
+			case RETRY -> this.settlement.retry(message, action.pause(), describe(ex),
+					(this.settings.strictGroupOrder() && slowsItsGroup(prepared)) ? GroupWait.IN_GROUP : GroupWait.NONE,
+					() -> {
+						this.metrics.handled(this.topic, HandlingOutcome.RETRY, took, exception);
+						logger.warn("Topic '" + this.topic + "' message " + message.id() + " failed on attempt "
+								+ attempt + " of " + this.settings.maxAttempts() + ", retrying in " + action.pause()
+								+ ": " + ex);
+					});
 		}
 		if (decision.fatal() != null) {
 			// Settled: now the error the error handler ran into goes on up.

@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
+import io.github.delayqueue.store.GroupWait;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.StoreCalls;
 import io.github.delayqueue.store.TopicStore;
@@ -64,16 +65,16 @@ final class Settlement {
 
 	/**
 	 * The handler failed: the message is scheduled again after the backoff, attempts + 1,
-	 * with the error for its next delivery.
+	 * with the error for its next delivery; a message of a group may hold its group back.
 	 * @param report reports the outcome, if this end wins, before Redis is asked
 	 */
-	void retry(InFlightMessage message, Duration backoff, String error, Runnable report) {
+	void retry(InFlightMessage message, Duration backoff, String error, GroupWait groupWait, Runnable report) {
 		if (!settle(message)) {
 			return;
 		}
 		report.run();
 		Long due = call(message, "schedule a retry",
-				() -> this.store.retry(message.id(), message.leaseToken(), backoff, error));
+				() -> this.store.retry(message.id(), message.leaseToken(), backoff, error, groupWait));
 		if (due != null && due < 0) {
 			logger.warn("Topic '" + this.topic + "' message " + message.id()
 					+ " could not be scheduled for a retry: its lease had expired");
@@ -82,17 +83,16 @@ final class Settlement {
 
 	/**
 	 * The handler asked to slow down: the message is scheduled again after the pause,
-	 * attempts unchanged.
+	 * attempts unchanged; a message of a group holds its group back.
 	 * @param report reports the outcome, if this end wins, before Redis is asked
 	 */
-	void postpone(InFlightMessage message, Duration pause, boolean pausesGroup, Runnable report) {
+	void postpone(InFlightMessage message, Duration pause, GroupWait groupWait, Runnable report) {
 		if (!settle(message)) {
 			return;
 		}
 		report.run();
 		Long due = call(message, "postpone",
-				() -> pausesGroup ? this.store.postponePausingGroup(message.id(), message.leaseToken(), pause)
-						: this.store.postpone(message.id(), message.leaseToken(), pause));
+				() -> this.store.postpone(message.id(), message.leaseToken(), pause, groupWait));
 		if (due != null && due < 0) {
 			logger.warn("Topic '" + this.topic + "' message " + message.id()
 					+ " could not be postponed: its lease had expired");

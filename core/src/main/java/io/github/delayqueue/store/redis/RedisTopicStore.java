@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.DeadLetterRetention;
 import io.github.delayqueue.store.ErrorTexts;
+import io.github.delayqueue.store.GroupWait;
 import io.github.delayqueue.store.LeaseExpiryResult;
 import io.github.delayqueue.store.MessageStore;
 import io.github.delayqueue.store.PromoteResult;
@@ -117,21 +118,25 @@ final class RedisTopicStore implements TopicStore {
 
 	@Override
 	public long retry(String id, String leaseToken, Duration backoff, @Nullable String error) {
+		return retry(id, leaseToken, backoff, error, GroupWait.NONE);
+	}
+
+	@Override
+	public long retry(String id, String leaseToken, Duration backoff, @Nullable String error, GroupWait groupWait) {
 		String kept = (error == null) ? "" : ErrorTexts.bounded(error);
-		return this.calls.run(this.partition,
-				new ScriptCodecs.Retry(id, leaseToken, backoff, signalChannel(), this.partition, true, kept, false));
+		return this.calls.run(this.partition, new ScriptCodecs.Retry(id, leaseToken, backoff, signalChannel(),
+				this.partition, true, kept, groupWait));
 	}
 
 	@Override
 	public long postpone(String id, String leaseToken, Duration delay) {
-		return this.calls.run(this.partition,
-				new ScriptCodecs.Retry(id, leaseToken, delay, signalChannel(), this.partition, false, "", false));
+		return postpone(id, leaseToken, delay, GroupWait.NONE);
 	}
 
 	@Override
-	public long postponePausingGroup(String id, String leaseToken, Duration delay) {
+	public long postpone(String id, String leaseToken, Duration delay, GroupWait groupWait) {
 		return this.calls.run(this.partition,
-				new ScriptCodecs.Retry(id, leaseToken, delay, signalChannel(), this.partition, false, "", true));
+				new ScriptCodecs.Retry(id, leaseToken, delay, signalChannel(), this.partition, false, "", groupWait));
 	}
 
 	/**

@@ -15,6 +15,7 @@ import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.DeadLetterRetention;
 import io.github.delayqueue.store.GroupView;
+import io.github.delayqueue.store.GroupWait;
 import io.github.delayqueue.store.LeaseExpiryResult;
 import io.github.delayqueue.store.MessagePage;
 import io.github.delayqueue.store.MessageSnapshot;
@@ -305,22 +306,26 @@ final class ScriptCodecs {
 	 * @param countsAttempt whether the delivery counts as an attempt (a failure) or not
 	 * (a slow-down)
 	 * @param error the error of the failed attempt, {@code ""} for none
-	 * @param pausesGroup whether the message's group, if it has one, waits until the next
-	 * attempt too (a slow-down of a message of a group)
+	 * @param groupWait what a message of a group does to its group until its next attempt
 	 */
 	record Retry(String id, String leaseToken, Duration delay, String channel, String partition, boolean countsAttempt,
-			String error, boolean pausesGroup) implements ScriptCodec<Long> {
+			String error, GroupWait groupWait) implements ScriptCodec<Long> {
 
 		static final Signature<Retry> SIGNATURE = Signature.of(
-				Script.of("retry", Script.Reply.INTEGER, Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES,
-						Key.GROUPS, Key.GROUP_SLOTS, Key.GROUP_TAGS, Key.GROUP_ROTATION, Key.GROUP_PAUSES),
+				Script.of("retry", Script.Reply.INTEGER,
+						Script.keys(Script.withGroups(Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES),
+								Key.GROUP_SLOTS, Key.GROUP_PAUSES, Key.PRIORITIES)),
 				"the due time of the next attempt", Argument.of("[1] id", Retry::id),
 				Argument.of("[2] lease token", Retry::leaseToken),
 				Argument.of("[3] backoff in ms", (retry) -> retry.delay().toMillis()),
 				Argument.of("[4] signal channel", Retry::channel), Argument.of("[5] topic", Retry::partition),
 				Argument.of("[6] attempts to count", (retry) -> retry.countsAttempt() ? 1 : 0),
-				Argument.of("[7] error of the failed attempt", Retry::error),
-				Argument.optional("[8] 1 to pause the message's group", (retry) -> retry.pausesGroup() ? 1 : null));
+				Argument.of("[7] error of the failed attempt", Retry::error), Argument
+					.optional("[8] what a message of a group does to its group", (retry) -> switch (retry.groupWait()) {
+						case NONE -> null;
+						case GROUP -> 1;
+						case IN_GROUP -> 2;
+					}));
 
 		@Override
 		public Signature<?> signature() {

@@ -11,6 +11,7 @@ import io.github.delayqueue.group.DelayQueueGroups;
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.GroupView;
+import io.github.delayqueue.store.GroupWait;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
@@ -140,7 +141,7 @@ class GroupPauseScriptsTests {
 			DelayQueueGroups groups = new DelayQueueGroups(store);
 			ClaimedMessage g0 = claimResult(store, 1, 0).messages().get(0);
 			assertThat(g0.id()).isEqualTo("g-0");
-			long due = store.topic(TOPIC).postponePausingGroup("g-0", g0.leaseToken(), Duration.ofMinutes(5));
+			long due = store.topic(TOPIC).postpone("g-0", g0.leaseToken(), Duration.ofMinutes(5), GroupWait.GROUP);
 			assertThat(groups.group(TOPIC, "g").pausedUntil()).isEqualTo(Instant.ofEpochMilli(due));
 			assertThat(ids(claimResult(store, 10, 0).messages())).containsExactly("h-0", "h-1");
 			// The pause ends (as if 5 minutes had passed).
@@ -162,7 +163,7 @@ class GroupPauseScriptsTests {
 			DelayQueueGroups groups = new DelayQueueGroups(store);
 			ClaimedMessage g0 = claimResult(store, 1, 0).messages().get(0);
 			groups.pause(TOPIC, "g");
-			assertThat(store.topic(TOPIC).postponePausingGroup("g-0", g0.leaseToken(), Duration.ofMinutes(5)))
+			assertThat(store.topic(TOPIC).postpone("g-0", g0.leaseToken(), Duration.ofMinutes(5), GroupWait.GROUP))
 				.isPositive();
 			GroupView view = groups.group(TOPIC, "g");
 			assertThat(view.paused()).isTrue();
@@ -170,7 +171,7 @@ class GroupPauseScriptsTests {
 			store.send(TOPIC, List.of(GroupScriptsSupport.message("plain", 1)));
 			Transitions.promote(store, TOPIC, 1000);
 			ClaimedMessage plain = claimResult(store, 10, 0).messages().get(0);
-			assertThat(store.topic(TOPIC).postponePausingGroup("plain", plain.leaseToken(), Duration.ofMinutes(5)))
+			assertThat(store.topic(TOPIC).postpone("plain", plain.leaseToken(), Duration.ofMinutes(5), GroupWait.GROUP))
 				.isPositive();
 			assertThat(redis.opsForZSet().range(store.keys(TOPIC).groupPauses(), 0, -1)).containsExactly("g");
 		});

@@ -749,9 +749,25 @@ final class QueueModel {
 		return true;
 	}
 
-	// retry.lua for a slow-down: in flight -> scheduled at the observed due time,
-	// attempts
-	// and body unchanged.
+	// retry.lua in strict group order, for a message of a group: in flight -> ready in
+	// its group at its rank (its due time kept), attempts + counted and, for a failure,
+	// the error as the body's error header; its group waits (checked by the test).
+	boolean retryInGroup(String id, String token, int counted, @Nullable String error) {
+		if (!holdsLease(id, token)) {
+			return false;
+		}
+		Live message = this.live.get(id);
+		if (counted > 0) {
+			message.body = withError(message.body, (error != null) ? error : "");
+			message.attempts += counted;
+		}
+		message.token = null;
+		joinGroup(message);
+		return true;
+	}
+
+	// retry.lua for a slow-down: in flight -> scheduled at the observed due time, with
+	// attempts and body unchanged.
 	boolean postpone(String id, String token, long due) {
 		if (!holdsLease(id, token)) {
 			return false;

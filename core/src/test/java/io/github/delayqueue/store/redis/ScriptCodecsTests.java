@@ -11,6 +11,7 @@ import io.github.delayqueue.store.LeaseExpiryResult;
 import io.github.delayqueue.store.MessagePage;
 import io.github.delayqueue.store.MessageState;
 import io.github.delayqueue.store.NewMessage;
+import io.github.delayqueue.store.GroupWait;
 import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.store.TopicStore;
@@ -53,11 +54,14 @@ class ScriptCodecsTests {
 	void rescheduleRoundsASubMillisecondDelayUpAndRetryAndPostponeRoundTheirsDown() {
 		Duration delay = Duration.ofNanos(1_500_000);
 		assertThat(new ScriptCodecs.Reschedule("a", delay, "c", "p", 1).arguments().get(2)).isEqualTo(2L);
-		assertThat(new ScriptCodecs.Retry("a", "t", delay, "c", "p", true, "boom", false).arguments())
+		assertThat(new ScriptCodecs.Retry("a", "t", delay, "c", "p", true, "boom", GroupWait.NONE).arguments())
 			.containsExactly("a", "t", 1L, "c", "p", 1, "boom");
-		assertThat(new ScriptCodecs.Retry("a", "t", delay, "c", "p", false, "", false).arguments().get(5)).isEqualTo(0);
-		assertThat(new ScriptCodecs.Retry("a", "t", delay, "c", "p", false, "", true).arguments()).containsExactly("a",
-				"t", 1L, "c", "p", 0, "", 1);
+		assertThat(new ScriptCodecs.Retry("a", "t", delay, "c", "p", false, "", GroupWait.NONE).arguments().get(5))
+			.isEqualTo(0);
+		assertThat(new ScriptCodecs.Retry("a", "t", delay, "c", "p", false, "", GroupWait.GROUP).arguments())
+			.containsExactly("a", "t", 1L, "c", "p", 0, "", 1);
+		assertThat(new ScriptCodecs.Retry("a", "t", delay, "c", "p", true, "boom", GroupWait.IN_GROUP).arguments())
+			.endsWith("boom", 2);
 		assertThat(new ScriptCodecs.Claim(5, delay, -3, "tok", null, 0).arguments()).containsExactly(5, 1L, 0, "tok");
 		assertThat(new ScriptCodecs.Claim(5, delay, 2, "tok", new RateLimit(7, Duration.ofMillis(1500)), 0).arguments())
 			.containsExactly(5, 1L, 2, "tok", 7, 1500L);
