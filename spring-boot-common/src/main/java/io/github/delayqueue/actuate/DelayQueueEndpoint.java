@@ -427,9 +427,12 @@ public class DelayQueueEndpoint {
 	 * @param rateLimit the topic's rate limit, such as {@code 100 per 1s}, absent if none
 	 * @param groupConcurrency most messages of one group in flight at once, across every
 	 * application, absent if no limit
+	 * @param groupOrder {@code strict} when a failed message of a group waits in its
+	 * group, which waits with it; absent for the default, relaxed order
 	 */
 	public record ListenerDescriptor(String method, String state, int concurrency, int maxAttempts,
-			String visibilityTimeout, @Nullable String rateLimit, @Nullable Integer groupConcurrency) {
+			String visibilityTimeout, @Nullable String rateLimit, @Nullable Integer groupConcurrency,
+			@Nullable String groupOrder) {
 	}
 
 	/**

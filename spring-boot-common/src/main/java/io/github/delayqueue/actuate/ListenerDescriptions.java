@@ -44,7 +44,8 @@ final class ListenerDescriptions {
 		return new ListenerDescriptor(endpoint.describe(), state.name().toLowerCase(Locale.ROOT),
 				settings.concurrency(), settings.maxAttempts(), settings.visibilityTimeout().toString(),
 				rateLimit(settings.rateLimit()),
-				(settings.groupConcurrency() > 0) ? Integer.valueOf(settings.groupConcurrency()) : null);
+				(settings.groupConcurrency() > 0) ? Integer.valueOf(settings.groupConcurrency()) : null,
+				settings.strictGroupOrder() ? "strict" : null);
 	}
 
 	/**

@@ -442,6 +442,7 @@ async function topicPage(topic, state, offset, group) {
       ' · ' + data.listener.method + ' · concurrency ' + data.listener.concurrency
         + (data.listener.rateLimit ? ' · rate limit ' + data.listener.rateLimit : '')
         + (data.listener.groupConcurrency ? ' · group concurrency ' + data.listener.groupConcurrency : '')
+        + (data.listener.groupOrder ? ' · group order ' + data.listener.groupOrder : '')
         + (data.partitions > 1 ? ' · ' + data.partitions + ' partitions' : '') + ' ',
       canWrite && data.listener.state === 'running' ? actionButton('Pause', () => act(topicPath, { action: 'pause' })) : null,
       canWrite && data.listener.state === 'paused' ? actionButton('Resume', () => act(topicPath, { action: 'resume' })) : null)
