@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.delayqueue.store.MessageSnapshot;
 import io.github.delayqueue.store.NewMessage;
+import io.github.delayqueue.store.NotReplicatedException;
 import io.github.delayqueue.store.Sent;
 import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.RedisMessageStore;
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.dao.DataAccessException;
+import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
@@ -458,6 +460,59 @@ class SendWriterReviewTests {
 				// since, against 1,550 allowed: 100 ms more until that is understood.
 				List<String> late = burst(fixture.store(), Duration.ofMillis(1600), 4, 60, replica::close);
 				assertThat(late).isEmpty();
+			}
+		}
+	}
+
+	/**
+	 * With confirmed replication, an asynchronous send is written and confirmed on one of
+	 * the store's four threads for that, and waits for one while they are all busy. While
+	 * every one of them waits for replicas that do not answer, a send behind them fails
+	 * at its own timeout, unsent. Before, its timeout was counted only once a thread took
+	 * it: it failed then, after trying to connect, and this one after 1,100 ms against
+	 * its 500. Behind a replica that went away (the test above), a burst's queued sends
+	 * failed one after the other that way, each connecting in vain, up to 1,725 ms after
+	 * they were made against the 1,500 of their send and replication timeouts.
+	 */
+	@Test
+	void aReplicatedSendThatNoThreadTakesWithinItsTimeoutFailsAtItsTimeoutUnsent() throws Exception {
+		assumeTrue(TestRedis.canStartPrivateServer(), "no redis-server binary here");
+		Duration sendTimeout = Duration.ofMillis(500);
+		Duration replicationTimeout = Duration.ofSeconds(1);
+		// No replica: every send holds its thread for the whole replication timeout.
+		try (RedisServerProcess primary = TestRedis.startPrivateServer();
+				TestStore fixture = TestStore.builder()
+					.on(primary.host(), primary.port())
+					.confirmReplication(1, replicationTimeout)
+					.sendTimeout(sendTimeout)
+					.build()) {
+			RedisMessageStore store = fixture.store();
+			// The partition count agreed, the script loaded, the client connected.
+			assertThat(callById(() -> store.send(TOPIC, List.of(message("warm", "w", false))))).isNull();
+			List<Timed> holding = new ArrayList<>();
+			for (int i = 0; i < 4; i++) {
+				String id = "holding-" + i;
+				holding.add(Timed.of(id, () -> store.sendAsync(Map.of(TOPIC, List.of(message(id, "A", false))))));
+			}
+			List<Timed> behind = new ArrayList<>();
+			for (int i = 0; i < 8; i++) {
+				String id = "behind-" + i;
+				behind.add(Timed.of(id, () -> store.sendAsync(Map.of(TOPIC, List.of(message(id, "A", false))))));
+			}
+			awaitAll(holding);
+			awaitAll(behind);
+			assertThat(holding).allSatisfy((one) -> assertThat(one.future).failsWithin(Duration.ZERO)
+				.withThrowableThat()
+				.havingCause()
+				.isInstanceOf(NotReplicatedException.class));
+			assertThat(late(holding, sendTimeout.plus(replicationTimeout))).isEmpty();
+			assertThat(behind).allSatisfy((one) -> assertThat(one.future).failsWithin(Duration.ZERO)
+				.withThrowableThat()
+				.havingCause()
+				.isInstanceOf(QueryTimeoutException.class));
+			assertThat(late(behind, sendTimeout)).isEmpty();
+			for (Timed one : behind) {
+				assertThat(store.inspect(TOPIC, one.name, 10)).as("what %s stored", one.name).isNull();
 			}
 		}
 	}
