@@ -11,9 +11,11 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.NotReplicatedException;
@@ -25,6 +27,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
@@ -58,6 +61,13 @@ final class RedisSends implements AutoCloseable {
 	 * {@value #WAITING_THREADS} threads, gone after 10 s idle, and a queue.
 	 */
 	private final ThreadPoolExecutor waiting = threads(WAITING_THREADS);
+
+	/**
+	 * Fails, at its deadline, an asynchronous send with confirmed replication that no
+	 * thread of {@link #waiting} took by then: one thread, started by the first such
+	 * send.
+	 */
+	private final ScheduledThreadPoolExecutor expiry = expiry();
 
 	/**
 	 * The lane: one thread, on which the sends that must wait for Redis before they are
@@ -102,11 +112,22 @@ final class RedisSends implements AutoCloseable {
 		return executor;
 	}
 
+	private static ScheduledThreadPoolExecutor expiry() {
+		CustomizableThreadFactory threads = new CustomizableThreadFactory("delay-queue-send-expiry-");
+		threads.setDaemon(true);
+		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, threads);
+		executor.setRemoveOnCancelPolicy(true);
+		executor.setKeepAliveTime(10, TimeUnit.SECONDS);
+		executor.allowCoreThreadTimeOut(true);
+		return executor;
+	}
+
 	@Override
 	public void close() {
 		this.lane.shutdown();
 		this.writer.shutdown();
 		this.waiting.shutdown();
+		this.expiry.shutdown();
 		ReplicatedWrites replicated = this.replicatedWrites;
 		if (replicated != null) {
 			replicated.close();
@@ -142,9 +163,10 @@ final class RedisSends implements AutoCloseable {
 	 * the same topic go through the lane, one thread on which they are written one after
 	 * the other, in order; never on the caller's thread, which may be the Redis client's
 	 * I/O thread. With confirmed replication, each send is written and confirmed on one
-	 * of {@value #WAITING_THREADS} threads of the store, in no set order. Until the
-	 * future completes, a call by id of these messages waits for it (see
-	 * {@link UnansweredSends}).
+	 * of {@value #WAITING_THREADS} threads of the store, in no set order; one that no
+	 * thread took by its deadline (all held by sends waiting for Redis or for replicas)
+	 * fails then, not sent. Until the future completes, a call by id of these messages
+	 * waits for it (see {@link UnansweredSends}).
 	 * @param messagesByTopic the messages of each topic, in send order
 	 * @return the results of each topic, in the same order as its messages; or a failure
 	 * with the exceptions {@link #send(Map)} throws
@@ -159,7 +181,7 @@ final class RedisSends implements AutoCloseable {
 	private CompletableFuture<Map<String, List<Sent>>> write(Map<String, List<NewMessage>> messagesByTopic) {
 		long deadline = this.calls.deadline();
 		if (this.replicatedWrites != null) {
-			return whileWaiting(() -> sendReplicated(messagesByTopic, deadline));
+			return replicated(messagesByTopic, deadline);
 		}
 		Set<String> topics = messagesByTopic.keySet();
 		boolean direct;
@@ -250,17 +272,48 @@ final class RedisSends implements AutoCloseable {
 	}
 
 	/**
-	 * Runs work that waits for Redis on a thread of the store's few for that; the work
-	 * queues while they are busy.
+	 * Sends with confirmed replication on a thread of the store's few for that; the send
+	 * queues while they are busy. Its deadline counts from when it was made, not from
+	 * when a thread takes it: a send still queued at its deadline fails then, unsent (its
+	 * calls could not be answered in time), rather than when a thread is free, which,
+	 * with every thread holding a send that waits for replicas, may be the replication
+	 * timeout later, after the sends queued before it that are late too.
 	 */
-	private <T> CompletableFuture<T> whileWaiting(Supplier<T> work) {
+	private CompletableFuture<Map<String, List<Sent>>> replicated(Map<String, List<NewMessage>> messagesByTopic,
+			long deadline) {
+		CompletableFuture<Map<String, List<Sent>>> sent = new CompletableFuture<>();
+		AtomicBoolean taken = new AtomicBoolean();
 		try {
-			return CompletableFuture.supplyAsync(work, this.waiting);
+			this.waiting.execute(() -> {
+				if (!taken.compareAndSet(false, true)) {
+					return;
+				}
+				try {
+					sent.complete(sendReplicated(messagesByTopic, deadline));
+				}
+				catch (Throwable ex) {
+					sent.completeExceptionally(ex);
+				}
+			});
 		}
 		catch (RejectedExecutionException ex) {
 			return CompletableFuture
 				.failedFuture(new DataAccessResourceFailureException("The message store is closed", ex));
 		}
+		try {
+			ScheduledFuture<?> timer = this.expiry.schedule(() -> {
+				if (taken.compareAndSet(false, true)) {
+					sent.completeExceptionally(new QueryTimeoutException("Redis did not answer in time: the send "
+							+ "waited for a thread of the store, all held by sends waiting for Redis or for "
+							+ "replicas, and was not sent"));
+				}
+			}, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+			sent.whenComplete((result, failure) -> timer.cancel(false));
+		}
+		catch (RejectedExecutionException ex) {
+			// The store closed meanwhile: the threads still take the send, then fail it.
+		}
+		return sent;
 	}
 
 	/**
