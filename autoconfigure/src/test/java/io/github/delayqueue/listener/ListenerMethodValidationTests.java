@@ -147,6 +147,27 @@ class ListenerMethodValidationTests {
 	}
 
 	@Test
+	void aGroupOrderOfTheAnnotationInAnyCaseWinsOverTheTopicsProperty() {
+		this.runner.withBean(GroupOrderListener.class)
+			.withBean(NoteListener.class)
+			.withPropertyValues("app.group-order=Strict", "delay-queue.topics.orders.group-order=relaxed",
+					"delay-queue.topics.notes.group-order=strict")
+			.run((context) -> {
+				assertThat(settings(context, "orders").strictGroupOrder()).isTrue();
+				assertThat(settings(context, "notes").strictGroupOrder()).isTrue();
+			});
+	}
+
+	@Test
+	void aGroupOrderThatIsNeitherStrictNorRelaxedFailsStartupNamingTheTopicAndTheValue() {
+		this.runner.withBean(GroupOrderListener.class).withPropertyValues("app.group-order=sorted").run((context) -> {
+			assertThat(mostSpecificFailure(context)).isInstanceOf(InvalidDelayListenerException.class)
+				.hasMessageContainingAll(GroupOrderListener.class.getName() + ".on",
+						"(topic 'orders') groupOrder must be 'strict' or 'relaxed'", "but was 'sorted'");
+		});
+	}
+
+	@Test
 	void stringAndByteArrayPayloadsArriveAsSent() {
 		this.runner.withBean(NoteListener.class).withBean(BytesListener.class).run((context) -> {
 			DelayQueueTemplate template = context.getBean(DelayQueueTemplate.class);
@@ -314,6 +335,14 @@ class ListenerMethodValidationTests {
 		@DelayListener(topic = "${app.topic}", concurrency = "${app.concurrency}", maxAttempts = 2)
 		void on(String payload) {
 			this.received.add(payload);
+		}
+
+	}
+
+	static class GroupOrderListener {
+
+		@DelayListener(topic = "orders", groupOrder = "${app.group-order}")
+		void on(String payload) {
 		}
 
 	}

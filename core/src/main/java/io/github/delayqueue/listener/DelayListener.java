@@ -56,6 +56,16 @@ public @interface DelayListener {
 	String groupConcurrency() default "";
 
 	/**
+	 * What a message of a group that fails does to its group: {@code strict} (it waits
+	 * for its next attempt in its group, which waits with it: no later message of the
+	 * group passes it) or {@code relaxed} (it waits in the schedule; its group goes on);
+	 * {@code ${...}} placeholders are resolved, case does not matter. Empty means
+	 * {@code delay-queue.topics.<topic>.group-order}, else relaxed.
+	 * @return the group order, or empty
+	 */
+	String groupOrder() default "";
+
+	/**
 	 * How many deliveries a message gets before it goes to the dead-letter set. Zero or
 	 * less means {@code delay-queue.topics.<topic>.max-attempts}, else
 	 * {@code delay-queue.listener.max-attempts}.

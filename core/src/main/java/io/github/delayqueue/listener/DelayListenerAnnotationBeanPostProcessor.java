@@ -89,6 +89,9 @@ public class DelayListenerAnnotationBeanPostProcessor
 			if (endpoint.groupConcurrency != null) {
 				settings = settings.withGroupConcurrency(endpoint.groupConcurrency);
 			}
+			if (endpoint.groupOrder != null) {
+				settings = settings.withStrictGroupOrder(endpoint.groupOrder == GroupOrder.STRICT);
+			}
 			if (endpoint.maxBatchSize != null) {
 				settings = settings.withMaxBatchSize(endpoint.maxBatchSize);
 			}
@@ -152,6 +155,7 @@ public class DelayListenerAnnotationBeanPostProcessor
 			}
 		}
 		Integer groupConcurrency = groupConcurrency(name, topic, resolve(annotation.groupConcurrency()));
+		GroupOrder groupOrder = groupOrder(name, topic, resolve(annotation.groupOrder()));
 		String batchProblem = DelayListenerEndpoint.batchParameterProblem(method);
 		if (batchProblem != null) {
 			throw new InvalidDelayListenerException(name, batchProblem, null);
@@ -187,7 +191,7 @@ public class DelayListenerAnnotationBeanPostProcessor
 			}
 		}
 		Method invocable = AopUtils.selectInvocableMethod(method, bean.getClass());
-		return new PendingEndpoint(topic, bean, beanName, invocable, concurrency, groupConcurrency,
+		return new PendingEndpoint(topic, bean, beanName, invocable, concurrency, groupConcurrency, groupOrder,
 				annotation.maxAttempts(), maxBatchSize, batchTimeout, annotation.noRetryFor());
 	}
 
@@ -220,6 +224,27 @@ public class DelayListenerAnnotationBeanPostProcessor
 	}
 
 	/**
+	 * Parses the annotation's group order: {@code strict} or {@code relaxed}, in any
+	 * case, or empty for the topic's property.
+	 * @return the group order, or {@code null} if the annotation sets none
+	 */
+	private static @Nullable GroupOrder groupOrder(String name, String topic, String text) {
+		if (!StringUtils.hasText(text)) {
+			return null;
+		}
+		for (GroupOrder order : GroupOrder.values()) {
+			if (order.name().equalsIgnoreCase(text.trim())) {
+				return order;
+			}
+		}
+		throw new InvalidDelayListenerException(name,
+				"(topic '" + topic
+						+ "') groupOrder must be 'strict' or 'relaxed' (empty for the topic's property), but was '"
+						+ text + "'",
+				null);
+	}
+
+	/**
 	 * @return a message about a listener method without the words that name it, which the
 	 * exception adds
 	 */
@@ -241,8 +266,9 @@ public class DelayListenerAnnotationBeanPostProcessor
 	}
 
 	private record PendingEndpoint(String topic, Object bean, String beanName, Method method,
-			@Nullable Integer concurrency, @Nullable Integer groupConcurrency, int maxAttempts,
-			@Nullable Integer maxBatchSize, @Nullable Duration batchTimeout, Class<? extends Throwable>[] noRetryFor) {
+			@Nullable Integer concurrency, @Nullable Integer groupConcurrency, @Nullable GroupOrder groupOrder,
+			int maxAttempts, @Nullable Integer maxBatchSize, @Nullable Duration batchTimeout,
+			Class<? extends Throwable>[] noRetryFor) {
 	}
 
 }
