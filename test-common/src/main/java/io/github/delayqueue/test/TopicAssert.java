@@ -1,5 +1,6 @@
 package io.github.delayqueue.test;
 
+import io.github.delayqueue.store.GroupView;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.MessagePage;
 import io.github.delayqueue.store.MessageSnapshot;
@@ -105,6 +106,38 @@ public final class TopicAssert extends AbstractAssert<TopicAssert, TopicInspecto
 	 */
 	public TopicAssert hasReadyCount(long expected) {
 		return hasCount("ready", this.actual.stats().ready(), expected);
+	}
+
+	/**
+	 * Verifies that a group of the topic is paused (see {@code DelayQueueGroups}): claims
+	 * pass its ready messages over.
+	 * @param group the group
+	 * @return this assertion
+	 */
+	public TopicAssert hasPausedGroup(String group) {
+		isNotNull();
+		GroupView view = this.actual.group(group);
+		if (!view.paused()) {
+			failWithMessage("Expected group '%s' of topic '%s' to be paused, but it is not (%d ready, %d in flight)",
+					group, this.actual.topic(), view.ready(), view.inFlight());
+		}
+		return this;
+	}
+
+	/**
+	 * Verifies that a group of the topic is not paused.
+	 * @param group the group
+	 * @return this assertion
+	 */
+	public TopicAssert doesNotHavePausedGroup(String group) {
+		isNotNull();
+		GroupView view = this.actual.group(group);
+		if (view.paused()) {
+			failWithMessage("Expected group '%s' of topic '%s' not to be paused, but it is, %s", group,
+					this.actual.topic(),
+					(view.pausedUntil() != null) ? "until " + view.pausedUntil() : "until it is resumed");
+		}
+		return this;
 	}
 
 	/**

@@ -81,7 +81,7 @@ class GroupsOnTheTestClockTests {
 		send("p-2", "shop-8", Duration.ofMinutes(1));
 		this.clock.advance(Duration.ofMinutes(2));
 		assertThat(this.webhooks.delivered).containsExactly("p-2 in shop-8");
-		assertThat(this.groups.group("webhooks", "shop-9").paused()).isTrue();
+		assertThat(this.clock).topic("webhooks").hasPausedGroup("shop-9").doesNotHavePausedGroup("shop-8");
 		this.clock.advance(Duration.ofMinutes(10));
 		assertThat(this.webhooks.delivered).containsExactly("p-2 in shop-8", "p-1 in shop-9");
 		assertThat(this.clock).topic("webhooks").isEmpty();
