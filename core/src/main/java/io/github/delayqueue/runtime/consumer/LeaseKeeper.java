@@ -136,6 +136,26 @@ final class LeaseKeeper {
 		return this.settlement.handBack(unfinished, HandBack.UNFINISHED);
 	}
 
+	/**
+	 * Stops extending leases and leaves every message that is still unfinished leased
+	 * until its lease ends, when another consumer takes it again: for a listener with a
+	 * group concurrency, whose hand-back would free the group's slot while the handler
+	 * may still run. A handler that ends meanwhile settles its message as usual. Messages
+	 * claimed from now on are handed back as they come.
+	 * @return the messages left leased
+	 */
+	List<InFlightMessage> keepUnfinished() {
+		synchronized (this) {
+			this.stopped = true;
+			if (this.nextRound != null) {
+				this.nextRound.cancel(false);
+			}
+			List<InFlightMessage> unfinished = List.copyOf(this.held);
+			this.held.clear();
+			return unfinished;
+		}
+	}
+
 	private synchronized void scheduleRound(long delayNanos) {
 		if (this.stopped) {
 			return;

@@ -209,11 +209,31 @@ public final class TopicConsumer {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
-		CompletableFuture<Void> handedBack = this.leases.handBackUnfinished();
+		CompletableFuture<Void> handedBack = handBackOrKeepUnfinished();
 		this.handlers.shutdownNow();
 		awaitInterruptedHandlers(deadlineNanos);
 		return CompletableFuture.allOf(this.fetcher.claimHandedBack(), this.notStartedHandedBack, handedBack,
 				this.acks.flushNow(deadlineNanos));
+	}
+
+	/**
+	 * Hands the messages whose handlers still run back, so that another application takes
+	 * them at once; but with a group concurrency, whose slot a hand-back would free while
+	 * the handler may still run, leaves them leased until their leases end (a handler
+	 * that ends meanwhile settles its message).
+	 */
+	private CompletableFuture<Void> handBackOrKeepUnfinished() {
+		if (this.settings.groupConcurrency() == 0) {
+			return this.leases.handBackUnfinished();
+		}
+		List<InFlightMessage> kept = this.leases.keepUnfinished();
+		if (!kept.isEmpty()) {
+			logger.warn("Topic '" + topic() + "': " + kept.size() + " message(s) whose handlers still run at the stop"
+					+ " keep their leases, and their groups' slots, until the leases end (within "
+					+ this.settings.visibilityTimeout() + "), when another application takes them again: "
+					+ kept.stream().map(InFlightMessage::id).limit(10).toList());
+		}
+		return CompletableFuture.completedFuture(null);
 	}
 
 	/**
