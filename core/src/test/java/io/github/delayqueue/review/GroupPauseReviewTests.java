@@ -42,6 +42,7 @@ import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.data.redis.connection.DataType;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.util.ReflectionUtils;
 
@@ -456,6 +457,9 @@ class GroupPauseReviewTests {
 				sender.template().send(DelayMessage.builder(TOPIC, "body").id("n-0").build());
 				await().atMost(Duration.ofSeconds(5))
 					.until(() -> starts.at.keySet().containsAll(List.of("h-0", "n-0")));
+				assertThat(sender.redis().type(sender.store().keys(TOPIC).groupPauses()))
+					.as("moved aside by the repair")
+					.isEqualTo(DataType.NONE);
 			}
 		}
 	}
@@ -531,11 +535,50 @@ class GroupPauseReviewTests {
 				.map(Map.Entry::getKey)
 				.toList();
 			long gBefore = starts.at.keySet().stream().filter((id) -> id.startsWith("g-")).count();
+			long inGrace = starts.at.entrySet()
+				.stream()
+				.filter((e) -> e.getKey().startsWith("g-") && e.getValue() > pausedAt - 100 && e.getValue() <= pausedAt)
+				.count();
 			assertThat(groups.resume(TOPIC, "g")).isTrue();
 			await().atMost(Duration.ofSeconds(10)).until(() -> starts.done.keySet().containsAll(ids));
 			System.out.println("GroupPauseReviewTests two instances: g started before the pause " + gBefore
-					+ ", while paused " + startedWhilePaused + ", paused for " + (resumedAt - pausedAt) + " ms");
+					+ ", in the 100 ms after the pause returned " + inGrace + ", later while paused "
+					+ startedWhilePaused + ", paused for " + (resumedAt - pausedAt) + " ms");
 			assertThat(startedWhilePaused).isEmpty();
+		}
+	}
+
+	/**
+	 * A listener without a group concurrency claims for its free handlers plus a
+	 * prefetch: messages of a group claimed before its pause and waiting in the
+	 * application for a handler start after the pause returned, one by one as handlers
+	 * free up.
+	 */
+	@Test
+	void noMessageOfAPausedGroupStartsAfterThePauseReturnedFromAListenersPrefetch() {
+		String prefix = TestStore.uniquePrefix();
+		Starts starts = new Starts();
+		starts.workMillis = 150;
+		try (TestStore sender = TestStore.builder().prefix(prefix).build();
+				App app = new App(prefix, false, 0, Duration.ofSeconds(2), Duration.ofSeconds(1), starts, 1)) {
+			DelayQueueGroups groups = new DelayQueueGroups(sender.store());
+			for (int i = 0; i < 10; i++) {
+				sender.template().send(DelayMessage.builder(TOPIC, "body").id("g-" + i).group("g").build());
+			}
+			await().atMost(Duration.ofSeconds(5)).until(() -> starts.at.containsKey("g-1"));
+			groups.pause(TOPIC, "g");
+			long pausedAt = System.currentTimeMillis();
+			await().pollDelay(Duration.ofMillis(1200)).until(() -> true);
+			List<String> after = starts.at.entrySet()
+				.stream()
+				.filter((e) -> e.getValue() > pausedAt + 100)
+				.map(Map.Entry::getKey)
+				.sorted()
+				.toList();
+			System.out
+				.println("GroupPauseReviewTests prefetch: started more than 100 ms after the pause returned " + after
+						+ ", in flight " + sender.redis().opsForZSet().zCard(sender.store().keys(TOPIC).inFlight()));
+			assertThat(after).as("messages of g started after its pause returned").isEmpty();
 		}
 	}
 
@@ -575,13 +618,18 @@ class GroupPauseReviewTests {
 
 		App(String prefix, boolean behindProxy, int groupConcurrency, Duration idleCheck, Duration maxSleep,
 				Starts starts) {
+			this(prefix, behindProxy, groupConcurrency, idleCheck, maxSleep, starts, 3);
+		}
+
+		App(String prefix, boolean behindProxy, int groupConcurrency, Duration idleCheck, Duration maxSleep,
+				Starts starts, int concurrency) {
 			this.starts = starts;
 			TestStore.Builder builder = TestStore.builder().prefix(prefix);
 			this.store = (behindProxy ? builder.behindProxy() : builder).build();
 			JsonPayloadConverter converter = new JsonPayloadConverter(new JsonMapper());
 			DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(converter);
 			Method method = ReflectionUtils.findMethod(App.class, "on", Delivery.class);
-			ListenerSettings settings = new ListenerSettings(3, 4, 5, Duration.ofSeconds(30),
+			ListenerSettings settings = new ListenerSettings(concurrency, 4, 5, Duration.ofSeconds(30),
 					new RetryBackoff(Duration.ofMillis(100), 1.0, Duration.ofMillis(100)), idleCheck,
 					Duration.ofSeconds(2), Duration.ofMinutes(5), LatePolicy.DELIVER, Duration.ofHours(1));
 			if (groupConcurrency > 0) {
