@@ -162,7 +162,7 @@ class GroupPauseReviewTests {
 	 */
 	@Test
 	@Disabled("finding (medium): a lost or moved-aside dq:{t}:gp leaves a paused group parked at +inf in the "
-			+ "rotation for good: no pause ends, nothing else puts it back (join_groups ZADD NX)")
+			+ "rotation for good: no pause ends, nothing but a resume puts it back (join_groups ZADD NX)")
 	void aPausedGroupIsClaimedAgainOnceItsPauseIsLost() {
 		try (TestStore test = TestStore.create()) {
 			RedisMessageStore store = test.store();
@@ -187,12 +187,10 @@ class GroupPauseReviewTests {
 	}
 
 	/**
-	 * The same lost pauses key: resuming the group, the operator's way out, does nothing,
-	 * as resume_group returns at once for a group it does not find paused.
+	 * The same lost pauses key: resuming the group, the operator's way out, puts it back
+	 * (finding, fixed: resume_group returned at once for a group it did not find paused).
 	 */
 	@Test
-	@Disabled("finding (medium): resume_group.lua returns at once for a group not in dq:{t}:gp, "
-			+ "so a resume does not put back a group whose pause was lost")
 	void resumingAGroupWhosePauseIsLostMakesItsMessagesClaimable() {
 		try (TestStore test = TestStore.create()) {
 			RedisMessageStore store = test.store();
