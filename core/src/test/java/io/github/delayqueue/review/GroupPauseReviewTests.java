@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
@@ -577,6 +578,163 @@ class GroupPauseReviewTests {
 				.println("GroupPauseReviewTests prefetch: started more than 100 ms after the pause returned " + after
 						+ ", in flight " + sender.redis().opsForZSet().zCard(sender.store().keys(TOPIC).inFlight()));
 			assertThat(after).as("messages of g started after its pause returned").isEmpty();
+		}
+	}
+
+	/**
+	 * A seeded run of random steps on one topic (sends in four groups and none, with
+	 * priorities and short delays; claims of limits 0, 1 and 2, some with short leases;
+	 * acks, retries, hand-backs, dead letters replayed, cancels, reschedules, expired
+	 * leases, slot recounts, a lost rotation; pauses until resumed or for ten minutes,
+	 * and resumes): no claim ever takes a message of a group paused at that moment, and
+	 * once every group is resumed every message is claimed. Seed: {@code
+	 * -Ddelay-queue.pause-review.seed}.
+	 */
+	@Test
+	void seededRunsOfRandomStepsNeverClaimAPausedGroupsMessageAndLoseNone() {
+		Long fixed = Long.getLong("delay-queue.pause-review.seed");
+		long first = (fixed != null) ? fixed : System.nanoTime();
+		int steps = Integer.getInteger("delay-queue.pause-review.steps", 700);
+		for (int run = 0; run < Integer.getInteger("delay-queue.pause-review.seeds", 1); run++) {
+			seededRun(first + run, steps);
+		}
+	}
+
+	private static void seededRun(long seed, int steps) {
+		Random random = new Random(seed);
+		String[] names = { "a", "b", "c", "d" };
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			DelayQueueGroups groups = new DelayQueueGroups(store);
+			Map<String, Instant> paused = new HashMap<>();
+			Map<String, String> groupOf = new HashMap<>();
+			Map<String, ClaimedMessage> inFlight = new HashMap<>();
+			Set<String> pending = new HashSet<>();
+			int next = 0;
+			int claimedCount = 0;
+			for (int step = 0; step < steps; step++) {
+				String context = "seed " + seed + " step " + step;
+				int op = random.nextInt(100);
+				if (op < 22) {
+					String id = "m" + next++;
+					String group = (random.nextInt(5) == 0) ? "" : names[random.nextInt(names.length)];
+					byte[] bytes = group.isEmpty() ? body() : MessageFormat
+						.encodeBody(Map.of(MessageFormat.GROUP_HEADER, group), "x".getBytes(StandardCharsets.UTF_8));
+					NewMessage message = random.nextBoolean() ? new NewMessage(id, false, 1 + step, bytes)
+							: new NewMessage(id, true, 1 + random.nextInt(3), bytes);
+					if (random.nextInt(4) == 0) {
+						message = message.withPriority(1 + random.nextInt(9));
+					}
+					store.send(TOPIC, List.of(group.isEmpty() ? message : message.inGroup(group)));
+					groupOf.put(id, group);
+					pending.add(id);
+				}
+				else if (op < 45) {
+					int limit = random.nextInt(3);
+					Duration lease = (random.nextInt(4) == 0) ? Duration.ofMillis(20) : MINUTE;
+					String token = LeaseTokens.newToken();
+					if (random.nextBoolean()) {
+						Transitions.promote(store, TOPIC, 1000);
+					}
+					List<ClaimedMessage> claimed = Transitions
+						.claim(store, TOPIC, token, token + ".1", 1 + random.nextInt(8), random.nextInt(3), lease, null,
+								limit)
+						.messages();
+					for (ClaimedMessage message : claimed) {
+						String group = groupOf.get(message.id());
+						Instant until = paused.get(group);
+						assertThat(until == null || !message.claimedAt().isBefore(until))
+							.as("%s: %s of group %s claimed at %s, paused until %s", context, message.id(), group,
+									message.claimedAt(), until)
+							.isTrue();
+						inFlight.put(message.id(), message);
+						claimedCount++;
+					}
+				}
+				else if (op < 62 && !inFlight.isEmpty()) {
+					List<String> held = new ArrayList<>(inFlight.keySet());
+					held.sort(null);
+					ClaimedMessage message = inFlight.remove(held.get(random.nextInt(held.size())));
+					int how = random.nextInt(4);
+					if (how == 0 && Transitions.ack(store, TOPIC, message.id(), message.leaseToken())) {
+						pending.remove(message.id());
+					}
+					else if (how == 1) {
+						Transitions.retry(store, TOPIC, message.id(), message.leaseToken(), Duration.ofMillis(1), "x");
+					}
+					else if (how == 2) {
+						Transitions.release(store, TOPIC, message.id(), message.leaseToken());
+					}
+					else if (how == 3
+							&& Transitions.deadLetter(store, TOPIC, message.id(), message.leaseToken(), "x")) {
+						store.replayDead(TOPIC, List.of(message.id()));
+					}
+				}
+				else if (op < 72) {
+					String group = names[random.nextInt(names.length)];
+					int how = random.nextInt(3);
+					if (how == 0) {
+						groups.pause(TOPIC, group);
+						paused.put(group, Instant.MAX);
+					}
+					else {
+						paused.put(group, groups.pause(TOPIC, group,
+								(how == 1) ? Duration.ofMinutes(10) : Duration.ofMillis(1 + random.nextInt(30))));
+					}
+				}
+				else if (op < 80) {
+					String group = names[random.nextInt(names.length)];
+					Instant until = paused.remove(group);
+					boolean resumed = groups.resume(TOPIC, group);
+					if (until == null || until.isAfter(Instant.now().plusSeconds(60))) {
+						assertThat(resumed).as(context).isEqualTo(until != null);
+					}
+				}
+				else if (op < 86) {
+					List<String> ready = pending.stream().filter((id) -> !inFlight.containsKey(id)).sorted().toList();
+					if (!ready.isEmpty()) {
+						String id = ready.get(random.nextInt(ready.size()));
+						if (random.nextBoolean()) {
+							if (store.cancel(TOPIC, id)) {
+								pending.remove(id);
+							}
+						}
+						else {
+							store.reschedule(TOPIC, id, Duration.ofMillis(1));
+						}
+					}
+				}
+				else if (op < 94) {
+					Transitions.expireLeases(store, TOPIC, 100, 1000);
+				}
+				else if (op < 97) {
+					store.topic(TOPIC).recountGroupSlots().join();
+				}
+				else if (op < 98) {
+					test.redis().delete(store.keys(TOPIC).groupRotation());
+				}
+			}
+			for (String group : names) {
+				groups.resume(TOPIC, group);
+			}
+			for (ClaimedMessage message : inFlight.values()) {
+				if (Transitions.ack(store, TOPIC, message.id(), message.leaseToken())) {
+					pending.remove(message.id());
+				}
+			}
+			for (int round = 0; round < 60 && !pending.isEmpty(); round++) {
+				await().pollDelay(Duration.ofMillis(5)).until(() -> true);
+				Transitions.promote(store, TOPIC, 1000);
+				Transitions.expireLeases(store, TOPIC, 1000, 1000);
+				for (ClaimedMessage message : claim(store, 200, 0)) {
+					if (Transitions.ack(store, TOPIC, message.id(), message.leaseToken())) {
+						pending.remove(message.id());
+					}
+				}
+			}
+			System.out.println("GroupPauseReviewTests seeded run: seed " + seed + ", " + next + " sent, " + claimedCount
+					+ " claims of a message in the run, left " + pending);
+			assertThat(pending).as("seed %d: messages never claimed once every group was resumed", seed).isEmpty();
 		}
 	}
 
