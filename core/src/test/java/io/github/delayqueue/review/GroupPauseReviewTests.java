@@ -452,10 +452,14 @@ class GroupPauseReviewTests {
 		try (TestStore sender = TestStore.builder().prefix(prefix).build()) {
 			sender.redis().opsForValue().set(sender.store().keys(TOPIC).groupPauses(), "x");
 			try (App app = new App(prefix, false, 0, Duration.ofMillis(500), Duration.ofMillis(500), starts)) {
+				long sentAt = System.currentTimeMillis();
 				sender.template().send(DelayMessage.builder(TOPIC, "body").id("h-0").group("h").build());
 				sender.template().send(DelayMessage.builder(TOPIC, "body").id("n-0").build());
 				await().atMost(Duration.ofSeconds(5))
 					.until(() -> starts.at.keySet().containsAll(List.of("h-0", "n-0")));
+				System.out.println("GroupPauseReviewTests wrong-type pauses key: h-0 started "
+						+ (starts.at.get("h-0") - sentAt) + " ms, n-0 " + (starts.at.get("n-0") - sentAt)
+						+ " ms after the send (idle check 500 ms)");
 				assertThat(sender.redis().type(sender.store().keys(TOPIC).groupPauses()))
 					.as("moved aside by the repair")
 					.isEqualTo(DataType.NONE);
@@ -578,6 +582,32 @@ class GroupPauseReviewTests {
 				.println("GroupPauseReviewTests prefetch: started more than 100 ms after the pause returned " + after
 						+ ", in flight " + sender.redis().opsForZSet().zCard(sender.store().keys(TOPIC).inFlight()));
 			assertThat(after).as("messages of g started after its pause returned").isEmpty();
+		}
+	}
+
+	/**
+	 * A message of a group made ready in a ready list (by a promote of a version without
+	 * groups, during a rolling upgrade), while its group is paused: claim.lua takes ids
+	 * from the lists whatever their group's limit, and whatever its pause.
+	 */
+	@Test
+	@Disabled("finding (low, upgrades only): a grouped id in a ready list is taken from the list "
+			+ "though its group is paused (take_from_lists checks no pause)")
+	void aPausedGroupsMessageInAReadyListIsNotClaimed() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			TopicKeys keys = store.keys(TOPIC);
+			StringRedisTemplate redis = test.redis();
+			store.send(TOPIC, List.of(due("x", 5).inGroup("g"), due("h-0", 6).inGroup("h")));
+			new DelayQueueGroups(store).pause(TOPIC, "g");
+			// As a promote of a version without groups leaves it: in the ready list.
+			Set<String> members = redis.opsForZSet().range(keys.groupReady(), 0, -1);
+			members.stream()
+				.filter((m) -> m.startsWith("g\0"))
+				.forEach((m) -> redis.opsForZSet().remove(keys.groupReady(), m));
+			redis.opsForHash().delete(keys.groupCounts(), "g");
+			redis.opsForList().rightPush(keys.ready(), "x");
+			assertThat(ids(claim(store, 10, 0))).containsExactly("h-0");
 		}
 	}
 
