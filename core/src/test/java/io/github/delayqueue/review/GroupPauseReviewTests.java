@@ -612,6 +612,58 @@ class GroupPauseReviewTests {
 	}
 
 	/**
+	 * A slow-down of a message of a group (retry.lua pausing its group until the next
+	 * attempt) meets an operator's pause: a pause until resumed, or one that ends later,
+	 * is kept; the slow-down's own pause ends by itself; a resume lifts either.
+	 */
+	@Test
+	void aSlowDownsPauseKeepsAnOperatorsLongerPauseAndEndsByItself() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			DelayQueueGroups groups = new DelayQueueGroups(store);
+			store.send(TOPIC,
+					List.of(due("g-0", 5).inGroup("g"), due("g-1", 6).inGroup("g"), due("g-2", 7).inGroup("g")));
+			Map<String, ClaimedMessage> held = new HashMap<>();
+			claim(store, 2, 0).forEach((m) -> held.put(m.id(), m));
+			assertThat(held).containsOnlyKeys("g-0", "g-1");
+			groups.pause(TOPIC, "g");
+			assertThat(
+					store.topic(TOPIC).postponePausingGroup("g-0", held.get("g-0").leaseToken(), Duration.ofMillis(20)))
+				.isPositive();
+			assertThat(groups.group(TOPIC, "g").pausedUntil()).as("the operator's pause until resumed is kept")
+				.isNull();
+			assertThat(groups.group(TOPIC, "g").paused()).isTrue();
+			await().pollDelay(Duration.ofMillis(50)).until(() -> true);
+			Transitions.promote(store, TOPIC, 1000);
+			assertThat(claim(store, 10, 0)).isEmpty();
+			assertThat(groups.resume(TOPIC, "g")).isTrue();
+			assertThat(ids(claim(store, 10, 0))).containsExactlyInAnyOrder("g-0", "g-2");
+			Instant longer = groups.pause(TOPIC, "g", Duration.ofMinutes(10));
+			store.send(TOPIC, List.of(due("g-3", 9).inGroup("g")));
+			assertThat(
+					store.topic(TOPIC).postponePausingGroup("g-1", held.get("g-1").leaseToken(), Duration.ofMillis(20)))
+				.isPositive();
+			assertThat(groups.group(TOPIC, "g").pausedUntil()).as("a pause that ends later is kept").isEqualTo(longer);
+			assertThat(groups.resume(TOPIC, "g")).isTrue();
+			ClaimedMessage g3 = claim(store, 10, 0).get(0);
+			assertThat(g3.id()).isEqualTo("g-3");
+			assertThat(store.topic(TOPIC).postponePausingGroup("g-3", g3.leaseToken(), Duration.ofMillis(100)))
+				.isPositive();
+			Instant slowedUntil = groups.group(TOPIC, "g").pausedUntil();
+			assertThat(slowedUntil).as("paused by the slow-down until its next attempt").isNotNull();
+			List<ClaimedMessage> after = new ArrayList<>();
+			await().atMost(Duration.ofSeconds(3)).until(() -> {
+				Transitions.promote(store, TOPIC, 1000);
+				after.addAll(claim(store, 10, 0));
+				return after.size() == 2;
+			});
+			assertThat(ids(after)).containsExactlyInAnyOrder("g-1", "g-3");
+			assertThat(after).as("claimed once the slow-down's pause ended")
+				.allMatch((m) -> !m.claimedAt().isBefore(slowedUntil));
+		}
+	}
+
+	/**
 	 * A seeded run of random steps on one topic (sends in four groups and none, with
 	 * priorities and short delays; claims of limits 0, 1 and 2, some with short leases;
 	 * acks, retries, hand-backs, dead letters replayed, cancels, reschedules, expired
