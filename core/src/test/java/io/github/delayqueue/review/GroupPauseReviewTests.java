@@ -474,30 +474,50 @@ class GroupPauseReviewTests {
 	 * signal).
 	 */
 	@Test
-	@Disabled("finding (low, docs): with the defaults an ended pause messages start "
-			+ "up to one idle-check-interval (5 s) after its end, not within about 2.5 s: 3,501 and 3,520 ms measured")
+	@Disabled("finding (low, docs): with the defaults an ended pause's messages start up to one "
+			+ "idle-check-interval (5 s) after its end, not within about 2.5 s: 3,501, 3,502, 3,503 and 3,520 ms")
 	void aPauseThatEndsWhileTheConsumersAreIdleIsDeliveredWithinTheDocumentedTime() {
+		long late = pauseEndToStart(0);
+		assertThat(late).as("ms from the pause's end to the start, idle check 5 s").isLessThan(3000);
+	}
+
+	/**
+	 * The same with a group concurrency of 1: the claim that puts the group back takes
+	 * nothing and says more may be waiting, but a listener with a group concurrency
+	 * claims nothing early, so ClaimLoop.mayHaveMore reads that as "the held messages are
+	 * full" and waits for the next idle claim.
+	 */
+	@Test
+	@Disabled("finding (medium): with a group concurrency an ended pause's messages start two idle claims "
+			+ "after its end (8,509 and 8,517 ms with the defaults): the claim that puts the group back says "
+			+ "more, and ClaimLoop.mayHaveMore does not follow it for an earlyLimit of 0")
+	void aPauseThatEndsWhileConsumersWithAGroupLimitAreIdleIsDeliveredWithinTheDocumentedTime() {
+		long late = pauseEndToStart(1);
+		assertThat(late).as("ms from the pause's end to the start, idle check 5 s, group concurrency 1")
+			.isLessThan(3000);
+	}
+
+	private static long pauseEndToStart(int groupConcurrency) {
 		String prefix = TestStore.uniquePrefix();
 		Starts starts = new Starts();
 		try (TestStore sender = TestStore.builder().prefix(prefix).build();
-				App app = new App(prefix, false, 0, Duration.ofSeconds(5), Duration.ofSeconds(5), starts)) {
+				App app = new App(prefix, false, groupConcurrency, Duration.ofSeconds(5), Duration.ofSeconds(5),
+						starts)) {
 			DelayQueueGroups groups = new DelayQueueGroups(sender.store());
 			groups.pause(TOPIC, "r");
 			Instant until = groups.pause(TOPIC, "e", Duration.ofMillis(1500));
 			sender.template().send(DelayMessage.builder(TOPIC, "body").id("e-0").group("e").build());
 			sender.template().send(DelayMessage.builder(TOPIC, "body").id("r-0").group("r").build());
-			await().atMost(Duration.ofSeconds(9)).until(() -> starts.at.containsKey("e-0"));
-			long ended = until.toEpochMilli();
-			long late = starts.at.get("e-0") - ended;
-			await().pollDelay(Duration.ofMillis(300)).until(() -> true);
+			await().atMost(Duration.ofSeconds(15)).until(() -> starts.at.containsKey("e-0"));
+			long late = starts.at.get("e-0") - until.toEpochMilli();
 			long resumedAt = System.currentTimeMillis();
 			assertThat(groups.resume(TOPIC, "r")).isTrue();
 			await().atMost(Duration.ofSeconds(6)).until(() -> starts.at.containsKey("r-0"));
 			long resumeLate = starts.at.get("r-0") - resumedAt;
-			System.out.println("GroupPauseReviewTests idle: started " + late + " ms after the pause's end, "
-					+ resumeLate + " ms after the resume");
+			System.out.println("GroupPauseReviewTests idle, group concurrency " + groupConcurrency + ": started " + late
+					+ " ms after the pause's end, " + resumeLate + " ms after the resume");
 			assertThat(resumeLate).isLessThan(1000);
-			assertThat(late).as("ms from the pause's end to the start, idle check 5 s").isLessThan(3000);
+			return late;
 		}
 	}
 
