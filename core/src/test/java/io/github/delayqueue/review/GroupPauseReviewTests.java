@@ -236,11 +236,10 @@ class GroupPauseReviewTests {
 	/**
 	 * A pause that ended, before any claim found it ended: the group is still parked at
 	 * +inf in the rotation, and the group's view, no longer paused, says it waits at its
-	 * concurrency limit, in a topic with no limit and no message in flight.
+	 * concurrency limit, in a topic with no limit and no message in flight (finding,
+	 * fixed in group.lua).
 	 */
 	@Test
-	@Disabled("finding (low): group.lua says waitingAtLimit for a group still parked by "
-			+ "a pause that ended, until a claim puts it back")
 	void aGroupWhosePauseEndedIsNotSaidToWaitAtItsLimit() {
 		try (TestStore test = TestStore.create()) {
 			RedisMessageStore store = test.store();
@@ -520,15 +519,14 @@ class GroupPauseReviewTests {
 	/**
 	 * A pause with a length that ends while the consumers are idle, with the default idle
 	 * check interval (5 s) and broker max sleep (5 s): how long until its messages start
-	 * (groups.md: "within about 2.5 s of the end"); and a resume while they are idle (its
-	 * signal).
+	 * (groups.md said "within about 2.5 s of the end": 3,502-3,589 ms measured, a finding
+	 * fixed in the docs, which now say about one interval); and a resume while they are
+	 * idle (its signal).
 	 */
 	@Test
-	@Disabled("finding (low, docs): with the defaults an ended pause's messages start up to one "
-			+ "idle-check-interval (5 s) after its end, not within about 2.5 s: 3,501, 3,502, 3,503 and 3,520 ms")
-	void aPauseThatEndsWhileTheConsumersAreIdleIsDeliveredWithinTheDocumentedTime() {
+	void aPauseThatEndsWhileTheConsumersAreIdleIsDeliveredWithinAboutOneIdleCheck() {
 		long late = pauseEndToStart(0);
-		assertThat(late).as("ms from the pause's end to the start, idle check 5 s").isLessThan(3000);
+		assertThat(late).as("ms from the pause's end to the start, idle check 5 s").isLessThan(5500);
 	}
 
 	/**
@@ -553,7 +551,7 @@ class GroupPauseReviewTests {
 						starts)) {
 			DelayQueueGroups groups = new DelayQueueGroups(sender.store());
 			groups.pause(TOPIC, "r");
-			Instant until = groups.pause(TOPIC, "e", Duration.ofMillis(1500));
+			Instant until = groups.pause(TOPIC, "e", Duration.ofMillis(500));
 			sender.template().send(DelayMessage.builder(TOPIC, "body").id("e-0").group("e").build());
 			sender.template().send(DelayMessage.builder(TOPIC, "body").id("r-0").group("r").build());
 			await().atMost(Duration.ofSeconds(15)).until(() -> starts.at.containsKey("e-0"));
