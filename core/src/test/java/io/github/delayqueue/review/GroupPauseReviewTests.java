@@ -28,6 +28,7 @@ import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.GroupView;
+import io.github.delayqueue.store.GroupWait;
 import io.github.delayqueue.store.LeaseTokens;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.NewMessage;
@@ -693,9 +694,8 @@ class GroupPauseReviewTests {
 			claim(store, 2, 0).forEach((m) -> held.put(m.id(), m));
 			assertThat(held).containsOnlyKeys("g-0", "g-1");
 			groups.pause(TOPIC, "g");
-			assertThat(
-					store.topic(TOPIC).postponePausingGroup("g-0", held.get("g-0").leaseToken(), Duration.ofMillis(20)))
-				.isPositive();
+			assertThat(store.topic(TOPIC)
+				.postpone("g-0", held.get("g-0").leaseToken(), Duration.ofMillis(20), GroupWait.GROUP)).isPositive();
 			assertThat(groups.group(TOPIC, "g").pausedUntil()).as("the operator's pause until resumed is kept")
 				.isNull();
 			assertThat(groups.group(TOPIC, "g").paused()).isTrue();
@@ -706,14 +706,13 @@ class GroupPauseReviewTests {
 			assertThat(ids(claim(store, 10, 0))).containsExactlyInAnyOrder("g-0", "g-2");
 			Instant longer = groups.pause(TOPIC, "g", Duration.ofMinutes(10));
 			store.send(TOPIC, List.of(due("g-3", 9).inGroup("g")));
-			assertThat(
-					store.topic(TOPIC).postponePausingGroup("g-1", held.get("g-1").leaseToken(), Duration.ofMillis(20)))
-				.isPositive();
+			assertThat(store.topic(TOPIC)
+				.postpone("g-1", held.get("g-1").leaseToken(), Duration.ofMillis(20), GroupWait.GROUP)).isPositive();
 			assertThat(groups.group(TOPIC, "g").pausedUntil()).as("a pause that ends later is kept").isEqualTo(longer);
 			assertThat(groups.resume(TOPIC, "g")).isTrue();
 			ClaimedMessage g3 = claim(store, 10, 0).get(0);
 			assertThat(g3.id()).isEqualTo("g-3");
-			assertThat(store.topic(TOPIC).postponePausingGroup("g-3", g3.leaseToken(), Duration.ofMillis(100)))
+			assertThat(store.topic(TOPIC).postpone("g-3", g3.leaseToken(), Duration.ofMillis(100), GroupWait.GROUP))
 				.isPositive();
 			Instant slowedUntil = groups.group(TOPIC, "g").pausedUntil();
 			assertThat(slowedUntil).as("paused by the slow-down until its next attempt").isNotNull();
@@ -726,6 +725,36 @@ class GroupPauseReviewTests {
 			assertThat(ids(after)).containsExactlyInAnyOrder("g-1", "g-3");
 			assertThat(after).as("claimed once the slow-down's pause ended")
 				.allMatch((m) -> !m.claimedAt().isBefore(slowedUntil));
+		}
+	}
+
+	/**
+	 * Strict group order: a failed message waits in its group, and only its group's pause
+	 * holds it until its next attempt. An operator's shorter pause of the group
+	 * (pause_group sets a new end, where retry.lua keeps a later one) ends that wait
+	 * early: the message is retried 20 ms later instead of 10 minutes.
+	 */
+	@Test
+	@Disabled("finding (low, design): pause_group.lua sets the end of a pause anew (no GT), so an operator's "
+			+ "shorter pause, or a resume, cuts a strict-order backoff that only the pause holds")
+	void anOperatorsShorterPauseDoesNotCutAStrictOrderBackoff() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			DelayQueueGroups groups = new DelayQueueGroups(store);
+			store.send(TOPIC, List.of(due("g-0", 5).inGroup("g"), due("g-1", 6).inGroup("g")));
+			ClaimedMessage g0 = claim(store, 1, 1).get(0);
+			assertThat(
+					store.topic(TOPIC).retry("g-0", g0.leaseToken(), MINUTE.multipliedBy(10), "x", GroupWait.IN_GROUP))
+				.isPositive();
+			Instant backoffEnd = groups.group(TOPIC, "g").pausedUntil();
+			groups.pause(TOPIC, "g", Duration.ofMillis(20));
+			await().pollDelay(Duration.ofMillis(50)).until(() -> true);
+			List<ClaimedMessage> claimed = new ArrayList<>();
+			for (int i = 0; i < 3; i++) {
+				claimed.addAll(claim(store, 4, 1));
+			}
+			assertThat(claimed).as("claimed before the backoff's end %s", backoffEnd)
+				.allMatch((m) -> !m.claimedAt().isBefore(backoffEnd));
 		}
 	}
 
