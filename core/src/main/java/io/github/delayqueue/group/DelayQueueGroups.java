@@ -14,7 +14,7 @@ import io.github.delayqueue.store.MessageStore;
  * paused, claims pass its ready messages over and the other groups are served as before;
  * its messages in flight are not touched and settle as usual. A pause with a length ends
  * by itself, on the Redis clock (a test clock's advance ends it too); its messages are
- * claimed again by the first claim after its end, within half the listener's idle check
+ * claimed again by the first claims after its end, within about the listener's idle check
  * interval. Resuming a group makes its ready messages claimable at once. A group without
  * messages may be paused: messages sent to it later wait. Groups live on topics of one
  * partition. Thread-safe.

@@ -20,7 +20,8 @@
 --          for a pause until it is resumed, -1 when it is not paused), then the ids of up to ARGV[2]
 --          of its ready messages, most urgent first (priority, then due time, then id)}.
 -- A paused group is parked in the rotation as one at its limit is: it is said paused, not waiting
--- at its limit.
+-- at its limit. One whose pause ended, still parked until a claim puts it back, is said neither
+-- paused nor waiting at its limit, unless it has messages in flight (it may be at its limit then).
 -- @include group_member
 -- @include header
 local group = ARGV[1]
@@ -35,7 +36,8 @@ if pausedUntil == math.huge then
 elseif pausedUntil and pausedUntil > now_ms() then
   pause = pausedUntil
 end
-local parked = (pause < 0 and tag and (tag == 'inf' or tonumber(tag) == math.huge)) and 1 or 0
+local parked = (pause < 0 and tag and (tag == 'inf' or tonumber(tag) == math.huge)
+  and not (pausedUntil and inFlight == 0)) and 1 or 0
 local out = {ready, inFlight, parked, pause}
 if most > 0 then
   local members = redis.call('ZRANGEBYLEX', KEYS[4], '[' .. group .. '\0', '(' .. group .. '\1', 'LIMIT', 0,

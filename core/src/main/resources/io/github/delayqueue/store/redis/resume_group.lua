@@ -2,7 +2,9 @@
 -- messages parked in the rotation rejoins it at its finish tag, or at the topic's virtual time when
 -- that is later (no credit for time away), and the topic's consumers are signalled. Should the
 -- group be at its concurrency limit, the next claim parks it again. Resuming a group that is not
--- paused changes nothing. No message changes state.
+-- paused changes nothing, but for a group parked with ready messages: it rejoins too (its pause may
+-- have been lost with the pauses key, and nothing else would put it back; one at its limit is
+-- parked again by the next claim). No message changes state.
 -- KEYS[1] group pauses ZSET   group -> when its pause ends (epoch ms; +inf: when it is resumed)
 -- KEYS[2] group counts HASH   group -> its members in the group ready ZSET; only read
 -- KEYS[3] group tags HASH     the virtual time, and the finish tag of each group in the rotation;
@@ -15,19 +17,18 @@
 -- Replayed: the second run finds the group not paused and returns 0.
 local group = ARGV[3]
 local before = tonumber(redis.call('ZSCORE', KEYS[1], group))
-if not before then
-  return 0
-end
 local count = tonumber(redis.call('HGET', KEYS[2], group)) or 0
 local score = redis.call('ZSCORE', KEYS[4], group)
 local tags = redis.call('HMGET', KEYS[3], '\1V', group)
-redis.call('ZREM', KEYS[1], group)
+if before then
+  redis.call('ZREM', KEYS[1], group)
+end
 if count > 0 and (not score or tonumber(score) == math.huge) then
   local virtual = tonumber(tags[1]) or 0
   redis.call('ZADD', KEYS[4], string.format('%.17g', math.max(tonumber(tags[2]) or virtual, virtual)), group)
   signal(ARGV[1], 'r' .. ARGV[2])
 end
-if before == math.huge or before > now_ms() then
+if before and (before == math.huge or before > now_ms()) then
   return 1
 end
 return 0
