@@ -66,6 +66,11 @@ class EndpointActionsTests {
 			assertThat(paused.detail()).startsWith("group paused until ");
 			DelayQueueGroups groups = context.getBean(DelayQueueGroups.class);
 			assertThat(groups.group("reports", "shop-17").pausedUntil()).isAfter(Instant.now().plusSeconds(500));
+			DelayQueueEndpoint.TopicDescriptor topic = (DelayQueueEndpoint.TopicDescriptor) endpoint
+				.readTopic("reports", null, null, null, null)
+				.getBody();
+			assertThat(topic.pausedGroups()).isOne();
+			assertThat(topic.firstPausesToEnd()).containsOnlyKeys("shop-17");
 			DelayQueueEndpoint.ActionResult resumed = endpoint.topicAction("reports", "resume-group", null, null,
 					"shop-17", null);
 			assertThat(resumed.affected()).isOne();

@@ -138,6 +138,7 @@ class DashboardActionsBrowserTests {
 		chromium.awaitText(By.id("group-facts"), "shop-17: 0 ready · 0 in flight · paused until resumed");
 		chromium.screenshot("group-paused");
 		assertThat(this.groups.group("browser-groups", "shop-17").paused()).isTrue();
+		chromium.awaitText(By.id("paused-groups"), "1 group paused: shop-17 (until resumed)");
 		chromium.click(By.xpath("//p[@id='group-actions']/button[text()='Resume group']"));
 		chromium.awaitText(By.id("notice"), "shop-17: group resumed");
 		chromium.shown(By.xpath("//p[@id='group-actions']/button[text()='Pause group']"));

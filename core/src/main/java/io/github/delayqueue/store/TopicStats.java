@@ -32,10 +32,15 @@ import java.util.TreeMap;
  * @param busiestInFlight the messages in flight of the groups that have the most (up to
  * {@value #BUSIEST_GROUPS}, most first, ties by name), read from the first 2,000 groups
  * with messages in flight: empty while no message of a group is in flight
+ * @param pausedGroups the groups paused at the reading (see {@code DelayQueueGroups})
+ * @param firstPausesToEnd the paused groups whose pauses end first (up to
+ * {@value #BUSIEST_GROUPS}), each with when its pause ends (epoch ms; 0 for a pause until
+ * it is resumed, which come last)
  */
 public record TopicStats(long nowMillis, long scheduled, long ready, long inFlight, long dead, long nextDueMillis,
 		long oldestReadyDueMillis, Map<Integer, Long> readyByPriority, long rememberedIds, long groupsWithReady,
-		Map<String, Long> busiestGroups, Map<String, Long> busiestInFlight) {
+		Map<String, Long> busiestGroups, Map<String, Long> busiestInFlight, long pausedGroups,
+		Map<String, Long> firstPausesToEnd) {
 
 	/** The most groups {@link #busiestGroups()} names. */
 	public static final int BUSIEST_GROUPS = 10;
@@ -54,11 +59,36 @@ public record TopicStats(long nowMillis, long scheduled, long ready, long inFlig
 	 * @param groupsWithReady the groups that have ready messages
 	 * @param busiestGroups the ready messages of the groups that have the most
 	 * @param busiestInFlight the messages in flight of the groups that have the most
+	 * @param pausedGroups the groups paused at the reading
+	 * @param firstPausesToEnd the paused groups whose pauses end first, with their ends
 	 */
 	public TopicStats {
 		readyByPriority = Collections.unmodifiableMap(new TreeMap<>(readyByPriority));
 		busiestGroups = Collections.unmodifiableMap(new LinkedHashMap<>(busiestGroups));
 		busiestInFlight = Collections.unmodifiableMap(new LinkedHashMap<>(busiestInFlight));
+		firstPausesToEnd = Collections.unmodifiableMap(new LinkedHashMap<>(firstPausesToEnd));
+	}
+
+	/**
+	 * Stats that name no paused group.
+	 * @param nowMillis the Redis time of the reading
+	 * @param scheduled messages waiting for their due time
+	 * @param ready messages due and waiting for a consumer
+	 * @param inFlight messages leased to a consumer
+	 * @param dead messages in the dead-letter set
+	 * @param nextDueMillis due time of the earliest scheduled message, or -1
+	 * @param oldestReadyDueMillis due time of the oldest ready message, or -1
+	 * @param readyByPriority ready messages of each priority that has some
+	 * @param rememberedIds ids remembered for their deduplication window
+	 * @param groupsWithReady the groups that have ready messages
+	 * @param busiestGroups the ready messages of the groups that have the most
+	 * @param busiestInFlight the messages in flight of the groups that have the most
+	 */
+	public TopicStats(long nowMillis, long scheduled, long ready, long inFlight, long dead, long nextDueMillis,
+			long oldestReadyDueMillis, Map<Integer, Long> readyByPriority, long rememberedIds, long groupsWithReady,
+			Map<String, Long> busiestGroups, Map<String, Long> busiestInFlight) {
+		this(nowMillis, scheduled, ready, inFlight, dead, nextDueMillis, oldestReadyDueMillis, readyByPriority,
+				rememberedIds, groupsWithReady, busiestGroups, busiestInFlight, 0, Map.of());
 	}
 
 	/**
@@ -180,7 +210,26 @@ public record TopicStats(long nowMillis, long scheduled, long ready, long inFlig
 				earliest(this.nextDueMillis, other.nextDueMillis),
 				earliest(this.oldestReadyDueMillis, other.oldestReadyDueMillis), byPriority,
 				this.rememberedIds + other.rememberedIds, this.groupsWithReady + other.groupsWithReady,
-				busiest(byGroup), busiest(inFlightByGroup));
+				busiest(byGroup), busiest(inFlightByGroup), this.pausedGroups + other.pausedGroups,
+				firstToEnd(this.firstPausesToEnd, other.firstPausesToEnd));
+	}
+
+	/**
+	 * The pauses of two partitions that end first, those until resumed (0) last.
+	 */
+	private static Map<String, Long> firstToEnd(Map<String, Long> one, Map<String, Long> other) {
+		Map<String, Long> all = new HashMap<>(one);
+		other.forEach((group, end) -> all.merge(group, end, (a, b) -> (a == 0 || b == 0) ? 0 : Math.max(a, b)));
+		Map<String, Long> first = new LinkedHashMap<>();
+		all.entrySet()
+			.stream()
+			.sorted(Map.Entry
+				.<String, Long>comparingByValue(
+						(a, b) -> Long.compare((a == 0) ? Long.MAX_VALUE : a, (b == 0) ? Long.MAX_VALUE : b))
+				.thenComparing(Map.Entry.comparingByKey()))
+			.limit(BUSIEST_GROUPS)
+			.forEach((entry) -> first.put(entry.getKey(), entry.getValue()));
+		return first;
 	}
 
 	/**

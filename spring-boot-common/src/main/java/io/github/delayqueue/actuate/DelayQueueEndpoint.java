@@ -361,13 +361,17 @@ public class DelayQueueEndpoint {
 	 * most first (see {@link TopicStats#busiestInFlight()}), absent while no message of a
 	 * group is in flight
 	 * @param group the group asked for by name, only when asked for
+	 * @param pausedGroups the groups paused now, absent while none is
+	 * @param firstPausesToEnd the paused groups whose pauses end first (up to 10), each
+	 * with when (ISO-8601) or {@code until resumed}, absent while none is paused
 	 */
 	public record TopicDescriptor(@Nullable String topic, int partitions, long scheduled, long ready,
 			@Nullable Map<Integer, Long> readyByPriority, long inFlight, long dead, @Nullable String nextDue,
 			String oldestLateness, @Nullable ListenerDescriptor listener, @Nullable PageDescriptor page,
 			long rememberedIds, @Nullable Map<String, String> unreachable, @Nullable Long groupsWithReady,
 			@Nullable Map<String, Long> busiestGroups, @Nullable Map<String, Long> busiestInFlight,
-			@Nullable GroupDescriptor group) implements OperationResponseBody {
+			@Nullable GroupDescriptor group, @Nullable Long pausedGroups,
+			@Nullable Map<String, String> firstPausesToEnd) implements OperationResponseBody {
 
 		/**
 		 * A topic without in-flight counts of groups and without a group read by name.
@@ -393,7 +397,7 @@ public class DelayQueueEndpoint {
 				long rememberedIds, @Nullable Map<String, String> unreachable, @Nullable Long groupsWithReady,
 				@Nullable Map<String, Long> busiestGroups) {
 			this(topic, partitions, scheduled, ready, readyByPriority, inFlight, dead, nextDue, oldestLateness,
-					listener, page, rememberedIds, unreachable, groupsWithReady, busiestGroups, null, null);
+					listener, page, rememberedIds, unreachable, groupsWithReady, busiestGroups, null, null, null, null);
 		}
 
 	}

@@ -69,7 +69,18 @@ final class EndpointReplies {
 				stats.rememberedIds(), unreachable, (stats.groupsWithReady() > 0) ? stats.groupsWithReady() : null,
 				stats.busiestGroups().isEmpty() ? null : stats.busiestGroups(),
 				stats.busiestInFlight().isEmpty() ? null : stats.busiestInFlight(),
-				(group != null) ? group(group) : null);
+				(group != null) ? group(group) : null, (stats.pausedGroups() > 0) ? stats.pausedGroups() : null,
+				(stats.pausedGroups() > 0) ? pausesToEnd(stats.firstPausesToEnd()) : null);
+	}
+
+	/**
+	 * The ends of the first pauses to end, as the endpoint shows them.
+	 */
+	private static Map<String, String> pausesToEnd(Map<String, Long> firstPausesToEnd) {
+		Map<String, String> ends = new LinkedHashMap<>();
+		firstPausesToEnd.forEach(
+				(group, end) -> ends.put(group, (end > 0) ? Instant.ofEpochMilli(end).toString() : "until resumed"));
+		return ends;
 	}
 
 	/**

@@ -786,10 +786,14 @@ final class ScriptCodecs {
 			int next = readCounts(values, 9, busiestGroups);
 			Map<String, Long> busiestInFlight = new LinkedHashMap<>();
 			next = readCounts(values, next, busiestInFlight);
+			long pausedGroups = number(values.get(next));
+			Map<String, Long> firstPausesToEnd = new LinkedHashMap<>();
+			next = readCounts(values, next + 1, firstPausesToEnd);
 			List<Long> listLengths = values.subList(next, values.size()).stream().map(ScriptCodecs::number).toList();
 			return new TopicStats(number(values.get(0)), scheduled, ready, inFlight, number(values.get(4)),
 					number(values.get(5)), number(values.get(6)), TopicStats.byPriority(ready, listLengths),
-					number(values.get(7)), number(values.get(8)), busiestGroups, busiestInFlight);
+					number(values.get(7)), number(values.get(8)), busiestGroups, busiestInFlight, pausedGroups,
+					firstPausesToEnd);
 		}
 
 		/**

@@ -33,7 +33,9 @@
 --          10) and k pairs group, its ready messages (most first, ties by name; read from the first
 --          2,000 groups of the counts), then the number m of the groups with the most messages in
 --          flight that follow (up to 10) and m pairs group, its messages in flight (the same way,
---          from the first 2,000 groups of the group slots)},
+--          from the first 2,000 groups of the group slots), then the number of paused groups
+--          (pauses not ended), the number j of those that follow (up to 10) and j pairs group, when
+--          its pause ends (epoch ms; 0 for one until resumed), those ending first first},
 --          then, while the topic uses priorities, the length of the ready list of each priority
 --          from 1 to 9 (ids that claim will drop included).
 -- Ready messages are the stored ones neither scheduled nor in flight: stored - scheduled - in flight
@@ -130,6 +132,20 @@ local groupCount = redis.call('HLEN', KEYS[19])
 out[#out + 1] = groupCount
 busiest(KEYS[19], groupCount)
 busiest(KEYS[22], redis.call('HLEN', KEYS[22]))
+-- The paused groups: two reads while some group is paused, one while none is.
+if pauses then
+  out[#out + 1] = redis.call('ZCOUNT', KEYS[23], '(' .. now, '+inf')
+  local first = redis.call('ZRANGEBYSCORE', KEYS[23], '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 10)
+  out[#out + 1] = #first / 2
+  for k = 1, #first, 2 do
+    local ends = tonumber(first[k + 1])
+    out[#out + 1] = first[k]
+    out[#out + 1] = (ends == math.huge) and 0 or ends
+  end
+else
+  out[#out + 1] = 0
+  out[#out + 1] = 0
+end
 if uses_priorities(6) then
   for priority = 1, 9 do
     out[#out + 1] = redis.call('LLEN', KEYS[6 + priority])

@@ -187,6 +187,14 @@ class GroupPauseScriptsTests {
 			new DelayQueueGroups(store).pause(TOPIC, "g");
 			assertThat(store.stats(TOPIC).oldestReadyDueMillis()).isEqualTo(10);
 			assertThat(store.stats(TOPIC).ready()).as("held back, still ready").isEqualTo(2);
+			Instant until = new DelayQueueGroups(store).pause(TOPIC, "h", Duration.ofMinutes(5));
+			new DelayQueueGroups(store).pause(TOPIC, "x", Duration.ofMinutes(1));
+			redis.opsForZSet().add(store.keys(TOPIC).groupPauses(), "ended", 1);
+			assertThat(store.stats(TOPIC).pausedGroups()).as("pauses not ended").isEqualTo(3);
+			Map<String, Long> firstToEnd = store.stats(TOPIC).firstPausesToEnd();
+			assertThat(firstToEnd.keySet()).as("those ending first first, those until resumed last")
+				.containsExactly("x", "h", "g");
+			assertThat(firstToEnd).containsEntry("h", until.toEpochMilli()).containsEntry("g", 0L);
 		});
 	}
 

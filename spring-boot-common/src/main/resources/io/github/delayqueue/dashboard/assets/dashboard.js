@@ -176,9 +176,17 @@ function groupSection(topic, state, data, group) {
     event.preventDefault();
     location.hash = topicLink(topic, state, 0, input.value.trim());
   });
+  const pauses = Object.entries(data.firstPausesToEnd || {});
+  const paused = pauses.length
+    ? el('p', { id: 'paused-groups' }, data.pausedGroups + (data.pausedGroups === 1 ? ' group paused: ' : ' groups paused: '),
+      ...pauses.flatMap(([name, end], i) => [i ? ', ' : null,
+        el('a', { href: topicLink(topic, state, 0, name) }, name),
+        ' (' + (end === 'until resumed' ? end : 'until ' + instant(end)) + ')']),
+      data.pausedGroups > pauses.length ? ', …' : null)
+    : null;
   const found = data.group;
   if (!found) {
-    return el('section', { id: 'group' }, form);
+    return el('section', { id: 'group' }, form, paused);
   }
   const facts = found.ready + ' ready · ' + found.inFlight + ' in flight'
     + (found.waitingAtLimit ? ' · waiting at its concurrency limit' : '')
@@ -193,7 +201,7 @@ function groupSection(topic, state, data, group) {
     ? el('p', { id: 'group-next' }, 'Next ready: ',
       ...found.firstReady.flatMap((id, i) => [i ? ', ' : null, el('a', { href: messageLink(topic, id) }, id)]))
     : el('p', { class: 'muted' }, 'No ready message.');
-  return el('section', { id: 'group' }, form,
+  return el('section', { id: 'group' }, form, paused,
     el('p', { id: 'group-facts' }, el('strong', null, found.name), ': ' + facts), next, actions);
 }
 
