@@ -104,9 +104,7 @@ class GroupPauseReviewTests {
 				Transitions.promote(store, TOPIC, 1000);
 				for (int limit : new int[] { 0, 1, 2 }) {
 					for (int i = 0; i < 3; i++) {
-						String token = LeaseTokens.newToken();
-						Transitions.claim(store, TOPIC, token, token + ".1", 10, 10, MINUTE, null, limit)
-							.messages()
+						newClaim(store, 10, 10, MINUTE, limit).messages()
 							.stream()
 							.map(ClaimedMessage::id)
 							.filter(ofG)
@@ -121,7 +119,7 @@ class GroupPauseReviewTests {
 			claimAll.run();
 			assertThat(Transitions.retry(store, TOPIC, "g-1", held.get("g-1").leaseToken(), Duration.ofMillis(1), "x"))
 				.isPositive();
-			await().pollDelay(Duration.ofMillis(5)).until(() -> true);
+			letPass(Duration.ofMillis(5));
 			claimAll.run();
 			assertThat(Transitions.deadLetter(store, TOPIC, "g-2", held.get("g-2").leaseToken(), "boom")).isTrue();
 			assertThat(store.replayDead(TOPIC, List.of("g-2")).replayed()).containsExactly("g-2");
@@ -136,7 +134,7 @@ class GroupPauseReviewTests {
 			assertThat(store.cancel(TOPIC, "g-6")).isTrue();
 			assertThat(store.reschedule(TOPIC, "g-8", Duration.ofMillis(1))).isPositive();
 			store.send(TOPIC, List.of(new NewMessage("g-9", false, 30, body(), true).inGroup("g")));
-			await().pollDelay(Duration.ofMillis(5)).until(() -> true);
+			letPass(Duration.ofMillis(5));
 			claimAll.run();
 			store.topic(TOPIC).recountGroupSlots().join();
 			redis.delete(keys.groupRotation());
@@ -172,15 +170,9 @@ class GroupPauseReviewTests {
 			TopicKeys keys = store.keys(TOPIC);
 			StringRedisTemplate redis = test.redis();
 			DelayQueueGroups groups = new DelayQueueGroups(store);
-			store.send(TOPIC, List.of(due("g-0", 5).inGroup("g"), due("h-0", 6).inGroup("h")));
-			groups.pause(TOPIC, "g");
-			assertThat(ids(claim(store, 10, 0))).containsExactly("h-0");
-			redis.delete(keys.groupPauses());
+			pauseGAndLoseThePausesKey(test, groups);
 			store.send(TOPIC, List.of(due("g-1", 7).inGroup("g")));
-			List<String> claimed = new ArrayList<>();
-			for (int i = 0; i < 5; i++) {
-				claimed.addAll(ids(claim(store, 10, 0)));
-			}
+			List<String> claimed = ids(claims(5, store, 10, 0));
 			GroupView view = groups.group(TOPIC, "g");
 			assertThat(claimed)
 				.as("g: paused %s, waiting at its limit %s, rotation %s", view.paused(), view.waitingAtLimit(),
@@ -198,13 +190,8 @@ class GroupPauseReviewTests {
 	void aPausedGroupWhosePauseIsLostIsLetBackByTheRecount() {
 		try (TestStore test = TestStore.create()) {
 			RedisMessageStore store = test.store();
-			TopicKeys keys = store.keys(TOPIC);
-			StringRedisTemplate redis = test.redis();
 			DelayQueueGroups groups = new DelayQueueGroups(store);
-			store.send(TOPIC, List.of(due("g-0", 5).inGroup("g"), due("h-0", 6).inGroup("h")));
-			groups.pause(TOPIC, "g");
-			assertThat(ids(claim(store, 10, 0))).containsExactly("h-0");
-			redis.delete(keys.groupPauses());
+			pauseGAndLoseThePausesKey(test, groups);
 			store.topic(TOPIC).recountGroupSlots().join();
 			assertThat(ids(claim(store, 10, 0))).containsExactly("g-0");
 		}
@@ -218,18 +205,10 @@ class GroupPauseReviewTests {
 	void resumingAGroupWhosePauseIsLostMakesItsMessagesClaimable() {
 		try (TestStore test = TestStore.create()) {
 			RedisMessageStore store = test.store();
-			TopicKeys keys = store.keys(TOPIC);
-			StringRedisTemplate redis = test.redis();
 			DelayQueueGroups groups = new DelayQueueGroups(store);
-			store.send(TOPIC, List.of(due("g-0", 5).inGroup("g"), due("h-0", 6).inGroup("h")));
-			groups.pause(TOPIC, "g");
-			assertThat(ids(claim(store, 10, 0))).containsExactly("h-0");
-			redis.delete(keys.groupPauses());
+			pauseGAndLoseThePausesKey(test, groups);
 			groups.resume(TOPIC, "g");
-			List<String> claimed = new ArrayList<>();
-			for (int i = 0; i < 3; i++) {
-				claimed.addAll(ids(claim(store, 10, 0)));
-			}
+			List<String> claimed = ids(claims(3, store, 10, 0));
 			assertThat(claimed).containsExactly("g-0");
 		}
 	}
@@ -263,20 +242,17 @@ class GroupPauseReviewTests {
 		try (TestStore test = TestStore.create()) {
 			RedisMessageStore store = test.store();
 			DelayQueueGroups groups = new DelayQueueGroups(store);
-			List<NewMessage> messages = new ArrayList<>();
-			IntStream.range(0, 150).forEach((i) -> messages.add(due("e" + i + "-0", 5 + i).inGroup("e" + i)));
-			store.send(TOPIC, messages);
+			sendOneToEachGroup(store, "e", 150, 0, 5);
 			for (int i = 0; i < 150; i++) {
 				groups.pause(TOPIC, "e" + i, Duration.ofMillis(200));
 			}
 			assertThat(claim(store, 10, 0)).isEmpty();
-			await().pollDelay(Duration.ofMillis(250)).until(() -> true);
+			letPass(Duration.ofMillis(250));
 			int claims = 0;
 			Set<String> claimed = new HashSet<>();
 			boolean more = true;
 			while (more && claims < 40) {
-				String token = LeaseTokens.newToken();
-				ClaimResult result = Transitions.claim(store, TOPIC, token, token + ".1", 10, 10, MINUTE, null, 0);
+				ClaimResult result = newClaim(store, 10, 10, MINUTE, 0);
 				claims++;
 				claimed.addAll(ids(result.messages()));
 				more = result.more() || !result.messages().isEmpty();
@@ -299,17 +275,10 @@ class GroupPauseReviewTests {
 		try (TestStore test = TestStore.create()) {
 			RedisMessageStore store = test.store();
 			DelayQueueGroups groups = new DelayQueueGroups(store);
-			List<NewMessage> messages = new ArrayList<>();
-			IntStream.range(0, 200).forEach((i) -> messages.add(due("p" + i + "-0", 5 + i).inGroup("p" + i)));
-			store.send(TOPIC, messages);
-			List<ClaimedMessage> inFlight = new ArrayList<>();
-			for (int i = 0; i < 4; i++) {
-				inFlight.addAll(claim(store, 200, 0));
-			}
+			sendOneToEachGroup(store, "p", 200, 0, 5);
+			List<ClaimedMessage> inFlight = claims(4, store, 200, 0);
 			assertThat(inFlight).hasSize(200);
-			List<NewMessage> later = new ArrayList<>();
-			IntStream.range(0, 200).forEach((i) -> later.add(due("p" + i + "-1", 500 + i).inGroup("p" + i)));
-			store.send(TOPIC, later);
+			sendOneToEachGroup(store, "p", 200, 1, 500);
 			for (int i = 0; i < 4; i++) {
 				assertThat(claim(store, 200, 1)).as("every group at its limit of 1").isEmpty();
 			}
@@ -324,8 +293,7 @@ class GroupPauseReviewTests {
 			List<String> claimed = new ArrayList<>();
 			boolean saidMore = true;
 			while (claimed.isEmpty() && saidMore && claims < 40) {
-				String token = LeaseTokens.newToken();
-				ClaimResult result = Transitions.claim(store, TOPIC, token, token + ".1", 1, 0, MINUTE, null, 1);
+				ClaimResult result = newClaim(store, 1, 0, MINUTE, 1);
 				claims++;
 				claimed.addAll(ids(result.messages()));
 				saidMore = result.more();
@@ -349,7 +317,7 @@ class GroupPauseReviewTests {
 			store.send(TOPIC, List.of(due("g-0", 5).inGroup("g"), due("g-1", 6).inGroup("g")));
 			ClaimedMessage g0 = claim(store, 10, 1).get(0);
 			groups.pause(TOPIC, "g", Duration.ofMillis(100));
-			await().pollDelay(Duration.ofMillis(150)).until(() -> true);
+			letPass(Duration.ofMillis(150));
 			assertThat(claim(store, 10, 1)).isEmpty();
 			assertThat(claim(store, 10, 1)).isEmpty();
 			assertThat(groups.group(TOPIC, "g").waitingAtLimit()).isTrue();
@@ -375,7 +343,7 @@ class GroupPauseReviewTests {
 			assertThat(
 					ids(Transitions.claim(store, TOPIC, consumer, consumer + ".1", 10, 0, MINUTE, rate, 0).messages()))
 				.containsExactly("h-0");
-			await().pollDelay(Duration.ofMillis(150)).until(() -> true);
+			letPass(Duration.ofMillis(150));
 			assertThat(Transitions.claim(store, TOPIC, consumer, consumer + ".2", 10, 0, MINUTE, rate, 0).messages())
 				.isEmpty();
 			await().atMost(Duration.ofSeconds(2))
@@ -446,7 +414,7 @@ class GroupPauseReviewTests {
 			DelayQueueGroups groups = new DelayQueueGroups(store);
 			store.send(TOPIC, List.of(due("g-0", 5).inGroup("g")));
 			groups.pause(TOPIC, "g", Duration.ofMillis(20));
-			await().pollDelay(Duration.ofMillis(40)).until(() -> true);
+			letPass(Duration.ofMillis(40));
 			String consumer = LeaseTokens.newToken();
 			ClaimResult first = Transitions.claim(store, TOPIC, consumer, consumer + ".1", 4, 0, MINUTE, null, 1);
 			ClaimResult again = Transitions.claim(store, TOPIC, consumer, consumer + ".1", 4, 0, MINUTE, null, 1);
@@ -503,7 +471,7 @@ class GroupPauseReviewTests {
 			sender.redis().opsForValue().set(sender.store().keys(TOPIC).groupPauses(), "x");
 			try (App app = new App(prefix, false, 0, Duration.ofMillis(500), Duration.ofMillis(500), starts)) {
 				long sentAt = System.currentTimeMillis();
-				sender.template().send(DelayMessage.builder(TOPIC, "body").id("h-0").group("h").build());
+				sendToGroup(sender, "h-0", "h");
 				sender.template().send(DelayMessage.builder(TOPIC, "body").id("n-0").build());
 				await().atMost(Duration.ofSeconds(5))
 					.until(() -> starts.at.keySet().containsAll(List.of("h-0", "n-0")));
@@ -553,8 +521,8 @@ class GroupPauseReviewTests {
 			DelayQueueGroups groups = new DelayQueueGroups(sender.store());
 			groups.pause(TOPIC, "r");
 			Instant until = groups.pause(TOPIC, "e", Duration.ofMillis(500));
-			sender.template().send(DelayMessage.builder(TOPIC, "body").id("e-0").group("e").build());
-			sender.template().send(DelayMessage.builder(TOPIC, "body").id("r-0").group("r").build());
+			sendToGroup(sender, "e-0", "e");
+			sendToGroup(sender, "r-0", "r");
 			await().atMost(Duration.ofSeconds(15)).until(() -> starts.at.containsKey("e-0"));
 			long late = starts.at.get("e-0") - until.toEpochMilli();
 			long resumedAt = System.currentTimeMillis();
@@ -588,7 +556,7 @@ class GroupPauseReviewTests {
 			for (int i = 0; i < 30; i++) {
 				for (String group : List.of("g", "h", "k")) {
 					String id = group + "-" + i;
-					sender.template().send(DelayMessage.builder(TOPIC, "body").id(id).group(group).build());
+					sendToGroup(sender, id, group);
 					ids.add(id);
 				}
 			}
@@ -633,12 +601,12 @@ class GroupPauseReviewTests {
 				App app = new App(prefix, false, 0, Duration.ofSeconds(2), Duration.ofSeconds(1), starts, 1)) {
 			DelayQueueGroups groups = new DelayQueueGroups(sender.store());
 			for (int i = 0; i < 10; i++) {
-				sender.template().send(DelayMessage.builder(TOPIC, "body").id("g-" + i).group("g").build());
+				sendToGroup(sender, "g-" + i, "g");
 			}
 			await().atMost(Duration.ofSeconds(5)).until(() -> starts.at.containsKey("g-1"));
 			groups.pause(TOPIC, "g");
 			long pausedAt = System.currentTimeMillis();
-			await().pollDelay(Duration.ofMillis(1200)).until(() -> true);
+			letPass(Duration.ofMillis(1200));
 			List<String> after = starts.at.entrySet()
 				.stream()
 				.filter((e) -> e.getValue() > pausedAt + 100)
@@ -699,7 +667,7 @@ class GroupPauseReviewTests {
 			assertThat(groups.group(TOPIC, "g").pausedUntil()).as("the operator's pause until resumed is kept")
 				.isNull();
 			assertThat(groups.group(TOPIC, "g").paused()).isTrue();
-			await().pollDelay(Duration.ofMillis(50)).until(() -> true);
+			letPass(Duration.ofMillis(50));
 			Transitions.promote(store, TOPIC, 1000);
 			assertThat(claim(store, 10, 0)).isEmpty();
 			assertThat(groups.resume(TOPIC, "g")).isTrue();
@@ -748,11 +716,8 @@ class GroupPauseReviewTests {
 				.isPositive();
 			Instant backoffEnd = groups.group(TOPIC, "g").pausedUntil();
 			groups.pause(TOPIC, "g", Duration.ofMillis(20));
-			await().pollDelay(Duration.ofMillis(50)).until(() -> true);
-			List<ClaimedMessage> claimed = new ArrayList<>();
-			for (int i = 0; i < 3; i++) {
-				claimed.addAll(claim(store, 4, 1));
-			}
+			letPass(Duration.ofMillis(50));
+			List<ClaimedMessage> claimed = claims(3, store, 4, 1);
 			assertThat(claimed).as("claimed before the backoff's end %s", backoffEnd)
 				.allMatch((m) -> !m.claimedAt().isBefore(backoffEnd));
 		}
@@ -809,13 +774,11 @@ class GroupPauseReviewTests {
 				else if (op < 45) {
 					int limit = random.nextInt(3);
 					Duration lease = (random.nextInt(4) == 0) ? Duration.ofMillis(20) : MINUTE;
-					String token = LeaseTokens.newToken();
 					if (random.nextBoolean()) {
 						Transitions.promote(store, TOPIC, 1000);
 					}
-					List<ClaimedMessage> claimed = Transitions
-						.claim(store, TOPIC, token, token + ".1", 1 + random.nextInt(8), random.nextInt(3), lease, null,
-								limit)
+					List<ClaimedMessage> claimed = newClaim(store, 1 + random.nextInt(8), random.nextInt(3), lease,
+							limit)
 						.messages();
 					for (ClaimedMessage message : claimed) {
 						String group = groupOf.get(message.id());
@@ -900,7 +863,7 @@ class GroupPauseReviewTests {
 				}
 			}
 			for (int round = 0; round < 60 && !pending.isEmpty(); round++) {
-				await().pollDelay(Duration.ofMillis(5)).until(() -> true);
+				letPass(Duration.ofMillis(5));
 				Transitions.promote(store, TOPIC, 1000);
 				Transitions.expireLeases(store, TOPIC, 1000, 1000);
 				for (ClaimedMessage message : claim(store, 200, 0)) {
@@ -915,10 +878,96 @@ class GroupPauseReviewTests {
 		}
 	}
 
+	/**
+	 * Claims as a new consumer, leasing for a minute, none early.
+	 * @param store the store
+	 * @param limit how many at most
+	 * @param groupConcurrency the group concurrency, 0 for none
+	 * @return what it leased
+	 */
 	private static List<ClaimedMessage> claim(RedisMessageStore store, int limit, int groupConcurrency) {
+		return newClaim(store, limit, 0, MINUTE, groupConcurrency).messages();
+	}
+
+	/**
+	 * Claims so many times, each as a new consumer, leasing for a minute, none early.
+	 * @param times how many claims
+	 * @param store the store
+	 * @param limit how many at most each
+	 * @param groupConcurrency the group concurrency, 0 for none
+	 * @return what they leased, in order
+	 */
+	private static List<ClaimedMessage> claims(int times, RedisMessageStore store, int limit, int groupConcurrency) {
+		List<ClaimedMessage> claimed = new ArrayList<>();
+		for (int i = 0; i < times; i++) {
+			claimed.addAll(claim(store, limit, groupConcurrency));
+		}
+		return claimed;
+	}
+
+	/**
+	 * One claim as a new consumer.
+	 * @param store the store
+	 * @param limit how many at most
+	 * @param earlyLimit how many early at most
+	 * @param lease the lease
+	 * @param groupConcurrency the group concurrency, 0 for none
+	 * @return its result
+	 */
+	private static ClaimResult newClaim(RedisMessageStore store, int limit, int earlyLimit, Duration lease,
+			int groupConcurrency) {
 		String consumer = LeaseTokens.newToken();
-		return Transitions.claim(store, TOPIC, consumer, consumer + ".1", limit, 0, MINUTE, null, groupConcurrency)
-			.messages();
+		return Transitions.claim(store, TOPIC, consumer, consumer + ".1", limit, earlyLimit, lease, null,
+				groupConcurrency);
+	}
+
+	/**
+	 * Sends one message to each of so many groups: {@code <prefix><i>-<index>} in group
+	 * {@code <prefix><i>}, due at {@code firstDue + i} ms.
+	 * @param store the store
+	 * @param prefix the groups' prefix
+	 * @param groups how many groups
+	 * @param index the messages' index in their group
+	 * @param firstDue when the first is due (epoch ms)
+	 */
+	private static void sendOneToEachGroup(RedisMessageStore store, String prefix, int groups, int index,
+			long firstDue) {
+		List<NewMessage> messages = new ArrayList<>();
+		IntStream.range(0, groups)
+			.forEach((i) -> messages.add(due(prefix + i + "-" + index, firstDue + i).inGroup(prefix + i)));
+		store.send(TOPIC, messages);
+	}
+
+	/**
+	 * Sends g-0 and h-0, pauses g (a claim then takes h-0 alone), and loses the topic's
+	 * pauses key.
+	 * @param test the store
+	 * @param groups its groups
+	 */
+	private static void pauseGAndLoseThePausesKey(TestStore test, DelayQueueGroups groups) {
+		RedisMessageStore store = test.store();
+		store.send(TOPIC, List.of(due("g-0", 5).inGroup("g"), due("h-0", 6).inGroup("h")));
+		groups.pause(TOPIC, "g");
+		assertThat(ids(claim(store, 10, 0))).containsExactly("h-0");
+		test.redis().delete(store.keys(TOPIC).groupPauses());
+	}
+
+	/**
+	 * Sends a message of a group with the template.
+	 * @param sender the sending store
+	 * @param id the message's id
+	 * @param group its group
+	 */
+	private static void sendToGroup(TestStore sender, String id, String group) {
+		sender.template().send(DelayMessage.builder(TOPIC, "body").id(id).group(group).build());
+	}
+
+	/**
+	 * Lets time pass, the test doing nothing meanwhile.
+	 * @param time how long
+	 */
+	private static void letPass(Duration time) {
+		await().pollDelay(time).until(() -> true);
 	}
 
 	/** When each message started (epoch ms), and which were handled. */

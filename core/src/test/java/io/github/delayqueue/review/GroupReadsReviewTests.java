@@ -331,17 +331,9 @@ class GroupReadsReviewTests {
 			RedisMessageStore store = test.store();
 			TopicKeys keys = store.keys(TOPIC);
 			StringRedisTemplate redis = test.redis();
-			List<NewMessage> first = new ArrayList<>();
-			for (int g = 0; g < 17; g++) {
-				first.add(due(String.format("g%03d-first", g), 5).inGroup(String.format("g%03d", g)));
-			}
-			store.send(TOPIC, first);
+			sendOneToEachGroup(store, 17, "first", 5);
 			assertThat(claim(store, 100, 1)).hasSize(17);
-			List<NewMessage> next = new ArrayList<>();
-			for (int g = 0; g < 200; g++) {
-				next.add(due(String.format("g%03d-next", g), 6).inGroup(String.format("g%03d", g)));
-			}
-			store.send(TOPIC, next);
+			sendOneToEachGroup(store, 200, "next", 6);
 			assertThat(redis.opsForZSet().rangeWithScores(keys.groupRotation(), 0, 0).iterator().next().getScore())
 				.isEqualTo(redis.opsForZSet().score(keys.groupRotation(), "g199"));
 			ClaimResult one = claimResult(store, 1, 1);
@@ -411,7 +403,7 @@ class GroupReadsReviewTests {
 			List<NewMessage> messages = new ArrayList<>();
 			for (int g = 0; g < 200; g++) {
 				for (int i = 0; i < 2; i++) {
-					messages.add(due(String.format("g%03d-%d", g, i), 5 + i).inGroup(String.format("g%03d", g)));
+					messages.add(due(group(g) + "-" + i, 5 + i).inGroup(group(g)));
 				}
 			}
 			store.send(TOPIC, messages);
@@ -566,6 +558,32 @@ class GroupReadsReviewTests {
 		String stats = (info != null) ? info.getProperty("cmdstat_evalsha", "usec=0,") : "usec=0,";
 		int at = stats.indexOf("usec=") + 5;
 		return Long.parseLong(stats.substring(at, stats.indexOf(',', at)));
+	}
+
+	/**
+	 * Sends one message to each of so many groups, {@code <group>-<suffix>} in
+	 * {@link #group(int) group} 0, 1 and on, all due at the same time.
+	 * @param store the store
+	 * @param groups how many groups
+	 * @param suffix the messages' suffix
+	 * @param dueMillis when they are due (epoch ms)
+	 */
+	private static void sendOneToEachGroup(RedisMessageStore store, int groups, String suffix, long dueMillis) {
+		List<NewMessage> messages = new ArrayList<>();
+		for (int g = 0; g < groups; g++) {
+			messages.add(due(group(g) + "-" + suffix, dueMillis).inGroup(group(g)));
+		}
+		store.send(TOPIC, messages);
+	}
+
+	/**
+	 * The name of a numbered group, whose order by name is its number's: g000, g001 and
+	 * on.
+	 * @param number the group's number
+	 * @return its name
+	 */
+	private static String group(int number) {
+		return String.format("g%03d", number);
 	}
 
 	private static List<ClaimedMessage> claim(RedisMessageStore store, int limit, int groupConcurrency) {

@@ -449,11 +449,7 @@ class SendWriterReviewTests {
 						String.valueOf(primary.port()));
 				FaultyRedisProxy proxy = FaultyRedisProxy.start(primary.host(), primary.port())) {
 			replica.awaitReplicaOf(primary, Duration.ofSeconds(10));
-			try (TestStore fixture = TestStore.builder()
-				.on(proxy.host(), proxy.port())
-				.confirmReplication(1, replicationTimeout)
-				.sendTimeout(sendTimeout)
-				.build()) {
+			try (TestStore fixture = replicated(proxy.host(), proxy.port(), sendTimeout, replicationTimeout)) {
 				fixture.store().send(TOPIC, List.of(message("warm", "w", false)));
 				proxy.latency(Duration.ofMillis(2));
 				// A replicated send waits for its calls' replies until its send timeout
@@ -486,11 +482,7 @@ class SendWriterReviewTests {
 		Duration replicationTimeout = Duration.ofSeconds(1);
 		// No replica: every send holds its thread for the whole replication timeout.
 		try (RedisServerProcess primary = TestRedis.startPrivateServer();
-				TestStore fixture = TestStore.builder()
-					.on(primary.host(), primary.port())
-					.confirmReplication(1, replicationTimeout)
-					.sendTimeout(sendTimeout)
-					.build()) {
+				TestStore fixture = replicated(primary.host(), primary.port(), sendTimeout, replicationTimeout)) {
 			RedisMessageStore store = fixture.store();
 			// The partition count agreed, the script loaded, the client connected.
 			assertThat(callById(() -> store.send(TOPIC, List.of(message("warm", "w", false))))).isNull();
@@ -917,6 +909,22 @@ class SendWriterReviewTests {
 	}
 
 	// ---- helpers -------------------------------------------------------------------
+
+	/**
+	 * A store on this server whose sends wait for one replica.
+	 * @param host the server's host
+	 * @param port its port
+	 * @param sendTimeout the send timeout
+	 * @param replicationTimeout how long a send waits for the replica
+	 * @return the store
+	 */
+	private static TestStore replicated(String host, int port, Duration sendTimeout, Duration replicationTimeout) {
+		return TestStore.builder()
+			.on(host, port)
+			.confirmReplication(1, replicationTimeout)
+			.sendTimeout(sendTimeout)
+			.build();
+	}
 
 	private static NewMessage message(String id, String body, boolean replacing) {
 		return new NewMessage(id, true, Duration.ofHours(1).toMillis(), (SENT + body).getBytes(StandardCharsets.UTF_8),

@@ -1,6 +1,5 @@
 package io.github.delayqueue.runtime;
 
-import java.lang.reflect.Method;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -10,20 +9,10 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.github.delayqueue.convert.JsonPayloadConverter;
-import io.github.delayqueue.listener.DelayListenerEndpoint;
-import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
 import io.github.delayqueue.listener.Delivery;
-import io.github.delayqueue.listener.LatePolicy;
-import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.producer.DelayMessage;
-import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.testsupport.TestStore;
-import io.github.delayqueue.time.RetryBackoff;
 import org.junit.jupiter.api.Test;
-import tools.jackson.databind.json.JsonMapper;
-
-import org.springframework.util.ReflectionUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -94,18 +83,8 @@ class GroupConcurrencyDeliveryTests {
 	}
 
 	private DelayQueueRuntime runtime(TestStore fixture, int limit) {
-		JsonPayloadConverter converter = new JsonPayloadConverter(new JsonMapper());
-		DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(converter);
-		ListenerSettings settings = new ListenerSettings(8, 64, 3, Duration.ofSeconds(30),
-				new RetryBackoff(Duration.ofSeconds(1), 2.0, Duration.ofMinutes(1)), Duration.ofSeconds(1),
-				Duration.ofSeconds(2), Duration.ofMinutes(5), LatePolicy.DELIVER, Duration.ofHours(1))
-			.withGroupConcurrency(limit);
-		Method handle = ReflectionUtils.findMethod(GroupConcurrencyDeliveryTests.class, "handle", Delivery.class);
-		registry.register(new DelayListenerEndpoint("webhooks", this, handle, settings));
-		DelayQueueRuntime runtime = new DelayQueueRuntime(fixture.store(), converter,
-				new BrokerSettings(100, Duration.ofSeconds(1), Duration.ZERO), registry);
-		runtime.start();
-		return runtime;
+		return TestRuntimes.start(fixture, TestRuntimes.endpoint("webhooks", this, "handle", Delivery.class,
+				TestRuntimes.settings(8, 64).withGroupConcurrency(limit)));
 	}
 
 	void handle(Delivery<String> delivery) throws InterruptedException {

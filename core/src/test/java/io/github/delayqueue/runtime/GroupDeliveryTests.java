@@ -1,26 +1,16 @@
 package io.github.delayqueue.runtime;
 
-import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
-import io.github.delayqueue.convert.JsonPayloadConverter;
-import io.github.delayqueue.listener.DelayListenerEndpoint;
-import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
 import io.github.delayqueue.listener.Delivery;
-import io.github.delayqueue.listener.LatePolicy;
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.producer.DelayMessage;
-import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.testsupport.TestStore;
-import io.github.delayqueue.time.RetryBackoff;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
-import tools.jackson.databind.json.JsonMapper;
-
-import org.springframework.util.ReflectionUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -83,25 +73,12 @@ class GroupDeliveryTests {
 	}
 
 	private DelayQueueRuntime runtime(TestStore fixture) {
-		JsonPayloadConverter converter = new JsonPayloadConverter(new JsonMapper());
-		DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(converter);
-		ListenerSettings settings = new ListenerSettings(2, 0, 3, Duration.ofSeconds(30),
-				new RetryBackoff(Duration.ofSeconds(1), 2.0, Duration.ofMinutes(1)), Duration.ofSeconds(1),
-				Duration.ofSeconds(2), Duration.ofMinutes(5), LatePolicy.DELIVER, Duration.ofHours(1));
-		Method single = ReflectionUtils.findMethod(GroupDeliveryTests.class, "on", Delivery.class);
-		Method batch = ReflectionUtils.findMethod(GroupDeliveryTests.class, "onBatch", List.class);
-		registry.register(new DelayListenerEndpoint("single", this, single, settings));
-		registry.register(new DelayListenerEndpoint("batched", this, batch, settings));
-		Method failing = ReflectionUtils.findMethod(GroupDeliveryTests.class, "fail", Delivery.class);
-		registry.register(new DelayListenerEndpoint("failing", this, failing,
-				new ListenerSettings(1, 0, 1, settings.visibilityTimeout(), settings.backoff(),
-						settings.idleCheckInterval(), settings.shutdownTimeout(), settings.maxHandlingTime(),
-						LatePolicy.DELIVER, settings.lateThreshold())));
-		registry.register(new DelayListenerEndpoint("failing#dead", this, single, settings));
-		DelayQueueRuntime runtime = new DelayQueueRuntime(fixture.store(), converter,
-				new BrokerSettings(100, Duration.ofSeconds(1), Duration.ZERO), registry);
-		runtime.start();
-		return runtime;
+		ListenerSettings settings = TestRuntimes.settings(2, 0);
+		return TestRuntimes.start(fixture, TestRuntimes.endpoint("single", this, "on", Delivery.class, settings),
+				TestRuntimes.endpoint("batched", this, "onBatch", List.class, settings),
+				TestRuntimes.endpoint("failing", this, "fail", Delivery.class,
+						TestRuntimes.settings(1, 0).withMaxAttempts(1)),
+				TestRuntimes.endpoint("failing#dead", this, "on", Delivery.class, settings));
 	}
 
 	void on(Delivery<String> delivery) {

@@ -1,27 +1,16 @@
 package io.github.delayqueue.runtime;
 
-import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
-import io.github.delayqueue.convert.JsonPayloadConverter;
 import io.github.delayqueue.group.DelayQueueGroups;
-import io.github.delayqueue.listener.DelayListenerEndpoint;
-import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
 import io.github.delayqueue.listener.Delivery;
-import io.github.delayqueue.listener.LatePolicy;
-import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.listener.SlowDownException;
 import io.github.delayqueue.producer.DelayMessage;
-import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.testsupport.TestStore;
-import io.github.delayqueue.time.RetryBackoff;
 import org.junit.jupiter.api.Test;
-import tools.jackson.databind.json.JsonMapper;
-
-import org.springframework.util.ReflectionUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -75,17 +64,8 @@ class GroupSlowDownTests {
 	}
 
 	private DelayQueueRuntime runtime(TestStore fixture) {
-		JsonPayloadConverter converter = new JsonPayloadConverter(new JsonMapper());
-		DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(converter);
-		ListenerSettings settings = new ListenerSettings(2, 0, 3, Duration.ofSeconds(30),
-				new RetryBackoff(Duration.ofSeconds(1), 2.0, Duration.ofMinutes(1)), Duration.ofSeconds(1),
-				Duration.ofSeconds(2), Duration.ofMinutes(5), LatePolicy.DELIVER, Duration.ofHours(1));
-		Method on = ReflectionUtils.findMethod(GroupSlowDownTests.class, "on", Delivery.class);
-		registry.register(new DelayListenerEndpoint("hooks", this, on, settings));
-		DelayQueueRuntime runtime = new DelayQueueRuntime(fixture.store(), converter,
-				new BrokerSettings(100, Duration.ofSeconds(1), Duration.ZERO), registry);
-		runtime.start();
-		return runtime;
+		return TestRuntimes.start(fixture,
+				TestRuntimes.endpoint("hooks", this, "on", Delivery.class, TestRuntimes.settings(2, 0)));
 	}
 
 	void on(Delivery<String> delivery) {

@@ -1,26 +1,16 @@
 package io.github.delayqueue.runtime;
 
-import java.lang.reflect.Method;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.IntStream;
 
-import io.github.delayqueue.convert.JsonPayloadConverter;
-import io.github.delayqueue.listener.DelayListenerEndpoint;
-import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
 import io.github.delayqueue.listener.Delivery;
-import io.github.delayqueue.listener.LatePolicy;
-import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.producer.DelayMessage;
-import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.time.RetryBackoff;
 import org.junit.jupiter.api.Test;
-import tools.jackson.databind.json.JsonMapper;
-
-import org.springframework.util.ReflectionUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -68,19 +58,10 @@ class StrictGroupOrderTests {
 	}
 
 	private DelayQueueRuntime runtime(TestStore fixture, boolean strict) {
-		JsonPayloadConverter converter = new JsonPayloadConverter(new JsonMapper());
-		DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(converter);
-		ListenerSettings settings = new ListenerSettings(4, 0, 3, Duration.ofSeconds(30),
-				new RetryBackoff(Duration.ofMillis(300), 2.0, Duration.ofSeconds(1)), Duration.ofSeconds(1),
-				Duration.ofSeconds(2), Duration.ofMinutes(5), LatePolicy.DELIVER, Duration.ofHours(1))
-			.withGroupConcurrency(1)
-			.withStrictGroupOrder(strict);
-		Method on = ReflectionUtils.findMethod(StrictGroupOrderTests.class, "on", Delivery.class);
-		registry.register(new DelayListenerEndpoint("orders", this, on, settings));
-		DelayQueueRuntime runtime = new DelayQueueRuntime(fixture.store(), converter,
-				new BrokerSettings(100, Duration.ofSeconds(1), Duration.ZERO), registry);
-		runtime.start();
-		return runtime;
+		return TestRuntimes.start(fixture, TestRuntimes.endpoint("orders", this, "on", Delivery.class,
+				TestRuntimes.settings(4, 0, new RetryBackoff(Duration.ofMillis(300), 2.0, Duration.ofSeconds(1)))
+					.withGroupConcurrency(1)
+					.withStrictGroupOrder(strict)));
 	}
 
 	void on(Delivery<String> delivery) {
