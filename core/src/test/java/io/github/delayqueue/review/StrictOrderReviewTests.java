@@ -8,8 +8,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
+import java.util.stream.IntStream;
 
 import io.github.delayqueue.convert.JsonPayloadConverter;
 import io.github.delayqueue.listener.DelayListenerEndpoint;
@@ -30,6 +34,8 @@ import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.Sent;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
+import io.github.delayqueue.testsupport.Interruptibly;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import io.github.delayqueue.time.RetryBackoff;
@@ -342,6 +348,201 @@ class StrictOrderReviewTests {
 		}
 	}
 
+	/**
+	 * Three instances in strict order with a group concurrency of 1, one behind a proxy
+	 * that drops the reply to one retry (after Redis ran it: sent again, it finds no
+	 * lease) and to one claim; a third of the messages fail their first attempt. Each
+	 * group's messages succeed in the order sent, no two of a group are in handlers at
+	 * once, and nothing is left in flight, parked, counted or paused.
+	 */
+	@Test
+	void strictOrderHoldsAcrossThreeInstancesWithLostRetryAndClaimReplies() {
+		try (TestStore sender = TestStore.create()) {
+			Instances instances = new Instances();
+			List<Instance> apps = List.of(new Instance(sender, true, instances), new Instance(sender, true, instances),
+					new Instance(sender, false, instances));
+			try {
+				FaultyRedisProxy.Fault lostRetry = apps.get(0).store.proxy()
+					.dropNextReplyToCommand(FaultyRedisProxy.withArgumentContaining("EVALSHA", "fails once"));
+				FaultyRedisProxy.Fault lostClaim = apps.get(1).store.proxy()
+					.dropNextReplyToCommand(FaultyRedisProxy.withArgumentContaining("EVALSHA", ":c:"));
+				List<DelayMessage> messages = new ArrayList<>();
+				Instant now = Instant.now();
+				for (int i = 0; i < 8; i++) {
+					for (int g = 0; g < 4; g++) {
+						messages.add(DelayMessage.builder(TOPIC, "x")
+							.id(g + "-" + i)
+							.group("g" + g)
+							.dueAt(now.plusMillis(i))
+							.build());
+					}
+				}
+				sender.template().sendAll(messages);
+				await().atMost(Duration.ofSeconds(15)).until(() -> instances.succeeded.size() == 32);
+				TopicKeys keys = sender.store().keys(TOPIC);
+				StringRedisTemplate redis = sender.redis();
+				await().atMost(Duration.ofSeconds(5)).until(() -> redis.opsForZSet().zCard(keys.inFlight()) == 0);
+				assertThat(lostRetry.hasFired()).as("a retry's reply was lost").isTrue();
+				System.out.println("StrictOrderReviewTests three instances: failures " + instances.failures
+						+ ", lost retry reply " + lostRetry.hasFired() + ", lost claim reply " + lostClaim.hasFired());
+				for (int g = 0; g < 4; g++) {
+					String group = g + "-";
+					assertThat(instances.succeeded.stream().filter((id) -> id.startsWith(group)).toList()).as(group)
+						.containsExactly(IntStream.range(0, 8).mapToObj((i) -> group + i).toArray(String[]::new));
+				}
+				assertThat(instances.most).as("most of a group in handlers at once").isEqualTo(1);
+				assertThat(redis.opsForHash().entries(keys.groupSlots())).isEmpty();
+				assertThat(redis.opsForHash().entries(keys.groupCounts())).isEmpty();
+				assertThat(redis.opsForZSet().zCard(keys.groupRotation())).isZero();
+				assertThat(redis.opsForZSet().zCard(keys.groupReady())).isZero();
+			}
+			finally {
+				apps.forEach(Instance::close);
+			}
+		}
+	}
+
+	/** What the instances of a test share: what succeeded, in order, and the failures. */
+	static final class Instances {
+
+		final List<String> succeeded = new CopyOnWriteArrayList<>();
+
+		final Map<String, AtomicInteger> running = new ConcurrentHashMap<>();
+
+		final Set<String> failed = ConcurrentHashMap.newKeySet();
+
+		final AtomicInteger failures = new AtomicInteger();
+
+		volatile int most;
+
+		void handle(String id) {
+			String group = id.substring(0, id.indexOf('-'));
+			int now = this.running.computeIfAbsent(group, (g) -> new AtomicInteger()).incrementAndGet();
+			synchronized (this) {
+				this.most = Math.max(this.most, now);
+			}
+			try {
+				Interruptibly.sleep(5);
+				if (Math.floorMod(id.hashCode(), 3) == 0 && this.failed.add(id)) {
+					this.failures.incrementAndGet();
+					throw new IllegalStateException(id + " fails once");
+				}
+				this.succeeded.add(id);
+			}
+			finally {
+				this.running.get(group).decrementAndGet();
+			}
+		}
+
+	}
+
+	/** One application: a strict-order listener with a group concurrency of 1. */
+	static final class Instance implements AutoCloseable {
+
+		final TestStore store;
+
+		final DelayQueueRuntime runtime;
+
+		private final Instances instances;
+
+		Instance(TestStore sender, boolean behindProxy, Instances instances) {
+			this.instances = instances;
+			TestStore.Builder builder = TestStore.builder().prefix(sender.prefix());
+			this.store = (behindProxy ? builder.behindProxy() : builder).build();
+			JsonPayloadConverter converter = new JsonPayloadConverter(new JsonMapper());
+			DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(converter);
+			ListenerSettings settings = new ListenerSettings(3, 2, 5, Duration.ofSeconds(30),
+					new RetryBackoff(Duration.ofMillis(100), 1.0, Duration.ofMillis(100)), Duration.ofSeconds(1),
+					Duration.ofSeconds(2), Duration.ofMinutes(5), LatePolicy.DELIVER, Duration.ofHours(1))
+				.withGroupConcurrency(1)
+				.withStrictGroupOrder(true);
+			registry.register(new DelayListenerEndpoint(TOPIC, this,
+					ReflectionUtils.findMethod(Instance.class, "on", Delivery.class), settings));
+			this.runtime = new DelayQueueRuntime(this.store.store(), converter,
+					new BrokerSettings(100, Duration.ofSeconds(1), Duration.ZERO), registry);
+			this.runtime.start();
+		}
+
+		void on(Delivery<String> delivery) {
+			this.instances.handle(delivery.id());
+		}
+
+		@Override
+		public void close() {
+			this.runtime.stop();
+			this.store.close();
+		}
+
+	}
+
+	/**
+	 * The waiting message dies on its last attempt: the group goes on with its next
+	 * message; replayed, the dead letter comes back into its group, after the group's
+	 * messages that were due before it, and every count ends at zero.
+	 */
+	@Test
+	void aWaitingMessageThatDiesLetsItsGroupGoOnAndComesBackIntoItWhenReplayed() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			StringRedisTemplate redis = test.redis();
+			TopicKeys keys = store.keys(TOPIC);
+			store.send(TOPIC, List.of(grouped("g-0", 1), grouped("g-1", 2), grouped("g-2", 3)));
+			ClaimedMessage first = claim(store, 1, 1).get(0);
+			store.topic(TOPIC).retry("g-0", first.leaseToken(), MINUTE, "boom", GroupWait.IN_GROUP);
+			redis.opsForZSet().add(keys.groupPauses(), "g", 1);
+			assertThat(claim(store, 10, 1)).isEmpty();
+			ClaimedMessage again = claim(store, 10, 1).get(0);
+			assertThat(again.id()).isEqualTo("g-0");
+			assertThat(Transitions.deadLetter(store, TOPIC, "g-0", again.leaseToken(), "boom again")).isTrue();
+			ClaimedMessage next = claim(store, 10, 1).get(0);
+			assertThat(next.id()).isEqualTo("g-1");
+			assertThat(store.replayDead(TOPIC, List.of("g-0")).replayed()).containsExactly("g-0");
+			Transitions.promote(store, TOPIC, 100);
+			assertThat(redis.opsForHash().get(keys.groups(), "g-0")).isEqualTo("g");
+			Transitions.ack(store, TOPIC, "g-1", next.leaseToken());
+			List<String> rest = new ArrayList<>();
+			for (int i = 0; i < 4; i++) {
+				for (ClaimedMessage message : claim(store, 10, 1)) {
+					rest.add(message.id());
+					Transitions.ack(store, TOPIC, message.id(), message.leaseToken());
+				}
+			}
+			assertThat(rest).containsExactly("g-2", "g-0");
+			assertThat(redis.opsForHash().size(keys.groupCounts())).isZero();
+			assertThat(redis.opsForHash().size(keys.groupSlots())).isZero();
+			assertThat(redis.opsForZSet().size(keys.groupRotation())).isZero();
+		}
+	}
+
+	/**
+	 * A message of priority 5 that waits in its group keeps its rank: once the pause ends
+	 * it comes before the group's other messages of priority 5 and after none of priority
+	 * 0.
+	 */
+	@Test
+	void aWaitingMessageKeepsItsPriorityInItsGroup() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			StringRedisTemplate redis = test.redis();
+			TopicKeys keys = store.keys(TOPIC);
+			store.send(TOPIC,
+					List.of(grouped("g-0", 1).withPriority(5), grouped("g-1", 2).withPriority(5), grouped("g-2", 0)));
+			ClaimedMessage first = claim(store, 1, 1).get(0);
+			assertThat(first.id()).isEqualTo("g-0");
+			store.topic(TOPIC).retry("g-0", first.leaseToken(), MINUTE, "boom", GroupWait.IN_GROUP);
+			redis.opsForZSet().add(keys.groupPauses(), "g", 1);
+			assertThat(claim(store, 10, 1)).isEmpty();
+			List<String> all = new ArrayList<>();
+			for (int i = 0; i < 4; i++) {
+				for (ClaimedMessage message : claim(store, 10, 1)) {
+					all.add(message.id());
+					Transitions.ack(store, TOPIC, message.id(), message.leaseToken());
+				}
+			}
+			assertThat(all).containsExactly("g-0", "g-1", "g-2");
+		}
+	}
+
 	/** The number of EVALSHA calls Redis ran since it started (INFO commandstats). */
 	static long evalshaCalls(StringRedisTemplate redis) {
 		Properties info = redis
@@ -393,6 +594,13 @@ class StrictOrderReviewTests {
 	static NewMessage due(String id, long dueMillis) {
 		return new NewMessage(id, false, dueMillis,
 				MessageFormat.encodeBody(Map.of(), "x".getBytes(StandardCharsets.UTF_8)));
+	}
+
+	/** A message of group g whose body names it, as the template writes it. */
+	static NewMessage grouped(String id, long dueMillis) {
+		return new NewMessage(id, false, dueMillis,
+				MessageFormat.encodeBody(Map.of(MessageFormat.GROUP_HEADER, "g"), "x".getBytes(StandardCharsets.UTF_8)))
+			.inGroup("g");
 	}
 
 	static List<String> ids(List<ClaimedMessage> claimed) {
