@@ -617,6 +617,67 @@ class StrictOrderReviewTests {
 	}
 
 	/**
+	 * A batch listener in strict order whose first batch asks to slow down: every message
+	 * of it waits in its group (no attempt counted), the listener is not paused, and each
+	 * group's messages are then handled in the order sent.
+	 */
+	@Test
+	void aBatchThatSlowsDownInStrictOrderKeepsEachGroupsOrder() {
+		try (TestStore fixture = TestStore.create()) {
+			JsonPayloadConverter converter = new JsonPayloadConverter(new JsonMapper());
+			DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(converter);
+			ListenerSettings settings = new ListenerSettings(2, 0, 3, Duration.ofSeconds(30),
+					new RetryBackoff(Duration.ofMillis(200), 1.0, Duration.ofMillis(200)), Duration.ofSeconds(1),
+					Duration.ofSeconds(2), Duration.ofMinutes(5), LatePolicy.DELIVER, Duration.ofHours(1))
+				.withGroupConcurrency(1)
+				.withStrictGroupOrder(true)
+				.withMaxBatchSize(10)
+				.withBatchTimeout(Duration.ofMillis(50));
+			registry.register(new DelayListenerEndpoint(TOPIC, this,
+					ReflectionUtils.findMethod(StrictOrderReviewTests.class, "slowDownFirstBatch", List.class),
+					settings));
+			DelayQueueRuntime runtime = new DelayQueueRuntime(fixture.store(), converter,
+					new BrokerSettings(100, Duration.ofSeconds(1), Duration.ZERO), registry);
+			runtime.start();
+			try {
+				Instant now = Instant.now();
+				List<DelayMessage> messages = new ArrayList<>();
+				for (int i = 0; i < 3; i++) {
+					for (String group : List.of("a", "b")) {
+						messages.add(DelayMessage.builder(TOPIC, "x")
+							.id(group + "-" + i)
+							.group(group)
+							.dueAt(now.plusMillis(i))
+							.build());
+					}
+				}
+				fixture.template().sendAll(messages);
+				await().atMost(Duration.ofSeconds(10)).until(() -> this.handled.size() >= 6 + this.slowed.size());
+				List<String> after = this.handled.subList(this.slowed.size(), this.handled.size());
+				assertThat(this.slowed).isNotEmpty().allMatch((id) -> id.endsWith("#1"));
+				assertThat(after.stream().filter((id) -> id.startsWith("a-")).toList()).containsExactly("a-0#1",
+						"a-1#1", "a-2#1");
+				assertThat(after.stream().filter((id) -> id.startsWith("b-")).toList()).containsExactly("b-0#1",
+						"b-1#1", "b-2#1");
+			}
+			finally {
+				runtime.stop();
+			}
+		}
+	}
+
+	private final List<String> slowed = new CopyOnWriteArrayList<>();
+
+	void slowDownFirstBatch(List<Delivery<String>> batch) {
+		List<String> ids = batch.stream().map((delivery) -> delivery.id() + "#" + delivery.attempt()).toList();
+		this.handled.addAll(ids);
+		if (this.slowed.isEmpty()) {
+			this.slowed.addAll(ids);
+			throw new SlowDownException(Duration.ofMillis(300));
+		}
+	}
+
+	/**
 	 * The EVALSHA calls Redis ran since it started and the µs it spent in them (INFO
 	 * commandstats).
 	 */
