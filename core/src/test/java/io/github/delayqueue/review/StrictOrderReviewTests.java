@@ -725,13 +725,6 @@ class StrictOrderReviewTests {
 		}
 	}
 
-	void slowDownFirstAttemptOfFirst(Delivery<String> delivery) {
-		this.handled.add(delivery.id() + "#" + delivery.attempt());
-		if (delivery.id().equals("o-0") && this.handled.size() == 1) {
-			throw new SlowDownException(Duration.ofMillis(800));
-		}
-	}
-
 	void record(Delivery<String> delivery) {
 		this.handled.add(delivery.id() + "#" + delivery.attempt());
 	}
