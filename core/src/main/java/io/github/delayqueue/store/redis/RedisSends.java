@@ -311,7 +311,13 @@ final class RedisSends implements AutoCloseable {
 			sent.whenComplete((result, failure) -> timer.cancel(false));
 		}
 		catch (RejectedExecutionException ex) {
-			// The store closed meanwhile: the threads still take the send, then fail it.
+			// The store closed between the two: with no timer, a send no thread took yet
+			// would wait for one past its deadline, then be written. It fails now
+			// instead,
+			// unsent, as a send made after the close does.
+			if (taken.compareAndSet(false, true)) {
+				sent.completeExceptionally(new DataAccessResourceFailureException("The message store is closed", ex));
+			}
 		}
 		return sent;
 	}
