@@ -213,6 +213,63 @@ class SendExpiryReviewTests {
 
 	}
 
+	/**
+	 * The timer thread is one per store and may be late: loaded by other work (timers
+	 * were seen 78 ms late on this machine) or held by what a caller chained on a send it
+	 * failed (here 500 ms, though docs/api.md asks not to block there). Four sends hold
+	 * the threads 400 ms (the replies to their WAITs held); behind them, sends with a 200
+	 * ms timeout are past their deadline when the threads free up, their timers not yet
+	 * run. A thread takes them, as the flag is still down, and writes them with the 1 ms
+	 * left. The thread could check the deadline it takes a send at, as the timer does.
+	 */
+	@Test
+	@Disabled("finding: a thread takes a queued replicated send past its deadline while its timer is late, and "
+			+ "writes it (behind-0: stored, failed 'did not answer within 1ms' 415 ms after it was made, timeout 200)")
+	void aQueuedReplicatedSendPastItsDeadlineIsNotWrittenWhileItsTimerIsLate() throws Exception {
+		try (FaultyRedisProxy proxy = FaultyRedisProxy.start(primary.host(), primary.port());
+				TestStore fixture = TestStore.builder()
+					.on(proxy.host(), proxy.port())
+					.confirmReplication(1, Duration.ofSeconds(1))
+					.sendTimeout(Duration.ofMillis(200))
+					.build()) {
+			RedisMessageStore store = fixture.store();
+			failureOf(() -> store.send(TOPIC, List.of(message("warm", "w", false))));
+			for (int i = 0; i < 4; i++) {
+				proxy.delayNextReplyTo("WAIT"::equals, Duration.ofMillis(400));
+			}
+			List<Timed> holding = new ArrayList<>();
+			for (int i = 0; i < 4; i++) {
+				String id = "holding-" + i;
+				holding.add(Timed.of(id, () -> store.sendAsync(Map.of(TOPIC, List.of(message(id, "A", false))))));
+			}
+			// Expires first; what is chained on it holds the timer thread.
+			Timed blocking = Timed.of("blocking",
+					() -> store.sendAsync(Map.of(TOPIC, List.of(message("blocking", "A", false))))
+						.whenComplete((result, failure) -> LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(500))));
+			List<Timed> behind = new ArrayList<>();
+			for (int i = 0; i < 4; i++) {
+				String id = "behind-" + i;
+				behind.add(Timed.of(id, () -> store.sendAsync(Map.of(TOPIC, List.of(message(id, "A", false))))));
+			}
+			awaitAll(holding);
+			awaitAll(behind);
+			awaitAll(List.of(blocking));
+			List<String> written = new ArrayList<>();
+			for (Timed one : behind) {
+				if (store.inspect(TOPIC, one.name, 10) != null) {
+					Throwable failure = one.failure();
+					written.add(one.name + ": " + ((failure != null) ? kind(failure) : "stored") + " after "
+							+ one.tookMillis() + " ms");
+				}
+			}
+			System.out.println("written past their deadline: " + written + "; holding: "
+					+ holding.stream().map((one) -> one.tookMillis() + " ms " + one.failure()).toList() + "; behind: "
+					+ behind.stream().map((one) -> one.tookMillis() + " ms " + one.failure()).toList());
+			assertThat(written).isEmpty();
+			assertThat(behind).allSatisfy((one) -> assertThat(one.failure()).hasMessageContaining(NOT_SENT));
+		}
+	}
+
 	// ---- 2. Never completed -------------------------------------------------------
 
 	/**
