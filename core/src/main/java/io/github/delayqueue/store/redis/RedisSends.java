@@ -274,10 +274,11 @@ final class RedisSends implements AutoCloseable {
 	/**
 	 * Sends with confirmed replication on a thread of the store's few for that; the send
 	 * queues while they are busy. Its deadline counts from when it was made, not from
-	 * when a thread takes it: a send still queued at its deadline fails then, unsent (its
-	 * calls could not be answered in time), rather than when a thread is free, which,
-	 * with every thread holding a send that waits for replicas, may be the replication
-	 * timeout later, after the sends queued before it that are late too.
+	 * when a thread takes it: a send still queued at its deadline fails then, unsent, by
+	 * its timer or, if that is late, by the thread that takes it (its calls could not be
+	 * answered in time), rather than when a thread is free, which, with every thread
+	 * holding a send that waits for replicas, may be the replication timeout later, after
+	 * the sends queued before it that are late too.
 	 */
 	private CompletableFuture<Map<String, List<Sent>>> replicated(Map<String, List<NewMessage>> messagesByTopic,
 			long deadline) {
@@ -286,6 +287,11 @@ final class RedisSends implements AutoCloseable {
 		try {
 			this.waiting.execute(() -> {
 				if (!taken.compareAndSet(false, true)) {
+					return;
+				}
+				if (System.nanoTime() - deadline >= 0) {
+					// Its timer is late (its thread busy): it fails as if on time.
+					sent.completeExceptionally(unsent());
 					return;
 				}
 				try {
@@ -303,17 +309,25 @@ final class RedisSends implements AutoCloseable {
 		try {
 			ScheduledFuture<?> timer = this.expiry.schedule(() -> {
 				if (taken.compareAndSet(false, true)) {
-					sent.completeExceptionally(new QueryTimeoutException("Redis did not answer in time: the send "
-							+ "waited for a thread of the store, all held by sends waiting for Redis or for "
-							+ "replicas, and was not sent"));
+					sent.completeExceptionally(unsent());
 				}
 			}, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
 			sent.whenComplete((result, failure) -> timer.cancel(false));
 		}
 		catch (RejectedExecutionException ex) {
-			// The store closed meanwhile: the threads still take the send, then fail it.
+			// The store closed between the two: a send no thread took yet fails now,
+			// unsent, as one made after the close does.
+			if (taken.compareAndSet(false, true)) {
+				sent.completeExceptionally(new DataAccessResourceFailureException("The message store is closed", ex));
+			}
 		}
 		return sent;
+	}
+
+	/** The failure of a send that no thread took by its deadline. */
+	private static QueryTimeoutException unsent() {
+		return new QueryTimeoutException("Redis did not answer in time: the send waited for a thread of the store, all "
+				+ "held by sends waiting for Redis or for replicas, and was not sent");
 	}
 
 	/**
