@@ -72,7 +72,6 @@ class StrictOrderReviewTests {
 	 * retry is dead-lettered as late, while the same retry in relaxed order is delivered.
 	 */
 	@Test
-	@Disabled("finding: a retry in strict order keeps its old due time, so the late policy DEAD_LETTER buries it as late")
 	void aRetryInStrictOrderIsNotDeadLetteredAsLateForItsOwnBackoff() {
 		assertThat(runFailingOnce(true)).containsExactly("o-0#1", "o-0#2", "o-1#1");
 	}
@@ -229,7 +228,6 @@ class StrictOrderReviewTests {
 	 * they are due.
 	 */
 	@Test
-	@Disabled("finding: ids made ready early at the list's head: a listener with a group concurrency claims about every ms until they are due")
 	void earlyIdsAtTheListsHeadDoNotMakeAListenerWithAGroupConcurrencyClaimEveryMillisecond() {
 		assertThat(claimsPerSecondWithEarlyIds("group concurrency 1", (settings) -> settings)).isLessThan(50);
 	}
@@ -239,7 +237,6 @@ class StrictOrderReviewTests {
 	 * and again.
 	 */
 	@Test
-	@Disabled("finding: ids made ready early at the list's head: a rate-limited listener claims again at once, without a pause, until they are due")
 	void earlyIdsAtTheListsHeadDoNotMakeARateLimitedListenerSpin() {
 		assertThat(claimsPerSecondWithEarlyIds("rate limit",
 				(settings) -> settings.withRateLimit(new RateLimit(1000, MINUTE))))

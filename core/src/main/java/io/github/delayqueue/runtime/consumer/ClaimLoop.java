@@ -47,6 +47,12 @@ import org.springframework.util.backoff.BackOffExecution;
  */
 final class ClaimLoop {
 
+	/** The longest wait before a claim that follows one that took nothing. */
+	private static final long MAX_EMPTY_FOLLOW_UP_MILLIS = 256;
+
+	/** The doublings that reach {@link #MAX_EMPTY_FOLLOW_UP_MILLIS} from 1 ms. */
+	private static final int EMPTY_FOLLOW_UP_DOUBLINGS = 8;
+
 	/** Logs as the fetcher, as all of its parts do: one category to set. */
 	private static final Log logger = LogFactory.getLog(Fetcher.class);
 
@@ -97,6 +103,13 @@ final class ClaimLoop {
 
 	/** Whether the next check is the idle check: the last claim found nothing more. */
 	private volatile boolean idle;
+
+	/**
+	 * The claims in a row that took nothing but said more may be waiting: each waits
+	 * twice as long before the next, up to {@value #MAX_EMPTY_FOLLOW_UP_MILLIS} ms.
+	 * Touched only by the active fetch.
+	 */
+	private int emptyFollowUps;
 
 	private final AtomicBoolean active = new AtomicBoolean();
 
@@ -372,18 +385,26 @@ final class ClaimLoop {
 				waitForRoom(result.rateLimitedFor());
 				this.requested.set(true);
 			}
+			else if (result.messages().isEmpty() && result.more()
+					&& (mayHaveMore(request, result, due) || this.settings.groupConcurrency() > 0)) {
+				// It took nothing, but more may be waiting past what it read: groups at
+				// their limit or paused filled the part of the rotation it read (it
+				// parked
+				// them), or ids not yet due, or left by cancels, fill the lists' head.
+				// Again shortly, backing off while that lasts (1, 2, 4 ... 256 ms), so
+				// that
+				// ids not yet due cost a few calls a second, not one a millisecond. (A
+				// listener with a group concurrency claims nothing early: its held
+				// messages are never full.)
+				checkAgainIn(Math.min(1L << this.emptyFollowUps, MAX_EMPTY_FOLLOW_UP_MILLIS));
+				this.emptyFollowUps = Math.min(this.emptyFollowUps + 1, EMPTY_FOLLOW_UP_DOUBLINGS);
+			}
 			else if (mayHaveMore(request, result, due)) {
+				this.emptyFollowUps = 0;
 				this.requested.set(true);
 			}
-			else if (result.more() && this.settings.groupConcurrency() > 0) {
-				// It claims nothing early, so its held messages are never full: groups at
-				// their limit, or paused, filled the part of the rotation the claim read
-				// (it parked them), or ids not yet due fill the lists' head. Shortly, not
-				// at
-				// once, so that the latter costs a call a millisecond until they are due.
-				checkAgainIn(1);
-			}
 			else {
+				this.emptyFollowUps = 0;
 				checkWhenIdle();
 			}
 		}

@@ -158,9 +158,12 @@ final class DeliveryHandler {
 		Duration sinceDue = Duration.between(Instant.ofEpochMilli(message.dueAtMillis()), inFlight.redisClock());
 		Duration lateness = sinceDue.isNegative() ? Duration.ZERO : sinceDue;
 		// A dead-letter queue delivers late ones whatever its settings say: burying them
-		// again would lose what it exists to deliver.
+		// again would lose what it exists to deliver. Nor are the messages of groups in
+		// strict order late: they wait in their group on purpose (a retry's backoff, a
+		// slow-down), keeping their first due time, which is their rank.
 		if (this.settings.latePolicy() == LatePolicy.DEAD_LETTER && !TopicPartitions.isDeadLetters(this.topic)
-				&& lateness.compareTo(this.settings.lateThreshold()) > 0) {
+				&& lateness.compareTo(this.settings.lateThreshold()) > 0
+				&& !(this.settings.strictGroupOrder() && groupOf(message) != null)) {
 			this.settlement.deadLetter(inFlight,
 					"Claimed " + lateness + " after its due time, later than the late threshold "
 							+ this.settings.lateThreshold() + " of late policy " + LatePolicy.DEAD_LETTER,
