@@ -235,11 +235,7 @@ class SendExpiryReviewTests {
 			for (int i = 0; i < 4; i++) {
 				proxy.delayNextReplyTo("WAIT"::equals, Duration.ofMillis(400));
 			}
-			List<Timed> holding = new ArrayList<>();
-			for (int i = 0; i < 4; i++) {
-				String id = "holding-" + i;
-				holding.add(Timed.of(id, () -> store.sendAsync(Map.of(TOPIC, List.of(message(id, "A", false))))));
-			}
+			List<Timed> holding = holdTheThreads(store, 4);
 			// Expires first; what is chained on it holds the timer thread.
 			Timed blocking = Timed.of("blocking",
 					() -> store.sendAsync(Map.of(TOPIC, List.of(message("blocking", "A", false))))
@@ -289,11 +285,7 @@ class SendExpiryReviewTests {
 			RedisMessageStore store = fixture.store();
 			assertThat(failureOf(() -> store.send(TOPIC, List.of(message("warm", "w", false)))))
 				.isInstanceOf(NotReplicatedException.class);
-			List<Timed> holding = new ArrayList<>();
-			for (int i = 0; i < 4; i++) {
-				String id = "holding-" + i;
-				holding.add(Timed.of(id, () -> store.sendAsync(Map.of(TOPIC, List.of(message(id, "A", false))))));
-			}
+			List<Timed> holding = holdTheThreads(store, 4);
 			List<Timed> behind = new ArrayList<>();
 			for (int i = 0; i < 6; i++) {
 				String id = "behind-" + i;
@@ -362,11 +354,7 @@ class SendExpiryReviewTests {
 			RedisMessageStore store = fixture.store();
 			assertThat(failureOf(() -> store.send(TOPIC, List.of(message("x", "first", false)))))
 				.isInstanceOf(NotReplicatedException.class);
-			List<Timed> holding = new ArrayList<>();
-			for (int i = 0; i < 4; i++) {
-				String id = "holding-" + i;
-				holding.add(Timed.of(id, () -> store.sendAsync(Map.of(TOPIC, List.of(message(id, "A", false))))));
-			}
+			List<Timed> holding = holdTheThreads(store, 4);
 			Timed replacing = Timed.of("x",
 					() -> store.sendAsync(Map.of(TOPIC, List.of(message("x", "second", true)))));
 			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
@@ -407,11 +395,7 @@ class SendExpiryReviewTests {
 			.build()) {
 			RedisMessageStore store = fixture.store();
 			failureOf(() -> store.send(TOPIC, List.of(message("x", "first", false))));
-			List<Timed> holding = new ArrayList<>();
-			for (int i = 0; i < 4; i++) {
-				String id = "holding-" + i;
-				holding.add(Timed.of(id, () -> store.sendAsync(Map.of(TOPIC, List.of(message(id, "A", false))))));
-			}
+			List<Timed> holding = holdTheThreads(store, 4);
 			Timed queued = Timed.of("x", () -> store.sendAsync(Map.of(TOPIC, List.of(message("x", "second", true)))));
 			long cancelStart = System.nanoTime();
 			Throwable failure = failureOf(() -> store.cancel(TOPIC, "x"));
@@ -439,11 +423,7 @@ class SendExpiryReviewTests {
 			.build()) {
 			RedisMessageStore store = fixture.store();
 			failureOf(() -> store.send(TOPIC, List.of(message("warm", "w", false))));
-			List<Timed> holding = new ArrayList<>();
-			for (int i = 0; i < 12; i++) {
-				String id = "holding-" + i;
-				holding.add(Timed.of(id, () -> store.sendAsync(Map.of(TOPIC, List.of(message(id, "A", false))))));
-			}
+			List<Timed> holding = holdTheThreads(store, 12);
 			long start = System.nanoTime();
 			Throwable failure = failureOf(() -> store.send(TOPIC, List.of(message("sync", "A", false))));
 			long took = System.nanoTime() - start;
@@ -598,6 +578,19 @@ class SendExpiryReviewTests {
 			}
 		}
 
+	}
+
+	/**
+	 * Sends that hold the store's threads (each waits for a replica that never answers):
+	 * {@code holding-0}, {@code holding-1}, ...
+	 */
+	private static List<Timed> holdTheThreads(RedisMessageStore store, int sends) {
+		List<Timed> holding = new ArrayList<>();
+		for (int i = 0; i < sends; i++) {
+			String id = "holding-" + i;
+			holding.add(Timed.of(id, () -> store.sendAsync(Map.of(TOPIC, List.of(message(id, "A", false))))));
+		}
+		return holding;
 	}
 
 }

@@ -184,17 +184,9 @@ class StrictOrderReviewTests {
 			// delay).
 			redis.opsForZSet().add(keys.scheduled(), "g-0", 1);
 			redis.opsForZSet().add(keys.groupPauses(), "g", 1);
-			List<String> all = new ArrayList<>();
-			for (int i = 0; i < 6; i++) {
-				Transitions.promote(store, TOPIC, 100);
-				for (ClaimedMessage message : claim(store, 10, 1)) {
-					all.add(message.id());
-					Transitions.ack(store, TOPIC, message.id(), message.leaseToken());
-				}
-			}
+			List<String> all = claimAndAck(store, 6, true);
 			assertThat(all).containsExactlyInAnyOrder("g-0", "g-1");
-			assertThat(redis.opsForHash().size(keys.groupCounts())).isZero();
-			assertThat(redis.opsForHash().size(keys.groupSlots())).isZero();
+			assertNoGroupCounted(redis, keys);
 		}
 	}
 
@@ -507,16 +499,9 @@ class StrictOrderReviewTests {
 			Transitions.promote(store, TOPIC, 100);
 			assertThat(redis.opsForHash().get(keys.groups(), "g-0")).isEqualTo("g");
 			Transitions.ack(store, TOPIC, "g-1", next.leaseToken());
-			List<String> rest = new ArrayList<>();
-			for (int i = 0; i < 4; i++) {
-				for (ClaimedMessage message : claim(store, 10, 1)) {
-					rest.add(message.id());
-					Transitions.ack(store, TOPIC, message.id(), message.leaseToken());
-				}
-			}
+			List<String> rest = claimAndAck(store, 4, false);
 			assertThat(rest).containsExactly("g-2", "g-0");
-			assertThat(redis.opsForHash().size(keys.groupCounts())).isZero();
-			assertThat(redis.opsForHash().size(keys.groupSlots())).isZero();
+			assertNoGroupCounted(redis, keys);
 			assertThat(redis.opsForZSet().size(keys.groupRotation())).isZero();
 		}
 	}
@@ -539,13 +524,7 @@ class StrictOrderReviewTests {
 			store.topic(TOPIC).retry("g-0", first.leaseToken(), MINUTE, "boom", GroupWait.IN_GROUP);
 			redis.opsForZSet().add(keys.groupPauses(), "g", 1);
 			assertThat(claim(store, 10, 1)).isEmpty();
-			List<String> all = new ArrayList<>();
-			for (int i = 0; i < 4; i++) {
-				for (ClaimedMessage message : claim(store, 10, 1)) {
-					all.add(message.id());
-					Transitions.ack(store, TOPIC, message.id(), message.leaseToken());
-				}
-			}
+			List<String> all = claimAndAck(store, 4, false);
 			assertThat(all).containsExactly("g-0", "g-1", "g-2");
 		}
 	}
@@ -746,6 +725,31 @@ class StrictOrderReviewTests {
 		String consumer = LeaseTokens.newToken();
 		return Transitions.claim(store, TOPIC, consumer, consumer + ".1", limit, 0, MINUTE, null, groupConcurrency)
 			.messages();
+	}
+
+	/**
+	 * Claims with a group concurrency of 1 and acknowledges what each claim took, a
+	 * number of times, promoting due messages first when asked.
+	 * @return the ids handled, in order
+	 */
+	private static List<String> claimAndAck(RedisMessageStore store, int times, boolean promote) {
+		List<String> handled = new ArrayList<>();
+		for (int i = 0; i < times; i++) {
+			if (promote) {
+				Transitions.promote(store, TOPIC, 100);
+			}
+			for (ClaimedMessage message : claim(store, 10, 1)) {
+				handled.add(message.id());
+				Transitions.ack(store, TOPIC, message.id(), message.leaseToken());
+			}
+		}
+		return handled;
+	}
+
+	/** No group has a ready message or a slot counted. */
+	private static void assertNoGroupCounted(StringRedisTemplate redis, TopicKeys keys) {
+		assertThat(redis.opsForHash().size(keys.groupCounts())).isZero();
+		assertThat(redis.opsForHash().size(keys.groupSlots())).isZero();
 	}
 
 }
