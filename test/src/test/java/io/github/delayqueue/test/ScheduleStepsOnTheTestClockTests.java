@@ -48,7 +48,8 @@ class ScheduleStepsOnTheTestClockTests {
 		try {
 			assertThatExceptionOfType(AssertionError.class).isThrownBy(() -> this.clock.advance(Duration.ofSeconds(10)))
 				.withMessageContaining("did not settle within 1s")
-				.withMessageContaining("in advance(10s) (each step has the whole timeout), in step 3 of about 11, ")
+				.withMessageMatching(
+						"(?s).*in advance\\(10s\\) \\(each step has the whole timeout\\), in step [1-3] of about 1[0-2], \\d+ms into the span.*")
 				.withMessageContaining("for the tick of schedule 'beat' (topic 'beats')")
 				.withMessageContaining("listeners still hold messages");
 		}
