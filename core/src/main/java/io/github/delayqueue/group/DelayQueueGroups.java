@@ -39,13 +39,11 @@ public class DelayQueueGroups {
 	 * @param topic the topic
 	 * @param group the group's name
 	 * @throws IllegalArgumentException if the topic or the group's name is invalid
-	 * @throws UnsupportedOperationException if the topic is spread over more than one
-	 * partition
 	 * @throws org.springframework.dao.DataAccessException if Redis does not confirm it
 	 * within the store's timeout
 	 */
 	public void pause(String topic, String group) {
-		this.store.pauseGroup(requireOnePartition(topic), group, null);
+		this.store.pauseGroup(Topics.requireValid(topic), group, null);
 	}
 
 	/**
@@ -56,8 +54,6 @@ public class DelayQueueGroups {
 	 * @return when the pause ends, on the Redis clock
 	 * @throws IllegalArgumentException if the topic, the group's name or the length is
 	 * invalid
-	 * @throws UnsupportedOperationException if the topic is spread over more than one
-	 * partition
 	 * @throws org.springframework.dao.DataAccessException if Redis does not confirm it
 	 * within the store's timeout
 	 */
@@ -67,7 +63,7 @@ public class DelayQueueGroups {
 					+ "' must last 1 ms to " + MAX_PAUSE.toDays() + " days, not " + length
 					+ "; pause without a length for a pause until it is resumed");
 		}
-		Instant until = this.store.pauseGroup(requireOnePartition(topic), group, length);
+		Instant until = this.store.pauseGroup(Topics.requireValid(topic), group, length);
 		if (until == null) {
 			throw new IllegalStateException("The store paused group '" + group + "' of topic '" + topic
 					+ "' without an end, where " + length + " was asked");
@@ -81,13 +77,11 @@ public class DelayQueueGroups {
 	 * @param group the group's name
 	 * @return {@code true} if it was paused
 	 * @throws IllegalArgumentException if the topic or the group's name is invalid
-	 * @throws UnsupportedOperationException if the topic is spread over more than one
-	 * partition
 	 * @throws org.springframework.dao.DataAccessException if Redis does not confirm it
 	 * within the store's timeout
 	 */
 	public boolean resume(String topic, String group) {
-		return this.store.resumeGroup(requireOnePartition(topic), group);
+		return this.store.resumeGroup(Topics.requireValid(topic), group);
 	}
 
 	/**
@@ -100,16 +94,6 @@ public class DelayQueueGroups {
 	 */
 	public GroupView group(String topic, String group) {
 		return this.store.inspector(Topics.requireValid(topic)).group(group);
-	}
-
-	private String requireOnePartition(String topic) {
-		Topics.requireValid(topic);
-		int partitions = this.store.partitions().count(topic);
-		if (partitions > 1) {
-			throw new UnsupportedOperationException("Topic '" + topic + "' is spread over " + partitions
-					+ " partitions, which do not take messages with a group yet: its groups cannot be paused");
-		}
-		return topic;
 	}
 
 }

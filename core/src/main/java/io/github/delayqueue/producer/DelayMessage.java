@@ -312,8 +312,9 @@ public final class DelayMessage {
 		 * turn, so that one group's backlog delays the others by a bounded amount,
 		 * whatever its size; the messages of no group take their turn together, as one
 		 * more group. Priorities order the messages within a group. Listeners see the
-		 * group as {@code Delivery.group()}. A topic spread over more than one partition
-		 * does not take grouped messages yet: their send is refused.
+		 * group as {@code Delivery.group()}. On a topic spread over several partitions, a
+		 * group's messages go to its group's partition (not its id's), where its limit,
+		 * order and pause hold; the same id sent in two groups is then two messages.
 		 * @param group 1 to {@value NewMessage#MAX_GROUP_LENGTH} characters, none of them
 		 * a control character
 		 * @return this builder

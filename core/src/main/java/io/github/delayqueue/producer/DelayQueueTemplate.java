@@ -418,9 +418,6 @@ public class DelayQueueTemplate {
 
 	private NewMessage toNewMessage(DelayMessage message, Map<String, String> headers) {
 		String group = message.group();
-		if (group != null) {
-			requireOnePartition(message.topic());
-		}
 		byte[] payload = this.payloadConverter.toBytes(message.payload());
 		long size = payload.length + headerBytes(headers);
 		if (size > this.maxPayloadBytes) {
@@ -453,19 +450,6 @@ public class DelayQueueTemplate {
 		created = (deduplicationWindow != null) ? created.deduplicating() : created;
 		created = (group != null) ? created.inGroup(group) : created;
 		return message.replaceIfPending() ? created.replacingPending() : created;
-	}
-
-	/**
-	 * Refuses a message with a group to a topic spread over more than one partition,
-	 * before anything is stored: its partition would be chosen by its id, not its group.
-	 */
-	private void requireOnePartition(String topic) {
-		int partitions = this.store.partitions().count(topic);
-		if (partitions > 1) {
-			throw new UnsupportedOperationException("Topic '" + topic + "' is spread over " + partitions
-					+ " partitions, which do not take messages with a group yet: groups on partitioned topics come"
-					+ " in a later version; send it without a group, or to a topic of one partition");
-		}
 	}
 
 	/**

@@ -146,8 +146,9 @@ public interface MessageStore {
 	/**
 	 * Pauses one group of a topic: claims pass its ready messages over, in every
 	 * application, until the pause ends or the group is resumed; its messages in flight
-	 * are not touched. Pausing a paused group sets its end anew. Groups live on topics of
-	 * one partition. This default refuses: a store that does not keep groups.
+	 * are not touched. Pausing a paused group sets its end anew. On a partitioned topic,
+	 * the pause is kept in the group's partition. This default refuses: a store that does
+	 * not keep groups.
 	 * @param topic the topic
 	 * @param group the group's name
 	 * @param length how long the pause lasts, {@code null} until it is resumed

@@ -40,8 +40,8 @@ public class PartitionCountException extends IllegalStateException {
 		return new PartitionCountException(topic, stored, configured, "Topic '" + topic + "' has " + stored
 				+ " partitions in Redis, but " + configured + " are configured here (delay-queue.topics." + topic
 				+ ".partitions), and what it holds (" + held + " found: messages scheduled, ready, in flight or dead,"
-				+ " in the topic or its dead-letter queue '" + topic + "#dead', and recurring schedules) would"
-				+ " then be out of reach of the calls that find them by id. Every application must use the same"
+				+ " in the topic or its dead-letter queue '" + topic + "#dead', recurring schedules, and paused groups)"
+				+ " would then be out of reach of the calls that find them by id. Every application must use the same"
 				+ " count; it can change only while " + ((configured == 1) ? "partitions 1 and up are" : "the topic is")
 				+ " empty and has no schedule (see docs/redis.md, \"Partitioned topics\")");
 	}

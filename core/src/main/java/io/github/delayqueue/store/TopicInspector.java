@@ -62,9 +62,8 @@ public interface TopicInspector {
 	/**
 	 * Reads one group of the topic by name: its ready messages and those in flight,
 	 * whether it waits at its concurrency limit, and the ids of its next ready messages.
-	 * Groups live on a topic of one partition; on a partitioned topic this reads
-	 * partition 0 (the topic itself). This default reads nothing: an inspector that does
-	 * not keep groups refuses.
+	 * On a partitioned topic this reads the group's partition. This default reads
+	 * nothing: an inspector that does not keep groups refuses.
 	 * @param group the group's name, 1 to {@value NewMessage#MAX_GROUP_LENGTH}
 	 * characters, none of them a control character
 	 * @return the group, empty if the topic does not know it

@@ -19,7 +19,10 @@ import io.lettuce.core.codec.CRC16;
  * after partition 0: the partitions of a topic sit evenly apart on the ring, and so fall
  * on different nodes of a Redis Cluster whose nodes hold equal ranges of slots. A message
  * belongs to partition {@code CRC16(id) mod count}, so every call that names a message by
- * id finds it in one partition.
+ * id finds it in one partition; a message of a group to partition
+ * {@code CRC16(group) mod count} ({@link #nameForGroup}), where the group's limit, order
+ * and pause hold, and a call by id that does not find it in its id's partition asks the
+ * others.
  *
  * <p>
  * The dead-letter queue of a topic ({@link #deadLettersOf(String)}, {@code <topic>#dead})
@@ -110,6 +113,29 @@ public final class TopicPartitions {
 	public String nameFor(String topic, String id) {
 		int count = count(topic);
 		return (count == 1) ? topic : names(topic).get(indexOf(id, count));
+	}
+
+	/**
+	 * The partition that holds the messages of a group: {@code CRC16(group) mod count},
+	 * so that a group's concurrency limit, order and pause hold in one partition.
+	 * @param topic the topic
+	 * @param group the group's name
+	 * @return the name in Redis of the partition
+	 */
+	public String nameForGroup(String topic, String group) {
+		int count = count(topic);
+		return (count == 1) ? topic : names(topic).get(CRC16.crc16(group.getBytes(StandardCharsets.UTF_8)) % count);
+	}
+
+	/**
+	 * The partition a new message goes to: its group's, else its id's.
+	 * @param topic the topic
+	 * @param message the message
+	 * @return the name in Redis of the partition
+	 */
+	public String nameFor(String topic, NewMessage message) {
+		String group = message.group();
+		return (group != null) ? nameForGroup(topic, group) : nameFor(topic, message.id());
 	}
 
 	/**

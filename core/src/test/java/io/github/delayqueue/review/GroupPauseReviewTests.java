@@ -428,8 +428,8 @@ class GroupPauseReviewTests {
 	}
 
 	/**
-	 * Bad input: names that cannot be a group's, lengths at the edges, a topic of several
-	 * partitions.
+	 * Bad input: names that cannot be a group's, lengths at the edges; a topic of several
+	 * partitions pauses its group in the group's partition.
 	 */
 	@Test
 	void badInputIsRefusedAndEdgeLengthsHold() {
@@ -445,10 +445,9 @@ class GroupPauseReviewTests {
 				.isThrownBy(() -> groups.pause(TOPIC, "g", Duration.ofMillis(-5)));
 			assertThatExceptionOfType(IllegalArgumentException.class)
 				.isThrownBy(() -> groups.pause(TOPIC, "g", DelayQueueGroups.MAX_PAUSE.plusMillis(1)));
-			assertThatExceptionOfType(UnsupportedOperationException.class)
-				.isThrownBy(() -> groups.pause("spread", "g"));
-			assertThatExceptionOfType(UnsupportedOperationException.class)
-				.isThrownBy(() -> groups.resume("spread", "g"));
+			groups.pause("spread", "g");
+			assertThat(groups.group("spread", "g").paused()).isTrue();
+			assertThat(groups.resume("spread", "g")).isTrue();
 			Instant longest = groups.pause(TOPIC, "g", DelayQueueGroups.MAX_PAUSE);
 			assertThat(groups.group(TOPIC, "g").pausedUntil()).isEqualTo(longest);
 			Instant shortest = groups.pause(TOPIC, "g", Duration.ofMillis(1));

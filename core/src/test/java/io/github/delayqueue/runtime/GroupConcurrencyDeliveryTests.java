@@ -20,8 +20,9 @@ import static org.awaitility.Awaitility.await;
 /**
  * A listener's group concurrency, end to end on real Redis with two applications
  * consuming one topic: never more of a group in flight than its limit across both, a
- * group's messages one at a time and in due order with a limit of 1, and every message
- * delivered.
+ * group's messages one at a time and in due order with a limit of 1 (on a topic of three
+ * partitions too, where each group's messages are in its group's partition), and every
+ * message delivered.
  */
 class GroupConcurrencyDeliveryTests {
 
@@ -39,7 +40,17 @@ class GroupConcurrencyDeliveryTests {
 
 	@Test
 	void aLimitOfOneHandlesEachGroupsMessagesOneAtATimeInDueOrderAcrossTwoApplications() {
-		deliverAll(1);
+		deliverAll(1, 1);
+		assertInDueOrderOneAtATime();
+	}
+
+	@Test
+	void aLimitOfOneHoldsOnATopicOfThreePartitionsEachGroupInItsPartition() {
+		deliverAll(1, 3);
+		assertInDueOrderOneAtATime();
+	}
+
+	private void assertInDueOrderOneAtATime() {
 		assertThat(this.mostAtOnce).as("most of one group handled at once").hasValue(1);
 		for (int g = 0; g < GROUPS; g++) {
 			List<String> expected = new ArrayList<>();
@@ -52,12 +63,12 @@ class GroupConcurrencyDeliveryTests {
 
 	@Test
 	void aLimitOfTwoNeverHasThreeOfAGroupInFlight() {
-		deliverAll(2);
+		deliverAll(2, 1);
 		assertThat(this.mostAtOnce.get()).as("most of one group handled at once").isBetween(1, 2);
 	}
 
-	private void deliverAll(int limit) {
-		try (TestStore fixture = TestStore.create()) {
+	private void deliverAll(int limit, int partitions) {
+		try (TestStore fixture = TestStore.builder().partitions(Map.of("webhooks", partitions)).build()) {
 			DelayQueueRuntime first = runtime(fixture, limit);
 			DelayQueueRuntime second = runtime(fixture, limit);
 			try {

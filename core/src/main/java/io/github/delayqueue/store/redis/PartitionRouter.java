@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.github.delayqueue.store.PartitionCountException;
@@ -12,7 +13,9 @@ import io.github.delayqueue.store.TopicPartitions;
 /**
  * Routes the calls that name a topic and a message id to the message's partition, once
  * the topic's number of partitions agrees with Redis, and settles a partition's refusal
- * of this application's count before the call is made once more.
+ * of this application's count before the call is made once more. A message of a group is
+ * in its group's partition, not its id's: a call by id that does not find its message in
+ * the id's partition {@link #runOnOthers asks the others}, in one round trip.
  */
 final class PartitionRouter {
 
@@ -65,6 +68,48 @@ final class PartitionRouter {
 	String partitionOf(String topic, String id, long deadline) {
 		agree(topic, false, deadline);
 		return partitions().nameFor(topic, id);
+	}
+
+	/**
+	 * The partition of a group's messages, once the topic's count is agreed (by a call
+	 * that does not change it).
+	 */
+	String partitionOfGroup(String topic, String group, long deadline) {
+		agree(topic, false, deadline);
+		return partitions().nameForGroup(topic, group);
+	}
+
+	/**
+	 * Runs one call on each partition of a topic but one, all sent before the first reply
+	 * is awaited: where a call by id looks for a message of a group, whose partition is
+	 * its group's, once the id's partition did not have it. Settles a refusal of this
+	 * application's count as {@link #settlingRefusal} does, then runs them all once more
+	 * (calls by id are safe to run again).
+	 * @param topic the topic (or its dead-letter queue)
+	 * @param asked the partition asked already
+	 * @param deadline the {@link System#nanoTime()} by which to be done
+	 * @param codec the call for a partition
+	 * @return the replies, read, in the order of the partitions; empty for a topic of one
+	 * partition
+	 */
+	<T> List<T> runOnOthers(String topic, String asked, long deadline, Function<String, ScriptCodec<T>> codec) {
+		List<String> others = partitions().names(topic).stream().filter((name) -> !name.equals(asked)).toList();
+		if (others.isEmpty()) {
+			return List.of();
+		}
+		return settlingRefusal(topic, deadline, () -> {
+			List<ScriptCodec<T>> codecs = others.stream().map(codec).toList();
+			List<ScriptRunner.ScriptCall> calls = new ArrayList<>(others.size());
+			for (int i = 0; i < others.size(); i++) {
+				calls.add(this.calls.call(others.get(i), codecs.get(i)));
+			}
+			List<Object> replies = this.calls.runAll(calls, PartitionCounts.remaining(deadline));
+			List<T> read = new ArrayList<>(replies.size());
+			for (int i = 0; i < replies.size(); i++) {
+				read.add(codecs.get(i).read(replies.get(i)));
+			}
+			return read;
+		});
 	}
 
 	/** The ids by partition, in the order given within each. */

@@ -4,13 +4,12 @@ import java.time.Duration;
 import java.time.Instant;
 
 import io.github.delayqueue.store.NewMessage;
-import io.github.delayqueue.store.TopicPartitions;
 
 import org.jspecify.annotations.Nullable;
 
 /**
- * Pauses and resumes groups of a topic, each in one script on the topic itself: groups
- * live on a topic of one partition (a grouped send to a partitioned one is refused).
+ * Pauses and resumes groups of a topic, each in one script on the group's partition,
+ * where its messages are.
  */
 final class RedisGroupPauses {
 
@@ -33,8 +32,13 @@ final class RedisGroupPauses {
 	 */
 	@Nullable Instant pause(String topic, String group, @Nullable Duration length) {
 		NewMessage.checkGroup(group);
-		this.router.agree(TopicPartitions.topicOf(topic), false, this.calls.deadline());
-		return this.calls.run(topic, new ScriptCodecs.PauseGroup(group, length)).until();
+		long deadline = this.calls.deadline();
+		String partition = this.router.partitionOfGroup(topic, group, deadline);
+		return this.router.settlingRefusal(topic, deadline,
+				() -> this.calls.run(partition,
+						new ScriptCodecs.PauseGroup(group, this.router.countOf(partition), length),
+						PartitionCounts.remaining(deadline)))
+			.until();
 	}
 
 	/**
@@ -45,8 +49,11 @@ final class RedisGroupPauses {
 	 */
 	boolean resume(String topic, String group) {
 		NewMessage.checkGroup(group);
-		this.router.agree(TopicPartitions.topicOf(topic), false, this.calls.deadline());
-		return this.calls.run(topic, new ScriptCodecs.ResumeGroup(this.calls.signalChannel(topic), topic, group));
+		long deadline = this.calls.deadline();
+		String partition = this.router.partitionOfGroup(topic, group, deadline);
+		return this.router.settlingRefusal(topic, deadline,
+				() -> this.calls.run(partition, new ScriptCodecs.ResumeGroup(this.calls.signalChannel(partition),
+						partition, group, this.router.countOf(partition)), PartitionCounts.remaining(deadline)));
 	}
 
 }

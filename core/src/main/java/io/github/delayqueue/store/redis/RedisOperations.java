@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Supplier;
 
 import io.github.delayqueue.store.LeaseTokens;
@@ -16,7 +17,9 @@ import org.springframework.dao.QueryTimeoutException;
 
 /**
  * The writes that find messages by id, each routed to the message's partition: cancel,
- * reschedule, and the replay and purge of dead letters.
+ * reschedule, and the replay and purge of dead letters. On a partitioned topic, one that
+ * does not find its message in the id's partition asks the others, where messages of
+ * groups are (each in its group's partition), in one more round trip.
  */
 final class RedisOperations {
 
@@ -49,11 +52,19 @@ final class RedisOperations {
 		// One request, however often it is sent: a run of it after one that cancelled the
 		// message (its reply lost) reports that, and cancels nothing else.
 		String token = LeaseTokens.newToken();
-		return naming(topic, id, "cancel",
-				() -> this.router.settlingRefusal(topic, deadline,
-						() -> this.calls.run(partition,
-								new ScriptCodecs.Cancel(id, this.router.countOf(partition), token),
-								PartitionCounts.remaining(deadline))));
+		return naming(topic, id, "cancel", () -> {
+			if (this.router.settlingRefusal(topic, deadline,
+					() -> this.calls.run(partition, new ScriptCodecs.Cancel(id, this.router.countOf(partition), token),
+							PartitionCounts.remaining(deadline)))) {
+				return true;
+			}
+			// A message of a group is in its group's partition: every copy found is
+			// cancelled.
+			return this.router
+				.runOnOthers(topic, partition, deadline,
+						(other) -> new ScriptCodecs.Cancel(id, this.router.countOf(other), token))
+				.contains(true);
+		});
 	}
 
 	/**
@@ -82,10 +93,24 @@ final class RedisOperations {
 		long deadline = this.calls.deadline();
 		this.unanswered.awaitEarlier(topic, id, deadline);
 		String partition = this.router.partitionOf(topic, id, deadline);
-		return naming(topic, id, "reschedule", () -> this.router.settlingRefusal(topic, deadline,
-				() -> this.calls.run(partition, new ScriptCodecs.Reschedule(id, delay,
-						this.calls.signalChannel(partition), partition, this.router.countOf(partition)),
-						PartitionCounts.remaining(deadline))));
+		return naming(topic, id, "reschedule", () -> {
+			long due = this.router.settlingRefusal(topic, deadline, () -> this.calls.run(partition,
+					reschedule(id, delay, partition), PartitionCounts.remaining(deadline)));
+			if (due >= 0) {
+				return due;
+			}
+			// A message of a group is in its group's partition.
+			return this.router.runOnOthers(topic, partition, deadline, (other) -> reschedule(id, delay, other))
+				.stream()
+				.mapToLong(Long::longValue)
+				.max()
+				.orElse(-1);
+		});
+	}
+
+	private ScriptCodecs.Reschedule reschedule(String id, Duration delay, String partition) {
+		return new ScriptCodecs.Reschedule(id, delay, this.calls.signalChannel(partition), partition,
+				this.router.countOf(partition));
 	}
 
 	/**
@@ -116,14 +141,36 @@ final class RedisOperations {
 		ScriptCodecs.requireIds(ids);
 		long deadline = this.calls.deadline();
 		List<String> replayed = new ArrayList<>();
-		int skipped = 0;
-		for (Map.Entry<String, List<String>> partition : this.router.byPartition(topic, ids, deadline).entrySet()) {
+		Map<String, List<String>> byPartition = this.router.byPartition(topic, ids, deadline);
+		for (Map.Entry<String, List<String>> partition : byPartition.entrySet()) {
 			ReplayResult result = this.router.settlingRefusal(topic, deadline,
 					() -> replayDeadIn(partition.getKey(), partition.getValue(), deadline));
 			replayed.addAll(result.replayed());
-			skipped += result.skipped();
 		}
-		return new ReplayResult(replayed, skipped);
+		if (replayed.size() < ids.size()) {
+			replayed.addAll(replayMissedInOthers(topic, byPartition, Set.copyOf(replayed), deadline));
+		}
+		return new ReplayResult(replayed, Math.max(0, ids.size() - replayed.size()));
+	}
+
+	/**
+	 * Replays, in every other partition of a partitioned topic, the ids not replayed in
+	 * their own: a message of a group is in its group's partition.
+	 */
+	private List<String> replayMissedInOthers(String topic, Map<String, List<String>> byPartition, Set<String> replayed,
+			long deadline) {
+		List<String> found = new ArrayList<>();
+		for (Map.Entry<String, List<String>> partition : byPartition.entrySet()) {
+			List<String> missed = partition.getValue().stream().filter((id) -> !replayed.contains(id)).toList();
+			if (!missed.isEmpty()) {
+				this.router
+					.runOnOthers(topic, partition.getKey(), deadline,
+							(other) -> new ScriptCodecs.Replay(this.calls.signalChannel(other), other,
+									this.router.countOf(other), missed))
+					.forEach((result) -> found.addAll(result.replayed()));
+			}
+		}
+		return found;
 	}
 
 	private ReplayResult replayDeadIn(String partition, List<String> ids, long deadline) {
@@ -158,8 +205,19 @@ final class RedisOperations {
 		for (Map.Entry<String, List<String>> partition : this.router.byPartition(topic, ids, deadline).entrySet()) {
 			ScriptCodecs.PurgeDead purge = new ScriptCodecs.PurgeDead(this.router.countOf(partition.getKey()),
 					partition.getValue());
-			deleted += this.router.settlingRefusal(topic, deadline,
+			long here = this.router.settlingRefusal(topic, deadline,
 					() -> this.calls.run(partition.getKey(), purge, PartitionCounts.remaining(deadline)));
+			deleted += here;
+			if (here < partition.getValue().size()) {
+				// Some were not dead here: a message of a group is in its group's
+				// partition.
+				deleted += this.router
+					.runOnOthers(topic, partition.getKey(), deadline,
+							(other) -> new ScriptCodecs.PurgeDead(this.router.countOf(other), partition.getValue()))
+					.stream()
+					.mapToLong(Long::longValue)
+					.sum();
+			}
 		}
 		return deleted;
 	}

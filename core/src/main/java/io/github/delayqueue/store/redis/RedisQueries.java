@@ -7,6 +7,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -291,15 +292,24 @@ final class RedisQueries {
 		long deadline = this.calls.deadline();
 		this.unanswered.awaitEarlier(topic, id, deadline);
 		String partition = this.router.partitionOf(topic, id, deadline);
-		return this.router.settlingRefusal(topic, deadline,
+		MessageSnapshot found = this.router.settlingRefusal(topic, deadline,
 				() -> this.calls.run(partition, new ScriptCodecs.Inspect(id, maxBytes, this.router.countOf(partition)),
 						PartitionCounts.remaining(deadline)));
+		if (found != null) {
+			return found;
+		}
+		// A message of a group is in its group's partition.
+		return this.router
+			.runOnOthers(topic, partition, deadline,
+					(other) -> new ScriptCodecs.Inspect(id, maxBytes, this.router.countOf(other)))
+			.stream()
+			.filter(Objects::nonNull)
+			.findFirst()
+			.orElse(null);
 	}
 
 	/**
-	 * Reads one group of a topic by name; changes nothing. Groups live on a topic of one
-	 * partition (a grouped send to a partitioned one is refused), so this reads partition
-	 * 0, the topic itself.
+	 * Reads one group of a topic by name, in its partition; changes nothing.
 	 * @param topic the topic
 	 * @param group the group's name
 	 * @return the group, empty if the topic does not know it
@@ -307,8 +317,12 @@ final class RedisQueries {
 	 */
 	GroupView group(String topic, String group) {
 		NewMessage.checkGroup(group);
-		this.router.agree(TopicPartitions.topicOf(topic), false, this.calls.deadline());
-		return this.calls.run(topic, new ScriptCodecs.Group(group, GroupView.FIRST_READY_IDS));
+		long deadline = this.calls.deadline();
+		String partition = this.router.partitionOfGroup(topic, group, deadline);
+		return this.router.settlingRefusal(topic, deadline,
+				() -> this.calls.run(partition,
+						new ScriptCodecs.Group(group, GroupView.FIRST_READY_IDS, this.router.countOf(partition)),
+						PartitionCounts.remaining(deadline)));
 	}
 
 	/**

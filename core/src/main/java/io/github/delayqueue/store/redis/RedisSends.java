@@ -351,7 +351,7 @@ final class RedisSends implements AutoCloseable {
 		Map<String, List<NewMessage>> byPartition = new LinkedHashMap<>();
 		messagesByTopic.forEach((topic,
 				messages) -> messages.forEach((message) -> byPartition
-					.computeIfAbsent(partitions.nameFor(topic, message.id()), (name) -> new ArrayList<>())
+					.computeIfAbsent(partitions.nameFor(topic, message), (name) -> new ArrayList<>())
 					.add(message)));
 		return byPartition;
 	}
@@ -366,7 +366,7 @@ final class RedisSends implements AutoCloseable {
 		byPartition.forEach((name, results) -> sent.put(name, results.iterator()));
 		Map<String, List<Sent>> results = new LinkedHashMap<>();
 		messagesByTopic.forEach((topic, messages) -> results.put(topic,
-				messages.stream().map((message) -> sent.get(partitions.nameFor(topic, message.id())).next()).toList()));
+				messages.stream().map((message) -> sent.get(partitions.nameFor(topic, message)).next()).toList()));
 		return results;
 	}
 

@@ -815,15 +815,17 @@ final class ScriptCodecs {
 	 *
 	 * @param group the group
 	 * @param most the most ready ids to read
+	 * @param partitions the topic's number of partitions here
 	 */
-	record Group(String group, int most) implements ScriptCodec<GroupView> {
+	record Group(String group, int most, int partitions) implements ScriptCodec<GroupView> {
 
 		static final Signature<Group> SIGNATURE = Signature.of(
 				Script.of("group", Script.Reply.LIST, Key.SCHEDULED, Key.IN_FLIGHT, Key.GROUPS, Key.GROUP_READY,
 						Key.GROUP_COUNTS, Key.GROUP_ROTATION, Key.GROUP_SLOTS, Key.GROUP_PAUSES, Key.MESSAGES,
-						Key.PRIORITIES),
+						Key.PRIORITIES, Key.PARTITION_COUNT),
 				"{ready messages of the group", Argument.of("[1] group", Group::group),
-				Argument.of("[2] most ready ids to return", Group::most));
+				Argument.of("[2] most ready ids to return", Group::most),
+				Argument.of("[3] the number of partitions", Group::partitions));
 
 		@Override
 		public Signature<?> signature() {
@@ -846,14 +848,16 @@ final class ScriptCodecs {
 	 * Pauses one group of a partition.
 	 *
 	 * @param group the group
+	 * @param partitions the topic's number of partitions here
 	 * @param length how long the pause lasts, or {@code null} until it is resumed
 	 */
-	record PauseGroup(String group, @Nullable Duration length) implements ScriptCodec<GroupPause> {
+	record PauseGroup(String group, int partitions, @Nullable Duration length) implements ScriptCodec<GroupPause> {
 
 		static final Signature<PauseGroup> SIGNATURE = Signature.of(
-				Script.of("pause_group", Script.Reply.LIST, Key.GROUP_PAUSES, Key.GROUP_ROTATION),
+				Script.of("pause_group", Script.Reply.LIST, Key.GROUP_PAUSES, Key.GROUP_ROTATION, Key.PARTITION_COUNT),
 				"{when the pause ends", Argument.of("[1] group", PauseGroup::group),
-				Argument.optional("[2] pause length in ms",
+				Argument.of("[2] the number of partitions", PauseGroup::partitions),
+				Argument.optional("[3] pause length in ms",
 						(pause) -> (pause.length() != null) ? Math.max(1, pause.length().toMillis()) : null));
 
 		@Override
@@ -886,14 +890,16 @@ final class ScriptCodecs {
 	 * @param channel the signal channel
 	 * @param partition the partition
 	 * @param group the group
+	 * @param partitions the topic's number of partitions here
 	 */
-	record ResumeGroup(String channel, String partition, String group) implements ScriptCodec<Boolean> {
+	record ResumeGroup(String channel, String partition, String group, int partitions) implements ScriptCodec<Boolean> {
 
 		static final Signature<ResumeGroup> SIGNATURE = Signature.of(
 				Script.of("resume_group", Script.Reply.INTEGER, Key.GROUP_PAUSES, Key.GROUP_COUNTS, Key.GROUP_TAGS,
-						Key.GROUP_ROTATION),
+						Key.GROUP_ROTATION, Key.PARTITION_COUNT),
 				"1 if the group was paused", Argument.of("[1] signal channel", ResumeGroup::channel),
-				Argument.of("[2] topic", ResumeGroup::partition), Argument.of("[3] group", ResumeGroup::group));
+				Argument.of("[2] topic", ResumeGroup::partition), Argument.of("[3] group", ResumeGroup::group),
+				Argument.of("[4] the number of partitions", ResumeGroup::partitions));
 
 		@Override
 		public Signature<?> signature() {
@@ -1088,7 +1094,7 @@ final class ScriptCodecs {
 		static final Signature<MarkPartition> SIGNATURE = Signature.of(
 				Script.of("mark_partition", Script.Reply.LIST, Key.PARTITION_COUNT, Key.MESSAGES, Key.DEAD,
 						Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_DEAD, Key.SCHEDULES, Key.DEAD_LETTERS_WATCH,
-						Key.REMEMBERED),
+						Key.REMEMBERED, Key.GROUP_PAUSES),
 				"{1 if set else 0", Argument.of("[1] the marker the caller read", MarkPartition::expected),
 				Argument.of("[2] the new marker", MarkPartition::marker),
 				Argument.of("[3] 1 to set it only while", (mark) -> mark.onlyIfEmpty() ? 1 : 0),
@@ -1162,7 +1168,7 @@ final class ScriptCodecs {
 		static final Signature<CommitPartitionChange> SIGNATURE = Signature.of(
 				Script.of("commit_partition_change", Script.Reply.LIST, Key.PARTITION_COUNT, Key.PARTITION_CHANGE,
 						Key.MESSAGES, Key.DEAD, Key.DEAD_LETTERS_MESSAGES, Key.DEAD_LETTERS_DEAD, Key.SCHEDULES,
-						Key.REMEMBERED),
+						Key.REMEMBERED, Key.GROUP_PAUSES),
 				"{1, 0} when committed; {0, 0} when the change is no longer recorded",
 				Argument.of("[1] the count the change", CommitPartitionChange::from),
 				Argument.of("[2] the new count", CommitPartitionChange::to),

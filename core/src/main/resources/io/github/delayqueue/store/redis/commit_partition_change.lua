@@ -3,8 +3,9 @@
 -- topic's count becomes the new one for every application at once, and partition 0 refuses the
 -- calls of the old count from then on. Refused, changing nothing, when the change is no longer
 -- recorded (it expired) or when the new count is above 1 and partition 0 holds a message, stored or
--- dead, in it or its dead-letter queue, or a schedule, or remembers an id whose deduplication window
--- has not ended (the new count would look for it in another partition).
+-- dead, in it or its dead-letter queue, or a schedule, or a group whose pause has not ended, or
+-- remembers an id whose deduplication window has not ended (the new count would look for it in
+-- another partition).
 -- KEYS[1] partition count STRING  the topic's count, absent for 1
 -- KEYS[2] partition change STRING "<token>:<new count>" of a change on its way; expires
 -- KEYS[3] messages HASH           partition 0's stored messages; only read
@@ -14,6 +15,8 @@
 -- KEYS[7] schedules HASH              the schedules whose ticks it holds; only read
 -- KEYS[8] remembered ZSET            ids remembered for deduplication, scored by the end of their
 --         window (epoch ms); only read
+-- KEYS[9] group pauses ZSET          partition 0's paused groups, scored by when their pauses end
+--         (epoch ms; +inf: when resumed); only read
 -- ARGV[1] the count the change began from
 -- ARGV[2] the new count
 -- ARGV[3] the change's token
@@ -30,6 +33,7 @@ end
 if ARGV[2] ~= '1' then
   local held = redis.call('HLEN', KEYS[3]) + redis.call('ZCARD', KEYS[4]) + redis.call('HLEN', KEYS[5])
     + redis.call('ZCARD', KEYS[6]) + redis.call('HLEN', KEYS[7])
+    + redis.call('ZCOUNT', KEYS[9], '(' .. string.format('%.0f', now_ms()), '+inf')
   local remembered, lastEnd, some = remembered_ids(KEYS[8])
   if held > 0 or remembered > 0 then
     return {0, held, remembered, lastEnd, some}

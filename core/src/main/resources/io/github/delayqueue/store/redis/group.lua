@@ -11,10 +11,12 @@
 -- KEYS[8] group pauses ZSET     group -> when its pause ends (epoch ms; +inf: when it is resumed)
 -- KEYS[9] messages HASH         id -> "<attempts>:<due ms>:<body>"
 -- KEYS[10] priorities HASH      id -> priority of messages sent with one above 0
+-- KEYS[11] partition count STRING the count marker of this partition (see partition_refusal)
 -- ARGV[1] group
 -- ARGV[2] most ready ids to return; the group's first 5 times as many members are looked at (a
 --         member left by a cancel or a reschedule is passed over: one that is not its message's
 --         current member, by due time and priority, as claims drop it)
+-- ARGV[3] the number of partitions the caller spreads the topic over
 -- Returns {ready messages of the group (its count: members left by a cancel included), messages in
 --          flight, 1 if it waits at its concurrency limit else 0, when its pause ends (epoch ms; 0
 --          for a pause until it is resumed, -1 when it is not paused), then the ids of up to ARGV[2]
@@ -22,8 +24,14 @@
 -- A paused group is parked in the rotation as one at its limit is: it is said paused, not waiting
 -- at its limit. One whose pause ended, still parked until a claim puts it back, is said neither
 -- paused nor waiting at its limit, unless it has messages in flight (it may be at its limit then).
+-- Or the error reply of partition_refusal when ARGV[3] is not the partition's count.
 -- @include group_member
 -- @include header
+-- @include partition_refusal
+local refused = partition_refusal(KEYS[11], ARGV[3])
+if refused then
+  return refused
+end
 local group = ARGV[1]
 local most = tonumber(ARGV[2])
 local ready = tonumber(redis.call('HGET', KEYS[5], group)) or 0

@@ -1,6 +1,7 @@
 -- mark_partition: set the count marker of one partition of a topic (see partition_refusal) if it
 -- still holds what the caller read and, when asked, only while the partition holds no message,
--- stored or dead, its dead-letter queue's included, no schedule, and remembers no id whose
+-- stored or dead, its dead-letter queue's included, no schedule, no group whose pause has not
+-- ended (the group's partition changes with the count), and remembers no id whose
 -- deduplication window has not ended (a new count would look for it in another partition). A change of the topic's number of partitions marks each partition of both counts
 -- other than partition 0 with "?<new count>:<token>", which refuses every call, then commits and
 -- sets the new count's partitions to "<new count>:<token>", or aborts and puts the markers back (see
@@ -15,12 +16,14 @@
 -- KEYS[7] dead-letters watch STRING   present while the topic's dead letters are listened to
 -- KEYS[8] remembered ZSET            ids remembered for deduplication, scored by the end of their
 --         window (epoch ms); only read
+-- KEYS[9] group pauses ZSET          group -> when its pause ends (epoch ms; +inf: when it is
+--         resumed); only read
 -- ARGV[1] the marker the caller read ('' for none), or '?' to read only
 -- ARGV[2] the new marker ('' to delete it)
 -- ARGV[3] 1 to set it only while the partition holds no message, else 0
 -- ARGV[4] 1 to have the partition copy dead letters too (set KEYS[7]) when the marker is set, else 0
 -- Returns {1 if set else 0, the marker found ('' for none), messages held (stored and dead, in the
--- partition and its dead-letter queue, and schedules), 1 if KEYS[7] was present else 0, the ids
+-- partition and its dead-letter queue, schedules, and groups paused), 1 if KEYS[7] was present else 0, the ids
 -- remembered whose window has not ended, the end of the last window (epoch ms, 0 for none), the
 -- first 5 of those ids}.
 -- Replayed: the second run finds the new marker instead of the one read and returns 0 with it; the
@@ -29,6 +32,7 @@
 local marker = redis.call('GET', KEYS[1]) or ''
 local held = redis.call('HLEN', KEYS[2]) + redis.call('ZCARD', KEYS[3]) + redis.call('HLEN', KEYS[4])
   + redis.call('ZCARD', KEYS[5]) + redis.call('HLEN', KEYS[6])
+  + redis.call('ZCOUNT', KEYS[9], '(' .. string.format('%.0f', now_ms()), '+inf')
 local watched = redis.call('EXISTS', KEYS[7])
 local remembered, lastEnd, some = remembered_ids(KEYS[8])
 if ARGV[1] == '?' or marker ~= ARGV[1] or (ARGV[3] == '1' and (held > 0 or remembered > 0)) then

@@ -8,13 +8,22 @@
 -- the pause's end puts it back at its tag (see claim.lua).
 -- KEYS[1] group pauses ZSET   group -> when its pause ends (epoch ms; +inf: when it is resumed)
 -- KEYS[2] group rotation ZSET groups with ready messages, scored by finish tag (+inf: parked)
+-- KEYS[3] partition count STRING the count marker of this partition (see partition_refusal)
 -- ARGV[1] group
--- ARGV[2] pause length in ms (at least 1); absent for a pause that lasts until it is resumed
+-- ARGV[2] the number of partitions the caller spreads the topic over
+-- ARGV[3] pause length in ms (at least 1); absent for a pause that lasts until it is resumed
 -- Returns {when the pause ends (epoch ms), or -1 when it lasts until resumed; 1 if the group was
 --          paused already (and its pause not yet ended) else 0}.
+-- Or the error reply of partition_refusal, having changed nothing, when ARGV[2] is not the
+-- partition's count (the group's partition is another under Redis' count).
 -- Replayed: harmless (a pause with a length ends that length after the replay instead).
+-- @include partition_refusal
+local refused = partition_refusal(KEYS[3], ARGV[2])
+if refused then
+  return refused
+end
 local group = ARGV[1]
-local length = tonumber(ARGV[2])
+local length = tonumber(ARGV[3])
 local untilMs = length and (now_ms() + length) or nil
 local before = tonumber(redis.call('ZSCORE', KEYS[1], group))
 local wasPaused = before and (before == math.huge or before > now_ms()) and 1 or 0

@@ -10,11 +10,19 @@
 -- KEYS[3] group tags HASH     the virtual time, and the finish tag of each group in the rotation;
 --                             only read
 -- KEYS[4] group rotation ZSET groups with ready messages, scored by finish tag (+inf: parked)
+-- KEYS[5] partition count STRING the count marker of this partition (see partition_refusal)
 -- ARGV[1] signal channel
 -- ARGV[2] topic
 -- ARGV[3] group
--- Returns 1 if the group was paused (its pause not yet ended), else 0.
+-- ARGV[4] the number of partitions the caller spreads the topic over
+-- Returns 1 if the group was paused (its pause not yet ended), else 0; or the error reply of
+-- partition_refusal, having changed nothing, when ARGV[4] is not the partition's count.
 -- Replayed: the second run finds the group not paused and returns 0.
+-- @include partition_refusal
+local refused = partition_refusal(KEYS[5], ARGV[4])
+if refused then
+  return refused
+end
 local group = ARGV[3]
 local before = tonumber(redis.call('ZSCORE', KEYS[1], group))
 local count = tonumber(redis.call('HGET', KEYS[2], group)) or 0
