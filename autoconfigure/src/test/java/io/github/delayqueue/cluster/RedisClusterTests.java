@@ -1,17 +1,21 @@
 package io.github.delayqueue.cluster;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 
 import io.github.delayqueue.actuate.DelayQueueEndpoint;
 import io.github.delayqueue.actuate.DelayQueueHealthIndicator;
 import io.github.delayqueue.autoconfigure.DelayQueueActuatorAutoConfiguration;
+import io.github.delayqueue.group.DelayQueueGroups;
 import io.github.delayqueue.producer.DelayMessage;
 import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.producer.SendResult;
@@ -49,7 +53,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * Every feature on a real Redis Cluster of three primaries with a replica each,
  * configured the usual Spring Boot way ({@code spring.data.redis.cluster.nodes}), with
  * topics whose keys live on each of the three primaries: {@code orders} (slot 105),
- * {@code payments} (8507) and {@code reminders} (13139).
+ * {@code payments} (8507) and {@code reminders} (13139); partitioned topics put a
+ * partition on each primary, and a group in its group's partition.
  */
 @RedisVersionDependent
 @Tag("cluster")
@@ -301,6 +306,55 @@ class RedisClusterTests {
 	}
 
 	@Test
+	void groupsOfATopicWithThreePartitionsKeepTheirLimitOrderAndPauseOnEveryPrimary() {
+		runner()
+			.withPropertyValues("delay-queue.topics.payments.partitions=3",
+					"delay-queue.topics.payments.group-concurrency=1")
+			.run((context) -> {
+				RedisMessageStore store = context.getBean(RedisMessageStore.class);
+				DelayQueueTemplate queue = context.getBean(DelayQueueTemplate.class);
+				DelayQueueGroups groups = context.getBean(DelayQueueGroups.class);
+				Listeners listeners = context.getBean(Listeners.class);
+				List<String> names = IntStream.range(0, 9).mapToObj((g) -> "shop-" + g).toList();
+				assertThat(names.stream()
+					.map((group) -> cluster
+						.primaryOf(SlotHash.getSlot(store.partitions().nameForGroup("payments", group))))
+					.distinct()).as("primaries of the groups' partitions").hasSize(3);
+				groups.pause("payments", "shop-0");
+				Instant start = Instant.now();
+				List<DelayMessage> messages = new ArrayList<>();
+				for (int i = 0; i < 8; i++) {
+					for (String group : names) {
+						messages.add(DelayMessage.builder("payments", "p")
+							.id(group + "-" + i)
+							.group(group)
+							.dueAt(start.plusMillis(i))
+							.build());
+					}
+				}
+				queue.sendAll(messages);
+				queue.send(DelayMessage.builder("payments", "p")
+					.id("cancelled")
+					.group("shop-1")
+					.delay(Duration.ofHours(1))
+					.build());
+				assertThat(queue.cancel("payments", "cancelled")).as("a cancel by id of a grouped message").isTrue();
+				await().atMost(Duration.ofSeconds(20)).until(() -> listeners.delivered.size() == 64);
+				assertThat(listeners.delivered).noneMatch((delivery) -> "shop-0".equals(delivery.group()));
+				assertThat(groups.group("payments", "shop-0").ready()).isEqualTo(8);
+				assertThat(groups.resume("payments", "shop-0")).isTrue();
+				await().atMost(Duration.ofSeconds(10)).until(() -> listeners.delivered.size() == 72);
+				assertThat(listeners.mostOfAGroupAtOnce).as("most of one group handled at once").hasValue(1);
+				for (String group : names) {
+					assertThat(listeners.delivered.stream()
+						.filter((delivery) -> group.equals(delivery.group()))
+						.map(Delivery::id)).as("group %s, in due order", group)
+						.containsExactlyElementsOf(IntStream.range(0, 8).mapToObj((i) -> group + "-" + i).toList());
+				}
+			});
+	}
+
+	@Test
 	void deadLettersOfEveryPartitionReachTheirListenerAndAScheduleTicksOnItsPrimary() {
 		runner().withUserConfiguration(DeadOrders.class)
 			.withPropertyValues("delay-queue.topics.orders.partitions=3",
@@ -357,6 +411,10 @@ class RedisClusterTests {
 
 		final Map<String, Integer> failures = new ConcurrentHashMap<>();
 
+		final Map<String, AtomicInteger> runningByGroup = new ConcurrentHashMap<>();
+
+		final AtomicInteger mostOfAGroupAtOnce = new AtomicInteger();
+
 		@DelayListener(topic = "orders", maxAttempts = 2)
 		void onOrder(Delivery<String> delivery) {
 			handle(delivery);
@@ -376,7 +434,22 @@ class RedisClusterTests {
 			if (delivery.attempt() <= this.failures.getOrDefault(delivery.id(), 0)) {
 				throw new IllegalStateException("attempt " + delivery.attempt() + " failed");
 			}
+			String group = delivery.group();
+			if (group == null) {
+				this.delivered.add(delivery);
+				return;
+			}
+			AtomicInteger running = this.runningByGroup.computeIfAbsent(group, (name) -> new AtomicInteger());
+			this.mostOfAGroupAtOnce.accumulateAndGet(running.incrementAndGet(), Math::max);
+			try {
+				// A little work, so that a second message of the group would overlap it.
+				Thread.sleep(2);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
 			this.delivered.add(delivery);
+			running.decrementAndGet();
 		}
 
 	}
