@@ -408,14 +408,15 @@ public final class DelayQueueTestClock {
 	}
 
 	/**
-	 * @return the earliest first score of the sorted sets, or -1 if all are empty
-	 */
-	/**
-	 * The ready messages of the topic's groups that are paused at a time: held back, not
-	 * waited for.
+	 * The ready messages of the topic's groups that are paused at a time, in every
+	 * partition (each group's in its own): held back, not waited for.
 	 */
 	private long readyInPausedGroups(String topic, long nowMillis) {
-		TopicKeys keys = this.store.keys(topic);
+		return partitionsOf(topic).stream().mapToLong((partition) -> readyInPausedGroupsOf(partition, nowMillis)).sum();
+	}
+
+	private long readyInPausedGroupsOf(String partition, long nowMillis) {
+		TopicKeys keys = this.store.keys(partition);
 		Set<String> paused = this.redis.opsForZSet()
 			.rangeByScore(keys.groupPauses(), nowMillis + 1, Double.POSITIVE_INFINITY);
 		if (paused == null || paused.isEmpty()) {
@@ -428,6 +429,9 @@ public final class DelayQueueTestClock {
 			.sum();
 	}
 
+	/**
+	 * @return the earliest first score of the sorted sets, or -1 if all are empty
+	 */
 	private long earliestScore(Stream<String> keys) {
 		return keys.mapToLong(this::firstScore).filter((score) -> score >= 0).min().orElse(-1);
 	}
