@@ -48,6 +48,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.util.unit.DataSize;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
 
 /**
  * {@link DelayQueueAutoConfiguration}: which beans it contributes and when, how user
@@ -551,6 +552,31 @@ class DelayQueueAutoConfigurationTests {
 				assertThat(settings.forTopic("webhooks").strictGroupOrder()).isFalse();
 				assertThat(settings.forTopic("clicks").strictGroupOrder()).isFalse();
 			});
+	}
+
+	@Test
+	void aTopicsGroupWeightsReachItsListenerSettingsWithNamesInBrackets() {
+		this.runner
+			.withPropertyValues("delay-queue.topics.webhooks.group-weights.gold=3",
+					"delay-queue.topics.webhooks.group-weights.[shop.17]=100",
+					"delay-queue.topics.webhooks.group-weights.plain=1")
+			.run((context) -> {
+				ListenerSettingsProvider settings = context.getBean(ListenerSettingsProvider.class);
+				assertThat(settings.forTopic("webhooks").groupWeights().asMap()).containsOnly(entry("gold", 3),
+						entry("shop.17", 100));
+				assertThat(settings.forTopic("orders").groupWeights().isEmpty()).isTrue();
+			});
+	}
+
+	@Test
+	void aGroupWeightOutOfRangeFailsStartupNamingThePropertyAndGroup() {
+		this.runner.withPropertyValues("delay-queue.topics.webhooks.group-weights.gold=0").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("delay-queue.topics.webhooks.group-weights: The weight of group 'gold' must be"
+						+ " between 1 and 100, but was 0");
+		});
 	}
 
 	@Test

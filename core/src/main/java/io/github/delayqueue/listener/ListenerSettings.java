@@ -3,6 +3,7 @@ package io.github.delayqueue.listener;
 import java.time.Duration;
 import java.util.List;
 
+import io.github.delayqueue.store.GroupWeights;
 import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.time.Durations;
 import io.github.delayqueue.time.RetryBackoff;
@@ -35,12 +36,13 @@ import org.jspecify.annotations.Nullable;
  * @param strictGroupOrder whether a message of a group that fails (or slows down) waits
  * in its group for its next attempt, its group waiting with it, so that no later message
  * of the group passes it; else it waits in the schedule, and its group goes on
+ * @param groupWeights the weights of the groups that take longer turns than the others
  */
 public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, Duration visibilityTimeout,
 		RetryBackoff backoff, Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime,
 		LatePolicy latePolicy, Duration lateThreshold, int maxBatchSize, Duration batchTimeout,
 		@Nullable RateLimit rateLimit, List<Class<? extends Throwable>> noRetryFor, int groupConcurrency,
-		boolean strictGroupOrder) {
+		boolean strictGroupOrder, GroupWeights groupWeights) {
 
 	/** The largest group concurrency accepted. */
 	public static final int MAX_GROUP_CONCURRENCY = 1000;
@@ -81,6 +83,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	 * @param noRetryFor exceptions dead-lettered at their first failure
 	 * @param groupConcurrency most messages of one group in flight at once, or {@code 0}
 	 * @param strictGroupOrder whether a failed message of a group waits in its group
+	 * @param groupWeights the weights of the groups that take longer turns
 	 */
 	public ListenerSettings {
 		noRetryFor = List.copyOf(noRetryFor);
@@ -114,6 +117,35 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		if (groupProblem != null) {
 			throw new IllegalArgumentException("Group concurrency " + groupProblem);
 		}
+	}
+
+	/**
+	 * Settings whose groups all weigh 1.
+	 * @param concurrency messages handled at once
+	 * @param prefetch claimed messages that may wait for a free handler
+	 * @param maxAttempts deliveries before dead-lettering
+	 * @param visibilityTimeout lease length
+	 * @param backoff waits between attempts
+	 * @param idleCheckInterval longest idle wait
+	 * @param shutdownTimeout how long stopping waits
+	 * @param maxHandlingTime how long a handler may run with its lease extended
+	 * @param latePolicy what to do with late messages
+	 * @param lateThreshold how late a message may be before the late policy applies
+	 * @param maxBatchSize most messages in one call of a batch listener
+	 * @param batchTimeout longest wait to fill a batch
+	 * @param rateLimit most deliveries in any window of a period, or {@code null}
+	 * @param noRetryFor exceptions dead-lettered at their first failure
+	 * @param groupConcurrency most messages of one group in flight at once, or {@code 0}
+	 * @param strictGroupOrder whether a failed message of a group waits in its group
+	 */
+	public ListenerSettings(int concurrency, int prefetch, int maxAttempts, Duration visibilityTimeout,
+			RetryBackoff backoff, Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime,
+			LatePolicy latePolicy, Duration lateThreshold, int maxBatchSize, Duration batchTimeout,
+			@Nullable RateLimit rateLimit, List<Class<? extends Throwable>> noRetryFor, int groupConcurrency,
+			boolean strictGroupOrder) {
+		this(concurrency, prefetch, maxAttempts, visibilityTimeout, backoff, idleCheckInterval, shutdownTimeout,
+				maxHandlingTime, latePolicy, lateThreshold, maxBatchSize, batchTimeout, rateLimit, noRetryFor,
+				groupConcurrency, strictGroupOrder, GroupWeights.NONE);
 	}
 
 	/**
@@ -293,7 +325,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout, this.backoff,
 				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy, this.lateThreshold,
 				this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor, this.groupConcurrency,
-				this.strictGroupOrder);
+				this.strictGroupOrder, this.groupWeights);
 	}
 
 	/**
@@ -304,7 +336,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(this.concurrency, this.prefetch, maxAttempts, this.visibilityTimeout, this.backoff,
 				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy, this.lateThreshold,
 				this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor, this.groupConcurrency,
-				this.strictGroupOrder);
+				this.strictGroupOrder, this.groupWeights);
 	}
 
 	/**
@@ -315,7 +347,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
 				this.lateThreshold, maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor,
-				this.groupConcurrency, this.strictGroupOrder);
+				this.groupConcurrency, this.strictGroupOrder, this.groupWeights);
 	}
 
 	/**
@@ -326,7 +358,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
 				this.lateThreshold, this.maxBatchSize, batchTimeout, this.rateLimit, this.noRetryFor,
-				this.groupConcurrency, this.strictGroupOrder);
+				this.groupConcurrency, this.strictGroupOrder, this.groupWeights);
 	}
 
 	/**
@@ -337,7 +369,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
 				this.lateThreshold, this.maxBatchSize, this.batchTimeout, rateLimit, this.noRetryFor,
-				this.groupConcurrency, this.strictGroupOrder);
+				this.groupConcurrency, this.strictGroupOrder, this.groupWeights);
 	}
 
 	/**
@@ -349,7 +381,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
 				this.lateThreshold, this.maxBatchSize, this.batchTimeout, this.rateLimit, noRetryFor,
-				this.groupConcurrency, this.strictGroupOrder);
+				this.groupConcurrency, this.strictGroupOrder, this.groupWeights);
 	}
 
 	/**
@@ -361,7 +393,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
 				this.lateThreshold, this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor,
-				groupConcurrency, this.strictGroupOrder);
+				groupConcurrency, this.strictGroupOrder, this.groupWeights);
 	}
 
 	/**
@@ -373,7 +405,18 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
 				this.lateThreshold, this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor,
-				this.groupConcurrency, strictGroupOrder);
+				this.groupConcurrency, strictGroupOrder, this.groupWeights);
+	}
+
+	/**
+	 * @param groupWeights the weights of the groups to use instead
+	 * @return these settings with the given group weights
+	 */
+	public ListenerSettings withGroupWeights(GroupWeights groupWeights) {
+		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
+				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
+				this.lateThreshold, this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor,
+				this.groupConcurrency, this.strictGroupOrder, groupWeights);
 	}
 
 	/**

@@ -68,6 +68,28 @@ public interface TopicStore {
 			@Nullable RateLimit rateLimit, int groupConcurrency, WriteGate gate);
 
 	/**
+	 * Leases ready messages as
+	 * {@link #claim(String, String, int, int, Duration, RateLimit, int, WriteGate)} does,
+	 * giving groups turns by their weights. This default gives every group the same turn:
+	 * a store that does not weigh groups.
+	 * @param consumer the consumer's id
+	 * @param token the lease token, new for each claim request
+	 * @param limit the largest number of due messages to claim
+	 * @param earlyLimit the largest number of messages not yet due to claim
+	 * @param lease how long the lease lasts
+	 * @param rateLimit the topic's rate limit (this partition's share), or {@code null}
+	 * @param groupConcurrency most messages of one group in flight at once, or {@code 0}
+	 * @param weights the weights of the groups that weigh more than 1
+	 * @param gate lets the claim be written to Redis
+	 * @return the claimed messages, whether more may be ready, and how long the rate
+	 * limit holds the rest back
+	 */
+	default CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit,
+			Duration lease, @Nullable RateLimit rateLimit, int groupConcurrency, GroupWeights weights, WriteGate gate) {
+		return claim(consumer, token, limit, earlyLimit, lease, rateLimit, groupConcurrency, gate);
+	}
+
+	/**
 	 * Sets each group's count of messages in flight (its slots taken, which a group
 	 * concurrency limits) from the messages in flight, so that a count that drifted is
 	 * set right, and lets a group parked at its limit whose count went down be claimed

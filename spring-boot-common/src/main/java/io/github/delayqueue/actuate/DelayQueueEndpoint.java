@@ -433,10 +433,12 @@ public class DelayQueueEndpoint {
 	 * application, absent if no limit
 	 * @param groupOrder {@code strict} when a failed message of a group waits in its
 	 * group, which waits with it; absent for the default, relaxed order
+	 * @param groupWeights the weights of the groups that take longer turns, absent when
+	 * every group weighs 1
 	 */
 	public record ListenerDescriptor(String method, String state, int concurrency, int maxAttempts,
 			String visibilityTimeout, @Nullable String rateLimit, @Nullable Integer groupConcurrency,
-			@Nullable String groupOrder) {
+			@Nullable String groupOrder, @Nullable Map<String, Integer> groupWeights) {
 	}
 
 	/**

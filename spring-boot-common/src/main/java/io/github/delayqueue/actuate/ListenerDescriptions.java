@@ -45,7 +45,8 @@ final class ListenerDescriptions {
 				settings.concurrency(), settings.maxAttempts(), settings.visibilityTimeout().toString(),
 				rateLimit(settings.rateLimit()),
 				(settings.groupConcurrency() > 0) ? Integer.valueOf(settings.groupConcurrency()) : null,
-				settings.strictGroupOrder() ? "strict" : null);
+				settings.strictGroupOrder() ? "strict" : null,
+				settings.groupWeights().isEmpty() ? null : settings.groupWeights().asMap());
 	}
 
 	/**

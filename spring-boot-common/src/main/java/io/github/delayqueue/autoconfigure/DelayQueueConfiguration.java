@@ -22,6 +22,7 @@ import io.github.delayqueue.listener.DelayListenerAnnotationBeanPostProcessor;
 import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
 import io.github.delayqueue.listener.DelayListenerErrorHandler;
 import io.github.delayqueue.listener.GroupOrder;
+import io.github.delayqueue.store.GroupWeights;
 import io.github.delayqueue.listener.LatePolicy;
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.listener.ListenerSettingsProvider;
@@ -331,7 +332,7 @@ final class DelayQueueConfiguration {
 					or(own.getMaxBatchSize(), ListenerSettings.DEFAULT_MAX_BATCH_SIZE),
 					or(own.getBatchTimeout(), ListenerSettings.DEFAULT_BATCH_TIMEOUT), rateLimit(own.getRateLimit()),
 					noRetryFor(defaults.getNoRetryFor(), own.getNoRetryFor()), or(own.getGroupConcurrency(), 0),
-					own.getGroupOrder() == GroupOrder.STRICT);
+					own.getGroupOrder() == GroupOrder.STRICT, GroupWeights.of(own.getGroupWeights()));
 		}
 
 		/**

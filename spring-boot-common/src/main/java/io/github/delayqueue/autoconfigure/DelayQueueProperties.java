@@ -734,6 +734,15 @@ public class DelayQueueProperties implements Validator {
 		private GroupOrder groupOrder = GroupOrder.RELAXED;
 
 		/**
+		 * Weights of groups that take longer turns than the others while groups wait: a
+		 * group of weight w (1 to 100) is served w times as much as a group of weight 1,
+		 * which every group not named has. At most 100 groups; a name with dots or other
+		 * special characters goes in brackets ('group-weights.[shop.17]=3'). Shares
+		 * turns, not the group concurrency.
+		 */
+		private Map<String, Integer> groupWeights = new LinkedHashMap<>();
+
+		/**
 		 * Deliveries a message of this topic gets before it goes to the dead-letter set.
 		 */
 		private @Nullable Integer maxAttempts;
@@ -844,6 +853,14 @@ public class DelayQueueProperties implements Validator {
 			this.groupOrder = groupOrder;
 		}
 
+		public Map<String, Integer> getGroupWeights() {
+			return this.groupWeights;
+		}
+
+		public void setGroupWeights(Map<String, Integer> groupWeights) {
+			this.groupWeights = groupWeights;
+		}
+
 		public @Nullable Integer getMaxAttempts() {
 			return this.maxAttempts;
 		}
@@ -902,11 +919,12 @@ public class DelayQueueProperties implements Validator {
 		@Override
 		public String toString() {
 			return "partitions=" + this.partitions + ", concurrency=" + this.concurrency + ", group-concurrency="
-					+ this.groupConcurrency + ", group-order=" + this.groupOrder + ", max-attempts=" + this.maxAttempts
-					+ ", visibility-timeout=" + this.visibilityTimeout + ", max-batch-size=" + this.maxBatchSize
-					+ ", batch-timeout=" + this.batchTimeout + ", late-policy=" + this.latePolicy + ", late-threshold="
-					+ this.lateThreshold + ", no-retry-for=" + this.noRetryFor + ", backoff=[" + this.backoff
-					+ "], dead-letters=[" + this.deadLetters + "], rate-limit=[" + this.rateLimit + "]";
+					+ this.groupConcurrency + ", group-order=" + this.groupOrder + ", group-weights="
+					+ this.groupWeights + ", max-attempts=" + this.maxAttempts + ", visibility-timeout="
+					+ this.visibilityTimeout + ", max-batch-size=" + this.maxBatchSize + ", batch-timeout="
+					+ this.batchTimeout + ", late-policy=" + this.latePolicy + ", late-threshold=" + this.lateThreshold
+					+ ", no-retry-for=" + this.noRetryFor + ", backoff=[" + this.backoff + "], dead-letters=["
+					+ this.deadLetters + "], rate-limit=[" + this.rateLimit + "]";
 		}
 
 		/**

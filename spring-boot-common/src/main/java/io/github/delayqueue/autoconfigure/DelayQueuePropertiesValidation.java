@@ -11,6 +11,7 @@ import java.util.Objects;
 import java.util.regex.Pattern;
 
 import io.github.delayqueue.listener.ListenerSettings;
+import io.github.delayqueue.store.GroupWeights;
 import io.github.delayqueue.producer.InvalidMessageException;
 import io.github.delayqueue.producer.Topics;
 import io.github.delayqueue.schedule.Schedule;
@@ -160,6 +161,8 @@ final class DelayQueuePropertiesValidation {
 		properties.getTopics().forEach((topic, settings) -> validateBatch(topic, settings, errors));
 		properties.getTopics()
 			.forEach((topic, settings) -> validateGroupConcurrency(topic, settings.getGroupConcurrency(), errors));
+		properties.getTopics()
+			.forEach((topic, settings) -> validateGroupWeights(topic, settings.getGroupWeights(), errors));
 		properties.getTopics()
 			.forEach((topic, settings) -> validateRateLimit(topic, settings.getRateLimit(), settings.getPartitions(),
 					errors));
@@ -379,6 +382,15 @@ final class DelayQueuePropertiesValidation {
 					topicProperty(topic, "group-concurrency") + " must be between 1 and "
 							+ ListenerSettings.MAX_GROUP_CONCURRENCY + " (unset for no limit), but was "
 							+ groupConcurrency);
+		}
+	}
+
+	/** Refuses weights out of 1 to 100, invalid group names and too many groups. */
+	private static void validateGroupWeights(String topic, Map<String, Integer> weights, Errors errors) {
+		String problem = GroupWeights.problem(weights);
+		if (problem != null) {
+			errors.rejectValue("topics[" + topic + "].groupWeights", "invalid",
+					topicProperty(topic, "group-weights") + ": " + problem);
 		}
 	}
 

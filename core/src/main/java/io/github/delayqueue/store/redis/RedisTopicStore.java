@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.delayqueue.store.ClaimResult;
+import io.github.delayqueue.store.GroupWeights;
 import io.github.delayqueue.store.DeadLetterRetention;
 import io.github.delayqueue.store.ErrorTexts;
 import io.github.delayqueue.store.GroupWait;
@@ -77,12 +78,18 @@ final class RedisTopicStore implements TopicStore {
 	@Override
 	public CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit,
 			Duration lease, @Nullable RateLimit rateLimit, int groupConcurrency, WriteGate gate) {
+		return claim(consumer, token, limit, earlyLimit, lease, rateLimit, groupConcurrency, GroupWeights.NONE, gate);
+	}
+
+	@Override
+	public CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit,
+			Duration lease, @Nullable RateLimit rateLimit, int groupConcurrency, GroupWeights weights, WriteGate gate) {
 		if (limit < 1 || limit > MessageStore.MAX_IDS_PER_CALL) {
 			throw new IllegalArgumentException(
 					"Claim limit must be 1 to " + MessageStore.MAX_IDS_PER_CALL + ", but was " + limit);
 		}
 		return this.calls.submit(this.partition, consumer,
-				new ScriptCodecs.Claim(limit, lease, earlyLimit, token, rateLimit, groupConcurrency), gate);
+				new ScriptCodecs.Claim(limit, lease, earlyLimit, token, rateLimit, groupConcurrency, weights), gate);
 	}
 
 	@Override

@@ -15,6 +15,7 @@ import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.DeadLetterRetention;
 import io.github.delayqueue.store.GroupView;
+import io.github.delayqueue.store.GroupWeights;
 import io.github.delayqueue.store.GroupWait;
 import io.github.delayqueue.store.LeaseExpiryResult;
 import io.github.delayqueue.store.MessagePage;
@@ -201,9 +202,10 @@ final class ScriptCodecs {
 	 * @param rateLimit the partition's rate limit, or {@code null} for none
 	 * @param groupConcurrency most messages of one group in flight, or {@code 0} for no
 	 * limit
+	 * @param weights the weights of the groups that weigh more than 1
 	 */
 	record Claim(int limit, Duration lease, int earlyLimit, String token, @Nullable RateLimit rateLimit,
-			int groupConcurrency) implements ScriptCodec<ClaimResult> {
+			int groupConcurrency, GroupWeights weights) implements ScriptCodec<ClaimResult> {
 
 		static final Signature<Claim> SIGNATURE = Signature.of(
 				Script.of(
@@ -224,14 +226,34 @@ final class ScriptCodecs {
 						(claim) -> (claim.rateLimit() != null) ? claim.rateLimit().period().toMillis()
 								: claim.emptyBeforeLimit()),
 				Argument.optional("[7] group concurrency",
-						(claim) -> (claim.groupConcurrency() > 0) ? claim.groupConcurrency() : null));
+						(claim) -> (claim.groupConcurrency() > 0) ? claim.groupConcurrency()
+								: (claim.weights().isEmpty() ? null : "")),
+				Argument.rest("[8..] weights of groups",
+						(claim, out) -> claim.weights().asMap().forEach((group, weight) -> {
+							out.add(group);
+							out.add(weight);
+						})));
+
+		/**
+		 * A claim whose groups all weigh 1.
+		 * @param limit the largest number of due messages to claim
+		 * @param lease the lease length
+		 * @param earlyLimit the largest number of messages not yet due to claim
+		 * @param token the lease token
+		 * @param rateLimit the rate limit, or {@code null}
+		 * @param groupConcurrency most messages of one group in flight, or {@code 0}
+		 */
+		Claim(int limit, Duration lease, int earlyLimit, String token, @Nullable RateLimit rateLimit,
+				int groupConcurrency) {
+			this(limit, lease, earlyLimit, token, rateLimit, groupConcurrency, GroupWeights.NONE);
+		}
 
 		/**
 		 * @return {@code ""} for an absent rate limit's arguments when the group
-		 * concurrency follows them, else {@code null} (nothing written)
+		 * concurrency or weights follow them, else {@code null} (nothing written)
 		 */
 		private @Nullable String emptyBeforeLimit() {
-			return (this.groupConcurrency > 0) ? "" : null;
+			return (this.groupConcurrency > 0 || !this.weights.isEmpty()) ? "" : null;
 		}
 
 		@Override

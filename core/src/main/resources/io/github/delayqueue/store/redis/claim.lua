@@ -14,7 +14,8 @@
 -- Groups: while a group has ready messages (the group ready set is not empty), the claim serves
 -- the rotation instead, by deficit round robin: the group with the lowest finish tag (the messages
 -- of no group, in the ready lists, count as one more group, "", while a list holds an id) takes up
--- to 16 due messages, most urgent first (see group_member); its tag grows by what it took, and the
+-- to 16 due messages (16 × its weight, ARGV[8..]), most urgent first (see group_member); its tag
+-- grows by what it took (divided by its weight), and the
 -- topic's virtual time becomes the tag it started from; then the next, until ARGV[1] are taken. A
 -- group gets no credit for time away: it joins at its tag or the virtual time, whichever is later
 -- (join_groups). A member is dropped when its message is not stored, scheduled again, in flight,
@@ -87,7 +88,10 @@
 --         claims then run no command more
 -- ARGV[6] rate limit period in ms (only with ARGV[5])
 -- ARGV[7] group concurrency: most messages of one group in flight at once; absent for no limit
---         (ARGV[5] and ARGV[6] are then empty without a rate limit)
+--         (ARGV[5] and ARGV[6] are then empty without a rate limit), empty when weights follow
+-- ARGV[8..] weights of groups: group, weight (a whole number, 1 to 100), group, weight ...; a
+--         group not named weighs 1, as the messages of no group do. A group of weight w takes up
+--         to 16 × w messages a turn, and its tag grows by what it took divided by w
 -- Returns {lease deadline (epoch ms), claim time (epoch µs), 1 if more ids may be waiting else 0,
 --          id, stored message, id, stored message, ...}; {0, 0, 0} when the ready lists are empty,
 --          {0, 0, 1} when it only parked the groups it read while more may wait past them.
@@ -104,6 +108,13 @@
 -- @include window_wait
 local wanted = tonumber(ARGV[1])
 local wantedEarly = tonumber(ARGV[3])
+local weights = {}
+for i = 8, #ARGV - 1, 2 do
+  local weight = tonumber(ARGV[i + 1])
+  if weight and weight >= 1 then
+    weights[ARGV[i]] = weight
+  end
+end
 local token = ARGV[4]
 local record = redis.call('GET', KEYS[6])
 if record then
@@ -417,7 +428,8 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
     end
     rotation.virtual = math.max(rotation.virtual, best.tag)
     local before = claimed
-    local cap = math.min(wanted, claimed + 16)
+    local weight = weights[best.group] or 1
+    local cap = math.min(wanted, claimed + 16 * weight)
     local free
     if groupLimit and not best.lists then
       if not best.slots then
@@ -446,7 +458,7 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
         best.parked = best.slots + (slotsTaken[best.group] or 0) >= groupLimit
       end
     end
-    best.tag = best.tag + (claimed - before)
+    best.tag = best.tag + (claimed - before) / weight
     -- Served, even when the groups' budget ends its turn: the members it looked at leave the set.
     best.served = true
     if not best.lists and groupsLooked >= 1000 and not best.ended then

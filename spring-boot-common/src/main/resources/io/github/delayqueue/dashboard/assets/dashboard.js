@@ -451,6 +451,8 @@ async function topicPage(topic, state, offset, group) {
         + (data.listener.rateLimit ? ' · rate limit ' + data.listener.rateLimit : '')
         + (data.listener.groupConcurrency ? ' · group concurrency ' + data.listener.groupConcurrency : '')
         + (data.listener.groupOrder ? ' · group order ' + data.listener.groupOrder : '')
+        + (data.listener.groupWeights ? ' · group weights ' + Object.entries(data.listener.groupWeights)
+          .map(([group, weight]) => group + ' ×' + weight).join(', ') : '')
         + (data.partitions > 1 ? ' · ' + data.partitions + ' partitions' : '') + ' ',
       canWrite && data.listener.state === 'running' ? actionButton('Pause', () => act(topicPath, { action: 'pause' })) : null,
       canWrite && data.listener.state === 'paused' ? actionButton('Resume', () => act(topicPath, { action: 'resume' })) : null)
