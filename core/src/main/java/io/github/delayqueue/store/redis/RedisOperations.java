@@ -141,16 +141,20 @@ final class RedisOperations {
 		ScriptCodecs.requireIds(ids);
 		long deadline = this.calls.deadline();
 		List<String> replayed = new ArrayList<>();
+		int skipped = 0;
 		Map<String, List<String>> byPartition = this.router.byPartition(topic, ids, deadline);
 		for (Map.Entry<String, List<String>> partition : byPartition.entrySet()) {
 			ReplayResult result = this.router.settlingRefusal(topic, deadline,
 					() -> replayDeadIn(partition.getKey(), partition.getValue(), deadline));
 			replayed.addAll(result.replayed());
+			skipped += result.skipped();
 		}
-		if (replayed.size() < ids.size()) {
-			replayed.addAll(replayMissedInOthers(topic, byPartition, Set.copyOf(replayed), deadline));
+		if (skipped > 0) {
+			List<String> elsewhere = replayMissedInOthers(topic, byPartition, Set.copyOf(replayed), deadline);
+			replayed.addAll(elsewhere);
+			skipped = Math.max(0, skipped - elsewhere.size());
 		}
-		return new ReplayResult(replayed, Math.max(0, ids.size() - replayed.size()));
+		return new ReplayResult(replayed, skipped);
 	}
 
 	/**

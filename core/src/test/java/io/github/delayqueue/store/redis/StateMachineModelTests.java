@@ -20,6 +20,8 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 import io.github.delayqueue.store.ClaimResult;
+import io.github.delayqueue.store.WriteGate;
+import io.github.delayqueue.store.GroupWeights;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.CorruptMessageException;
 import io.github.delayqueue.store.GroupWait;
@@ -1207,10 +1209,16 @@ class StateMachineModelTests {
 			int earlyLimit = this.random.nextInt(4);
 			Duration lease = (this.random.nextInt(10) < 7) ? LONG_LEASE : Duration.ZERO;
 			int groupConcurrency = (this.limits.nextInt(8) == 0) ? this.limits.nextInt(3) : this.groupLimit;
+			// Now and then a group weighs more: it shares turns, never limits or order.
+			GroupWeights weights = (this.limits.nextInt(4) == 0)
+					? GroupWeights
+						.of(Map.of(GROUPS.get(this.limits.nextInt(GROUPS.size())), 2 + this.limits.nextInt(4)))
+					: GroupWeights.NONE;
 			String record = this.keys.claimRecord(consumer.id);
 			return new Operation(
 					"claim " + token + " limit " + limit + " early " + earlyLimit + " lease " + lease.toMillis()
-							+ ((groupConcurrency > 0) ? " group concurrency " + groupConcurrency : ""),
+							+ ((groupConcurrency > 0) ? " group concurrency " + groupConcurrency : "")
+							+ (weights.isEmpty() ? "" : " weights " + weights),
 					List.of(record), record, this.keys.ready()) {
 
 				/** The groups parked in the rotation (+inf) when the claim was sent. */
@@ -1223,8 +1231,9 @@ class StateMachineModelTests {
 				Object run() {
 					this.parked = parkedGroups();
 					this.pauses = pauses();
-					return Transitions.claim(Run.this.store, Run.this.topic, consumer.id, token, limit, earlyLimit,
-							lease, null, groupConcurrency);
+					return ScriptCalls.await(Run.this.store.topic(Run.this.topic)
+						.claim(consumer.id, token, limit, earlyLimit, lease, null, groupConcurrency, weights,
+								WriteGate.OPEN));
 				}
 
 				@Override
