@@ -532,12 +532,11 @@ class StrictOrderReviewTests {
 	/**
 	 * A lone group whose message fails once with a backoff of 100 ms: in relaxed order
 	 * the retry, scheduled, is woken by the broker at its time; in strict order the
-	 * group's pause ends with no signal, and the retry waits for the next claim (the idle
-	 * check, every 4 s here, at most every half interval while a paused group has ready
-	 * ones).
+	 * group's pause ends with no signal: the claim that found the group paused said when
+	 * the pause ends, and the idle listener claims then (before, it waited for the idle
+	 * check, every 4 s here).
 	 */
 	@Test
-	@Disabled("finding: a strict-order retry of a lone group waits for an idle claim (up to about half idle-check-interval or more), not its backoff")
 	void aStrictOrderRetryOfALoneGroupComesAfterItsBackoffNotAtAnIdleCheck() {
 		assertThat(retryDelayMillis(true)).isLessThan(700);
 	}

@@ -407,7 +407,7 @@ final class ClaimLoop {
 			}
 			else {
 				this.emptyFollowUps = 0;
-				checkWhenIdle();
+				checkWhenIdle(result.groupPauseEndsIn());
 			}
 		}
 		catch (RuntimeException ex) {
@@ -436,6 +436,25 @@ final class ClaimLoop {
 
 	private void checkWhenIdle() {
 		schedule(this::idleCheck, this.settings.idleCheckInterval().toMillis(), true);
+	}
+
+	/**
+	 * Waits for a signal, or claims when a group's pause ends if that comes before the
+	 * idle check (nothing signals a pause's end, nor the end of a strict retry's wait):
+	 * so a group's messages wait for their pause, not for the idle check too.
+	 * @param groupPauseEndsIn how long until the first group pause ends, zero for none
+	 */
+	private void checkWhenIdle(Duration groupPauseEndsIn) {
+		long millis = groupPauseEndsIn.toMillis();
+		if (millis > 0 && millis < this.settings.idleCheckInterval().toMillis()) {
+			if (logger.isDebugEnabled()) {
+				logger.debug("Topic '" + this.topic + "': a group's pause ends in " + millis + " ms, claiming then");
+			}
+			schedule(this::request, millis + 1, true);
+		}
+		else {
+			checkWhenIdle();
+		}
 	}
 
 	private synchronized void schedule(Runnable check, long millis, boolean idleCheck) {

@@ -277,7 +277,11 @@ final class ScriptCodecs {
 			// back.
 			Duration rateLimitedFor = ((values.size() - 3) % 2 == 1)
 					? Duration.of(number(values.get(values.size() - 1)), ChronoUnit.MICROS) : Duration.ZERO;
-			return new ClaimResult(claimed, number(values.get(2)) == 1, rateLimitedFor);
+			// A negative third element: nothing more now, but a group's pause ends in
+			// that many ms.
+			long more = number(values.get(2));
+			return new ClaimResult(claimed, more == 1, rateLimitedFor,
+					(more < 0) ? Duration.ofMillis(-more) : Duration.ZERO);
 		}
 
 	}

@@ -94,7 +94,10 @@
 --         to 16 × w messages a turn, and its tag grows by what it took divided by w
 -- Returns {lease deadline (epoch ms), claim time (epoch µs), 1 if more ids may be waiting else 0,
 --          id, stored message, id, stored message, ...}; {0, 0, 0} when the ready lists are empty,
---          {0, 0, 1} when it only parked the groups it read while more may wait past them.
+--          {0, 0, 1} when it only parked the groups it read while more may wait past them. In place
+--          of a 0 for "no more", -<ms>: nothing more now, but the first group pause with an end
+--          ends in <ms> ms (read while the topic has grouped ready messages), when it may become
+--          claimable.
 --          When the claim used up the rate limit's room, one more number follows: the µs until
 --          its window has room again.
 -- Replayed: idempotent. A request that already ran (the client lost the reply and sent it again)
@@ -318,16 +321,21 @@ local rotation
 local badMembers = {}
 -- Pauses that ended, with each group's score in the rotation and its tag, to rejoin it.
 local ended, endedScores, endedTags = {}, {}, {}
+-- ms until the first pause that has not ended ends, when it has an end: told in the reply.
+local pauseEndsIn
 if redis.call('EXISTS', KEYS[19]) == 1 then
   -- Every read first: the pauses' head, the virtual time, the tag of the messages of no group, the
   -- rotation's head.
   local pauseHead = redis.call('ZRANGE', KEYS[24], 0, 0, 'WITHSCORES')
   if #pauseHead > 0 then
     start_clock()
-    if tonumber(pauseHead[2]) <= now then
+    local firstEnd = tonumber(pauseHead[2])
+    if firstEnd <= now then
       ended = redis.call('ZRANGEBYSCORE', KEYS[24], '-inf', now, 'LIMIT', 0, 100)
       endedScores = redis.call('ZMSCORE', KEYS[22], unpack(ended))
       endedTags = redis.call('HMGET', KEYS[21], unpack(ended))
+    elseif firstEnd ~= math.huge then
+      pauseEndsIn = math.ceil(firstEnd - now)
     end
   end
   local tags = redis.call('HMGET', KEYS[21], '\1V', '')
@@ -539,7 +547,7 @@ if looked == 0 and groupsLooked == 0 then
   end
   -- A claim that only parked the groups it read says whether more may be waiting past them, as
   -- does one that put back a group whose pause ended.
-  return {0, 0, (more or rejoined) and 1 or 0}
+  return {0, 0, (more or rejoined) and 1 or (pauseEndsIn and -pauseEndsIn or 0)}
 end
 if more or (not full and (looked >= 1000 or groupsLooked >= 1000)) then
   out[3] = 1
@@ -585,5 +593,8 @@ if rateLimit and #leases > 0 then
 end
 if limited and claimed >= wanted then
   out[#out + 1] = window_wait(KEYS[7], periodUs, nowUs)
+end
+if out[3] == 0 and pauseEndsIn then
+  out[3] = -pauseEndsIn
 end
 return out
