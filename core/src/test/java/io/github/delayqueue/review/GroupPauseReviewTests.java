@@ -445,6 +445,9 @@ class GroupPauseReviewTests {
 				.isThrownBy(() -> groups.pause(TOPIC, "g", Duration.ofMillis(-5)));
 			assertThatExceptionOfType(IllegalArgumentException.class)
 				.isThrownBy(() -> groups.pause(TOPIC, "g", DelayQueueGroups.MAX_PAUSE.plusMillis(1)));
+			// A send takes the topic to its two partitions: a pause never changes the
+			// count.
+			store.send("spread", List.of(NewMessage.afterDelay("s-1", Duration.ofHours(1), new byte[0])));
 			groups.pause("spread", "g");
 			assertThat(groups.group("spread", "g").paused()).isTrue();
 			assertThat(groups.resume("spread", "g")).isTrue();
