@@ -311,7 +311,7 @@ class PartitionCountModelTests {
 		}
 
 		private void reschedule(App app) {
-			String id = id();
+			String id = idMostlyAmong(this.pending.keySet());
 			boolean due = this.random.nextBoolean();
 			Outcome outcome = app.expect(this, false);
 			try {
@@ -339,7 +339,7 @@ class PartitionCountModelTests {
 				readGroup(app);
 				return;
 			}
-			String id = id();
+			String id = idMostlyAmong(this.pending.keySet());
 			Outcome outcome = app.expect(this, false);
 			try {
 				MessageSnapshot snapshot = app.store.inspect(TOPIC, id, 10);
@@ -436,7 +436,7 @@ class PartitionCountModelTests {
 		}
 
 		private void replayDead(App app) {
-			List<String> ids = ids();
+			List<String> ids = ids(this.dead);
 			Outcome outcome = app.expect(this, false);
 			try {
 				ReplayResult result = app.store.replayDead(TOPIC, ids);
@@ -460,7 +460,7 @@ class PartitionCountModelTests {
 		}
 
 		private void purgeDeadById(App app) {
-			List<String> ids = ids();
+			List<String> ids = ids(this.dead);
 			Outcome outcome = app.expect(this, false);
 			try {
 				long deleted = app.store.purgeDead(TOPIC, ids);
@@ -735,11 +735,21 @@ class PartitionCountModelTests {
 		}
 
 		/** One to three different ids. */
-		private List<String> ids() {
+		/** An id, half of the time one of the given ones (if any). */
+		private String idMostlyAmong(Set<String> some) {
+			if (some.isEmpty() || this.random.nextBoolean()) {
+				return id();
+			}
+			List<String> sorted = some.stream().sorted().toList();
+			return sorted.get(this.random.nextInt(sorted.size()));
+		}
+
+		/** One to three different ids, each half of the time one of the given ones. */
+		private List<String> ids(Set<String> some) {
 			Set<String> ids = new LinkedHashSet<>();
 			int most = 1 + this.random.nextInt(3);
 			while (ids.size() < most) {
-				ids.add(id());
+				ids.add(idMostlyAmong(some));
 			}
 			return List.copyOf(ids);
 		}
