@@ -67,9 +67,10 @@ import static org.awaitility.Awaitility.await;
  * one if there is one. Dead letters are purged by id and all at once; new applications
  * start (a fresh store that has not agreed yet); the topic is emptied now and then
  * (messages cancelled, dead letters purged, and half of the time the paused groups
- * resumed), so that counts change, or a pause alone holds them; and a change that dies
- * half done leaves a marker of another count on a partition, which calls must repair on
- * their own.
+ * resumed), so that counts change, or a pause alone holds them, or only its partitions 1
+ * and up are, so that the count goes down to one with messages and pauses, of groups too,
+ * left in partition 0; and a change that dies half done leaves a marker of another count
+ * on a partition, which calls must repair on their own.
  * <p>
  * <b>Checks after every step.</b> Redis keeps the modeled count; every stored message and
  * dead letter of every partition of every count sits in the partition of its group under
@@ -545,22 +546,31 @@ class PartitionCountModelTests {
 		/**
 		 * Empties the topic: cancels every pending message and purges the dead; resumes
 		 * the paused groups half of the time (otherwise a pause alone holds the count).
+		 * Or, a third of the time, empties partitions 1 and up only (the pending messages
+		 * and pauses of partition 0 stay), so that the count may go down to one with
+		 * messages and pauses, of groups too, where they are.
 		 */
 		private void drain() {
 			RedisMessageStore store = current();
+			boolean onlyAbove0 = this.count > 1 && this.random.nextInt(3) == 0;
 			for (String id : List.copyOf(this.pending.keySet())) {
-				assertThat(store.cancel(TOPIC, id)).as("cancel of %s", id).isTrue();
-				this.pending.remove(id);
-			}
-			purgeDead();
-			if (this.random.nextBoolean()) {
-				DelayQueueGroups groups = new DelayQueueGroups(store);
-				for (String group : List.copyOf(this.paused)) {
-					assertThat(groups.resume(TOPIC, group)).as("resume of %s", group).isTrue();
-					this.paused.remove(group);
+				if (!onlyAbove0 || !partitionOf(id, this.count).equals(TOPIC)) {
+					assertThat(store.cancel(TOPIC, id)).as("cancel of %s", id).isTrue();
+					this.pending.remove(id);
 				}
 			}
-			count("drain");
+			purgeDead();
+			TopicPartitions current = TopicPartitions.of(Map.of(TOPIC, this.count));
+			if (onlyAbove0 || this.random.nextBoolean()) {
+				DelayQueueGroups groups = new DelayQueueGroups(store);
+				for (String group : List.copyOf(this.paused)) {
+					if (!onlyAbove0 || !current.nameForGroup(TOPIC, group).equals(TOPIC)) {
+						assertThat(groups.resume(TOPIC, group)).as("resume of %s", group).isTrue();
+						this.paused.remove(group);
+					}
+				}
+			}
+			count(onlyAbove0 ? "drain of partitions 1 and up" : "drain");
 		}
 
 		/** A change that died half done: a partition marked for another count. */
