@@ -400,6 +400,167 @@ class PartitionedGroupsReviewTests {
 		}
 	}
 
+	// --- 3. group semantics across partitions, end to end
+
+	private final Map<String, java.util.concurrent.atomic.AtomicInteger> running = new java.util.concurrent.ConcurrentHashMap<>();
+
+	private final Map<String, List<String>> handled = new java.util.concurrent.ConcurrentHashMap<>();
+
+	private final java.util.concurrent.atomic.AtomicInteger mostAtOnce = new java.util.concurrent.atomic.AtomicInteger();
+
+	private final java.util.Set<String> slowedDown = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+	private final java.util.concurrent.atomic.AtomicInteger done = new java.util.concurrent.atomic.AtomicInteger();
+
+	/**
+	 * Three applications consume a topic of four partitions, each every partition, with a
+	 * group concurrency of 1 and strict order; the second message of every other group
+	 * slows its group down once. Each group's messages are handled one at a time, in the
+	 * order they were due, however the groups fall on the partitions, and every pause
+	 * ends.
+	 */
+	@Test
+	void strictOrderAndALimitOfOneHoldAcrossThreeApplicationsOnFourPartitionsThroughSlowDowns() {
+		int groupsCount = 8;
+		int each = 5;
+		try (io.github.delayqueue.testsupport.TestStore fixture = io.github.delayqueue.testsupport.TestStore.builder()
+			.partitions(Map.of("hooks", COUNT))
+			.build()) {
+			List<io.github.delayqueue.runtime.DelayQueueRuntime> runtimes = new ArrayList<>();
+			try {
+				for (int i = 0; i < 3; i++) {
+					runtimes.add(start(fixture));
+				}
+				java.time.Instant start = java.time.Instant.now();
+				List<io.github.delayqueue.producer.DelayMessage> messages = new ArrayList<>();
+				for (int i = 0; i < each; i++) {
+					for (int g = 0; g < groupsCount; g++) {
+						messages.add(io.github.delayqueue.producer.DelayMessage.builder("hooks", "x")
+							.id("g" + g + "-" + i)
+							.group("g" + g)
+							.dueAt(start.plusMillis(i))
+							.build());
+					}
+				}
+				fixture.template().sendAll(messages);
+				org.awaitility.Awaitility.await()
+					.atMost(Duration.ofSeconds(30))
+					.until(() -> this.done.get() == groupsCount * each);
+			}
+			finally {
+				runtimes.forEach(io.github.delayqueue.runtime.DelayQueueRuntime::stop);
+			}
+			assertThat(this.mostAtOnce).as("most of one group handled at once").hasValue(1);
+			assertThat(this.slowedDown).hasSize(groupsCount / 2);
+			for (int g = 0; g < groupsCount; g++) {
+				List<String> expected = new ArrayList<>();
+				for (int i = 0; i < each; i++) {
+					expected.add("g" + g + "-" + i);
+				}
+				assertThat(this.handled.get("g" + g))
+					.as("group g%d, in partition %s", g, fixture.store().partitions().nameForGroup("hooks", "g" + g))
+					.containsExactlyElementsOf(expected);
+			}
+			assertThat(fixture.store().stats("hooks").pausedGroups()).as("groups paused at the end").isZero();
+		}
+	}
+
+	void handle(io.github.delayqueue.listener.Delivery<String> delivery) throws InterruptedException {
+		String group = String.valueOf(delivery.group());
+		java.util.concurrent.atomic.AtomicInteger inGroup = this.running.computeIfAbsent(group,
+				(name) -> new java.util.concurrent.atomic.AtomicInteger());
+		int now = inGroup.incrementAndGet();
+		this.mostAtOnce.accumulateAndGet(now, Math::max);
+		try {
+			int index = Integer.parseInt(group.substring(1));
+			if (index % 2 == 0 && delivery.id().endsWith("-1") && this.slowedDown.add(delivery.id())) {
+				throw new io.github.delayqueue.listener.SlowDownException(Duration.ofMillis(300));
+			}
+			this.handled.computeIfAbsent(group, (name) -> java.util.Collections.synchronizedList(new ArrayList<>()))
+				.add(delivery.id());
+			Thread.sleep(3);
+			this.done.incrementAndGet();
+		}
+		finally {
+			inGroup.decrementAndGet();
+		}
+	}
+
+	private io.github.delayqueue.runtime.DelayQueueRuntime start(io.github.delayqueue.testsupport.TestStore sender) {
+		io.github.delayqueue.testsupport.TestStore store = io.github.delayqueue.testsupport.TestStore.builder()
+			.prefix(sender.prefix())
+			.partitions(Map.of("hooks", COUNT))
+			.build();
+		this.closing.add(store);
+		io.github.delayqueue.convert.JsonPayloadConverter converter = new io.github.delayqueue.convert.JsonPayloadConverter(
+				new tools.jackson.databind.json.JsonMapper());
+		io.github.delayqueue.listener.DelayListenerEndpointRegistry registry = new io.github.delayqueue.listener.DelayListenerEndpointRegistry(
+				converter);
+		io.github.delayqueue.listener.ListenerSettings settings = new io.github.delayqueue.listener.ListenerSettings(8,
+				16, 3, Duration.ofSeconds(30),
+				new io.github.delayqueue.time.RetryBackoff(Duration.ofMillis(100), 1.0, Duration.ofMillis(100)),
+				Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofMinutes(5),
+				io.github.delayqueue.listener.LatePolicy.DELIVER, Duration.ofHours(1))
+			.withGroupConcurrency(1)
+			.withStrictGroupOrder(true);
+		registry.register(new io.github.delayqueue.listener.DelayListenerEndpoint("hooks", this,
+				org.springframework.util.ReflectionUtils.findMethod(getClass(), "handle",
+						io.github.delayqueue.listener.Delivery.class),
+				settings));
+		io.github.delayqueue.runtime.DelayQueueRuntime runtime = new io.github.delayqueue.runtime.DelayQueueRuntime(
+				store.store(), converter,
+				new io.github.delayqueue.runtime.broker.BrokerSettings(100, Duration.ofSeconds(1), Duration.ZERO),
+				registry);
+		runtime.start();
+		return runtime;
+	}
+
+	private final List<AutoCloseable> closing = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+	@org.junit.jupiter.api.AfterEach
+	void closeStores() throws Exception {
+		for (AutoCloseable closeable : this.closing) {
+			closeable.close();
+		}
+	}
+
+	// --- 5. dead letters with a listener of them
+
+	/**
+	 * A grouped message dead-lettered on a partitioned topic whose dead letters are
+	 * listened to: its copy waits in its group's partition's dead-letter queue, where a
+	 * call by id on the queue finds it, and the dead letter is replayed by id into its
+	 * group.
+	 */
+	@Test
+	void aGroupedDeadLetterIsCopiedToItsPartitionsQueueAndReplayedById() {
+		try (PartitionApps apps = new PartitionApps()) {
+			RedisMessageStore store = apps.store(COUNT, TIMEOUT);
+			store.watchDeadLetters(TOPIC);
+			String group = groupIn(store, 3);
+			String partition = store.partitions().nameForGroup(TOPIC, group);
+			String id = idIn(1, COUNT, "watched-");
+			kill(store, group, id);
+			String queue = TopicPartitions.deadLettersOf(TOPIC);
+			assertThat(apps.redis()
+				.opsForHash()
+				.hasKey(store.keys(TopicPartitions.deadLettersOf(partition)).messages(), id))
+				.as("the copy in %s", TopicPartitions.deadLettersOf(partition))
+				.isTrue();
+			MessageSnapshot copy = store.inspect(queue, id, 10);
+			assertThat(copy).as("the copy, inspected by id on %s", queue).isNotNull();
+
+			assertThat(store.replayDead(TOPIC, List.of(id)).replayed()).containsExactly(id);
+			assertThat(apps.redis().opsForHash().get(store.keys(partition).groups(), id)).isEqualTo(group);
+			assertThat(new io.github.delayqueue.group.DelayQueueGroups(store).group(TOPIC, group).ready()
+					+ store.stats(TOPIC).scheduled())
+				.as("the replayed message, in its group")
+				.isPositive();
+			assertThat(store.cancel(queue, id)).as("the copy, cancelled by id on %s", queue).isTrue();
+			assertThat(store.inspect(queue, id, 10)).isNull();
+		}
+	}
+
 	// --- helpers
 
 	/** The first group name of the form {@code g-<n>} that falls in a partition. */
