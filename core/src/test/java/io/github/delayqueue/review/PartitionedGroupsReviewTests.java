@@ -201,6 +201,100 @@ class PartitionedGroupsReviewTests {
 		}
 	}
 
+	/**
+	 * A fan-out whose reply from the group's partition is held past the store's timeout
+	 * fails with a timeout within it (plus a round trip), and does not hang; the cancel
+	 * ran, and a cancel made again reports the message gone.
+	 */
+	@Test
+	void aFanOutWhoseReplyIsHeldFailsWithinTheStoresTimeout() {
+		TestRedis redis = TestRedis.shared();
+		Duration timeout = Duration.ofMillis(500);
+		try (PartitionApps apps = new PartitionApps();
+				FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
+			RedisMessageStore direct = apps.store(COUNT, TIMEOUT);
+			RedisMessageStore store = apps.storeVia(proxy, COUNT, timeout);
+			store.agreePartitions(TOPIC);
+			String group = groupIn(store, 2);
+			String id = idIn(0, COUNT, "held-");
+			direct.send(TOPIC, List.of(message(id, Duration.ofHours(1)).inGroup(group)));
+			FaultyRedisProxy.Fault fault = proxy.delayNextReplyToCommand(
+					FaultyRedisProxy.withArgumentContaining("EVALSHA",
+							store.keys(store.partitions().nameForGroup(TOPIC, group)).messages()),
+					Duration.ofSeconds(3));
+			long started = System.nanoTime();
+
+			Throwable failure = org.assertj.core.api.Assertions.catchThrowable(() -> store.cancel(TOPIC, id));
+
+			long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+			assertThat(fault.hasFired()).isTrue();
+			assertThat(failure).isInstanceOf(org.springframework.dao.QueryTimeoutException.class)
+				.hasMessageContaining(id);
+			assertThat(tookMillis).as("ms the cancel took").isLessThan(timeout.toMillis() + 300);
+			assertThat(direct.inspect(TOPIC, id, 10)).as("the message, cancelled by the call that timed out").isNull();
+		}
+	}
+
+	/**
+	 * Inspect and reschedule of a grouped message outside its id's partition in each
+	 * state: pending (found, rescheduled), in flight and dead (found, not rescheduled),
+	 * replayed (pending again).
+	 */
+	@Test
+	void aGroupedMessageIsInspectedAndRescheduledInEachStateOutsideItsIdsPartition() {
+		try (PartitionApps apps = new PartitionApps()) {
+			RedisMessageStore store = apps.store(COUNT, TIMEOUT);
+			String group = groupIn(store, 3);
+			String partition = store.partitions().nameForGroup(TOPIC, group);
+			String id = idIn(1, COUNT, "states-");
+			store.send(TOPIC, List.of(grouped(id, group)));
+			assertThat(store.inspect(TOPIC, id, 10).state()).isIn(MessageState.SCHEDULED, MessageState.READY);
+			Transitions.promote(store, partition, 10);
+			List<ClaimedMessage> claimed = Transitions.claim(store, partition, 10, LEASE);
+			assertThat(store.inspect(TOPIC, id, 10).state()).isEqualTo(MessageState.IN_FLIGHT);
+			assertThat(store.reschedule(TOPIC, id, Duration.ofHours(1))).as("reschedule in flight").isNegative();
+			assertThat(store.cancel(TOPIC, id)).as("cancel in flight").isFalse();
+			assertThat(Transitions.deadLetter(store, partition, id, claimed.get(0).leaseToken(), "failed")).isTrue();
+			assertThat(store.inspect(TOPIC, id, 10).state()).isEqualTo(MessageState.DEAD);
+			assertThat(store.reschedule(TOPIC, id, Duration.ofHours(1))).as("reschedule of a dead letter").isNegative();
+			assertThat(store.cancel(TOPIC, id)).as("cancel of a dead letter").isFalse();
+			assertThat(store.replayDead(TOPIC, 10, 0).replayed()).containsExactly(id);
+			assertThat(store.reschedule(TOPIC, id, Duration.ofHours(1))).as("reschedule once replayed").isPositive();
+			assertThat(store.inspect(TOPIC, id, 10).state()).isEqualTo(MessageState.SCHEDULED);
+		}
+	}
+
+	/**
+	 * Replay by rank and purge of the oldest on a topic whose dead letters are grouped,
+	 * in several partitions, some under the name an earlier dead letter of an id is kept
+	 * as ({@code <id>~<time>}, in the group's partition, not the id's).
+	 */
+	@Test
+	void groupedDeadLettersAndTheirEarlierNamesAreReplayedByRankAndPurgedOldestFirst() {
+		try (PartitionApps apps = new PartitionApps()) {
+			RedisMessageStore store = apps.store(COUNT, TIMEOUT);
+			String again = idIn(0, COUNT, "again-");
+			kill(store, groupIn(store, 2), again);
+			kill(store, groupIn(store, 2), again);
+			kill(store, groupIn(store, 1), idIn(3, COUNT, "one-"));
+			PartitionApps.deadLetter(store, idIn(2, COUNT, "plain-"));
+			List<String> dead = store.page(TOPIC, MessageState.DEAD, 0, 10)
+				.messages()
+				.stream()
+				.map(io.github.delayqueue.store.MessageSummary::id)
+				.toList();
+			assertThat(dead).hasSize(4).anyMatch((name) -> name.startsWith(again + "~"));
+			String buried = dead.stream().filter((name) -> name.startsWith(again + "~")).findFirst().orElseThrow();
+			assertThat(store.inspect(TOPIC, buried, 10)).as("the earlier dead letter %s", buried).isNotNull();
+
+			ReplayResult replayed = store.replayDead(TOPIC, 2, 1);
+			assertThat(replayed.replayed()).as("the 2nd and 3rd oldest").containsExactlyElementsOf(dead.subList(1, 3));
+			assertThat(replayed.skipped()).isZero();
+			assertThat(store.purgeDead(TOPIC, 10)).isEqualTo(2);
+			assertThat(store.stats(TOPIC).dead()).isZero();
+		}
+	}
+
 	// --- an id in two groups
 
 	/**
