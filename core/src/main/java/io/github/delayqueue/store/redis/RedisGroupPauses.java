@@ -33,7 +33,8 @@ final class RedisGroupPauses {
 	@Nullable Instant pause(String topic, String group, @Nullable Duration length) {
 		NewMessage.checkGroup(group);
 		long deadline = this.calls.deadline();
-		String partition = this.router.partitionOfGroup(topic, group, deadline);
+		// As a send: the first call for a partitioned topic may set its count.
+		String partition = this.router.partitionOfGroup(topic, group, true, deadline);
 		return this.router.settlingRefusal(topic, deadline,
 				() -> this.calls.run(partition,
 						new ScriptCodecs.PauseGroup(group, this.router.countOf(partition), length),
