@@ -213,6 +213,9 @@ class PartitionedGroupsReviewTests {
 		try (PartitionApps apps = new PartitionApps();
 				FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
 			RedisMessageStore direct = apps.store(COUNT, TIMEOUT);
+			// Agreed first without the proxy, so that the first calls of the JVM do not
+			// spend the short timeout on loading the client.
+			direct.agreePartitions(TOPIC);
 			RedisMessageStore store = apps.storeVia(proxy, COUNT, timeout);
 			store.agreePartitions(TOPIC);
 			String group = groupIn(store, 2);
