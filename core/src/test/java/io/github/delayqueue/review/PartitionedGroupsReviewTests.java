@@ -640,6 +640,67 @@ class PartitionedGroupsReviewTests {
 		}
 	}
 
+	/**
+	 * Stats of twelve groups spread over four partitions, group {@code i} with
+	 * {@code i + 1} ready messages, and a paused group in each of three partitions: the
+	 * busiest ten across all partitions in order, every paused group counted, the pauses
+	 * that end first first, until-resumed last.
+	 */
+	@Test
+	void statsMergeTheBusiestGroupsAndThePausesOfEveryPartition() {
+		try (PartitionApps apps = new PartitionApps()) {
+			RedisMessageStore store = apps.store(COUNT, TIMEOUT);
+			List<NewMessage> messages = new ArrayList<>();
+			java.util.Set<String> partitionsUsed = new java.util.HashSet<>();
+			for (int g = 0; g < 12; g++) {
+				partitionsUsed.add(store.partitions().nameForGroup(TOPIC, "busy-" + g));
+				for (int i = 0; i <= g; i++) {
+					messages.add(message("busy-" + g + "-" + i, Duration.ZERO).inGroup("busy-" + g));
+				}
+			}
+			assertThat(partitionsUsed).as("partitions of the groups").hasSizeGreaterThan(1);
+			store.send(TOPIC, messages);
+			io.github.delayqueue.group.DelayQueueGroups groups = new io.github.delayqueue.group.DelayQueueGroups(store);
+			groups.pause(TOPIC, groupIn(store, 1), Duration.ofHours(2));
+			groups.pause(TOPIC, groupIn(store, 2), Duration.ofHours(1));
+			groups.pause(TOPIC, groupIn(store, 3));
+
+			io.github.delayqueue.store.TopicStats stats = store.stats(TOPIC);
+
+			List<String> busiest = new ArrayList<>();
+			for (int g = 11; g >= 2; g--) {
+				busiest.add("busy-" + g);
+			}
+			assertThat(stats.busiestGroups().keySet()).containsExactlyElementsOf(busiest);
+			assertThat(stats.busiestGroups()).containsEntry("busy-11", 12L);
+			assertThat(stats.groupsWithReady()).isEqualTo(12);
+			assertThat(stats.pausedGroups()).isEqualTo(3);
+			assertThat(stats.firstPausesToEnd().keySet()).containsExactly(groupIn(store, 2), groupIn(store, 1),
+					groupIn(store, 3));
+			assertThat(groups.group(TOPIC, "busy-11").ready()).isEqualTo(12);
+		}
+	}
+
+	/**
+	 * A pause from an application whose count is stale (Redis spreads the topic over four
+	 * partitions and holds a message, it configures two) is refused, pausing nothing: now
+	 * that a pause may set the count, it must not change one that holds messages.
+	 */
+	@Test
+	void aPauseFromAnApplicationWithAStaleCountIsRefusedWhileTheTopicHoldsMessages() {
+		try (PartitionApps apps = new PartitionApps()) {
+			RedisMessageStore four = apps.store(COUNT, TIMEOUT);
+			four.send(TOPIC, List.of(message(idIn(2, COUNT, "held-"), Duration.ofHours(1))));
+			RedisMessageStore two = apps.store(2, TIMEOUT);
+			assertThat(org.assertj.core.api.Assertions
+				.catchThrowable(() -> new io.github.delayqueue.group.DelayQueueGroups(two).pause(TOPIC, "late")))
+				.isInstanceOf(io.github.delayqueue.store.PartitionCountException.class);
+			assertThat(four.stats(TOPIC).pausedGroups()).isZero();
+			assertThat(four.partitions().count(TOPIC)).isEqualTo(COUNT);
+			assertThat(four.inspect(TOPIC, idIn(2, COUNT, "held-"), 10)).isNotNull();
+		}
+	}
+
 	// --- 5. dead letters with a listener of them
 
 	/**
