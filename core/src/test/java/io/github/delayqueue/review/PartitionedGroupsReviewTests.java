@@ -70,6 +70,34 @@ class PartitionedGroupsReviewTests {
 		}
 	}
 
+	/**
+	 * The send's reply is lost (Lettuce sends it again after reconnecting, so it runs
+	 * twice): a cancel made right after the asynchronous send waits for its outcome,
+	 * finds the message in its group's partition, and no run of the send brings it back.
+	 */
+	@Test
+	void aCancelRightAfterAGroupedSendWhoseReplyIsLostCancelsItForGood() {
+		TestRedis redis = TestRedis.shared();
+		try (PartitionApps apps = new PartitionApps();
+				FaultyRedisProxy proxy = FaultyRedisProxy.start(redis.host(), redis.port())) {
+			RedisMessageStore store = apps.storeVia(proxy, COUNT, TIMEOUT);
+			store.agreePartitions(TOPIC);
+			String group = groupIn(store, 3);
+			String id = idIn(0, COUNT, "resent-");
+			FaultyRedisProxy.Fault fault = proxy.dropNextReplyToCommand(FaultyRedisProxy.withArgumentContaining(
+					"EVALSHA", store.keys(store.partitions().nameForGroup(TOPIC, group)).messages()));
+			CompletableFuture<?> sent = store
+				.sendAsync(Map.of(TOPIC, List.of(message(id, Duration.ofHours(1)).inGroup(group))));
+
+			assertThat(store.cancel(TOPIC, id)).isTrue();
+
+			assertThat(fault.hasFired()).isTrue();
+			assertThat(sent).isDone();
+			assertThat(store.inspect(TOPIC, id, 10)).isNull();
+			assertThat(store.stats(TOPIC).scheduled()).isZero();
+		}
+	}
+
 	@Test
 	void aCancelWhoseFanOutReplyIsLostRunsTwiceAndReportsTheCancelOnce() {
 		TestRedis redis = TestRedis.shared();
