@@ -329,12 +329,15 @@ class PartitionedGroupsReviewTests {
 	/**
 	 * A group of a partitioned topic that nothing was sent to yet (Redis still holds the
 	 * count of one partition) is paused, read and resumed, as the commit's own
-	 * {@code GroupPauseReviewTests.badInputIsRefusedAndEdgeLengthsHold} expects: the
-	 * pause agrees the count by a call that may not change it, and is refused.
+	 * {@code GroupPauseReviewTests.badInputIsRefusedAndEdgeLengthsHold} expects. The
+	 * pause agrees the count by a call that may not change it, and is refused with a
+	 * {@code PartitionCountException}. Letting a pause change the count as a send does
+	 * would fix this, but would let an operations application that does not configure the
+	 * topic's partitions take an empty topic to one partition with its pause, after which
+	 * the applications' sends are refused until the pause ends: a design question.
 	 */
 	@Test
-	// fails with PartitionCountException
-	// (GroupPauseReviewTests.badInputIsRefusedAndEdgeLengthsHold fails on main)")
+	@Disabled("Finding: pausing a group of a partitioned topic before its first send fails with PartitionCountException; GroupPauseReviewTests.badInputIsRefusedAndEdgeLengthsHold fails on main")
 	void aGroupOfAPartitionedTopicIsPausedBeforeTheFirstSend() {
 		try (PartitionApps apps = new PartitionApps()) {
 			RedisMessageStore store = apps.store(COUNT, TIMEOUT);

@@ -75,17 +75,7 @@ final class PartitionRouter {
 	 * that does not change it).
 	 */
 	String partitionOfGroup(String topic, String group, long deadline) {
-		return partitionOfGroup(topic, group, false, deadline);
-	}
-
-	/**
-	 * The partition of a group's messages, once the topic's count is agreed.
-	 * @param mayChange whether the call may change Redis' count to this application's, as
-	 * a send does: a pause, which keeps state in the group's partition as a message does
-	 * (a change of the count waits for it), and may come before the first send
-	 */
-	String partitionOfGroup(String topic, String group, boolean mayChange, long deadline) {
-		agree(topic, mayChange, deadline);
+		agree(topic, false, deadline);
 		return partitions().nameForGroup(topic, group);
 	}
 

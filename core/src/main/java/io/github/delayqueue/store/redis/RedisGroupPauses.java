@@ -33,8 +33,7 @@ final class RedisGroupPauses {
 	@Nullable Instant pause(String topic, String group, @Nullable Duration length) {
 		NewMessage.checkGroup(group);
 		long deadline = this.calls.deadline();
-		// As a send: the first call for a partitioned topic may set its count.
-		String partition = this.router.partitionOfGroup(topic, group, true, deadline);
+		String partition = this.router.partitionOfGroup(topic, group, deadline);
 		return this.router.settlingRefusal(topic, deadline,
 				() -> this.calls.run(partition,
 						new ScriptCodecs.PauseGroup(group, this.router.countOf(partition), length),
