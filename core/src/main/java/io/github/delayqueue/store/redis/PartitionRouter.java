@@ -82,34 +82,70 @@ final class PartitionRouter {
 	/**
 	 * Runs one call on each partition of a topic but one, all sent before the first reply
 	 * is awaited: where a call by id looks for a message of a group, whose partition is
-	 * its group's, once the id's partition did not have it. Settles a refusal of this
-	 * application's count as {@link #settlingRefusal} does, then runs them all once more
-	 * (calls by id are safe to run again).
+	 * its group's, once the id's partition did not have it. The partitions that refused
+	 * this application's count (which changed nothing there) are asked once more after
+	 * the count is settled as {@link #settlingRefusal} does; the replies of the others
+	 * are kept, since a call that acted (a replay, a purge) would find nothing left to
+	 * act on when run again.
 	 * @param topic the topic (or its dead-letter queue)
 	 * @param asked the partition asked already
 	 * @param deadline the {@link System#nanoTime()} by which to be done
 	 * @param codec the call for a partition
 	 * @return the replies, read, in the order of the partitions; empty for a topic of one
 	 * partition
+	 * @throws PartitionCountException if Redis has another count, or a partition refuses
+	 * again
 	 */
 	<T> List<T> runOnOthers(String topic, String asked, long deadline, Function<String, ScriptCodec<T>> codec) {
 		List<String> others = partitions().names(topic).stream().filter((name) -> !name.equals(asked)).toList();
 		if (others.isEmpty()) {
 			return List.of();
 		}
-		return settlingRefusal(topic, deadline, () -> {
-			List<ScriptCodec<T>> codecs = others.stream().map(codec).toList();
-			List<ScriptRunner.ScriptCall> calls = new ArrayList<>(others.size());
-			for (int i = 0; i < others.size(); i++) {
-				calls.add(this.calls.call(others.get(i), codecs.get(i)));
+		List<Object> replies = runEach(others, deadline, codec);
+		List<Integer> refused = new ArrayList<>();
+		for (int i = 0; i < replies.size(); i++) {
+			if (replies.get(i) instanceof Throwable) {
+				refused.add(i);
 			}
-			List<Object> replies = this.calls.runAll(calls, PartitionCounts.remaining(deadline));
-			List<T> read = new ArrayList<>(replies.size());
-			for (int i = 0; i < replies.size(); i++) {
-				read.add(codecs.get(i).read(replies.get(i)));
+		}
+		if (!refused.isEmpty()) {
+			settle(topic, deadline);
+			List<Object> again = runEach(refused.stream().map(others::get).toList(), deadline, codec);
+			for (int i = 0; i < refused.size(); i++) {
+				if (again.get(i) instanceof Throwable) {
+					throw PartitionCountException.refusedAgain(topic, partitions().count(topic));
+				}
+				replies.set(refused.get(i), again.get(i));
 			}
-			return read;
-		});
+		}
+		List<T> read = new ArrayList<>(replies.size());
+		for (Object reply : replies) {
+			@SuppressWarnings("unchecked")
+			T value = (T) reply;
+			read.add(value);
+		}
+		return read;
+	}
+
+	/**
+	 * Runs one call on each partition, all sent before the first reply is awaited.
+	 * @return the replies, read, in the order of the partitions; a refusal of this
+	 * application's count in the place of its reply
+	 */
+	private <T> List<Object> runEach(List<String> partitions, long deadline, Function<String, ScriptCodec<T>> codec) {
+		List<ScriptCodec<T>> codecs = partitions.stream().map(codec).toList();
+		List<ScriptRunner.ScriptCall> calls = new ArrayList<>(partitions.size());
+		for (int i = 0; i < partitions.size(); i++) {
+			calls.add(this.calls.call(partitions.get(i), codecs.get(i)));
+		}
+		List<Object> replies = new ArrayList<>(
+				this.calls.runAll(calls, PartitionCounts.remaining(deadline), PartitionCounts::isRefusal));
+		for (int i = 0; i < replies.size(); i++) {
+			if (!(replies.get(i) instanceof Throwable)) {
+				replies.set(i, codecs.get(i).read(replies.get(i)));
+			}
+		}
+		return replies;
 	}
 
 	/** The ids by partition, in the order given within each. */
