@@ -37,12 +37,14 @@ import org.jspecify.annotations.Nullable;
  * in its group for its next attempt, its group waiting with it, so that no later message
  * of the group passes it; else it waits in the schedule, and its group goes on
  * @param groupWeights the weights of the groups that take longer turns than the others
+ * @param groupRateLimit most deliveries of one group in any window of a period, across
+ * every application together, or {@code null} for none
  */
 public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, Duration visibilityTimeout,
 		RetryBackoff backoff, Duration idleCheckInterval, Duration shutdownTimeout, Duration maxHandlingTime,
 		LatePolicy latePolicy, Duration lateThreshold, int maxBatchSize, Duration batchTimeout,
 		@Nullable RateLimit rateLimit, List<Class<? extends Throwable>> noRetryFor, int groupConcurrency,
-		boolean strictGroupOrder, GroupWeights groupWeights) {
+		boolean strictGroupOrder, GroupWeights groupWeights, @Nullable RateLimit groupRateLimit) {
 
 	/** The largest group concurrency accepted. */
 	public static final int MAX_GROUP_CONCURRENCY = 1000;
@@ -84,6 +86,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 	 * @param groupConcurrency most messages of one group in flight at once, or {@code 0}
 	 * @param strictGroupOrder whether a failed message of a group waits in its group
 	 * @param groupWeights the weights of the groups that take longer turns
+	 * @param groupRateLimit most deliveries of one group in any window, or {@code null}
 	 */
 	public ListenerSettings {
 		noRetryFor = List.copyOf(noRetryFor);
@@ -145,7 +148,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 			boolean strictGroupOrder) {
 		this(concurrency, prefetch, maxAttempts, visibilityTimeout, backoff, idleCheckInterval, shutdownTimeout,
 				maxHandlingTime, latePolicy, lateThreshold, maxBatchSize, batchTimeout, rateLimit, noRetryFor,
-				groupConcurrency, strictGroupOrder, GroupWeights.NONE);
+				groupConcurrency, strictGroupOrder, GroupWeights.NONE, null);
 	}
 
 	/**
@@ -325,7 +328,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout, this.backoff,
 				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy, this.lateThreshold,
 				this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor, this.groupConcurrency,
-				this.strictGroupOrder, this.groupWeights);
+				this.strictGroupOrder, this.groupWeights, this.groupRateLimit);
 	}
 
 	/**
@@ -336,7 +339,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(this.concurrency, this.prefetch, maxAttempts, this.visibilityTimeout, this.backoff,
 				this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy, this.lateThreshold,
 				this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor, this.groupConcurrency,
-				this.strictGroupOrder, this.groupWeights);
+				this.strictGroupOrder, this.groupWeights, this.groupRateLimit);
 	}
 
 	/**
@@ -347,7 +350,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
 				this.lateThreshold, maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor,
-				this.groupConcurrency, this.strictGroupOrder, this.groupWeights);
+				this.groupConcurrency, this.strictGroupOrder, this.groupWeights, this.groupRateLimit);
 	}
 
 	/**
@@ -358,7 +361,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
 				this.lateThreshold, this.maxBatchSize, batchTimeout, this.rateLimit, this.noRetryFor,
-				this.groupConcurrency, this.strictGroupOrder, this.groupWeights);
+				this.groupConcurrency, this.strictGroupOrder, this.groupWeights, this.groupRateLimit);
 	}
 
 	/**
@@ -369,7 +372,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
 				this.lateThreshold, this.maxBatchSize, this.batchTimeout, rateLimit, this.noRetryFor,
-				this.groupConcurrency, this.strictGroupOrder, this.groupWeights);
+				this.groupConcurrency, this.strictGroupOrder, this.groupWeights, this.groupRateLimit);
 	}
 
 	/**
@@ -381,7 +384,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
 				this.lateThreshold, this.maxBatchSize, this.batchTimeout, this.rateLimit, noRetryFor,
-				this.groupConcurrency, this.strictGroupOrder, this.groupWeights);
+				this.groupConcurrency, this.strictGroupOrder, this.groupWeights, this.groupRateLimit);
 	}
 
 	/**
@@ -393,7 +396,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
 				this.lateThreshold, this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor,
-				groupConcurrency, this.strictGroupOrder, this.groupWeights);
+				groupConcurrency, this.strictGroupOrder, this.groupWeights, this.groupRateLimit);
 	}
 
 	/**
@@ -405,7 +408,7 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
 				this.lateThreshold, this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor,
-				this.groupConcurrency, strictGroupOrder, this.groupWeights);
+				this.groupConcurrency, strictGroupOrder, this.groupWeights, this.groupRateLimit);
 	}
 
 	/**
@@ -416,7 +419,19 @@ public record ListenerSettings(int concurrency, int prefetch, int maxAttempts, D
 		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
 				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
 				this.lateThreshold, this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor,
-				this.groupConcurrency, this.strictGroupOrder, groupWeights);
+				this.groupConcurrency, this.strictGroupOrder, groupWeights, this.groupRateLimit);
+	}
+
+	/**
+	 * @param groupRateLimit the per-group rate limit to use instead, or {@code null} for
+	 * none
+	 * @return these settings with the given per-group rate limit
+	 */
+	public ListenerSettings withGroupRateLimit(@Nullable RateLimit groupRateLimit) {
+		return new ListenerSettings(this.concurrency, this.prefetch, this.maxAttempts, this.visibilityTimeout,
+				this.backoff, this.idleCheckInterval, this.shutdownTimeout, this.maxHandlingTime, this.latePolicy,
+				this.lateThreshold, this.maxBatchSize, this.batchTimeout, this.rateLimit, this.noRetryFor,
+				this.groupConcurrency, this.strictGroupOrder, this.groupWeights, groupRateLimit);
 	}
 
 	/**

@@ -70,8 +70,8 @@ public interface TopicStore {
 	/**
 	 * Leases ready messages as
 	 * {@link #claim(String, String, int, int, Duration, RateLimit, int, WriteGate)} does,
-	 * giving groups turns by their weights. This default gives every group the same turn:
-	 * a store that does not weigh groups.
+	 * giving groups turns by their weights and holding each to a rate. This default gives
+	 * every group the same turn and no rate: a store that does not weigh or pace groups.
 	 * @param consumer the consumer's id
 	 * @param token the lease token, new for each claim request
 	 * @param limit the largest number of due messages to claim
@@ -80,12 +80,15 @@ public interface TopicStore {
 	 * @param rateLimit the topic's rate limit (this partition's share), or {@code null}
 	 * @param groupConcurrency most messages of one group in flight at once, or {@code 0}
 	 * @param weights the weights of the groups that weigh more than 1
+	 * @param groupRateLimit most messages of one group claimed in any window of its
+	 * period, by every consumer together, or {@code null} for none
 	 * @param gate lets the claim be written to Redis
 	 * @return the claimed messages, whether more may be ready, and how long the rate
 	 * limit holds the rest back
 	 */
 	default CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit,
-			Duration lease, @Nullable RateLimit rateLimit, int groupConcurrency, GroupWeights weights, WriteGate gate) {
+			Duration lease, @Nullable RateLimit rateLimit, int groupConcurrency, GroupWeights weights,
+			@Nullable RateLimit groupRateLimit, WriteGate gate) {
 		return claim(consumer, token, limit, earlyLimit, lease, rateLimit, groupConcurrency, gate);
 	}
 

@@ -435,10 +435,12 @@ public class DelayQueueEndpoint {
 	 * group, which waits with it; absent for the default, relaxed order
 	 * @param groupWeights the weights of the groups that take longer turns, absent when
 	 * every group weighs 1
+	 * @param groupRateLimit the rate limit of each group, such as {@code 5 per 1s},
+	 * absent if none
 	 */
 	public record ListenerDescriptor(String method, String state, int concurrency, int maxAttempts,
 			String visibilityTimeout, @Nullable String rateLimit, @Nullable Integer groupConcurrency,
-			@Nullable String groupOrder, @Nullable Map<String, Integer> groupWeights) {
+			@Nullable String groupOrder, @Nullable Map<String, Integer> groupWeights, @Nullable String groupRateLimit) {
 	}
 
 	/**

@@ -46,7 +46,8 @@ final class ListenerDescriptions {
 				rateLimit(settings.rateLimit()),
 				(settings.groupConcurrency() > 0) ? Integer.valueOf(settings.groupConcurrency()) : null,
 				settings.strictGroupOrder() ? "strict" : null,
-				settings.groupWeights().isEmpty() ? null : settings.groupWeights().asMap());
+				settings.groupWeights().isEmpty() ? null : settings.groupWeights().asMap(),
+				rateLimit(settings.groupRateLimit()));
 	}
 
 	/**

@@ -332,7 +332,8 @@ final class DelayQueueConfiguration {
 					or(own.getMaxBatchSize(), ListenerSettings.DEFAULT_MAX_BATCH_SIZE),
 					or(own.getBatchTimeout(), ListenerSettings.DEFAULT_BATCH_TIMEOUT), rateLimit(own.getRateLimit()),
 					noRetryFor(defaults.getNoRetryFor(), own.getNoRetryFor()), or(own.getGroupConcurrency(), 0),
-					own.getGroupOrder() == GroupOrder.STRICT, GroupWeights.of(own.getGroupWeights()));
+					own.getGroupOrder() == GroupOrder.STRICT, GroupWeights.of(own.getGroupWeights()),
+					rateLimit(own.getGroupRateLimit().getLimit(), own.getGroupRateLimit().getPeriod()));
 		}
 
 		/**
@@ -352,8 +353,10 @@ final class DelayQueueConfiguration {
 		}
 
 		private static @Nullable RateLimit rateLimit(DelayQueueProperties.TopicRateLimit properties) {
-			Integer limit = properties.getLimit();
-			Duration period = properties.getPeriod();
+			return rateLimit(properties.getLimit(), properties.getPeriod());
+		}
+
+		private static @Nullable RateLimit rateLimit(@Nullable Integer limit, @Nullable Duration period) {
 			return (limit != null && period != null) ? new RateLimit(limit, period) : null;
 		}
 

@@ -789,6 +789,12 @@ public class DelayQueueProperties implements Validator {
 		private final TopicRateLimit rateLimit = new TopicRateLimit();
 
 		/**
+		 * Most deliveries of one group of the topic in any window, across every
+		 * application together.
+		 */
+		private final GroupRateLimit groupRateLimit = new GroupRateLimit();
+
+		/**
 		 * How many partitions the topic is spread over, each in its own hash slot (on its
 		 * own node of a Redis Cluster) with its own broker and listener. Every
 		 * application of the topic must use the same number.
@@ -909,6 +915,10 @@ public class DelayQueueProperties implements Validator {
 			return this.deadLetters;
 		}
 
+		public GroupRateLimit getGroupRateLimit() {
+			return this.groupRateLimit;
+		}
+
 		public TopicRateLimit getRateLimit() {
 			return this.rateLimit;
 		}
@@ -1006,6 +1016,49 @@ public class DelayQueueProperties implements Validator {
 		/**
 		 * Length of the sliding window the limit holds in, at most a day; no rate limit
 		 * when unset.
+		 */
+		private @Nullable Duration period;
+
+		public @Nullable Integer getLimit() {
+			return this.limit;
+		}
+
+		public void setLimit(@Nullable Integer limit) {
+			this.limit = limit;
+		}
+
+		public @Nullable Duration getPeriod() {
+			return this.period;
+		}
+
+		public void setPeriod(@Nullable Duration period) {
+			this.period = period;
+		}
+
+		@Override
+		public String toString() {
+			return "limit=" + this.limit + ", period=" + this.period;
+		}
+
+	}
+
+	/**
+	 * A rate limit of each group of a topic, across every application together: a group
+	 * that used it up waits, paused, until its next message is on time, while the other
+	 * groups go on.
+	 */
+	public static class GroupRateLimit {
+
+		/**
+		 * Most deliveries of one group started in any window of the period, from 1 to
+		 * 1000000 (all of them at once after a quiet period); no per-group rate limit
+		 * when unset.
+		 */
+		private @Nullable Integer limit;
+
+		/**
+		 * Length of the window the limit of each group holds in, at most a day; no
+		 * per-group rate limit when unset.
 		 */
 		private @Nullable Duration period;
 

@@ -164,6 +164,9 @@ final class DelayQueuePropertiesValidation {
 		properties.getTopics()
 			.forEach((topic, settings) -> validateGroupWeights(topic, settings.getGroupWeights(), errors));
 		properties.getTopics()
+			.forEach((topic, settings) -> validateRateLimit(topic, "group-rate-limit", "groupRateLimit",
+					settings.getGroupRateLimit().getLimit(), settings.getGroupRateLimit().getPeriod(), 1, errors));
+		properties.getTopics()
 			.forEach((topic, settings) -> validateRateLimit(topic, settings.getRateLimit(), settings.getPartitions(),
 					errors));
 		validateKeyPrefix(properties.getKeyPrefix(), errors);
@@ -396,20 +399,25 @@ final class DelayQueuePropertiesValidation {
 
 	private static void validateRateLimit(String topic, DelayQueueProperties.TopicRateLimit rateLimit, int partitions,
 			Errors errors) {
-		Integer limit = rateLimit.getLimit();
-		Duration period = rateLimit.getPeriod();
+		validateRateLimit(topic, "rate-limit", "rateLimit", rateLimit.getLimit(), rateLimit.getPeriod(), partitions,
+				errors);
+	}
+
+	/** Refuses a rate limit ({@code name}: the property, {@code path}: its field). */
+	private static void validateRateLimit(String topic, String name, String path, @Nullable Integer limit,
+			@Nullable Duration period, int partitions, Errors errors) {
 		if ((limit == null) != (period == null)) {
 			String missing = (limit == null) ? "limit" : "period";
-			errors.rejectValue("topics[" + topic + "].rateLimit." + missing, "invalid",
-					topicProperty(topic, "rate-limit." + missing) + " must be set with "
-							+ topicProperty(topic, "rate-limit." + ((limit == null) ? "period" : "limit"))
+			errors.rejectValue("topics[" + topic + "]." + path + "." + missing, "invalid",
+					topicProperty(topic, name + "." + missing) + " must be set with "
+							+ topicProperty(topic, name + "." + ((limit == null) ? "period" : "limit"))
 							+ ": a rate limit needs both");
 			return;
 		}
 		String problem = (limit != null) ? RateLimit.limitProblem(limit) : null;
 		if (problem != null) {
-			errors.rejectValue("topics[" + topic + "].rateLimit.limit", "invalid",
-					topicProperty(topic, "rate-limit.limit") + " " + problem);
+			errors.rejectValue("topics[" + topic + "]." + path + ".limit", "invalid",
+					topicProperty(topic, name + ".limit") + " " + problem);
 		}
 		else if (limit != null && partitions > 1 && RateLimit.shareProblem(limit, partitions) != null) {
 			errors.rejectValue("topics[" + topic + "].rateLimit.limit", "invalid",
@@ -419,8 +427,8 @@ final class DelayQueuePropertiesValidation {
 		}
 		problem = (period != null) ? RateLimit.periodProblem(period) : null;
 		if (problem != null) {
-			errors.rejectValue("topics[" + topic + "].rateLimit.period", "invalid",
-					topicProperty(topic, "rate-limit.period") + " " + problem);
+			errors.rejectValue("topics[" + topic + "]." + path + ".period", "invalid",
+					topicProperty(topic, name + ".period") + " " + problem);
 		}
 	}
 

@@ -323,7 +323,7 @@ final class ClaimLoop {
 		Replies.send(
 				() -> this.store.claim(this.consumerId, sent.token(), sent.wanted(), sent.earlyLimit(),
 						this.settings.visibilityTimeout(), this.rateLimit, this.settings.groupConcurrency(),
-						this.settings.groupWeights(), this.unanswered),
+						this.settings.groupWeights(), this.settings.groupRateLimit(), this.unanswered),
 				this.scheduler, (result, failure) -> claimed(sent, result, failure, inProgress), (result, failure) -> {
 					// The runtime stopped, so the claim was handed back at the stop: what
 					// its reply names goes back too.

@@ -78,18 +78,20 @@ final class RedisTopicStore implements TopicStore {
 	@Override
 	public CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit,
 			Duration lease, @Nullable RateLimit rateLimit, int groupConcurrency, WriteGate gate) {
-		return claim(consumer, token, limit, earlyLimit, lease, rateLimit, groupConcurrency, GroupWeights.NONE, gate);
+		return claim(consumer, token, limit, earlyLimit, lease, rateLimit, groupConcurrency, GroupWeights.NONE, null,
+				gate);
 	}
 
 	@Override
 	public CompletableFuture<ClaimResult> claim(String consumer, String token, int limit, int earlyLimit,
-			Duration lease, @Nullable RateLimit rateLimit, int groupConcurrency, GroupWeights weights, WriteGate gate) {
+			Duration lease, @Nullable RateLimit rateLimit, int groupConcurrency, GroupWeights weights,
+			@Nullable RateLimit groupRateLimit, WriteGate gate) {
 		if (limit < 1 || limit > MessageStore.MAX_IDS_PER_CALL) {
 			throw new IllegalArgumentException(
 					"Claim limit must be 1 to " + MessageStore.MAX_IDS_PER_CALL + ", but was " + limit);
 		}
-		return this.calls.submit(this.partition, consumer,
-				new ScriptCodecs.Claim(limit, lease, earlyLimit, token, rateLimit, groupConcurrency, weights), gate);
+		return this.calls.submit(this.partition, consumer, new ScriptCodecs.Claim(limit, lease, earlyLimit, token,
+				rateLimit, groupConcurrency, weights, groupRateLimit), gate);
 	}
 
 	@Override

@@ -232,6 +232,12 @@ final class Script {
 		 */
 		GROUP_PAUSES("group pauses", "ZSET"),
 
+		/**
+		 * The groups that a per-group rate limit holds to its pace, each scored by when
+		 * its next message would be on time (epoch µs).
+		 */
+		GROUP_RATES("group rates", "ZSET"),
+
 		/** The recurring schedules whose ticks the partition holds. */
 		SCHEDULES("schedules", "HASH"),
 

@@ -203,17 +203,19 @@ final class ScriptCodecs {
 	 * @param groupConcurrency most messages of one group in flight, or {@code 0} for no
 	 * limit
 	 * @param weights the weights of the groups that weigh more than 1
+	 * @param groupRateLimit most messages of one group claimed in any window, by every
+	 * consumer together, or {@code null} for none
 	 */
 	record Claim(int limit, Duration lease, int earlyLimit, String token, @Nullable RateLimit rateLimit,
-			int groupConcurrency, GroupWeights weights) implements ScriptCodec<ClaimResult> {
+			int groupConcurrency, GroupWeights weights,
+			@Nullable RateLimit groupRateLimit) implements ScriptCodec<ClaimResult> {
 
 		static final Signature<Claim> SIGNATURE = Signature.of(
-				Script.of(
-						"claim", Script.Reply.LIST,
+				Script.of("claim", Script.Reply.LIST,
 						Script.keys(
 								Script.withGroups(Script.withPriorities(Key.READY, Key.IN_FLIGHT, Key.MESSAGES,
 										Key.SCHEDULED, Key.LEASES, Key.CLAIM_RECORD, Key.RATE_WINDOW)),
-								Key.GROUP_SLOTS, Key.GROUP_PAUSES)),
+								Key.GROUP_SLOTS, Key.GROUP_PAUSES, Key.GROUP_RATES)),
 				"{lease deadline (epoch ms), claim time",
 				Argument.of("[1] largest number of due messages to claim", Claim::limit),
 				Argument.of("[2] lease length in ms", (claim) -> claim.lease().toMillis()),
@@ -227,8 +229,14 @@ final class ScriptCodecs {
 								: claim.emptyBeforeLimit()),
 				Argument.optional("[7] group concurrency",
 						(claim) -> (claim.groupConcurrency() > 0) ? claim.groupConcurrency()
-								: (claim.weights().isEmpty() ? null : "")),
-				Argument.rest("[8..] weights of groups",
+								: Claim.emptyBefore(claim.groupRateLimit() != null || !claim.weights().isEmpty())),
+				Argument.optional("[8] per-group rate limit",
+						(claim) -> (claim.groupRateLimit() != null) ? claim.groupRateLimit().limit()
+								: Claim.emptyBefore(!claim.weights().isEmpty())),
+				Argument.optional("[9] per-group rate limit period in ms",
+						(claim) -> (claim.groupRateLimit() != null) ? claim.groupRateLimit().period().toMillis()
+								: Claim.emptyBefore(!claim.weights().isEmpty())),
+				Argument.rest("[10..] weights of groups",
 						(claim, out) -> claim.weights().asMap().forEach((group, weight) -> {
 							out.add(group);
 							out.add(weight);
@@ -245,15 +253,23 @@ final class ScriptCodecs {
 		 */
 		Claim(int limit, Duration lease, int earlyLimit, String token, @Nullable RateLimit rateLimit,
 				int groupConcurrency) {
-			this(limit, lease, earlyLimit, token, rateLimit, groupConcurrency, GroupWeights.NONE);
+			this(limit, lease, earlyLimit, token, rateLimit, groupConcurrency, GroupWeights.NONE, null);
 		}
 
 		/**
 		 * @return {@code ""} for an absent rate limit's arguments when the group
-		 * concurrency or weights follow them, else {@code null} (nothing written)
+		 * concurrency, the per-group rate limit or weights follow them, else {@code null}
+		 * (nothing written)
 		 */
 		private @Nullable String emptyBeforeLimit() {
-			return (this.groupConcurrency > 0 || !this.weights.isEmpty()) ? "" : null;
+			return emptyBefore(this.groupConcurrency > 0 || this.groupRateLimit != null || !this.weights.isEmpty());
+		}
+
+		/**
+		 * @return {@code ""} for an absent argument that others follow, else {@code null}
+		 */
+		private static @Nullable String emptyBefore(boolean followed) {
+			return followed ? "" : null;
 		}
 
 		@Override

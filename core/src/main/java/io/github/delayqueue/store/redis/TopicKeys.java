@@ -269,6 +269,15 @@ public record TopicKeys(String prefix, String topic) {
 	}
 
 	/**
+	 * @return ZSET of the groups a per-group rate limit paces, each scored by when its
+	 * next message would be on time (epoch µs; an entry past is worth none and is removed
+	 * by the next claim)
+	 */
+	public String groupRates() {
+		return key("gr");
+	}
+
+	/**
 	 * The key that plays a role in the scripts.
 	 * @param role the role
 	 * @return the key
@@ -302,6 +311,7 @@ public record TopicKeys(String prefix, String topic) {
 			case GROUP_ROTATION -> groupRotation();
 			case GROUP_SLOTS -> groupSlots();
 			case GROUP_PAUSES -> groupPauses();
+			case GROUP_RATES -> groupRates();
 			case SCHEDULES -> schedules();
 			case DEAD_LETTERS_WATCH -> deadLettersWatch();
 			case DEAD_LETTERS_MESSAGES -> deadLetters().messages();
@@ -350,6 +360,7 @@ public record TopicKeys(String prefix, String topic) {
 		types.put(groupRotation(), DataType.ZSET);
 		types.put(groupSlots(), DataType.HASH);
 		types.put(groupPauses(), DataType.ZSET);
+		types.put(groupRates(), DataType.ZSET);
 		types.put(schedules(), DataType.HASH);
 		// Read by every call by id: of another type, it would fail them all.
 		types.put(partitionCount(), DataType.STRING);

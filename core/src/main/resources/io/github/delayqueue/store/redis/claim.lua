@@ -79,6 +79,8 @@
 -- KEYS[22] group rotation ZSET groups with ready messages, scored by finish tag (+inf: parked)
 -- KEYS[23] group slots HASH  group -> its messages in flight
 -- KEYS[24] group pauses ZSET group -> when its pause ends (epoch ms; +inf: when it is resumed)
+-- KEYS[25] group rates ZSET  group -> when its next message is on time under the per-group rate
+--                             limit (epoch µs); untouched without one
 -- ARGV[1] largest number of due messages to claim (at most 1000)
 -- ARGV[2] lease length in ms
 -- ARGV[3] largest number of messages not yet due to claim
@@ -88,8 +90,14 @@
 --         claims then run no command more
 -- ARGV[6] rate limit period in ms (only with ARGV[5])
 -- ARGV[7] group concurrency: most messages of one group in flight at once; absent for no limit
---         (ARGV[5] and ARGV[6] are then empty without a rate limit), empty when weights follow
--- ARGV[8..] weights of groups: group, weight (a whole number, 1 to 100), group, weight ...; a
+--         (ARGV[5] and ARGV[6] are then empty without a rate limit), empty when more follows
+-- ARGV[8] per-group rate limit: most messages of one group claimed in any window of ARGV[9] ms,
+--         by all consumers together; empty or absent for none. A group's messages start at least
+--         ARGV[9] / ARGV[8] ms apart (a leaky bucket, no bursts); its pace, when its next message
+--         is on time, is kept in KEYS[25]; a group whose next message is not yet on time is paused
+--         in KEYS[24] until it is (a longer pause is kept) and parked, as a paused group is
+-- ARGV[9] per-group rate limit period in ms (only with ARGV[8])
+-- ARGV[10..] weights of groups: group, weight (a whole number, 1 to 100), group, weight ...; a
 --         group not named weighs 1, as the messages of no group do. A group of weight w takes up
 --         to 16 × w messages a turn, and its tag grows by what it took divided by w
 -- Returns {lease deadline (epoch ms), claim time (epoch µs), 1 if more ids may be waiting else 0,
@@ -111,8 +119,15 @@
 -- @include window_wait
 local wanted = tonumber(ARGV[1])
 local wantedEarly = tonumber(ARGV[3])
+-- The per-group rate limit: at most ARGV[8] messages of one group in any ARGV[9] ms.
+local groupRate = tonumber(ARGV[8])
+local groupInterval
+if groupRate then
+  groupInterval = tonumber(ARGV[9]) * 1000 / groupRate
+end
+local pacedGroups, pacedOrder = {}, {}
 local weights = {}
-for i = 8, #ARGV - 1, 2 do
+for i = 10, #ARGV - 1, 2 do
   local weight = tonumber(ARGV[i + 1])
   if weight and weight >= 1 then
     weights[ARGV[i]] = weight
@@ -446,9 +461,23 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
       free = groupLimit - best.slots - (slotsTaken[best.group] or 0)
       cap = math.min(cap, claimed + math.max(free, 0))
     end
+    -- A group's pace under the per-group rate limit: how many it may take now (a leaky bucket:
+    -- its messages start at least period / limit apart, so never more than the limit in any
+    -- window of the period; its next message is on time at its pace, kept in KEYS[25]).
+    local paced
+    if groupRate and not best.lists then
+      start_clock()
+      if not best.arrival then
+        best.arrival = math.max(tonumber(redis.call('ZSCORE', KEYS[25], best.group)) or 0, nowUs)
+      end
+      paced = math.floor((nowUs - best.arrival) / groupInterval + 1e-9) + 1
+      cap = math.min(cap, claimed + math.max(paced, 0))
+    end
     if free and free <= 0 then
       best.parked = true
       best.ended = true
+    elseif paced and paced <= 0 then
+      best.parked, best.ended, best.paced = true, true, true
     elseif best.lists then
       -- The lists and the groups each look at 1000 at most: ids not yet due kept at the lists' head
       -- never use up the groups' share. A turn that takes nothing due ends the lists' turns.
@@ -465,6 +494,21 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
         best.ended = true
         best.parked = best.slots + (slotsTaken[best.group] or 0) >= groupLimit
       end
+      if paced then
+        best.arrival = best.arrival + (claimed - before) * groupInterval
+        if not pacedGroups[best.group] then
+          pacedGroups[best.group] = best
+          pacedOrder[#pacedOrder + 1] = best.group
+        end
+        if claimed - before >= paced and not best.empty then
+          -- Its pace used up: it waits, paused, until its next message is on time.
+          best.parked, best.ended, best.paced = true, true, true
+        end
+      end
+    end
+    if best.paced and not pacedGroups[best.group] then
+      pacedGroups[best.group] = best
+      pacedOrder[#pacedOrder + 1] = best.group
     end
     best.tag = best.tag + (claimed - before) / weight
     -- Served, even when the groups' budget ends its turn: the members it looked at leave the set.
@@ -494,6 +538,29 @@ local function write_ended()
   end
   redis.call('ZREM', KEYS[24], unpack(ended))
   return rejoined
+end
+-- The paces of the groups served under the per-group rate limit, and a pause until its next
+-- message is on time for a group whose pace is used up (a longer pause is kept); paces past are
+-- worth none and leave.
+local function write_paces()
+  if #pacedOrder == 0 then
+    return
+  end
+  local arrivals = {}
+  for _, group in ipairs(pacedOrder) do
+    local entry = pacedGroups[group]
+    arrivals[#arrivals + 1] = string.format('%.17g', entry.arrival)
+    arrivals[#arrivals + 1] = group
+    if entry.paced then
+      local onTime = math.ceil(entry.arrival / 1000)
+      redis.call('ZADD', KEYS[24], 'GT', string.format('%d', math.max(onTime, now + 1)), group)
+      if not pauseEndsIn or onTime - now < pauseEndsIn then
+        pauseEndsIn = math.max(1, onTime - now)
+      end
+    end
+  end
+  redis.call('ZADD', KEYS[25], unpack(arrivals))
+  redis.call('ZREMRANGEBYSCORE', KEYS[25], '-inf', '(' .. string.format('%.17g', nowUs))
 end
 local function write_rotation()
   if not rotation then
@@ -540,6 +607,7 @@ end
 if looked == 0 and groupsLooked == 0 then
   -- Groups found without members leave the rotation; paused ones are parked.
   local rejoined = write_ended()
+  write_paces()
   write_rotation()
   if record then
     -- A new request: the consumer has the reply of the one recorded.
@@ -575,6 +643,7 @@ end
 if write_ended() then
   out[3] = 1
 end
+write_paces()
 write_rotation()
 if slotCounts then
   for k, group in ipairs(slotGroups) do

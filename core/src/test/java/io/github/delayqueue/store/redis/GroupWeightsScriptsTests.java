@@ -74,7 +74,7 @@ class GroupWeightsScriptsTests {
 			GroupWeights weights) {
 		String consumer = LeaseTokens.newToken();
 		CompletableFuture<ClaimResult> claim = store.topic(TOPIC)
-			.claim(consumer, consumer + ".1", limit, 0, LEASE, null, groupConcurrency, weights, WriteGate.OPEN);
+			.claim(consumer, consumer + ".1", limit, 0, LEASE, null, groupConcurrency, weights, null, WriteGate.OPEN);
 		return claim.join().messages();
 	}
 

@@ -1232,7 +1232,7 @@ class StateMachineModelTests {
 					this.parked = parkedGroups();
 					this.pauses = pauses();
 					return ScriptCalls.await(Run.this.store.topic(Run.this.topic)
-						.claim(consumer.id, token, limit, earlyLimit, lease, null, groupConcurrency, weights,
+						.claim(consumer.id, token, limit, earlyLimit, lease, null, groupConcurrency, weights, null,
 								WriteGate.OPEN));
 				}
 

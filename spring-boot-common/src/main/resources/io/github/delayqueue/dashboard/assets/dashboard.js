@@ -453,6 +453,7 @@ async function topicPage(topic, state, offset, group) {
         + (data.listener.groupOrder ? ' · group order ' + data.listener.groupOrder : '')
         + (data.listener.groupWeights ? ' · group weights ' + Object.entries(data.listener.groupWeights)
           .map(([group, weight]) => group + ' ×' + weight).join(', ') : '')
+        + (data.listener.groupRateLimit ? ' · group rate limit ' + data.listener.groupRateLimit : '')
         + (data.partitions > 1 ? ' · ' + data.partitions + ' partitions' : '') + ' ',
       canWrite && data.listener.state === 'running' ? actionButton('Pause', () => act(topicPath, { action: 'pause' })) : null,
       canWrite && data.listener.state === 'paused' ? actionButton('Resume', () => act(topicPath, { action: 'resume' })) : null)
