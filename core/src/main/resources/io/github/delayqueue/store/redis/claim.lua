@@ -334,6 +334,12 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
       ended = redis.call('ZRANGEBYSCORE', KEYS[24], '-inf', now, 'LIMIT', 0, 100)
       endedScores = redis.call('ZMSCORE', KEYS[22], unpack(ended))
       endedTags = redis.call('HMGET', KEYS[21], unpack(ended))
+      -- The first pause past those read: told as well, as the claim at its end may have to put its
+      -- group back (1 ms when it has ended too: more than 100 ended, the rest for the next claim).
+      local nextHead = redis.call('ZRANGE', KEYS[24], #ended, #ended, 'WITHSCORES')
+      if #nextHead > 0 and tonumber(nextHead[2]) ~= math.huge then
+        pauseEndsIn = math.max(1, math.ceil(tonumber(nextHead[2]) - now))
+      end
     elseif firstEnd ~= math.huge then
       pauseEndsIn = math.ceil(firstEnd - now)
     end
