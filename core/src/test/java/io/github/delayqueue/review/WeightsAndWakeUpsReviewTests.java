@@ -33,6 +33,7 @@ import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import io.github.delayqueue.time.RetryBackoff;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -262,6 +263,37 @@ class WeightsAndWakeUpsReviewTests {
 		}
 	}
 
+	/**
+	 * Two applications on one topic with different weights (one gives a weight of 10 to
+	 * a, the other to b), claiming in turn: each claim serves by its own weights; neither
+	 * group is starved, and what each gets is printed.
+	 */
+	@Test
+	void twoApplicationsWithDifferentWeightsStarveNoGroup() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			List<NewMessage> messages = new ArrayList<>();
+			for (int i = 0; i < 1000; i++) {
+				messages.add(due("a-" + i, 10 + i).inGroup("a"));
+				messages.add(due("b-" + i, 10 + i).inGroup("b"));
+				messages.add(due("c-" + i, 10 + i).inGroup("c"));
+			}
+			send(store, messages);
+			GroupWeights first = GroupWeights.of(Map.of("a", 10));
+			GroupWeights second = GroupWeights.of(Map.of("b", 10));
+			Map<String, Integer> taken = new HashMap<>();
+			for (int c = 0; c < 60; c++) {
+				for (String id : ids(claim(store, token(), 16, 0, (c % 2 == 0) ? first : second).messages())) {
+					taken.merge(groupOf(id), 1, Integer::sum);
+				}
+			}
+			System.out.println("Two applications, a weighs 10 on one and b on the other, 60 claims of 16: " + taken);
+			assertThat(taken.getOrDefault("c", 0)).as("%s", taken).isGreaterThan(0);
+			assertThat(taken.getOrDefault("a", 0)).as("%s", taken).isGreaterThan(taken.getOrDefault("c", 0));
+			assertThat(taken.getOrDefault("b", 0)).as("%s", taken).isGreaterThan(taken.getOrDefault("c", 0));
+		}
+	}
+
 	/** Weights the properties could carry: out of range, too many groups, a bad name. */
 	@Test
 	void badWeightsFailNamingTheProblem() {
@@ -432,6 +464,72 @@ class WeightsAndWakeUpsReviewTests {
 	}
 
 	/**
+	 * A partitioned topic (4 partitions): each partition's consumer wakes at the end of
+	 * its own partition's pauses; 12 groups paused 1-3.2 s with a message each are all
+	 * delivered soon after their own end, not at the 20 s idle check.
+	 */
+	@Test
+	void eachPartitionsConsumerWakesAtItsOwnPausesEnds() {
+		try (TestStore test = TestStore.builder().partitions(Map.of(TOPIC, 4)).build()) {
+			DelayQueueRuntime runtime = start(test, settings(4, 0, GroupWeights.NONE));
+			try {
+				DelayQueueGroups groups = new DelayQueueGroups(test.store());
+				test.template().send(DelayMessage.builder(TOPIC, "x").id("first").group("other").build());
+				await().atMost(Duration.ofSeconds(10)).until(() -> this.delivered.containsKey("first"));
+				Map<String, Long> ends = new HashMap<>();
+				for (int i = 0; i < 12; i++) {
+					String group = "p" + i;
+					ends.put(group, groups.pause(TOPIC, group, Duration.ofMillis(1000 + 200 * i)).toEpochMilli());
+					test.template().send(DelayMessage.builder(TOPIC, "x").id(group).group(group).build());
+				}
+				await().atMost(IDLE_CHECK.dividedBy(2))
+					.until(() -> ends.keySet().stream().allMatch(this.delivered::containsKey));
+				long worst = ends.entrySet()
+					.stream()
+					.mapToLong((end) -> this.delivered.get(end.getKey()) - end.getValue())
+					.max()
+					.orElseThrow();
+				System.out.println("Partitioned topic: the latest of 12 paused groups delivered " + worst
+						+ " ms after its pause's end");
+				assertThat(worst).isLessThan(1000);
+				ends.forEach((group, end) -> assertThat(this.delivered.get(group)).as(group)
+					.isGreaterThanOrEqualTo(end - 50));
+			}
+			finally {
+				runtime.stop();
+			}
+		}
+	}
+
+	/**
+	 * An operator shortens a pause (pausing a paused group sets its end anew) after an
+	 * idle listener learnt the first end: nothing signals the new end, so the group's
+	 * message waits for the claim scheduled at the old end (10 s here; at most the idle
+	 * check interval), not the new one.
+	 */
+	@Test
+	@Disabled("Finding (low): a shortened pause is not signalled; an idle listener claims at the old end it was told"
+			+ " (up to an idle check interval later), not at the new one")
+	void anIdleListenerClaimsAtTheEndOfAShortenedPause() {
+		try (TestStore test = TestStore.create()) {
+			DelayQueueRuntime runtime = start(test, settings(4, 0, GroupWeights.NONE));
+			try {
+				DelayQueueGroups groups = new DelayQueueGroups(test.store());
+				groups.pause(TOPIC, "shop", Duration.ofSeconds(10));
+				test.template().send(DelayMessage.builder(TOPIC, "x").id("paused").group("shop").build());
+				// The send's signal makes the listener claim: it learns the 10 s end.
+				await().pollDelay(Duration.ofMillis(500)).until(() -> true);
+				long newEnd = groups.pause(TOPIC, "shop", Duration.ofMillis(300)).toEpochMilli();
+				await().atMost(Duration.ofSeconds(5)).until(() -> this.delivered.containsKey("paused"));
+				assertThat(this.delivered.get("paused") - newEnd).isLessThan(1000);
+			}
+			finally {
+				runtime.stop();
+			}
+		}
+	}
+
+	/**
 	 * A listener stopped while a claim at a pause's end is scheduled stops at once and
 	 * claims nothing after its stop.
 	 */
@@ -480,8 +578,11 @@ class WeightsAndWakeUpsReviewTests {
 					groups.pause(TOPIC, "empty-" + i, Duration.ofMillis(500 + random.nextInt(10_000)));
 				}
 				double empty = scriptCallsPerSecond(test, Duration.ofSeconds(10));
+				Map<String, Long> ends = new HashMap<>();
 				for (int i = 0; i < 1000; i++) {
-					groups.pause(TOPIC, "full-" + i, Duration.ofMillis(500 + random.nextInt(10_000)));
+					ends.put("full-" + i,
+							groups.pause(TOPIC, "full-" + i, Duration.ofMillis(500 + random.nextInt(10_000)))
+								.toEpochMilli());
 					test.template().send(DelayMessage.builder(TOPIC, "x").id("full-" + i).group("full-" + i).build());
 				}
 				double full = scriptCallsPerSecond(test, Duration.ofSeconds(10));
@@ -494,6 +595,15 @@ class WeightsAndWakeUpsReviewTests {
 						.stream()
 						.filter((id) -> id.startsWith("full-"))
 						.count() == 1000);
+				long[] late = ends.entrySet()
+					.stream()
+					.mapToLong((end) -> this.delivered.get(end.getKey()) - end.getValue())
+					.sorted()
+					.toArray();
+				System.out.printf("1,000 paused groups delivered after their pause's end: min %d, median %d, p99 %d,"
+						+ " max %d ms%n", late[0], late[500], late[989], late[999]);
+				assertThat(late[0]).isGreaterThanOrEqualTo(-50);
+				assertThat(late[999]).isLessThan(2000);
 				assertThat(empty).isLessThan(250);
 				assertThat(full).isLessThan(400);
 			}
