@@ -530,6 +530,44 @@ class WeightsAndWakeUpsReviewTests {
 	}
 
 	/**
+	 * A rate-limited listener (2 a 3 s window) whose claim used up the window while a
+	 * group's pause ends sooner (500 ms): the pause's end does not make it claim before
+	 * the window has room, and the window's re-check is not delayed by it either.
+	 */
+	@Test
+	void aPauseEndNeitherPassesNorDelaysTheRateLimitsWindow() {
+		try (TestStore test = TestStore.create()) {
+			ListenerSettings limited = new ListenerSettings(4, 0, 3, Duration.ofSeconds(30),
+					new RetryBackoff(Duration.ofSeconds(1), 2.0, Duration.ofMinutes(1)), IDLE_CHECK,
+					Duration.ofSeconds(2), Duration.ofMinutes(5), LatePolicy.DELIVER, Duration.ofHours(1),
+					ListenerSettings.DEFAULT_MAX_BATCH_SIZE, ListenerSettings.DEFAULT_BATCH_TIMEOUT,
+					new RateLimit(2, Duration.ofSeconds(3)), List.of(), 0, false, GroupWeights.NONE);
+			DelayQueueGroups groups = new DelayQueueGroups(test.store());
+			long pauseEnd = groups.pause(TOPIC, "g", Duration.ofMillis(500)).toEpochMilli();
+			test.template().send(DelayMessage.builder(TOPIC, "x").id("g-0").group("g").build());
+			for (int i = 0; i < 4; i++) {
+				test.template().send(DelayMessage.builder(TOPIC, "x").id("h-" + i).group("h").build());
+			}
+			long start = System.currentTimeMillis();
+			DelayQueueRuntime runtime = start(test, limited);
+			try {
+				await().atMost(Duration.ofSeconds(15)).until(() -> this.delivered.size() == 5);
+				List<Long> times = this.delivered.values().stream().sorted().toList();
+				System.out.println("Rate limited 2 a 3 s, a pause ending at +" + (pauseEnd - start)
+						+ " ms: delivered at +" + times.stream().map((t) -> t - start).toList() + " ms");
+				for (int k = 2; k < times.size(); k++) {
+					assertThat(times.get(k) - times.get(k - 2)).as("two deliveries before: %s", times)
+						.isGreaterThanOrEqualTo(2900);
+				}
+				assertThat(times.get(2) - times.get(0)).as("the window's re-check").isLessThan(3600);
+			}
+			finally {
+				runtime.stop();
+			}
+		}
+	}
+
+	/**
 	 * A listener stopped while a claim at a pause's end is scheduled stops at once and
 	 * claims nothing after its stop.
 	 */

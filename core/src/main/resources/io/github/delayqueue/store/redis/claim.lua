@@ -97,7 +97,8 @@
 --          {0, 0, 1} when it only parked the groups it read while more may wait past them. In place
 --          of a 0 for "no more", -<ms>: nothing more now, but the first group pause with an end
 --          ends in <ms> ms (read while the topic has grouped ready messages), when it may become
---          claimable.
+--          claimable; a claim that removes pauses that ended tells the first one after them (1 ms
+--          when more than 100 ended: the rest are for the next claim).
 --          When the claim used up the rate limit's room, one more number follows: the µs until
 --          its window has room again.
 -- Replayed: idempotent. A request that already ran (the client lost the reply and sent it again)
