@@ -105,7 +105,8 @@
 --          {0, 0, 1} when it only parked the groups it read while more may wait past them. In place
 --          of a 0 for "no more", -<ms>: nothing more now, but the first group pause with an end
 --          ends in <ms> ms (read while the topic has grouped ready messages), when it may become
---          claimable.
+--          claimable; a claim that removes pauses that ended tells the first one after them (1 ms
+--          when more than 100 ended: the rest are for the next claim).
 --          When the claim used up the rate limit's room, one more number follows: the µs until
 --          its window has room again.
 -- Replayed: idempotent. A request that already ran (the client lost the reply and sent it again)
@@ -349,6 +350,12 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
       ended = redis.call('ZRANGEBYSCORE', KEYS[24], '-inf', now, 'LIMIT', 0, 100)
       endedScores = redis.call('ZMSCORE', KEYS[22], unpack(ended))
       endedTags = redis.call('HMGET', KEYS[21], unpack(ended))
+      -- The first pause past those read: told as well, as the claim at its end may have to put its
+      -- group back (1 ms when it has ended too: more than 100 ended, the rest for the next claim).
+      local nextHead = redis.call('ZRANGE', KEYS[24], #ended, #ended, 'WITHSCORES')
+      if #nextHead > 0 and tonumber(nextHead[2]) ~= math.huge then
+        pauseEndsIn = math.max(1, math.ceil(tonumber(nextHead[2]) - now))
+      end
     elseif firstEnd ~= math.huge then
       pauseEndsIn = math.ceil(firstEnd - now)
     end
