@@ -36,7 +36,8 @@ final class RedisGroupPauses {
 		String partition = this.router.partitionOfGroup(topic, group, deadline);
 		return this.router.settlingRefusal(topic, deadline,
 				() -> this.calls.run(partition,
-						new ScriptCodecs.PauseGroup(group, this.router.countOf(partition), length),
+						new ScriptCodecs.PauseGroup(group, this.router.countOf(partition),
+								this.calls.signalChannel(partition), partition, length),
 						PartitionCounts.remaining(deadline)))
 			.until();
 	}

@@ -891,15 +891,19 @@ final class ScriptCodecs {
 	 *
 	 * @param group the group
 	 * @param partitions the topic's number of partitions here
+	 * @param channel the signal channel, told when the pause ends sooner than before
+	 * @param partition the partition
 	 * @param length how long the pause lasts, or {@code null} until it is resumed
 	 */
-	record PauseGroup(String group, int partitions, @Nullable Duration length) implements ScriptCodec<GroupPause> {
+	record PauseGroup(String group, int partitions, String channel, String partition,
+			@Nullable Duration length) implements ScriptCodec<GroupPause> {
 
 		static final Signature<PauseGroup> SIGNATURE = Signature.of(
 				Script.of("pause_group", Script.Reply.LIST, Key.GROUP_PAUSES, Key.GROUP_ROTATION, Key.PARTITION_COUNT),
 				"{when the pause ends", Argument.of("[1] group", PauseGroup::group),
 				Argument.of("[2] the number of partitions", PauseGroup::partitions),
-				Argument.optional("[3] pause length in ms",
+				Argument.of("[3] signal channel", PauseGroup::channel), Argument.of("[4] topic", PauseGroup::partition),
+				Argument.optional("[5] pause length in ms",
 						(pause) -> (pause.length() != null) ? Math.max(1, pause.length().toMillis()) : null));
 
 		@Override

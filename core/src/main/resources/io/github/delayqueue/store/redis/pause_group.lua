@@ -11,7 +11,11 @@
 -- KEYS[3] partition count STRING the count marker of this partition (see partition_refusal)
 -- ARGV[1] group
 -- ARGV[2] the number of partitions the caller spreads the topic over
--- ARGV[3] pause length in ms (at least 1); absent for a pause that lasts until it is resumed
+-- ARGV[3] signal channel
+-- ARGV[4] topic
+-- ARGV[5] pause length in ms (at least 1); absent for a pause that lasts until it is resumed
+-- A pause that ends sooner than the one it replaces signals the topic's consumers, which claim
+-- again and learn its new end (an idle one would otherwise claim at the end it was told before).
 -- Returns {when the pause ends (epoch ms), or -1 when it lasts until resumed; 1 if the group was
 --          paused already (and its pause not yet ended) else 0}.
 -- Or the error reply of partition_refusal, having changed nothing, when ARGV[2] is not the
@@ -23,12 +27,15 @@ if refused then
   return refused
 end
 local group = ARGV[1]
-local length = tonumber(ARGV[3])
+local length = tonumber(ARGV[5])
 local untilMs = length and (now_ms() + length) or nil
 local before = tonumber(redis.call('ZSCORE', KEYS[1], group))
 local wasPaused = before and (before == math.huge or before > now_ms()) and 1 or 0
 local tag = redis.call('ZSCORE', KEYS[2], group)
 redis.call('ZADD', KEYS[1], untilMs and string.format('%d', untilMs) or 'inf', group)
+if wasPaused == 1 and untilMs and untilMs < before then
+  signal(ARGV[3], 'r' .. ARGV[4])
+end
 if tag and tonumber(tag) ~= math.huge then
   redis.call('ZADD', KEYS[2], 'inf', group)
 end
