@@ -20,6 +20,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 import io.github.delayqueue.store.ClaimResult;
+import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.WriteGate;
 import io.github.delayqueue.store.GroupWeights;
 import io.github.delayqueue.store.ClaimedMessage;
@@ -1214,11 +1215,18 @@ class StateMachineModelTests {
 					? GroupWeights
 						.of(Map.of(GROUPS.get(this.limits.nextInt(GROUPS.size())), 2 + this.limits.nextInt(4)))
 					: GroupWeights.NONE;
+			// Now and then a per-group rate limit: a group not yet on time is paused
+			// until it is.
+			RateLimit groupRate = (this.limits.nextInt(6) == 0)
+					? new RateLimit(1 + this.limits.nextInt(3), Duration.ofMillis(50 + this.limits.nextInt(450)))
+					: null;
 			String record = this.keys.claimRecord(consumer.id);
 			return new Operation(
 					"claim " + token + " limit " + limit + " early " + earlyLimit + " lease " + lease.toMillis()
 							+ ((groupConcurrency > 0) ? " group concurrency " + groupConcurrency : "")
-							+ (weights.isEmpty() ? "" : " weights " + weights),
+							+ (weights.isEmpty() ? "" : " weights " + weights)
+							+ ((groupRate != null) ? " group rate " + groupRate.limit() + " per "
+									+ groupRate.period().toMillis() + " ms" : ""),
 					List.of(record), record, this.keys.ready()) {
 
 				/** The groups parked in the rotation (+inf) when the claim was sent. */
@@ -1232,7 +1240,7 @@ class StateMachineModelTests {
 					this.parked = parkedGroups();
 					this.pauses = pauses();
 					return ScriptCalls.await(Run.this.store.topic(Run.this.topic)
-						.claim(consumer.id, token, limit, earlyLimit, lease, null, groupConcurrency, weights, null,
+						.claim(consumer.id, token, limit, earlyLimit, lease, null, groupConcurrency, weights, groupRate,
 								WriteGate.OPEN));
 				}
 
@@ -1255,7 +1263,8 @@ class StateMachineModelTests {
 					Map<String, Integer> inFlightBefore = inFlightByGroup();
 					ClaimReply expected = Run.this.model.servesRotation(consumer.id, token)
 							? expectRotationClaim(result, limit, earlyLimit, consumer.id, token, before, after,
-									deadline, groupConcurrency, this.parked, this.pauses, inFlightBefore)
+									deadline, groupConcurrency, groupRate != null, this.parked, this.pauses,
+									inFlightBefore)
 							: Run.this.model.claim(before, consumer.id, token, limit, earlyLimit, deadline);
 					if (!expected.replayed()) {
 						expectWithinGroupConcurrency(groupConcurrency, inFlightBefore, expected.ids());
@@ -1327,8 +1336,8 @@ class StateMachineModelTests {
 		 * @return the reply the model now expects: the claim's
 		 */
 		private ClaimReply expectRotationClaim(ClaimResult result, int limit, int earlyLimit, String consumer,
-				String token, long before, long after, long deadline, int groupConcurrency, Set<String> parked,
-				Map<String, Double> pauses, Map<String, Integer> inFlightBefore) {
+				String token, long before, long after, long deadline, int groupConcurrency, boolean paced,
+				Set<String> parked, Map<String, Double> pauses, Map<String, Integer> inFlightBefore) {
 			QueueModel model = this.model;
 			count("claims served by the rotation");
 			List<String> ids = result.messages().stream().map(ClaimedMessage::id).toList();
@@ -1400,7 +1409,9 @@ class StateMachineModelTests {
 				claimable += Math.min(entry.getValue(), room);
 			}
 			int waiting = model.groupReady.size() + model.readyLists.stream().mapToInt(List::size).sum();
-			if (waiting < QueueModel.CLAIM_LOOK_LIMIT && !pauseEndedDuringClaim) {
+			// A per-group rate limit holds a group to its pace (at most one a claim):
+			// fewer.
+			if (waiting < QueueModel.CLAIM_LOOK_LIMIT && !pauseEndedDuringClaim && !paced) {
 				assertThat(due).as(describe("rotation claim: due messages taken: as many as wanted or waiting"))
 					.isEqualTo((int) Math.min(limit, claimable));
 			}
