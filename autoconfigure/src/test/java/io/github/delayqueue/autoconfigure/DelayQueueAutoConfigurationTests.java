@@ -26,6 +26,7 @@ import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.MessageStore;
+import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.QueueContexts;
@@ -565,6 +566,35 @@ class DelayQueueAutoConfigurationTests {
 				assertThat(settings.forTopic("webhooks").groupWeights().asMap()).containsOnly(entry("gold", 3),
 						entry("shop.17", 100));
 				assertThat(settings.forTopic("orders").groupWeights().isEmpty()).isTrue();
+			});
+	}
+
+	@Test
+	void aTopicsGroupRateLimitReachesItsListenerSettings() {
+		this.runner
+			.withPropertyValues("delay-queue.topics.webhooks.group-rate-limit.limit=5",
+					"delay-queue.topics.webhooks.group-rate-limit.period=1s")
+			.run((context) -> {
+				ListenerSettingsProvider settings = context.getBean(ListenerSettingsProvider.class);
+				assertThat(settings.forTopic("webhooks").groupRateLimit())
+					.isEqualTo(new RateLimit(5, Duration.ofSeconds(1)));
+				assertThat(settings.forTopic("orders").groupRateLimit()).isNull();
+			});
+	}
+
+	@Test
+	void aGroupRateLimitWithoutItsPeriodOrOutOfRangeFailsStartupNamingTheProperty() {
+		this.runner
+			.withPropertyValues("delay-queue.topics.webhooks.group-rate-limit.limit=5",
+					"delay-queue.topics.orders.group-rate-limit.limit=0",
+					"delay-queue.topics.orders.group-rate-limit.period=1s")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context).getFailure()
+					.rootCause()
+					.hasMessageContaining("delay-queue.topics.webhooks.group-rate-limit.period must be set with"
+							+ " delay-queue.topics.webhooks.group-rate-limit.limit")
+					.hasMessageContaining("delay-queue.topics.orders.group-rate-limit.limit must be between 1 and");
 			});
 	}
 
