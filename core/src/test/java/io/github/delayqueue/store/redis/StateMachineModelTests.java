@@ -1411,7 +1411,21 @@ class StateMachineModelTests {
 			int waiting = model.groupReady.size() + model.readyLists.stream().mapToInt(List::size).sum();
 			// A per-group rate limit holds a group to its pace (at most one a claim):
 			// fewer.
-			if (waiting < QueueModel.CLAIM_LOOK_LIMIT && !pauseEndedDuringClaim && !paced) {
+			// So may a member left in a group by a message sent again without one and
+			// ready
+			// in a list: the claim takes it in the group's turn (as a message whose
+			// groups
+			// hash entry was lost), which ends the turn at the group's concurrency limit
+			// though it takes no slot (seed 6265895904763).
+			boolean ungroupedMember = model.groupReady.stream().anyMatch((member) -> {
+				Live message = model.live.get(QueueModel.idOfMember(member));
+				return message != null && message.state == State.READY && !model.groups.containsKey(message.id);
+			});
+			if (ungroupedMember) {
+				count("rotation claims beside a member of a message now of no group");
+			}
+			if (waiting < QueueModel.CLAIM_LOOK_LIMIT && !pauseEndedDuringClaim && !paced
+					&& !(ungroupedMember && groupConcurrency > 0)) {
 				assertThat(due).as(describe("rotation claim: due messages taken: as many as wanted or waiting"))
 					.isEqualTo((int) Math.min(limit, claimable));
 			}
