@@ -35,6 +35,7 @@ import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import io.github.delayqueue.time.RetryBackoff;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -222,6 +223,37 @@ class GroupRateLimitReviewTests {
 					"One group at 1 per 50 ms, claimed without pause for 2 s: %d taken in %d claims; gaps (ms) %s%n",
 					times.size(), claims, gaps);
 			assertThat(times.size()).isGreaterThanOrEqualTo(35);
+		}
+	}
+
+	/**
+	 * A limit of 5,000 a second (one every 200 µs) on one group with 5,000 messages
+	 * waiting, claims of up to 100 sent back to back for a second: the group takes one
+	 * message a claim at most (the bucket holds no burst, even after a long idle time)
+	 * and is then paused to the next whole millisecond at least, so it is claimed at a
+	 * small part of its limit.
+	 */
+	@Test
+	@Disabled("Finding: a group takes one message a claim, then waits to the next ms at least: 5,000/s gives ~200")
+	void aHighPerGroupLimitIsReached() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			List<NewMessage> messages = new ArrayList<>();
+			for (int i = 0; i < 5000; i++) {
+				messages.add(due("a-" + i, 10 + i).inGroup("a"));
+			}
+			send(store, messages);
+			RateLimit fiveThousandASecond = new RateLimit(5000, Duration.ofSeconds(1));
+			long start = System.nanoTime();
+			int taken = 0;
+			int claims = 0;
+			while (System.nanoTime() - start < Duration.ofSeconds(1).toNanos()) {
+				taken += claimOnce(store, 100, fiveThousandASecond).size();
+				claims++;
+			}
+			System.out.printf("One group at 5,000 a second, claimed back to back for 1 s: %d taken in %d claims%n",
+					taken, claims);
+			assertThat(taken).as("taken in a second at 5,000 a second").isGreaterThanOrEqualTo(2500);
 		}
 	}
 
