@@ -1050,9 +1050,9 @@ public class DelayQueueProperties implements Validator {
 	public static class GroupRateLimit {
 
 		/**
-		 * Most deliveries of one group started in any window of the period, from 1 to
-		 * 1000000 (all of them at once after a quiet period); no per-group rate limit
-		 * when unset.
+		 * Most claims of one group in any window of the period, from 1 to 1000000: its
+		 * messages are claimed at least period / limit apart (no burst; at most about
+		 * 1000 a second for one group); no per-group rate limit when unset.
 		 */
 		private @Nullable Integer limit;
 
