@@ -289,17 +289,16 @@ class ClusterOutageOperationsTests {
 			String port = context.getEnvironment().getProperty("local.server.port");
 			chromium.open(Integer.parseInt(port), "/delay-queue/");
 			String address = address(down);
-			assertThat(chromium.shown(By.id("unreachable")).getText()).contains(address);
-			assertThat(chromium.shown(By.cssSelector("tr[data-topic='reminders']")).getText()).contains("reminders");
-			assertThat(chromium.shown(By.cssSelector("tr[data-topic='orders'] .unreachable")).getText())
+			assertThat(chromium.textOf(By.id("unreachable"))).contains(address);
+			assertThat(chromium.textOf(By.cssSelector("tr[data-topic='reminders']"))).contains("reminders");
+			assertThat(chromium.textOf(By.cssSelector("tr[data-topic='orders'] .unreachable")))
 				.isEqualTo("1 of 3 partitions did not answer");
-			assertThat(chromium.shown(By.id("primaries")).getText()).contains(address);
-			assertThat(chromium.shown(By.id("schedules-error")).getText())
+			assertThat(chromium.textOf(By.id("primaries"))).contains(address);
+			assertThat(chromium.textOf(By.id("schedules-error")))
 				.startsWith("The recurring schedules could not be read: ");
 			chromium.screenshot("cluster-outage-overview");
 			chromium.open(Integer.parseInt(port), "/delay-queue/#/topics/orders");
-			assertThat(chromium.shown(By.id("unreachable")).getText()).contains(deadPartitionOfOrders())
-				.contains(address);
+			assertThat(chromium.textOf(By.id("unreachable"))).contains(deadPartitionOfOrders()).contains(address);
 			chromium.shown(By.cssSelector("table#messages tbody tr"));
 			assertThat(chromium.driver().findElements(By.cssSelector("table#messages tbody tr"))).hasSize(20);
 			chromium.screenshot("cluster-outage-topic");

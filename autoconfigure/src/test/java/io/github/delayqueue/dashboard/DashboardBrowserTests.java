@@ -62,15 +62,15 @@ class DashboardBrowserTests {
 		send("browser-orders", "order-2", "{\"order\":2}", Duration.ofMinutes(45));
 		send("browser-webhooks", "hook-1", "{\"url\":\"https://example.com\"}", Duration.ofMinutes(5));
 		open("/delay-queue/");
-		WebElement row = chromium.shown(By.cssSelector("tr[data-topic='browser-orders']"));
-		List<WebElement> cells = row.findElements(By.tagName("td"));
-		assertThat(cells.get(0).getText()).isEqualTo("browser-orders");
-		assertThat(cells.get(1).getText()).isEqualTo("1");
-		assertThat(cells.get(2).getText()).isEqualTo("2");
-		assertThat(cells.get(5).getText()).isEqualTo("0");
-		assertThat(chromium.driver().findElement(By.id("access")).getText()).isEqualTo("read-only");
-		assertThat(chromium.shown(By.cssSelector("#chart-sent figcaption")).getText()).startsWith("Sent");
-		assertThat(chromium.shown(By.id("redis-mode")).getText()).isEqualTo("standalone · 1 primary");
+		// The page re-renders while it is read: each cell is found again when replaced.
+		String row = "tr[data-topic='browser-orders'] td:nth-child(";
+		assertThat(chromium.textOf(By.cssSelector(row + "1)"))).isEqualTo("browser-orders");
+		assertThat(chromium.textOf(By.cssSelector(row + "2)"))).isEqualTo("1");
+		assertThat(chromium.textOf(By.cssSelector(row + "3)"))).isEqualTo("2");
+		assertThat(chromium.textOf(By.cssSelector(row + "6)"))).isEqualTo("0");
+		assertThat(chromium.textOf(By.id("access"))).isEqualTo("read-only");
+		assertThat(chromium.textOf(By.cssSelector("#chart-sent figcaption"))).startsWith("Sent");
+		assertThat(chromium.textOf(By.id("redis-mode"))).isEqualTo("standalone · 1 primary");
 		assertThat(chromium.driver().findElements(By.cssSelector("#primaries tbody tr"))).hasSize(1);
 		chromium.screenshot("overview");
 	}
@@ -122,7 +122,7 @@ class DashboardBrowserTests {
 		chromium.driver().findElement(By.id("find-topic")).sendKeys("browser-dots");
 		chromium.driver().findElement(By.id("find-id")).sendKeys("..");
 		chromium.driver().findElement(By.cssSelector("#find button")).click();
-		assertThat(chromium.shown(By.id("payload")).getText()).isEqualTo("the payload of dots");
+		assertThat(chromium.textOf(By.id("payload"))).isEqualTo("the payload of dots");
 	}
 
 	@Test

@@ -136,6 +136,19 @@ public final class Chromium implements BeforeAllCallback, BeforeEachCallback, Af
 	}
 
 	/**
+	 * Reads the text of an element once it is shown, finding it again if the page
+	 * replaced it while it was read (a live page re-renders); waits up to 10 seconds.
+	 * @param selector the element
+	 * @return its text
+	 */
+	public String textOf(By selector) {
+		return await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> {
+			WebElement element = driver().findElement(selector);
+			return element.isDisplayed() ? element.getText() : null;
+		}, (text) -> text != null);
+	}
+
+	/**
 	 * Waits up to 10 seconds for an element's text.
 	 * @param selector the element
 	 * @param text the text it must come to have
