@@ -340,6 +340,9 @@ local ended, endedScores, endedTags = {}, {}, {}
 -- ms until the first pause that has not ended ends, when it has an end: told in the reply.
 local pauseEndsIn
 if redis.call('EXISTS', KEYS[19]) == 1 then
+  -- Written at the end (the members looked at, a paused group's count) even when no member is read:
+  -- of the wrong type, it fails the call here, before the lists are trimmed.
+  expect(KEYS[19], 'zset')
   -- Every read first: the pauses' head, the virtual time, the tag of the messages of no group, the
   -- rotation's head.
   local pauseHead = redis.call('ZRANGE', KEYS[24], 0, 0, 'WITHSCORES')
