@@ -238,6 +238,13 @@ final class Script {
 		 */
 		GROUP_RATES("group rates", "ZSET"),
 
+		/**
+		 * The strict-order waits: each group whose message waits in it for its next
+		 * attempt, and that message ({@code \u0001<id>}), scored by when the wait ends
+		 * (epoch ms). A group's pause never ends before its wait.
+		 */
+		GROUP_WAITS("group waits", "ZSET"),
+
 		/** The recurring schedules whose ticks the partition holds. */
 		SCHEDULES("schedules", "HASH"),
 

@@ -113,8 +113,8 @@ final class ScriptCodecs {
 
 		static final Signature<Send> SIGNATURE = Signature.of(
 				Script.of("send", Script.Reply.LIST,
-						Script.withGroups(Key.MESSAGES, Key.SCHEDULED, Key.PRIORITIES, Key.PARTITION_COUNT,
-								Key.REMEMBERED, Key.DEDUPLICATION)),
+						Script.keys(Script.withGroups(Key.MESSAGES, Key.SCHEDULED, Key.PRIORITIES, Key.PARTITION_COUNT,
+								Key.REMEMBERED, Key.DEDUPLICATION), Key.GROUP_WAITS)),
 				"two integers per message: outcome", Argument.of("[1] signal channel", Send::channel),
 				Argument.of("[2] topic", Send::partition),
 				Argument.of("[3] the number of partitions", Send::partitions),
@@ -356,7 +356,7 @@ final class ScriptCodecs {
 		static final Signature<Retry> SIGNATURE = Signature.of(
 				Script.of("retry", Script.Reply.INTEGER,
 						Script.keys(Script.withGroups(Key.IN_FLIGHT, Key.MESSAGES, Key.SCHEDULED, Key.LEASES),
-								Key.GROUP_SLOTS, Key.GROUP_PAUSES, Key.PRIORITIES)),
+								Key.GROUP_SLOTS, Key.GROUP_PAUSES, Key.PRIORITIES, Key.GROUP_WAITS)),
 				"the due time of the next attempt", Argument.of("[1] id", Retry::id),
 				Argument.of("[2] lease token", Retry::leaseToken),
 				Argument.of("[3] backoff in ms", (retry) -> retry.delay().toMillis()),
@@ -899,7 +899,8 @@ final class ScriptCodecs {
 			@Nullable Duration length) implements ScriptCodec<GroupPause> {
 
 		static final Signature<PauseGroup> SIGNATURE = Signature.of(
-				Script.of("pause_group", Script.Reply.LIST, Key.GROUP_PAUSES, Key.GROUP_ROTATION, Key.PARTITION_COUNT),
+				Script.of("pause_group", Script.Reply.LIST, Key.GROUP_PAUSES, Key.GROUP_ROTATION, Key.PARTITION_COUNT,
+						Key.GROUP_WAITS),
 				"{when the pause ends", Argument.of("[1] group", PauseGroup::group),
 				Argument.of("[2] the number of partitions", PauseGroup::partitions),
 				Argument.of("[3] signal channel", PauseGroup::channel), Argument.of("[4] topic", PauseGroup::partition),
@@ -942,7 +943,7 @@ final class ScriptCodecs {
 
 		static final Signature<ResumeGroup> SIGNATURE = Signature.of(
 				Script.of("resume_group", Script.Reply.INTEGER, Key.GROUP_PAUSES, Key.GROUP_COUNTS, Key.GROUP_TAGS,
-						Key.GROUP_ROTATION, Key.PARTITION_COUNT),
+						Key.GROUP_ROTATION, Key.PARTITION_COUNT, Key.GROUP_WAITS),
 				"1 if the group was paused", Argument.of("[1] signal channel", ResumeGroup::channel),
 				Argument.of("[2] topic", ResumeGroup::partition), Argument.of("[3] group", ResumeGroup::group),
 				Argument.of("[4] the number of partitions", ResumeGroup::partitions));

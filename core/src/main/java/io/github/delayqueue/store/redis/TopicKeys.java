@@ -278,6 +278,17 @@ public record TopicKeys(String prefix, String topic) {
 	}
 
 	/**
+	 * @return ZSET of the strict-order waits: each group whose message waits in it for
+	 * its next attempt ({@code group-order: strict}), and that message
+	 * ({@code \u0001<id>}), scored by when the wait ends (epoch ms): an operator's pause
+	 * or resume of the group never ends the group's pause before it (entries past are
+	 * worth nothing and leave with the next strict-order retry)
+	 */
+	public String groupWaits() {
+		return key("gw");
+	}
+
+	/**
 	 * The key that plays a role in the scripts.
 	 * @param role the role
 	 * @return the key
@@ -312,6 +323,7 @@ public record TopicKeys(String prefix, String topic) {
 			case GROUP_SLOTS -> groupSlots();
 			case GROUP_PAUSES -> groupPauses();
 			case GROUP_RATES -> groupRates();
+			case GROUP_WAITS -> groupWaits();
 			case SCHEDULES -> schedules();
 			case DEAD_LETTERS_WATCH -> deadLettersWatch();
 			case DEAD_LETTERS_MESSAGES -> deadLetters().messages();
@@ -361,6 +373,7 @@ public record TopicKeys(String prefix, String topic) {
 		types.put(groupSlots(), DataType.HASH);
 		types.put(groupPauses(), DataType.ZSET);
 		types.put(groupRates(), DataType.ZSET);
+		types.put(groupWaits(), DataType.ZSET);
 		types.put(schedules(), DataType.HASH);
 		// Read by every call by id: of another type, it would fail them all.
 		types.put(partitionCount(), DataType.STRING);

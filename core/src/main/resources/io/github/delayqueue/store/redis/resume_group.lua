@@ -5,12 +5,19 @@
 -- paused changes nothing, but for a group parked with ready messages: it rejoins too (its pause may
 -- have been lost with the pauses key, and nothing else would put it back; one at its limit is
 -- parked again by the next claim). No message changes state.
+-- A resume does not end a strict-order wait (KEYS[6], written by retry.lua: a message of the group
+-- waits in it for its next attempt, and only the group's pause holds it): while that wait has not
+-- ended, the group stays paused until its end (the operator's pause is over, not the wait), stays
+-- parked, and the consumers are signalled when that end comes sooner than the pause's, so that
+-- idle ones learn it.
 -- KEYS[1] group pauses ZSET   group -> when its pause ends (epoch ms; +inf: when it is resumed)
 -- KEYS[2] group counts HASH   group -> its members in the group ready ZSET; only read
 -- KEYS[3] group tags HASH     the virtual time, and the finish tag of each group in the rotation;
 --                             only read
 -- KEYS[4] group rotation ZSET groups with ready messages, scored by finish tag (+inf: parked)
 -- KEYS[5] partition count STRING the count marker of this partition (see partition_refusal)
+-- KEYS[6] group waits ZSET    group -> when its strict-order wait ends (epoch ms), see retry.lua;
+--                             only read
 -- ARGV[1] signal channel
 -- ARGV[2] topic
 -- ARGV[3] group
@@ -28,15 +35,28 @@ local before = tonumber(redis.call('ZSCORE', KEYS[1], group))
 local count = tonumber(redis.call('HGET', KEYS[2], group)) or 0
 local score = redis.call('ZSCORE', KEYS[4], group)
 local tags = redis.call('HMGET', KEYS[3], '\1V', group)
-if before then
+local now = now_ms()
+local waitEnd = tonumber(redis.call('ZSCORE', KEYS[6], group))
+if waitEnd and waitEnd > now then
+  -- The wait goes on: the group stays paused until it ends, and parked.
+  if not before or before ~= waitEnd then
+    redis.call('ZADD', KEYS[1], string.format('%d', waitEnd), group)
+  end
+  if before and (before == math.huge or before > waitEnd) then
+    signal(ARGV[1], 'r' .. ARGV[2])
+  end
+  if score and tonumber(score) ~= math.huge then
+    redis.call('ZADD', KEYS[4], 'inf', group)
+  end
+elseif before then
   redis.call('ZREM', KEYS[1], group)
 end
-if count > 0 and (not score or tonumber(score) == math.huge) then
+if (not waitEnd or waitEnd <= now) and count > 0 and (not score or tonumber(score) == math.huge) then
   local virtual = tonumber(tags[1]) or 0
   redis.call('ZADD', KEYS[4], string.format('%.17g', math.max(tonumber(tags[2]) or virtual, virtual)), group)
   signal(ARGV[1], 'r' .. ARGV[2])
 end
-if before and (before == math.huge or before > now_ms()) then
+if before and (before == math.huge or before > now) then
   return 1
 end
 return 0

@@ -13,6 +13,8 @@
 -- KEYS[10] group slots HASH group -> its messages in flight (see free_slots)
 -- KEYS[11] group pauses ZSET group -> when its pause ends (epoch ms; +inf: when it is resumed)
 -- KEYS[12] priorities HASH id -> priority of messages sent with one above 0; only read
+-- KEYS[13] group waits ZSET group -> when its strict-order wait ends (epoch ms), and "\1<id>" ->
+--          the same, for the message that waits in its group (see ARGV[8] = 2)
 -- ARGV[1] id
 -- ARGV[2] lease token given by claim (proof of the lease)
 -- ARGV[3] backoff in ms from Redis time
@@ -30,6 +32,11 @@
 --            takes it first).
 --         The group's pause is set as pause_group sets one, but a pause that ends later (or one
 --         until resumed) is kept; the group, when in the rotation, is parked there (+inf).
+--         With 2, the wait's end is also kept apart in KEYS[13] (the later one, when the group
+--         waits already), for the group and for the message: an operator's pause or resume of the
+--         group (pause_group, resume_group) never ends the group's pause before it, and a
+--         replacing send (send.lua) replaces the message while it waits. Waits that ended leave
+--         KEYS[13] then.
 -- A stored message whose "<attempts>:<due ms>:" header is unreadable is handled as attempts 0, and
 -- one whose body is unreadable keeps its body as it is (and is scheduled, whatever ARGV[8]).
 -- A message of a group frees its slot while it waits (free_slots): a group parked at its concurrency
@@ -73,6 +80,7 @@ if stored and mode > 0 then
     if holds then
       priority = redis.call('HGET', KEYS[12], id)
       check_group_keys(5)
+      expect(KEYS[13], 'zset')
     end
   end
 end
@@ -107,6 +115,10 @@ if group then
   redis.call('ZADD', KEYS[11], 'GT', string.format('%d', due), group)
   if groupScore or holds then
     redis.call('ZADD', KEYS[9], 'inf', group)
+  end
+  if holds then
+    redis.call('ZREMRANGEBYSCORE', KEYS[13], '-inf', '(' .. string.format('%d', now_ms()))
+    redis.call('ZADD', KEYS[13], 'GT', string.format('%d', due), group, string.format('%d', due), '\1' .. id)
   end
 end
 if rejoined and not group then

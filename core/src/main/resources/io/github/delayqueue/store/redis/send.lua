@@ -6,7 +6,11 @@
 -- that failed), and it is reported as stored, with the due time it has. A message sent to replace
 -- a pending one (due kind with 'r') takes the place of a stored message that is still scheduled:
 -- new body, due time and priority, its attempts kept; a ready or in-flight one is never replaced,
--- and the replacing send is then reported as a duplicate, whatever its body.
+-- and the replacing send is then reported as a duplicate, whatever its body. But for a message
+-- that waits in its group for its next attempt (strict group order, see retry.lua): ready in its
+-- group only to keep its place, it is replaced as a scheduled one (and scheduled; its member left
+-- in the group ready set is dropped by claim, as after a reschedule); its wait leaves KEYS[12], so
+-- that a resume of its group ends the group's pause, which otherwise lasts until the wait's end.
 -- Wakes the brokers when a message becomes the earliest one due. A message stored or replaced with
 -- a priority above 0 gets an entry in the priorities hash; one stored or replaced without loses its
 -- entry (only written while the hash is not empty, or got an entry earlier in this call). The same
@@ -26,6 +30,9 @@
 -- KEYS[9] group counts HASH group -> its members in the group ready ZSET
 -- KEYS[10] group tags HASH  the virtual time and the finish tag of each group in the rotation
 -- KEYS[11] group rotation ZSET groups with ready messages, scored by finish tag
+-- KEYS[12] group waits ZSET group -> when its strict-order wait ends (epoch ms), and "\1<id>" ->
+--          the same for the message that waits in its group (see retry.lua); read by a replacing
+--          send of a message that is not scheduled
 -- ARGV[1] signal channel
 -- ARGV[2] topic
 -- ARGV[3] the number of partitions the caller spreads the topic over
@@ -48,12 +55,32 @@
 -- @include check_group_keys
 -- @include collect_member
 -- @include decimal
+-- @include expect
+-- @include group_member
 -- @include head_due
 -- @include header
 -- @include join_groups
 -- @include partition_refusal
 -- @include uses_groups
 -- @include uses_priorities
+-- The message id, stored with the header attempts and storedDue, waits in its group (strict group
+-- order): its wait has not ended and its member is in the group ready set (not claimed). Reads
+-- only; the group waits key's type is checked before any write.
+local function waits_in_group(id, storedDue, now)
+  local waitEnd = tonumber(redis.call('ZSCORE', KEYS[12], '\1' .. id))
+  if not waitEnd or waitEnd <= now or not storedDue then
+    return nil
+  end
+  local group = redis.call('HGET', KEYS[7], id)
+  if not group then
+    return nil
+  end
+  local member = group_member(group, redis.call('HGET', KEYS[3], id), storedDue, id)
+  if not redis.call('ZSCORE', KEYS[8], member) then
+    return nil
+  end
+  return group
+end
 local refused = partition_refusal(KEYS[4], ARGV[3])
 if refused then
   return refused
@@ -74,6 +101,11 @@ for i = 6, #ARGV, 4 do
 end
 if withGroup then
   check_group_keys(7)
+end
+if replacing then
+  -- What finds a message waiting in its group is read before any write.
+  expect(KEYS[8], 'zset')
+  expect(KEYS[12], 'zset')
 end
 local grouped = (withGroup or replacing) and uses_groups(KEYS[7])
 -- Every read that may fail comes before the first write: the bound, the ids still remembered.
@@ -123,8 +155,13 @@ for i = 5, #ARGV, 4 do
     local stored = redis.call('HGET', KEYS[1], id)
     local attempts, storedDue, bodyAt = header(stored)
     local replacing = string.byte(kind, 2) == 114 -- 'r'
-    if replacing and bodyAt and redis.call('ZSCORE', KEYS[2], id) then -- scheduled
+    local scheduled = replacing and bodyAt and redis.call('ZSCORE', KEYS[2], id)
+    local waitingIn = replacing and bodyAt and not scheduled and waits_in_group(id, storedDue, now or now_ms())
+    if scheduled or waitingIn then
       redis.call('HSET', KEYS[1], id, attempts .. ':' .. string.format('%.0f', due) .. ':' .. ARGV[i + 3])
+      if waitingIn then
+        redis.call('ZREM', KEYS[12], '\1' .. id, waitingIn)
+      end
       outcome = 2
     else
       -- The same body again is a re-sent request, unless it was to replace a scheduled message.

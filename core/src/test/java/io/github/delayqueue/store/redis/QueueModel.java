@@ -337,6 +337,14 @@ final class QueueModel {
 	final TreeSet<String> groupReady = new TreeSet<>();
 
 	/**
+	 * The ids whose strict-order wait in their group has not ended (retry.lua's
+	 * {@code \u0001<id>} entries of the group waits, for a retry with a backoff: an hour
+	 * here, so none ends within a run); left by everything but a replacing send, which
+	 * removes the entry.
+	 */
+	final Set<String> waiting = new HashSet<>();
+
+	/**
 	 * The member of a ready message of a group, as include/group_member.lua makes it.
 	 * @param group the group
 	 * @param priority its priority, 0 for none
@@ -454,7 +462,10 @@ final class QueueModel {
 
 	// send.lua: an id already stored is left as it is, unless the send replaces a
 	// scheduled one; the same body again is not a duplicate, unless the send was to
-	// replace (a ready or in-flight message is never replaced: always a duplicate).
+	// replace (a ready or in-flight message is never replaced: always a duplicate), but
+	// for a message that waits in its group (strict order): its wait not ended, ready in
+	// a group with its member in place; it is then replaced and scheduled, its member
+	// left stale, its wait ended.
 	// A message stored or replaced takes the priority sent; without one, it loses its
 	// entry (also one given earlier in the same call).
 	// A new message of a group that is due when sent is ready in its group at once.
@@ -474,9 +485,15 @@ final class QueueModel {
 				replies.add(new SendReply(true, false, REMEMBERED_DUE));
 				continue;
 			}
-			if (stored != null && message.replaceIfPending() && stored.state == State.SCHEDULED) {
+			boolean waitsInGroup = stored != null && stored.state == State.READY && this.waiting.contains(message.id())
+					&& this.groups.containsKey(message.id()) && this.groupReady.contains(memberOf(message.id()));
+			if (stored != null && message.replaceIfPending() && (stored.state == State.SCHEDULED || waitsInGroup)) {
 				stored.body = body;
 				stored.due = dues.get(i);
+				stored.state = State.SCHEDULED;
+				if (waitsInGroup) {
+					this.waiting.remove(message.id());
+				}
 				replies.add(new SendReply(false, true, stored.due));
 			}
 			else if (stored != null) {
@@ -751,8 +768,9 @@ final class QueueModel {
 
 	// retry.lua in strict group order, for a message of a group: in flight -> ready in
 	// its group at its rank (its due time kept), attempts + counted and, for a failure,
-	// the error as the body's error header; its group waits (checked by the test).
-	boolean retryInGroup(String id, String token, int counted, @Nullable String error) {
+	// the error as the body's error header; its group waits (checked by the test), and
+	// with a backoff so does the message (the group waits key).
+	boolean retryInGroup(String id, String token, int counted, @Nullable String error, boolean waits) {
 		if (!holdsLease(id, token)) {
 			return false;
 		}
@@ -763,6 +781,9 @@ final class QueueModel {
 		}
 		message.token = null;
 		joinGroup(message);
+		if (waits) {
+			this.waiting.add(id);
+		}
 		return true;
 	}
 

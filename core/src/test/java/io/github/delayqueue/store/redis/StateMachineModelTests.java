@@ -568,6 +568,11 @@ class StateMachineModelTests {
 		private void drain() {
 			int groupConcurrency = (this.groupLimit > 0) ? this.groupLimit : 1 + this.limits.nextInt(2);
 			note("drain with group concurrency " + groupConcurrency);
+			// Strict-order waits (an hour) end only with time, which the drain does not
+			// wait for: their key goes, as if their time had come, and the resumes end
+			// the
+			// pauses that hold them.
+			this.redis.delete(this.keys.groupWaits());
 			for (String group : pauses().keySet()) {
 				this.store.resumeGroup(this.topic, group);
 			}
@@ -740,9 +745,13 @@ class StateMachineModelTests {
 				/** The group's pause end read before the call, or {@code null}. */
 				private @Nullable Double untilBefore;
 
+				/** The group's strict-order wait's end read before the call, or none. */
+				private @Nullable Double waitBefore;
+
 				@Override
 				Object run() {
 					this.untilBefore = pauseOf(group);
+					this.waitBefore = waitOf(group);
 					if (resume) {
 						return Run.this.store.resumeGroup(Run.this.topic, group);
 					}
@@ -754,6 +763,18 @@ class StateMachineModelTests {
 				void expect(Object reply, long before, long after) {
 					count(resume ? "group resumes" : "group pauses");
 					Double until = this.untilBefore;
+					Double wait = this.waitBefore;
+					if (wait != null && wait > after) {
+						count(resume ? "group resumes while it waits" : "group pauses while it waits");
+					}
+					if (resume && wait != null && wait > after) {
+						assertThat(pauseOf(group)).as(describe("a resumed group stays paused while it waits"))
+							.isEqualTo(wait);
+						if (until != null && until > after) {
+							assertThat(reply).as(describe("resume of a paused group")).isEqualTo(true);
+						}
+						return;
+					}
 					if (resume) {
 						assertThat(pauseOf(group)).as(describe("a resumed group has no pause")).isNull();
 						if (until == null || until <= before) {
@@ -771,8 +792,13 @@ class StateMachineModelTests {
 					}
 					else {
 						long ends = ((Instant) reply).toEpochMilli();
-						assertThat(ends).as(describe("the pause ends its length after the call"))
-							.isBetween(before + length.toMillis(), after + length.toMillis());
+						if (wait != null && wait > after + length.toMillis()) {
+							assertThat(ends).as(describe("the pause ends with the wait")).isEqualTo(wait.longValue());
+						}
+						else if (wait == null || wait < before + length.toMillis()) {
+							assertThat(ends).as(describe("the pause ends its length after the call"))
+								.isBetween(before + length.toMillis(), after + length.toMillis());
+						}
 						assertThat(now).as(describe("the pause's end stored")).isEqualTo((double) ends);
 					}
 					Double score = (Run.this.redis.type(Run.this.keys.groupRotation()) == DataType.ZSET)
@@ -784,6 +810,17 @@ class StateMachineModelTests {
 				}
 
 			};
+		}
+
+		/**
+		 * @return when the group's strict-order wait ends, or {@code null} if it has none
+		 * or the waits' key is of another type
+		 */
+		private @Nullable Double waitOf(String group) {
+			if (this.redis.type(this.keys.groupWaits()) != DataType.ZSET) {
+				return null;
+			}
+			return this.redis.opsForZSet().score(this.keys.groupWaits(), group);
 		}
 
 		/**
@@ -1127,6 +1164,13 @@ class StateMachineModelTests {
 						dueWhenSent.add(message.relative() ? message.when() == 0
 								: (due <= before || (due <= after && Run.this.redis.opsForZSet()
 									.score(Run.this.keys.scheduled(), message.id()) == null)));
+					}
+					for (NewMessage message : messages) {
+						QueueModel.Live stored = Run.this.model.live.get(message.id());
+						if (message.replaceIfPending() && stored != null && stored.state == QueueModel.State.READY
+								&& Run.this.model.waiting.contains(message.id())) {
+							count("replacing sends of a message waiting in its group");
+						}
 					}
 					List<SendReply> expected = Run.this.model.send(messages, dues, dueWhenSent);
 					List<SendReply> actual = new ArrayList<>();
@@ -1657,7 +1701,7 @@ class StateMachineModelTests {
 						assertThat(due).as(describe("retry due time")).isBetween(before + backoff, after + backoff);
 						if (this.group != null && wait == GroupWait.IN_GROUP && this.readable) {
 							count("retries that waited in their group");
-							Run.this.model.retryInGroup(lease[0], lease[1], slowDown ? 0 : 1, error);
+							Run.this.model.retryInGroup(lease[0], lease[1], slowDown ? 0 : 1, error, backoff > 0);
 						}
 						else if (slowDown) {
 							Run.this.model.postpone(lease[0], lease[1], due);
