@@ -5,7 +5,8 @@
 -- KEYS[2] messages HASH   id -> "<attempts>:<due ms>:<body>"
 -- KEYS[3] scheduled ZSET  id scored by due time
 -- KEYS[4] leases HASH     id -> lease token
--- KEYS[5] groups HASH     id -> group of messages sent with one; only read
+-- KEYS[5] groups HASH     id -> group of messages sent with one; written only to restore a lost
+--                         entry (see ARGV[8])
 -- KEYS[6] group ready ZSET  ready messages of groups, see group_member
 -- KEYS[7] group counts HASH group -> its members in the group ready ZSET
 -- KEYS[8] group tags HASH  the virtual time and the finish tag of each group in the rotation
@@ -37,6 +38,10 @@
 --         group (pause_group, resume_group) never ends the group's pause before it, and a
 --         replacing send (send.lua) replaces the message while it waits. Waits that ended leave
 --         KEYS[13] then.
+-- A message of a group whose groups hash entry was lost is known by its body's "delay-queue-group"
+-- header, as the template writes it (1 to 800 bytes, no control character, as replay.lua takes
+-- one): with ARGV[8] above 0, its group waits (and, with 2, it waits in it) as above, and its entry
+-- is restored. The group's slot it may hold is left to the recount (free_slots found no group).
 -- A stored message whose "<attempts>:<due ms>:" header is unreadable is handled as attempts 0, and
 -- one whose body is unreadable keeps its body as it is (and is scheduled, whatever ARGV[8]).
 -- A message of a group frees its slot while it waits (free_slots): a group parked at its concurrency
@@ -49,6 +54,7 @@
 -- @include free_slots
 -- @include head_due
 -- @include header
+-- @include header_value
 -- @include holds_lease
 -- @include join_groups
 -- @include schedule_and_signal
@@ -66,13 +72,22 @@ local headDue = head_due(KEYS[3])
 local mode = tonumber(ARGV[8]) or 0
 -- The group that waits, read before any write, with its place in the rotation; and whether the
 -- message waits in it (its header readable, for its rank).
-local group, groupScore, holds, priority
+local group, groupScore, holds, priority, restored
 local attempts, storedDue, bodyAt
 if stored then
   attempts, storedDue, bodyAt = header(stored)
 end
 if stored and mode > 0 then
   group = redis.call('HGET', KEYS[5], id)
+  if not group and bodyAt then
+    -- The entry lost: the group its body names.
+    group = header_value(stored, bodyAt, 'delay-queue-group')
+    if group and (#group == 0 or #group > 800 or string.find(group, '%c')) then
+      -- No group's name (as replay.lua takes one).
+      group = nil
+    end
+    restored = group
+  end
   if group then
     groupScore = redis.call('ZSCORE', KEYS[9], group)
     expect(KEYS[11], 'zset')
@@ -115,6 +130,9 @@ if group then
   redis.call('ZADD', KEYS[11], 'GT', string.format('%d', due), group)
   if groupScore or holds then
     redis.call('ZADD', KEYS[9], 'inf', group)
+  end
+  if restored then
+    redis.call('HSET', KEYS[5], id, restored)
   end
   if holds then
     redis.call('ZREMRANGEBYSCORE', KEYS[13], '-inf', '(' .. string.format('%d', now_ms()))
