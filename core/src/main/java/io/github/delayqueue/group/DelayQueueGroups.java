@@ -47,11 +47,14 @@ public class DelayQueueGroups {
 	}
 
 	/**
-	 * Pauses one group for a while; pausing a paused group sets its end anew.
+	 * Pauses one group for a while; pausing a paused group sets its end anew, but never
+	 * before the end of the group's strict-order wait ({@code group-order: strict}: a
+	 * message of it waits in it for its retry), when that is later.
 	 * @param topic the topic
 	 * @param group the group's name
 	 * @param length how long, from now on the Redis clock: 1 ms to {@link #MAX_PAUSE}
-	 * @return when the pause ends, on the Redis clock
+	 * @return when the pause ends, on the Redis clock (the end of the group's
+	 * strict-order wait, when that is later)
 	 * @throws IllegalArgumentException if the topic, the group's name or the length is
 	 * invalid
 	 * @throws org.springframework.dao.DataAccessException if Redis does not confirm it
@@ -72,7 +75,9 @@ public class DelayQueueGroups {
 	}
 
 	/**
-	 * Ends the pause of one group: its ready messages are claimed again at once.
+	 * Ends the pause of one group: its ready messages are claimed again at once. A
+	 * strict-order wait of the group ({@code group-order: strict}: a message of it waits
+	 * in it for its retry) is not ended: the group stays paused until the retry's time.
 	 * @param topic the topic
 	 * @param group the group's name
 	 * @return {@code true} if it was paused

@@ -146,9 +146,10 @@ public interface MessageStore {
 	/**
 	 * Pauses one group of a topic: claims pass its ready messages over, in every
 	 * application, until the pause ends or the group is resumed; its messages in flight
-	 * are not touched. Pausing a paused group sets its end anew. On a partitioned topic,
-	 * the pause is kept in the group's partition. This default refuses: a store that does
-	 * not keep groups.
+	 * are not touched. Pausing a paused group sets its end anew, but never before the end
+	 * of its strict-order wait (a message of it waits in it for its retry). On a
+	 * partitioned topic, the pause is kept in the group's partition. This default
+	 * refuses: a store that does not keep groups.
 	 * @param topic the topic
 	 * @param group the group's name
 	 * @param length how long the pause lasts, {@code null} until it is resumed
@@ -163,7 +164,8 @@ public interface MessageStore {
 
 	/**
 	 * Ends the pause of one group of a topic: its ready messages are claimed again at
-	 * once. This default refuses: a store that does not keep groups.
+	 * once; a group whose strict-order wait has not ended stays paused until its end.
+	 * This default refuses: a store that does not keep groups.
 	 * @param topic the topic
 	 * @param group the group's name
 	 * @return {@code true} if the group was paused

@@ -99,9 +99,10 @@ if stored and mode > 0 then
     end
   end
 end
-local due = -1
+local due, now = -1, nil
 if stored then
-  due = now_ms() + tonumber(ARGV[3])
+  now = now_ms()
+  due = now + tonumber(ARGV[3])
   local counted = tonumber(ARGV[6])
   local updated
   if attempts then
@@ -135,7 +136,7 @@ if group then
     redis.call('HSET', KEYS[5], id, restored)
   end
   if holds then
-    redis.call('ZREMRANGEBYSCORE', KEYS[13], '-inf', '(' .. string.format('%d', now_ms()))
+    redis.call('ZREMRANGEBYSCORE', KEYS[13], '-inf', '(' .. string.format('%d', now))
     redis.call('ZADD', KEYS[13], 'GT', string.format('%d', due), group, string.format('%d', due), '\1' .. id)
   end
 end

@@ -66,9 +66,9 @@
 -- The message id, stored with the header attempts and storedDue, waits in its group (strict group
 -- order): its wait has not ended and its member is in the group ready set (not claimed). Reads
 -- only; the group waits key's type is checked before any write.
-local function waits_in_group(id, storedDue, now)
+local function waits_in_group(id, storedDue)
   local waitEnd = tonumber(redis.call('ZSCORE', KEYS[12], '\1' .. id))
-  if not waitEnd or waitEnd <= now or not storedDue then
+  if not waitEnd or not storedDue or waitEnd <= now_ms() then
     return nil
   end
   local group = redis.call('HGET', KEYS[7], id)
@@ -102,12 +102,16 @@ end
 if withGroup then
   check_group_keys(7)
 end
-if replacing then
-  -- What finds a message waiting in its group is read before any write.
-  expect(KEYS[8], 'zset')
+local grouped = (withGroup or replacing) and uses_groups(KEYS[7])
+-- A replacing send on a topic with groups may find a message waiting in its group: what it reads
+-- for that is checked before any write (a topic without groups reads nothing more).
+local waitsChecked = replacing and grouped
+if waitsChecked then
+  if not withGroup then
+    expect(KEYS[8], 'zset')
+  end
   expect(KEYS[12], 'zset')
 end
-local grouped = (withGroup or replacing) and uses_groups(KEYS[7])
 -- Every read that may fail comes before the first write: the bound, the ids still remembered.
 local bound = redis.call('GET', KEYS[6])
 local rememberedUntil = {}
@@ -156,7 +160,8 @@ for i = 5, #ARGV, 4 do
     local attempts, storedDue, bodyAt = header(stored)
     local replacing = string.byte(kind, 2) == 114 -- 'r'
     local scheduled = replacing and bodyAt and redis.call('ZSCORE', KEYS[2], id)
-    local waitingIn = replacing and bodyAt and not scheduled and waits_in_group(id, storedDue, now or now_ms())
+    local waitingIn = replacing and waitsChecked and bodyAt and not scheduled
+      and waits_in_group(id, storedDue)
     if scheduled or waitingIn then
       redis.call('HSET', KEYS[1], id, attempts .. ':' .. string.format('%.0f', due) .. ':' .. ARGV[i + 3])
       if waitingIn then
