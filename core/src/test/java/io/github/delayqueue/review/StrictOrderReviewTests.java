@@ -191,6 +191,36 @@ class StrictOrderReviewTests {
 	}
 
 	/**
+	 * A cancel or a reschedule of the message waiting in its group ends its wait: the
+	 * group stays paused until the retry's time, but a resume then lets its next message
+	 * go (as before the wait was kept apart, when a resume ended it).
+	 */
+	@Test
+	void aCancelOrRescheduleOfTheWaitingMessageLeavesItsGroupToAResume() {
+		for (boolean cancel : new boolean[] { true, false }) {
+			try (TestStore test = TestStore.create()) {
+				RedisMessageStore store = test.store();
+				TopicKeys keys = store.keys(TOPIC);
+				store.send(TOPIC, List.of(grouped("g-0", 1), grouped("g-1", 2)));
+				ClaimedMessage first = claim(store, 1, 1).get(0);
+				store.topic(TOPIC).retry("g-0", first.leaseToken(), MINUTE, "boom", GroupWait.IN_GROUP);
+				assertThat(test.redis().opsForZSet().size(keys.groupWaits())).isEqualTo(2);
+				if (cancel) {
+					assertThat(store.cancel(TOPIC, "g-0")).isTrue();
+				}
+				else {
+					assertThat(store.reschedule(TOPIC, "g-0", Duration.ofHours(1))).isPositive();
+				}
+				assertThat(test.redis().opsForZSet().size(keys.groupWaits())).as("its wait is over").isZero();
+				assertThat(ids(claim(store, 10, 1))).as("the group still paused").isEmpty();
+				assertThat(store.resumeGroup(TOPIC, "g")).isTrue();
+				assertThat(claimAndAck(store, 3, false)).as(cancel ? "after a cancel" : "after a reschedule")
+					.containsExactly("g-1");
+			}
+		}
+	}
+
+	/**
 	 * Reschedule of the waiting message to its own kept due time (an absolute due time
 	 * equal to its member's): it is scheduled and its member still matches; it is
 	 * delivered once, not twice, and after the group's earlier message order.

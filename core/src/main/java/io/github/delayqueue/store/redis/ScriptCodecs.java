@@ -687,7 +687,7 @@ final class ScriptCodecs {
 
 		static final Signature<Cancel> SIGNATURE = Signature.of(
 				Script.of("cancel", Script.Reply.INTEGER, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT, Key.PRIORITIES,
-						Key.PARTITION_COUNT, Key.CANCELS, Key.GROUPS),
+						Key.PARTITION_COUNT, Key.CANCELS, Key.GROUPS, Key.GROUP_WAITS),
 				"1 if the message was pending", Argument.of("[1] id", Cancel::id),
 				Argument.of("[2] the number of partitions", Cancel::partitions),
 				Argument.of("[3] request token", Cancel::token));
@@ -718,7 +718,7 @@ final class ScriptCodecs {
 
 		static final Signature<Reschedule> SIGNATURE = Signature.of(
 				Script.of("reschedule", Script.Reply.INTEGER, Key.MESSAGES, Key.SCHEDULED, Key.IN_FLIGHT,
-						Key.PARTITION_COUNT),
+						Key.PARTITION_COUNT, Key.GROUPS, Key.GROUP_WAITS),
 				"the new due time", Argument.of("[1] id", Reschedule::id),
 				Argument.of("[2] due kind", (reschedule) -> DELAY),
 				Argument.of("[3] the delay or due time", (reschedule) -> NewMessage.ceilMillis(reschedule.delay())),

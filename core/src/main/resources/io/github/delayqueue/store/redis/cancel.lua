@@ -16,6 +16,9 @@
 --                         the token of a request whose copy is on its way: only if a cancel that
 --                         trims comes in between
 -- KEYS[7] groups HASH      id -> group of messages sent with one
+-- KEYS[8] group waits ZSET  group -> when its strict-order wait ends, and "\1<id>" -> the same for
+--                          the message that waits (see retry.lua): the wait of the message
+--                          cancelled ends (see wait_to_end)
 -- ARGV[1] id
 -- ARGV[2] the number of partitions the caller spreads the topic over
 -- ARGV[3] request token: new for each cancel request, kept when it is sent again
@@ -25,6 +28,7 @@
 -- @include expect
 -- @include partition_refusal
 -- @include uses_groups
+-- @include wait_to_end
 local refused = partition_refusal(KEYS[5], ARGV[2])
 if refused then
   return refused
@@ -41,11 +45,15 @@ local grouped = uses_groups(KEYS[7])
 if not stored or inFlight then
   return 0
 end
+local waits = wait_to_end(KEYS[8], KEYS[7], id)
 redis.call('ZREM', KEYS[2], id)
 redis.call('HDEL', KEYS[1], id)
 redis.call('HDEL', KEYS[4], id)
 if grouped then
   redis.call('HDEL', KEYS[7], id)
+end
+if waits then
+  redis.call('ZREM', KEYS[8], unpack(waits))
 end
 local now = now_ms()
 if redis.call('ZCARD', KEYS[6]) >= 100 then

@@ -4,6 +4,10 @@
 -- KEYS[2] scheduled ZSET  id scored by due time
 -- KEYS[3] in-flight ZSET  id scored by lease deadline
 -- KEYS[4] partition count STRING the count marker of this partition (see partition_refusal)
+-- KEYS[5] groups HASH     id -> group of messages sent with one; only read
+-- KEYS[6] group waits ZSET group -> when its strict-order wait ends, and "\1<id>" -> the same for
+--                         the message that waits (see retry.lua): the wait of the message
+--                         rescheduled ends (see wait_to_end)
 -- ARGV[1] id
 -- ARGV[2] due kind: "d" = delay in ms from Redis time, "a" = absolute epoch ms
 -- ARGV[3] the delay or due time
@@ -18,6 +22,7 @@
 -- @include header
 -- @include partition_refusal
 -- @include schedule_and_signal
+-- @include wait_to_end
 -- @include with_header
 local refused = partition_refusal(KEYS[4], ARGV[6])
 if refused then
@@ -30,6 +35,7 @@ local headDue = head_due(KEYS[2])
 if not stored or inFlight then
   return -1
 end
+local waits = wait_to_end(KEYS[6], KEYS[5], id)
 local due = tonumber(ARGV[3])
 if ARGV[2] == 'd' then
   due = now_ms() + due
@@ -39,4 +45,7 @@ if attempts then
   redis.call('HSET', KEYS[1], id, with_header(stored, attempts, due, bodyAt))
 end
 schedule_and_signal(KEYS[2], id, due, headDue, ARGV[4], ARGV[5])
+if waits then
+  redis.call('ZREM', KEYS[6], unpack(waits))
+end
 return due

@@ -339,8 +339,8 @@ final class QueueModel {
 	/**
 	 * The ids whose strict-order wait in their group has not ended (retry.lua's
 	 * {@code \u0001<id>} entries of the group waits, for a retry with a backoff: an hour
-	 * here, so none ends within a run); left by everything but a replacing send, which
-	 * removes the entry.
+	 * here, so none ends within a run); left by everything but a replacing send, a cancel
+	 * and a reschedule of the message, which remove the entry.
 	 */
 	final Set<String> waiting = new HashSet<>();
 
@@ -1004,6 +1004,7 @@ final class QueueModel {
 		this.live.remove(id);
 		this.priorities.remove(id);
 		this.groups.remove(id);
+		this.waiting.remove(id);
 		return true;
 	}
 
@@ -1016,6 +1017,7 @@ final class QueueModel {
 		}
 		message.due = due;
 		message.state = State.SCHEDULED;
+		this.waiting.remove(id);
 		return true;
 	}
 

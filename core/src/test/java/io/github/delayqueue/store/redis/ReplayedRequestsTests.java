@@ -133,7 +133,7 @@ class ReplayedRequestsTests {
 			DefaultRedisScript<Long> cancel = new DefaultRedisScript<>(ScriptSource.read("server_clock")
 					+ ScriptSource.read("publish_signal") + ScriptSource.script("cancel"), Long.class);
 			List<String> cancelKeys = List.of(keys.messages(), keys.scheduled(), keys.inFlight(), keys.priorities(),
-					keys.partitionCount(), keys.cancels(), keys.groups());
+					keys.partitionCount(), keys.cancels(), keys.groups(), keys.groupWaits());
 			send(fixture.template(), "o-1", LEASE);
 			assertThat(redis.execute(cancel, cancelKeys, "o-1", "1", "request-1")).isOne();
 			send(fixture.template(), "o-1", LEASE);

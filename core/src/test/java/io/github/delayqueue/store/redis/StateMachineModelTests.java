@@ -1931,7 +1931,7 @@ class StateMachineModelTests {
 				Object run() {
 					List<String> keys = List.of(Run.this.keys.messages(), Run.this.keys.scheduled(),
 							Run.this.keys.inFlight(), Run.this.keys.priorities(), Run.this.keys.partitionCount(),
-							Run.this.keys.cancels(), Run.this.keys.groups());
+							Run.this.keys.cancels(), Run.this.keys.groups(), Run.this.keys.groupWaits());
 					return Long.valueOf(1).equals(Run.this.redis.execute(CANCEL, keys, id, "1", token));
 				}
 
