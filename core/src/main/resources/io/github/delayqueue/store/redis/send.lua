@@ -9,8 +9,9 @@
 -- and the replacing send is then reported as a duplicate, whatever its body. But for a message
 -- that waits in its group for its next attempt (strict group order, see retry.lua): ready in its
 -- group only to keep its place, it is replaced as a scheduled one (and scheduled; its member left
--- in the group ready set is dropped by claim, as after a reschedule); its wait leaves KEYS[12], so
--- that a resume of its group ends the group's pause, which otherwise lasts until the wait's end.
+-- in the group ready set is dropped by claim, as after a reschedule); its wait leaves KEYS[12] (see
+-- wait_to_end), so that a resume of its group ends the group's pause, which otherwise lasts until
+-- the wait's end.
 -- Wakes the brokers when a message becomes the earliest one due. A message stored or replaced with
 -- a priority above 0 gets an entry in the priorities hash; one stored or replaced without loses its
 -- entry (only written while the hash is not empty, or got an entry earlier in this call). The same
@@ -63,6 +64,7 @@
 -- @include partition_refusal
 -- @include uses_groups
 -- @include uses_priorities
+-- @include wait_to_end
 -- The message id, stored with the header attempts and storedDue, waits in its group (strict group
 -- order): its wait has not ended and its member is in the group ready set (not claimed). Reads
 -- only; the group waits key's type is checked before any write.
@@ -165,7 +167,7 @@ for i = 5, #ARGV, 4 do
     if scheduled or waitingIn then
       redis.call('HSET', KEYS[1], id, attempts .. ':' .. string.format('%.0f', due) .. ':' .. ARGV[i + 3])
       if waitingIn then
-        redis.call('ZREM', KEYS[12], '\1' .. id, waitingIn)
+        redis.call('ZREM', KEYS[12], unpack(wait_to_end(KEYS[12], KEYS[7], id)))
       end
       outcome = 2
     else
