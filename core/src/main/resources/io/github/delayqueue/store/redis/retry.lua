@@ -36,7 +36,8 @@
 --         With 2, the wait's end is also kept apart in KEYS[13] (the later one, when the group
 --         waits already), for the group and for the message: an operator's pause or resume of the
 --         group (pause_group, resume_group) never ends the group's pause before it, and a
---         replacing send (send.lua) replaces the message while it waits. Waits that ended leave
+--         replacing send (send.lua) replaces the message while it waits; a replacing send, a
+--         cancel or a reschedule of it ends its wait (see wait_to_end). Waits that ended leave
 --         KEYS[13] then.
 -- A message of a group whose groups hash entry was lost is known by its body's "delay-queue-group"
 -- header, as the template writes it (1 to 800 bytes, no control character, as replay.lua takes
