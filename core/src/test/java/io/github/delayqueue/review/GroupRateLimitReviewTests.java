@@ -9,12 +9,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Properties;
 import java.util.Random;
 
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.github.delayqueue.testsupport.CommandStats;
 import io.github.delayqueue.convert.JsonPayloadConverter;
 import io.github.delayqueue.group.DelayQueueGroups;
 import io.github.delayqueue.listener.DelayListenerEndpoint;
@@ -39,7 +39,6 @@ import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
-import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.util.ReflectionUtils;
 
@@ -471,7 +470,7 @@ class GroupRateLimitReviewTests {
 			try {
 				await().atMost(Duration.ofSeconds(20)).until(() -> this.delivered.size() >= 1000);
 				int deliveredBefore = this.delivered.size();
-				double perSecond = scriptCallsPerSecond(test, Duration.ofSeconds(5));
+				double perSecond = CommandStats.scriptCallsPerSecond(test.redis(), Duration.ofSeconds(5));
 				System.out.printf(
 						"1,000 groups at 1 per 4 s: %.1f script calls a second over 5 s while paced, %d then %d delivered%n",
 						perSecond, deliveredBefore, this.delivered.size());
@@ -543,32 +542,6 @@ class GroupRateLimitReviewTests {
 			out.put(key, java.util.Arrays.toString(dumped));
 		}
 		return out;
-	}
-
-	private static double scriptCallsPerSecond(TestStore test, Duration span) {
-		long before = scriptCalls(test);
-		long start = System.nanoTime();
-		await().atMost(span.plusSeconds(10)).pollDelay(span).until(() -> true);
-		long calls = scriptCalls(test) - before;
-		return calls * 1e9 / (System.nanoTime() - start);
-	}
-
-	private static long scriptCalls(TestStore test) {
-		Properties stats = test.redis()
-			.execute((RedisCallback<Properties>) (RedisConnection connection) -> connection.serverCommands()
-				.info("commandstats"));
-		long calls = 0;
-		for (String name : List.of("cmdstat_evalsha", "cmdstat_eval", "cmdstat_evalsha_ro", "cmdstat_eval_ro")) {
-			String value = (stats != null) ? stats.getProperty(name) : null;
-			if (value != null) {
-				for (String part : value.split(",")) {
-					if (part.startsWith("calls=")) {
-						calls += Long.parseLong(part.substring(6));
-					}
-				}
-			}
-		}
-		return calls;
 	}
 
 	private ListenerSettings settings(int concurrency, int prefetch) {

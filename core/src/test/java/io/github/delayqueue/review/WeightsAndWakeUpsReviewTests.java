@@ -7,11 +7,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Properties;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.github.delayqueue.testsupport.CommandStats;
 import io.github.delayqueue.convert.JsonPayloadConverter;
 import io.github.delayqueue.group.DelayQueueGroups;
 import io.github.delayqueue.listener.DelayListenerEndpoint;
@@ -23,9 +23,7 @@ import io.github.delayqueue.producer.DelayMessage;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.store.ClaimResult;
-import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.GroupWeights;
-import io.github.delayqueue.store.LeaseTokens;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.WriteGate;
@@ -36,8 +34,6 @@ import io.github.delayqueue.time.RetryBackoff;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
-import org.springframework.data.redis.connection.RedisConnection;
-import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.util.ReflectionUtils;
 
 import static io.github.delayqueue.review.GroupsReviewTests.due;
@@ -611,11 +607,11 @@ class WeightsAndWakeUpsReviewTests {
 				groups.pause(TOPIC, "hour", Duration.ofHours(1));
 				test.template().send(DelayMessage.builder(TOPIC, "x").id("hour-0").group("hour").build());
 				await().pollDelay(Duration.ofMillis(500)).until(() -> true);
-				double baseline = scriptCallsPerSecond(test, Duration.ofSeconds(2));
+				double baseline = CommandStats.scriptCallsPerSecond(test.redis(), Duration.ofSeconds(2));
 				for (int i = 0; i < PAUSED_GROUPS; i++) {
 					groups.pause(TOPIC, "empty-" + i, Duration.ofMillis(500 + random.nextInt(PAUSE_SPREAD_MILLIS)));
 				}
-				double empty = scriptCallsPerSecond(test, Duration.ofSeconds(4));
+				double empty = CommandStats.scriptCallsPerSecond(test.redis(), Duration.ofSeconds(4));
 				Map<String, Long> ends = new HashMap<>();
 				for (int i = 0; i < PAUSED_GROUPS; i++) {
 					ends.put("full-" + i,
@@ -624,7 +620,7 @@ class WeightsAndWakeUpsReviewTests {
 								.toEpochMilli());
 					test.template().send(DelayMessage.builder(TOPIC, "x").id("full-" + i).group("full-" + i).build());
 				}
-				double full = scriptCallsPerSecond(test, Duration.ofSeconds(4));
+				double full = CommandStats.scriptCallsPerSecond(test.redis(), Duration.ofSeconds(4));
 				System.out.printf(
 						"Script calls a second: idle baseline %.1f; %d groups without messages paused 0.5-3.5 s %.1f;"
 								+ " %d groups with one message each paused 0.5-3.5 s %.1f%n",
@@ -660,32 +656,6 @@ class WeightsAndWakeUpsReviewTests {
 	}
 
 	// ---- Support
-
-	private static double scriptCallsPerSecond(TestStore test, Duration span) {
-		long before = scriptCalls(test);
-		long start = System.nanoTime();
-		await().atMost(span.plusSeconds(10)).pollDelay(span).until(() -> true);
-		long calls = scriptCalls(test) - before;
-		return calls * 1e9 / (System.nanoTime() - start);
-	}
-
-	private static long scriptCalls(TestStore test) {
-		Properties stats = test.redis()
-			.execute((RedisCallback<Properties>) (RedisConnection connection) -> connection.serverCommands()
-				.info("commandstats"));
-		long calls = 0;
-		for (String name : List.of("cmdstat_evalsha", "cmdstat_eval", "cmdstat_evalsha_ro", "cmdstat_eval_ro")) {
-			String value = (stats != null) ? stats.getProperty(name) : null;
-			if (value != null) {
-				for (String part : value.split(",")) {
-					if (part.startsWith("calls=")) {
-						calls += Long.parseLong(part.substring(6));
-					}
-				}
-			}
-		}
-		return calls;
-	}
 
 	private ListenerSettings settings(int concurrency, int prefetch, GroupWeights weights) {
 		return new ListenerSettings(concurrency, prefetch, 3, Duration.ofSeconds(30),
