@@ -157,13 +157,12 @@ class GroupPauseReviewTests {
 
 	/**
 	 * A lost pauses key (deleted, or moved aside by the wrong-type repair): the group was
-	 * parked in the rotation at +inf by its pause, and nothing puts it back: no pause
-	 * ends, no slot is freed, a later send to it finds it in the rotation already.
+	 * parked in the rotation at +inf by its pause, and nothing else puts it back: no
+	 * pause ends, no slot is freed, a later send to it finds it in the rotation already
+	 * (finding, fixed: a claim without a group concurrency that finds no pause puts back
+	 * the parked groups).
 	 */
 	@Test
-	@Disabled("finding (medium, partly fixed): a lost or moved-aside dq:{t}:gp leaves a paused group parked at +inf; "
-			+ "claims never put it back; since fb6e6ca the recount of a listener with a group concurrency does "
-			+ "(within 30 s), and a resume does (a8c2e51); a topic whose listeners have no limit runs no recount")
 	void aPausedGroupIsClaimedAgainOnceItsPauseIsLost() {
 		try (TestStore test = TestStore.create()) {
 			RedisMessageStore store = test.store();
