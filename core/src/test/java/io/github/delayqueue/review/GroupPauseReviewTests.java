@@ -181,6 +181,76 @@ class GroupPauseReviewTests {
 	}
 
 	/**
+	 * The same lost pauses key with the group parked past the rotation's head (40 groups
+	 * ahead of it, claims of one, which read the first 17): the claim reads the parked
+	 * groups past the head, puts them back and says more may be waiting.
+	 */
+	@Test
+	void aPausedGroupParkedPastTheRotationsHeadIsClaimedAgainOnceItsPauseIsLost() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			DelayQueueGroups groups = new DelayQueueGroups(store);
+			store.send(TOPIC, List.of(due("g-0", 5).inGroup("g")));
+			groups.pause(TOPIC, "g");
+			sendOneToEachGroup(store, "x", 40, 0, 10);
+			test.redis().delete(store.keys(TOPIC).groupPauses());
+			ClaimResult first = newClaim(store, 1, 0, MINUTE, 0);
+			assertThat(first.messages()).hasSize(1);
+			assertThat(first.more()).isTrue();
+			assertThat(ids(claims(2, store, 1, 0))).contains("g-0");
+		}
+	}
+
+	/**
+	 * 1,200 paused groups parked, their pauses lost: claims without a group concurrency
+	 * put them back (those of the head, then up to 1000 past it, a claim) and serve them
+	 * all in few claims.
+	 */
+	@Test
+	void twelveHundredGroupsParkedWhenThePausesWereLostAreServedInFewClaims() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			DelayQueueGroups groups = new DelayQueueGroups(store);
+			sendOneToEachGroup(store, "p", 1200, 0, 5);
+			for (int i = 0; i < 1200; i++) {
+				groups.pause(TOPIC, "p" + i);
+			}
+			assertThat(claim(store, 100, 0)).isEmpty();
+			test.redis().delete(store.keys(TOPIC).groupPauses());
+			int claims = 0;
+			Set<String> claimed = new HashSet<>();
+			boolean more = true;
+			while (more && claims < 100) {
+				ClaimResult result = newClaim(store, 100, 0, MINUTE, 0);
+				claims++;
+				claimed.addAll(ids(result.messages()));
+				more = result.more() || !result.messages().isEmpty();
+			}
+			System.out.println("GroupPauseReviewTests 1200 groups parked when the pauses were lost: " + claimed.size()
+					+ " claimed in " + claims + " claims of 100");
+			assertThat(claimed).hasSize(1200);
+			assertThat(claims).isLessThanOrEqualTo(20);
+		}
+	}
+
+	/**
+	 * The same lost pauses key, with a claim of a group concurrency: it leaves the parked
+	 * group to the slots recount (a group parked at its limit waits for a slot), which
+	 * lets it back.
+	 */
+	@Test
+	void aClaimWithAGroupConcurrencyLeavesAGroupWhosePauseIsLostToTheRecount() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			DelayQueueGroups groups = new DelayQueueGroups(store);
+			pauseGAndLoseThePausesKey(test, groups);
+			assertThat(claims(2, store, 10, 1)).isEmpty();
+			store.topic(TOPIC).recountGroupSlots().join();
+			assertThat(ids(claim(store, 10, 1))).containsExactly("g-0");
+		}
+	}
+
+	/**
 	 * The same lost pauses key, with the slot recount that every application runs (since
 	 * fb6e6ca it lets back a parked group with nothing in flight and no pause): the group
 	 * is let back by the recount.
