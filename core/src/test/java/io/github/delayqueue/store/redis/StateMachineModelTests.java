@@ -763,7 +763,8 @@ class StateMachineModelTests {
 			return new Operation(
 					(resume ? "resume group " : "pause group ") + group
 							+ ((!resume && length != null) ? " for " + length.toMillis() + " ms" : ""),
-					this.keys.groupPauses()) {
+					resume ? new String[] { this.keys.groupPauses(), this.keys.cancels() }
+							: new String[] { this.keys.groupPauses() }) {
 
 				/** The group's pause end read before the call, or {@code null}. */
 				private @Nullable Double untilBefore;
