@@ -55,7 +55,9 @@
 -- pauses key was lost (deleted, evicted, moved aside as of the wrong type) and nothing else would
 -- end the wait. Those the rotation's head shows, else (the head full and ending before them) up to
 -- 1000 read past it: one read more, in that case only. A claim with a group concurrency leaves them
--- to the slots recount (recount_slots), as a group parked at a limit is not stranded.
+-- to the slots recount (recount_slots), as a group parked at a limit is not stranded. Should a pause
+-- be kept again before that claim (another group paused, or waiting for a strict retry), they wait
+-- until the pauses are empty again (or the recount, or their resume).
 -- The call ends when ARGV[1] due messages are taken (the next due id stays), the last list ends,
 -- or 1000 ids were looked at in all; then it reports whether more may be waiting.
 -- Every write comes after every read, so a key of the wrong type fails the call before it changes
