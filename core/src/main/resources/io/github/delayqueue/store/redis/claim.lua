@@ -48,6 +48,16 @@
 -- 100 pauses that ended leave the pauses, and those groups, when parked with ready messages, rejoin
 -- the rotation at their tag (or the virtual time, whichever is later), to be served by the next
 -- claim: the reply then says more may be waiting.
+-- Lost pauses: a claim without a group concurrency that finds the pauses empty while the topic has
+-- grouped ready messages puts back the groups parked in the rotation (+inf), at their tag (or the
+-- virtual time, whichever is later), to be served by the next claim (the reply says more may be
+-- waiting): without a limit only a pause or a pace (both in the pauses) parks a group, so the
+-- pauses key was lost (deleted, evicted, moved aside as of the wrong type) and nothing else would
+-- end the wait. Those the rotation's head shows, else (the head full and ending before them) up to
+-- 1000 read past it: one read more, in that case only. A claim with a group concurrency leaves them
+-- to the slots recount (recount_slots), as a group parked at a limit is not stranded. Should a pause
+-- be kept again before that claim (another group paused, or waiting for a strict retry), they wait
+-- until the pauses are empty again (or the recount, or their resume).
 -- The call ends when ARGV[1] due messages are taken (the next due id stays), the last list ends,
 -- or 1000 ids were looked at in all; then it reports whether more may be waiting.
 -- Every write comes after every read, so a key of the wrong type fails the call before it changes
@@ -339,6 +349,9 @@ local badMembers = {}
 local ended, endedScores, endedTags = {}, {}, {}
 -- ms until the first pause that has not ended ends, when it has an end: told in the reply.
 local pauseEndsIn
+-- Groups parked in the rotation while no pause is kept and the claim has no group concurrency,
+-- with their tags: they rejoin the rotation (see write_stranded).
+local stranded, strandedTags = {}, {}
 if redis.call('EXISTS', KEYS[19]) == 1 then
   -- Written at the end (the members looked at, a paused group's count) even when no member is read:
   -- of the wrong type, it fails the call here, before the lists are trimmed.
@@ -363,12 +376,30 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
       pauseEndsIn = math.ceil(firstEnd - now)
     end
   end
-  local tags = redis.call('HMGET', KEYS[21], '\1V', '')
-  local virtual = tonumber(tags[1]) or 0
   local headSize = math.min(100, wanted + 16)
   local head = redis.call('ZRANGE', KEYS[22], 0, headSize - 1, 'WITHSCORES')
   -- Groups not read have a tag of at least the last one read: none is served past it.
   local bound = (#head == 2 * headSize) and tonumber(head[2 * headSize]) or nil
+  if not groupLimit and #pauseHead == 0 then
+    -- Without a group concurrency a group is parked (+inf) only for a pause or its pace, both kept
+    -- in the pauses: with none there (the key lost, evicted or moved aside), a parked group waits
+    -- for nothing that would end, and rejoins (see write_stranded). Those of the head, else, when
+    -- the head is full and ends before the parked ones, up to 1000 read past it.
+    for k = 1, #head, 2 do
+      if tonumber(head[k + 1]) == math.huge then
+        stranded[#stranded + 1] = head[k]
+      end
+    end
+    if #stranded == 0 and bound and bound ~= math.huge then
+      stranded = redis.call('ZRANGEBYSCORE', KEYS[22], 'inf', 'inf', 'LIMIT', 0, 1000)
+    end
+  end
+  -- The virtual time, the tag of the messages of no group, and the tags of the stranded groups.
+  local tags = redis.call('HMGET', KEYS[21], '\1V', '', unpack(stranded))
+  local virtual = tonumber(tags[1]) or 0
+  for k = 1, #stranded do
+    strandedTags[k] = tags[k + 2]
+  end
   if bound == math.huge then
     bound = nil
   end
@@ -549,6 +580,19 @@ local function write_ended()
   redis.call('ZREM', KEYS[24], unpack(ended))
   return rejoined
 end
+-- Parked groups that wait for nothing (no pause kept, no group concurrency) rejoin the rotation at
+-- their tag (or the virtual time, whichever is later), to be served by the next claim. Returns true
+-- when a group rejoined.
+local function write_stranded()
+  if #stranded == 0 then
+    return false
+  end
+  local virtual = rotation.virtual
+  for k, group in ipairs(stranded) do
+    redis.call('ZADD', KEYS[22], string.format('%.17g', math.max(tonumber(strandedTags[k]) or virtual, virtual)), group)
+  end
+  return true
+end
 -- The paces of the groups served under the per-group rate limit, and a pause until its next
 -- message is on time for a group whose pace is used up (a longer pause is kept); paces past are
 -- worth none and leave.
@@ -617,6 +661,7 @@ end
 if looked == 0 and groupsLooked == 0 then
   -- Groups found without members leave the rotation; paused ones are parked.
   local rejoined = write_ended()
+  rejoined = write_stranded() or rejoined
   write_paces()
   write_rotation()
   if record then
@@ -651,6 +696,9 @@ for l, at in ipairs(listLooked) do
   end
 end
 if write_ended() then
+  out[3] = 1
+end
+if write_stranded() then
   out[3] = 1
 end
 write_paces()
