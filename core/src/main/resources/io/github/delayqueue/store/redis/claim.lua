@@ -103,9 +103,11 @@
 --         (ARGV[5] and ARGV[6] are then empty without a rate limit), empty when more follows
 -- ARGV[8] per-group rate limit: most messages of one group claimed in any window of ARGV[9] ms,
 --         by all consumers together; empty or absent for none. A group's messages start at least
---         ARGV[9] / ARGV[8] ms apart (a leaky bucket, no bursts); its pace, when its next message
---         is on time, is kept in KEYS[25]; a group whose next message is not yet on time is paused
---         in KEYS[24] until it is (a longer pause is kept) and parked, as a paused group is
+--         ARGV[9] / ARGV[8] ms apart (a leaky bucket, no bursts; above about 200 a second for a
+--         second, (ARGV[9] + 5 ms) / ARGV[8] apart, each claimed up to 5 ms before its start); its
+--         pace, when its next message is on time, is kept in KEYS[25]; a group whose next message
+--         is not yet on time is paused in KEYS[24] until it is (a longer pause is kept) and
+--         parked, as a paused group is
 -- ARGV[9] per-group rate limit period in ms (only with ARGV[8])
 -- ARGV[10..] weights of groups: group, weight (a whole number, 1 to 100), group, weight ...; a
 --         group not named weighs 1, as the messages of no group do. A group of weight w takes up
@@ -130,11 +132,23 @@
 -- @include window_wait
 local wanted = tonumber(ARGV[1])
 local wantedEarly = tonumber(ARGV[3])
--- The per-group rate limit: at most ARGV[8] messages of one group in any ARGV[9] ms.
+-- The per-group rate limit: at most ARGV[8] messages of one group in any ARGV[9] ms. A group's
+-- messages are given start times groupInterval µs apart (its pace); one is claimed at most
+-- groupEarly µs before its start. Where that lets a claim take more than one (a limit of more than
+-- about 200 a second for a period of a second), the starts are spread over the period and groupEarly
+-- more (a message claimed groupEarly early still counts in no window twice), and a group takes up
+-- to groupEarly's worth of its pace a claim: a busy group reaches its limit, not one a claim. Else
+-- groupEarly is 0: one message a claim at most, exactly period / limit apart.
 local groupRate = tonumber(ARGV[8])
-local groupInterval
+local groupInterval, groupEarly = nil, 0
 if groupRate then
-  groupInterval = tonumber(ARGV[9]) * 1000 / groupRate
+  local groupPeriodUs = tonumber(ARGV[9]) * 1000
+  local early = math.min(5000, groupPeriodUs / 100)
+  groupInterval = groupPeriodUs / groupRate
+  if early * (groupRate - 1) >= groupPeriodUs then
+    groupInterval = (groupPeriodUs + early) / groupRate
+    groupEarly = early
+  end
 end
 local pacedGroups, pacedOrder = {}, {}
 local weights = {}
@@ -511,7 +525,7 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
       if not best.arrival then
         best.arrival = math.max(tonumber(redis.call('ZSCORE', KEYS[25], best.group)) or 0, nowUs)
       end
-      paced = math.floor((nowUs - best.arrival) / groupInterval + 1e-9) + 1
+      paced = math.floor((nowUs + groupEarly - best.arrival) / groupInterval + 1e-9) + 1
       cap = math.min(cap, claimed + math.max(paced, 0))
     end
     if free and free <= 0 then
@@ -606,7 +620,7 @@ local function write_paces()
     arrivals[#arrivals + 1] = string.format('%.17g', entry.arrival)
     arrivals[#arrivals + 1] = group
     if entry.paced then
-      local onTime = math.ceil(entry.arrival / 1000)
+      local onTime = math.ceil((entry.arrival - groupEarly) / 1000)
       redis.call('ZADD', KEYS[24], 'GT', string.format('%d', math.max(onTime, now + 1)), group)
       if not pauseEndsIn or onTime - now < pauseEndsIn then
         pauseEndsIn = math.max(1, onTime - now)
