@@ -4,6 +4,7 @@ import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -491,7 +492,19 @@ class GroupsMatrixReviewTests {
 	void redisComingBackEmptyLeavesNoGroupStuck() {
 		Assumptions.assumeTrue(TestRedis.canStartPrivateServer(), "needs a redis-server binary");
 		try (RedisServerProcess server = TestRedis.startPrivateServer()) {
-			redisComingBackEmpty(server, false);
+			redisComingBackEmpty(server, false, 1);
+		}
+	}
+
+	/**
+	 * The same on a topic of 3 partitions: its count is agreed again, and the groups of
+	 * every partition go on.
+	 */
+	@Test
+	void redisComingBackEmptyLeavesNoGroupOfAPartitionedTopicStuck() {
+		Assumptions.assumeTrue(TestRedis.canStartPrivateServer(), "needs a redis-server binary");
+		try (RedisServerProcess server = TestRedis.startPrivateServer()) {
+			redisComingBackEmpty(server, false, 3);
 		}
 	}
 
@@ -503,11 +516,11 @@ class GroupsMatrixReviewTests {
 	void aRestartWithoutPersistenceLeavesNoGroupStuck() {
 		Assumptions.assumeTrue(TestRedis.canStartPrivateServer(), "needs a redis-server binary");
 		try (RedisServerProcess server = TestRedis.startPrivateServer()) {
-			redisComingBackEmpty(server, true);
+			redisComingBackEmpty(server, true, 1);
 		}
 	}
 
-	private void redisComingBackEmpty(RedisServerProcess server, boolean restart) {
+	private void redisComingBackEmpty(RedisServerProcess server, boolean restart, int partitions) {
 		Seen seen = new Seen();
 		CountDownLatch hold = new CountDownLatch(1);
 		Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
@@ -530,14 +543,14 @@ class GroupsMatrixReviewTests {
 				seen.leave(batch);
 			}
 		};
-		try (TestStore sender = TestStore.builder().on(server.host(), server.port()).build();
-				App one = new App(sender, server,
-						settings(1, 2, Duration.ofSeconds(2), Duration.ofMinutes(10)).withStrictGroupOrder(true), false,
-						handler);
-				App two = new App(sender, server,
-						settings(1, 2, Duration.ofSeconds(2), Duration.ofMinutes(10)).withStrictGroupOrder(true), false,
-						handler)) {
-			TopicKeys keys = sender.store().keys(TOPIC);
+		ListenerSettings settings = settings(1, 2, Duration.ofSeconds(2), Duration.ofMinutes(10))
+			.withStrictGroupOrder(true);
+		Map<String, Integer> counts = Map.of(TOPIC, partitions);
+		try (TestStore sender = TestStore.builder().on(server.host(), server.port()).partitions(counts).build();
+				App one = new App(sender, server, counts, settings, false, false, handler);
+				App two = new App(sender, server, counts, settings, false, false, handler)) {
+			TopicPartitions names = TopicPartitions.of(counts);
+			TopicKeys keys = sender.store().keys(names.nameForGroup(TOPIC, "strict"));
 			StringRedisTemplate redis = sender.redis();
 			sender.store().pauseGroup(TOPIC, "paused", null);
 			send(sender, "paused-0", "paused");
@@ -573,13 +586,119 @@ class GroupsMatrixReviewTests {
 			long handled = (System.nanoTime() - lostAt) / 1_000_000;
 			hold.countDown();
 			await().atMost(Duration.ofSeconds(5)).until(() -> seen.done.contains("held-0"));
-			await().atMost(Duration.ofSeconds(5))
-				.untilAsserted(() -> assertThat(redis.opsForZSet().zCard(keys.inFlight())).isZero());
-			System.out.println("GroupsMatrixReviewTests Redis back empty (restart " + restart
-					+ "): new messages handled " + handled + " ms after the loss, most per group " + seen.most
-					+ ", slots " + redis.opsForHash().entries(keys.groupSlots()));
-			assertThat(redis.opsForHash().entries(keys.groupSlots())).as("slots left").isEmpty();
-			assertThat(redis.opsForZSet().zCard(keys.groupRotation())).as("rotation left").isZero();
+			System.out
+				.println("GroupsMatrixReviewTests Redis back empty (restart " + restart + ", partitions " + partitions
+						+ "): new messages handled " + handled + " ms after the loss, most per group " + seen.most);
+			for (String partition : TopicPartitions.names(TOPIC, partitions)) {
+				TopicKeys partitionKeys = sender.store().keys(partition);
+				await().atMost(Duration.ofSeconds(5))
+					.untilAsserted(() -> assertThat(redis.opsForZSet().zCard(partitionKeys.inFlight())).isZero());
+				assertThat(redis.opsForHash().entries(partitionKeys.groupSlots())).as("slots left").isEmpty();
+				assertThat(redis.opsForZSet().zCard(partitionKeys.groupRotation())).as("rotation left").isZero();
+			}
+		}
+	}
+
+	/**
+	 * Three applications, group concurrency 1 and strict order, on one topic: a single
+	 * listener on Redis directly, a batch listener 5 ms away (every reply), a single
+	 * listener whose script replies (claims, acks, retries, hand-backs, in full or by
+	 * digest) are dropped after Redis ran them every 120 ms; one first attempt in four
+	 * fails (batches name it); halfway the batch application stops gracefully and a new
+	 * one starts. Each group's messages succeed one at a time and in the order sent,
+	 * every message is handled, and nothing is left in the group keys.
+	 */
+	@Test
+	void strictGroupsStayInOrderAcrossBatchesSlowAndLostRepliesAndAStop() throws Exception {
+		Seen seen = new Seen();
+		Map<String, List<String>> succeeded = new ConcurrentHashMap<>();
+		Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
+		BiConsumer<App, List<Delivery<String>>> handler = (app, batch) -> {
+			seen.enter(batch);
+			try {
+				Interruptibly.sleep(3);
+				List<String> failed = new ArrayList<>();
+				for (Delivery<String> delivery : batch) {
+					int attempt = attempts.computeIfAbsent(delivery.id(), (k) -> new AtomicInteger()).incrementAndGet();
+					if (attempt == 1 && Math.floorMod(delivery.id().hashCode(), 4) == 0) {
+						failed.add(delivery.id());
+					}
+					else {
+						succeeded.computeIfAbsent(delivery.group(), (g) -> new CopyOnWriteArrayList<>())
+							.add(delivery.id());
+						seen.done.add(delivery.id());
+					}
+				}
+				if (!failed.isEmpty()) {
+					throw new BatchListenerFailedException("first attempt", failed, null);
+				}
+			}
+			finally {
+				seen.leave(batch);
+			}
+		};
+		ListenerSettings single = settings(1, 3, Duration.ofSeconds(2), Duration.ofMillis(30))
+			.withStrictGroupOrder(true)
+			.withMaxAttempts(10);
+		ListenerSettings batches = single.withMaxBatchSize(4).withBatchTimeout(Duration.ofMillis(20));
+		try (TestStore sender = TestStore.create();
+				App direct = new App(sender, single, false, handler);
+				App lossy = new App(sender, single, true, handler)) {
+			App slow = new App(sender, null, batches, true, true, handler);
+			App late = null;
+			try {
+				slow.store.proxy().latency(Duration.ofMillis(5));
+				List<String> ids = new ArrayList<>();
+				for (int i = 0; i < 10; i++) {
+					List<DelayMessage> round = new ArrayList<>();
+					for (int g = 0; g < 6; g++) {
+						String id = "g" + g + "-" + i;
+						round.add(DelayMessage.builder(TOPIC, "body").id(id).group("g" + g).build());
+						ids.add(id);
+					}
+					sender.template().sendAll(round);
+				}
+				AtomicInteger dropped = new AtomicInteger();
+				long end = System.nanoTime() + Duration.ofSeconds(25).toNanos();
+				boolean stopped = false;
+				while (!seen.done.containsAll(ids) && System.nanoTime() < end) {
+					FaultyRedisProxy.Fault fault = lossy.store.proxy()
+						.dropNextReplyTo((name) -> name.startsWith("EVAL"));
+					Thread.sleep(120);
+					if (!fault.cancel()) {
+						dropped.incrementAndGet();
+					}
+					if (!stopped && seen.done.size() >= ids.size() / 2) {
+						stopped = true;
+						slow.runtime.stop();
+						late = new App(sender, null, batches, true, false, handler);
+					}
+				}
+				TopicKeys keys = sender.store().keys(TOPIC);
+				StringRedisTemplate redis = sender.redis();
+				System.out.println("GroupsMatrixReviewTests strict chaos: " + seen.done.size() + " of " + ids.size()
+						+ " handled, " + dropped.get() + " replies dropped, most per group " + seen.most
+						+ ", largest batch " + seen.largest);
+				assertThat(seen.done).containsAll(ids);
+				assertThat(seen.most.values()).as("most of a group in handlers at once").containsOnly(1);
+				for (int g = 0; g < 6; g++) {
+					List<String> order = new ArrayList<>(new LinkedHashSet<>(succeeded.get("g" + g)));
+					String group = "g" + g;
+					assertThat(order).as("group %s in the order sent", group)
+						.containsExactlyElementsOf(ids.stream().filter((id) -> groupOf(id).equals(group)).toList());
+				}
+				await().atMost(Duration.ofSeconds(5))
+					.untilAsserted(() -> assertThat(redis.opsForZSet().zCard(keys.inFlight())).isZero());
+				assertThat(redis.hasKey(keys.groupSlots())).as("slots left").isFalse();
+				assertThat(redis.hasKey(keys.groupRotation())).as("rotation left").isFalse();
+				assertThat(redis.hasKey(keys.groupReady())).as("ready left").isFalse();
+			}
+			finally {
+				slow.close();
+				if (late != null) {
+					late.close();
+				}
+			}
 		}
 	}
 
@@ -686,8 +805,14 @@ class GroupsMatrixReviewTests {
 
 		App(TestStore sender, @Nullable RedisServerProcess server, ListenerSettings settings, boolean batch,
 				boolean behindProxy, BiConsumer<App, List<Delivery<String>>> handler) {
+			this(sender, server, Map.of(), settings, batch, behindProxy, handler);
+		}
+
+		App(TestStore sender, @Nullable RedisServerProcess server, Map<String, Integer> partitions,
+				ListenerSettings settings, boolean batch, boolean behindProxy,
+				BiConsumer<App, List<Delivery<String>>> handler) {
 			this.handler = handler;
-			TestStore.Builder builder = TestStore.builder().prefix(sender.prefix());
+			TestStore.Builder builder = TestStore.builder().prefix(sender.prefix()).partitions(partitions);
 			if (server != null) {
 				builder = builder.on(server.host(), server.port());
 			}
