@@ -44,6 +44,7 @@ import io.github.delayqueue.testsupport.Transitions;
 import io.github.delayqueue.time.RetryBackoff;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -698,6 +699,57 @@ class GroupsMatrixReviewTests {
 				if (late != null) {
 					late.close();
 				}
+			}
+		}
+	}
+
+	/**
+	 * A batch listener with a group concurrency (concurrency 1, batches of up to 4) whose
+	 * only handler runs a batch of 2 for 1.5 s counts the 2 messages its batch does not
+	 * fill as free handlers: it claims 2 more messages of other groups, which wait in it
+	 * for its handler, their groups' slots taken, while another application's idle
+	 * handlers could run them at once (they started 1.1-2.6 s after their send, against
+	 * 13-40 ms for the other application's). groups.md promises that a listener with a
+	 * group concurrency claims only for its free handlers ("a message waiting in memory
+	 * for a handler would hold its group's slot").
+	 */
+	@Test
+	@Disabled("finding: a busy batch listener with a group concurrency claims for the
+	// room its running batch left, and holds those messages and their groups' slots until
+	// its handler is free")
+	void aBusyBatchListenerWithAGroupConcurrencyClaimsNothingItCannotStart() {
+		Map<String, Long> startedAt = new ConcurrentHashMap<>();
+		Map<String, App> startedBy = new ConcurrentHashMap<>();
+		BiConsumer<App, List<Delivery<String>>> handler = (app, batch) -> {
+			batch.forEach((d) -> {
+				startedAt.putIfAbsent(d.id(), System.nanoTime());
+				startedBy.putIfAbsent(d.id(), app);
+			});
+			boolean first = batch.stream().anyMatch((d) -> d.id().equals("a-0"));
+			Interruptibly.sleep(first ? 1500 : 10);
+		};
+		try (TestStore sender = TestStore.create();
+				App busy = new App(sender, null,
+						settings(1, 1).withMaxBatchSize(4).withBatchTimeout(Duration.ofMillis(10)), true, false,
+						handler)) {
+			sender.template()
+				.sendAll(List.of(DelayMessage.builder(TOPIC, "body").id("a-0").group("a").build(),
+						DelayMessage.builder(TOPIC, "body").id("b-0").group("b").build()));
+			await().atMost(Duration.ofSeconds(5)).until(() -> startedAt.size() == 2);
+			List<String> later = new ArrayList<>();
+			for (int g = 0; g < 6; g++) {
+				send(sender, "g" + g + "-0", "g" + g);
+				later.add("g" + g + "-0");
+			}
+			await().pollDelay(Duration.ofMillis(200)).until(() -> true);
+			long idleFrom = System.nanoTime();
+			try (App idle = new App(sender, settings(1, 4), false, handler)) {
+				await().atMost(Duration.ofSeconds(5)).until(() -> startedAt.keySet().containsAll(later));
+				List<Long> waited = later.stream().map((id) -> (startedAt.get(id) - idleFrom) / 1_000_000).toList();
+				long inBusy = later.stream().filter((id) -> startedBy.get(id) == busy).count();
+				System.out.println("GroupsMatrixReviewTests busy batch listener: ms from the idle application's start"
+						+ " to each start " + waited + ", " + inBusy + " of 6 started by the busy application");
+				assertThat(waited).as("ms from the idle application's start to each start").allMatch((ms) -> ms < 1000);
 			}
 		}
 	}
