@@ -44,7 +44,6 @@ import io.github.delayqueue.testsupport.Transitions;
 import io.github.delayqueue.time.RetryBackoff;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -714,8 +713,6 @@ class GroupsMatrixReviewTests {
 	 * waiting in memory for a handler would hold its group's slot").
 	 */
 	@Test
-	@Disabled("finding: a busy batch listener with a group concurrency claims for the room its running batch left,"
-			+ " and holds those messages and their groups' slots until its handler is free")
 	void aBusyBatchListenerWithAGroupConcurrencyClaimsNothingItCannotStart() {
 		Map<String, Long> startedAt = new ConcurrentHashMap<>();
 		Map<String, App> startedBy = new ConcurrentHashMap<>();
