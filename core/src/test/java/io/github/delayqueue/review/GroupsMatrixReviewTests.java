@@ -750,6 +750,64 @@ class GroupsMatrixReviewTests {
 		}
 	}
 
+	/**
+	 * A listener of the topic's dead letters, in the application whose listener (group
+	 * concurrency 1, strict order, one attempt) buried a message of a group: the dead
+	 * letter's delivery names its group; replayed while the group is paused, it waits for
+	 * the resume and then runs in its group, one at a time; no slot is left.
+	 */
+	@Test
+	void aDeadLetterListenerSeesTheGroupAndItsReplayWaitsForThePausedGroup() {
+		Seen seen = new Seen();
+		Map<String, String> deadGroups = new ConcurrentHashMap<>();
+		Set<String> fixed = ConcurrentHashMap.newKeySet();
+		String deadTopic = TopicPartitions.deadLettersOf(TOPIC);
+		BiConsumer<App, List<Delivery<String>>> handler = (app, batch) -> {
+			for (Delivery<String> delivery : batch) {
+				if (delivery.topic().equals(deadTopic)) {
+					deadGroups.put(delivery.id(), String.valueOf(delivery.group()));
+					fixed.add(delivery.id());
+					continue;
+				}
+				seen.enter(List.of(delivery));
+				try {
+					Interruptibly.sleep(5);
+					if (delivery.id().contains("bad") && !fixed.contains(delivery.id())) {
+						throw new IllegalStateException("bad");
+					}
+					seen.done.add(delivery.id());
+				}
+				finally {
+					seen.leave(List.of(delivery));
+				}
+			}
+		};
+		ListenerSettings settings = settings(1, 3).withStrictGroupOrder(true).withMaxAttempts(1);
+		try (TestStore sender = TestStore.create();
+				App app = new App(sender, null, Map.of(), settings, false, false, handler, List.of(TOPIC, deadTopic))) {
+			sender.template()
+				.sendAll(List.of(DelayMessage.builder(TOPIC, "body").id("g-0").group("g").build(),
+						DelayMessage.builder(TOPIC, "body").id("g-bad1").group("g").build(),
+						DelayMessage.builder(TOPIC, "body").id("g-2").group("g").build(),
+						DelayMessage.builder(TOPIC, "body").id("h-0").group("h").build()));
+			await().atMost(Duration.ofSeconds(10)).until(() -> deadGroups.containsKey("g-bad1"));
+			await().atMost(Duration.ofSeconds(5)).until(() -> seen.done.containsAll(List.of("g-0", "g-2", "h-0")));
+			assertThat(deadGroups).containsEntry("g-bad1", "g");
+			sender.store().pauseGroup(TOPIC, "g", null);
+			assertThat(sender.store().replayDead(TOPIC, List.of("g-bad1")).replayed()).containsExactly("g-bad1");
+			send(sender, "h-1", "h");
+			await().atMost(Duration.ofSeconds(5)).until(() -> seen.done.contains("h-1"));
+			await().pollDelay(Duration.ofMillis(300)).until(() -> true);
+			assertThat(seen.done).as("g is paused").doesNotContain("g-bad1");
+			assertThat(sender.store().resumeGroup(TOPIC, "g")).isTrue();
+			await().atMost(Duration.ofSeconds(5)).until(() -> seen.done.contains("g-bad1"));
+			TopicKeys keys = sender.store().keys(TOPIC);
+			await().atMost(Duration.ofSeconds(5))
+				.untilAsserted(() -> assertThat(sender.redis().hasKey(keys.groupSlots())).isFalse());
+			assertThat(seen.most.values()).containsOnly(1);
+		}
+	}
+
 	// ---------------------------------------------------------------- helpers
 
 	private static void send(TestStore sender, String id, String group) {
@@ -859,6 +917,12 @@ class GroupsMatrixReviewTests {
 		App(TestStore sender, @Nullable RedisServerProcess server, Map<String, Integer> partitions,
 				ListenerSettings settings, boolean batch, boolean behindProxy,
 				BiConsumer<App, List<Delivery<String>>> handler) {
+			this(sender, server, partitions, settings, batch, behindProxy, handler, List.of(TOPIC));
+		}
+
+		App(TestStore sender, @Nullable RedisServerProcess server, Map<String, Integer> partitions,
+				ListenerSettings settings, boolean batch, boolean behindProxy,
+				BiConsumer<App, List<Delivery<String>>> handler, List<String> topics) {
 			this.handler = handler;
 			TestStore.Builder builder = TestStore.builder().prefix(sender.prefix()).partitions(partitions);
 			if (server != null) {
@@ -869,7 +933,9 @@ class GroupsMatrixReviewTests {
 			DelayListenerEndpointRegistry registry = new DelayListenerEndpointRegistry(converter);
 			Method method = batch ? ReflectionUtils.findMethod(App.class, "onBatch", List.class)
 					: ReflectionUtils.findMethod(App.class, "on", Delivery.class);
-			registry.register(new DelayListenerEndpoint(TOPIC, this, method, settings));
+			for (String topic : topics) {
+				registry.register(new DelayListenerEndpoint(topic, this, method, settings));
+			}
 			this.runtime = new DelayQueueRuntime(this.store.store(), converter,
 					new BrokerSettings(100, Duration.ofSeconds(1), Duration.ZERO), registry);
 			this.runtime.start();
