@@ -11,10 +11,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.Callable;
 
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.QueueContexts;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
@@ -53,11 +55,18 @@ class ScheduleCrashTests {
 				StringRedisTemplate ledger = context.getBean(StringRedisTemplate.class);
 				start(redis, "survivor", logs);
 				Process killed = start(redis, "killed", logs);
-				await().atMost(Duration.ofSeconds(60)).until(() -> ledger.opsForList().size(LedgerInstance.LOG) >= 10);
+				// A child JVM's start is slow while other test JVMs load both cores: it
+				// is
+				// waited for apart, and a timeout says which instance did not come and
+				// why.
+				awaitOrExplain(Duration.ofSeconds(120), logs, "both instances ready",
+						() -> ledger.opsForSet().size(LedgerInstance.READY) >= 2);
+				awaitOrExplain(Duration.ofSeconds(60), logs, "10 ticks",
+						() -> ledger.opsForList().size(LedgerInstance.LOG) >= 10);
 				killed.destroyForcibly().waitFor();
 				long before = ledger.opsForList().size(LedgerInstance.LOG);
-				await().atMost(Duration.ofSeconds(60))
-					.until(() -> ledger.opsForList().size(LedgerInstance.LOG) >= before + 15);
+				awaitOrExplain(Duration.ofSeconds(60), logs, "15 ticks after the kill",
+						() -> ledger.opsForList().size(LedgerInstance.LOG) >= before + 15);
 				Map<Long, List<String>> byTick = new TreeMap<>();
 				for (String entry : ledger.opsForList().range(LedgerInstance.LOG, 0, -1)) {
 					String[] fields = entry.split("\\|");
@@ -82,6 +91,24 @@ class ScheduleCrashTests {
 					}
 				});
 			});
+		}
+	}
+
+	private void awaitOrExplain(Duration timeout, Path logs, String what, Callable<Boolean> condition)
+			throws IOException {
+		try {
+			await().atMost(timeout).until(condition);
+		}
+		catch (ConditionTimeoutException ex) {
+			StringBuilder explanation = new StringBuilder("No " + what + " within " + timeout + ";");
+			for (String name : List.of("survivor", "killed")) {
+				List<String> lines = Files.readAllLines(logs.resolve(name + ".log"));
+				explanation.append("\n--- last lines of ")
+					.append(name)
+					.append(".log:\n")
+					.append(String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size())));
+			}
+			throw new AssertionError(explanation.toString(), ex);
 		}
 	}
 

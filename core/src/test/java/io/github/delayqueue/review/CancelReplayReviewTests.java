@@ -459,7 +459,7 @@ class CancelReplayReviewTests {
 			Outcomes outcomes;
 			long started = System.nanoTime();
 			try {
-				outcomes = burst(store, threads, (flush ? 120 : 240) / threads, "t" + threads + (flush ? "f-" : "-"));
+				outcomes = burst(store, threads, (flush ? 64 : 128) / threads, "t" + threads + (flush ? "f-" : "-"));
 			}
 			finally {
 				done.set(true);

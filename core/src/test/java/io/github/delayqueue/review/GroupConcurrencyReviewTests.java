@@ -12,6 +12,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.github.delayqueue.testsupport.CommandStats;
 import io.github.delayqueue.convert.JsonPayloadConverter;
 import io.github.delayqueue.listener.DelayListenerEndpoint;
 import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
@@ -44,7 +45,6 @@ import org.springframework.util.ReflectionUtils;
 
 import static io.github.delayqueue.review.GroupsReviewTests.due;
 import static io.github.delayqueue.review.GroupsReviewTests.ids;
-import static io.github.delayqueue.review.GroupsThirdReviewTests.evalshaCalls;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -127,10 +127,10 @@ class GroupConcurrencyReviewTests {
 		try (TestStore sender = TestStore.create();
 				App first = new App(sender, false, 1, 2, handlers);
 				App second = new App(sender, false, 1, 2, handlers)) {
-			long before = evalshaCalls(sender.redis());
+			long before = CommandStats.of(sender.redis()).scriptCalls();
 			List<String> ids = send(sender, 1, 20);
 			await().atMost(Duration.ofSeconds(20)).until(() -> handlers.done.keySet().containsAll(ids));
-			long calls = evalshaCalls(sender.redis()) - before;
+			long calls = CommandStats.of(sender.redis()).scriptCalls() - before;
 			List<Long> gaps = handlers.gaps();
 			System.out.println("GroupConcurrencyReviewTests liveness: gaps (ms) " + gaps + ", " + handlers.gapSummary()
 					+ ", EVALSHA calls for 20 messages " + calls);
@@ -156,15 +156,15 @@ class GroupConcurrencyReviewTests {
 			send(sender, 3, 5);
 			await().atMost(Duration.ofSeconds(10)).until(() -> handlers.started.size() == 3);
 			await().pollDelay(Duration.ofMillis(500)).until(() -> true);
-			long before = evalshaCalls(sender.redis());
+			long before = CommandStats.of(sender.redis()).scriptCalls();
 			await().pollDelay(Duration.ofSeconds(2)).until(() -> true);
-			long idle = evalshaCalls(sender.redis()) - before;
-			before = evalshaCalls(sender.redis());
+			long idle = CommandStats.of(sender.redis()).scriptCalls() - before;
+			before = CommandStats.of(sender.redis()).scriptCalls();
 			for (int i = 0; i < 10; i++) {
 				sender.template().send(DelayMessage.builder(TOPIC, "body").id("g0-extra" + i).group("g0").build());
 			}
 			await().pollDelay(Duration.ofMillis(500)).until(() -> true);
-			long perTenSends = evalshaCalls(sender.redis()) - before;
+			long perTenSends = CommandStats.of(sender.redis()).scriptCalls() - before;
 			System.out.println("GroupConcurrencyReviewTests parked: " + idle + " EVALSHA in 2 s idle, " + perTenSends
 					+ " for 10 sends to a parked group (10 of them the sends)");
 			assertThat(handlers.started).hasSize(3);

@@ -7,12 +7,12 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.github.delayqueue.testsupport.CommandStats;
 import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.GroupView;
@@ -26,7 +26,6 @@ import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -293,23 +292,23 @@ class GroupReadsReviewTests {
 			StringRedisTemplate redis = test.redis();
 			store.send(TOPIC, List.of(due("x", 5).inGroup("g")));
 			store.stats(TOPIC);
-			long before = evalshaMicros(redis);
+			long before = CommandStats.of(redis).scriptMicros();
 			for (int i = 0; i < 10; i++) {
 				store.stats(TOPIC);
 			}
-			long smallMicros = (evalshaMicros(redis) - before) / 10;
+			long smallMicros = (CommandStats.of(redis).scriptMicros() - before) / 10;
 			Map<String, String> many = new HashMap<>();
 			for (int i = 0; i < 10_000; i++) {
 				many.put("many" + i, Integer.toString(1 + i % 7));
 			}
 			redis.opsForHash().putAll(keys.groupSlots(), many);
 			store.stats(TOPIC);
-			before = evalshaMicros(redis);
+			before = CommandStats.of(redis).scriptMicros();
 			TopicStats large = null;
 			for (int i = 0; i < 10; i++) {
 				large = store.stats(TOPIC);
 			}
-			long micros = (evalshaMicros(redis) - before) / 10;
+			long micros = (CommandStats.of(redis).scriptMicros() - before) / 10;
 			// Measured, not asserted (the benchmarks check speed): 2.0-2.2 ms in the
 			// review.
 			System.out.println("GroupReadsReviewTests stats with 10,000 groups in gf: " + micros
@@ -549,15 +548,6 @@ class GroupReadsReviewTests {
 				+ "for i = 1, tonumber(ARGV[2]) do redis.call('HSET', KEYS[3], 'stale' .. i, 1) end return 1";
 		redis.execute(RedisScript.of(lua, Long.class), List.of(keys.inFlight(), keys.groups(), keys.groupSlots()),
 				Integer.toString(inFlight), Integer.toString(stale));
-	}
-
-	/** The µs Redis spent in EVALSHA since it started (INFO commandstats). */
-	private static long evalshaMicros(StringRedisTemplate redis) {
-		Properties info = redis
-			.execute((RedisCallback<Properties>) (connection) -> connection.serverCommands().info("commandstats"));
-		String stats = (info != null) ? info.getProperty("cmdstat_evalsha", "usec=0,") : "usec=0,";
-		int at = stats.indexOf("usec=") + 5;
-		return Long.parseLong(stats.substring(at, stats.indexOf(',', at)));
 	}
 
 	/**

@@ -5,9 +5,9 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.function.Supplier;
 
+import io.github.delayqueue.testsupport.CommandStats;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.MessageState;
@@ -17,7 +17,6 @@ import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
@@ -70,23 +69,10 @@ class GroupsCostReviewTests {
 	}
 
 	private static <T> T measure(StringRedisTemplate redis, Map<String, Long> costs, String name, Supplier<T> call) {
-		long before = commands(redis);
+		long before = CommandStats.of(redis).otherCalls();
 		T result = call.get();
-		costs.put(name, commands(redis) - before);
+		costs.put(name, CommandStats.of(redis).otherCalls() - before);
 		return result;
-	}
-
-	private static long commands(StringRedisTemplate redis) {
-		Properties stats = redis
-			.execute((RedisCallback<Properties>) (connection) -> connection.serverCommands().info("commandstats"));
-		long calls = 0;
-		for (String name : stats.stringPropertyNames()) {
-			if (name.startsWith("cmdstat_")
-					&& !List.of("cmdstat_info", "cmdstat_evalsha", "cmdstat_eval", "cmdstat_ping").contains(name)) {
-				calls += Long.parseLong(stats.getProperty(name).replaceAll("^calls=(\\d+),.*$", "$1"));
-			}
-		}
-		return calls;
 	}
 
 	private static NewMessage message(String id) {

@@ -868,7 +868,7 @@ class GroupsReviewTests {
 	@Test
 	void randomMixesOfEveryTransitionKeepTheGroupKeysRightAndLoseNothing() {
 		long base = Long.getLong("groups.review.seed", System.nanoTime());
-		int runs = Integer.getInteger("groups.review.runs", 30);
+		int runs = Integer.getInteger("groups.review.runs", 12);
 		for (int run = 0; run < runs; run++) {
 			long seed = base + run;
 			try (TestStore test = TestStore.create()) {

@@ -7,11 +7,11 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
+import io.github.delayqueue.testsupport.CommandStats;
 import io.github.delayqueue.producer.DelayMessage;
 import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.store.ClaimResult;
@@ -31,7 +31,6 @@ import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
-import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -570,31 +569,10 @@ class GroupsSecondReviewTests {
 	}
 
 	private static long[] measure(StringRedisTemplate redis, Supplier<?> call) {
-		long[] before = commands(redis);
+		CommandStats before = CommandStats.of(redis);
 		call.get();
-		long[] after = commands(redis);
-		return new long[] { after[0] - before[0], after[1] - before[1] };
-	}
-
-	/**
-	 * @return the commands run (scripts, INFO and PING left out), and the µs spent in
-	 * scripts (EVALSHA and EVAL, their commands included)
-	 */
-	private static long[] commands(StringRedisTemplate redis) {
-		Properties stats = redis
-			.execute((RedisCallback<Properties>) (connection) -> connection.serverCommands().info("commandstats"));
-		long calls = 0;
-		long scriptUs = 0;
-		for (String name : stats.stringPropertyNames()) {
-			String value = stats.getProperty(name);
-			if (List.of("cmdstat_evalsha", "cmdstat_eval").contains(name)) {
-				scriptUs += Long.parseLong(value.replaceAll("^.*usec=(\\d+),.*$", "$1"));
-			}
-			else if (name.startsWith("cmdstat_") && !List.of("cmdstat_info", "cmdstat_ping").contains(name)) {
-				calls += Long.parseLong(value.replaceAll("^calls=(\\d+),.*$", "$1"));
-			}
-		}
-		return new long[] { calls, scriptUs };
+		CommandStats after = CommandStats.of(redis);
+		return new long[] { after.otherCalls() - before.otherCalls(), after.scriptMicros() - before.scriptMicros() };
 	}
 
 	private static void withOffsetClock(OffsetClockTest body) {

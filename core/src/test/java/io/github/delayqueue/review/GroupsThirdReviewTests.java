@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import io.github.delayqueue.testsupport.CommandStats;
 import io.github.delayqueue.convert.JsonPayloadConverter;
 import io.github.delayqueue.listener.DelayListenerEndpoint;
 import io.github.delayqueue.listener.DelayListenerEndpointRegistry;
@@ -29,7 +30,6 @@ import org.junit.jupiter.api.Test;
 
 import tools.jackson.databind.json.JsonMapper;
 
-import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import static io.github.delayqueue.review.GroupsReviewTests.drain;
@@ -82,7 +82,7 @@ class GroupsThirdReviewTests {
 							new ListenerSettings(2, 4, 3, MINUTE, new RetryBackoff(Duration.ofSeconds(1), 2.0, MINUTE),
 									Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofMinutes(5),
 									LatePolicy.DELIVER, Duration.ofHours(1))));
-			long before = evalshaCalls(test.redis());
+			long before = CommandStats.of(test.redis()).scriptCalls();
 			DelayQueueRuntime runtime = new DelayQueueRuntime(store, converter,
 					new BrokerSettings(100, Duration.ofSeconds(1), Duration.ZERO), registry);
 			runtime.start();
@@ -94,7 +94,7 @@ class GroupsThirdReviewTests {
 				catch (org.awaitility.core.ConditionTimeoutException ex) {
 					// measured and reported below
 				}
-				long calls = evalshaCalls(test.redis()) - before;
+				long calls = CommandStats.of(test.redis()).scriptCalls() - before;
 				long millis = (System.nanoTime() - start) / 1_000_000;
 				assertThat(delivered).as("delivered in %d ms, with %d EVALSHA calls", millis, calls)
 					.containsExactly("last");
@@ -103,13 +103,6 @@ class GroupsThirdReviewTests {
 				runtime.stop();
 			}
 		}
-	}
-
-	static long evalshaCalls(StringRedisTemplate redis) {
-		java.util.Properties info = redis.execute(
-				(RedisCallback<java.util.Properties>) (connection) -> connection.serverCommands().info("commandstats"));
-		String stats = (info != null) ? info.getProperty("cmdstat_evalsha", "calls=0,") : "calls=0,";
-		return Long.parseLong(stats.substring(stats.indexOf("calls=") + 6, stats.indexOf(',')));
 	}
 
 	/** Records the ids delivered. */

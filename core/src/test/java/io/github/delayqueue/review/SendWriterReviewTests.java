@@ -66,9 +66,11 @@ class SendWriterReviewTests {
 
 	/**
 	 * How much later than its send timeout a send may complete: a call waits for Redis
-	 * until the latest deadline of its sends, at most 50 ms after its own.
+	 * until the latest deadline of its sends, at most 50 ms after its own; and 100 ms
+	 * more for the timers of a loaded machine (CI runs several test JVMs on two cores:
+	 * sends completed 1,071 ms after a 1 s timeout there).
 	 */
-	private static final long SLACK_MILLIS = 50;
+	private static final long SLACK_MILLIS = 150;
 
 	@BeforeAll
 	static void warmUp() {

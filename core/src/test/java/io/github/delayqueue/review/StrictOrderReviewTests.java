@@ -339,12 +339,12 @@ class StrictOrderReviewTests {
 	/**
 	 * The group pauses key lost (deleted, evicted, moved aside as of the wrong type)
 	 * while a message waits in its paused group: the group stays parked (+inf) with
-	 * nothing in flight. Only the slots recount lets it back, and it runs for listeners
-	 * with a group concurrency only: strict order (or a group slow-down) without one
-	 * strands the message for good.
+	 * nothing in flight. The slots recount lets it back, but it runs for listeners with a
+	 * group concurrency only: strict order (or a group slow-down) without one stranded
+	 * the message for good (finding, fixed: a claim without a group concurrency that
+	 * finds no pause puts back the parked groups).
 	 */
 	@Test
-	@Disabled("finding: the group pauses key lost while a group waits: without a group concurrency (no recount) its ready messages are never claimed")
 	void aWaitingMessageIsClaimedAfterTheGroupPausesKeyIsLostWithoutAGroupConcurrency() {
 		try (TestStore test = TestStore.create()) {
 			RedisMessageStore store = test.store();

@@ -46,13 +46,12 @@ class GroupRateLimitDeliveryTests {
 				for (String group : List.of("a", "b")) {
 					List<Long> starts = new ArrayList<>(starts(group));
 					Collections.sort(starts);
-					// Claimed 250 ms apart on the Redis clock (a handler may start a
-					// little
-					// after its claim): five span a second, woken at their pace, not at
-					// the
-					// idle check.
+					// Claimed 250 ms apart on the Redis clock: five span a second, woken
+					// at their pace, not at the idle check. A handler may start after its
+					// claim (the first one 260 ms after on a loaded machine): unpaced,
+					// the five would start within a few ms.
 					long span = starts.get(starts.size() - 1) - starts.get(0);
-					assertThat(span).as("group %s: from its first message to its fifth", group).isBetween(850L, 2500L);
+					assertThat(span).as("group %s: from its first message to its fifth", group).isBetween(700L, 2500L);
 				}
 				List<Long> plain = starts("none");
 				assertThat(Collections.max(plain) - Collections.min(plain)).as("messages of no group are not paced")

@@ -40,7 +40,9 @@ import org.springframework.data.redis.core.ZSetOperations.TypedTuple;
  * due time (or lease deadline) to the next, and at each step the clock waits until the
  * listeners have handled everything then due, so messages are delivered in due order and
  * retries that fall inside the span are delivered too. The ticks of recurring schedules
- * are steps too: each is sent as the clock reaches it.
+ * are steps too: each is sent as the clock reaches it; so are the ends of group pauses
+ * (an operator's pause, a strict-order wait, the pace of a per-group rate limit), so that
+ * a paced group gets every message its pace allows within the span.
  * <p>
  * Only the topics with a running {@code @DelayListener} in this application are
  * delivered; messages of other topics stay where they are. Get it injected in a test
@@ -195,7 +197,7 @@ public final class DelayQueueTestClock {
 			if (next < 0 || next * 1000 > target) {
 				break;
 			}
-			walk.step(next, (next == nextTick) ? ticksAt(next) : "messages due or leases ending then");
+			walk.step(next, (next == nextTick) ? ticksAt(next) : "messages due, leases or group pauses ending then");
 			moveTo(next * 1000);
 			sendDueTicks();
 			wakeBrokers(topics);
@@ -401,10 +403,38 @@ public final class DelayQueueTestClock {
 	}
 
 	private long nextEventMillis(List<String> topics) {
-		return earliestScore(topics.stream()
+		long due = earliestScore(topics.stream()
 			.flatMap((topic) -> partitionsOf(topic).stream())
 			.flatMap((partition) -> Stream.of(this.store.keys(partition).scheduled(),
 					this.store.keys(partition).inFlight())));
+		return earliest(due, nextPauseEndMillis(topics));
+	}
+
+	/**
+	 * The first end of a group pause after now, in every partition of the topics: a step,
+	 * where the claims put the group back; -1 when none has an end to come.
+	 */
+	private long nextPauseEndMillis(List<String> topics) {
+		long nowMillis = nowMicros() / 1000;
+		return topics.stream()
+			.flatMap((topic) -> partitionsOf(topic).stream())
+			.mapToLong((partition) -> firstScoreAfter(this.store.keys(partition).groupPauses(), nowMillis))
+			.filter((end) -> end >= 0)
+			.min()
+			.orElse(-1);
+	}
+
+	/**
+	 * @return the first finite score of the sorted set after a time, or -1 if none
+	 */
+	private long firstScoreAfter(String key, long afterMillis) {
+		Set<TypedTuple<String>> first = this.redis.opsForZSet()
+			.rangeByScoreWithScores(key, afterMillis + 1, Double.MAX_VALUE, 0, 1);
+		if (first == null || first.isEmpty()) {
+			return -1;
+		}
+		Double score = first.iterator().next().getScore();
+		return (score != null) ? score.longValue() : -1;
 	}
 
 	/**

@@ -1,7 +1,11 @@
 package io.github.delayqueue.test;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -13,6 +17,7 @@ import io.github.delayqueue.producer.DelayQueueTemplate;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -24,10 +29,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Messages of groups on the test clock: each is delivered with its group when it comes
- * due, a paused group's wait until its pause ends on the test clock, and the assertions
- * read a message's group and a group's ready messages.
+ * due, a paused group's wait until its pause ends on the test clock, a paced group's
+ * messages each at its pace on the test clock, and the assertions read a message's group
+ * and a group's ready messages.
  */
-@SpringBootTest
+@SpringBootTest(properties = { "delay-queue.topics.calls.group-rate-limit.limit=1",
+		"delay-queue.topics.calls.group-rate-limit.period=1m" })
 @EmbeddedDelayQueue
 class GroupsOnTheTestClockTests {
 
@@ -46,6 +53,7 @@ class GroupsOnTheTestClockTests {
 	@BeforeEach
 	void forgetEarlierDeliveries() {
 		this.webhooks.delivered.clear();
+		this.webhooks.calls.clear();
 	}
 
 	@Test
@@ -88,6 +96,27 @@ class GroupsOnTheTestClockTests {
 	}
 
 	@Test
+	void aGroupLimitedToOneCallAMinuteGetsFiveWithinFiveMinutesOnTheTestClockOneAMinuteApart() {
+		for (int i = 1; i <= 5; i++) {
+			this.template.send(DelayMessage.builder("calls", "call " + i).id("call-" + i).group("api-1").build());
+		}
+		this.template.send(DelayMessage.builder("calls", "other").id("other").group("api-2").build());
+		this.clock.advance(Duration.ofSeconds(30));
+		assertThat(this.webhooks.calls.keySet()).containsExactlyInAnyOrder("call-1", "other");
+		this.clock.advance(Duration.ofMinutes(4));
+		assertThat(this.webhooks.calls.keySet()).containsExactlyInAnyOrder("call-1", "other", "call-2", "call-3",
+				"call-4", "call-5");
+		for (int i = 2; i <= 5; i++) {
+			assertThat(
+					Duration.between(this.webhooks.calls.get("call-" + (i - 1)), this.webhooks.calls.get("call-" + i)))
+				.as("call %d after call %d on the test clock", i, i - 1)
+				.isGreaterThanOrEqualTo(Duration.ofMinutes(1))
+				.isLessThan(Duration.ofSeconds(61));
+		}
+		assertThat(this.clock).topic("calls").isEmpty();
+	}
+
+	@Test
 	void theReadyMessagesOfAGroupAreCountedWhileNoListenerTakesThem() {
 		send("r-1", "shop-1", Duration.ZERO);
 		send("r-2", "shop-1", Duration.ZERO);
@@ -109,8 +138,8 @@ class GroupsOnTheTestClockTests {
 	static class Config {
 
 		@Bean
-		Webhooks webhooks() {
-			return new Webhooks();
+		Webhooks webhooks(ObjectProvider<DelayQueueTestClock> clock) {
+			return new Webhooks(clock);
 		}
 
 	}
@@ -119,15 +148,29 @@ class GroupsOnTheTestClockTests {
 
 		final List<String> delivered = new CopyOnWriteArrayList<>();
 
+		/** The calls handled, in order, with the time on the test clock then. */
+		final Map<String, Instant> calls = Collections.synchronizedMap(new LinkedHashMap<>());
+
+		private final ObjectProvider<DelayQueueTestClock> clock;
+
 		final List<String> steps = new CopyOnWriteArrayList<>();
 
 		private final AtomicInteger running = new AtomicInteger();
 
 		volatile int mostAtOnce;
 
+		Webhooks(ObjectProvider<DelayQueueTestClock> clock) {
+			this.clock = clock;
+		}
+
 		@DelayListener(topic = "webhooks")
 		void onWebhook(Delivery<String> delivery) {
 			this.delivered.add(delivery.id() + " in " + ((delivery.group() != null) ? delivery.group() : "no group"));
+		}
+
+		@DelayListener(topic = "calls")
+		void onCall(Delivery<String> delivery) {
+			this.calls.put(delivery.id(), this.clock.getObject().now());
 		}
 
 		@DelayListener(topic = "order-steps", concurrency = "4", groupConcurrency = "1")

@@ -144,8 +144,12 @@ final class AckBatcher {
 				this.scheduler.schedule(this::flush, delayMicros, TimeUnit.MICROSECONDS);
 			}
 			catch (RejectedExecutionException ex) {
-				// Stopping: flushNow sends what is left.
+				// Stopping: flushNow sends what is left; once it has (a handler that
+				// outlived the stop, whose message kept its lease), sent now.
 				this.flushScheduled.set(false);
+				if (this.stopDeadlineNanos != null) {
+					sendPending();
+				}
 			}
 		}
 	}

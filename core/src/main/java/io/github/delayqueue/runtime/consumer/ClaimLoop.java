@@ -180,6 +180,15 @@ final class ClaimLoop {
 	}
 
 	/**
+	 * Slots taken by a handler besides those of its messages (see
+	 * {@link ClaimSlots#reserve}), freed with {@link #slotsFreed}.
+	 * @param count how many
+	 */
+	void slotsReserved(int count) {
+		this.slots.reserve(count);
+	}
+
+	/**
 	 * Something may have become claimable: claims, unless the fetcher stopped.
 	 */
 	void request() {

@@ -83,6 +83,15 @@ final class ClaimSlots {
 	}
 
 	/**
+	 * Takes slots that no message holds: the room a batch listener's running batch left,
+	 * which no claim may fill while the batch runs. Given back with {@link #giveBack}.
+	 * @param count how many
+	 */
+	void reserve(int count) {
+		this.inHand.addAndGet(count);
+	}
+
+	/**
 	 * Gives back slots taken for a claim not sent, or freed by a handler.
 	 * @param count how many
 	 */

@@ -126,6 +126,15 @@ final class Fetcher {
 		this.claims.slotsFreed(count);
 	}
 
+	/**
+	 * A handler takes slots that no message of it holds (a batch listener's batch that
+	 * does not fill the handler), freed with {@link #slotsFreed} when it is done.
+	 * @param count how many
+	 */
+	void slotsReserved(int count) {
+		this.claims.slotsReserved(count);
+	}
+
 	private boolean isRunning() {
 		return this.running;
 	}

@@ -331,7 +331,16 @@ public final class TopicConsumer {
 
 	private void dispatchBatch(List<InFlightMessage> batch, int slots) {
 		BatchDeliveryHandler handler = Objects.requireNonNull(this.batchDeliveries);
-		execute(new HandlerCall(batch, slots, () -> handler.handle(batch)));
+		int taken = slots;
+		if (this.settings.groupConcurrency() > 0 && slots > 0 && slots < this.settings.maxBatchSize()) {
+			// With a group concurrency, a batch takes its handler whole: the room it
+			// leaves is no free handler, and a message claimed for it would wait in
+			// memory
+			// for the handler, holding its group's slot.
+			this.fetcher.slotsReserved(this.settings.maxBatchSize() - slots);
+			taken = this.settings.maxBatchSize();
+		}
+		execute(new HandlerCall(batch, taken, () -> handler.handle(batch)));
 	}
 
 	private void execute(HandlerCall call) {

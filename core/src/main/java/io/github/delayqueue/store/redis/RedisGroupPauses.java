@@ -3,6 +3,7 @@ package io.github.delayqueue.store.redis;
 import java.time.Duration;
 import java.time.Instant;
 
+import io.github.delayqueue.store.LeaseTokens;
 import io.github.delayqueue.store.NewMessage;
 
 import org.jspecify.annotations.Nullable;
@@ -52,9 +53,15 @@ final class RedisGroupPauses {
 		NewMessage.checkGroup(group);
 		long deadline = this.calls.deadline();
 		String partition = this.router.partitionOfGroup(topic, group, deadline);
-		return this.router.settlingRefusal(topic, deadline,
-				() -> this.calls.run(partition, new ScriptCodecs.ResumeGroup(this.calls.signalChannel(partition),
-						partition, group, this.router.countOf(partition)), PartitionCounts.remaining(deadline)));
+		// One request, however often it is sent: a run of it after one that resumed the
+		// group (its reply lost) reports that.
+		String token = LeaseTokens.newToken();
+		return this.router
+			.settlingRefusal(topic, deadline,
+					() -> this.calls.run(
+							partition, new ScriptCodecs.ResumeGroup(this.calls.signalChannel(partition), partition,
+									group, this.router.countOf(partition), token),
+							PartitionCounts.remaining(deadline)));
 	}
 
 }

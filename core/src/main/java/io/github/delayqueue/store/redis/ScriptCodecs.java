@@ -938,15 +938,19 @@ final class ScriptCodecs {
 	 * @param partition the partition
 	 * @param group the group
 	 * @param partitions the topic's number of partitions here
+	 * @param token the request's token: a run of the same request after one that resumed
+	 * the group (its reply lost) answers {@code true}
 	 */
-	record ResumeGroup(String channel, String partition, String group, int partitions) implements ScriptCodec<Boolean> {
+	record ResumeGroup(String channel, String partition, String group, int partitions,
+			String token) implements ScriptCodec<Boolean> {
 
 		static final Signature<ResumeGroup> SIGNATURE = Signature.of(
 				Script.of("resume_group", Script.Reply.INTEGER, Key.GROUP_PAUSES, Key.GROUP_COUNTS, Key.GROUP_TAGS,
-						Key.GROUP_ROTATION, Key.PARTITION_COUNT, Key.GROUP_WAITS),
+						Key.GROUP_ROTATION, Key.PARTITION_COUNT, Key.CANCELS, Key.GROUP_WAITS),
 				"1 if the group was paused", Argument.of("[1] signal channel", ResumeGroup::channel),
 				Argument.of("[2] topic", ResumeGroup::partition), Argument.of("[3] group", ResumeGroup::group),
-				Argument.of("[4] the number of partitions", ResumeGroup::partitions));
+				Argument.of("[4] the number of partitions", ResumeGroup::partitions),
+				Argument.of("[5] request token", ResumeGroup::token));
 
 		@Override
 		public Signature<?> signature() {

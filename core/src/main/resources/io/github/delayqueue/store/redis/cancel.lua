@@ -9,7 +9,8 @@
 -- KEYS[3] in-flight ZSET  id scored by lease deadline
 -- KEYS[4] priorities HASH id -> priority of messages sent with one above 0
 -- KEYS[5] partition count STRING the count marker of this partition (see partition_refusal)
--- KEYS[6] cancels ZSET    tokens of the cancel requests that cancelled a message, scored by when
+-- KEYS[6] cancels ZSET    tokens of the cancel requests that cancelled a message (and of the resume
+--                         requests that resumed a paused group, see resume_group), scored by when
 --                         they may be forgotten (epoch ms); expires a minute after the last. Past
 --                         that time they are forgotten only while it holds 100 or more (a listpack
 --                         of a few KB below that), so that a clock stepping forward seldom forgets

@@ -48,6 +48,16 @@
 -- 100 pauses that ended leave the pauses, and those groups, when parked with ready messages, rejoin
 -- the rotation at their tag (or the virtual time, whichever is later), to be served by the next
 -- claim: the reply then says more may be waiting.
+-- Lost pauses: a claim without a group concurrency that finds the pauses empty while the topic has
+-- grouped ready messages puts back the groups parked in the rotation (+inf), at their tag (or the
+-- virtual time, whichever is later), to be served by the next claim (the reply says more may be
+-- waiting): without a limit only a pause or a pace (both in the pauses) parks a group, so the
+-- pauses key was lost (deleted, evicted, moved aside as of the wrong type) and nothing else would
+-- end the wait. Those the rotation's head shows, else (the head full and ending before them) up to
+-- 1000 read past it: one read more, in that case only. A claim with a group concurrency leaves them
+-- to the slots recount (recount_slots), as a group parked at a limit is not stranded. Should a pause
+-- be kept again before that claim (another group paused, or waiting for a strict retry), they wait
+-- until the pauses are empty again (or the recount, or their resume).
 -- The call ends when ARGV[1] due messages are taken (the next due id stays), the last list ends,
 -- or 1000 ids were looked at in all; then it reports whether more may be waiting.
 -- Every write comes after every read, so a key of the wrong type fails the call before it changes
@@ -93,9 +103,11 @@
 --         (ARGV[5] and ARGV[6] are then empty without a rate limit), empty when more follows
 -- ARGV[8] per-group rate limit: most messages of one group claimed in any window of ARGV[9] ms,
 --         by all consumers together; empty or absent for none. A group's messages start at least
---         ARGV[9] / ARGV[8] ms apart (a leaky bucket, no bursts); its pace, when its next message
---         is on time, is kept in KEYS[25]; a group whose next message is not yet on time is paused
---         in KEYS[24] until it is (a longer pause is kept) and parked, as a paused group is
+--         ARGV[9] / ARGV[8] ms apart (a leaky bucket, no bursts; above about 200 a second for a
+--         second, (ARGV[9] + 5 ms) / ARGV[8] apart, each claimed up to 5 ms before its start); its
+--         pace, when its next message is on time, is kept in KEYS[25]; a group whose next message
+--         is not yet on time is paused in KEYS[24] until it is (a longer pause is kept) and
+--         parked, as a paused group is
 -- ARGV[9] per-group rate limit period in ms (only with ARGV[8])
 -- ARGV[10..] weights of groups: group, weight (a whole number, 1 to 100), group, weight ...; a
 --         group not named weighs 1, as the messages of no group do. A group of weight w takes up
@@ -120,11 +132,23 @@
 -- @include window_wait
 local wanted = tonumber(ARGV[1])
 local wantedEarly = tonumber(ARGV[3])
--- The per-group rate limit: at most ARGV[8] messages of one group in any ARGV[9] ms.
+-- The per-group rate limit: at most ARGV[8] messages of one group in any ARGV[9] ms. A group's
+-- messages are given start times groupInterval µs apart (its pace); one is claimed at most
+-- groupEarly µs before its start. Where that lets a claim take more than one (a limit of more than
+-- about 200 a second for a period of a second), the starts are spread over the period and groupEarly
+-- more (a message claimed groupEarly early still counts in no window twice), and a group takes up
+-- to groupEarly's worth of its pace a claim: a busy group reaches its limit, not one a claim. Else
+-- groupEarly is 0: one message a claim at most, exactly period / limit apart.
 local groupRate = tonumber(ARGV[8])
-local groupInterval
+local groupInterval, groupEarly = nil, 0
 if groupRate then
-  groupInterval = tonumber(ARGV[9]) * 1000 / groupRate
+  local groupPeriodUs = tonumber(ARGV[9]) * 1000
+  local early = math.min(5000, groupPeriodUs / 100)
+  groupInterval = groupPeriodUs / groupRate
+  if early * (groupRate - 1) >= groupPeriodUs then
+    groupInterval = (groupPeriodUs + early) / groupRate
+    groupEarly = early
+  end
 end
 local pacedGroups, pacedOrder = {}, {}
 local weights = {}
@@ -339,6 +363,9 @@ local badMembers = {}
 local ended, endedScores, endedTags = {}, {}, {}
 -- ms until the first pause that has not ended ends, when it has an end: told in the reply.
 local pauseEndsIn
+-- Groups parked in the rotation while no pause is kept and the claim has no group concurrency,
+-- with their tags: they rejoin the rotation (see write_stranded).
+local stranded, strandedTags = {}, {}
 if redis.call('EXISTS', KEYS[19]) == 1 then
   -- Written at the end (the members looked at, a paused group's count) even when no member is read:
   -- of the wrong type, it fails the call here, before the lists are trimmed.
@@ -363,12 +390,30 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
       pauseEndsIn = math.ceil(firstEnd - now)
     end
   end
-  local tags = redis.call('HMGET', KEYS[21], '\1V', '')
-  local virtual = tonumber(tags[1]) or 0
   local headSize = math.min(100, wanted + 16)
   local head = redis.call('ZRANGE', KEYS[22], 0, headSize - 1, 'WITHSCORES')
   -- Groups not read have a tag of at least the last one read: none is served past it.
   local bound = (#head == 2 * headSize) and tonumber(head[2 * headSize]) or nil
+  if not groupLimit and #pauseHead == 0 then
+    -- Without a group concurrency a group is parked (+inf) only for a pause or its pace, both kept
+    -- in the pauses: with none there (the key lost, evicted or moved aside), a parked group waits
+    -- for nothing that would end, and rejoins (see write_stranded). Those of the head, else, when
+    -- the head is full and ends before the parked ones, up to 1000 read past it.
+    for k = 1, #head, 2 do
+      if tonumber(head[k + 1]) == math.huge then
+        stranded[#stranded + 1] = head[k]
+      end
+    end
+    if #stranded == 0 and bound and bound ~= math.huge then
+      stranded = redis.call('ZRANGEBYSCORE', KEYS[22], 'inf', 'inf', 'LIMIT', 0, 1000)
+    end
+  end
+  -- The virtual time, the tag of the messages of no group, and the tags of the stranded groups.
+  local tags = redis.call('HMGET', KEYS[21], '\1V', '', unpack(stranded))
+  local virtual = tonumber(tags[1]) or 0
+  for k = 1, #stranded do
+    strandedTags[k] = tags[k + 2]
+  end
   if bound == math.huge then
     bound = nil
   end
@@ -480,7 +525,7 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
       if not best.arrival then
         best.arrival = math.max(tonumber(redis.call('ZSCORE', KEYS[25], best.group)) or 0, nowUs)
       end
-      paced = math.floor((nowUs - best.arrival) / groupInterval + 1e-9) + 1
+      paced = math.floor((nowUs + groupEarly - best.arrival) / groupInterval + 1e-9) + 1
       cap = math.min(cap, claimed + math.max(paced, 0))
     end
     if free and free <= 0 then
@@ -549,6 +594,19 @@ local function write_ended()
   redis.call('ZREM', KEYS[24], unpack(ended))
   return rejoined
 end
+-- Parked groups that wait for nothing (no pause kept, no group concurrency) rejoin the rotation at
+-- their tag (or the virtual time, whichever is later), to be served by the next claim. Returns true
+-- when a group rejoined.
+local function write_stranded()
+  if #stranded == 0 then
+    return false
+  end
+  local virtual = rotation.virtual
+  for k, group in ipairs(stranded) do
+    redis.call('ZADD', KEYS[22], string.format('%.17g', math.max(tonumber(strandedTags[k]) or virtual, virtual)), group)
+  end
+  return true
+end
 -- The paces of the groups served under the per-group rate limit, and a pause until its next
 -- message is on time for a group whose pace is used up (a longer pause is kept); paces past are
 -- worth none and leave.
@@ -562,7 +620,7 @@ local function write_paces()
     arrivals[#arrivals + 1] = string.format('%.17g', entry.arrival)
     arrivals[#arrivals + 1] = group
     if entry.paced then
-      local onTime = math.ceil(entry.arrival / 1000)
+      local onTime = math.ceil((entry.arrival - groupEarly) / 1000)
       redis.call('ZADD', KEYS[24], 'GT', string.format('%d', math.max(onTime, now + 1)), group)
       if not pauseEndsIn or onTime - now < pauseEndsIn then
         pauseEndsIn = math.max(1, onTime - now)
@@ -617,6 +675,7 @@ end
 if looked == 0 and groupsLooked == 0 then
   -- Groups found without members leave the rotation; paused ones are parked.
   local rejoined = write_ended()
+  rejoined = write_stranded() or rejoined
   write_paces()
   write_rotation()
   if record then
@@ -651,6 +710,9 @@ for l, at in ipairs(listLooked) do
   end
 end
 if write_ended() then
+  out[3] = 1
+end
+if write_stranded() then
   out[3] = 1
 end
 write_paces()

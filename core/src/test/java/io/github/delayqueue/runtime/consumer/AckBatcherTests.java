@@ -107,6 +107,22 @@ class AckBatcherTests {
 	}
 
 	/**
+	 * A handler that outlived the stop (its message kept its lease) returns once the stop
+	 * has flushed and the scheduler is shut down: its acknowledgement is sent at once, in
+	 * full, not dropped with the flush the scheduler refused.
+	 */
+	@Test
+	void anAcknowledgementMadeAfterTheStopIsSentAtOnce() {
+		this.acks.flushNow(System.nanoTime() + Duration.ofSeconds(5).toNanos());
+		this.scheduler.shutdownNow();
+		this.acks.acknowledge(message("m2"));
+		assertThat(this.store.calls).containsExactly("ackAtStop m2 token");
+		this.store.again.complete(List.of(true));
+		assertThat(this.acks.isDone()).isTrue();
+		assertThat(this.warnings.all).isEmpty();
+	}
+
+	/**
 	 * Queues a message for acknowledgement, waits until its call is on its way, and
 	 * starts the stop.
 	 * @param deadline the time left until the stop's deadline

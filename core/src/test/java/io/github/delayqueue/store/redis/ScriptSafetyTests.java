@@ -3,8 +3,8 @@ package io.github.delayqueue.store.redis;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Properties;
 
+import io.github.delayqueue.testsupport.CommandStats;
 import io.github.delayqueue.producer.DelayMessage;
 import io.github.delayqueue.producer.DelayQueueTemplate;
 import io.github.delayqueue.producer.SendResult;
@@ -380,9 +380,9 @@ class ScriptSafetyTests {
 				messages
 					.add(DelayMessage.builder((i % 2 == 0) ? TOPIC : "other", "x").id("m" + i).delay(LEASE).build());
 			}
-			long before = scriptCalls(redis);
+			long before = CommandStats.of(redis).scriptCalls();
 			List<SendResult> results = template.sendAll(messages);
-			long calls = scriptCalls(redis) - before;
+			long calls = CommandStats.of(redis).scriptCalls() - before;
 			assertThat(results).hasSize(2000).noneMatch(SendResult::duplicate);
 			assertThat(results).extracting(SendResult::id)
 				.containsExactlyElementsOf(messages.stream().map(DelayMessage::id).toList());
@@ -407,19 +407,6 @@ class ScriptSafetyTests {
 
 	private void isWrongType(Throwable ex) {
 		assertThat(WrongTypeKeys.isWrongType(ex)).as("a WRONGTYPE failure: %s", ex).isTrue();
-	}
-
-	private static long scriptCalls(StringRedisTemplate redis) {
-		Properties stats = redis
-			.execute((RedisCallback<Properties>) (connection) -> connection.serverCommands().info("commandstats"));
-		long calls = 0;
-		for (String command : List.of("cmdstat_evalsha", "cmdstat_eval")) {
-			String line = stats.getProperty(command);
-			if (line != null) {
-				calls += Long.parseLong(line.replaceAll("^calls=(\\d+),.*$", "$1"));
-			}
-		}
-		return calls;
 	}
 
 	private static void assertStillInFlight(RedisMessageStore store, StringRedisTemplate redis, String id) {

@@ -114,7 +114,11 @@ import static org.assertj.core.api.Assertions.fail;
  * there are (while fewer than 1000 ids and members wait), each group's most urgent (then
  * first due) members in order, and removed only members and ids it leased or stale ones;
  * then the model takes the ready lists and the group ready set from Redis. Now and then
- * the rotation's key is deleted before such a claim, which must rebuild it.
+ * the rotation's key is deleted before such a claim, which must rebuild it; now and then
+ * the group pauses' key (every pause ends): such a claim without a group concurrency puts
+ * back the groups parked in the rotation and says more may be waiting, one with a group
+ * concurrency is followed by the slots recount that its listener runs, which puts back
+ * those with nothing in flight.
  * <p>
  * <b>Group concurrency.</b> A run's claims carry a group concurrency (none, 1 or 2, a
  * third of the runs each; one claim in eight another of these). After every step the
@@ -324,6 +328,13 @@ class StateMachineModelTests {
 		 */
 		private final Random limits;
 
+		/**
+		 * Draws the loss of the group pauses before a claim: apart from {@link #random}
+		 * and {@link #limits}, so that a seed makes the same calls as before the loss was
+		 * modeled.
+		 */
+		private final Random losses;
+
 		Run(long seed, int steps, RedisMessageStore store, StringRedisTemplate redis, Duration latency) {
 			this.seed = seed;
 			this.steps = steps;
@@ -341,6 +352,7 @@ class StateMachineModelTests {
 			this.groupsAt = (groupsFrom == 0) ? steps + 1 : (groupsFrom == 1) ? 1 + this.random.nextInt(steps) : 1;
 			this.limits = new Random(seed * 31 + 17);
 			this.groupLimit = this.limits.nextInt(3);
+			this.losses = new Random(seed * 37 + 5);
 		}
 
 		void run() {
@@ -372,7 +384,23 @@ class StateMachineModelTests {
 						count("rotation lost before a claim");
 						this.redis.delete(this.keys.groupRotation());
 					}
+					boolean pausesLost = operation.servedByRotation() && this.losses.nextInt(10) == 0;
+					if (pausesLost) {
+						// The group pauses lost (deleted, evicted, moved aside): every
+						// pause
+						// ends; a claim without a group concurrency puts back the groups
+						// parked for one.
+						note("the group pauses lost before the claim");
+						count("group pauses lost before a claim");
+						this.redis.delete(this.keys.groupPauses());
+					}
 					runOnce(operation);
+					if (pausesLost && operation.groupConcurrency() > 0) {
+						// A claim with one leaves them to the slots recount, which its
+						// listener runs every 30 s.
+						note("slots recount after the claim");
+						this.store.topic(this.topic).recountGroupSlots().join();
+					}
 				}
 				check();
 			}
@@ -740,7 +768,8 @@ class StateMachineModelTests {
 			return new Operation(
 					(resume ? "resume group " : "pause group ") + group
 							+ ((!resume && length != null) ? " for " + length.toMillis() + " ms" : ""),
-					this.keys.groupPauses()) {
+					resume ? new String[] { this.keys.groupPauses(), this.keys.cancels() }
+							: new String[] { this.keys.groupPauses() }) {
 
 				/** The group's pause end read before the call, or {@code null}. */
 				private @Nullable Double untilBefore;
@@ -1301,6 +1330,11 @@ class StateMachineModelTests {
 				}
 
 				@Override
+				int groupConcurrency() {
+					return groupConcurrency;
+				}
+
+				@Override
 				void expect(Object reply, long before, long after) {
 					ClaimResult result = (ClaimResult) reply;
 					long deadline = result.messages().isEmpty() ? 0 : result.messages().get(0).leaseDeadlineMillis();
@@ -1540,8 +1574,17 @@ class StateMachineModelTests {
 			if (pauseEnded) {
 				count("rotation claims that ended a pause");
 			}
+			// A claim without a group concurrency that finds no pause puts back the
+			// groups
+			// parked (for a pause lost, or at a limit of other claims) and says more may
+			// be
+			// waiting.
+			boolean parkedPutBack = groupConcurrency == 0 && pauses.isEmpty() && !parked.isEmpty();
+			if (parkedPutBack) {
+				count("rotation claims that put back groups parked with no pause");
+			}
 			boolean more = (waiting >= QueueModel.CLAIM_LOOK_LIMIT && result.more()) || pauseEnded
-					|| (pauseMayHaveEnded && result.more());
+					|| (pauseMayHaveEnded && result.more()) || parkedPutBack;
 			return new ClaimReply(ids, stored, more, false);
 		}
 
@@ -2608,6 +2651,13 @@ class StateMachineModelTests {
 		 */
 		boolean servedByRotation() {
 			return false;
+		}
+
+		/**
+		 * @return the group concurrency of a claim, 0 for none or for another call
+		 */
+		int groupConcurrency() {
+			return 0;
 		}
 
 		/**
