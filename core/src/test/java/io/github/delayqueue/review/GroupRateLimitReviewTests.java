@@ -251,11 +251,16 @@ class GroupRateLimitReviewTests {
 			}
 			System.out.printf("One group at 5,000 a second, claimed back to back for 1 s: %d taken in %d claims%n",
 					taken, claims);
-			// One a claim at most, then a pause to the next whole ms, took 216 in 555
-			// claims; a claim that takes what its pace allows within 5 ms takes more than
-			// one on average however fast the claims come (a measure of the rate
-			// itself is the benchmarks' job), and never more than the limit.
-			assertThat(taken).as("taken in %d claims", claims).isGreaterThan(claims).isLessThanOrEqualTo(5000 + 25);
+			long elapsedMillis = (System.nanoTime() - start) / 1_000_000;
+			// One a claim at most, then a pause to the next whole ms (which the next
+			// claim only ends) took at most one in two claims and one a ms: 216 in 555
+			// claims. A claim that takes what its pace allows within 5 ms passes that
+			// ceiling however fast the claims come (the rate itself is the benchmarks'
+			// to measure), and never the limit.
+			long oldCeiling = Math.min(claims / 2 + 1, elapsedMillis + 1);
+			assertThat(taken).as("taken in %d claims over %d ms", claims, elapsedMillis)
+				.isGreaterThan((int) oldCeiling)
+				.isLessThanOrEqualTo(5000 + 25);
 		}
 	}
 
