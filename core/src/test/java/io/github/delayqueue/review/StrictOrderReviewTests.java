@@ -361,19 +361,55 @@ class StrictOrderReviewTests {
 		}
 	}
 
-	/** The recount (listeners with a group concurrency) lets the group back. */
+	/**
+	 * The recount (listeners with a group concurrency) gives a group whose strict-order
+	 * wait goes on its pause back (the waiting message keeps its backoff), and the group
+	 * is claimed at the wait's end.
+	 */
 	@Test
-	void theRecountLetsAGroupStrandedByTheLossOfItsPauseBack() {
+	void theRecountGivesAGroupWhosePauseIsLostItsPauseBackUntilItsStrictWaitEnds() {
 		try (TestStore test = TestStore.create()) {
 			RedisMessageStore store = test.store();
 			TopicKeys keys = store.keys(TOPIC);
 			store.send(TOPIC, List.of(due("g-0", 1).inGroup("g"), due("g-1", 2).inGroup("g")));
 			ClaimedMessage first = claim(store, 1, 1).get(0);
-			store.topic(TOPIC).retry("g-0", first.leaseToken(), MINUTE, "boom", GroupWait.IN_GROUP);
+			store.topic(TOPIC).retry("g-0", first.leaseToken(), Duration.ofMillis(700), "boom", GroupWait.IN_GROUP);
 			assertThat(store.topic(TOPIC).recountGroupSlots().join()).as("paused: not let back").isEmpty();
+			Double waitEnd = test.redis().opsForZSet().score(keys.groupWaits(), "g");
 			test.redis().delete(keys.groupPauses());
-			assertThat(store.topic(TOPIC).recountGroupSlots().join()).singleElement().asString().startsWith("g:");
-			assertThat(ids(claim(store, 10, 1))).containsExactly("g-0");
+			store.topic(TOPIC).recountGroupSlots().join();
+			assertThat(test.redis().opsForZSet().score(keys.groupPauses(), "g")).as("the pause given back")
+				.isEqualTo(waitEnd);
+			assertThat(ids(claim(store, 10, 1))).as("within the wait").isEmpty();
+			await().atMost(Duration.ofSeconds(5))
+				.pollInterval(Duration.ofMillis(50))
+				.until(() -> ids(claim(store, 10, 1)).contains("g-0"));
+		}
+	}
+
+	/**
+	 * The pauses key lost while a message waits in its group for a minute: a claim
+	 * without a group concurrency, which puts back the groups parked with no pause kept,
+	 * leaves this one parked and gives its pause back until the wait's end.
+	 */
+	@Test
+	void aClaimThatFindsThePausesLostLeavesAGroupWhoseStrictWaitGoesOnParked() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			TopicKeys keys = store.keys(TOPIC);
+			store.send(TOPIC,
+					List.of(due("g-0", 1).inGroup("g"), due("g-1", 2).inGroup("g"), due("h-0", 3).inGroup("h")));
+			ClaimedMessage first = claim(store, 1, 0).get(0);
+			store.topic(TOPIC).retry("g-0", first.leaseToken(), MINUTE, "boom", GroupWait.IN_GROUP);
+			Double waitEnd = test.redis().opsForZSet().score(keys.groupWaits(), "g");
+			test.redis().delete(keys.groupPauses());
+			List<String> claimed = new ArrayList<>();
+			for (int i = 0; i < 5; i++) {
+				claimed.addAll(ids(claim(store, 10, 0)));
+			}
+			assertThat(claimed).as("claims within the wait").containsExactly("h-0");
+			assertThat(test.redis().opsForZSet().score(keys.groupPauses(), "g")).as("the pause given back")
+				.isEqualTo(waitEnd);
 		}
 	}
 

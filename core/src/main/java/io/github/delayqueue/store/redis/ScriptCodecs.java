@@ -215,7 +215,7 @@ final class ScriptCodecs {
 						Script.keys(
 								Script.withGroups(Script.withPriorities(Key.READY, Key.IN_FLIGHT, Key.MESSAGES,
 										Key.SCHEDULED, Key.LEASES, Key.CLAIM_RECORD, Key.RATE_WINDOW)),
-								Key.GROUP_SLOTS, Key.GROUP_PAUSES, Key.GROUP_RATES)),
+								Key.GROUP_SLOTS, Key.GROUP_PAUSES, Key.GROUP_RATES, Key.GROUP_WAITS)),
 				"{lease deadline (epoch ms), claim time",
 				Argument.of("[1] largest number of due messages to claim", Claim::limit),
 				Argument.of("[2] lease length in ms", (claim) -> claim.lease().toMillis()),
@@ -627,7 +627,7 @@ final class ScriptCodecs {
 
 		static final Signature<RecountSlots> SIGNATURE = Signature.of(
 				Script.of("recount_slots", Script.Reply.LIST, Key.IN_FLIGHT, Key.GROUPS, Key.GROUP_SLOTS,
-						Key.GROUP_TAGS, Key.GROUP_ROTATION, Key.GROUP_PAUSES),
+						Key.GROUP_TAGS, Key.GROUP_ROTATION, Key.GROUP_PAUSES, Key.GROUP_WAITS),
 				"{-1} when skipped", Argument.of("[1] signal channel", RecountSlots::channel),
 				Argument.of("[2] topic", RecountSlots::partition),
 				Argument.of("[3] the most messages in flight to count", RecountSlots::limit));

@@ -55,7 +55,9 @@
 -- pauses key was lost (deleted, evicted, moved aside as of the wrong type) and nothing else would
 -- end the wait. Those the rotation's head shows, else (the head full and ending before them) up to
 -- 1000 read past it: one read more, in that case only. A claim with a group concurrency leaves them
--- to the slots recount (recount_slots), as a group parked at a limit is not stranded. Should a pause
+-- to the slots recount (recount_slots), as a group parked at a limit is not stranded. A group whose
+-- strict-order wait (KEYS[26]) has not ended stays parked and gets its pause back until the wait's
+-- end (its waiting message keeps its backoff). Should a pause
 -- be kept again before that claim (another group paused, or waiting for a strict retry), they wait
 -- until the pauses are empty again (or the recount, or their resume).
 -- The call ends when ARGV[1] due messages are taken (the next due id stays), the last list ends,
@@ -91,6 +93,8 @@
 -- KEYS[24] group pauses ZSET group -> when its pause ends (epoch ms; +inf: when it is resumed)
 -- KEYS[25] group rates ZSET  group -> when its next message is on time under the per-group rate
 --                             limit (epoch µs); untouched without one
+-- KEYS[26] group waits ZSET  group -> when its strict-order wait ends (epoch ms), see retry; read
+--                             only for groups found parked with no pause kept (see Lost pauses)
 -- ARGV[1] largest number of due messages to claim (at most 1000)
 -- ARGV[2] lease length in ms
 -- ARGV[3] largest number of messages not yet due to claim
@@ -366,6 +370,8 @@ local pauseEndsIn
 -- Groups parked in the rotation while no pause is kept and the claim has no group concurrency,
 -- with their tags: they rejoin the rotation (see write_stranded).
 local stranded, strandedTags = {}, {}
+-- The parked groups found with no pause kept whose strict-order wait (KEYS[26]) has not ended.
+local stillWaiting = {}
 if redis.call('EXISTS', KEYS[19]) == 1 then
   -- Written at the end (the members looked at, a paused group's count) even when no member is read:
   -- of the wrong type, it fails the call here, before the lists are trimmed.
@@ -406,6 +412,22 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
     end
     if #stranded == 0 and bound and bound ~= math.huge then
       stranded = redis.call('ZRANGEBYSCORE', KEYS[22], 'inf', 'inf', 'LIMIT', 0, 1000)
+    end
+    if #stranded > 0 then
+      -- A group whose strict-order wait has not ended stays parked, its pause kept again (it
+      -- was lost with the pauses): its waiting message is not claimed before its backoff.
+      start_clock()
+      local waitEnds = redis.call('ZMSCORE', KEYS[26], unpack(stranded))
+      local rejoining = {}
+      for k, group in ipairs(stranded) do
+        local waitEnd = tonumber(waitEnds[k])
+        if waitEnd and waitEnd > now then
+          stillWaiting[#stillWaiting + 1] = {group = group, ends = waitEnd}
+        else
+          rejoining[#rejoining + 1] = group
+        end
+      end
+      stranded = rejoining
     end
   end
   -- The virtual time, the tag of the messages of no group, and the tags of the stranded groups.
@@ -598,6 +620,12 @@ end
 -- their tag (or the virtual time, whichever is later), to be served by the next claim. Returns true
 -- when a group rejoined.
 local function write_stranded()
+  for _, waiting in ipairs(stillWaiting) do
+    redis.call('ZADD', KEYS[24], string.format('%d', waiting.ends), waiting.group)
+    if not pauseEndsIn or waiting.ends - now < pauseEndsIn then
+      pauseEndsIn = math.max(1, waiting.ends - now)
+    end
+  end
   if #stranded == 0 then
     return false
   end

@@ -4,7 +4,9 @@
 -- parked at its concurrency limit whose count went down rejoins the rotation, and the topic's
 -- consumers are signalled. A group parked in the rotation (+inf) with no message in flight and no
 -- pause (its count and its messages' groups hash entries lost before they settled: no settle freed
--- it) rejoins it too, up to 1000 a call. Not a transition of a message. Two reads while the topic
+-- it) rejoins it too, up to 1000 a call; one whose strict-order wait (KEYS[7]) has not ended gets
+-- its pause back until then instead (the pauses lost: its waiting message keeps its backoff), and
+-- rejoins when it ends. Not a transition of a message. Two reads while the topic
 -- uses no group, counts no slot and parks no group; skipped (nothing read past the counts) while
 -- more than ARGV[3] messages are in flight.
 -- KEYS[1] in-flight ZSET      id scored by lease deadline; only read
@@ -12,7 +14,9 @@
 -- KEYS[3] group slots HASH    group -> its messages in flight
 -- KEYS[4] group tags HASH     the virtual time and the finish tag of each group in the rotation
 -- KEYS[5] group rotation ZSET groups with ready messages, scored by finish tag (+inf: parked)
--- KEYS[6] group pauses ZSET   group -> when its pause ends (epoch ms; +inf: when resumed); only read
+-- KEYS[6] group pauses ZSET   group -> when its pause ends (epoch ms; +inf: when resumed); written
+--                             only for a group whose strict-order wait goes on while it has no pause
+-- KEYS[7] group waits ZSET    group -> when its strict-order wait ends (epoch ms), see retry; only read
 -- ARGV[1] signal channel
 -- ARGV[2] topic
 -- ARGV[3] the most messages in flight to count (at most 5000)
@@ -48,23 +52,34 @@ for _, group in ipairs(order) do
     isWrong[group] = true
   end
 end
--- Parked groups with nothing in flight and no pause, that no settle will let back.
-local stranded = {}
+-- Parked groups with nothing in flight and no pause, that no settle will let back; those whose
+-- strict-order wait goes on get their pause back instead.
+local stranded, waiting = {}, {}
 if #parked > 0 then
   local now = now_ms()
   local untils = redis.call('ZMSCORE', KEYS[6], unpack(parked))
+  local waitEnds = redis.call('ZMSCORE', KEYS[7], unpack(parked))
   for k, group in ipairs(parked) do
     local pausedUntil = tonumber(untils[k])
     if (counted[group] or 0) == 0 and not isWrong[group] and not (pausedUntil and pausedUntil > now) then
-      stranded[#stranded + 1] = group
+      local waitEnd = tonumber(waitEnds[k])
+      if waitEnd and waitEnd > now then
+        waiting[#waiting + 1] = string.format('%d', waitEnd)
+        waiting[#waiting + 1] = group
+      else
+        stranded[#stranded + 1] = group
+      end
     end
   end
 end
-if #wrong == 0 and #stranded == 0 then
+if #wrong == 0 and #stranded == 0 and #waiting == 0 then
   return {}
 end
 expect(KEYS[3], 'hash')
 expect(KEYS[4], 'hash')
+if #waiting > 0 then
+  expect(KEYS[6], 'zset')
+end
 -- Read in chunks: Lua unpacks some 8,000 values at most.
 local scores, tags = {}, {}
 local all = {}
@@ -108,6 +123,9 @@ for k = #wrong + 1, #all do
   out[#out + 1] = all[k]
   out[#out + 1] = 0
   out[#out + 1] = 0
+end
+if #waiting > 0 then
+  redis.call('ZADD', KEYS[6], unpack(waiting))
 end
 if rejoined then
   signal(ARGV[1], 'r' .. ARGV[2])

@@ -1308,10 +1308,23 @@ class StateMachineModelTests {
 				/** The group pauses when the claim was sent. */
 				private Map<String, Double> pauses = Map.of();
 
+				/**
+				 * The strict-order waits of the parked groups when the claim was sent.
+				 */
+				private Map<String, Double> waits = Map.of();
+
 				@Override
 				Object run() {
 					this.parked = parkedGroups();
 					this.pauses = pauses();
+					Map<String, Double> waits = new TreeMap<>();
+					this.parked.forEach((group) -> {
+						Double wait = waitOf(group);
+						if (wait != null) {
+							waits.put(group, wait);
+						}
+					});
+					this.waits = waits;
 					return ScriptCalls.await(Run.this.store.topic(Run.this.topic)
 						.claim(consumer.id, token, limit, earlyLimit, lease, null, groupConcurrency, weights, groupRate,
 								WriteGate.OPEN));
@@ -1341,7 +1354,7 @@ class StateMachineModelTests {
 					Map<String, Integer> inFlightBefore = inFlightByGroup();
 					ClaimReply expected = Run.this.model.servesRotation(consumer.id, token)
 							? expectRotationClaim(result, limit, earlyLimit, consumer.id, token, before, after,
-									deadline, groupConcurrency, groupRate != null, this.parked, this.pauses,
+									deadline, groupConcurrency, groupRate != null, this.parked, this.pauses, this.waits,
 									inFlightBefore)
 							: Run.this.model.claim(before, consumer.id, token, limit, earlyLimit, deadline);
 					if (!expected.replayed()) {
@@ -1415,7 +1428,8 @@ class StateMachineModelTests {
 		 */
 		private ClaimReply expectRotationClaim(ClaimResult result, int limit, int earlyLimit, String consumer,
 				String token, long before, long after, long deadline, int groupConcurrency, boolean paced,
-				Set<String> parked, Map<String, Double> pauses, Map<String, Integer> inFlightBefore) {
+				Set<String> parked, Map<String, Double> pauses, Map<String, Double> waits,
+				Map<String, Integer> inFlightBefore) {
 			QueueModel model = this.model;
 			count("claims served by the rotation");
 			List<String> ids = result.messages().stream().map(ClaimedMessage::id).toList();
@@ -1579,12 +1593,21 @@ class StateMachineModelTests {
 			// parked (for a pause lost, or at a limit of other claims) and says more may
 			// be
 			// waiting.
-			boolean parkedPutBack = groupConcurrency == 0 && pauses.isEmpty() && !parked.isEmpty();
+			// A group whose strict-order wait has not ended stays parked (its pause
+			// given back).
+			boolean parkedPutBack = groupConcurrency == 0 && pauses.isEmpty()
+					&& parked.stream().anyMatch((group) -> waits.getOrDefault(group, 0.0) <= before);
+			boolean parkedMayBePutBack = groupConcurrency == 0 && pauses.isEmpty()
+					&& parked.stream().anyMatch((group) -> waits.getOrDefault(group, 0.0) <= after);
 			if (parkedPutBack) {
 				count("rotation claims that put back groups parked with no pause");
 			}
+			if (groupConcurrency == 0 && pauses.isEmpty()
+					&& parked.stream().anyMatch((group) -> waits.getOrDefault(group, 0.0) > after)) {
+				count("rotation claims that gave a waiting group its lost pause back");
+			}
 			boolean more = (waiting >= QueueModel.CLAIM_LOOK_LIMIT && result.more()) || pauseEnded
-					|| (pauseMayHaveEnded && result.more()) || parkedPutBack;
+					|| (pauseMayHaveEnded && result.more()) || parkedPutBack || (parkedMayBePutBack && result.more());
 			return new ClaimReply(ids, stored, more, false);
 		}
 
