@@ -21,6 +21,7 @@ import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.WriteGate;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
+import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Disabled;
@@ -248,6 +249,38 @@ class TodaysScriptsReviewTests {
 					}
 				}
 			}
+		}
+	}
+
+	/**
+	 * What held: a resume whose reply is lost (dropped after Redis ran it) is sent again
+	 * with its token and answers {@code true}, as the first run did: of a group paused
+	 * until resumed (it is claimed again) and of a group waiting in strict order (it
+	 * stays paused until the wait's end).
+	 */
+	@Test
+	void aResumeWhoseReplyIsLostAnswersTrueWhenSentAgain() {
+		try (TestStore test = TestStore.builder().behindProxy().sendTimeout(Duration.ofSeconds(3)).build()) {
+			RedisMessageStore store = test.store();
+			TopicKeys keys = store.keys(TOPIC);
+			store.send(TOPIC,
+					List.of(grouped("g-0", 1), grouped("g-1", 2), inGroup("h-0", 1, "h"), inGroup("h-1", 2, "h")));
+			store.pauseGroup(TOPIC, "g", null);
+			FaultyRedisProxy.Fault fault = test.proxy()
+				.dropNextReplyToCommand(FaultyRedisProxy.withArgumentContaining("EVALSHA", ":gw"));
+			assertThat(store.resumeGroup(TOPIC, "g")).as("paused until resumed").isTrue();
+			assertThat(fault.hasFired()).isTrue();
+			ClaimedMessage waiting = claim(store, 10, 1).stream()
+				.filter((m) -> m.id().equals("h-0"))
+				.findFirst()
+				.orElseThrow();
+			store.topic(TOPIC).retry("h-0", waiting.leaseToken(), Duration.ofMinutes(10), "boom", GroupWait.IN_GROUP);
+			Double waitEnd = test.redis().opsForZSet().score(keys.groupWaits(), "h");
+			fault = test.proxy().dropNextReplyToCommand(FaultyRedisProxy.withArgumentContaining("EVALSHA", ":gw"));
+			assertThat(store.resumeGroup(TOPIC, "h")).as("waiting in strict order").isTrue();
+			assertThat(fault.hasFired()).isTrue();
+			assertThat(test.redis().opsForZSet().score(keys.groupPauses(), "h")).isEqualTo(waitEnd);
+			assertThat(ids(claim(store, 10, 0))).doesNotContain("h-0", "h-1");
 		}
 	}
 
