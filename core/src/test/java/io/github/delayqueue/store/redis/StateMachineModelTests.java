@@ -1633,7 +1633,7 @@ class StateMachineModelTests {
 					}
 					assertThat(reply).as(describe("acks: a token acks only the message leased to it"))
 						.isEqualTo(expected);
-					assertThat(reply).isEqualTo(Run.this.model.ack(ids, tokens));
+					assertThat(reply).isEqualTo(Run.this.model.ack(ids, tokens, before));
 					for (int i = 0; i < ids.size(); i++) {
 						consumer.done(ids.get(i), tokens.get(i));
 						if (expected.get(i) && ids.get(i).equals(Run.this.revived)) {
