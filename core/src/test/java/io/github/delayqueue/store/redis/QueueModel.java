@@ -318,6 +318,12 @@ final class QueueModel {
 		.<String, Long>comparingByValue()
 		.thenComparing(Map.Entry.comparingByKey());
 
+	/**
+	 * How many remembered names the bound forgot while another name of their id (an id
+	 * and an earlier dead letter of it replayed as {@code <id>~<time>}) stayed.
+	 */
+	int forgottenBesideANameOfTheirId;
+
 	/** Whether a send with a deduplication window has set the topic's bound. */
 	boolean deduplicating;
 
@@ -719,6 +725,9 @@ final class QueueModel {
 		while (this.remembered.size() > MAX_REMEMBERED) {
 			String first = this.remembered.entrySet().stream().min(FORGOTTEN_FIRST).orElseThrow().getKey();
 			this.remembered.remove(first);
+			if (this.remembered.keySet().stream().anyMatch((name) -> idOfName(name).equals(idOfName(first)))) {
+				this.forgottenBesideANameOfTheirId++;
+			}
 		}
 		return acked;
 	}

@@ -410,6 +410,8 @@ class StateMachineModelTests {
 			}
 			count("claim dropped an id of another priority", this.model.droppedOfAnotherPriority);
 			count("back in their group (released, expired, replayed)", this.model.backInGroup);
+			count("remembered names forgotten beside another name of their id",
+					this.model.forgottenBesideANameOfTheirId);
 			count("dead letters queued for their listeners", this.model.queuedDeadLetters.size());
 			count("dead letters queued with a priority",
 					(int) this.model.queuedDeadLetters.stream().filter((dead) -> dead.priority() > 0).count());
