@@ -300,10 +300,29 @@ final class QueueModel {
 	final Map<String, ClaimRecord> claimRecords = new HashMap<>();
 
 	/**
-	 * Ids whose message with a deduplication window was acknowledged, with the window
-	 * (ms).
+	 * Ids (or the names they were delivered under, such as a replayed
+	 * {@code <id>~<time>}) whose message with a deduplication window was acknowledged,
+	 * with the end of the window as the model places it: the Redis time when the
+	 * acknowledging call was sent, plus the window (ms). ack.lua scores by the script's
+	 * own time, which lies between that and the reply's; see
+	 * {@link #ack(List, List, long)} for why the order holds.
 	 */
 	final Map<String, Long> remembered = new HashMap<>();
+
+	/**
+	 * The order in which ack.lua forgets remembered ids past the bound: ZPOPMIN, the
+	 * soonest-ending window first and, of windows that end in the same millisecond, the
+	 * name that sorts first.
+	 */
+	private static final Comparator<Map.Entry<String, Long>> FORGOTTEN_FIRST = Map.Entry
+		.<String, Long>comparingByValue()
+		.thenComparing(Map.Entry.comparingByKey());
+
+	/**
+	 * How many remembered names the bound forgot while another name of their id (an id
+	 * and an earlier dead letter of it replayed as {@code <id>~<time>}) stayed.
+	 */
+	int forgottenBesideANameOfTheirId;
 
 	/** Whether a send with a deduplication window has set the topic's bound. */
 	boolean deduplicating;
@@ -690,8 +709,19 @@ final class QueueModel {
 		return new ClaimReply(taken, stored, !full && looked >= CLAIM_LOOK_LIMIT, false);
 	}
 
-	// ack.lua: every token is checked before any message is deleted.
-	List<Boolean> ack(List<String> ids, List<String> tokens) {
+	// ack.lua: every token is checked before any message is deleted. A message sent
+	// with a deduplication window is remembered under the name it was acknowledged as,
+	// until the script's time plus the window; sent is the Redis time read just before
+	// the call (the script's time is that or later, and before the next call's).
+	// Windows differ by hours from id to id, so sent + window orders them as Redis
+	// does; of one id's names (m95 and a replayed m95~<time it died>: one window) the
+	// one acknowledged by an earlier call ends first, and the names acknowledged by one
+	// call end in the same millisecond, where ZPOPMIN takes the name that sorts first
+	// (seed 1337031586316, step 750: the model forgot m95~<time>, the one its hash map
+	// listed first, while Redis forgot m95, acknowledged five steps earlier). Left: two
+	// calls whose scripts ran in one millisecond, the first sent in the one before (a
+	// step and its check take longer); ids of ASCII only (the order of Java's strings).
+	List<Boolean> ack(List<String> ids, List<String> tokens, long sent) {
 		List<Boolean> acked = new ArrayList<>();
 		for (int i = 0; i < ids.size(); i++) {
 			acked.add(holdsLease(ids.get(i), tokens.get(i)));
@@ -704,16 +734,17 @@ final class QueueModel {
 				// An id named twice is removed once.
 				Long window = (message != null && this.deduplicating) ? deduplicationWindow(message.body) : null;
 				if (window != null) {
-					this.remembered.put(ids.get(i), window);
+					this.remembered.put(ids.get(i), sent + window);
 				}
 			}
 		}
-		// Past the bound, the ids whose windows end first are forgotten: windows differ
-		// by
-		// hours from id to id, acknowledgements by seconds, so the shortest window goes.
+		// Past the bound, the ids whose windows end first are forgotten.
 		while (this.remembered.size() > MAX_REMEMBERED) {
-			String first = this.remembered.entrySet().stream().min(Map.Entry.comparingByValue()).orElseThrow().getKey();
+			String first = this.remembered.entrySet().stream().min(FORGOTTEN_FIRST).orElseThrow().getKey();
 			this.remembered.remove(first);
+			if (this.remembered.keySet().stream().anyMatch((name) -> idOfName(name).equals(idOfName(first)))) {
+				this.forgottenBesideANameOfTheirId++;
+			}
 		}
 		return acked;
 	}

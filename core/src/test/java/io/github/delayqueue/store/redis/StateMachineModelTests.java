@@ -410,6 +410,8 @@ class StateMachineModelTests {
 			}
 			count("claim dropped an id of another priority", this.model.droppedOfAnotherPriority);
 			count("back in their group (released, expired, replayed)", this.model.backInGroup);
+			count("remembered names forgotten beside another name of their id",
+					this.model.forgottenBesideANameOfTheirId);
 			count("dead letters queued for their listeners", this.model.queuedDeadLetters.size());
 			count("dead letters queued with a priority",
 					(int) this.model.queuedDeadLetters.stream().filter((dead) -> dead.priority() > 0).count());
@@ -1700,7 +1702,7 @@ class StateMachineModelTests {
 					}
 					assertThat(reply).as(describe("acks: a token acks only the message leased to it"))
 						.isEqualTo(expected);
-					assertThat(reply).isEqualTo(Run.this.model.ack(ids, tokens));
+					assertThat(reply).isEqualTo(Run.this.model.ack(ids, tokens, before));
 					for (int i = 0; i < ids.size(); i++) {
 						consumer.done(ids.get(i), tokens.get(i));
 						if (expected.get(i) && ids.get(i).equals(Run.this.revived)) {
