@@ -154,14 +154,9 @@ if groupRate then
     groupEarly = early
   end
 end
-local pacedGroups, pacedOrder = {}, {}
-local weights = {}
-for i = 10, #ARGV - 1, 2 do
-  local weight = tonumber(ARGV[i + 1])
-  if weight and weight >= 1 then
-    weights[ARGV[i]] = weight
-  end
-end
+-- The group machinery's tables and functions are made only for a claim of a topic with grouped
+-- ready messages: a topic without groups pays for none of them.
+local pacedGroups, pacedOrder, weights
 local token = ARGV[4]
 local record = redis.call('GET', KEYS[6])
 if record then
@@ -314,7 +309,7 @@ local function take_from_lists(cap)
   return true
 end
 -- The members of each group looked at (taken or dropped), from the head of the group.
-local groupLooked = {}
+local groupLooked
 -- Takes due messages of a group, most urgent first, until cap due messages are taken in all or
 -- 1000 ids were looked at. Returns true when the group has no member left.
 local function take_from_group(group, cap)
@@ -362,17 +357,25 @@ local function take_from_group(group, cap)
   return false
 end
 local rotation
-local badMembers = {}
+local badMembers
 -- Pauses that ended, with each group's score in the rotation and its tag, to rejoin it.
-local ended, endedScores, endedTags = {}, {}, {}
+local ended, endedScores, endedTags
 -- ms until the first pause that has not ended ends, when it has an end: told in the reply.
 local pauseEndsIn
 -- Groups parked in the rotation while no pause is kept and the claim has no group concurrency,
 -- with their tags: they rejoin the rotation (see write_stranded).
-local stranded, strandedTags = {}, {}
+local stranded, strandedTags
 -- The parked groups found with no pause kept whose strict-order wait (KEYS[26]) has not ended.
-local stillWaiting = {}
+local stillWaiting
 if redis.call('EXISTS', KEYS[19]) == 1 then
+  pacedGroups, pacedOrder, weights, groupLooked, badMembers = {}, {}, {}, {}, {}
+  ended, endedScores, endedTags, stranded, strandedTags, stillWaiting = {}, {}, {}, {}, {}, {}
+  for i = 10, #ARGV - 1, 2 do
+    local weight = tonumber(ARGV[i + 1])
+    if weight and weight >= 1 then
+      weights[ARGV[i]] = weight
+    end
+  end
   -- Written at the end (the members looked at, a paused group's count) even when no member is read:
   -- of the wrong type, it fails the call here, before the lists are trimmed.
   expect(KEYS[19], 'zset')
@@ -599,113 +602,119 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
 else
   take_from_lists(wanted)
 end
--- Pauses that ended leave the pauses; their groups parked with ready messages rejoin the
--- rotation. Returns true when a group rejoined.
-local function write_ended()
-  if #ended == 0 then
-    return false
-  end
-  local rejoined = false
-  local virtual = rotation.virtual
-  for k, group in ipairs(ended) do
-    if tonumber(endedScores[k]) == math.huge then
-      redis.call('ZADD', KEYS[22], string.format('%.17g', math.max(tonumber(endedTags[k]) or virtual, virtual)), group)
-      rejoined = true
+-- The writes of a claim that served the rotation (every read done): pauses that ended, groups put
+-- back, paces, the rotation. Returns true when a group rejoined the rotation.
+local function write_groups()
+  -- Pauses that ended leave the pauses; their groups parked with ready messages rejoin the
+  -- rotation. Returns true when a group rejoined.
+  local function write_ended()
+    if #ended == 0 then
+      return false
     end
+    local rejoined = false
+    local virtual = rotation.virtual
+    for k, group in ipairs(ended) do
+      if tonumber(endedScores[k]) == math.huge then
+        redis.call('ZADD', KEYS[22], string.format('%.17g', math.max(tonumber(endedTags[k]) or virtual, virtual)), group)
+        rejoined = true
+      end
+    end
+    redis.call('ZREM', KEYS[24], unpack(ended))
+    return rejoined
   end
-  redis.call('ZREM', KEYS[24], unpack(ended))
+  -- Parked groups that wait for nothing (no pause kept, no group concurrency) rejoin the rotation at
+  -- their tag (or the virtual time, whichever is later), to be served by the next claim. Returns true
+  -- when a group rejoined.
+  local function write_stranded()
+    for _, waiting in ipairs(stillWaiting) do
+      redis.call('ZADD', KEYS[24], string.format('%d', waiting.ends), waiting.group)
+      if not pauseEndsIn or waiting.ends - now < pauseEndsIn then
+        pauseEndsIn = math.max(1, waiting.ends - now)
+      end
+    end
+    if #stranded == 0 then
+      return false
+    end
+    local virtual = rotation.virtual
+    for k, group in ipairs(stranded) do
+      redis.call('ZADD', KEYS[22], string.format('%.17g', math.max(tonumber(strandedTags[k]) or virtual, virtual)), group)
+    end
+    return true
+  end
+  -- The paces of the groups served under the per-group rate limit, and a pause until its next
+  -- message is on time for a group whose pace is used up (a longer pause is kept); paces past are
+  -- worth none and leave.
+  local function write_paces()
+    if #pacedOrder == 0 then
+      return
+    end
+    local arrivals = {}
+    for _, group in ipairs(pacedOrder) do
+      local entry = pacedGroups[group]
+      arrivals[#arrivals + 1] = string.format('%.17g', entry.arrival)
+      arrivals[#arrivals + 1] = group
+      if entry.paced then
+        local onTime = math.ceil((entry.arrival - groupEarly) / 1000)
+        redis.call('ZADD', KEYS[24], 'GT', string.format('%d', math.max(onTime, now + 1)), group)
+        if not pauseEndsIn or onTime - now < pauseEndsIn then
+          pauseEndsIn = math.max(1, onTime - now)
+        end
+      end
+    end
+    redis.call('ZADD', KEYS[25], unpack(arrivals))
+    redis.call('ZREMRANGEBYSCORE', KEYS[25], '-inf', '(' .. string.format('%.17g', nowUs))
+  end
+  local function write_rotation()
+    if not rotation then
+      return
+    end
+    -- A group served or rejoined: its members looked at leave the group ready set; one with none
+    -- left leaves the rotation, its count and its tag, the others move to their new tag.
+    for _, entry in ipairs(rotation) do
+      if entry.lists and entry.served then
+        if entry.ended then
+          redis.call('HDEL', KEYS[21], '')
+        else
+          redis.call('HSET', KEYS[21], '', string.format('%.17g', entry.tag))
+        end
+      elseif not entry.lists and (entry.served or entry.paused or rotation.rebuilt) then
+        local members = groupLooked[entry.group] or {}
+        if #members > 0 then
+          -- The members looked at are the group's first ones, in order: one range.
+          redis.call('ZREMRANGEBYLEX', KEYS[19], '[' .. entry.group .. '\0', '[' .. members[#members])
+        end
+        -- What is left of the group is counted from the set itself, so a count that drifted is set right.
+        local left = entry.empty and 0
+          or redis.call('ZLEXCOUNT', KEYS[19], '[' .. entry.group .. '\0', '(' .. entry.group .. '\1')
+        if left <= 0 then
+          redis.call('HDEL', KEYS[20], entry.group)
+          redis.call('ZREM', KEYS[22], entry.group)
+          redis.call('HDEL', KEYS[21], entry.group)
+        else
+          local tag = string.format('%.17g', entry.tag)
+          redis.call('HSET', KEYS[20], entry.group, left)
+          redis.call('ZADD', KEYS[22], entry.parked and 'inf' or tag, entry.group)
+          redis.call('HSET', KEYS[21], entry.group, tag)
+        end
+      end
+    end
+    for first = 1, #badMembers, 1000 do
+      redis.call('ZREM', KEYS[19], unpack(badMembers, first, math.min(first + 999, #badMembers)))
+    end
+    redis.call('HSET', KEYS[21], '\1V', string.format('%.17g', rotation.virtual))
+  end
+  local rejoined = write_ended()
+  rejoined = write_stranded() or rejoined
+  write_paces()
+  write_rotation()
   return rejoined
-end
--- Parked groups that wait for nothing (no pause kept, no group concurrency) rejoin the rotation at
--- their tag (or the virtual time, whichever is later), to be served by the next claim. Returns true
--- when a group rejoined.
-local function write_stranded()
-  for _, waiting in ipairs(stillWaiting) do
-    redis.call('ZADD', KEYS[24], string.format('%d', waiting.ends), waiting.group)
-    if not pauseEndsIn or waiting.ends - now < pauseEndsIn then
-      pauseEndsIn = math.max(1, waiting.ends - now)
-    end
-  end
-  if #stranded == 0 then
-    return false
-  end
-  local virtual = rotation.virtual
-  for k, group in ipairs(stranded) do
-    redis.call('ZADD', KEYS[22], string.format('%.17g', math.max(tonumber(strandedTags[k]) or virtual, virtual)), group)
-  end
-  return true
-end
--- The paces of the groups served under the per-group rate limit, and a pause until its next
--- message is on time for a group whose pace is used up (a longer pause is kept); paces past are
--- worth none and leave.
-local function write_paces()
-  if #pacedOrder == 0 then
-    return
-  end
-  local arrivals = {}
-  for _, group in ipairs(pacedOrder) do
-    local entry = pacedGroups[group]
-    arrivals[#arrivals + 1] = string.format('%.17g', entry.arrival)
-    arrivals[#arrivals + 1] = group
-    if entry.paced then
-      local onTime = math.ceil((entry.arrival - groupEarly) / 1000)
-      redis.call('ZADD', KEYS[24], 'GT', string.format('%d', math.max(onTime, now + 1)), group)
-      if not pauseEndsIn or onTime - now < pauseEndsIn then
-        pauseEndsIn = math.max(1, onTime - now)
-      end
-    end
-  end
-  redis.call('ZADD', KEYS[25], unpack(arrivals))
-  redis.call('ZREMRANGEBYSCORE', KEYS[25], '-inf', '(' .. string.format('%.17g', nowUs))
-end
-local function write_rotation()
-  if not rotation then
-    return
-  end
-  -- A group served or rejoined: its members looked at leave the group ready set; one with none
-  -- left leaves the rotation, its count and its tag, the others move to their new tag.
-  for _, entry in ipairs(rotation) do
-    if entry.lists and entry.served then
-      if entry.ended then
-        redis.call('HDEL', KEYS[21], '')
-      else
-        redis.call('HSET', KEYS[21], '', string.format('%.17g', entry.tag))
-      end
-    elseif not entry.lists and (entry.served or entry.paused or rotation.rebuilt) then
-      local members = groupLooked[entry.group] or {}
-      if #members > 0 then
-        -- The members looked at are the group's first ones, in order: one range.
-        redis.call('ZREMRANGEBYLEX', KEYS[19], '[' .. entry.group .. '\0', '[' .. members[#members])
-      end
-      -- What is left of the group is counted from the set itself, so a count that drifted is set right.
-      local left = entry.empty and 0
-        or redis.call('ZLEXCOUNT', KEYS[19], '[' .. entry.group .. '\0', '(' .. entry.group .. '\1')
-      if left <= 0 then
-        redis.call('HDEL', KEYS[20], entry.group)
-        redis.call('ZREM', KEYS[22], entry.group)
-        redis.call('HDEL', KEYS[21], entry.group)
-      else
-        local tag = string.format('%.17g', entry.tag)
-        redis.call('HSET', KEYS[20], entry.group, left)
-        redis.call('ZADD', KEYS[22], entry.parked and 'inf' or tag, entry.group)
-        redis.call('HSET', KEYS[21], entry.group, tag)
-      end
-    end
-  end
-  for first = 1, #badMembers, 1000 do
-    redis.call('ZREM', KEYS[19], unpack(badMembers, first, math.min(first + 999, #badMembers)))
-  end
-  redis.call('HSET', KEYS[21], '\1V', string.format('%.17g', rotation.virtual))
 end
 if current <= #lists then
   listLooked[current], listKept[current] = at, kept
 end
 if looked == 0 and groupsLooked == 0 then
   -- Groups found without members leave the rotation; paused ones are parked.
-  local rejoined = write_ended()
-  rejoined = write_stranded() or rejoined
-  write_paces()
-  write_rotation()
+  local rejoined = rotation and write_groups()
   if record then
     -- A new request: the consumer has the reply of the one recorded.
     redis.call('DEL', KEYS[6])
@@ -737,14 +746,9 @@ for l, at in ipairs(listLooked) do
     redis.call('LPUSH', lists[l], unpack(reversed))
   end
 end
-if write_ended() then
+if rotation and write_groups() then
   out[3] = 1
 end
-if write_stranded() then
-  out[3] = 1
-end
-write_paces()
-write_rotation()
 if slotCounts then
   for k, group in ipairs(slotGroups) do
     redis.call('HSET', KEYS[23], group, (tonumber(slotCounts[k]) or 0) + slotsTaken[group])
