@@ -665,9 +665,6 @@ local function write_groups()
     redis.call('ZREMRANGEBYSCORE', KEYS[25], '-inf', '(' .. string.format('%.17g', nowUs))
   end
   local function write_rotation()
-    if not rotation then
-      return
-    end
     -- A group served or rejoined: its members looked at leave the group ready set; one with none
     -- left leaves the rotation, its count and its tag, the others move to their new tag.
     for _, entry in ipairs(rotation) do
