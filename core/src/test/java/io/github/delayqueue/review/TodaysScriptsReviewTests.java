@@ -24,7 +24,6 @@ import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -48,15 +47,11 @@ class TodaysScriptsReviewTests {
 	/**
 	 * Two messages of one group (no group concurrency, or 2) wait in it, until ten
 	 * minutes and an hour from now: the group's entry in {@code gw} holds the later end.
-	 * Cancelling (or rescheduling) the later one removes the group's entry (it equals
-	 * that message's), though the other message still waits ten minutes: a resume then
-	 * ends the group's pause and the other message is claimed at once, before its
-	 * backoff.
+	 * Cancelling (or rescheduling) the later one leaves the group waiting until the
+	 * other's end (it removed the group's entry, as it equals that message's, and a
+	 * resume then let the other message be claimed before its backoff).
 	 */
 	@Test
-	@Disabled("finding: wait_to_end drops the group's wait when it equals the ended message's, "
-			+ "though another message of the group still waits: a resume then lets that one be claimed "
-			+ "before its backoff")
 	void endingTheLaterOfTwoWaitsLeavesTheOtherWaitHoldingItsGroup() {
 		List<String> claimedEarly = new ArrayList<>();
 		for (int concurrency : new int[] { 0, 2 }) {
@@ -96,8 +91,6 @@ class TodaysScriptsReviewTests {
 	 * ends it; the earlier one's wait must still hold the group against a resume.
 	 */
 	@Test
-	@Disabled("finding: a replacing send of the later of two waiting messages drops the group's wait: "
-			+ "a resume lets the other be claimed before its backoff")
 	void replacingTheLaterOfTwoWaitingMessagesLeavesTheOtherWaitHoldingItsGroup() {
 		try (TestStore test = TestStore.create()) {
 			RedisMessageStore store = test.store();
@@ -140,13 +133,11 @@ class TodaysScriptsReviewTests {
 	}
 
 	/**
-	 * Entries of waits that ended stay in {@code gw} until the next strict retry of the
-	 * partition: after a burst of strict retries whose messages were then handled, with
-	 * no strict retry since, the key keeps two entries a group, with no expiry.
+	 * Entries of waits that ended leave {@code gw} when a claim finds their group's pause
+	 * ended: after a burst of strict retries whose messages were then handled, with no
+	 * strict retry since, the key is empty (it kept two entries a group, with no expiry).
 	 */
 	@Test
-	@Disabled("finding (minor): gw entries of ended waits leave only with a later strict retry; "
-			+ "after the last one they stay for good (no expiry), two a group")
 	void groupWaitsThatEndedLeaveOnceTheirMessagesAreHandled() {
 		try (TestStore test = TestStore.create()) {
 			RedisMessageStore store = test.store();

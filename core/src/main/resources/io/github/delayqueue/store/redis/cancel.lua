@@ -29,6 +29,7 @@
 -- @include expect
 -- @include partition_refusal
 -- @include uses_groups
+-- @include end_wait
 -- @include wait_to_end
 local refused = partition_refusal(KEYS[5], ARGV[2])
 if refused then
@@ -53,9 +54,7 @@ redis.call('HDEL', KEYS[4], id)
 if grouped then
   redis.call('HDEL', KEYS[7], id)
 end
-if waits then
-  redis.call('ZREM', KEYS[8], unpack(waits))
-end
+end_wait(KEYS[8], waits)
 local now = now_ms()
 if redis.call('ZCARD', KEYS[6]) >= 100 then
   redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)

@@ -94,7 +94,8 @@
 -- KEYS[25] group rates ZSET  group -> when its next message is on time under the per-group rate
 --                             limit (epoch µs); untouched without one
 -- KEYS[26] group waits ZSET  group -> when its strict-order wait ends (epoch ms), see retry; read
---                             only for groups found parked with no pause kept (see Lost pauses)
+--                             only for groups found parked with no pause kept (see Lost pauses);
+--                             the waits that ended leave it when a claim finds pauses that ended
 -- ARGV[1] largest number of due messages to claim (at most 1000)
 -- ARGV[2] lease length in ms
 -- ARGV[3] largest number of messages not yet due to claim
@@ -389,6 +390,10 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
       ended = redis.call('ZRANGEBYSCORE', KEYS[24], '-inf', now, 'LIMIT', 0, 100)
       endedScores = redis.call('ZMSCORE', KEYS[22], unpack(ended))
       endedTags = redis.call('HMGET', KEYS[21], unpack(ended))
+      -- Strict-order waits end with their group's pause or before it (see retry): those that ended
+      -- leave the group waits (the only write before the others; it stands alone, and fails on a
+      -- key of the wrong type before any other write).
+      redis.call('ZREMRANGEBYSCORE', KEYS[26], '-inf', now)
       -- The first pause past those read: told as well, as the claim at its end may have to put its
       -- group back (1 ms when it has ended too: more than 100 ended, the rest for the next claim).
       local nextHead = redis.call('ZRANGE', KEYS[24], #ended, #ended, 'WITHSCORES')

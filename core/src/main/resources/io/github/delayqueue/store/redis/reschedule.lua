@@ -18,6 +18,7 @@
 -- Returns the new due time (epoch ms), or -1 if the message is not pending; the error DQPARTITIONS,
 -- changing nothing, when ARGV[6] is not the partition's count.
 -- Replayed: idempotent for an absolute due time; a delay counts again from the second run.
+-- @include end_wait
 -- @include head_due
 -- @include header
 -- @include partition_refusal
@@ -45,7 +46,5 @@ if attempts then
   redis.call('HSET', KEYS[1], id, with_header(stored, attempts, due, bodyAt))
 end
 schedule_and_signal(KEYS[2], id, due, headDue, ARGV[4], ARGV[5])
-if waits then
-  redis.call('ZREM', KEYS[6], unpack(waits))
-end
+end_wait(KEYS[6], waits)
 return due

@@ -38,7 +38,7 @@
 --         group (pause_group, resume_group) never ends the group's pause before it, and a
 --         replacing send (send.lua) replaces the message while it waits; a replacing send, a
 --         cancel or a reschedule of it ends its wait (see wait_to_end). Waits that ended leave
---         KEYS[13] then.
+--         KEYS[13] then, and when a claim finds their group's pause ended (see claim.lua).
 -- A message of a group whose groups hash entry was lost is known by its body's "delay-queue-group"
 -- header, as the template writes it (1 to 800 bytes, no control character, as replay.lua takes
 -- one): with ARGV[8] above 0, its group waits (and, with 2, it waits in it) as above, and its entry

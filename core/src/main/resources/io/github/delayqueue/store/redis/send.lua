@@ -56,6 +56,7 @@
 -- @include check_group_keys
 -- @include collect_member
 -- @include decimal
+-- @include end_wait
 -- @include expect
 -- @include group_member
 -- @include head_due
@@ -167,7 +168,7 @@ for i = 5, #ARGV, 4 do
     if scheduled or waitingIn then
       redis.call('HSET', KEYS[1], id, attempts .. ':' .. string.format('%.0f', due) .. ':' .. ARGV[i + 3])
       if waitingIn then
-        redis.call('ZREM', KEYS[12], unpack(wait_to_end(KEYS[12], KEYS[7], id)))
+        end_wait(KEYS[12], wait_to_end(KEYS[12], KEYS[7], id))
       end
       outcome = 2
     else
