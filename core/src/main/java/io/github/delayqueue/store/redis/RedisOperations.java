@@ -46,8 +46,7 @@ final class RedisOperations {
 	 * @return {@code true} if it was scheduled or ready and is now gone
 	 */
 	boolean cancel(String topic, String id) {
-		long deadline = this.calls.deadline();
-		this.unanswered.awaitEarlier(topic, id, deadline);
+		long deadline = this.unanswered.awaitEarlier(topic, id, this.calls::deadline);
 		String partition = this.router.partitionOf(topic, id, deadline);
 		// One request, however often it is sent: a run of it after one that cancelled the
 		// message (its reply lost) reports that, and cancels nothing else.
@@ -90,8 +89,7 @@ final class RedisOperations {
 	 * @return the new due time (epoch ms), or -1 if the message is not pending
 	 */
 	long reschedule(String topic, String id, Duration delay) {
-		long deadline = this.calls.deadline();
-		this.unanswered.awaitEarlier(topic, id, deadline);
+		long deadline = this.unanswered.awaitEarlier(topic, id, this.calls::deadline);
 		String partition = this.router.partitionOf(topic, id, deadline);
 		return naming(topic, id, "reschedule", () -> {
 			long due = this.router.settlingRefusal(topic, deadline, () -> this.calls.run(partition,

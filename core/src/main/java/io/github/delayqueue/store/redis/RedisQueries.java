@@ -289,8 +289,7 @@ final class RedisQueries {
 	 * @return the message, or {@code null} if the topic has no message with that id
 	 */
 	@Nullable MessageSnapshot inspect(String topic, String id, int maxBytes) {
-		long deadline = this.calls.deadline();
-		this.unanswered.awaitEarlier(topic, id, deadline);
+		long deadline = this.unanswered.awaitEarlier(topic, id, this.calls::deadline);
 		String partition = this.router.partitionOf(topic, id, deadline);
 		MessageSnapshot found = this.router.settlingRefusal(topic, deadline,
 				() -> this.calls.run(partition, new ScriptCodecs.Inspect(id, maxBytes, this.router.countOf(partition)),

@@ -8,6 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
 
 import io.github.delayqueue.store.NewMessage;
 
@@ -64,18 +65,24 @@ final class UnansweredSends {
 	}
 
 	/**
-	 * Waits until every send of a message made before by this store has an outcome.
+	 * Waits until every send of a message made before by this store has an outcome, and
+	 * gives the call by id its deadline: its own timeout from when it may be made. So a
+	 * call right after a send that waited in this store (for room, for a thread) until
+	 * its own expiry still has its whole timeout for itself, and a call by id takes at
+	 * most twice its timeout in all.
 	 * @param topic the topic
 	 * @param id the message id
-	 * @param deadline the {@link System#nanoTime()} to wait until at most
-	 * @throws QueryTimeoutException if a send of the id is still unanswered at the
+	 * @param deadlines the deadline ({@link System#nanoTime()}) of a call made now
+	 * @return the deadline of the call by id
+	 * @throws QueryTimeoutException if a send of the id is still unanswered at the first
 	 * deadline: the call by id is not made
 	 */
-	void awaitEarlier(String topic, String id, long deadline) {
+	long awaitEarlier(String topic, String id, LongSupplier deadlines) {
+		long deadline = deadlines.getAsLong();
 		Map<String, CompletableFuture<?>> ids = this.byTopic.get(topic);
 		CompletableFuture<?> earlier = (ids != null) ? ids.get(id) : null;
 		if (earlier == null || earlier.isDone()) {
-			return;
+			return deadline;
 		}
 		try {
 			earlier.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -95,6 +102,7 @@ final class UnansweredSends {
 							+ ": interrupted while waiting for an earlier send of this id; the call by id was not made",
 					ex);
 		}
+		return deadlines.getAsLong();
 	}
 
 }
