@@ -21,7 +21,8 @@
 --                            expires a minute after the last; read first, so a key of the wrong type
 --                            fails the call before it changes anything
 -- KEYS[7] group waits ZSET    group -> when its strict-order wait ends (epoch ms), see retry.lua;
---                             only read
+--                             when the group's wait has ended, the waits that ended leave it (the
+--                             group's pause may end here, where no claim finds it ended)
 -- ARGV[1] signal channel
 -- ARGV[2] topic
 -- ARGV[3] group
@@ -60,6 +61,9 @@ if waitEnd and waitEnd > now then
   end
 elseif before then
   redis.call('ZREM', KEYS[1], group)
+end
+if waitEnd and waitEnd <= now then
+  redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now)
 end
 if (not waitEnd or waitEnd <= now) and count > 0 and (not score or tonumber(score) == math.huge) then
   local virtual = tonumber(tags[1]) or 0

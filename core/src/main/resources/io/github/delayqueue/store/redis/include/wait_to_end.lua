@@ -6,8 +6,9 @@
 -- "\1<id>" entry goes, and its group's (groupsKey: id -> group) when the group waits for this
 -- message (the same end). Another message of the group may wait too (no group concurrency, or one
 -- of 2 or more): the group then waits until the latest of their ends (later), found among the 100
--- waits that end last before this one; when all 100 belong to other groups, the group keeps its
--- end (it waits longer than it must, never less). Then a resume of the group ends its pause, which
+-- waits that end last before this one (a wait whose message has no groups hash entry, lost, counts
+-- as the group's); when all 100 belong to other groups, the group keeps its end (it waits longer
+-- than it must, never less). Then a resume of the group ends its pause, which
 -- lasts until the group's wait ends otherwise. One read for a message that never waited.
 local function wait_to_end(waitsKey, groupsKey, id)
   local own = redis.call('ZSCORE', waitsKey, '\1' .. id)
@@ -23,8 +24,9 @@ local function wait_to_end(waitsKey, groupsKey, id)
     'WITHSCORES', 'LIMIT', 0, 100)
   for i = 1, #others, 2 do
     local member = others[i]
-    if string.byte(member, 1) == 1 and member ~= ending.members[1]
-        and redis.call('HGET', groupsKey, string.sub(member, 2)) == group then
+    local owner = string.byte(member, 1) == 1 and member ~= ending.members[1]
+      and (redis.call('HGET', groupsKey, string.sub(member, 2)) or true)
+    if owner == group or owner == true then
       if others[i + 1] ~= own then
         ending.group = group
         ending.later = others[i + 1]
