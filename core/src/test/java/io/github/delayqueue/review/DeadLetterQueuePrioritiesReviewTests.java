@@ -25,7 +25,6 @@ import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.PartitionApps;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -323,12 +322,14 @@ class DeadLetterQueuePrioritiesReviewTests {
 		}
 	}
 
+	/**
+	 * Once the queue's priorities hash is moved aside, the copy on the list of 9 has no
+	 * entry: a claim takes it there, as its body names priority 9 (hole, fixed: claim
+	 * read only the plain list while the hash was empty, then, once a later copy had a
+	 * priority, dropped it as of priority 0; it stayed stored, counted as ready, never
+	 * delivered).
+	 */
 	@Test
-	@Disabled("hole (not only the queue's: a topic's priorities hash alike): once the priorities hash is moved"
-			+ " aside, the copies on the lists of 1-9 have no priority; claim reads only the plain list while the"
-			+ " hash is empty, then, once a later copy has a priority, drops them from their list as of another"
-			+ " priority (0): they stay in x:m, counted as ready, never delivered. Proposal: the repair, or claim,"
-			+ " puts an id found on the list of p with a stored message and no entry back with p")
 	void aCopyOfPriorityNineIsStillClaimedAfterTheQueuesPrioritiesHashWasOverwrittenAndMovedAside() {
 		try (TestStore fixture = TestStore.create()) {
 			RedisMessageStore store = fixture.store();

@@ -6,6 +6,9 @@
 --   in flight, or twice in this call; never delivered twice; while the topic uses priorities, also
 --   an id whose message has another priority than the list's (left there by a cancel or reschedule
 --   while ready, then sent again with another priority: it has an entry in the list of its own);
+--   one without an entry in the priorities hash found in the list of a priority is that list's
+--   when its body's "delay-queue-priority" header names that priority, as the template writes it
+--   (the hash lost or moved aside: taken, never stranded);
 -- * taken: due, while fewer than ARGV[1] due ones are taken; or made ready by the broker's
 --   lookahead before its due time, while fewer than ARGV[3] such ones are taken (the consumer holds
 --   it and invokes the listener at its due time);
@@ -60,6 +63,9 @@
 -- end (its waiting message keeps its backoff). Should a pause
 -- be kept again before that claim (another group paused, or waiting for a strict retry), they wait
 -- until the pauses are empty again (or the recount, or their resume).
+-- Lists of priorities with no priorities hash (lost, or moved aside as of the wrong type): a claim
+-- that found the ready list empty while the hash is empty and it wants more reads the lists of 9
+-- down to 1 too (one EXISTS, only then), so that copies left there are claimed.
 -- The call ends when ARGV[1] due messages are taken (the next due id stays), the last list ends,
 -- or 1000 ids were looked at in all; then it reports whether more may be waiting.
 -- Every write comes after every read, so a key of the wrong type fails the call before it changes
@@ -131,6 +137,7 @@
 -- @include expect
 -- @include group_member
 -- @include header
+-- @include header_value
 -- @include ready_lists
 -- @include window_add
 -- @include window_count
@@ -273,7 +280,15 @@ local function take_from_lists(cap)
       end
       local groupsOf = listGroups and redis.call('HMGET', KEYS[18], unpack(ids)) or {}
       for i, id in ipairs(ids) do
-        local ownList = not priorities or (tonumber(priorities[i]) or 0) == listPriorities[current]
+        local listPriority = listPriorities and listPriorities[current]
+        local entry = priorities and tonumber(priorities[i])
+        local ownList = not priorities or (entry or 0) == listPriority
+        if priorities and not entry and listPriority > 0 and stored[i] then
+          -- No entry (the hash lost or moved aside): the list of the priority its body names.
+          local _, _, bodyAt = header(stored[i])
+          ownList = bodyAt ~= nil
+            and tonumber(header_value(stored[i], bodyAt, 'delay-queue-priority')) == listPriority
+        end
         if ownList and groupsOf[i] and stored[i] and not scheduled[i] and not inFlight[i] then
           -- A message of a group left in a list by a cancel before it was sent again in its
           -- group: its member in the group ready set serves it, in its group's turn and limit.
@@ -710,6 +725,23 @@ local function write_groups()
   write_paces()
   write_rotation()
   return rejoined
+end
+if looked == 0 and claimed < wanted and not listPriorities
+    and redis.call('EXISTS', unpack(KEYS, 9, 17)) > 0 then
+  -- The ready list is empty, the priorities hash too, and ids wait in the lists of priorities: read
+  -- them (see Lists of priorities with no priorities hash).
+  lists, listPriorities = {}, {}
+  for priority = 9, 1, -1 do
+    if redis.call('LLEN', KEYS[8 + priority]) > 0 then
+      lists[#lists + 1] = KEYS[8 + priority]
+      listPriorities[#listPriorities + 1] = priority
+    end
+  end
+  lists[#lists + 1] = KEYS[1]
+  listPriorities[#listPriorities + 1] = 0
+  listLooked, listKept = {}, {}
+  current, at, kept = 1, 0, {}
+  take_from_lists(wanted)
 end
 if current <= #lists then
   listLooked[current], listKept[current] = at, kept
