@@ -27,10 +27,13 @@
 -- The ready lists and the groups each look at 1000 ids at most a call, so ids not yet due kept at
 -- the lists' head never hold the groups back; a turn of the lists that takes no due message ends
 -- their turns in the call. An id
--- in a ready list whose message has a group (made ready there by a version without groups) is
--- taken from the list as any other, never left stranded; but while its member is in the group
--- ready set (the entry was left by a cancel before the message was sent again with a group), the
--- entry is dropped and the member serves it, in its group's turn and limit. A group
+-- in a ready list whose message has a group (made ready there by a version without groups during
+-- a rolling upgrade) joins its group once due: its entry is dropped and its member added to the
+-- group ready set (join_groups), so that it is claimed in its group's turn, within its limit, its
+-- pause and its order (the reply says more may be waiting); one not yet due is kept at the head
+-- until it is; while its member is in the group ready set already (the entry was left by a cancel
+-- before the message was sent again with a group), the entry is dropped and the member serves
+-- it. A group
 -- whose members are all taken or dropped leaves the rotation, its tag and its count; the count of
 -- one served is set from the set (ZLEXCOUNT), so a count that drifted is set right. An empty
 -- rotation while the set is not is rebuilt from the set; one with fewer groups than the counts name
@@ -40,8 +43,7 @@
 -- Group slots: each message of a group taken counts in its group's slots (the group slots HASH,
 -- freed by ack, retry, dead letter, an expired lease and a hand-back, see free_slots), one taken
 -- from a ready list too (its group read from the groups hash while the topic has messages of
--- groups; such a message, left there by a version without groups, is taken whatever its group's
--- limit, as it is not in its group's turn). With a group
+-- groups: one whose stored header cannot be read, so that it cannot join its group). With a group
 -- concurrency (ARGV[7]), a group takes no more than its free slots; a group with none left is parked:
 -- it stays in the rotation scored +inf, its tag kept in the tags, passed over by every claim until a
 -- slot of it is freed (free_slots puts it back at its tag).
@@ -134,10 +136,13 @@
 --          its window has room again.
 -- Replayed: idempotent. A request that already ran (the client lost the reply and sent it again)
 -- returns the messages it leased then that are still leased to its token, and claims nothing new.
+-- @include check_group_keys
+-- @include collect_member
 -- @include expect
 -- @include group_member
 -- @include header
 -- @include header_value
+-- @include join_groups
 -- @include ready_lists
 -- @include window_add
 -- @include window_count
@@ -251,6 +256,9 @@ local listLooked, listKept = {}, {}
 -- Whether the topic has messages of groups, read once a call when a list holds an id: a message
 -- of a group taken from a ready list takes a slot of its group too.
 local listGroups
+-- Messages of groups found due in a ready list, to join their groups (see join_groups): by id, and
+-- their members by group, the groups in the order found.
+local joining, joinOrder, joinByGroup = {}, {}, {}
 local current, at, kept = 1, 0, {}
 -- Takes from the ready lists, most urgent first, until cap due messages are taken in all (the
 -- next due id stays), the last list ends or 1000 ids were looked at. Returns true when the last
@@ -289,12 +297,23 @@ local function take_from_lists(cap)
           ownList = bodyAt ~= nil
             and tonumber(header_value(stored[i], bodyAt, 'delay-queue-priority')) == listPriority
         end
-        if ownList and groupsOf[i] and stored[i] and not scheduled[i] and not inFlight[i] then
-          -- A message of a group left in a list by a cancel before it was sent again in its
-          -- group: its member in the group ready set serves it, in its group's turn and limit.
+        if ownList and groupsOf[i] and stored[i] and not scheduled[i] and not inFlight[i] and not taken[id] then
           local _, due = header(stored[i])
-          ownList = not (due and redis.call('ZSCORE', KEYS[19],
-            group_member(groupsOf[i], priorities and priorities[i] or nil, due, id)))
+          local member = due and group_member(groupsOf[i], priorities and priorities[i] or nil, due, id)
+          if member and (joining[id] or redis.call('ZSCORE', KEYS[19], member)) then
+            -- Left in a list by a cancel before it was sent again in its group (or met twice):
+            -- its member in the group ready set serves it, in its group's turn and limit.
+            ownList = false
+          elseif member and due <= now then
+            -- Made ready in a list by a version without groups: it joins its group.
+            joining[id] = true
+            collect_member(joinOrder, joinByGroup, groupsOf[i], priorities and priorities[i] or nil, due, id)
+            ownList = false
+          elseif member then
+            -- Not due yet: kept at the head until it is.
+            kept[#kept + 1] = id
+            ownList = false
+          end
         end
         if not scheduled[i] and not inFlight[i] and stored[i] and not taken[id] and ownList then
           local _, due = header(stored[i])
@@ -746,6 +765,10 @@ end
 if current <= #lists then
   listLooked[current], listKept[current] = at, kept
 end
+if #joinOrder > 0 then
+  -- The last reads: the keys the messages joining their groups are written to.
+  check_group_keys(18)
+end
 if looked == 0 and groupsLooked == 0 then
   -- Groups found without members leave the rotation; paused ones are parked.
   local rejoined = rotation and write_groups()
@@ -781,6 +804,10 @@ for l, at in ipairs(listLooked) do
   end
 end
 if rotation and write_groups() then
+  out[3] = 1
+end
+if #joinOrder > 0 then
+  join_groups(18, joinOrder, joinByGroup)
   out[3] = 1
 end
 if slotCounts then

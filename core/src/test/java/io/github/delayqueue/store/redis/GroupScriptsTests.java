@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
 
+import io.github.delayqueue.store.ClaimResult;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.MessagePage;
@@ -247,13 +248,19 @@ class GroupScriptsTests {
 	}
 
 	@Test
-	void aMessageOfAGroupMadeReadyInTheReadyListByAVersionWithoutGroupsIsClaimedFromIt() {
+	void aMessageOfAGroupMadeReadyInTheReadyListByAVersionWithoutGroupsJoinsItsGroupAndIsClaimedFromIt() {
 		ScriptTest.run((template, store, redis) -> {
 			store.send(TOPIC, List.of(message("a", 1)));
 			Transitions.promote(store, TOPIC, 1000);
 			redis.opsForHash().put(store.keys(TOPIC).groups(), "a", "g");
 			assertThat(redis.opsForList().range(store.keys(TOPIC).ready(), 0, -1)).containsExactly("a");
+			ClaimResult joined = Transitions.claim(store, TOPIC, "c", "c.1", 10, 0, Duration.ofMinutes(1));
+			assertThat(joined.messages()).isEmpty();
+			assertThat(joined.more()).isTrue();
+			assertThat(redis.hasKey(store.keys(TOPIC).ready())).isFalse();
+			assertThat(redis.opsForHash().get(store.keys(TOPIC).groupCounts(), "g")).isEqualTo("1");
 			assertThat(ids(Transitions.claim(store, TOPIC, 10, Duration.ofMinutes(1)))).containsExactly("a");
+			assertThat(redis.hasKey(store.keys(TOPIC).groupReady())).isFalse();
 		});
 	}
 

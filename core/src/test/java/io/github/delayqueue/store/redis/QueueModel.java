@@ -6,6 +6,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.HashSet;
@@ -334,6 +335,12 @@ final class QueueModel {
 	int droppedOfAnotherPriority;
 
 	/**
+	 * How many due messages of groups claims found in a ready list and put in their
+	 * groups.
+	 */
+	int joinedFromLists;
+
+	/**
 	 * How many messages of groups went back to their group: released, expired or replayed
 	 * into one.
 	 */
@@ -605,7 +612,12 @@ final class QueueModel {
 
 	// claim.lua, chunk by chunk as the script reads the ready list. While the topic uses
 	// priorities, an id in the list of another priority than its message's is dropped:
-	// the message has an entry of its own in the list of its priority.
+	// the message has an entry of its own in the list of its priority; one without an
+	// entry is the list's when its body's priority header names that list's priority. A
+	// claim that found the ready list empty, wanting more, while no message has a
+	// priority, reads the lists of priorities 9 down to 1 too (ids left there when the
+	// priorities hash was lost). A due message of a group found in a list (made ready
+	// there by a version without groups) joins its group; one not yet due is kept.
 	ClaimReply claim(long now, String consumer, String token, int limit, int earlyLimit, long deadline) {
 		ClaimRecord record = this.claimRecords.get(consumer);
 		if (record != null && record.token().equals(token)) {
@@ -620,93 +632,175 @@ final class QueueModel {
 			}
 			return new ClaimReply(ids, stored, false, true);
 		}
-		List<String> taken = new ArrayList<>();
-		int claimed = 0;
-		int claimedEarly = 0;
-		int looked = 0;
-		boolean full = false;
+		ListScan scan = new ListScan(now, limit, earlyLimit);
 		boolean prioritized = !this.priorities.isEmpty();
 		List<Integer> listPriorities = prioritiesToRead();
-		List<List<String>> lists = listsToRead();
-		List<Integer> listLooked = new ArrayList<>();
-		List<List<String>> listKept = new ArrayList<>();
-		for (int l = 0; l < lists.size(); l++) {
-			List<String> list = lists.get(l);
-			int listPriority = listPriorities.get(l);
-			int at = 0;
-			List<String> kept = new ArrayList<>();
-			while (!full && looked < CLAIM_LOOK_LIMIT) {
-				int chunk = (limit - claimed) + Math.min(earlyLimit - claimedEarly, 16);
-				chunk = Math.min(CLAIM_LOOK_LIMIT - looked, Math.max(Math.max(chunk, kept.size()), 1));
-				List<String> ids = list.subList(Math.min(at, list.size()), Math.min(at + chunk, list.size()));
-				if (ids.isEmpty()) {
-					break;
-				}
-				int read = ids.size();
-				for (String id : List.copyOf(ids)) {
-					Live message = this.live.get(id);
-					// An id whose message has a group is taken as any other
-					// (made ready there by a version without groups): never
-					// stranded.
-					boolean ownList = !prioritized || this.priorities.getOrDefault(id, 0) == listPriority;
-					if (message != null && message.state == State.READY && !taken.contains(id) && !ownList) {
-						this.droppedOfAnotherPriority++;
-					}
-					if (message != null && message.state == State.READY && !taken.contains(id) && ownList) {
-						boolean early = message.due > now;
-						if (early && claimedEarly >= earlyLimit) {
-							kept.add(id);
-						}
-						else if (!early && claimed >= limit) {
-							full = true;
-							break;
-						}
-						else {
-							taken.add(id);
-							if (early) {
-								claimedEarly++;
-							}
-							else {
-								claimed++;
-							}
-						}
-					}
-					looked++;
-					at++;
-				}
-				if (read < chunk || claimed >= limit) {
-					break;
+		scan.read(listPriorities, prioritized);
+		if (scan.looked == 0 && scan.claimed < limit && !prioritized
+				&& this.readyLists.subList(1, this.readyLists.size()).stream().anyMatch((list) -> !list.isEmpty())) {
+			List<Integer> strays = new ArrayList<>();
+			for (int priority = Script.MAX_PRIORITY; priority >= 1; priority--) {
+				if (!this.readyLists.get(priority).isEmpty()) {
+					strays.add(priority);
 				}
 			}
-			listLooked.add(at);
-			listKept.add(kept);
-			if (full || claimed >= limit || looked >= CLAIM_LOOK_LIMIT) {
-				break;
-			}
+			strays.add(0);
+			scan = new ListScan(now, limit, earlyLimit);
+			scan.read(strays, true);
+			listPriorities = strays;
 		}
-		if (looked == 0) {
+		if (scan.looked == 0) {
 			this.claimRecords.remove(consumer);
 			return new ClaimReply(List.of(), List.of(), false, false);
 		}
-		for (int l = 0; l < listLooked.size(); l++) {
-			lists.get(l).subList(0, listLooked.get(l)).clear();
-			lists.get(l).addAll(0, listKept.get(l));
+		for (int l = 0; l < scan.listLooked.size(); l++) {
+			List<String> list = this.readyLists.get(listPriorities.get(l));
+			list.subList(0, scan.listLooked.get(l)).clear();
+			list.addAll(0, scan.listKept.get(l));
 		}
 		List<String> stored = new ArrayList<>();
-		for (String id : taken) {
+		for (String id : scan.taken) {
 			Live message = this.live.get(id);
 			message.state = State.IN_FLIGHT;
 			message.token = token;
 			message.deadline = deadline;
 			stored.add(message.stored());
 		}
-		if (taken.isEmpty()) {
+		for (String id : scan.joining) {
+			this.groupReady.add(memberOf(id));
+			this.joinedFromLists++;
+		}
+		if (scan.taken.isEmpty()) {
 			this.claimRecords.remove(consumer);
 		}
 		else {
-			this.claimRecords.put(consumer, new ClaimRecord(token, deadline, List.copyOf(taken)));
+			this.claimRecords.put(consumer, new ClaimRecord(token, deadline, List.copyOf(scan.taken)));
 		}
-		return new ClaimReply(taken, stored, !full && looked >= CLAIM_LOOK_LIMIT, false);
+		return new ClaimReply(scan.taken, stored,
+				(!scan.full && scan.looked >= CLAIM_LOOK_LIMIT) || !scan.joining.isEmpty(), false);
+	}
+
+	/**
+	 * One claim's reading of the ready lists (see {@link #claim}).
+	 */
+	private final class ListScan {
+
+		private final long now;
+
+		private final int limit;
+
+		private final int earlyLimit;
+
+		final List<String> taken = new ArrayList<>();
+
+		final Set<String> joining = new LinkedHashSet<>();
+
+		final List<Integer> listLooked = new ArrayList<>();
+
+		final List<List<String>> listKept = new ArrayList<>();
+
+		int claimed;
+
+		int claimedEarly;
+
+		int looked;
+
+		boolean full;
+
+		ListScan(long now, int limit, int earlyLimit) {
+			this.now = now;
+			this.limit = limit;
+			this.earlyLimit = earlyLimit;
+		}
+
+		void read(List<Integer> listPriorities, boolean prioritized) {
+			for (int priority : listPriorities) {
+				List<String> list = QueueModel.this.readyLists.get(priority);
+				int at = 0;
+				List<String> kept = new ArrayList<>();
+				while (!this.full && this.looked < CLAIM_LOOK_LIMIT) {
+					int chunk = (this.limit - this.claimed) + Math.min(this.earlyLimit - this.claimedEarly, 16);
+					chunk = Math.min(CLAIM_LOOK_LIMIT - this.looked, Math.max(Math.max(chunk, kept.size()), 1));
+					List<String> ids = list.subList(Math.min(at, list.size()), Math.min(at + chunk, list.size()));
+					if (ids.isEmpty()) {
+						break;
+					}
+					int read = ids.size();
+					for (String id : List.copyOf(ids)) {
+						Live message = QueueModel.this.live.get(id);
+						boolean ready = message != null && message.state == State.READY && !this.taken.contains(id);
+						boolean ownList = !prioritized || ownList(id, message, priority);
+						if (ready && !ownList) {
+							QueueModel.this.droppedOfAnotherPriority++;
+						}
+						if (ready && ownList && QueueModel.this.groups.containsKey(id)) {
+							// A message of a group: it joins its group once due, is
+							// kept until then; met twice, dropped.
+							if (!this.joining.contains(id) && message.due > this.now) {
+								kept.add(id);
+							}
+							else {
+								this.joining.add(id);
+							}
+						}
+						else if (ready && ownList) {
+							boolean early = message.due > this.now;
+							if (early && this.claimedEarly >= this.earlyLimit) {
+								kept.add(id);
+							}
+							else if (!early && this.claimed >= this.limit) {
+								this.full = true;
+								break;
+							}
+							else {
+								this.taken.add(id);
+								if (early) {
+									this.claimedEarly++;
+								}
+								else {
+									this.claimed++;
+								}
+							}
+						}
+						this.looked++;
+						at++;
+					}
+					if (read < chunk || this.claimed >= this.limit) {
+						break;
+					}
+				}
+				this.listLooked.add(at);
+				this.listKept.add(kept);
+				if (this.full || this.claimed >= this.limit || this.looked >= CLAIM_LOOK_LIMIT) {
+					break;
+				}
+			}
+		}
+
+		private boolean ownList(String id, @Nullable Live message, int listPriority) {
+			Integer entry = QueueModel.this.priorities.get(id);
+			if (entry != null || listPriority == 0 || message == null) {
+				return ((entry != null) ? entry : 0) == listPriority;
+			}
+			Integer named = priorityHeader(message.body);
+			return named != null && named == listPriority;
+		}
+
+	}
+
+	/**
+	 * The priority header of a body in the stored format, or {@code null}.
+	 */
+	static @Nullable Integer priorityHeader(String body) {
+		try {
+			String priority = MessageFormat.decode("model", ("0:0:" + body).getBytes(StandardCharsets.UTF_8))
+				.headers()
+				.get(MessageFormat.PRIORITY_HEADER);
+			return (priority != null) ? Integer.valueOf(priority.trim()) : null;
+		}
+		catch (CorruptMessageException | NumberFormatException ex) {
+			return null;
+		}
 	}
 
 	// ack.lua: every token is checked before any message is deleted. A message sent

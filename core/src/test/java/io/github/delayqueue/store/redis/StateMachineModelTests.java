@@ -409,6 +409,7 @@ class StateMachineModelTests {
 				drain();
 			}
 			count("claim dropped an id of another priority", this.model.droppedOfAnotherPriority);
+			count("claim put a due message of a group found in a ready list in its group", this.model.joinedFromLists);
 			count("back in their group (released, expired, replayed)", this.model.backInGroup);
 			count("remembered names forgotten beside another name of their id",
 					this.model.forgottenBesideANameOfTheirId);
