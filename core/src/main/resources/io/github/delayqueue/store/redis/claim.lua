@@ -8,7 +8,8 @@
 --   while ready, then sent again with another priority: it has an entry in the list of its own);
 --   one without an entry in the priorities hash found in the list of a priority is that list's
 --   when its body's "delay-queue-priority" header names that priority, as the template writes it
---   (the hash lost or moved aside: taken, never stranded);
+--   (the hash lost or moved aside: taken, never stranded; the lists of priorities are read while
+--   one exists, see ready_lists; a member of a group in the group ready set alike);
 -- * taken: due, while fewer than ARGV[1] due ones are taken; or made ready by the broker's
 --   lookahead before its due time, while fewer than ARGV[3] such ones are taken (the consumer holds
 --   it and invokes the listener at its due time);
@@ -65,9 +66,6 @@
 -- end (its waiting message keeps its backoff). Should a pause
 -- be kept again before that claim (another group paused, or waiting for a strict retry), they wait
 -- until the pauses are empty again (or the recount, or their resume).
--- Lists of priorities with no priorities hash (lost, or moved aside as of the wrong type): a claim
--- that found the ready list empty while the hash is empty and it wants more reads the lists of 9
--- down to 1 too (one EXISTS, only then), so that copies left there are claimed.
 -- The call ends when ARGV[1] due messages are taken (the next due id stays), the last list ends,
 -- or 1000 ids were looked at in all; then it reports whether more may be waiting.
 -- Every write comes after every read, so a key of the wrong type fails the call before it changes
@@ -136,12 +134,12 @@
 --          its window has room again.
 -- Replayed: idempotent. A request that already ran (the client lost the reply and sent it again)
 -- returns the messages it leased then that are still leased to its token, and claims nothing new.
+-- @include body_priority
 -- @include check_group_keys
 -- @include collect_member
 -- @include expect
 -- @include group_member
 -- @include header
--- @include header_value
 -- @include join_groups
 -- @include ready_lists
 -- @include window_add
@@ -289,17 +287,16 @@ local function take_from_lists(cap)
       local groupsOf = listGroups and redis.call('HMGET', KEYS[18], unpack(ids)) or {}
       for i, id in ipairs(ids) do
         local listPriority = listPriorities and listPriorities[current]
-        local entry = priorities and tonumber(priorities[i])
-        local ownList = not priorities or (entry or 0) == listPriority
-        if priorities and not entry and listPriority > 0 and stored[i] then
+        local priority = priorities and tonumber(priorities[i])
+        local ownList = not priorities or (priority or 0) == listPriority
+        if priorities and not priority and listPriority > 0 and stored[i] then
           -- No entry (the hash lost or moved aside): the list of the priority its body names.
-          local _, _, bodyAt = header(stored[i])
-          ownList = bodyAt ~= nil
-            and tonumber(header_value(stored[i], bodyAt, 'delay-queue-priority')) == listPriority
+          ownList = body_priority(stored[i]) == listPriority
+          priority = ownList and listPriority or nil
         end
         if ownList and groupsOf[i] and stored[i] and not scheduled[i] and not inFlight[i] and not taken[id] then
           local _, due = header(stored[i])
-          local member = due and group_member(groupsOf[i], priorities and priorities[i] or nil, due, id)
+          local member = due and group_member(groupsOf[i], priority, due, id)
           if member and (joining[id] or redis.call('ZSCORE', KEYS[19], member)) then
             -- Left in a list by a cancel before it was sent again in its group (or met twice):
             -- its member in the group ready set serves it, in its group's turn and limit.
@@ -307,7 +304,7 @@ local function take_from_lists(cap)
           elseif member and due <= now then
             -- Made ready in a list by a version without groups: it joins its group.
             joining[id] = true
-            collect_member(joinOrder, joinByGroup, groupsOf[i], priorities and priorities[i] or nil, due, id)
+            collect_member(joinOrder, joinByGroup, groupsOf[i], priority, due, id)
             ownList = false
           elseif member then
             -- Not due yet: kept at the head until it is.
@@ -377,7 +374,13 @@ local function take_from_group(group, cap)
         local _
         _, due = header(stored[k])
       end
-      if due and found[k] == group_member(group, priorities[k], due, id) then
+      local priority = priorities[k]
+      if due and not priority and string.byte(found[k], #group + 2) ~= 57 then
+        -- A member of a rank other than 9 (a priority) whose message has no entry in the
+        -- priorities hash (lost or moved aside): the priority its body names.
+        priority = body_priority(stored[k])
+      end
+      if due and found[k] == group_member(group, priority, due, id) then
         -- Its slot is counted in the group its entry names: with none (the hash lost, or the
         -- message sent again without a group), no settle would free it.
         take(id, stored[k], false, groups[k] or nil)
@@ -744,23 +747,6 @@ local function write_groups()
   write_paces()
   write_rotation()
   return rejoined
-end
-if looked == 0 and claimed < wanted and not listPriorities
-    and redis.call('EXISTS', unpack(KEYS, 9, 17)) > 0 then
-  -- The ready list is empty, the priorities hash too, and ids wait in the lists of priorities: read
-  -- them (see Lists of priorities with no priorities hash).
-  lists, listPriorities = {}, {}
-  for priority = 9, 1, -1 do
-    if redis.call('LLEN', KEYS[8 + priority]) > 0 then
-      lists[#lists + 1] = KEYS[8 + priority]
-      listPriorities[#listPriorities + 1] = priority
-    end
-  end
-  lists[#lists + 1] = KEYS[1]
-  listPriorities[#listPriorities + 1] = 0
-  listLooked, listKept = {}, {}
-  current, at, kept = 1, 0, {}
-  take_from_lists(wanted)
 end
 if current <= #lists then
   listLooked[current], listKept[current] = at, kept

@@ -569,13 +569,23 @@ final class QueueModel {
 	}
 
 	/**
+	 * Whether claim reads the ready lists of priorities (ready_lists.lua): while the
+	 * priorities hash or a list of a priority is not empty.
+	 * @return whether the lists of priorities are read
+	 */
+	boolean readsPriorities() {
+		return !this.priorities.isEmpty()
+				|| this.readyLists.subList(1, this.readyLists.size()).stream().anyMatch((list) -> !list.isEmpty());
+	}
+
+	/**
 	 * The priorities of the ready lists claim reads, in the order it reads them (see
 	 * {@link #listsToRead()}).
 	 * @return the priorities, 0 for the ready list
 	 */
 	List<Integer> prioritiesToRead() {
 		List<Integer> priorities = new ArrayList<>();
-		if (!this.priorities.isEmpty()) {
+		if (readsPriorities()) {
 			for (int priority = Script.MAX_PRIORITY; priority >= 1; priority--) {
 				if (!this.readyLists.get(priority).isEmpty()) {
 					priorities.add(priority);
@@ -613,11 +623,10 @@ final class QueueModel {
 	// claim.lua, chunk by chunk as the script reads the ready list. While the topic uses
 	// priorities, an id in the list of another priority than its message's is dropped:
 	// the message has an entry of its own in the list of its priority; one without an
-	// entry is the list's when its body's priority header names that list's priority. A
-	// claim that found the ready list empty, wanting more, while no message has a
-	// priority, reads the lists of priorities 9 down to 1 too (ids left there when the
-	// priorities hash was lost). A due message of a group found in a list (made ready
-	// there by a version without groups) joins its group; one not yet due is kept.
+	// entry is the list's when its body's priority header names that list's priority
+	// (the lists of priorities are read while one is not empty, also with no entry left).
+	// A due message of a group found in a list (made ready there by a version without
+	// groups) joins its group; one not yet due is kept.
 	ClaimReply claim(long now, String consumer, String token, int limit, int earlyLimit, long deadline) {
 		ClaimRecord record = this.claimRecords.get(consumer);
 		if (record != null && record.token().equals(token)) {
@@ -633,22 +642,8 @@ final class QueueModel {
 			return new ClaimReply(ids, stored, false, true);
 		}
 		ListScan scan = new ListScan(now, limit, earlyLimit);
-		boolean prioritized = !this.priorities.isEmpty();
 		List<Integer> listPriorities = prioritiesToRead();
-		scan.read(listPriorities, prioritized);
-		if (scan.looked == 0 && scan.claimed < limit && !prioritized
-				&& this.readyLists.subList(1, this.readyLists.size()).stream().anyMatch((list) -> !list.isEmpty())) {
-			List<Integer> strays = new ArrayList<>();
-			for (int priority = Script.MAX_PRIORITY; priority >= 1; priority--) {
-				if (!this.readyLists.get(priority).isEmpty()) {
-					strays.add(priority);
-				}
-			}
-			strays.add(0);
-			scan = new ListScan(now, limit, earlyLimit);
-			scan.read(strays, true);
-			listPriorities = strays;
-		}
+		scan.read(listPriorities, readsPriorities());
 		if (scan.looked == 0) {
 			this.claimRecords.remove(consumer);
 			return new ClaimReply(List.of(), List.of(), false, false);
