@@ -347,6 +347,40 @@ class LostPrioritiesReviewTests {
 	}
 
 	/**
+	 * The claim that takes the plain list's last id (fewer than it wanted) runs no
+	 * stray-list read, as it looked at an id: it says nothing more is waiting, so the
+	 * consumer goes idle, and the broker's read says the same (see
+	 * anIdleListenerClaimsAMessageOnTheListOfNineWhoseSignalAndHashAreLost): a message of
+	 * priority 9 whose entry is lost waits for a claim that finds the plain list empty,
+	 * which nothing sends while every claim finds a new message of priority 0 there.
+	 */
+	@Test
+	@Disabled("finding: with the priorities hash lost, a claim that took the plain list's last id (fewer than wanted)"
+			+ " says no more is waiting while the list of 9 holds a message it would claim next; the broker's read"
+			+ " says the same, so a consumer fed messages of priority 0 only never makes the claim that reads it")
+	void aClaimThatEndsThePlainListShortSaysMoreIsWaitingWhileTheListOfNineHoldsAClaimableMessage() {
+		try (TestStore fixture = TestStore.create()) {
+			RedisMessageStore store = fixture.store();
+			send(fixture.template(), TOPIC, "urgent", 9, Duration.ZERO);
+			Transitions.promote(store, TOPIC, 10);
+			fixture.redis().delete(store.keys(TOPIC).priorities());
+			send(fixture.template(), TOPIC, "plain", 0, Duration.ZERO);
+			boolean readyWaiting = Transitions.promote(store, TOPIC, 10).readyWaiting();
+
+			String consumer = LeaseTokens.newToken();
+			ClaimResult first = Transitions.claim(store, TOPIC, consumer, consumer + ".1", 10, 0, LEASE);
+			assertThat(first.messages()).extracting(ClaimedMessage::id).containsExactly("plain");
+			boolean waitingAfter = Transitions.promote(store, TOPIC, 10).readyWaiting();
+			assertThat(Transitions.claim(store, TOPIC, 10, LEASE)).extracting(ClaimedMessage::id)
+				.as("the next claim")
+				.containsExactly("urgent");
+			assertThat(readyWaiting).isTrue();
+			assertThat(first.more() || waitingAfter).as("the claim's reply or the broker's read says more waits")
+				.isTrue();
+		}
+	}
+
+	/**
 	 * A running listener, idle: a message of priority 9 is made ready on its list without
 	 * a signal (as a lost wake-up) while the priorities hash is lost. A claim would take
 	 * it now, but the broker's promote still reports the ready lists empty (ready_waiting
