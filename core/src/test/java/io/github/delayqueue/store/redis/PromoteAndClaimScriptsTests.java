@@ -89,19 +89,13 @@ class PromoteAndClaimScriptsTests {
 	}
 
 	@Test
-	void promoteDoesNotCountAnIdLeftInAReadyListOfAPriorityWhileNoMessageHasOneAndAClaimDropsIt() {
+	void promoteCountsAnIdLeftInAReadyListOfAPriorityUntilAClaimDropsIt() {
 		ScriptTest.run((template, store, redis) -> {
 			redis.opsForList().rightPush(store.keys("jobs").ready(3), "left");
-			assertThat(Transitions.promote(store, "jobs", 10, Duration.ZERO).readyWaiting()).isFalse();
-			template.send(DelayMessage.builder("jobs", "later").id("later").priority(2).delay(HOUR).build());
-			assertThat(Transitions.promote(store, "jobs", 10, Duration.ZERO).readyWaiting())
-				.as("while a message has a priority")
-				.isTrue();
-			redis.delete(store.keys("jobs").priorities());
+			assertThat(Transitions.promote(store, "jobs", 10, Duration.ZERO).readyWaiting()).isTrue();
 			assertThat(Transitions.claim(store, "jobs", 10, Duration.ofMinutes(2))).isEmpty();
-			assertThat(redis.hasKey(store.keys("jobs").ready(3)))
-				.as("dropped by a claim that found the ready list and the priorities empty")
-				.isFalse();
+			assertThat(redis.hasKey(store.keys("jobs").ready(3))).as("dropped by the claim").isFalse();
+			assertThat(Transitions.promote(store, "jobs", 10, Duration.ZERO).readyWaiting()).isFalse();
 		});
 	}
 
