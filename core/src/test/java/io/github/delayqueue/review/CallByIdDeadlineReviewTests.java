@@ -357,7 +357,7 @@ class CallByIdDeadlineReviewTests {
 	 * SendExpiryReviewTests.aCancelRightAfterAQueuedReplicatedSendOfItsIdCancelsIt races
 	 * the same way (the send taken by a thread with 105 ms left and timing out at its
 	 * deadline, or its expiry timer late): it failed on Redis 6.2 in 1 of 2 runs here.
-	 * Not made here in 4, 2, 4, 5 and 5 of 5 rounds (five runs, Redis 7 and 6.2).
+	 * Not made here in 2 to 5 of 5 rounds in each of nine runs (Redis 7 and 6.2).
 	 */
 	@Test
 	@Disabled("finding: a call by id right after a send whose outcome comes at the send's own deadline (its timeout, "
