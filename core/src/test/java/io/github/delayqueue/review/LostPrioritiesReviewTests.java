@@ -332,11 +332,11 @@ class LostPrioritiesReviewTests {
 	}
 
 	/**
-	 * A message of priority 9 whose entry is lost, beside a new message of priority 0: the
-	 * claim reads the list of 9 first, as the list exists (finding, fixed: the claim that
-	 * took the plain list's last id said nothing more was waiting, and the broker's read
-	 * said the same, so a consumer fed messages of priority 0 never made the claim that
-	 * read it).
+	 * A message of priority 9 whose entry is lost, beside a new message of priority 0:
+	 * the claim reads the list of 9 first, as the list exists (finding, fixed: the claim
+	 * that took the plain list's last id said nothing more was waiting, and the broker's
+	 * read said the same, so a consumer fed messages of priority 0 never made the claim
+	 * that read it).
 	 */
 	@Test
 	void aClaimOfThePlainListTakesAMessageOfTheListOfNineWhoseEntryIsLostFirst() {

@@ -26,6 +26,13 @@ import org.springframework.dao.QueryTimeoutException;
  */
 final class UnansweredSends {
 
+	/**
+	 * How long past its first deadline a call by id waits for an earlier send's outcome:
+	 * that send's own deadline may be the same instant (made just before, with the same
+	 * timeout), and its timer may fire a little after the call's.
+	 */
+	private static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+
 	private final Map<String, Map<String, CompletableFuture<?>>> byTopic = new ConcurrentHashMap<>();
 
 	/**
@@ -69,13 +76,15 @@ final class UnansweredSends {
 	 * gives the call by id its deadline: its own timeout from when it may be made. So a
 	 * call right after a send that waited in this store (for room, for a thread) until
 	 * its own expiry still has its whole timeout for itself, and a call by id takes at
-	 * most twice its timeout in all.
+	 * most twice its timeout in all, and a fifth of a second (the wait for the earlier
+	 * send goes that much past the first deadline, as that send's timer may fire a little
+	 * after the call's).
 	 * @param topic the topic
 	 * @param id the message id
 	 * @param deadlines the deadline ({@link System#nanoTime()}) of a call made now
 	 * @return the deadline of the call by id
-	 * @throws QueryTimeoutException if a send of the id is still unanswered at the first
-	 * deadline: the call by id is not made
+	 * @throws QueryTimeoutException if a send of the id is still unanswered a fifth of a
+	 * second past the first deadline: the call by id is not made
 	 */
 	long awaitEarlier(String topic, String id, LongSupplier deadlines) {
 		long deadline = deadlines.getAsLong();
@@ -85,7 +94,7 @@ final class UnansweredSends {
 			return deadline;
 		}
 		try {
-			earlier.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+			earlier.get(Math.max(0, deadline + GRACE_NANOS - System.nanoTime()), TimeUnit.NANOSECONDS);
 		}
 		catch (ExecutionException ex) {
 			// Its outcome is known, and that is all the call by id waits for.
