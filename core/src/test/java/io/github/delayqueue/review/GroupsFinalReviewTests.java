@@ -3,6 +3,7 @@ package io.github.delayqueue.review;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -412,6 +413,277 @@ class GroupsFinalReviewTests {
 			});
 			assertThat(order).containsExactly("urgent", "a", "b", "dead");
 		}
+	}
+
+	// ---------------------------------------------------------------- outages
+
+	/**
+	 * Three applications, each behind a proxy that puts Redis 1-4 ms away and now and
+	 * then drops the reply to a script call after Redis ran it (the client reconnects and
+	 * sends it again), claim six groups of thirty messages with {@code group-concurrency:
+	 * 1}, {@code group-order: strict} and a per-group rate limit of 25 a second; they
+	 * acknowledge, fail (a strict retry) or slow down what they claim, while an operator
+	 * pauses and resumes groups through the first proxy. Throughout: no message is
+	 * claimed while another application holds its lease, no group has two messages in
+	 * flight or a slot count above 1, no group's message is claimed inside a pause the
+	 * operator holds, no two claims of a group are closer than its pace, each group's
+	 * messages are acknowledged in order; at the end nothing is lost and no slot, member,
+	 * count or wait is left.
+	 */
+	@Test
+	void strictPacedAndPausedGroupsHoldThroughSlowAndLostRepliesAcrossThreeApplications() throws Exception {
+		int groupsCount = 6;
+		int perGroup = 30;
+		RateLimit pace = new RateLimit(25, Duration.ofSeconds(1));
+		long paceMicros = 40_000;
+		try (TestStore sender = TestStore.create()) {
+			List<TestStore> apps = new ArrayList<>();
+			try {
+				for (int i = 0; i < 3; i++) {
+					apps.add(TestStore.builder().prefix(sender.prefix()).behindProxy().build());
+				}
+				RedisMessageStore senderStore = sender.store();
+				TopicKeys keys = senderStore.keys(TOPIC);
+				List<NewMessage> messages = new ArrayList<>();
+				long now = System.currentTimeMillis();
+				for (int i = 0; i < perGroup; i++) {
+					for (int g = 0; g < groupsCount; g++) {
+						messages.add(grouped("g" + g + "-" + (100 + i), now + i, "g" + g));
+					}
+				}
+				senderStore.send(TOPIC, messages);
+				Fuzz fuzz = new Fuzz(paceMicros);
+				List<Thread> threads = new ArrayList<>();
+				long deadline = System.nanoTime() + Duration.ofSeconds(25).toNanos();
+				for (int a = 0; a < apps.size(); a++) {
+					TestStore app = apps.get(a);
+					java.util.Random random = new java.util.Random(38L * 31 + a);
+					threads.add(new Thread(() -> fuzz.run(() -> {
+						while (fuzz.acked.size() < messages.size() && System.nanoTime() < deadline) {
+							fuzz.step(app, random, pace);
+						}
+					}), "fuzz-" + a));
+				}
+				DelayQueueGroups operator = new DelayQueueGroups(apps.get(0).store());
+				java.util.Random opRandom = new java.util.Random(38);
+				threads.add(new Thread(() -> fuzz.run(() -> {
+					while (fuzz.acked.size() < messages.size() && System.nanoTime() < deadline) {
+						fuzz.operate(operator, sender.redis(), keys, "g" + opRandom.nextInt(groupsCount), opRandom);
+					}
+				}), "operator"));
+				long started = System.nanoTime();
+				threads.forEach(Thread::start);
+				for (Thread thread : threads) {
+					thread.join(Duration.ofSeconds(40).toMillis());
+				}
+				System.out
+					.println("GroupsFinalReviewTests fuzz: " + Duration.ofNanos(System.nanoTime() - started).toMillis()
+							+ " ms, slowest step " + fuzz.slowest.get() + " ms, " + fuzz.acked.size()
+							+ " acknowledged of " + messages.size() + ", " + fuzz.claims.get() + " claims, "
+							+ fuzz.retries.get() + " retries, " + fuzz.slowDowns.get() + " slow-downs, "
+							+ fuzz.pauses.get() + " pauses, " + fuzz.drops.get() + " replies dropped, "
+							+ fuzz.pauseChecks.get() + " messages of other groups claimed inside an operator's pause");
+				assertThat(fuzz.failures).as("invariants broken").isEmpty();
+				assertThat(fuzz.acked).hasSize(messages.size());
+				fuzz.ackOrder
+					.forEach((group, order) -> assertThat(order).as("%s acknowledged in order", group).isSorted());
+				StringRedisTemplate redis = sender.redis();
+				assertThat(redis.hasKey(keys.messages())).as("messages left").isFalse();
+				assertThat(redis.hasKey(keys.inFlight())).isFalse();
+				assertThat(redis.hasKey(keys.groupSlots())).as("slots left").isFalse();
+				assertThat(redis.hasKey(keys.groupReady())).as("members left").isFalse();
+				assertThat(redis.hasKey(keys.groupCounts())).as("counts left").isFalse();
+				assertThat(redis.hasKey(keys.groupRotation())).as("rotation left").isFalse();
+				assertThat(redis.opsForZSet()
+					.rangeByScore(keys.groupWaits(), System.currentTimeMillis(), Double.POSITIVE_INFINITY))
+					.as("waits not ended")
+					.isEmpty();
+			}
+			finally {
+				apps.forEach(TestStore::close);
+			}
+		}
+	}
+
+	/** An operator's pause, from when its call returned to when it ends or was ended. */
+	private static final class Window {
+
+		final String group;
+
+		final long from;
+
+		volatile long to;
+
+		Window(String group, long from, long to) {
+			this.group = group;
+			this.from = from;
+			this.to = to;
+		}
+
+	}
+
+	/** The shared model of the fuzz: who holds what, and what each group saw. */
+	private static final class Fuzz {
+
+		final java.util.Set<String> acked = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+		final Map<String, String> holder = new java.util.concurrent.ConcurrentHashMap<>();
+
+		final Map<String, String> groupHeld = new java.util.concurrent.ConcurrentHashMap<>();
+
+		final Map<String, List<String>> ackOrder = new java.util.concurrent.ConcurrentHashMap<>();
+
+		final Map<String, java.util.Set<Long>> claimTimes = new java.util.concurrent.ConcurrentHashMap<>();
+
+		final List<Window> windows = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+		final List<String> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+		final java.util.concurrent.atomic.AtomicInteger claims = new java.util.concurrent.atomic.AtomicInteger();
+
+		final java.util.concurrent.atomic.AtomicInteger retries = new java.util.concurrent.atomic.AtomicInteger();
+
+		final java.util.concurrent.atomic.AtomicInteger slowDowns = new java.util.concurrent.atomic.AtomicInteger();
+
+		final java.util.concurrent.atomic.AtomicInteger pauses = new java.util.concurrent.atomic.AtomicInteger();
+
+		final java.util.concurrent.atomic.AtomicInteger drops = new java.util.concurrent.atomic.AtomicInteger();
+
+		final java.util.concurrent.atomic.AtomicLong slowest = new java.util.concurrent.atomic.AtomicLong();
+
+		final java.util.concurrent.atomic.AtomicInteger pauseChecks = new java.util.concurrent.atomic.AtomicInteger();
+
+		private final long paceMicros;
+
+		Fuzz(long paceMicros) {
+			this.paceMicros = paceMicros;
+		}
+
+		void run(Runnable body) {
+			try {
+				body.run();
+			}
+			catch (Throwable ex) {
+				this.failures.add(Thread.currentThread().getName() + " failed: " + ex);
+			}
+		}
+
+		void step(TestStore app, java.util.Random random, RateLimit pace) {
+			RedisMessageStore store = app.store();
+			app.proxy().latency(Duration.ofMillis(1 + random.nextInt(4)));
+			if (random.nextInt(12) == 0) {
+				app.proxy()
+					.dropNextReplyToCommand(
+							(command) -> command.get(0).toUpperCase(java.util.Locale.ROOT).startsWith("EVAL"));
+				this.drops.incrementAndGet();
+			}
+			if (random.nextInt(8) == 0) {
+				Transitions.promote(store, TOPIC, 100);
+			}
+			String consumer = LeaseTokens.newToken();
+			long start = System.currentTimeMillis();
+			List<ClaimedMessage> claimed = store.topic(TOPIC)
+				.claim(consumer, consumer + ".1", 1 + random.nextInt(3), 0, MINUTE, null, 1, GroupWeights.NONE, pace,
+						WriteGate.OPEN)
+				.join()
+				.messages();
+			long end = System.currentTimeMillis();
+			this.slowest.accumulateAndGet(end - start, Math::max);
+			this.claims.incrementAndGet();
+			for (ClaimedMessage message : claimed) {
+				String group = message.id().substring(0, message.id().indexOf('-'));
+				String before = this.holder.putIfAbsent(message.id(), consumer);
+				if (before != null) {
+					this.failures.add(message.id() + " claimed by " + consumer + " while " + before + " holds it");
+				}
+				String other = this.groupHeld.putIfAbsent(group, message.id());
+				if (other != null) {
+					this.failures.add(message.id() + " claimed while " + other + " of its group is in flight");
+				}
+				for (Window window : this.windows) {
+					if (window.from <= start && end < window.to) {
+						if (group.equals(window.group)) {
+							this.failures.add(message.id() + " claimed at " + message.claimedAt()
+									+ " by a claim sent at " + start + " and answered at " + end
+									+ ", inside a pause of its group from " + window.from + " to " + window.to);
+						}
+						else {
+							this.pauseChecks.incrementAndGet();
+						}
+					}
+				}
+				long micros = java.time.temporal.ChronoUnit.MICROS.between(Instant.EPOCH, message.claimedAt());
+				java.util.Set<Long> times = this.claimTimes.computeIfAbsent(group,
+						(g) -> new java.util.concurrent.ConcurrentSkipListSet<>());
+				synchronized (times) {
+					for (long time : times) {
+						if (Math.abs(time - micros) < this.paceMicros - 1_000) {
+							this.failures.add(message.id() + " claimed " + Math.abs(time - micros)
+									+ " µs after another of its group, under a pace of " + this.paceMicros);
+						}
+					}
+					times.add(micros);
+				}
+			}
+			for (ClaimedMessage message : claimed) {
+				String group = message.id().substring(0, message.id().indexOf('-'));
+				int what = random.nextInt(10);
+				this.holder.remove(message.id());
+				this.groupHeld.remove(group);
+				if (what < 2) {
+					this.retries.incrementAndGet();
+					store.topic(TOPIC)
+						.retry(message.id(), message.leaseToken(), Duration.ofMillis(30 + random.nextInt(100)), "boom",
+								GroupWait.IN_GROUP);
+				}
+				else if (what == 2) {
+					this.slowDowns.incrementAndGet();
+					store.topic(TOPIC)
+						.postpone(message.id(), message.leaseToken(), Duration.ofMillis(30 + random.nextInt(60)),
+								GroupWait.IN_GROUP);
+				}
+				else {
+					this.ackOrder.computeIfAbsent(group, (g) -> new java.util.concurrent.CopyOnWriteArrayList<>())
+						.add(message.id());
+					this.acked.add(message.id());
+					Transitions.ack(store, TOPIC, message.id(), message.leaseToken());
+				}
+			}
+			if (claimed.isEmpty()) {
+				java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(2).toNanos());
+			}
+		}
+
+		private void endPauses(String group, long at) {
+			for (Window window : this.windows) {
+				if (window.group.equals(group)) {
+					window.to = Math.min(window.to, at);
+				}
+			}
+		}
+
+		void operate(DelayQueueGroups operator, StringRedisTemplate redis, TopicKeys keys, String group,
+				java.util.Random random) {
+			long length = 60 + random.nextInt(200);
+			// A pause again sets a new end: the pauses of the group before end then at
+			// the latest.
+			endPauses(group, System.currentTimeMillis());
+			Instant end = operator.pause(TOPIC, group, Duration.ofMillis(length));
+			this.windows.add(new Window(group, System.currentTimeMillis(), end.toEpochMilli() - 2));
+			this.pauses.incrementAndGet();
+			java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(random.nextInt(120)).toNanos());
+			if (random.nextBoolean()) {
+				endPauses(group, System.currentTimeMillis());
+				operator.resume(TOPIC, group);
+			}
+			for (Map.Entry<Object, Object> slots : redis.opsForHash().entries(keys.groupSlots()).entrySet()) {
+				if (Long.parseLong(slots.getValue().toString()) > 1) {
+					this.failures.add("group " + slots.getKey() + " holds " + slots.getValue() + " slots");
+				}
+			}
+			java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(random.nextInt(20)).toNanos());
+		}
+
 	}
 
 	// ---------------------------------------------------------------- the late policy
