@@ -422,13 +422,13 @@ class GroupsFinalReviewTests {
 	 * then drops the reply to a script call after Redis ran it (the client reconnects and
 	 * sends it again), claim six groups of thirty messages with {@code group-concurrency:
 	 * 1}, {@code group-order: strict} and a per-group rate limit of 25 a second; they
-	 * acknowledge, fail (a strict retry) or slow down what they claim, while an operator
-	 * pauses and resumes groups through the first proxy. Throughout: no message is
-	 * claimed while another application holds its lease, no group has two messages in
-	 * flight or a slot count above 1, no group's message is claimed inside a pause the
-	 * operator holds, no two claims of a group are closer than its pace, each group's
-	 * messages are acknowledged in order; at the end nothing is lost and no slot, member,
-	 * count or wait is left.
+	 * acknowledge, fail (a strict retry), slow down or abandon (a crash: its lease of a
+	 * second expires) what they claim, while an operator pauses and resumes groups
+	 * through the first proxy. Throughout: no message is claimed while another
+	 * application holds its lease, no group has two messages in flight or a slot count
+	 * above 1, no group's message is claimed inside a pause the operator holds, no two
+	 * claims of a group are closer than its pace, each group's messages are acknowledged
+	 * in order; at the end nothing is lost and no slot, member, count or wait is left.
 	 */
 	@Test
 	void strictPacedAndPausedGroupsHoldThroughSlowAndLostRepliesAcrossThreeApplications() throws Exception {
@@ -472,6 +472,13 @@ class GroupsFinalReviewTests {
 					}
 				}), "operator"));
 				long started = System.nanoTime();
+				threads.add(new Thread(() -> fuzz.run(() -> {
+					while (fuzz.acked.size() < messages.size() && System.nanoTime() < deadline) {
+						fuzz.expired
+							.addAndGet(Transitions.expireLeases(senderStore, TOPIC, 100, 100).requeued().size());
+						java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
+					}
+				}), "expirer"));
 				threads.forEach(Thread::start);
 				for (Thread thread : threads) {
 					thread.join(Duration.ofSeconds(40).toMillis());
@@ -481,6 +488,7 @@ class GroupsFinalReviewTests {
 							+ " ms, slowest step " + fuzz.slowest.get() + " ms, " + fuzz.acked.size()
 							+ " acknowledged of " + messages.size() + ", " + fuzz.claims.get() + " claims, "
 							+ fuzz.retries.get() + " retries, " + fuzz.slowDowns.get() + " slow-downs, "
+							+ fuzz.crashes.get() + " abandoned, " + fuzz.expired.get() + " leases expired, "
 							+ fuzz.pauses.get() + " pauses, " + fuzz.drops.get() + " replies dropped, "
 							+ fuzz.pauseChecks.get() + " messages of other groups claimed inside an operator's pause");
 				assertThat(fuzz.failures).as("invariants broken").isEmpty();
@@ -549,11 +557,21 @@ class GroupsFinalReviewTests {
 
 		final java.util.concurrent.atomic.AtomicInteger drops = new java.util.concurrent.atomic.AtomicInteger();
 
+		final java.util.concurrent.atomic.AtomicInteger crashes = new java.util.concurrent.atomic.AtomicInteger();
+
+		final java.util.concurrent.atomic.AtomicInteger expired = new java.util.concurrent.atomic.AtomicInteger();
+
 		final java.util.concurrent.atomic.AtomicLong slowest = new java.util.concurrent.atomic.AtomicLong();
 
 		final java.util.concurrent.atomic.AtomicInteger pauseChecks = new java.util.concurrent.atomic.AtomicInteger();
 
 		private final long paceMicros;
+
+		/**
+		 * The lease of the fuzz's claims: a crashed application's message comes back
+		 * soon.
+		 */
+		static final Duration LEASE = Duration.ofSeconds(1);
 
 		Fuzz(long paceMicros) {
 			this.paceMicros = paceMicros;
@@ -583,8 +601,8 @@ class GroupsFinalReviewTests {
 			String consumer = LeaseTokens.newToken();
 			long start = System.currentTimeMillis();
 			List<ClaimedMessage> claimed = store.topic(TOPIC)
-				.claim(consumer, consumer + ".1", 1 + random.nextInt(3), 0, MINUTE, null, 1, GroupWeights.NONE, pace,
-						WriteGate.OPEN)
+				.claim(consumer, consumer + ".1", 1 + random.nextInt(3), 0, Fuzz.LEASE, null, 1, GroupWeights.NONE,
+						pace, WriteGate.OPEN)
 				.join()
 				.messages();
 			long end = System.currentTimeMillis();
@@ -627,16 +645,21 @@ class GroupsFinalReviewTests {
 			}
 			for (ClaimedMessage message : claimed) {
 				String group = message.id().substring(0, message.id().indexOf('-'));
-				int what = random.nextInt(10);
+				int what = random.nextInt(20);
 				this.holder.remove(message.id());
 				this.groupHeld.remove(group);
-				if (what < 2) {
+				if (what < 4) {
 					this.retries.incrementAndGet();
 					store.topic(TOPIC)
 						.retry(message.id(), message.leaseToken(), Duration.ofMillis(30 + random.nextInt(100)), "boom",
 								GroupWait.IN_GROUP);
 				}
-				else if (what == 2) {
+				else if (what == 6) {
+					// The application dies with it: its lease ends, and it is claimed
+					// again first.
+					this.crashes.incrementAndGet();
+				}
+				else if (what == 4 || what == 5) {
 					this.slowDowns.incrementAndGet();
 					store.topic(TOPIC)
 						.postpone(message.id(), message.leaseToken(), Duration.ofMillis(30 + random.nextInt(60)),
