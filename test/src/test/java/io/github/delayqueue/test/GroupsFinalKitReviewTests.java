@@ -71,12 +71,20 @@ class GroupsFinalKitReviewTests {
 		this.template.send(DelayMessage.builder("orders", "x").id("x-1").group("other").build());
 		this.clock.advance(Duration.ofSeconds(30));
 		assertThat(this.orders.handled.keySet()).containsExactlyInAnyOrder("a-1#1", "x-1#1");
+		assertThat(this.clock).topic("orders")
+			.hasPausedGroup("a")
+			.hasReadyCountInGroup("a", 3)
+			.hasReadyCountInGroup("other", 0);
 		this.groups.pause("orders", "a", Duration.ofMinutes(10));
 		this.clock.advance(Duration.ofMinutes(6));
 		assertThat(this.orders.handled.keySet()).as("the strict wait ended, the operator's pause holds")
 			.containsExactlyInAnyOrder("a-1#1", "x-1#1");
 		assertThat(this.clock).topic("orders").hasPausedGroup("a");
-		this.clock.advance(Duration.ofMinutes(7));
+		this.clock.advance(Duration.ofMinutes(4).plusSeconds(45));
+		assertThat(this.orders.handled.keySet()).as("10m45s in: a-1 again, a-2 waits for its pace")
+			.containsExactly("a-1#1", "x-1#1", "a-1#2");
+		assertThat(this.clock).topic("orders").hasPausedGroup("a").hasReadyCountInGroup("a", 2);
+		this.clock.advance(Duration.ofMinutes(2).plusSeconds(15));
 		assertThat(this.orders.handled.keySet()).containsExactly("a-1#1", "x-1#1", "a-1#2", "a-2#1", "a-3#1");
 		Instant second = this.orders.handled.get("a-1#2");
 		assertThat(Duration.between(start, second)).as("after the operator's pause")
