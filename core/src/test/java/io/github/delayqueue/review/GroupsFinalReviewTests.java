@@ -441,6 +441,41 @@ class GroupsFinalReviewTests {
 		}
 	}
 
+	/**
+	 * With {@code group-concurrency: 1} in strict order: a waits for its retry; a message
+	 * of priority 9 sent meanwhile is claimed first when the wait ends, and fails too:
+	 * the group waits again, for the urgent one's retry, and a (whose wait ended) is not
+	 * claimed meanwhile; then the urgent one, then a, then b.
+	 */
+	@Test
+	void aHigherPriorityMessageThatPassesAWaitingOneAndFailsHoldsTheGroupAgain() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			long now = System.currentTimeMillis();
+			store.send(TOPIC, List.of(grouped("a", now - 1_000, "g"), grouped("b", now - 900, "g")));
+			ClaimedMessage a = single(claim(store, TOPIC, 1, null));
+			store.topic(TOPIC).retry("a", a.leaseToken(), Duration.ofMillis(200), "boom", GroupWait.IN_GROUP);
+			store.send(TOPIC, List.of(grouped("urgent", now, "g").withPriority(9)));
+			ClaimedMessage urgent = await().atMost(Duration.ofSeconds(3))
+				.until(() -> claim(store, TOPIC, 1, null).messages(), (claimed) -> !claimed.isEmpty())
+				.get(0);
+			assertThat(urgent.id()).isEqualTo("urgent");
+			long urgentWaitEnd = store.topic(TOPIC)
+				.retry("urgent", urgent.leaseToken(), Duration.ofMillis(600), "boom", GroupWait.IN_GROUP);
+			List<String> order = new ArrayList<>();
+			await().atMost(Duration.ofSeconds(5)).until(() -> {
+				for (ClaimedMessage next : claim(store, TOPIC, 1, null).messages()) {
+					assertThat(System.currentTimeMillis()).as("%s claimed after the urgent one's wait", next.id())
+						.isGreaterThanOrEqualTo(urgentWaitEnd);
+					order.add(next.id());
+					Transitions.ack(store, TOPIC, next.id(), next.leaseToken());
+				}
+				return order.size() == 3;
+			});
+			assertThat(order).containsExactly("urgent", "a", "b");
+		}
+	}
+
 	// ---------------------------------------------------------------- outages
 
 	/**
