@@ -59,9 +59,9 @@ class GroupsFinalKitReviewTests {
 	}
 
 	/**
-	 * o-1 fails at once and waits 5 minutes in its group; the operator pauses the group
+	 * a-1 fails at once and waits 5 minutes in its group; the operator pauses the group
 	 * for 10 minutes 30 seconds in: the group waits until 10m30s (the later end), then
-	 * o-1 is delivered again, and o-2 and o-3 follow a minute apart each (the pace); the
+	 * a-1 is delivered again, and a-2 and a-3 follow a minute apart each (the pace); the
 	 * other group goes on meanwhile.
 	 */
 	@Test
@@ -99,9 +99,9 @@ class GroupsFinalKitReviewTests {
 	}
 
 	/**
-	 * o-1 fails and waits 5 minutes; the operator pauses the group for 2 minutes
+	 * b-1 fails and waits 5 minutes; the operator pauses the group for 2 minutes
 	 * (shorter: the pause ends with the wait) and resumes it a minute in: the group stays
-	 * paused until the wait's end, o-1 comes at 5 minutes, not before, and the rest at
+	 * paused until the wait's end, b-1 comes at 5 minutes, not before, and the rest at
 	 * their pace.
 	 */
 	@Test
