@@ -74,9 +74,7 @@ class CallByIdDeadlineReviewTests {
 	void aCancelOfAGroupedMessageThatWaitedForItsSendFindsItInTheOtherPartitionsWithinTwiceItsTimeout() {
 		try (TestStore fixture = partitioned()) {
 			RedisMessageStore store = fixture.store();
-			String group = groupElsewhere(store, "x");
-			setUp(store, grouped("x", group, "first", false));
-			warmUp(store);
+			String group = storedAndWarm(store, "first");
 			fixture.proxy().latency(Duration.ofMillis(300));
 			CompletableFuture<?> send = store.sendAsync(Map.of(TOPIC, List.of(grouped("x", group, "second", true))));
 			Timed<Boolean> cancel = Timed.of(() -> store.cancel(TOPIC, "x"));
@@ -99,9 +97,7 @@ class CallByIdDeadlineReviewTests {
 	void aCancelWhoseFanOutOutlastsItsOwnTimeoutAfterTheWaitFailsWithinTwiceItsTimeout() {
 		try (TestStore fixture = partitioned()) {
 			RedisMessageStore store = fixture.store();
-			String group = groupElsewhere(store, "x");
-			setUp(store, grouped("x", group, "first", false));
-			warmUp(store);
+			String group = storedAndWarm(store, "first");
 			fixture.proxy().latency(Duration.ofMillis(600));
 			CompletableFuture<?> send = store.sendAsync(Map.of(TOPIC, List.of(grouped("x", group, "second", true))));
 			Timed<Boolean> cancel = Timed.of(() -> store.cancel(TOPIC, "x"));
@@ -121,9 +117,7 @@ class CallByIdDeadlineReviewTests {
 	void aRescheduleAndAnInspectThatWaitedForTheirSendFanOutWithinTwiceTheirTimeout() {
 		try (TestStore fixture = partitioned()) {
 			RedisMessageStore store = fixture.store();
-			String group = groupElsewhere(store, "x");
-			setUp(store, grouped("x", group, "first", false));
-			warmUp(store);
+			String group = storedAndWarm(store, "first");
 			fixture.proxy().latency(Duration.ofMillis(300));
 			store.sendAsync(Map.of(TOPIC, List.of(grouped("x", group, "second", true))));
 			Timed<String> inspect = Timed.of(() -> body(store, "x"));
@@ -147,9 +141,7 @@ class CallByIdDeadlineReviewTests {
 	void aCancelAfterThreeChainedSendsOfItsIdWaitsForAllWithinItsFirstTimeoutAndCancelsTheLast() {
 		try (TestStore fixture = partitioned()) {
 			RedisMessageStore store = fixture.store();
-			String group = groupElsewhere(store, "x");
-			setUp(store, grouped("x", group, "v0", false));
-			warmUp(store);
+			String group = storedAndWarm(store, "v0");
 			fixture.proxy().latency(Duration.ofMillis(200));
 			List<CompletableFuture<?>> sends = new ArrayList<>();
 			for (int i = 1; i <= 3; i++) {
@@ -295,9 +287,7 @@ class CallByIdDeadlineReviewTests {
 		try (TestStore fixture = partitioned()) {
 			RedisMessageStore store = fixture.store();
 			DelayQueueTemplate template = fixture.template();
-			String group = groupElsewhere(store, "x");
-			setUp(store, grouped("x", group, "first", false));
-			warmUp(store);
+			String group = storedAndWarm(store, "first");
 			fixture.proxy().latency(Duration.ofMillis(300));
 			CompletableFuture<?> send = template.sendAsync(
 					DelayMessage.builder(TOPIC, "second").id("x").group(group).delay(Duration.ofHours(1)).build());
@@ -429,9 +419,7 @@ class CallByIdDeadlineReviewTests {
 	void anInspectRightAfterASendOfItsIdWaitsForRedisAtMostTwiceTheSendTimeoutAsTheDocsSay() {
 		try (TestStore fixture = partitioned()) {
 			RedisMessageStore store = fixture.store();
-			String group = groupElsewhere(store, "x");
-			setUp(store, grouped("x", group, "first", false));
-			warmUp(store);
+			String group = storedAndWarm(store, "first");
 			fixture.proxy().latency(Duration.ofMillis(380));
 			store.sendAsync(Map.of(TOPIC, List.of(grouped("x", group, "second", true))));
 			Timed<Object> inspect = Timed.of(() -> store.inspect(TOPIC, "x", 100));
@@ -451,6 +439,18 @@ class CallByIdDeadlineReviewTests {
 	 */
 	private static void setUp(RedisMessageStore store, NewMessage message) {
 		StoreCalls.withRetries(() -> store.send(TOPIC, List.of(message)));
+	}
+
+	/**
+	 * Stores message x, with the given body, in a group of another partition than the
+	 * id's (so a call by id fans out), and loads the scripts of the calls by id.
+	 * @return the group
+	 */
+	private static String storedAndWarm(RedisMessageStore store, String body) {
+		String group = groupElsewhere(store, "x");
+		setUp(store, grouped("x", group, body, false));
+		warmUp(store);
+		return group;
 	}
 
 	/**
