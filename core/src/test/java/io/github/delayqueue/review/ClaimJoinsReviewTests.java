@@ -440,6 +440,23 @@ class ClaimJoinsReviewTests {
 		}
 	}
 
+	@Test
+	void staleMembersOfAnotherRankAreDroppedAndTheLiveOneTakenOnceWithThePrioritiesHashLost() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			TopicKeys keys = store.keys(TOPIC);
+			store.send(TOPIC, List.of(message("x", 5, "g", 5), message("y", 6, "g", 0)));
+			Transitions.promote(store, TOPIC, 10);
+			assertThat(store.cancel(TOPIC, "x")).isTrue();
+			store.send(TOPIC, List.of(message("x", 7, "g", 3)));
+			Transitions.promote(store, TOPIC, 10);
+			test.redis().delete(keys.priorities());
+			assertThat(test.redis().opsForZSet().zCard(keys.groupReady())).isEqualTo(3);
+			assertThat(drain(store)).containsExactly("x", "y");
+			assertEmpty(test);
+		}
+	}
+
 	private static NewMessage message(String id, long due, String group, int priority) {
 		Map<String, String> headers = new HashMap<>();
 		if (group != null) {
