@@ -457,6 +457,23 @@ class ClaimJoinsReviewTests {
 		}
 	}
 
+	@Test
+	void joinedMessagesKeepTheTopicsRateLimit() {
+		try (TestStore test = TestStore.create()) {
+			RedisMessageStore store = test.store();
+			store.send(TOPIC, List.of(message("g-0", 5, "g", 0), message("h-0", 6, "h", 0), message("k-0", 7, "k", 0),
+					message("n-0", 8, null, 0)));
+			oldPromote(test, store.keys(TOPIC).ready(), "g-0", "h-0", "k-0", "n-0");
+			List<String> claimed = new ArrayList<>();
+			for (int i = 0; i < 5; i++) {
+				String consumer = LeaseTokens.newToken();
+				claimed.addAll(ids(Transitions.claim(store, TOPIC, consumer, consumer + ".1", 10, 0, LEASE,
+						new RateLimit(2, MINUTE), 0)));
+			}
+			assertThat(claimed).hasSize(2).doesNotHaveDuplicates();
+		}
+	}
+
 	private static NewMessage message(String id, long due, String group, int priority) {
 		Map<String, String> headers = new HashMap<>();
 		if (group != null) {
