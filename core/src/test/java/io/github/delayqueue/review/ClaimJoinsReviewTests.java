@@ -276,14 +276,11 @@ class ClaimJoinsReviewTests {
 
 	/**
 	 * The rotation lost (rebuilt from the group ready set, so the group counts are not
-	 * read) while the group counts hold the wrong type: claim.lua trims the group ready
-	 * set (ZREMRANGEBYLEX) before its HSET of the counts fails, and the message taken is
-	 * neither leased nor ready any more.
+	 * read) while the group counts hold the wrong type: the claim fails before any write
+	 * (finding, fixed: claim.lua trimmed the group ready set before its HSET of the
+	 * counts failed, and the message taken was neither leased nor ready any more).
 	 */
 	@Test
-	@Disabled("finding (low, pre-existing, repair only): with the group rotation lost and the group counts of the wrong "
-			+ "type, claim.lua's write_rotation removes the members looked at before HSET on the counts fails: the "
-			+ "message is stranded (stored, neither ready nor in flight)")
 	void aRebuiltRotationWithCountsOfTheWrongTypeFailsBeforeAnyWrite() {
 		try (TestStore test = TestStore.create()) {
 			RedisMessageStore store = test.store();

@@ -489,6 +489,8 @@ if redis.call('EXISTS', KEYS[19]) == 1 then
     -- The rotation is empty while the group ready set is not: it was lost (moved aside as of the
     -- wrong type, deleted). The groups of the set join it again, found one by one (up to 1000 a
     -- call; the rest once it is empty again), and a member that belongs to no group is dropped.
+    -- Their counts are written, not read, on this path: checked here, before any write.
+    expect(KEYS[20], 'hash')
     local from = '-'
     for _ = 1, 1000 do
       local first = redis.call('ZRANGEBYLEX', KEYS[19], from, '+', 'LIMIT', 0, 1)[1]
