@@ -34,6 +34,8 @@ class ScheduleStepsOnTheTestClockTests {
 
 	@Test
 	void anAdvanceWhoseStepsTakeLongerThanTheTimeoutTogetherSucceeds() {
+		// Ticks left over from the context's start or another test are handled first.
+		this.clock.advance(Duration.ZERO);
 		this.beats.handled.set(0);
 		long started = System.nanoTime();
 		this.clock.advance(Duration.ofSeconds(300));
