@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.delayqueue.group.DelayQueueGroups;
@@ -158,8 +159,10 @@ class GroupsFinalKitReviewTests {
 
 		private final ObjectProvider<DelayQueueTestClock> clock;
 
-		private final AtomicInteger running = new AtomicInteger();
+		/** Messages of each group in the handler now. */
+		private final Map<String, AtomicInteger> running = new ConcurrentHashMap<>();
 
+		/** The most messages of one group in the handler at once. */
 		volatile int mostAtOnce;
 
 		Orders(ObjectProvider<DelayQueueTestClock> clock) {
@@ -168,7 +171,9 @@ class GroupsFinalKitReviewTests {
 
 		@DelayListener(topic = "orders", concurrency = "4")
 		void onStep(Delivery<String> delivery) {
-			this.mostAtOnce = Math.max(this.mostAtOnce, this.running.incrementAndGet());
+			AtomicInteger ofGroup = this.running.computeIfAbsent(String.valueOf(delivery.group()),
+					(group) -> new AtomicInteger());
+			this.mostAtOnce = Math.max(this.mostAtOnce, ofGroup.incrementAndGet());
 			try {
 				this.handled.put(delivery.id() + "#" + delivery.attempt(), this.clock.getObject().now());
 				if (delivery.id().endsWith("-1") && delivery.attempt() == 1 && delivery.group() != null
@@ -177,7 +182,7 @@ class GroupsFinalKitReviewTests {
 				}
 			}
 			finally {
-				this.running.decrementAndGet();
+				ofGroup.decrementAndGet();
 			}
 		}
 
