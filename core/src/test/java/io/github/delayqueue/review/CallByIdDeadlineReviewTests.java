@@ -22,6 +22,7 @@ import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.NoResourceTransactionManager;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.PartitionApps;
 import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.BeforeAll;
@@ -50,6 +51,7 @@ import static org.awaitility.Awaitility.await;
  * the other docs still promise one timeout. Bounds are generous (2 x timeout + 1 s): the
  * machine is loaded.
  */
+@OnOneServerVersion
 class CallByIdDeadlineReviewTests {
 
 	private static final String TOPIC = "byid";

@@ -26,6 +26,7 @@ import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.Interruptibly;
 import io.github.delayqueue.testsupport.NoResourceTransactionManager;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.PartitionApps;
 import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
@@ -46,6 +47,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
  * Adversarial review of idempotent cancels (cancel.lua's request token and the {@code kc}
  * ZSET) and of four send calls of a partition on their way at once (SendCoalescer).
  */
+@OnOneServerVersion
 class CancelReplayReviewTests {
 
 	private static final Duration TIMEOUT = Duration.ofSeconds(5);

@@ -25,6 +25,7 @@ import io.github.delayqueue.store.WriteGate;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Disabled;
@@ -49,6 +50,7 @@ import static org.assertj.core.api.Assertions.assertThatException;
  * lookahead ids kept at the head, a stale copy on a list of a priority during a join, and
  * stats and pages while the priorities hash is lost.
  */
+@OnOneServerVersion
 class ClaimJoinsReviewTests {
 
 	private static final String TOPIC = "jobs";

@@ -17,6 +17,7 @@ import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.PartitionApps;
 import io.github.delayqueue.testsupport.Transitions;
 import org.jspecify.annotations.Nullable;
@@ -39,6 +40,7 @@ import static org.awaitility.Awaitility.await;
  * strict) and of the dead-letter call sent in full ({@code ScriptRunner.runInFull}). Real
  * Redis, behind a {@link FaultyRedisProxy} where a reply must be delayed or dropped.
  */
+@OnOneServerVersion
 class FinalReviewTests {
 
 	private static final Duration TIMEOUT = Duration.ofMillis(500);

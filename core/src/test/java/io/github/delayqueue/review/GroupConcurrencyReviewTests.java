@@ -24,6 +24,7 @@ import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.Interruptibly;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.time.RetryBackoff;
 
 import io.github.delayqueue.store.ClaimResult;
@@ -52,6 +53,7 @@ import static org.awaitility.Awaitility.await;
  * Adversarial review of the group concurrency limit (issue 38, step 5) on a real Redis:
  * where the group slots meet the rest of the queue.
  */
+@OnOneServerVersion
 class GroupConcurrencyReviewTests {
 
 	private static final String TOPIC = "jobs";

@@ -37,6 +37,7 @@ import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.Interruptibly;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import io.github.delayqueue.time.RetryBackoff;
@@ -59,6 +60,7 @@ import static org.awaitility.Awaitility.await;
  * paused group's message ever claimed while it is paused, and is a group ever stranded
  * once its pause ends or it is resumed.
  */
+@OnOneServerVersion
 class GroupPauseReviewTests {
 
 	private static final String TOPIC = "jobs";

@@ -32,6 +32,7 @@ import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.WriteGate;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import io.github.delayqueue.time.RetryBackoff;
@@ -56,6 +57,7 @@ import static org.awaitility.Awaitility.await;
  * the bookkeeping left when the limit is removed; and what an idle listener pays while
  * 1,000 groups wait for their pace.
  */
+@OnOneServerVersion
 class GroupRateLimitReviewTests {
 
 	private static final String TOPIC = "grr";

@@ -22,6 +22,7 @@ import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.TopicStats;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
@@ -41,6 +42,7 @@ import static org.awaitility.Awaitility.await;
  * group slots ({@code recount_slots.lua}) and the claim's shorter read of the rotation,
  * on a real Redis.
  */
+@OnOneServerVersion
 class GroupReadsReviewTests {
 
 	private static final String TOPIC = "jobs";

@@ -33,6 +33,7 @@ import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.WriteGate;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.PartitionApps;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
@@ -56,6 +57,7 @@ import static org.awaitility.Awaitility.await;
  * higher priority passes a message waiting in strict order. On a real Redis, through the
  * store's port, moving messages by hand.
  */
+@OnOneServerVersion
 class GroupsFinalReviewTests {
 
 	private static final String TOPIC = "jobs";

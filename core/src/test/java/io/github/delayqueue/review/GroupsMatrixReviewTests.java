@@ -42,6 +42,7 @@ import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.testsupport.Interruptibly;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import io.github.delayqueue.time.RetryBackoff;
@@ -63,6 +64,7 @@ import static org.awaitility.Awaitility.await;
  * replacing and deduplicated sends, Redis that comes back empty, replies lost or late,
  * graceful stops, dead letters. On a real Redis, several consumers.
  */
+@OnOneServerVersion
 class GroupsMatrixReviewTests {
 
 	private static final String TOPIC = "jobs";

@@ -34,6 +34,7 @@ import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.PartitionApps;
 import io.github.delayqueue.testsupport.Interruptibly;
 import io.github.delayqueue.testsupport.TestStore;
@@ -56,6 +57,7 @@ import static org.awaitility.Awaitility.await;
  * the group keys ({@code g}, {@code gq}, {@code gn}, {@code gv}, {@code ga}) across every
  * transition, the fairness of the rotation, keys lost or of the wrong type.
  */
+@OnOneServerVersion
 class GroupsReviewTests {
 
 	private static final String TOPIC = "jobs";

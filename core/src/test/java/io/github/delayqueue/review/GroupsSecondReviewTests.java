@@ -26,6 +26,7 @@ import io.github.delayqueue.store.redis.ScriptClock;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.NoResourceTransactionManager;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Disabled;
@@ -48,6 +49,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * {@code regroup.lua}, the groups parts of stats and page). Reuses the fixtures of
  * {@link GroupsReviewTests}.
  */
+@OnOneServerVersion
 class GroupsSecondReviewTests {
 
 	private static final String TOPIC = "jobs";

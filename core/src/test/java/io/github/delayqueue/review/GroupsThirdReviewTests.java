@@ -23,6 +23,7 @@ import io.github.delayqueue.store.MessageFormat;
 import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import io.github.delayqueue.time.RetryBackoff;
@@ -42,6 +43,7 @@ import static org.awaitility.Awaitility.await;
  * second review (send reads the groups hash only in a call with a grouped or replacing
  * message; claim's two budgets; the whole member checked; collect_member).
  */
+@OnOneServerVersion
 class GroupsThirdReviewTests {
 
 	private static final String TOPIC = "jobs";

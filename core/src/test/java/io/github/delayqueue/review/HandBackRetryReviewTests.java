@@ -25,6 +25,7 @@ import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
 import io.github.delayqueue.runtime.broker.BrokerSettings;
 import io.github.delayqueue.runtime.consumer.HandBacks;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.time.RetryBackoff;
 import io.github.delayqueue.store.ClaimedMessage;
 import io.github.delayqueue.store.redis.RedisMessageStore;
@@ -49,6 +50,7 @@ import static org.awaitility.Awaitility.await;
  * that fails is tried again by {@code StoreCalls.RETRIES}. Real Redis, behind a
  * {@link FaultyRedisProxy} where a reply must be held or dropped.
  */
+@OnOneServerVersion
 class HandBackRetryReviewTests {
 
 	private static final String TOPIC = "orders";

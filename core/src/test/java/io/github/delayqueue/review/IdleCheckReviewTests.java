@@ -17,6 +17,7 @@ import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.listener.LatePolicy;
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.listener.SlowDownException;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.time.RetryBackoff;
 import io.github.delayqueue.producer.DelayMessage;
 import io.github.delayqueue.runtime.DelayQueueRuntime;
@@ -48,6 +49,7 @@ import static org.awaitility.Awaitility.await;
  * per interval. Each test runs a real {@link DelayQueueRuntime} over a {@link TestStore}
  * behind a proxy, which counts the calls and can hold Redis' replies back.
  */
+@OnOneServerVersion
 class IdleCheckReviewTests {
 
 	private static final String TOPIC = "idle";

@@ -19,6 +19,7 @@ import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Disabled;
@@ -42,6 +43,7 @@ import static org.awaitility.Awaitility.await;
  * claims sent twice, bodies with no or a bogus priority header) and for its cost on a
  * topic without priorities.
  */
+@OnOneServerVersion
 class LostPrioritiesReviewTests {
 
 	private static final String TOPIC = "orders";

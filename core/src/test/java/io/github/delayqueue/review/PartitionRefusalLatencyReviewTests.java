@@ -8,6 +8,7 @@ import io.github.delayqueue.store.PartitionCountException;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.PartitionApps;
 import org.junit.jupiter.api.Test;
 
@@ -27,6 +28,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
  * milliseconds away, it must still fail within the send timeout and never hang, and store
  * nothing.
  */
+@OnOneServerVersion
 class PartitionRefusalLatencyReviewTests {
 
 	private static final Duration TIMEOUT = Duration.ofSeconds(1);

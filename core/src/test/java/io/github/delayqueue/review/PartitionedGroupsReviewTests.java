@@ -19,6 +19,7 @@ import io.github.delayqueue.store.TopicPartitions;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.PartitionApps;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Disabled;
@@ -39,6 +40,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * behind in the partitions it drops; and measures what the fan-out costs a cancel that
  * misses on an ungrouped topic.
  */
+@OnOneServerVersion
 class PartitionedGroupsReviewTests {
 
 	private static final int COUNT = 4;

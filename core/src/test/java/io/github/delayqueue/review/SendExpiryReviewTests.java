@@ -18,6 +18,7 @@ import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -39,6 +40,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * under queued sends), the timer thread's life across stores, calls by id and replacing
  * sends behind a queued send, and what a send without replication pays.
  */
+@OnOneServerVersion
 class SendExpiryReviewTests {
 
 	private static final String TOPIC = "expiry";

@@ -21,6 +21,7 @@ import io.github.delayqueue.test.redis.RedisServerProcess;
 import io.github.delayqueue.test.redis.TestRedis;
 import io.github.delayqueue.test.redis.TestRedisCluster;
 import io.github.delayqueue.testsupport.Interruptibly;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.PartitionApps;
 import io.github.delayqueue.testsupport.TestStore;
 import io.lettuce.core.resource.ClientResources;
@@ -55,6 +56,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * their timeout, lost or duplicated messages, and a writer task queued on an I/O thread
  * whose connection went away.
  */
+@OnOneServerVersion
 class SendWriterReviewTests {
 
 	private static final String TOPIC = "writer";

@@ -42,6 +42,7 @@ import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.testsupport.Interruptibly;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import io.github.delayqueue.time.RetryBackoff;
@@ -62,6 +63,7 @@ import static org.awaitility.Awaitility.await;
  * ({@code GroupWait.GROUP}), the claim loop's 1 ms follow-up for a listener with a group
  * concurrency and the recount's let-back of parked groups, on a real Redis.
  */
+@OnOneServerVersion
 class StrictOrderReviewTests {
 
 	private static final String TOPIC = "jobs";

@@ -26,6 +26,7 @@ import io.github.delayqueue.store.WriteGate;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
@@ -50,6 +51,7 @@ import static org.awaitility.Awaitility.await;
  * 1 and 2, and a seeded walk with short and long backoffs whose invariant is that no
  * claim takes a message of a group while a wait of it, not ended by a call, goes on.
  */
+@OnOneServerVersion
 class StrictWaitEndReviewTests {
 
 	private static final String TOPIC = "jobs";

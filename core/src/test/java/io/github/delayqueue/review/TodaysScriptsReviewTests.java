@@ -22,6 +22,7 @@ import io.github.delayqueue.store.WriteGate;
 import io.github.delayqueue.store.redis.RedisMessageStore;
 import io.github.delayqueue.store.redis.TopicKeys;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import org.junit.jupiter.api.Test;
@@ -36,6 +37,7 @@ import static org.awaitility.Awaitility.await;
  * parked with the pauses key lost, and resume tokens kept in the cancels key; on a real
  * Redis.
  */
+@OnOneServerVersion
 class TodaysScriptsReviewTests {
 
 	private static final String TOPIC = "jobs";

@@ -28,6 +28,7 @@ import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.RateLimit;
 import io.github.delayqueue.store.WriteGate;
 import io.github.delayqueue.store.redis.RedisMessageStore;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.testsupport.Transitions;
 import io.github.delayqueue.time.RetryBackoff;
@@ -52,6 +53,7 @@ import static org.awaitility.Awaitility.await;
  * messages of its group) and the listeners it wakes (how many claims many pause ends
  * cost, a stop while a pause-end claim is scheduled).
  */
+@OnOneServerVersion
 class WeightsAndWakeUpsReviewTests {
 
 	private static final String TOPIC = "wts";

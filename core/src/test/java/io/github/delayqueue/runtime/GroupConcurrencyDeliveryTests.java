@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.producer.DelayMessage;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
 
@@ -24,6 +25,7 @@ import static org.awaitility.Awaitility.await;
  * partitions too, where each group's messages are in its group's partition), and every
  * message delivered.
  */
+@OnOneServerVersion
 class GroupConcurrencyDeliveryTests {
 
 	private static final int GROUPS = 12;

@@ -9,6 +9,7 @@ import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.listener.LatePolicy;
 import io.github.delayqueue.listener.ListenerSettings;
 import io.github.delayqueue.producer.DelayMessage;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
 
@@ -21,6 +22,7 @@ import static org.awaitility.Awaitility.await;
  * paused group's messages wait for their pause, not for the listener's idle check too
  * (here 20 s).
  */
+@OnOneServerVersion
 class GroupPauseWakeUpTests {
 
 	private static final Duration IDLE_CHECK = Duration.ofSeconds(20);

@@ -10,6 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.producer.DelayMessage;
 import io.github.delayqueue.store.RateLimit;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
 
@@ -22,6 +23,7 @@ import static org.awaitility.Awaitility.await;
  * second: 250 ms), woken at their time rather than at the idle check, while the messages
  * of no group are not held back.
  */
+@OnOneServerVersion
 class GroupRateLimitDeliveryTests {
 
 	private static final RateLimit FOUR_A_SECOND = new RateLimit(4, Duration.ofSeconds(1));

@@ -9,6 +9,7 @@ import io.github.delayqueue.group.DelayQueueGroups;
 import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.listener.SlowDownException;
 import io.github.delayqueue.producer.DelayMessage;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.TestStore;
 import org.junit.jupiter.api.Test;
 
@@ -21,6 +22,7 @@ import static org.awaitility.Awaitility.await;
  * of no group go on being delivered while the group waits, and the group's messages come
  * again once the pause is over, the postponed one without an attempt counted.
  */
+@OnOneServerVersion
 class GroupSlowDownTests {
 
 	private static final Duration SLOW_DOWN = Duration.ofSeconds(2);

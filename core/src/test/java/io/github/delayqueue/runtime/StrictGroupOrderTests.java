@@ -8,6 +8,7 @@ import java.util.stream.IntStream;
 
 import io.github.delayqueue.listener.Delivery;
 import io.github.delayqueue.producer.DelayMessage;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.TestStore;
 import io.github.delayqueue.time.RetryBackoff;
 import org.junit.jupiter.api.Test;
@@ -21,6 +22,7 @@ import static org.awaitility.Awaitility.await;
  * group's next message), while a topic in relaxed order lets the next message pass the
  * retry.
  */
+@OnOneServerVersion
 class StrictGroupOrderTests {
 
 	private final List<String> handled = new CopyOnWriteArrayList<>();

@@ -19,6 +19,7 @@ import io.github.delayqueue.store.NewMessage;
 import io.github.delayqueue.store.Sent;
 import io.github.delayqueue.test.redis.FaultyRedisProxy;
 import io.github.delayqueue.test.redis.TestRedis;
+import io.github.delayqueue.testsupport.OnOneServerVersion;
 import io.github.delayqueue.testsupport.PartitionApps;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -38,6 +39,7 @@ import static org.awaitility.Awaitility.await;
  * after it and replaced it), and when the later one stored nothing either, both are sent
  * again, in order. Several of these come from an adversarial review.
  */
+@OnOneServerVersion
 class SendOrderTests {
 
 	private static final Duration TIMEOUT = Duration.ofSeconds(5);
