@@ -358,9 +358,6 @@ class ClaimJoinsReviewTests {
 	 * body names it: the page of ready messages and the stats should show it too.
 	 */
 	@Test
-	@Disabled("finding (low, ops view only): while the priorities hash is lost, page.lua leaves out the ids of the "
-			+ "lists of priorities that claim takes (it reads no body priority), and stats.lua reports no counts by "
-			+ "priority (uses_priorities) and skips group members of ranks other than 9 for the oldest ready")
 	void statsAndPagesShowWhatClaimTakesWhileThePrioritiesHashIsLost() {
 		try (TestStore test = TestStore.create()) {
 			RedisMessageStore store = test.store();

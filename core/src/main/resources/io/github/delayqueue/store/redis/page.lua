@@ -29,7 +29,9 @@
 --         its attempts and due time are given as -1
 -- For "r", ids that claim would drop (cancelled, rescheduled or in flight since, or in the list of
 -- another priority than their message's) are left out, so a page may hold fewer messages than
--- asked for; while the topic uses priorities, the ready lists are read one after the other in the
+-- asked for; an id without an entry in the priorities hash (lost or moved aside) is its list's when
+-- its body's "delay-queue-priority" header names that list's priority, as claim reads it (or when
+-- its body is longer than ARGV[4], not read); while the topic uses priorities, the ready lists are read one after the other in the
 -- order claim takes them (priority 9 first, the ready list last); the ready messages of groups
 -- come after them, group by group (by name), each group's in the order claim takes them.
 -- Returns {entries in the index (for "r", in the ready lists), then six values per message: id,
@@ -37,6 +39,7 @@
 --          (-1 and -1 when the stored message is gone, longer than ARGV[4] or its header unreadable),
 --          last error or "",
 --          priority (0 to 9)}.
+-- @include body_priority
 -- @include header
 -- @include bounded_hget
 -- @include ready_lists
@@ -84,12 +87,20 @@ for i = 1, #ids, step do
   local id = ids[i]
   local score = (kind == 'r') and -1 or tonumber(ids[i + 1])
   local listPriority = idPriorities[i]
-  local priority = tonumber(redis.call('HGET', (kind == 'd') and KEYS[16] or KEYS[6], id)) or 0
+  local entry = tonumber(redis.call('HGET', (kind == 'd') and KEYS[16] or KEYS[6], id))
+  local priority = entry or 0
+  local stored
+  if not entry and listPriority and listPriority > 0 then
+    stored = bounded_hget(KEYS[2], id, tonumber(ARGV[4]))
+    if stored == '' or (stored and body_priority(stored) == listPriority) then
+      priority = listPriority
+    end
+  end
   local ownList = not listPriority or priority == listPriority
   if kind ~= 'r' or (not seen[id] and not redis.call('ZSCORE', KEYS[4], id)
       and not redis.call('ZSCORE', KEYS[5], id) and ownList) then
     seen[id] = true
-    local stored = bounded_hget(KEYS[2], id, tonumber(ARGV[4]))
+    stored = stored or bounded_hget(KEYS[2], id, tonumber(ARGV[4]))
     if kind ~= 'r' or stored then
       local attempts, due = nil, nil
       if stored then

@@ -36,14 +36,16 @@
 --          from the first 2,000 groups of the group slots), then the number of paused groups
 --          (pauses not ended), the number j of those that follow (up to 10) and j pairs group, when
 --          its pause ends (epoch ms; 0 for one until resumed), those ending first first},
---          then, while the topic uses priorities, the length of the ready list of each priority
---          from 1 to 9 (ids that claim will drop included).
+--          then, while the topic uses priorities (its priorities hash or a ready list of a priority
+--          exists, as claim reads them, see ready_lists), the length of the ready list of each
+--          priority from 1 to 9 (ids that claim will drop included).
 -- Ready messages are the stored ones neither scheduled nor in flight: stored - scheduled - in flight
 -- (those of paused groups included).
 -- @include header
 -- @include ready_lists
--- @include uses_priorities
 local now = now_ms()
+-- One read, as ready_lists: the priorities hash or a ready list of a priority exists.
+local prioritized = redis.call('EXISTS', unpack(KEYS, 6, 15)) > 0
 local nextDue = -1
 local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 if head[2] then
@@ -78,8 +80,11 @@ end
 -- served next), among the first members of each rank of priority (a member left by a cancel or
 -- reschedule is passed over), 1000 reads of the group ready set and 1000 members in all. A paused
 -- group's messages are held back on purpose: they are passed over.
+-- Ranks other than 9 (priorities) are read while the topic uses priorities: with its priorities hash
+-- lost and no ready list of a priority left, members of other ranks are passed over (the oldest ready
+-- time may then be later than it is; claim still takes them, reading their rank from the body).
 local budget, reads = 1000, 1000
-local ranks = uses_priorities(6) and {0, 1, 2, 3, 4, 5, 6, 7, 8, 9} or {9}
+local ranks = prioritized and {0, 1, 2, 3, 4, 5, 6, 7, 8, 9} or {9}
 local pauses = redis.call('EXISTS', KEYS[23]) == 1
 for _, group in ipairs(redis.call('ZRANGE', KEYS[21], 0, 999)) do
   local pausedUntil = pauses and tonumber(redis.call('ZSCORE', KEYS[23], group))
@@ -146,7 +151,7 @@ else
   out[#out + 1] = 0
   out[#out + 1] = 0
 end
-if uses_priorities(6) then
+if prioritized then
   for priority = 1, 9 do
     out[#out + 1] = redis.call('LLEN', KEYS[6 + priority])
   end

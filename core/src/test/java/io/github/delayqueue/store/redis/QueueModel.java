@@ -1274,11 +1274,12 @@ final class QueueModel {
 	}
 
 	/**
-	 * @return the ready messages by priority that stats.lua reports
+	 * @return the ready messages by priority that stats.lua reports (the lists' lengths
+	 * while it reads them, as claim does)
 	 */
 	Map<Integer, Long> readyByPriority() {
 		List<Long> lengths = new ArrayList<>();
-		if (!this.priorities.isEmpty()) {
+		if (readsPriorities()) {
 			this.readyLists.subList(1, this.readyLists.size()).forEach((list) -> lengths.add((long) list.size()));
 		}
 		return TopicStats.byPriority(count(State.READY), lengths);
