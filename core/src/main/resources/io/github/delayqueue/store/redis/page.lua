@@ -30,10 +30,12 @@
 -- For "r", ids that claim would drop (cancelled, rescheduled or in flight since, or in the list of
 -- another priority than their message's) are left out, so a page may hold fewer messages than
 -- asked for; an id without an entry in the priorities hash (lost or moved aside) is its list's when
--- its body's "delay-queue-priority" header names that list's priority, as claim reads it (or when
--- its body is longer than ARGV[4], not read); while the topic uses priorities, the ready lists are read one after the other in the
--- order claim takes them (priority 9 first, the ready list last); the ready messages of groups
--- come after them, group by group (by name), each group's in the order claim takes them.
+-- its body's "delay-queue-priority" header names that list's priority, as claim reads it (one whose
+-- body is longer than ARGV[4] is not read, and left out: it may be a copy left there by a message
+-- sent again with priority 0, which has no entry); a member of a group without an entry has the
+-- priority its rank names. While the topic uses priorities, the ready lists are read one after the
+-- other in the order claim takes them (priority 9 first, the ready list last); the ready messages
+-- of groups come after them, group by group (by name), each group's in the order claim takes them.
 -- Returns {entries in the index (for "r", in the ready lists), then six values per message: id,
 --          score (due time, lease deadline or time of death; -1 for "r"), attempts, due time
 --          (-1 and -1 when the stored message is gone, longer than ARGV[4] or its header unreadable),
@@ -50,6 +52,8 @@ local out = {}
 local ids
 -- For "r" while the topic uses priorities: the priority of the list each id was read from.
 local idPriorities = {}
+-- For "r": the priority each member of a group read names by its rank (9 - rank).
+local memberPriorities = {}
 if kind == 'r' then
   out[1], ids = 0, {}
   local skip = first
@@ -72,6 +76,7 @@ if kind == 'r' then
       local groupEnd = string.find(member, '\0', 1, true)
       if groupEnd then
         ids[#ids + 1] = string.sub(member, groupEnd + 16)
+        memberPriorities[#ids] = 9 - (tonumber(string.sub(member, groupEnd + 1, groupEnd + 1)) or 9)
       end
     end
   end
@@ -88,11 +93,11 @@ for i = 1, #ids, step do
   local score = (kind == 'r') and -1 or tonumber(ids[i + 1])
   local listPriority = idPriorities[i]
   local entry = tonumber(redis.call('HGET', (kind == 'd') and KEYS[16] or KEYS[6], id))
-  local priority = entry or 0
+  local priority = entry or memberPriorities[i] or 0
   local stored
   if not entry and listPriority and listPriority > 0 then
     stored = bounded_hget(KEYS[2], id, tonumber(ARGV[4]))
-    if stored == '' or (stored and body_priority(stored) == listPriority) then
+    if stored and body_priority(stored) == listPriority then
       priority = listPriority
     end
   end

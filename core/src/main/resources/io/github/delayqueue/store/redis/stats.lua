@@ -80,19 +80,21 @@ end
 -- served next), among the first members of each rank of priority (a member left by a cancel or
 -- reschedule is passed over), 1000 reads of the group ready set and 1000 members in all. A paused
 -- group's messages are held back on purpose: they are passed over.
--- Ranks other than 9 (priorities) are read while the topic uses priorities: with its priorities hash
--- lost and no ready list of a priority left, members of other ranks are passed over (the oldest ready
--- time may then be later than it is; claim still takes them, reading their rank from the body).
+-- Each rank (priority) is read apart while the topic uses priorities; else a group's first members
+-- of any rank are read at once (one read, the same members as before while all have rank 9): with
+-- the priorities hash lost and no ready list of a priority left, the members of the lowest rank
+-- present give the group's time (maybe later than its oldest, never none).
 local budget, reads = 1000, 1000
-local ranks = prioritized and {0, 1, 2, 3, 4, 5, 6, 7, 8, 9} or {9}
+local ranks = prioritized and {0, 1, 2, 3, 4, 5, 6, 7, 8, 9} or {false}
 local pauses = redis.call('EXISTS', KEYS[23]) == 1
 for _, group in ipairs(redis.call('ZRANGE', KEYS[21], 0, 999)) do
   local pausedUntil = pauses and tonumber(redis.call('ZSCORE', KEYS[23], group))
   local ranksOf = (pausedUntil and pausedUntil > now) and {} or ranks
   for _, rank in ipairs(ranksOf) do
     reads = reads - 1
-    local members = (budget > 0 and reads >= 0) and redis.call('ZRANGEBYLEX', KEYS[18],
-      '[' .. group .. '\0' .. rank, '(' .. group .. '\0' .. string.char(49 + rank), 'LIMIT', 0,
+    local from = rank and ('[' .. group .. '\0' .. rank) or ('[' .. group .. '\0')
+    local to = rank and ('(' .. group .. '\0' .. string.char(49 + rank)) or ('(' .. group .. '\1')
+    local members = (budget > 0 and reads >= 0) and redis.call('ZRANGEBYLEX', KEYS[18], from, to, 'LIMIT', 0,
       math.min(budget, 10)) or {}
     for _, member in ipairs(members) do
       budget = budget - 1
