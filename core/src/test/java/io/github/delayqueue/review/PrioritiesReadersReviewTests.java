@@ -76,13 +76,14 @@ class PrioritiesReadersReviewTests {
 
 	/**
 	 * The same mixes, checking stats' oldest ready due time against the drain's oldest.
+	 * Stale copies and stale group members are passed over now; what is left needs the
+	 * hash lost.
 	 */
 	@Test
-	@Disabled("finding (low, ops view only; pre-existing, not from fc6175cd): stats.lua's oldest ready time takes "
-			+ "the first waiting id of each list without the ownList check claim makes: a stale copy (cancelled "
-			+ "while ready, sent again) ends the scan with its message's new due time, hiding the list's real head "
-			+ "(seed 237583: 100 reported, 11 true); a stale group member counts with its old due time "
-			+ "(reported older than any ready message). See theOldestReadyTimeIsNotTakenFromAStaleCopy")
+	@Disabled("finding (low, ops view only, the priorities hash lost): a stale copy on the plain ready list of a "
+			+ "message sent again with a priority and a later due time has no entry left, so claim takes it as "
+			+ "the plain list's and stats reads its new due time as the list's head, hiding the real head behind "
+			+ "it (seed 237583: 100 reported, 11 true; 2 of 60 rounds)")
 	void theStatsOldestReadyTimeAgreesWithADrainByClaimForRandomMixes() {
 		randomMixes(true);
 	}
@@ -203,9 +204,6 @@ class PrioritiesReadersReviewTests {
 	 * the new due time of "a" and stop: "b" is missed.
 	 */
 	@Test
-	@Disabled("finding (low, ops view only; pre-existing): stats.lua's scan of the ready lists for the oldest ready "
-			+ "time stops at a stale copy (an id in the list of another priority than its message's, which claim "
-			+ "drops), reporting 500 while b, due 6, is ready; the scan should pass over copies claim drops")
 	void theOldestReadyTimeIsNotTakenFromAStaleCopy() {
 		try (TestStore test = TestStore.create()) {
 			RedisMessageStore store = test.store();
@@ -368,9 +366,9 @@ class PrioritiesReadersReviewTests {
 	}
 
 	/**
-	 * Keys of the wrong type: the priorities hash a string fails the page clearly (and
-	 * claim alike); a list of a priority a string fails stats and the page clearly; no
-	 * read writes (the keys are the same afterwards).
+	 * Keys of the wrong type: the priorities hash a string fails stats and the page
+	 * clearly (and claim alike); a list of a priority a string fails stats and the page
+	 * clearly; no read writes (the keys are the same afterwards).
 	 */
 	@Test
 	void keysOfTheWrongTypeFailTheReadsClearlyAndChangeNothing() {
@@ -383,9 +381,7 @@ class PrioritiesReadersReviewTests {
 			redis.delete(keys.priorities());
 			redis.opsForValue().set(keys.priorities(), "not a hash");
 			Map<String, String> before = dump(test, "jobs");
-			TopicStats stats = store.stats("jobs");
-			System.out.printf("priorities a string: stats ready %d by priority %s%n", stats.ready(),
-					stats.readyByPriority());
+			assertThatException().isThrownBy(() -> store.stats("jobs")).withStackTraceContaining("WRONGTYPE");
 			assertThatException().isThrownBy(() -> store.page("jobs", MessageState.READY, 0, 10))
 				.withStackTraceContaining("WRONGTYPE");
 			assertThat(dump(test, "jobs")).isEqualTo(before);

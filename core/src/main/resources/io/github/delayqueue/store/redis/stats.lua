@@ -41,6 +41,8 @@
 --          priority from 1 to 9 (ids that claim will drop included).
 -- Ready messages are the stored ones neither scheduled nor in flight: stored - scheduled - in flight
 -- (those of paused groups included).
+-- @include body_priority
+-- @include bounded_hget
 -- @include header
 -- @include ready_lists
 local now = now_ms()
@@ -61,13 +63,27 @@ local function seen_ready(due)
     oldestReady = due
   end
 end
-for _, list in ipairs(ready_lists(KEYS[3], 6)) do
+-- The first waiting id of each ready list that claim would take there: while the topic uses
+-- priorities, one whose message has the list's priority (its entry, or its body's header when it has
+-- none, as claim reads it); a copy left on another list by a cancel or reschedule is passed over.
+local lists, listPriorities = ready_lists(KEYS[3], 6)
+for l, list in ipairs(lists) do
   for _, id in ipairs(redis.call('LRANGE', list, 0, tonumber(ARGV[1]) - 1)) do
     if waiting(id) then
       local stored = redis.call('HGET', KEYS[1], id)
       local _, due
       if stored then
         _, due = header(stored)
+      end
+      if due and listPriorities then
+        local entry = tonumber(redis.call('HGET', KEYS[6], id))
+        local priority = entry or 0
+        if not entry and listPriorities[l] > 0 and body_priority(stored) == listPriorities[l] then
+          priority = listPriorities[l]
+        end
+        if priority ~= listPriorities[l] then
+          due = nil
+        end
       end
       if due then
         seen_ready(due)
@@ -83,7 +99,9 @@ end
 -- Each rank (priority) is read apart while the topic uses priorities; else a group's first members
 -- of any rank are read at once (one read, the same members as before while all have rank 9): with
 -- the priorities hash lost and no ready list of a priority left, the members of the lowest rank
--- present give the group's time (maybe later than its oldest, never none).
+-- present give the group's time (maybe later than its oldest, never none). A member whose message
+-- has another due time now (left by a cancel or reschedule, see group_member) is passed over; a
+-- message longer than 64 KiB is not read for it (its member counts).
 local budget, reads = 1000, 1000
 local ranks = prioritized and {0, 1, 2, 3, 4, 5, 6, 7, 8, 9} or {false}
 local pauses = redis.call('EXISTS', KEYS[23]) == 1
@@ -100,7 +118,12 @@ for _, group in ipairs(redis.call('ZRANGE', KEYS[21], 0, 999)) do
       budget = budget - 1
       local id = string.sub(member, #group + 17)
       local due = tonumber(string.sub(member, #group + 3, #group + 15))
-      if due and waiting(id) and redis.call('HEXISTS', KEYS[1], id) == 1 then
+      local stored = due and waiting(id) and bounded_hget(KEYS[1], id, 65536)
+      local _, storedDue
+      if stored and stored ~= '' then
+        _, storedDue = header(stored)
+      end
+      if stored and (stored == '' or (storedDue and math.max(0, storedDue) == due)) then
         seen_ready(due)
         break
       end

@@ -1239,22 +1239,25 @@ final class QueueModel {
 	/**
 	 * @param paused the groups paused at the reading, whose messages are passed over
 	 * @return the due time of the first ready message among the first ids of the ready
-	 * list, or -1
+	 * lists (one claim would take there: of the list's priority), or -1
 	 */
 	long oldestReadyDue(Set<String> paused) {
 		long oldest = -1;
-		for (List<String> list : listsToRead()) {
+		boolean readsPriorities = readsPriorities();
+		for (int listPriority : prioritiesToRead()) {
+			List<String> list = this.readyLists.get(listPriority);
 			for (String id : list.subList(0, Math.min(STATS_READY_LOOKUP, list.size()))) {
 				Live message = this.live.get(id);
-				if (message != null && message.state == State.READY) {
+				boolean ownList = !readsPriorities || this.priorities.getOrDefault(id, 0) == listPriority;
+				if (message != null && message.state == State.READY && ownList) {
 					oldest = (oldest < 0) ? message.due : Math.min(oldest, message.due);
 					break;
 				}
 			}
 		}
 		// stats.lua: in each group of the rotation (fewer than 100 here), the first
-		// member of each rank whose message is ready, among the rank's first 10 (a
-		// stale member is passed over).
+		// member of each rank whose message is ready with the member's due time, among
+		// the rank's first 10 (a stale member is passed over).
 		Map<String, Integer> lookedByRank = new HashMap<>();
 		Set<String> found = new HashSet<>();
 		for (String member : this.groupReady) {
@@ -1264,7 +1267,7 @@ final class QueueModel {
 				continue;
 			}
 			Live message = this.live.get(idOfMember(member));
-			if (message != null && message.state == State.READY) {
+			if (message != null && message.state == State.READY && Math.max(0, message.due) == dueOfMember(member)) {
 				found.add(rank);
 				long due = dueOfMember(member);
 				oldest = (oldest < 0) ? due : Math.min(oldest, due);
