@@ -43,11 +43,16 @@
 -- (those of paused groups included).
 -- @include body_priority
 -- @include bounded_hget
+-- @include expect
 -- @include header
 -- @include ready_lists
 local now = now_ms()
 -- One read, as ready_lists: the priorities hash or a ready list of a priority exists.
 local prioritized = redis.call('EXISTS', unpack(KEYS, 6, 15)) > 0
+if prioritized then
+  -- Read below for the lists' ids: a hash of the wrong type fails the call whatever is ready.
+  expect(KEYS[6], 'hash')
+end
 local nextDue = -1
 local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 if head[2] then
@@ -96,36 +101,50 @@ end
 -- served next), among the first members of each rank of priority (a member left by a cancel or
 -- reschedule is passed over), 1000 reads of the group ready set and 1000 members in all. A paused
 -- group's messages are held back on purpose: they are passed over.
--- Each rank (priority) is read apart while the topic uses priorities; else a group's first members
--- of any rank are read at once (one read, the same members as before while all have rank 9): with
--- the priorities hash lost and no ready list of a priority left, the members of the lowest rank
--- present give the group's time (maybe later than its oldest, never none). A member whose message
--- has another due time now (left by a cancel or reschedule, see group_member) is passed over; a
--- message longer than 64 KiB is not read for it (its member counts).
+-- Each rank (priority) is read apart while the topic uses priorities; else rank 9 (priority 0) as
+-- before, and a group with none ready there is read once more across all its ranks: with the
+-- priorities hash lost and no ready list of a priority left, the members of the lowest rank present
+-- give the group's time (maybe later than its oldest, never none). A member whose message has
+-- another due time now (left by a cancel or reschedule, see group_member) is passed over; a
+-- message longer than 1 KiB is not read for it (its member counts; the check costs one O(1) read
+-- more then, and one read of up to 1 KiB else).
 local budget, reads = 1000, 1000
-local ranks = prioritized and {0, 1, 2, 3, 4, 5, 6, 7, 8, 9} or {false}
+local ranks = prioritized and {0, 1, 2, 3, 4, 5, 6, 7, 8, 9} or {9, false}
 local pauses = redis.call('EXISTS', KEYS[23]) == 1
+-- The due time of the first member of the range whose message is ready with that due time, or nil.
+local function first_ready(group, from, to)
+  reads = reads - 1
+  local members = (budget > 0 and reads >= 0) and redis.call('ZRANGEBYLEX', KEYS[18], from, to, 'LIMIT', 0,
+    math.min(budget, 10)) or {}
+  for _, member in ipairs(members) do
+    budget = budget - 1
+    local id = string.sub(member, #group + 17)
+    local due = tonumber(string.sub(member, #group + 3, #group + 15))
+    local stored = due and waiting(id) and bounded_hget(KEYS[1], id, 1024)
+    local _, storedDue
+    if stored and stored ~= '' then
+      _, storedDue = header(stored)
+    end
+    if stored and (stored == '' or (storedDue and math.max(0, storedDue) == due)) then
+      return due
+    end
+  end
+end
 for _, group in ipairs(redis.call('ZRANGE', KEYS[21], 0, 999)) do
   local pausedUntil = pauses and tonumber(redis.call('ZSCORE', KEYS[23], group))
-  local ranksOf = (pausedUntil and pausedUntil > now) and {} or ranks
-  for _, rank in ipairs(ranksOf) do
-    reads = reads - 1
-    local from = rank and ('[' .. group .. '\0' .. rank) or ('[' .. group .. '\0')
-    local to = rank and ('(' .. group .. '\0' .. string.char(49 + rank)) or ('(' .. group .. '\1')
-    local members = (budget > 0 and reads >= 0) and redis.call('ZRANGEBYLEX', KEYS[18], from, to, 'LIMIT', 0,
-      math.min(budget, 10)) or {}
-    for _, member in ipairs(members) do
-      budget = budget - 1
-      local id = string.sub(member, #group + 17)
-      local due = tonumber(string.sub(member, #group + 3, #group + 15))
-      local stored = due and waiting(id) and bounded_hget(KEYS[1], id, 65536)
-      local _, storedDue
-      if stored and stored ~= '' then
-        _, storedDue = header(stored)
+  if not (pausedUntil and pausedUntil > now) then
+    for _, rank in ipairs(ranks) do
+      local due
+      if rank then
+        due = first_ready(group, '[' .. group .. '\0' .. rank, '(' .. group .. '\0' .. string.char(49 + rank))
+      else
+        due = first_ready(group, '[' .. group .. '\0', '(' .. group .. '\1')
       end
-      if stored and (stored == '' or (storedDue and math.max(0, storedDue) == due)) then
+      if due then
         seen_ready(due)
-        break
+        if not prioritized then
+          break
+        end
       end
     end
   end
