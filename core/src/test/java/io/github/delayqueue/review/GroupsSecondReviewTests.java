@@ -529,9 +529,10 @@ class GroupsSecondReviewTests {
 			}
 		}
 		System.out.println("10,000 groups: " + costs);
-		// 100 groups, 10 ranks each, 1,000 members of 3 reads each at most
-		assertThat(costs.get("stats commands")).isLessThan(4_100);
-		assertThat(costs.get("stats with priorities commands")).isLessThan(4_100);
+		// 1,000 reads of the group ready set, 1,000 members of 4 reads each at most (two
+		// ZSCOREs, and HSTRLEN and HGET of up to 1 KiB to pass over a stale member)
+		assertThat(costs.get("stats commands")).isLessThan(5_100);
+		assertThat(costs.get("stats with priorities commands")).isLessThan(5_100);
 		assertThat(costs.get("page at 9,990 commands")).isLessThan(100);
 	}
 
