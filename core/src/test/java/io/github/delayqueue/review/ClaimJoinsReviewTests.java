@@ -497,18 +497,7 @@ class ClaimJoinsReviewTests {
 
 	/** Claims and acknowledges until a claim finds nothing more; every id claimed. */
 	private static List<String> drain(RedisMessageStore store) {
-		List<String> ids = new ArrayList<>();
-		for (int round = 0; round < 50; round++) {
-			ClaimResult result = claim(store, 10, 0, 0);
-			for (ClaimedMessage message : result.messages()) {
-				ids.add(message.id());
-				assertThat(Transitions.ack(store, TOPIC, message.id(), message.leaseToken())).isTrue();
-			}
-			if (result.messages().isEmpty() && !result.more()) {
-				break;
-			}
-		}
-		return ids;
+		return Transitions.drain(store, TOPIC, LEASE);
 	}
 
 	private static void assertEmpty(TestStore test) {

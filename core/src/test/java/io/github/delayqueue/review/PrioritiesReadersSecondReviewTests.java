@@ -732,18 +732,7 @@ class PrioritiesReadersSecondReviewTests {
 	}
 
 	private static List<String> drain(RedisMessageStore store, String topic) {
-		List<String> ids = new ArrayList<>();
-		for (int round = 0; round < 50; round++) {
-			ClaimResult result = claim(store, topic, 10);
-			for (ClaimedMessage message : result.messages()) {
-				ids.add(message.id());
-				Transitions.ack(store, topic, message.id(), message.leaseToken());
-			}
-			if (result.messages().isEmpty() && !result.more()) {
-				break;
-			}
-		}
-		return ids;
+		return Transitions.drain(store, topic, LEASE);
 	}
 
 	private static List<String> ids(MessagePage page) {

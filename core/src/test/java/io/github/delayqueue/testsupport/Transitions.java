@@ -1,6 +1,7 @@
 package io.github.delayqueue.testsupport;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -117,6 +118,34 @@ public final class Transitions {
 			int earlyLimit, Duration lease, @Nullable RateLimit rateLimit, int groupConcurrency) {
 		return await(store.topic(topic)
 			.claim(consumer, token, limit, earlyLimit, lease, rateLimit, groupConcurrency, WriteGate.OPEN));
+	}
+
+	/**
+	 * Takes every message a topic's claims give, as a listener would: claims up to 10 due
+	 * messages at a time for a new consumer and acknowledges each, until a claim takes
+	 * none and says no more waits (50 claims at most).
+	 * @param store the store
+	 * @param topic the topic (or partition)
+	 * @param lease how long each lease lasts
+	 * @return the ids of the messages taken, in the order claimed
+	 * @throws IllegalStateException if an acknowledgement is refused (the lease lost)
+	 */
+	public static List<String> drain(MessageStore store, String topic, Duration lease) {
+		List<String> ids = new ArrayList<>();
+		for (int round = 0; round < 50; round++) {
+			String consumer = LeaseTokens.newToken();
+			ClaimResult result = claim(store, topic, consumer, consumer + ".1", 10, 0, lease);
+			for (ClaimedMessage message : result.messages()) {
+				ids.add(message.id());
+				if (!ack(store, topic, message.id(), message.leaseToken())) {
+					throw new IllegalStateException("The acknowledgement of " + message.id() + " was refused");
+				}
+			}
+			if (result.messages().isEmpty() && !result.more()) {
+				break;
+			}
+		}
+		return ids;
 	}
 
 	/**
